@@ -1,0 +1,27 @@
+"""The one error hierarchy: every failure a user can cause or see is an IronbenchError."""
+
+
+class IronbenchError(Exception):
+    """Base of all ironbench errors; the CLI prints it as one line."""
+
+    exit_code = 2
+
+
+class SuiteError(IronbenchError):
+    """A suite file is unreadable, malformed or breaks the single-string contract."""
+
+
+class TargetError(IronbenchError):
+    """The system under test cannot be invoked (missing executable, bad template)."""
+
+
+class StoreError(IronbenchError):
+    """The event store cannot be opened, migrated or written."""
+
+
+class QueryError(IronbenchError):
+    """A query file is missing or DuckDB rejected it."""
+
+
+class RunNotFound(IronbenchError):
+    """A run id names no run in the store."""

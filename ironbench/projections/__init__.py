@@ -1,0 +1,1 @@
+"""Projections: views derived from events alone, incremental and rebuildable."""

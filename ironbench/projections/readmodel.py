@@ -1,0 +1,79 @@
+"""Read-model tables (runs, invocations, decisions) kept in step with the events.
+
+Applied inside the append transaction, with its position, so the tables never
+disagree with the log they come from.
+"""
+
+from collections.abc import Sequence
+
+from sqlalchemy.engine import Connection
+
+from ironbench.events import (
+    DecisionTaken, InvocationCompleted, RecordedEvent, RunAborted, RunFinished, RunStarted,
+)
+
+READ_MODEL_TABLES = ("invocations", "decisions", "runs")
+
+_INSERT_INVOCATION = (
+    "INSERT OR REPLACE INTO invocations(invocation_key, run_id, suite_id, mode, case_id, variant_id, "
+    "run_index, instruction_hash, instruction_length, success, failure_stage, attempts, repairs_triggered, "
+    "duration_ms, timed_out, harness_error, exit_code, debug_artifacts_present, timestamp_utc, seq) "
+    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+)
+_INSERT_DECISION = (
+    "INSERT OR REPLACE INTO decisions(seq, run_id, suite_id, mode, case_id, variant_id, decision, reason, n, "
+    "successes, success_rate, wilson_low, wilson_high, chance_agreement, timestamp_utc) "
+    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+)
+
+
+class ReadModel:
+    name = "read_model"
+
+    def __init__(self) -> None:
+        self._runs: dict[str, tuple[str, str]] = {}
+
+    def _suite_and_mode(self, conn: Connection, run_id: str) -> tuple[str, str]:
+        if run_id not in self._runs:
+            row = conn.exec_driver_sql("SELECT suite_id, mode FROM runs WHERE run_id = ?", (run_id,)).first()
+            self._runs[run_id] = (row[0], row[1]) if row else ("unknown", "unknown")
+        return self._runs[run_id]
+
+    def apply(self, conn: Connection, events: Sequence[RecordedEvent]) -> None:
+        for recorded in events:
+            event = recorded.event
+            if isinstance(event, RunStarted):
+                self._runs[recorded.run_id] = (event.suite_id, event.mode)
+                conn.exec_driver_sql(
+                    "INSERT OR REPLACE INTO runs(run_id, suite_id, mode, status, started_utc, finished_utc, "
+                    "target, ironclad_version) VALUES (?,?,?,?,?,?,?,?)",
+                    (recorded.run_id, event.suite_id, event.mode, "running", recorded.timestamp_utc, None,
+                     " ".join(event.target_argv), event.ironclad_version),
+                )
+            elif isinstance(event, InvocationCompleted):
+                suite_id, mode = self._suite_and_mode(conn, recorded.run_id)
+                conn.exec_driver_sql(_INSERT_INVOCATION, (
+                    event.key, recorded.run_id, suite_id, mode, event.case_id, event.variant_id,
+                    event.run_index, event.instruction_hash, event.instruction_length, event.success,
+                    event.failure_stage, event.attempts, event.repairs_triggered, event.duration_ms,
+                    event.timed_out, event.harness_error, event.exit_code, event.debug_artifacts_present,
+                    recorded.timestamp_utc, recorded.seq,
+                ))
+            elif isinstance(event, DecisionTaken):
+                suite_id, mode = self._suite_and_mode(conn, recorded.run_id)
+                conn.exec_driver_sql(_INSERT_DECISION, (
+                    recorded.seq, recorded.run_id, suite_id, mode, event.case_id, event.variant_id,
+                    event.decision, event.reason, event.n, event.successes, event.success_rate,
+                    event.wilson_low, event.wilson_high, event.chance_agreement, recorded.timestamp_utc,
+                ))
+            elif isinstance(event, (RunFinished, RunAborted)):
+                status = "finished" if isinstance(event, RunFinished) else "aborted"
+                conn.exec_driver_sql(
+                    "UPDATE runs SET status = ?, finished_utc = ? WHERE run_id = ?",
+                    (status, recorded.timestamp_utc, recorded.run_id),
+                )
+
+    def clear_run(self, conn: Connection, run_id: str) -> None:
+        for table in READ_MODEL_TABLES:
+            conn.exec_driver_sql(f"DELETE FROM {table} WHERE run_id = ?", (run_id,))
+        self._runs.pop(run_id, None)

@@ -1,0 +1,53 @@
+"""Schema migrations: alembic revisions from `migrations/`, applied on first use."""
+
+import sqlite3
+from pathlib import Path
+
+from ironbench.errors import StoreError
+
+# The newest revision in migrations/versions; a test keeps it equal to alembic's head
+# so opening an up-to-date store costs one SELECT instead of loading alembic.
+SCHEMA_HEAD = "0001_initial"
+MIGRATIONS_DIR = Path(__file__).resolve().parents[2] / "migrations"
+
+
+def current_revision(path: Path) -> str | None:
+    with sqlite3.connect(path) as conn:
+        try:
+            row = conn.execute("SELECT version_num FROM alembic_version").fetchone()
+        except sqlite3.OperationalError:
+            return None
+    return row[0] if row else None
+
+
+def alembic_config(path: Path):
+    from alembic.config import Config
+
+    if not (MIGRATIONS_DIR / "env.py").exists():
+        raise StoreError(f"{MIGRATIONS_DIR}: alembic migrations not found (install ironbench from its source tree)")
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS_DIR))
+    config.set_main_option("sqlalchemy.url", f"sqlite:///{path}")
+    return config
+
+
+def upgrade(path: Path) -> str:
+    """Apply every pending revision; returns the revision the store is now at."""
+    from alembic import command
+    from sqlalchemy import create_engine
+
+    engine = create_engine(f"sqlite:///{path}")
+    try:
+        with engine.begin() as conn:
+            conn.exec_driver_sql("PRAGMA journal_mode=WAL")
+            config = alembic_config(path)
+            config.attributes["connection"] = conn
+            command.upgrade(config, "head")
+    finally:
+        engine.dispose()
+    return current_revision(path) or "none"
+
+
+def ensure_schema(path: Path) -> None:
+    if current_revision(path) != SCHEMA_HEAD:
+        upgrade(path)

@@ -1,0 +1,90 @@
+"""SQLModel table definitions: the events log, the read models and projection positions.
+
+The schema itself only ever changes through alembic revisions in `migrations/`;
+these classes describe it for code and for DuckDB queries.
+"""
+
+from typing import Optional
+
+from sqlmodel import Field, SQLModel
+
+
+class EventRecord(SQLModel, table=True):
+    __tablename__ = "events"
+
+    seq: Optional[int] = Field(default=None, primary_key=True)
+    event_id: str = Field(unique=True)
+    run_id: str = Field(index=True)
+    stream: str
+    type: str
+    schema_version: int
+    timestamp_utc: str
+    # Set for facts that may be recorded at most once (a completed invocation,
+    # a decision); the unique index makes a duplicate impossible, not just unlikely.
+    idempotency_key: Optional[str] = Field(default=None, unique=True)
+    payload: str
+
+
+class RunRow(SQLModel, table=True):
+    __tablename__ = "runs"
+
+    run_id: str = Field(primary_key=True)
+    suite_id: str
+    mode: str
+    status: str
+    started_utc: str
+    finished_utc: Optional[str] = None
+    target: str
+    ironclad_version: str
+
+
+class InvocationRow(SQLModel, table=True):
+    __tablename__ = "invocations"
+
+    invocation_key: str = Field(primary_key=True)
+    run_id: str = Field(index=True)
+    suite_id: str
+    mode: str
+    case_id: str
+    variant_id: str
+    run_index: int
+    instruction_hash: str
+    instruction_length: int
+    success: bool
+    failure_stage: Optional[str] = None
+    attempts: int
+    repairs_triggered: int
+    duration_ms: int
+    timed_out: bool
+    harness_error: Optional[str] = None
+    exit_code: Optional[int] = None
+    debug_artifacts_present: bool
+    timestamp_utc: str
+    seq: int
+
+
+class DecisionRow(SQLModel, table=True):
+    __tablename__ = "decisions"
+
+    seq: int = Field(primary_key=True)
+    run_id: str = Field(index=True)
+    suite_id: str
+    mode: str
+    case_id: str
+    variant_id: str
+    decision: str
+    reason: str
+    n: int
+    successes: int
+    success_rate: float
+    wilson_low: float
+    wilson_high: float
+    chance_agreement: float
+    timestamp_utc: str
+
+
+class ProjectionPosition(SQLModel, table=True):
+    __tablename__ = "projection_positions"
+
+    name: str = Field(primary_key=True)
+    last_seq: int

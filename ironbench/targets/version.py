@@ -1,0 +1,53 @@
+"""ironclad_version: the git commit of the target's source, else its package version."""
+
+import importlib.util
+import subprocess
+from importlib.metadata import PackageNotFoundError, packages_distributions, version
+from pathlib import Path
+
+from ironbench.targets.registry import TargetSpec
+
+
+def _git_commit(directory: Path) -> str | None:
+    try:
+        result = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=directory, capture_output=True, text=True, timeout=10
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    commit = result.stdout.strip()
+    return commit if result.returncode == 0 and len(commit) == 40 else None
+
+
+def _source_of(target: TargetSpec) -> tuple[Path | None, str | None]:
+    """The target's source location and top-level package name, where they can be told."""
+    argv = target.argv_template
+    if len(argv) >= 3 and argv[1] == "-m":
+        try:
+            spec = importlib.util.find_spec(argv[2])
+        except (ModuleNotFoundError, ValueError):
+            spec = None
+        top = argv[2].split(".")[0]
+        if spec and spec.origin:
+            return Path(spec.origin).parent, top
+        return None, top
+    for part in argv[1:]:
+        candidate = Path(part)
+        if "{instruction}" not in part and candidate.suffix and candidate.is_file():
+            return candidate.resolve().parent, None
+    return None, None
+
+
+def target_version(target: TargetSpec) -> str:
+    directory, package = _source_of(target)
+    if directory is not None:
+        commit = _git_commit(directory)
+        if commit:
+            return commit
+    if package:
+        for distribution in packages_distributions().get(package, []):
+            try:
+                return version(distribution)
+            except PackageNotFoundError:
+                continue
+    return "unknown"

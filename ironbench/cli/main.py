@@ -1,0 +1,197 @@
+"""ironbench's commands. Each parses its options and calls one library function."""
+
+import json
+import os
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from ironbench.errors import IronbenchError
+
+app = typer.Typer(
+    name="ironbench",
+    help="Benchmark harness for LLM-driven systems: every invocation an event, every answer a query.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+db_app = typer.Typer(help="Manage the event store's schema.", no_args_is_help=True)
+app.add_typer(db_app, name="db")
+
+OutOption = Annotated[Path, typer.Option(
+    "--out", envvar="IRONBENCH_OUT", help="Output directory: run trees, working directories and the store.")]
+StoreOption = Annotated[Optional[Path], typer.Option(
+    "--store", envvar="IRONBENCH_STORE", help="SQLite event store [default: OUT/ironbench.db].")]
+JobsOption = Annotated[int, typer.Option("--jobs", "-j", min=1, help="Cases invoked in parallel.")]
+DEFAULT_OUT = Path("outputs")
+
+
+class TableFormat(str, Enum):
+    table = "table"
+    csv = "csv"
+    json = "json"
+
+
+class ReportFormat(str, Enum):
+    table = "table"
+    json = "json"
+
+
+def _paths(out: Path, store: Optional[Path]):
+    from ironbench.runner import RunPaths
+
+    return RunPaths.resolve(out, store)
+
+
+def _stderr():
+    from rich.console import Console
+
+    return Console(stderr=True)
+
+
+@app.command()
+def run(
+    suite: Annotated[Path, typer.Argument(help="Suite YAML file.")],
+    target: Annotated[Optional[str], typer.Option(
+        "--target", help='Registered target name (ironclad, fixture) or a command with {instruction}, '
+        'e.g. "python my_agent.py {instruction}". Overrides the suite\'s target.')] = None,
+    out: OutOption = DEFAULT_OUT,
+    store: StoreOption = None,
+    jobs: JobsOption = 1,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+) -> None:
+    """Run a suite against its target; prints the run id."""
+    from ironbench.cli.progress import ProgressReporter
+    from ironbench.runner import start_run
+    from ironbench.suite import load_suite
+
+    loaded = load_suite(suite)
+    reporter = None if quiet else ProgressReporter(_stderr())
+    run_id = start_run(loaded, _paths(out, store), target, jobs, str(suite), reporter)
+    typer.echo(run_id)
+
+
+@app.command()
+def resume(
+    run_id: Annotated[str, typer.Argument(metavar="RUN", help="Run id to continue.")],
+    out: OutOption = DEFAULT_OUT,
+    store: StoreOption = None,
+    jobs: JobsOption = 1,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+) -> None:
+    """Continue an interrupted run: nothing completed is lost or repeated."""
+    from ironbench.cli.progress import ProgressReporter
+    from ironbench.runner import resume_run
+
+    reporter = None if quiet else ProgressReporter(_stderr())
+    status = resume_run(run_id, _paths(out, store), jobs, reporter)
+    typer.echo(f"{run_id} {status}")
+
+
+@app.command()
+def runs(
+    out: OutOption = DEFAULT_OUT,
+    store: StoreOption = None,
+    format: Annotated[TableFormat, typer.Option("--format", "-f")] = TableFormat.table,
+) -> None:
+    """List the runs in the store."""
+    from ironbench.query import format_result
+    from ironbench.runs import list_runs
+
+    typer.echo(format_result(list_runs(_paths(out, store).store_path), format.value))
+
+
+@app.command()
+def show(
+    run_id: Annotated[str, typer.Argument(metavar="RUN")],
+    out: OutOption = DEFAULT_OUT,
+    store: StoreOption = None,
+    format: Annotated[ReportFormat, typer.Option("--format", "-f")] = ReportFormat.table,
+) -> None:
+    """Show one run: its metadata and, per case, outcomes and the stopping decision."""
+    from ironbench.query import format_result
+    from ironbench.runs import show_run
+
+    header, cases = show_run(_paths(out, store).store_path, run_id)
+    if format is ReportFormat.json:
+        typer.echo(json.dumps({**header, "cases": [dict(zip(cases.columns, r)) for r in cases.rows]},
+                              indent=2, default=str))
+        return
+    for key, value in header.items():
+        typer.echo(f"{key:>17}: {value}")
+    typer.echo("")
+    typer.echo(format_result(cases, "table"))
+
+
+@app.command()
+def project(
+    run_id: Annotated[str, typer.Argument(metavar="RUN")],
+    rebuild: Annotated[bool, typer.Option("--rebuild", help="Delete and regenerate from events alone.")] = False,
+    out: OutOption = DEFAULT_OUT,
+    store: StoreOption = None,
+) -> None:
+    """Bring a run's output tree up to date from the event store."""
+    from ironbench.projections.rebuild import project_run
+
+    paths = _paths(out, store)
+    typer.echo(str(project_run(paths.store_path, paths.out_dir, run_id, rebuild)))
+
+
+@app.command()
+def query(
+    name: Annotated[str, typer.Argument(help="A .sql file path, or a name in queries/ (e.g. failure_breakdown.sql).")],
+    run_id: Annotated[Optional[str], typer.Option("--run", help="Restrict every view to this run.")] = None,
+    format: Annotated[TableFormat, typer.Option("--format", "-f")] = TableFormat.table,
+    out: OutOption = DEFAULT_OUT,
+    store: StoreOption = None,
+) -> None:
+    """Run a SQL query in DuckDB over the store (read-only). Views: runs, invocations, decisions, events."""
+    from ironbench.query import format_result, run_query
+
+    typer.echo(format_result(run_query(_paths(out, store).store_path, name, run_id), format.value))
+
+
+@app.command()
+def compare(
+    run_a: Annotated[str, typer.Argument(metavar="RUN_A", help="Reference run.")],
+    run_b: Annotated[str, typer.Argument(metavar="RUN_B", help="Candidate run.")],
+    alpha: Annotated[float, typer.Option("--alpha", min=0.0, max=1.0, help="Significance level.")] = 0.05,
+    format: Annotated[ReportFormat, typer.Option("--format", "-f")] = ReportFormat.table,
+    out: OutOption = DEFAULT_OUT,
+    store: StoreOption = None,
+) -> None:
+    """Compare two runs; exits 1 when B significantly regressed against A (a CI gate)."""
+    from ironbench.compare import compare_runs, format_comparison
+
+    comparison = compare_runs(_paths(out, store).store_path, run_a, run_b, alpha)
+    if format is ReportFormat.json:
+        typer.echo(json.dumps(comparison.to_dict(), indent=2))
+    else:
+        typer.echo(format_comparison(comparison))
+    if comparison.regressed:
+        raise typer.Exit(1)
+
+
+@db_app.command("upgrade")
+def db_upgrade(out: OutOption = DEFAULT_OUT, store: StoreOption = None) -> None:
+    """Create the store if needed and apply every pending alembic revision."""
+    from ironbench.store.migrate import upgrade
+
+    path = _paths(out, store).store_path
+    path.parent.mkdir(parents=True, exist_ok=True)
+    typer.echo(f"{path}: at revision {upgrade(path)}")
+
+
+def main() -> None:
+    try:
+        app()
+    except IronbenchError as exc:
+        print(f"ironbench: error: {exc}", file=sys.stderr)
+        sys.exit(exc.exit_code)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,47 @@
+"""A rich progress bar for runs: invocations done, successes so far, ETA."""
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+
+class ProgressReporter:
+    """Implements the runner's Reporter protocol; the bar's total shrinks as cases stop early."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self.progress = Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("cases {task.fields[decided]}/{task.fields[cases]}"),
+            TextColumn("[green]✓ {task.fields[successes]}"),
+            TimeElapsedColumn(),
+            TextColumn("eta"),
+            TimeRemainingColumn(),
+            console=console,
+            transient=False,
+        )
+        self.task = None
+
+    def started(self, run_id, cases, max_invocations, done):
+        self.progress.start()
+        self.task = self.progress.add_task(run_id, total=max_invocations, completed=done,
+                                           cases=cases, decided=0, successes=0)
+
+    def invocation(self, case_id, run_index, completed):
+        task = self.progress.tasks[self.task]
+        self.progress.update(self.task, advance=1, successes=task.fields["successes"] + int(completed.success))
+
+    def decision(self, case_id, decision, skipped_runs):
+        task = self.progress.tasks[self.task]
+        self.progress.update(self.task, total=task.total - skipped_runs, decided=task.fields["decided"] + 1)
+        self.progress.console.print(
+            f"  {case_id}: {decision.decision} after {decision.n} runs, "
+            f"{decision.successes}/{decision.n} succeeded "
+            f"(Wilson 95% {decision.wilson_low:.2f}–{decision.wilson_high:.2f}, "
+            f"chance agreement {decision.chance_agreement:.2f})"
+        )
+
+    def finished(self, run_id, status):
+        if self.task is not None:
+            self.progress.stop()

@@ -1,0 +1,54 @@
+"""Listing and showing runs from the read models (through DuckDB, read-only)."""
+
+from pathlib import Path
+
+from ironbench.errors import RunNotFound
+from ironbench.query import QueryResult, connect
+
+_RUNS = """
+SELECT r.run_id, r.suite_id, r.mode, r.status, r.started_utc, r.finished_utc,
+       count(i.invocation_key) AS invocations,
+       count(i.invocation_key) FILTER (WHERE i.success::BOOLEAN) AS successes,
+       r.ironclad_version
+FROM store.runs r LEFT JOIN store.invocations i USING (run_id)
+GROUP BY ALL ORDER BY r.started_utc
+"""
+
+_CASES = """
+SELECT i.case_id, i.variant_id, count(*) AS runs,
+       count(*) FILTER (WHERE i.success::BOOLEAN) AS successes,
+       round(count(*) FILTER (WHERE i.success::BOOLEAN) / count(*), 3) AS success_rate,
+       any_value(d.decision) AS decision,
+       round(any_value(d.wilson_low), 3) AS wilson_low,
+       round(any_value(d.wilson_high), 3) AS wilson_high,
+       round(any_value(d.chance_agreement), 3) AS chance_agreement,
+       round(avg(i.attempts), 2) AS mean_attempts,
+       round(quantile_cont(i.duration_ms, 0.95), 1) AS p95_duration_ms
+FROM store.invocations i
+LEFT JOIN store.decisions d ON d.run_id = i.run_id AND d.case_id = i.case_id AND d.variant_id = i.variant_id
+WHERE i.run_id = ?
+GROUP BY 1, 2 ORDER BY 1, 2
+"""
+
+
+def list_runs(store_path: Path) -> QueryResult:
+    con = connect(store_path)
+    try:
+        cursor = con.execute(_RUNS)
+        return QueryResult([d[0] for d in cursor.description], cursor.fetchall())
+    finally:
+        con.close()
+
+
+def show_run(store_path: Path, run_id: str) -> tuple[dict, QueryResult]:
+    con = connect(store_path)
+    try:
+        cursor = con.execute(f"SELECT * FROM ({_RUNS}) WHERE run_id = ?", [run_id])
+        row = cursor.fetchone()
+        if row is None:
+            raise RunNotFound(f"run {run_id!r} not found in {store_path}")
+        header = dict(zip([d[0] for d in cursor.description], row))
+        cursor = con.execute(_CASES, [run_id])
+        return header, QueryResult([d[0] for d in cursor.description], cursor.fetchall())
+    finally:
+        con.close()

@@ -1,0 +1,62 @@
+"""Shared test helpers: a scripted target honouring Ironclad's contract, suites, the CLI."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from ironbench.runner import RunPaths
+from ironbench.suite import parse_suite
+
+SCRIPTED = Path(__file__).parent / "fixtures" / "scripted_ironclad.py"
+SCRIPTED_TARGET = [sys.executable, str(SCRIPTED), "{instruction}"]
+REPO = Path(__file__).resolve().parents[1]
+
+
+def make_suite(cases: dict[str, int], **fields):
+    """A baseline suite: {case_id: runs}."""
+    data = {
+        "suite_id": fields.pop("suite_id", "unit"),
+        "mode": "baseline",
+        "timeout_seconds": fields.pop("timeout_seconds", 30),
+        "debug_enabled": fields.pop("debug_enabled", True),
+        "target": SCRIPTED_TARGET,
+        "cases": [{"id": cid, "instruction": f"Write a function named {cid}.", "runs": runs}
+                  for cid, runs in cases.items()],
+        **fields,
+    }
+    return parse_suite(data, "test.yaml")
+
+
+@pytest.fixture
+def paths(tmp_path) -> RunPaths:
+    return RunPaths.resolve(tmp_path / "out", None)
+
+
+@pytest.fixture
+def script(monkeypatch):
+    """Set the scripted target's outcomes: script({case: [outcome, ...]})."""
+    def set_script(outcomes: dict[str, list[str]], sleep_ms: int = 0) -> None:
+        monkeypatch.setenv("SCRIPTED_OUTCOMES", json.dumps(outcomes))
+        monkeypatch.setenv("SCRIPTED_SLEEP_MS", str(sleep_ms))
+    return set_script
+
+
+def write_suite(path: Path, suite) -> Path:
+    path.write_text(yaml.safe_dump(suite.to_dict(), sort_keys=False))
+    return path
+
+
+def cli(*args: str, env: dict | None = None, cwd: Path | None = None, check: bool = False):
+    """The real console entry point, in a subprocess."""
+    result = subprocess.run(
+        [sys.executable, "-m", "ironbench.cli.main", *args],
+        capture_output=True, text=True, env={**os.environ, **(env or {})}, cwd=cwd or REPO, timeout=300,
+    )
+    if check and result.returncode != 0:
+        raise AssertionError(f"ironbench {' '.join(args)} failed ({result.returncode}):\n{result.stderr}")
+    return result

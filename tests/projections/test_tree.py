@@ -1,0 +1,64 @@
+import json
+
+from ironbench.projections.rebuild import project_run
+from ironbench.runner import start_run
+from tests.conftest import make_suite
+
+SUMMARY_FIELDS = {"run_id", "suite", "case_id", "variant_id", "instruction_hash", "instruction_length", "success",
+                  "failure_stage", "attempts", "repairs_triggered", "duration_ms", "debug_enabled",
+                  "debug_artifacts_present", "debug_path", "timestamp_utc", "ironclad_version"}
+AGGREGATE_FIELDS = {"suite", "case_id", "variant", "total_runs", "successes", "failures", "success_rate",
+                    "failure_breakdown", "attempts_distribution", "avg_duration_ms", "p95_duration_ms",
+                    "debug_coverage"}
+
+
+def snapshot(folder):
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_tree_has_the_spec_layout_and_fields(paths, script):
+    script({"alpha": ["success", "validation", "success_r1", "success_r1", "success_r1"]})
+    run_id = start_run(make_suite({"alpha": 10}), paths)
+    run_dir = paths.out_dir / run_id
+    assert run_id.startswith("run_") and len(run_id) >= len("run_YYYYMMDD_HHMMSS")
+    metadata = json.loads((run_dir / "metadata.json").read_text())
+    assert metadata["status"] == "finished" and metadata["suite"] == "unit"
+    case_dir = run_dir / "baseline" / "alpha"
+    assert sorted(p.name for p in case_dir.iterdir()) == [
+        "aggregate.json", "run_001", "run_002", "run_003", "run_004", "run_005"]
+    for run in case_dir.glob("run_*"):
+        assert sorted(p.name for p in run.iterdir()) == ["debug_ref.txt", "instruction.txt", "summary.json"]
+        summary = json.loads((run / "summary.json").read_text())
+        assert SUMMARY_FIELDS <= set(summary)
+        assert (run / "instruction.txt").read_text() == "Write a function named alpha."
+        assert (run / "debug_ref.txt").read_text().strip() == summary["debug_path"]
+    second = json.loads((case_dir / "run_002" / "summary.json").read_text())
+    assert (second["success"], second["failure_stage"], second["attempts"], second["repairs_triggered"]) == (
+        False, "validation", 4, 3)
+    aggregate = json.loads((case_dir / "aggregate.json").read_text())
+    assert AGGREGATE_FIELDS <= set(aggregate)
+    assert (aggregate["total_runs"], aggregate["successes"], aggregate["failures"]) == (5, 4, 1)
+    assert aggregate["failure_breakdown"] == {"validation": 1}
+    assert aggregate["attempts_distribution"] == {"1": 1, "2": 3, "4": 1}
+    assert aggregate["success_rate"] == 0.8 and aggregate["debug_coverage"] == 1.0
+    assert aggregate["stop_decision"]["decision"] == "stable"
+
+
+def test_rebuild_from_events_alone_is_byte_identical(paths, script):
+    script({"a": ["success", "generation", "success", "success", "success"], "b": ["repair"]})
+    run_id = start_run(make_suite({"a": 10, "b": 10}), paths)
+    run_dir = paths.out_dir / run_id
+    before = snapshot(run_dir)
+    (run_dir / "baseline" / "a" / "aggregate.json").write_text("tampered")
+    (run_dir / "baseline" / "b" / "run_002" / "summary.json").unlink()
+    (run_dir / "stray.txt").write_text("not from events")
+    project_run(paths.store_path, paths.out_dir, run_id, rebuild=True)
+    assert snapshot(run_dir) == before
+
+
+def test_project_catches_up_a_tree_in_another_directory(paths, script, tmp_path):
+    script({"a": ["success"]})
+    run_id = start_run(make_suite({"a": 3}), paths)
+    elsewhere = tmp_path / "mirror"
+    project_run(paths.store_path, elsewhere, run_id, rebuild=False)
+    assert snapshot(elsewhere / run_id) == snapshot(paths.out_dir / run_id)

@@ -1,0 +1,79 @@
+import pytest
+from hypothesis import given, strategies as st
+
+from ironbench.contract import forbidden_word
+from ironbench.errors import SuiteError
+from ironbench.suite import load_suite, parse_suite
+
+FORBIDDEN = ["test", "tests", "testing", "pytest", "coverage", "validate", "validation", "performance",
+             "optimize", "optimization", "tooling", "tool", "harness", "harnessing", "benchmark",
+             "benchmarking", "logging", "logs", "log", "debug"]
+CLEAN = ["logic", "contest", "catalog", "protest", "attestation", "harbour", "toolkitten", "debugger-free"]
+
+
+def base(**case):
+    return {"suite_id": "s", "mode": "baseline",
+            "cases": [{"id": "c1", "instruction": "Write a function that adds two numbers.", **case}]}
+
+
+def test_shipped_baseline_suite_is_the_calibration_triad():
+    suite = load_suite("suites/baseline.yaml")
+    assert [c.id for c in suite.cases] == ["compile_email_regex", "convert_list_to_dict", "simple_cache"]
+    assert all(c.runs <= 10 for c in suite.cases)
+
+
+@pytest.mark.parametrize("mutate, expected", [
+    (lambda d: d["cases"][0].update(runz=3), "cases[0].runz: unknown key"),
+    (lambda d: d.update(colour="red"), "colour: unknown key"),
+    (lambda d: d["cases"][0].update(runs="3"), "cases[0].runs"),
+    (lambda d: d["cases"][0].update(runs=11), "cases[0].runs"),
+    (lambda d: d["cases"][0].update(instruction="   "), "cases[0].instruction: instruction is empty"),
+    (lambda d: d["cases"].append(dict(d["cases"][0])), "cases[1].id: duplicate case id 'c1'"),
+    (lambda d: d.pop("suite_id"), "suite_id: required field is missing"),
+    (lambda d: d.update(mode="nonsense"), "mode"),
+    (lambda d: d.update(debug_enabled="yes"), "debug_enabled"),
+])
+def test_bad_suites_name_the_file_and_field(mutate, expected):
+    data = base()
+    mutate(data)
+    with pytest.raises(SuiteError) as error:
+        parse_suite(data, "suites/bad.yaml")
+    message = str(error.value)
+    assert message.startswith("suites/bad.yaml: ")
+    assert expected in message
+    assert "\n" not in message
+
+
+def test_unreadable_yaml_names_file_and_line(tmp_path):
+    path = tmp_path / "broken.yaml"
+    path.write_text("suite_id: s\ncases: [\n  - id: x\n")
+    with pytest.raises(SuiteError, match=r"broken.yaml: invalid YAML at line \d+"):
+        load_suite(path)
+
+
+def test_missing_suite_file(tmp_path):
+    with pytest.raises(SuiteError, match="no such suite file"):
+        load_suite(tmp_path / "absent.yaml")
+
+
+@pytest.mark.parametrize("word", FORBIDDEN)
+def test_contract_rejects_forbidden_words_naming_case_and_word(word):
+    data = base(instruction=f"Write a function that parses dates, with {word.upper()} included.")
+    with pytest.raises(SuiteError) as error:
+        parse_suite(data, "s.yaml")
+    assert "s.yaml: cases[0] (c1)" in str(error.value)
+    assert repr(word.upper()) in str(error.value)
+
+
+@pytest.mark.parametrize("word", CLEAN)
+def test_contract_allows_words_that_merely_contain_forbidden_ones(word):
+    assert forbidden_word(f"Write a function about {word}.") is None
+
+
+@given(
+    prefix=st.text(alphabet=st.characters(whitelist_categories=("Ll", "Lu", "Zs")), max_size=30),
+    word=st.sampled_from(FORBIDDEN),
+    suffix=st.text(alphabet=st.characters(whitelist_categories=("Ll", "Lu", "Zs")), max_size=30),
+)
+def test_a_forbidden_word_standing_alone_is_always_found(prefix, word, suffix):
+    assert forbidden_word(f"{prefix} {word} {suffix}") is not None

@@ -1,26 +1,32 @@
-"""Event value classes: one small frozen class per fact, and their discriminated union.
+"""Event value classes: one small frozen class per fact, and their union.
 
 Storage identity (sequence, event id, timestamp) is assigned by the store at append
-time and lives on RecordedEvent, never on the event value itself.
+time and lives on RecordedEvent, never on the event value itself. Plain frozen
+dataclasses: one is built for every invocation, so they must cost next to nothing.
 """
 
-from dataclasses import dataclass
-from typing import Annotated, Literal, Union
-
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from dataclasses import asdict, dataclass, field, fields
+from typing import ClassVar, Literal, Union
 
 SCHEMA_VERSION = 1
 
 
-class _Event(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Event:
+    event: ClassVar[str]
 
     def to_dict(self) -> dict:
-        return self.model_dump(mode="json", exclude={"event"})
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "_Event":
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in names})
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RunStarted(_Event):
-    event: Literal["run_started"] = "run_started"
+    event: ClassVar[Literal["run_started"]] = "run_started"
     suite_id: str
     mode: str
     suite: dict
@@ -33,8 +39,9 @@ class RunStarted(_Event):
     jobs: int = 1
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
 class InvocationStarted(_Event):
-    event: Literal["invocation_started"] = "invocation_started"
+    event: ClassVar[Literal["invocation_started"]] = "invocation_started"
     key: str
     case_id: str
     variant_id: str
@@ -43,8 +50,9 @@ class InvocationStarted(_Event):
     workdir: str
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
 class InvocationCompleted(_Event):
-    event: Literal["invocation_completed"] = "invocation_completed"
+    event: ClassVar[Literal["invocation_completed"]] = "invocation_completed"
     key: str
     case_id: str
     variant_id: str
@@ -69,8 +77,9 @@ class InvocationCompleted(_Event):
     output_truncated: bool = False
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
 class DecisionTaken(_Event):
-    event: Literal["decision_taken"] = "decision_taken"
+    event: ClassVar[Literal["decision_taken"]] = "decision_taken"
     case_id: str
     variant_id: str
     decision: Literal["stable", "exhausted"]
@@ -83,26 +92,29 @@ class DecisionTaken(_Event):
     chance_agreement: float
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RunFinished(_Event):
-    event: Literal["run_finished"] = "run_finished"
+    event: ClassVar[Literal["run_finished"]] = "run_finished"
     invocations: int
     successes: int
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RunAborted(_Event):
-    event: Literal["run_aborted"] = "run_aborted"
+    event: ClassVar[Literal["run_aborted"]] = "run_aborted"
     reason: str
 
 
-Event = Annotated[
-    Union[RunStarted, InvocationStarted, InvocationCompleted, DecisionTaken, RunFinished, RunAborted],
-    Field(discriminator="event"),
-]
-_ADAPTER: TypeAdapter = TypeAdapter(Event)
+Event = Union[RunStarted, InvocationStarted, InvocationCompleted, DecisionTaken, RunFinished, RunAborted]
+EVENT_TYPES: dict[str, type[_Event]] = {cls.event: cls for cls in Event.__args__}
 
 
 def event_from_dict(type_: str, payload: dict) -> _Event:
-    return _ADAPTER.validate_python({**payload, "event": type_})
+    try:
+        cls = EVENT_TYPES[type_]
+    except KeyError:
+        raise ValueError(f"unknown event type {type_!r}") from None
+    return cls.from_dict(payload)
 
 
 @dataclass(frozen=True, slots=True)

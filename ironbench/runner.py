@@ -105,7 +105,8 @@ class Session:
         self.decided: set[str] = set()
 
     def append(self, pending: list[Pending]) -> list[RecordedEvent]:
-        recorded = self.store.append(self.run_id, pending)
+        positions = {self.tree.name: self.tree.applied_seq} if self.tree.applied_seq else None
+        recorded = self.store.append(self.run_id, pending, positions)
         self.tree.apply(recorded)
         return recorded
 
@@ -129,21 +130,22 @@ class Session:
         workdir = self.paths.out_dir / "workdirs" / self.run_id / case.case_id / f"run_{run_index:03d}"
         return _Work(case, run_index, key, workdir.resolve())
 
-    def _decide(self, case: PlannedCase) -> None:
+    def _decision_event(self, case: PlannedCase) -> Pending | None:
+        """The stopping decision for `case`, if its outcomes so far justify one."""
         by_index = self.outcomes[case.case_id]
-        ordered = [by_index[i] for i in sorted(by_index)]
-        decision = baseline_decision(ordered, case.max_runs)
+        decision = baseline_decision([by_index[i] for i in sorted(by_index)], case.max_runs)
         if decision is None:
-            return
+            return None
         self.decided.add(case.case_id)
-        self.append([Pending(
+        self.reporter.decision(case.case_id, decision, case.max_runs - decision.n)
+        return Pending(
             case.decision_stream,
             DecisionTaken(case_id=case.case_id, variant_id=case.variant_id, **asdict(decision)),
             idempotency_key=f"decision:{self.run_id}/{case.case_id}/{case.variant_id}",
-        )])
-        self.reporter.decision(case.case_id, decision, case.max_runs - decision.n)
+        )
 
-    def _record(self, work: _Work, result: ProcessResult, outcome: Outcome, debug_present: bool) -> InvocationCompleted:
+    def _completed_event(self, work: _Work, result: ProcessResult, outcome: Outcome,
+                         debug_present: bool) -> Pending:
         stdout, cut_out = cap_output(result.stdout)
         stderr, cut_err = cap_output(result.stderr)
         completed = InvocationCompleted(
@@ -158,32 +160,36 @@ class Session:
             debug_path=str(work.workdir / DEBUG_DIR), brick_path=outcome.brick_path,
             stdout=stdout, stderr=stderr, output_truncated=cut_out or cut_err,
         )
-        self.append([Pending(work.case.stream(work.run_index), completed, idempotency_key=f"completed:{work.key}")])
-        self.outcomes[work.case.case_id][work.run_index] = outcome
-        return completed
+        return Pending(work.case.stream(work.run_index), completed, idempotency_key=f"completed:{work.key}")
 
     def execute(self, executor: Executor) -> str:
-        """Run every undecided case to its decision; returns the run's final status."""
-        for case in self.plan:  # a resumed run may hold outcomes whose decision was never recorded
-            if case.case_id not in self.decided and self.outcomes[case.case_id]:
-                self._decide(case)
+        """Run every undecided case to its decision; returns the run's final status.
+
+        The next invocation of a case is submitted as soon as the previous outcome
+        is known and decided on; the events and files are written while it runs.
+        """
         running: dict[Future, _Work] = {}
 
-        def submit(case: PlannedCase) -> None:
+        def submit(case: PlannedCase) -> Pending | None:
             work = self._next_work(case)
             if work is None:
-                return
-            self.append([Pending(work.case.stream(work.run_index), InvocationStarted(
+                return None
+            future = executor.submit(_execute_one, work, self.target.argv(case.instruction),
+                                     self._env(case, work.run_index), self.suite.debug_enabled)
+            running[future] = work
+            return Pending(case.stream(work.run_index), InvocationStarted(
                 key=work.key, case_id=case.case_id, variant_id=case.variant_id, run_index=work.run_index,
                 instruction=case.instruction, workdir=str(work.workdir),
-            ))])
-            argv = self.target.argv(case.instruction)
-            future = executor.submit(_execute_one, work, argv, self._env(case, work.run_index), self.suite.debug_enabled)
-            running[future] = work
+            ))
 
         try:
+            pending: list[Pending] = []
             for case in self.plan:
-                submit(case)
+                # A resumed run may hold outcomes whose decision was never recorded.
+                if case.case_id not in self.decided and self.outcomes[case.case_id]:
+                    pending.append(self._decision_event(case))
+                pending.append(submit(case))
+            self.append([p for p in pending if p is not None])
             while running:
                 done, _ = wait(running, return_when=FIRST_COMPLETED)
                 for future in sorted(done, key=lambda f: (running[f].case.case_id, running[f].run_index)):
@@ -191,21 +197,24 @@ class Session:
                     result, outcome, debug_present = future.result()
                     if result.harness_error:
                         raise IronbenchError(f"case {work.case.case_id} run {work.run_index}: {result.harness_error}")
-                    completed = self._record(work, result, outcome, debug_present)
-                    self.reporter.invocation(work.case.case_id, work.run_index, completed)
-                    self._decide(work.case)
-                    submit(work.case)
+                    self.outcomes[work.case.case_id][work.run_index] = outcome
+                    completed = self._completed_event(work, result, outcome, debug_present)
+                    batch = [completed, self._decision_event(work.case), submit(work.case)]
+                    self.append([p for p in batch if p is not None])
+                    self.reporter.invocation(work.case.case_id, work.run_index, completed.event)
         except BaseException as exc:
             for future in running:
                 future.cancel()
             reason = "interrupted" if isinstance(exc, KeyboardInterrupt) else str(exc)
             self.append([Pending(RUN_STREAM, RunAborted(reason=reason))])
+            self.tree.flush()
             self.reporter.finished(self.run_id, "aborted")
             raise
         invocations = sum(len(v) for v in self.outcomes.values())
         successes = sum(1 for v in self.outcomes.values() for o in v.values() if o.success)
         self.append([Pending(RUN_STREAM, RunFinished(invocations=invocations, successes=successes),
                              idempotency_key=f"finished:{self.run_id}")])
+        self.tree.flush()
         self.reporter.finished(self.run_id, "finished")
         return "finished"
 

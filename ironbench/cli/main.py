@@ -46,10 +46,14 @@ def _paths(out: Path, store: Optional[Path]):
     return RunPaths.resolve(out, store)
 
 
-def _stderr():
+def _reporter(quiet: bool):
+    if quiet:
+        return None
     from rich.console import Console
 
-    return Console(stderr=True)
+    from ironbench.cli.progress import ProgressReporter
+
+    return ProgressReporter(Console(stderr=True))
 
 
 @app.command()
@@ -64,12 +68,11 @@ def run(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
 ) -> None:
     """Run a suite against its target; prints the run id."""
-    from ironbench.cli.progress import ProgressReporter
     from ironbench.runner import start_run
     from ironbench.suite import load_suite
 
     loaded = load_suite(suite)
-    reporter = None if quiet else ProgressReporter(_stderr())
+    reporter = _reporter(quiet)
     run_id = start_run(loaded, _paths(out, store), target, jobs, str(suite), reporter)
     typer.echo(run_id)
 
@@ -83,10 +86,9 @@ def resume(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
 ) -> None:
     """Continue an interrupted run: nothing completed is lost or repeated."""
-    from ironbench.cli.progress import ProgressReporter
     from ironbench.runner import resume_run
 
-    reporter = None if quiet else ProgressReporter(_stderr())
+    reporter = _reporter(quiet)
     status = resume_run(run_id, _paths(out, store), jobs, reporter)
     typer.echo(f"{run_id} {status}")
 

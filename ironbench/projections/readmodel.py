@@ -4,9 +4,8 @@ Applied inside the append transaction, with its position, so the tables never
 disagree with the log they come from.
 """
 
+import sqlite3
 from collections.abc import Sequence
-
-from sqlalchemy.engine import Connection
 
 from ironbench.events import (
     DecisionTaken, InvocationCompleted, RecordedEvent, RunAborted, RunFinished, RunStarted,
@@ -33,18 +32,18 @@ class ReadModel:
     def __init__(self) -> None:
         self._runs: dict[str, tuple[str, str]] = {}
 
-    def _suite_and_mode(self, conn: Connection, run_id: str) -> tuple[str, str]:
+    def _suite_and_mode(self, conn: sqlite3.Connection, run_id: str) -> tuple[str, str]:
         if run_id not in self._runs:
-            row = conn.exec_driver_sql("SELECT suite_id, mode FROM runs WHERE run_id = ?", (run_id,)).first()
+            row = conn.execute("SELECT suite_id, mode FROM runs WHERE run_id = ?", (run_id,)).fetchone()
             self._runs[run_id] = (row[0], row[1]) if row else ("unknown", "unknown")
         return self._runs[run_id]
 
-    def apply(self, conn: Connection, events: Sequence[RecordedEvent]) -> None:
+    def apply(self, conn: sqlite3.Connection, events: Sequence[RecordedEvent]) -> None:
         for recorded in events:
             event = recorded.event
             if isinstance(event, RunStarted):
                 self._runs[recorded.run_id] = (event.suite_id, event.mode)
-                conn.exec_driver_sql(
+                conn.execute(
                     "INSERT OR REPLACE INTO runs(run_id, suite_id, mode, status, started_utc, finished_utc, "
                     "target, ironclad_version) VALUES (?,?,?,?,?,?,?,?)",
                     (recorded.run_id, event.suite_id, event.mode, "running", recorded.timestamp_utc, None,
@@ -52,7 +51,7 @@ class ReadModel:
                 )
             elif isinstance(event, InvocationCompleted):
                 suite_id, mode = self._suite_and_mode(conn, recorded.run_id)
-                conn.exec_driver_sql(_INSERT_INVOCATION, (
+                conn.execute(_INSERT_INVOCATION, (
                     event.key, recorded.run_id, suite_id, mode, event.case_id, event.variant_id,
                     event.run_index, event.instruction_hash, event.instruction_length, event.success,
                     event.failure_stage, event.attempts, event.repairs_triggered, event.duration_ms,
@@ -61,19 +60,19 @@ class ReadModel:
                 ))
             elif isinstance(event, DecisionTaken):
                 suite_id, mode = self._suite_and_mode(conn, recorded.run_id)
-                conn.exec_driver_sql(_INSERT_DECISION, (
+                conn.execute(_INSERT_DECISION, (
                     recorded.seq, recorded.run_id, suite_id, mode, event.case_id, event.variant_id,
                     event.decision, event.reason, event.n, event.successes, event.success_rate,
                     event.wilson_low, event.wilson_high, event.chance_agreement, recorded.timestamp_utc,
                 ))
             elif isinstance(event, (RunFinished, RunAborted)):
                 status = "finished" if isinstance(event, RunFinished) else "aborted"
-                conn.exec_driver_sql(
+                conn.execute(
                     "UPDATE runs SET status = ?, finished_utc = ? WHERE run_id = ?",
                     (status, recorded.timestamp_utc, recorded.run_id),
                 )
 
-    def clear_run(self, conn: Connection, run_id: str) -> None:
+    def clear_run(self, conn: sqlite3.Connection, run_id: str) -> None:
         for table in READ_MODEL_TABLES:
-            conn.exec_driver_sql(f"DELETE FROM {table} WHERE run_id = ?", (run_id,))
+            conn.execute(f"DELETE FROM {table} WHERE run_id = ?", (run_id,))
         self._runs.pop(run_id, None)

@@ -20,7 +20,7 @@ def project_run(store_path: Path, out_dir: Path, run_id: str, rebuild: bool) -> 
             return tree.run_dir(run_id)
         read_model = ReadModel()
         events = list(store.read(run_id))
-        with store.conn.begin():
-            read_model.clear_run(store.conn, run_id)
-            read_model.apply(store.conn, events)
+        with store.transaction() as conn:
+            read_model.clear_run(conn, run_id)
+            read_model.apply(conn, events)
         return tree.rebuild(run_id)

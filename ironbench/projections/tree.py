@@ -46,6 +46,7 @@ class OutputTree:
         self.out_dir = out_dir
         self.name = f"output_tree:{out_dir.resolve()}"
         self._runs: dict[str, _RunState] = {}
+        self.applied_seq = 0  # recorded in the store with the next append, or by flush()
 
     def run_dir(self, run_id: str) -> Path:
         return self.out_dir / run_id
@@ -84,12 +85,14 @@ class OutputTree:
         return None
 
     def apply(self, events: Iterable[RecordedEvent]) -> None:
-        last = None
         for recorded in events:
             self._apply_one(recorded)
-            last = recorded.seq
-        if last is not None:
-            self.store.set_position(self.name, last)
+            self.applied_seq = max(self.applied_seq, recorded.seq)
+
+    def flush(self) -> None:
+        """Record how far the tree got (applying an event twice is harmless, so lagging is safe)."""
+        if self.applied_seq:
+            self.store.set_position(self.name, self.applied_seq)
 
     def _apply_one(self, recorded: RecordedEvent) -> None:
         event = recorded.event
@@ -150,6 +153,7 @@ class OutputTree:
         """Apply every event recorded since this tree's position; returns how many."""
         events = list(self.store.read(after=self.store.position(self.name)))
         self.apply(events)
+        self.flush()
         return len(events)
 
     def rebuild(self, run_id: str) -> Path:

@@ -1,25 +1,33 @@
-"""EventStore: the append-only SQLite log every other view of a run is derived from."""
+"""EventStore: the append-only SQLite log every other view of a run is derived from.
+
+The schema is defined with SQLModel and migrated by alembic (see tables.py and
+migrations/); the hot path talks to SQLite directly, since every invocation
+appends and the harness must vanish next to the target.
+"""
 
 import json
 import sqlite3
 import uuid
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Protocol
 
-from sqlalchemy import create_engine, event, insert, select
-from sqlalchemy.engine import Connection
-from sqlalchemy.exc import SQLAlchemyError
-
 from ironbench.errors import StoreError
 from ironbench.events import SCHEMA_VERSION, RecordedEvent, _Event, event_from_dict
-from ironbench.store.tables import EventRecord, ProjectionPosition
 
-EVENTS = EventRecord.__table__
-POSITIONS = ProjectionPosition.__table__
 BUSY_TIMEOUT_MS = 30_000
+
+_INSERT = (
+    "INSERT {or_ignore} INTO events(event_id, run_id, stream, type, schema_version, timestamp_utc, "
+    "idempotency_key, payload) VALUES (?,?,?,?,?,?,?,?)"
+)
+_SET_POSITION = (
+    "INSERT INTO projection_positions(name, last_seq) VALUES (?, ?) "
+    "ON CONFLICT(name) DO UPDATE SET last_seq = max(last_seq, excluded.last_seq)"
+)
 
 
 def utc_now() -> str:
@@ -40,46 +48,26 @@ class InlineProjection(Protocol):
 
     name: str
 
-    def apply(self, conn: Connection, events: Sequence[RecordedEvent]) -> None: ...
-
-
-def _configure_sqlite(dbapi_conn, _record) -> None:
-    # Let SQLAlchemy's begin emit BEGIN IMMEDIATE itself (pysqlite's implicit
-    # transactions would start too late to take the write lock up front).
-    dbapi_conn.isolation_level = None
-    cursor = dbapi_conn.cursor()
-    cursor.execute("PRAGMA journal_mode=WAL")
-    cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
-    cursor.execute("PRAGMA synchronous=NORMAL")
-    cursor.close()
+    def apply(self, conn: sqlite3.Connection, events: Sequence[RecordedEvent]) -> None: ...
 
 
 class EventStore:
     def __init__(self, path: Path, projections: Sequence[InlineProjection] = ()) -> None:
         self.path = path
         self.projections = list(projections)
-        self.engine = create_engine(
-            f"sqlite:///{path}",
-            connect_args={"timeout": BUSY_TIMEOUT_MS / 1000, "check_same_thread": False},
-        )
-        event.listen(self.engine, "connect", _configure_sqlite)
-        event.listen(self.engine, "begin", lambda conn: conn.exec_driver_sql("BEGIN IMMEDIATE"))
-        self._conn: Connection | None = None
-
-    @property
-    def conn(self) -> Connection:
-        if self._conn is None:
-            try:
-                self._conn = self.engine.connect()
-            except SQLAlchemyError as exc:
-                raise StoreError(f"{self.path}: cannot open store: {exc.orig or exc}") from exc
-        return self._conn
+        try:
+            # isolation_level=None: transactions are ours, begun IMMEDIATE so the
+            # write lock is taken up front instead of failing half-way.
+            self.conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
+                                        check_same_thread=False)
+            self.conn.execute("PRAGMA journal_mode=WAL")
+            self.conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+            self.conn.execute("PRAGMA synchronous=NORMAL")
+        except sqlite3.Error as exc:
+            raise StoreError(f"{path}: cannot open store: {exc}") from exc
 
     def close(self) -> None:
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
-        self.engine.dispose()
+        self.conn.close()
 
     def __enter__(self) -> "EventStore":
         return self
@@ -87,102 +75,94 @@ class EventStore:
     def __exit__(self, *exc) -> None:
         self.close()
 
-    def append(self, run_id: str, pending: Iterable[Pending]) -> list[RecordedEvent]:
-        """Append events atomically; events whose idempotency key exists are skipped."""
-        recorded: list[RecordedEvent] = []
+    @contextmanager
+    def transaction(self):
+        """One write transaction; storage errors surface as StoreError."""
         try:
-            with self.conn.begin():
-                for item in pending:
-                    recorded_event = self._insert(run_id, item)
-                    if recorded_event is not None:
-                        recorded.append(recorded_event)
-                if recorded:
-                    for projection in self.projections:
-                        projection.apply(self.conn, recorded)
-                        self._set_position(self.conn, projection.name, recorded[-1].seq)
-        except SQLAlchemyError as exc:
-            raise StoreError(f"{self.path}: append failed: {exc.orig or exc}") from exc
+            self.conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as exc:
+            raise StoreError(f"{self.path}: cannot begin a write: {exc}") from exc
+        try:
+            yield self.conn
+            self.conn.execute("COMMIT")
+        except BaseException as exc:
+            self.conn.execute("ROLLBACK")
+            if isinstance(exc, sqlite3.Error):
+                raise StoreError(f"{self.path}: write failed: {exc}") from exc
+            raise
+
+    def append(self, run_id: str, pending: Iterable[Pending],
+               positions: Mapping[str, int] | None = None) -> list[RecordedEvent]:
+        """Append events atomically; events whose idempotency key exists are skipped.
+
+        Inline projections see the new events in the same transaction; `positions`
+        lets an out-of-database projection record how far it got in it too.
+        """
+        recorded: list[RecordedEvent] = []
+        with self.transaction() as conn:
+            for item in pending:
+                recorded_event = self._insert(conn, run_id, item)
+                if recorded_event is not None:
+                    recorded.append(recorded_event)
+            if recorded:
+                for projection in self.projections:
+                    projection.apply(conn, recorded)
+                    conn.execute(_SET_POSITION, (projection.name, recorded[-1].seq))
+            for name, seq in (positions or {}).items():
+                conn.execute(_SET_POSITION, (name, seq))
         return recorded
 
-    def _insert(self, run_id: str, item: Pending) -> RecordedEvent | None:
+    @staticmethod
+    def _insert(conn: sqlite3.Connection, run_id: str, item: Pending) -> RecordedEvent | None:
         event_id = uuid.uuid4().hex
         timestamp = utc_now()
-        values = {
-            "event_id": event_id,
-            "run_id": run_id,
-            "stream": item.stream,
-            "type": item.event.event,
-            "schema_version": SCHEMA_VERSION,
-            "timestamp_utc": timestamp,
-            "idempotency_key": item.idempotency_key,
-            "payload": json.dumps(item.event.to_dict(), separators=(",", ":")),
-        }
-        statement = insert(EVENTS).values(**values)
-        if item.idempotency_key is not None:
-            statement = statement.prefix_with("OR IGNORE")
-        result = self.conn.execute(statement)
-        if result.rowcount == 0:
+        statement = _INSERT.format(or_ignore="OR IGNORE" if item.idempotency_key else "")
+        cursor = conn.execute(statement, (
+            event_id, run_id, item.stream, item.event.event, SCHEMA_VERSION, timestamp,
+            item.idempotency_key, json.dumps(item.event.to_dict(), separators=(",", ":")),
+        ))
+        if cursor.rowcount == 0:
             return None
-        return RecordedEvent(result.lastrowid, event_id, run_id, item.stream, timestamp, item.event)
-
-    @staticmethod
-    def _set_position(conn: Connection, name: str, seq: int) -> None:
-        conn.exec_driver_sql(
-            "INSERT INTO projection_positions(name, last_seq) VALUES (?, ?) "
-            "ON CONFLICT(name) DO UPDATE SET last_seq = excluded.last_seq",
-            (name, seq),
-        )
+        return RecordedEvent(cursor.lastrowid, event_id, run_id, item.stream, timestamp, item.event)
 
     def position(self, name: str) -> int:
-        row = self.conn.execute(select(POSITIONS.c.last_seq).where(POSITIONS.c.name == name)).first()
-        self.conn.rollback()
+        row = self._query("SELECT last_seq FROM projection_positions WHERE name = ?", (name,)).fetchone()
         return row[0] if row else 0
 
     def set_position(self, name: str, seq: int) -> None:
-        try:
-            with self.conn.begin():
-                self._set_position(self.conn, name, seq)
-        except SQLAlchemyError as exc:
-            raise StoreError(f"{self.path}: cannot record projection position: {exc.orig or exc}") from exc
+        with self.transaction() as conn:
+            conn.execute(_SET_POSITION, (name, seq))
 
-    def read(
-        self,
-        run_id: str | None = None,
-        after: int = 0,
-        types: Sequence[str] | None = None,
-        stream_prefix: str | None = None,
-    ) -> Iterator[RecordedEvent]:
-        query = select(EVENTS).where(EVENTS.c.seq > after).order_by(EVENTS.c.seq)
-        if run_id is not None:
-            query = query.where(EVENTS.c.run_id == run_id)
-        if types:
-            query = query.where(EVENTS.c.type.in_(list(types)))
-        if stream_prefix is not None:
-            query = query.where(EVENTS.c.stream.startswith(stream_prefix, autoescape=True))
+    def _query(self, sql: str, params: tuple = ()) -> sqlite3.Cursor:
         try:
-            rows = self.conn.execute(query).all()
-            self.conn.rollback()
-        except SQLAlchemyError as exc:
-            raise StoreError(f"{self.path}: read failed: {exc.orig or exc}") from exc
-        for row in rows:
-            yield RecordedEvent(
-                row.seq, row.event_id, row.run_id, row.stream, row.timestamp_utc,
-                event_from_dict(row.type, json.loads(row.payload)),
-            )
+            return self.conn.execute(sql, params)
+        except sqlite3.Error as exc:
+            raise StoreError(f"{self.path}: read failed: {exc}") from exc
+
+    def read(self, run_id: str | None = None, after: int = 0, types: Sequence[str] | None = None,
+             stream_prefix: str | None = None) -> Iterator[RecordedEvent]:
+        sql = "SELECT seq, event_id, run_id, stream, timestamp_utc, type, payload FROM events WHERE seq > ?"
+        params: list = [after]
+        if run_id is not None:
+            sql += " AND run_id = ?"
+            params.append(run_id)
+        if types:
+            sql += f" AND type IN ({','.join('?' * len(types))})"
+            params += list(types)
+        if stream_prefix is not None:
+            sql += " AND substr(stream, 1, ?) = ?"
+            params += [len(stream_prefix), stream_prefix]
+        rows = self._query(sql + " ORDER BY seq", tuple(params)).fetchall()
+        for seq, event_id, run, stream, timestamp, type_, payload in rows:
+            yield RecordedEvent(seq, event_id, run, stream, timestamp, event_from_dict(type_, json.loads(payload)))
 
     def run_ids(self) -> list[str]:
-        rows = self.conn.exec_driver_sql(
-            "SELECT run_id FROM events WHERE type = 'run_started' ORDER BY seq"
-        ).all()
-        self.conn.rollback()
-        return [row[0] for row in rows]
+        return [r[0] for r in self._query("SELECT run_id FROM events WHERE type = 'run_started' ORDER BY seq")]
 
     def has_run(self, run_id: str) -> bool:
-        row = self.conn.exec_driver_sql(
+        return self._query(
             "SELECT 1 FROM events WHERE run_id = ? AND type = 'run_started' LIMIT 1", (run_id,)
-        ).first()
-        self.conn.rollback()
-        return row is not None
+        ).fetchone() is not None
 
 
 def open_store(path: str | Path, projections: Sequence[InlineProjection] = (), create: bool = True) -> EventStore:

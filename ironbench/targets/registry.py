@@ -4,7 +4,6 @@ import shlex
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from importlib.metadata import entry_points
 
 from ironbench.errors import TargetError
 
@@ -34,6 +33,8 @@ def _load_plugins() -> None:
     if _plugins_loaded:
         return
     _plugins_loaded = True
+    from importlib.metadata import entry_points
+
     for entry in entry_points(group="ironbench.targets"):
         entry.load()  # the module calls register_target on import
 

@@ -2,7 +2,6 @@
 
 import importlib.util
 import subprocess
-from importlib.metadata import PackageNotFoundError, packages_distributions, version
 from pathlib import Path
 
 from ironbench.targets.registry import TargetSpec
@@ -45,6 +44,8 @@ def target_version(target: TargetSpec) -> str:
         if commit:
             return commit
     if package:
+        from importlib.metadata import PackageNotFoundError, packages_distributions, version
+
         for distribution in packages_distributions().get(package, []):
             try:
                 return version(distribution)

@@ -1,0 +1,89 @@
+import json
+import sqlite3
+
+from tests.conftest import cli, make_suite, write_suite
+
+
+def test_help_lists_every_command():
+    result = cli("--help", check=True)
+    for command in ("run", "resume", "runs", "show", "project", "query", "compare", "db"):
+        assert command in result.stdout
+
+
+def test_bad_suite_is_one_line_exit_2_and_writes_nothing(tmp_path):
+    suite = tmp_path / "bad.yaml"
+    suite.write_text("suite_id: s\nmode: baseline\ncases:\n  - id: a\n    instruction: Write tests for a parser.\n")
+    out = tmp_path / "out"
+    result = cli("run", str(suite), "--out", str(out))
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        f"ironbench: error: {suite}: cases[0] (a): instruction breaks the single-string contract "
+        "with forbidden word 'tests'"]
+    assert "Traceback" not in result.stderr
+    assert not out.exists()
+
+
+def test_unknown_target_is_one_line_exit_2(tmp_path):
+    suite = write_suite(tmp_path / "s.yaml", make_suite({"a": 3}))
+    result = cli("run", str(suite), "--target", "nope-agent {instruction}", "--out", str(tmp_path / "out"))
+    assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1
+    assert "target executable not found: 'nope-agent'" in result.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_run_query_show_compare_end_to_end(tmp_path):
+    suite = write_suite(tmp_path / "s.yaml", make_suite({"a": 10, "b": 10}))
+    out = str(tmp_path / "out")
+    good = {"SCRIPTED_OUTCOMES": json.dumps({"a": ["success"], "b": ["success"]})}
+    bad = {"SCRIPTED_OUTCOMES": json.dumps({"a": ["generation"], "b": ["validation"]})}
+    first = cli("run", str(suite), "--out", out, env=good, check=True).stdout.strip()
+    second = cli("run", str(suite), "--out", out, env=bad, check=True).stdout.strip()
+    assert first.startswith("run_") and second.startswith("run_") and first != second
+
+    rows = json.loads(cli("query", "failure_breakdown.sql", "--out", out, "--format", "json", check=True).stdout)
+    assert {(r["case_id"], r["failure_stage"], r["failures"]) for r in rows} == {
+        ("a", "generation", 3), ("b", "validation", 3)}
+    assert json.loads(cli("query", "failure_breakdown.sql", "--run", first, "--out", out, "-f", "json",
+                          check=True).stdout) == []
+
+    shown = json.loads(cli("show", first, "--out", out, "--format", "json", check=True).stdout)
+    assert shown["invocations"] == 6 and {c["decision"] for c in shown["cases"]} == {"stable"}
+    assert first in cli("runs", "--out", out, check=True).stdout
+
+    gate = cli("compare", first, second, "--out", out)
+    assert gate.returncode == 1 and "verdict: REGRESSION" in gate.stdout
+    as_json = json.loads(cli("compare", first, second, "--out", out, "--format", "json").stdout)
+    assert as_json["verdict"] == "regression" and len(as_json["cases"]) == 2
+    assert cli("compare", first, first, "--out", out).returncode == 0
+
+    rebuilt = cli("project", first, "--rebuild", "--out", out, check=True).stdout.strip()
+    assert rebuilt.endswith(first)
+
+
+def test_bad_query_and_unknown_run_are_exit_2(tmp_path):
+    suite = write_suite(tmp_path / "s.yaml", make_suite({"a": 3}))
+    out = str(tmp_path / "out")
+    cli("run", str(suite), "--out", out, "-q", check=True)
+    bad_sql = tmp_path / "bad.sql"
+    bad_sql.write_text("SELEC 1")
+    for args in (("query", str(bad_sql)), ("query", "no_such.sql"), ("show", "run_nope"),
+                 ("compare", "run_a", "run_b"), ("resume", "run_nope"), ("project", "run_nope")):
+        result = cli(*args, "--out", out)
+        assert result.returncode == 2, args
+        assert result.stderr.startswith("ironbench: error: ") and "Traceback" not in result.stderr
+
+
+def test_db_upgrade_creates_a_migrated_store(tmp_path):
+    store = tmp_path / "x" / "events.db"
+    result = cli("db", "upgrade", "--store", str(store), check=True)
+    assert "0001_initial" in result.stdout
+    with sqlite3.connect(store) as conn:
+        assert conn.execute("SELECT version_num FROM alembic_version").fetchone()[0] == "0001_initial"
+
+
+def test_store_option_and_environment(tmp_path):
+    suite = write_suite(tmp_path / "s.yaml", make_suite({"a": 3}))
+    store = tmp_path / "elsewhere.db"
+    run_id = cli("run", str(suite), "--store", str(store), "-q",
+                 env={"IRONBENCH_OUT": str(tmp_path / "o")}, check=True).stdout.strip()
+    assert store.exists() and (tmp_path / "o" / run_id / "metadata.json").exists()

@@ -5,7 +5,8 @@ import pytest
 from ironbench.errors import IronbenchError
 from ironbench.outcome import parse_outcome
 
-FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "ironclad"
+# Real transcripts of the real Ironclad (copied from shared/fixtures/ironclad).
+FIXTURES = Path(__file__).parent / "fixtures" / "ironclad"
 
 
 def transcript(name: str) -> str:

@@ -43,6 +43,8 @@ class RunStarted(_Event):
 class InvocationStarted(_Event):
     event: ClassVar[Literal["invocation_started"]] = "invocation_started"
     key: str
+    mode: str = "baseline"
+    group: str = ""
     case_id: str
     variant_id: str
     run_index: int
@@ -54,6 +56,10 @@ class InvocationStarted(_Event):
 class InvocationCompleted(_Event):
     event: ClassVar[Literal["invocation_completed"]] = "invocation_completed"
     key: str
+    mode: str = "baseline"
+    group: str = ""
+    generator: str | None = None
+    level: int | None = None
     case_id: str
     variant_id: str
     run_index: int
@@ -80,9 +86,16 @@ class InvocationCompleted(_Event):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class DecisionTaken(_Event):
     event: ClassVar[Literal["decision_taken"]] = "decision_taken"
+    mode: str = "baseline"
+    group: str = ""
+    generator: str | None = None
+    level: int | None = None
     case_id: str
     variant_id: str
-    decision: Literal["stable", "exhausted"]
+    # baseline: stable | exhausted; adversarial: reference | not_material | stochastic |
+    # structural; stress: systematic_failure | systematic_success | mixed, and per
+    # ladder boundary | no_boundary.
+    decision: str
     reason: str
     n: int
     successes: int
@@ -90,6 +103,35 @@ class DecisionTaken(_Event):
     wilson_low: float
     wilson_high: float
     chance_agreement: float
+    # The baseline behaviour an adversarial variant is judged against, and where it came from.
+    reference: list | None = None
+    reference_source: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class VariantGenerated(_Event):
+    event: ClassVar[Literal["variant_generated"]] = "variant_generated"
+    mode: str
+    case_id: str
+    generator: str
+    variant_id: str
+    instruction: str
+    base_instruction: str
+    seed: int
+    params: dict
+    attempt: int
+    metadata: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class VariantDropped(_Event):
+    event: ClassVar[Literal["variant_dropped"]] = "variant_dropped"
+    mode: str
+    case_id: str
+    generator: str
+    attempt: int
+    candidate: str
+    reason: str
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -105,7 +147,10 @@ class RunAborted(_Event):
     reason: str
 
 
-Event = Union[RunStarted, InvocationStarted, InvocationCompleted, DecisionTaken, RunFinished, RunAborted]
+Event = Union[
+    RunStarted, InvocationStarted, InvocationCompleted, DecisionTaken, VariantGenerated, VariantDropped,
+    RunFinished, RunAborted,
+]
 EVENT_TYPES: dict[str, type[_Event]] = {cls.event: cls for cls in Event.__args__}
 
 

@@ -10,7 +10,7 @@ import platform
 import sys
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, ThreadPoolExecutor, wait
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Protocol
@@ -19,12 +19,19 @@ from ironbench import __version__
 from ironbench.errors import IronbenchError, RunNotFound
 from ironbench.events import (
     DecisionTaken, InvocationCompleted, InvocationStarted, RecordedEvent, RunAborted, RunFinished, RunStarted,
+    VariantDropped, VariantGenerated,
 )
 from ironbench.outcome import UNKNOWN, Outcome, parse_outcome
-from ironbench.planner import PlannedCase, instruction_hash, invocation_key, plan_baseline
+from ironbench.keys import instruction_hash, invocation_key
+from ironbench.planner import Group, Track
+from ironbench.planner import plan as plan_tracks
 from ironbench.projections.readmodel import ReadModel
-from ironbench.projections.tree import OutputTree
-from ironbench.stopping import StopDecision, baseline_decision
+from ironbench.projections.tree import OutputTree, group_of
+from ironbench.references import latest_baseline
+from ironbench.stopping import (
+    StopDecision, baseline_decision, boundary_level, evidence, reference_decision, reference_signature,
+    stress_level_decision, variant_decision,
+)
 from ironbench.store.eventstore import EventStore, Pending, open_store
 from ironbench.suite import Suite
 from ironbench.targets.command import ProcessResult, cap_output, ensure_fresh_dir, invoke, preflight
@@ -62,7 +69,7 @@ class RunPaths:
 
 @dataclass(frozen=True, slots=True)
 class _Work:
-    case: PlannedCase
+    group: Group
     run_index: int
     key: str
     workdir: Path
@@ -79,7 +86,7 @@ def new_run_id(store: EventStore, now: datetime | None = None) -> str:
 
 def _execute_one(work: _Work, argv: list[str], env: dict[str, str], debug_enabled: bool) -> tuple[ProcessResult, Outcome, bool]:
     ensure_fresh_dir(work.workdir)
-    result = invoke(argv, work.workdir, work.case.timeout_seconds, env)
+    result = invoke(argv, work.workdir, work.group.timeout_seconds, env)
     if result.timed_out or result.harness_error:
         outcome = UNKNOWN
     else:
@@ -88,8 +95,27 @@ def _execute_one(work: _Work, argv: list[str], env: dict[str, str], debug_enable
     return result, outcome, debug_present
 
 
+@dataclass
+class _TrackState:
+    """What the coordinator knows of one track: outcomes and decisions per group."""
+
+    track: Track
+    outcomes: dict[str, dict[int, Outcome]] = field(default_factory=dict)
+    decisions: dict[str, str] = field(default_factory=dict)
+    reference: tuple | None = None
+    finished: bool = False
+
+    def ordered(self, group: Group) -> list[Outcome]:
+        by_index = self.outcomes.get(group.path, {})
+        return [by_index[i] for i in sorted(by_index)]
+
+
+def _signature_list(signature: tuple) -> list:
+    return list(signature)
+
+
 class Session:
-    """One run's execution state: its store, projections, plan and per-case outcomes."""
+    """One run's execution state: its store, projections, plan and per-group outcomes."""
 
     def __init__(self, paths: RunPaths, run_id: str, suite: Suite, target: TargetSpec,
                  store: EventStore, tree: OutputTree, reporter: Reporter) -> None:
@@ -100,21 +126,27 @@ class Session:
         self.store = store
         self.tree = tree
         self.reporter = reporter
-        self.plan = plan_baseline(suite)
-        self.outcomes: dict[str, dict[int, Outcome]] = {c.case_id: {} for c in self.plan}
-        self.decided: set[str] = set()
+        self.tracks = [_TrackState(track) for track in plan_tracks(suite)]
+
+    @property
+    def max_invocations(self) -> int:
+        return sum(g.max_runs for t in self.tracks for g in t.track.groups)
+
+    @property
+    def done_invocations(self) -> int:
+        return sum(len(v) for t in self.tracks for v in t.outcomes.values())
 
     def append(self, pending: list[Pending]) -> list[RecordedEvent]:
         positions = {self.tree.name: self.tree.applied_seq} if self.tree.applied_seq else None
-        recorded = self.store.append(self.run_id, pending, positions)
+        recorded = self.store.append(self.run_id, [p for p in pending if p is not None], positions)
         self.tree.apply(recorded)
         return recorded
 
-    def _env(self, case: PlannedCase, run_index: int) -> dict[str, str]:
+    def _env(self, group: Group, run_index: int) -> dict[str, str]:
         env = {
             "IRONBENCH_RUN_ID": self.run_id,
-            "IRONBENCH_CASE_ID": case.case_id,
-            "IRONBENCH_VARIANT_ID": case.variant_id,
+            "IRONBENCH_CASE_ID": group.case_id,
+            "IRONBENCH_VARIANT_ID": group.variant_id,
             "IRONBENCH_RUN_INDEX": str(run_index),
             "IRONBENCH_REPAIR_ENABLED": "1" if self.suite.repair_enabled else "0",
         }
@@ -122,37 +154,125 @@ class Session:
             env["IRONCLAD_DEBUG"] = "1"
         return env
 
-    def _next_work(self, case: PlannedCase) -> _Work | None:
-        if case.case_id in self.decided:
-            return None
-        run_index = len(self.outcomes[case.case_id]) + 1
-        key = invocation_key(self.run_id, self.suite.suite_id, case.case_id, case.variant_id, run_index)
-        workdir = self.paths.out_dir / "workdirs" / self.run_id / case.case_id / f"run_{run_index:03d}"
-        return _Work(case, run_index, key, workdir.resolve())
+    # -- planning events ------------------------------------------------------
 
-    def _decision_event(self, case: PlannedCase) -> Pending | None:
-        """The stopping decision for `case`, if its outcomes so far justify one."""
-        by_index = self.outcomes[case.case_id]
-        decision = baseline_decision([by_index[i] for i in sorted(by_index)], case.max_runs)
-        if decision is None:
+    def planning_events(self) -> list[Pending]:
+        """Variants, drops and known references: recorded once, before any invocation."""
+        pending: list[Pending] = []
+        for state in self.tracks:
+            track = state.track
+            for variant in track.variants:
+                pending.append(Pending(f"{track.path}/{variant.variant_id}", VariantGenerated(
+                    mode=track.mode, case_id=track.case_id, generator=variant.generator,
+                    variant_id=variant.variant_id, instruction=variant.instruction,
+                    base_instruction=variant.base_instruction, seed=variant.seed, params=variant.params,
+                    attempt=variant.attempt,
+                ), idempotency_key=f"variant:{self.run_id}/{track.path}/{variant.variant_id}"))
+            for drop in track.drops:
+                pending.append(Pending(f"{track.path}/{drop.generator}", VariantDropped(
+                    mode=track.mode, case_id=track.case_id, generator=drop.generator, attempt=drop.attempt,
+                    candidate=drop.candidate, reason=drop.reason,
+                ), idempotency_key=f"drop:{self.run_id}/{track.path}/{drop.generator}/{drop.attempt}"))
+            if track.mode == "adversarial":
+                pending.append(self._stored_reference(state))
+        return pending
+
+    def _stored_reference(self, state: _TrackState) -> Pending | None:
+        """The latest baseline of the same instruction in the store, if any."""
+        found = latest_baseline(self.store, state.track.instruction)
+        if found is None:
             return None
-        self.decided.add(case.case_id)
-        self.reporter.decision(case.case_id, decision, case.max_runs - decision.n)
-        return Pending(
-            case.decision_stream,
-            DecisionTaken(case_id=case.case_id, variant_id=case.variant_id, **asdict(decision)),
-            idempotency_key=f"decision:{self.run_id}/{case.case_id}/{case.variant_id}",
-        )
+        run_id, outcomes, stable = found
+        reference_group = state.track.groups[0]
+        decision = evidence(outcomes, "reference", f"latest baseline of this instruction: {run_id}")
+        return self._decision(state, reference_group, decision, reference=reference_signature(outcomes, stable),
+                              source=run_id)
+
+    # -- decisions --------------------------------------------------------------
+
+    def _decision(self, state: _TrackState, group: Group, decision: StopDecision, reference: tuple | None = None,
+                  source: str | None = None) -> Pending:
+        state.decisions[group.path] = decision.decision
+        if reference is not None:
+            state.reference = reference
+        elif group.policy == "variant":
+            reference = state.reference
+        self.reporter.decision(group.path, decision, group.max_runs - decision.n)
+        return Pending(group.path, DecisionTaken(
+            mode=group.mode, group=group.path, generator=group.generator, level=group.level,
+            case_id=group.case_id, variant_id=group.variant_id, **asdict(decision),
+            reference=_signature_list(reference) if reference is not None else None, reference_source=source,
+        ), idempotency_key=f"decision:{self.run_id}/{group.path}")
+
+    def _decide(self, state: _TrackState, group: Group) -> Pending | None:
+        outcomes = state.ordered(group)
+        if group.policy == "baseline":
+            decision = baseline_decision(outcomes, group.max_runs)
+        elif group.policy == "reference":
+            decision = reference_decision(outcomes)
+            if decision is not None:
+                return self._decision(state, group, decision, reference=outcomes[0].signature(), source="this run")
+        elif group.policy == "variant":
+            decision = variant_decision(outcomes, state.reference)
+        else:
+            decision = stress_level_decision(outcomes, group.max_runs)
+        return None if decision is None else self._decision(state, group, decision)
+
+    def _boundary(self, state: _TrackState) -> Pending:
+        track = state.track
+        levels = [(g.level, state.decisions[g.path]) for g in track.groups if g.path in state.decisions]
+        level = boundary_level(levels)
+        group = next((g for g in track.groups if g.level == level), None)
+        outcomes = state.ordered(group) if group else [o for g in track.groups for o in state.ordered(g)]
+        if level is None:
+            decision = evidence(outcomes, "no_boundary", f"no systematic failure in {len(levels)} levels")
+        else:
+            decision = evidence(outcomes, "boundary", f"level {level} is the first with systematic failure")
+        state.decisions[track.path] = decision.decision
+        self.reporter.decision(track.path, decision, 0)
+        return Pending(track.path, DecisionTaken(
+            mode="stress", group=track.path, generator=track.groups[0].generator if track.groups else None,
+            level=level, case_id=track.case_id, variant_id="ladder", **asdict(decision),
+        ), idempotency_key=f"decision:{self.run_id}/{track.path}")
+
+    def advance(self, state: _TrackState) -> tuple[list[Pending], _Work | None]:
+        """Decide what the outcomes so far justify, then name the track's next invocation."""
+        pending: list[Pending] = []
+        for group in state.track.groups:
+            if group.path in state.decisions:
+                if group.policy == "stress_level" and state.track.stop_at_boundary \
+                        and state.decisions[group.path] == "systematic_failure":
+                    break
+                continue
+            if group.policy == "variant" and state.reference is None:
+                break  # unreachable: the reference group comes first
+            decided = self._decide(state, group)
+            if decided is not None:
+                pending.append(decided)
+                if group.policy == "stress_level" and state.track.stop_at_boundary \
+                        and decided.event.decision == "systematic_failure":
+                    break
+                continue
+            run_index = len(state.outcomes.get(group.path, {})) + 1
+            key = invocation_key(self.run_id, self.suite.suite_id, group.case_id, group.variant_id, run_index)
+            workdir = (self.paths.out_dir / "workdirs" / self.run_id / group.path / f"run_{run_index:03d}").resolve()
+            return pending, _Work(group, run_index, key, workdir)
+        if state.track.mode == "stress" and state.track.path not in state.decisions:
+            pending.append(self._boundary(state))
+        state.finished = True
+        return pending, None
 
     def _completed_event(self, work: _Work, result: ProcessResult, outcome: Outcome,
                          debug_present: bool) -> Pending:
         stdout, cut_out = cap_output(result.stdout)
         stderr, cut_err = cap_output(result.stderr)
+        group = work.group
         completed = InvocationCompleted(
-            key=work.key, case_id=work.case.case_id, variant_id=work.case.variant_id,
-            run_index=work.run_index, instruction=work.case.instruction,
-            instruction_hash=instruction_hash(work.case.instruction),
-            instruction_length=len(work.case.instruction), exit_code=result.exit_code,
+            key=work.key, mode=group.mode, group=group.path, generator=group.generator, level=group.level,
+            case_id=group.case_id, variant_id=group.variant_id,
+            run_index=work.run_index, instruction=group.instruction,
+            instruction_hash=instruction_hash(group.instruction),
+            instruction_length=len(group.instruction), exit_code=result.exit_code,
             success=outcome.success, failure_stage=outcome.failure_stage, attempts=outcome.attempts,
             repairs_triggered=outcome.repairs_triggered, duration_ms=result.duration_ms,
             timed_out=result.timed_out, harness_error=result.harness_error,
@@ -160,48 +280,47 @@ class Session:
             debug_path=str(work.workdir / DEBUG_DIR), brick_path=outcome.brick_path,
             stdout=stdout, stderr=stderr, output_truncated=cut_out or cut_err,
         )
-        return Pending(work.case.stream(work.run_index), completed, idempotency_key=f"completed:{work.key}")
+        return Pending(group.stream(work.run_index), completed, idempotency_key=f"completed:{work.key}")
 
-    def execute(self, executor: Executor) -> str:
-        """Run every undecided case to its decision; returns the run's final status.
+    def execute(self, executor: Executor, first: list[Pending] | None = None) -> str:
+        """Run every track to its end; returns the run's final status.
 
-        The next invocation of a case is submitted as soon as the previous outcome
+        The next invocation of a track is submitted as soon as the previous outcome
         is known and decided on; the events and files are written while it runs.
         """
-        running: dict[Future, _Work] = {}
+        running: dict[Future, tuple[_TrackState, _Work]] = {}
 
-        def submit(case: PlannedCase) -> Pending | None:
-            work = self._next_work(case)
+        def submit(state: _TrackState, work: _Work | None) -> Pending | None:
             if work is None:
                 return None
-            future = executor.submit(_execute_one, work, self.target.argv(case.instruction),
-                                     self._env(case, work.run_index), self.suite.debug_enabled)
-            running[future] = work
-            return Pending(case.stream(work.run_index), InvocationStarted(
-                key=work.key, case_id=case.case_id, variant_id=case.variant_id, run_index=work.run_index,
-                instruction=case.instruction, workdir=str(work.workdir),
+            group = work.group
+            future = executor.submit(_execute_one, work, self.target.argv(group.instruction),
+                                     self._env(group, work.run_index), self.suite.debug_enabled)
+            running[future] = (state, work)
+            return Pending(group.stream(work.run_index), InvocationStarted(
+                key=work.key, mode=group.mode, group=group.path, case_id=group.case_id,
+                variant_id=group.variant_id, run_index=work.run_index, instruction=group.instruction,
+                workdir=str(work.workdir),
             ))
 
         try:
-            pending: list[Pending] = []
-            for case in self.plan:
-                # A resumed run may hold outcomes whose decision was never recorded.
-                if case.case_id not in self.decided and self.outcomes[case.case_id]:
-                    pending.append(self._decision_event(case))
-                pending.append(submit(case))
-            self.append([p for p in pending if p is not None])
+            pending: list[Pending] = list(first or [])
+            for state in self.tracks:
+                decided, work = self.advance(state)
+                pending += decided + [submit(state, work)]
+            self.append(pending)
             while running:
                 done, _ = wait(running, return_when=FIRST_COMPLETED)
-                for future in sorted(done, key=lambda f: (running[f].case.case_id, running[f].run_index)):
-                    work = running.pop(future)
+                for future in sorted(done, key=lambda f: (running[f][1].group.path, running[f][1].run_index)):
+                    state, work = running.pop(future)
                     result, outcome, debug_present = future.result()
                     if result.harness_error:
-                        raise IronbenchError(f"case {work.case.case_id} run {work.run_index}: {result.harness_error}")
-                    self.outcomes[work.case.case_id][work.run_index] = outcome
+                        raise IronbenchError(f"{work.group.path} run {work.run_index}: {result.harness_error}")
+                    state.outcomes.setdefault(work.group.path, {})[work.run_index] = outcome
                     completed = self._completed_event(work, result, outcome, debug_present)
-                    batch = [completed, self._decision_event(work.case), submit(work.case)]
-                    self.append([p for p in batch if p is not None])
-                    self.reporter.invocation(work.case.case_id, work.run_index, completed.event)
+                    decided, following = self.advance(state)
+                    self.append([completed, *decided, submit(state, following)])
+                    self.reporter.invocation(work.group.path, work.run_index, completed.event)
         except BaseException as exc:
             for future in running:
                 future.cancel()
@@ -210,13 +329,34 @@ class Session:
             self.tree.flush()
             self.reporter.finished(self.run_id, "aborted")
             raise
-        invocations = sum(len(v) for v in self.outcomes.values())
-        successes = sum(1 for v in self.outcomes.values() for o in v.values() if o.success)
-        self.append([Pending(RUN_STREAM, RunFinished(invocations=invocations, successes=successes),
+        outcomes = [o for t in self.tracks for v in t.outcomes.values() for o in v.values()]
+        self.append([Pending(RUN_STREAM, RunFinished(invocations=len(outcomes),
+                                                     successes=sum(1 for o in outcomes if o.success)),
                              idempotency_key=f"finished:{self.run_id}")])
         self.tree.flush()
         self.reporter.finished(self.run_id, "finished")
         return "finished"
+
+    def restore(self, events: list[RecordedEvent]) -> None:
+        """Load what a run already recorded (for resume)."""
+        by_path = {g.path: (state, g) for state in self.tracks for g in state.track.groups}
+        by_track = {state.track.path: state for state in self.tracks}
+        for recorded in events:
+            event = recorded.event
+            if isinstance(event, InvocationCompleted):
+                path = group_of(recorded)
+                if path in by_path:
+                    by_path[path][0].outcomes.setdefault(path, {})[event.run_index] = Outcome(
+                        event.success, event.failure_stage, event.attempts, event.repairs_triggered,
+                        event.brick_path)
+            elif isinstance(event, DecisionTaken):
+                path = event.group or f"baseline/{event.case_id}"
+                state = by_path[path][0] if path in by_path else by_track.get(path)
+                if state is None:
+                    continue
+                state.decisions[path] = event.decision
+                if event.reference is not None and event.decision == "reference":
+                    state.reference = tuple(event.reference)
 
 
 def _executor(jobs: int) -> Executor:
@@ -236,13 +376,14 @@ def start_run(suite: Suite, paths: RunPaths, target_override: str | None = None,
         tree.catch_up()
         run_id = new_run_id(store)
         session = Session(paths, run_id, suite, target, store, tree, reporter)
-        session.append([Pending(RUN_STREAM, RunStarted(
+        started = Pending(RUN_STREAM, RunStarted(
             suite_id=suite.suite_id, mode=suite.mode, suite=suite.to_dict(), suite_path=suite_path,
             target_argv=list(target.argv_template), ironclad_version=target_version(target),
             harness_version=__version__, python_version=sys.version.split()[0],
             platform=f"{platform.system()}-{platform.machine()}", jobs=jobs,
-        ))])
-        reporter.started(run_id, len(session.plan), sum(c.max_runs for c in session.plan), 0)
+        ))
+        session.append([started, *session.planning_events()])
+        reporter.started(run_id, len(session.tracks), session.max_invocations, 0)
         with executor_factory(jobs) as executor:
             session.execute(executor)
     return run_id
@@ -267,14 +408,7 @@ def resume_run(run_id: str, paths: RunPaths, jobs: int = 1, reporter: Reporter |
         tree = OutputTree(store, paths.out_dir)
         tree.catch_up()
         session = Session(paths, run_id, suite, target, store, tree, reporter)
-        for recorded in events:
-            event = recorded.event
-            if isinstance(event, InvocationCompleted) and event.case_id in session.outcomes:
-                session.outcomes[event.case_id][event.run_index] = Outcome(
-                    event.success, event.failure_stage, event.attempts, event.repairs_triggered, event.brick_path)
-            elif isinstance(event, DecisionTaken):
-                session.decided.add(event.case_id)
-        done = sum(len(v) for v in session.outcomes.values())
-        reporter.started(run_id, len(session.plan), sum(c.max_runs for c in session.plan), done)
+        session.restore(events)
+        reporter.started(run_id, len(session.tracks), session.max_invocations, session.done_invocations)
         with executor_factory(jobs) as executor:
             return session.execute(executor)

@@ -1,27 +1,75 @@
 """Suite files: YAML in, typed and contract-checked Suite out, or one clear SuiteError."""
 
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Literal, Union
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel, ConfigDict, Field, PrivateAttr, StrictBool, ValidationError, field_validator, model_validator,
+)
 
 from ironbench.contract import forbidden_word
 from ironbench.errors import SuiteError
 
 MAX_BASELINE_RUNS = 10
+MAX_VARIANTS = 10
+MODES = ("baseline", "adversarial", "stress")
 
 PositiveInt = Annotated[int, Field(strict=True, gt=0)]
+Identifier = Annotated[str, Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")]
 
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
-class BaselineCase(_Strict):
-    id: Annotated[str, Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")]
+class _GeneratorEntry(BaseModel):
+    """A generator named in a suite plus its own parameters, checked by that generator."""
+
+    model_config = ConfigDict(extra="allow", frozen=True, strict=True)
+    generator: str
+    seed: Annotated[int, Field(strict=True)] = 0
+    _params: object = PrivateAttr(default=None)
+
+    _kind = "variant"
+    _fixed = ("generator", "seed")
+
+    @model_validator(mode="after")
+    def _check_generator(self):
+        from ironbench.generators import get_generator, registered_generators
+
+        found = get_generator(self.generator)
+        if found is None or found.kind != self._kind:
+            known = ", ".join(registered_generators(self._kind))
+            raise ValueError(f"unknown generator {self.generator!r} (known: {known})")
+        extras = {k: v for k, v in (self.model_extra or {}).items()}
+        try:
+            self._params = found.params.model_validate(extras)
+        except ValidationError as exc:
+            error = exc.errors()[0]
+            field = ".".join(str(p) for p in error["loc"])
+            message = "unknown parameter" if error["type"] == "extra_forbidden" else error["msg"]
+            raise ValueError(f"{self.generator}: {field}: {message}") from None
+        return self
+
+    @property
+    def params(self):
+        return self._params
+
+
+class GeneratorEntry(_GeneratorEntry):
+    count: Annotated[int, Field(strict=True, gt=0, le=MAX_VARIANTS)] = 5
+
+
+class LadderEntry(_GeneratorEntry):
+    _kind = "ladder"
+    runs_per_level: Annotated[int, Field(strict=True, ge=2, le=5)] = 5
+    stop_at_boundary: StrictBool = True
+
+
+class _Case(_Strict):
+    id: Identifier
     instruction: str
-    runs: Annotated[int, Field(strict=True, gt=0, le=MAX_BASELINE_RUNS)] = MAX_BASELINE_RUNS
     timeout_seconds: PositiveInt | None = None
 
     @field_validator("instruction")
@@ -32,15 +80,43 @@ class BaselineCase(_Strict):
         return value
 
 
+class BaselineCase(_Case):
+    mode: Literal["baseline"] = "baseline"
+    runs: Annotated[int, Field(strict=True, gt=0, le=MAX_BASELINE_RUNS)] = MAX_BASELINE_RUNS
+
+
+class AdversarialCase(_Case):
+    mode: Literal["adversarial"] = "adversarial"
+    generators: Annotated[list[GeneratorEntry], Field(min_length=1)]
+
+
+class StressCase(_Case):
+    mode: Literal["stress"] = "stress"
+    ladder: LadderEntry
+
+
+Case = Annotated[Union[BaselineCase, AdversarialCase, StressCase], Field(discriminator="mode")]
+
+
 class Suite(_Strict):
-    suite_id: Annotated[str, Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")]
-    mode: Literal["baseline"]
+    suite_id: Identifier
+    mode: Literal["baseline", "adversarial", "stress", "mixed"]
     runs_per_variant: PositiveInt = 1
     timeout_seconds: PositiveInt = 300
     repair_enabled: StrictBool = True
     debug_enabled: StrictBool = True
     target: str | list[str] | None = None
-    cases: Annotated[list[BaselineCase], Field(min_length=1)]
+    cases: Annotated[list[Case], Field(min_length=1)]
+
+    @model_validator(mode="before")
+    @classmethod
+    def _cases_inherit_mode(cls, data):
+        # A case's mode defaults to the suite's, so one file holds one mode; a
+        # "mixed" suite names each case's mode itself.
+        if isinstance(data, dict) and isinstance(data.get("cases"), list) and data.get("mode") in MODES:
+            data = {**data, "cases": [
+                {"mode": data["mode"], **c} if isinstance(c, dict) else c for c in data["cases"]]}
+        return data
 
     @model_validator(mode="after")
     def _unique_case_ids(self) -> "Suite":
@@ -51,7 +127,7 @@ class Suite(_Strict):
             seen.add(case.id)
         return self
 
-    def case_timeout(self, case: BaselineCase) -> int:
+    def case_timeout(self, case: _Case) -> int:
         return case.timeout_seconds or self.timeout_seconds
 
     def to_dict(self) -> dict:
@@ -64,9 +140,11 @@ class Suite(_Strict):
 
 def _location(loc: tuple) -> str:
     parts: list[str] = []
-    for item in loc:
+    for index, item in enumerate(loc):
         if isinstance(item, int):
             parts.append(f"[{item}]")
+        elif item in MODES and index > 0 and isinstance(loc[index - 1], int):
+            continue  # the discriminated union's tag, not a field the user wrote
         else:
             parts.append(("." if parts else "") + str(item))
     return "".join(parts)
@@ -78,6 +156,10 @@ def _describe(error: dict) -> str:
         return f"{where}: unknown key"
     if error["type"] == "missing":
         return f"{where}: required field is missing"
+    if error["type"] == "union_tag_not_found":
+        return f"{where}.mode: required in a mixed suite (one of {', '.join(MODES)})"
+    if error["type"] == "union_tag_invalid":
+        return f"{where}.mode: must be one of {', '.join(MODES)}"
     message = error["msg"].removeprefix("Value error, ")
     return f"{where}: {message}" if where else message
 

@@ -8,21 +8,27 @@ import sqlite3
 from collections.abc import Sequence
 
 from ironbench.events import (
-    DecisionTaken, InvocationCompleted, RecordedEvent, RunAborted, RunFinished, RunStarted,
+    DecisionTaken, InvocationCompleted, RecordedEvent, RunAborted, RunFinished, RunStarted, VariantDropped,
+    VariantGenerated,
 )
+from ironbench.keys import instruction_hash
 
-READ_MODEL_TABLES = ("invocations", "decisions", "runs")
+READ_MODEL_TABLES = ("invocations", "decisions", "variants", "runs")
 
 _INSERT_INVOCATION = (
     "INSERT OR REPLACE INTO invocations(invocation_key, run_id, suite_id, mode, case_id, variant_id, "
     "run_index, instruction_hash, instruction_length, success, failure_stage, attempts, repairs_triggered, "
-    "duration_ms, timed_out, harness_error, exit_code, debug_artifacts_present, timestamp_utc, seq) "
-    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+    "duration_ms, timed_out, harness_error, exit_code, debug_artifacts_present, timestamp_utc, seq, "
+    "group_path, generator, level, case_mode) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
 )
 _INSERT_DECISION = (
     "INSERT OR REPLACE INTO decisions(seq, run_id, suite_id, mode, case_id, variant_id, decision, reason, n, "
-    "successes, success_rate, wilson_low, wilson_high, chance_agreement, timestamp_utc) "
-    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+    "successes, success_rate, wilson_low, wilson_high, chance_agreement, timestamp_utc, group_path, generator, "
+    "level, case_mode, reference_source) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+)
+_INSERT_VARIANT = (
+    "INSERT OR REPLACE INTO variants(seq, run_id, suite_id, case_mode, case_id, generator, variant_id, "
+    "instruction, instruction_hash, seed, attempt, dropped, reason, timestamp_utc) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
 )
 
 
@@ -56,7 +62,7 @@ class ReadModel:
                     event.run_index, event.instruction_hash, event.instruction_length, event.success,
                     event.failure_stage, event.attempts, event.repairs_triggered, event.duration_ms,
                     event.timed_out, event.harness_error, event.exit_code, event.debug_artifacts_present,
-                    recorded.timestamp_utc, recorded.seq,
+                    recorded.timestamp_utc, recorded.seq, event.group, event.generator, event.level, event.mode,
                 ))
             elif isinstance(event, DecisionTaken):
                 suite_id, mode = self._suite_and_mode(conn, recorded.run_id)
@@ -64,6 +70,17 @@ class ReadModel:
                     recorded.seq, recorded.run_id, suite_id, mode, event.case_id, event.variant_id,
                     event.decision, event.reason, event.n, event.successes, event.success_rate,
                     event.wilson_low, event.wilson_high, event.chance_agreement, recorded.timestamp_utc,
+                    event.group, event.generator, event.level, event.mode, event.reference_source,
+                ))
+            elif isinstance(event, (VariantGenerated, VariantDropped)):
+                suite_id, _ = self._suite_and_mode(conn, recorded.run_id)
+                dropped = isinstance(event, VariantDropped)
+                text = event.candidate if dropped else event.instruction
+                conn.execute(_INSERT_VARIANT, (
+                    recorded.seq, recorded.run_id, suite_id, event.mode, event.case_id, event.generator,
+                    None if dropped else event.variant_id, text, instruction_hash(text),
+                    None if dropped else event.seed, event.attempt, dropped,
+                    event.reason if dropped else None, recorded.timestamp_utc,
                 ))
             elif isinstance(event, (RunFinished, RunAborted)):
                 status = "finished" if isinstance(event, RunFinished) else "aborted"

@@ -19,6 +19,11 @@ from ironbench.events import (
 from ironbench.store.eventstore import EventStore
 
 
+def group_of(recorded: RecordedEvent) -> str:
+    """The group folder of an invocation: its stream without the run_NNN leaf."""
+    return recorded.stream.rsplit("/", 1)[0]
+
+
 def _write(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
@@ -34,8 +39,8 @@ def _json(data: dict) -> str:
 class _RunState:
     started: RecordedEvent
     status: dict = field(default_factory=dict)
-    cases: dict[tuple[str, str], list[InvocationCompleted]] = field(default_factory=dict)
-    decisions: dict[tuple[str, str], DecisionTaken] = field(default_factory=dict)
+    groups: dict[str, list[InvocationCompleted]] = field(default_factory=dict)
+    decisions: dict[str, DecisionTaken] = field(default_factory=dict)
 
 
 class OutputTree:
@@ -66,16 +71,17 @@ class OutputTree:
         return state
 
     @staticmethod
-    def _fold(state: _RunState, recorded: RecordedEvent) -> tuple[str, str] | None:
+    def _fold(state: _RunState, recorded: RecordedEvent) -> str | None:
+        """Fold an event into the run's state; returns the group whose aggregate changed."""
         event = recorded.event
         if isinstance(event, InvocationCompleted):
-            group = (event.case_id, event.variant_id)
-            state.cases.setdefault(group, []).append(event)
+            group = group_of(recorded)
+            state.groups.setdefault(group, []).append(event)
             return group
         if isinstance(event, DecisionTaken):
-            group = (event.case_id, event.variant_id)
+            group = event.group or f"baseline/{event.case_id}"
             state.decisions[group] = event
-            return group
+            return group if group in state.groups else None
         if isinstance(event, (RunFinished, RunAborted)):
             state.status = {
                 "status": "finished" if isinstance(event, RunFinished) else "aborted",
@@ -132,22 +138,19 @@ class OutputTree:
         }
         _write(self.run_dir(state.started.run_id) / "metadata.json", _json(metadata))
 
-    def _case_dir(self, run_id: str, case_id: str) -> Path:
-        return self.run_dir(run_id) / "baseline" / case_id
-
     def _write_invocation(self, state: _RunState, recorded: RecordedEvent, event: InvocationCompleted) -> None:
         started: RunStarted = state.started.event
-        folder = self._case_dir(recorded.run_id, event.case_id) / f"run_{event.run_index:03d}"
+        folder = self.run_dir(recorded.run_id) / recorded.stream
         record = summary(recorded.run_id, started.suite_id, started.ironclad_version, event, recorded.timestamp_utc)
         _write(folder / "summary.json", _json(record))
         _write(folder / "instruction.txt", event.instruction)
         _write(folder / "debug_ref.txt", event.debug_path + "\n")
 
-    def _write_aggregate(self, state: _RunState, group: tuple[str, str]) -> None:
-        case_id, variant = group
-        runs = sorted(state.cases.get(group, []), key=lambda e: e.run_index)
-        data = aggregate(state.started.event.suite_id, case_id, variant, runs, state.decisions.get(group))
-        _write(self._case_dir(state.started.run_id, case_id) / "aggregate.json", _json(data))
+    def _write_aggregate(self, state: _RunState, group: str) -> None:
+        runs = sorted(state.groups[group], key=lambda e: e.run_index)
+        data = aggregate(state.started.event.suite_id, runs[0].case_id, runs[0].variant_id, runs,
+                         state.decisions.get(group))
+        _write(self.run_dir(state.started.run_id) / group / "aggregate.json", _json(data))
 
     def catch_up(self) -> int:
         """Apply every event recorded since this tree's position; returns how many."""

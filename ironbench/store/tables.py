@@ -61,6 +61,10 @@ class InvocationRow(SQLModel, table=True):
     debug_artifacts_present: bool
     timestamp_utc: str
     seq: int
+    group_path: Optional[str] = None
+    generator: Optional[str] = None
+    level: Optional[int] = None
+    case_mode: Optional[str] = None
 
 
 class DecisionRow(SQLModel, table=True):
@@ -80,6 +84,30 @@ class DecisionRow(SQLModel, table=True):
     wilson_low: float
     wilson_high: float
     chance_agreement: float
+    timestamp_utc: str
+    group_path: Optional[str] = None
+    generator: Optional[str] = None
+    level: Optional[int] = None
+    case_mode: Optional[str] = None
+    reference_source: Optional[str] = None
+
+
+class VariantRow(SQLModel, table=True):
+    __tablename__ = "variants"
+
+    seq: int = Field(primary_key=True)
+    run_id: str = Field(index=True)
+    suite_id: str
+    case_mode: str
+    case_id: str
+    generator: str
+    variant_id: Optional[str] = None
+    instruction: str
+    instruction_hash: str
+    seed: Optional[int] = None
+    attempt: int
+    dropped: bool
+    reason: Optional[str] = None
     timestamp_utc: str
 
 

@@ -1,6 +1,7 @@
 import json
 import sqlite3
 
+from ironbench.store.migrate import SCHEMA_HEAD
 from tests.conftest import cli, make_suite, write_suite
 
 
@@ -76,9 +77,9 @@ def test_bad_query_and_unknown_run_are_exit_2(tmp_path):
 def test_db_upgrade_creates_a_migrated_store(tmp_path):
     store = tmp_path / "x" / "events.db"
     result = cli("db", "upgrade", "--store", str(store), check=True)
-    assert "0001_initial" in result.stdout
+    assert SCHEMA_HEAD in result.stdout
     with sqlite3.connect(store) as conn:
-        assert conn.execute("SELECT version_num FROM alembic_version").fetchone()[0] == "0001_initial"
+        assert conn.execute("SELECT version_num FROM alembic_version").fetchone()[0] == SCHEMA_HEAD
 
 
 def test_store_option_and_environment(tmp_path):

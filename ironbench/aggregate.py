@@ -41,10 +41,15 @@ def aggregate(suite_id: str, case_id: str, variant: str, runs: Sequence[Invocati
     breakdown = Counter(r.failure_stage for r in runs if not r.success)
     attempts = Counter(r.attempts for r in runs)
     low, high = wilson_interval(successes, total)
+    first = runs[0] if runs else None
     result = {
         "suite": suite_id,
         "case_id": case_id,
         "variant": variant,
+        "mode": first.mode if first else None,
+        "generator": first.generator if first else None,
+        "level": first.level if first else None,
+        "instruction_hash": first.instruction_hash if first else None,
         "total_runs": total,
         "successes": successes,
         "failures": total - successes,
@@ -66,4 +71,10 @@ def aggregate(suite_id: str, case_id: str, variant: str, runs: Sequence[Invocati
             "wilson_95": [round(decision.wilson_low, 6), round(decision.wilson_high, 6)],
             "chance_agreement": round(decision.chance_agreement, 6),
         }
+        if decision.reference is not None:
+            result["stop_decision"]["baseline_reference"] = {
+                "signature": dict(zip(("success", "failure_stage", "attempts", "repairs_triggered"),
+                                      decision.reference)),
+                "source": decision.reference_source,
+            }
     return result

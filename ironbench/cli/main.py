@@ -177,6 +177,35 @@ def compare(
         raise typer.Exit(1)
 
 
+@app.command()
+def variants(
+    suite: Annotated[Path, typer.Argument(help="Suite YAML file.")],
+    format: Annotated[ReportFormat, typer.Option("--format", "-f")] = ReportFormat.table,
+) -> None:
+    """Preview every variant and ladder level of a suite, diffed against its base; invokes nothing."""
+    from dataclasses import asdict
+
+    from ironbench.preview import preview, word_diff
+    from ironbench.suite import load_suite
+
+    items = preview(load_suite(suite))
+    if format is ReportFormat.json:
+        typer.echo(json.dumps([asdict(i) for i in items], indent=2))
+        return
+    current = None
+    for item in items:
+        if item.case_id != current:
+            current = item.case_id
+            typer.echo(f"\n{item.mode}/{item.case_id}: {item.base_instruction}")
+        label = item.variant_id or "DROPPED"
+        if item.generator == "-":
+            typer.echo("  (baseline: no variants)")
+            continue
+        typer.echo(f"  {item.generator}/{label.split('/')[-1]}: {word_diff(item.base_instruction, item.instruction)}")
+        if item.note:
+            typer.echo(f"      {item.note}")
+
+
 @db_app.command("upgrade")
 def db_upgrade(out: OutOption = DEFAULT_OUT, store: StoreOption = None) -> None:
     """Create the store if needed and apply every pending alembic revision."""

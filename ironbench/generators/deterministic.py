@@ -110,13 +110,14 @@ _PLAIN_WORD = re.compile(r"^[a-z][a-z-]*$")
 
 def swap_sites(words: list[str]) -> list[int]:
     """Indexes i where words[i] and words[i+2] are plain lowercase words joined by a
-    coordinator ("get and set", "get, set"): swapping them keeps the sentence sound."""
+    coordinator ("get and set", "get, set"): swapping them keeps the sentence sound.
+    The first word never moves: it carries the sentence's capital and its verb."""
     sites = []
-    for i in range(len(words) - 2):
+    for i in range(1, len(words) - 2):
         left, middle, right = words[i], words[i + 1], words[i + 2]
         if middle.lower() in _COORDINATORS and _PLAIN_WORD.match(left) and _PLAIN_WORD.match(right.rstrip(",.")):
             sites.append(i)
-    for i in range(len(words) - 1):  # "get, set": a comma-joined pair
+    for i in range(1, len(words) - 1):  # "get, set": a comma-joined pair
         if words[i].endswith(",") and _PLAIN_WORD.match(words[i][:-1]) and _PLAIN_WORD.match(words[i + 1]):
             sites.append(-(i + 1))
     return sites

@@ -38,11 +38,13 @@ def main(argv: list[str]) -> int:
     if sleep_ms:
         time.sleep(sleep_ms / 1000)
 
-    # Each instruction has its own difficulty; each run draws against it.
-    difficulty = _unit(seed, instruction)
+    # Each instruction has its own difficulty, and every sentence beyond the first
+    # (a stress ladder's additions) makes it harder; each run draws against it.
+    extra_sentences = max(0, instruction.count(". ") + instruction.count("? "))
+    difficulty = min(1.0, 0.5 * _unit(seed, instruction) + 0.22 * extra_sentences)
     draw = _unit(seed, instruction, run_index)
     _debug("generate.txt", f"Phase: generate\nInstruction: {instruction}\n")
-    if draw < 0.1 + 0.2 * difficulty:
+    if draw < 0.05 + 0.9 * difficulty**2:
         print("[!] Validation Failed: Model output was not valid JSON.")
         print("[X] INCINERATED: Output invalid.")
         return 1

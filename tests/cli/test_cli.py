@@ -88,3 +88,23 @@ def test_store_option_and_environment(tmp_path):
     run_id = cli("run", str(suite), "--store", str(store), "-q",
                  env={"IRONBENCH_OUT": str(tmp_path / "o")}, check=True).stdout.strip()
     assert store.exists() and (tmp_path / "o" / run_id / "metadata.json").exists()
+
+
+def test_variants_previews_with_a_diff_and_invokes_nothing(tmp_path):
+    result = cli("variants", "suites/adversarial.yaml", check=True)
+    assert "adversarial/simple_cache:" in result.stdout
+    assert "lexical_shuffle/variant_0001:" in result.stdout and "[-" in result.stdout and "{+" in result.stdout
+    stress = cli("variants", "suites/stress.yaml", check=True)
+    assert "add_scope_detail/level_5:" in stress.stdout
+
+
+def test_unknown_generator_is_one_line_exit_2(tmp_path):
+    suite = tmp_path / "adv.yaml"
+    suite.write_text("suite_id: s\nmode: adversarial\ncases:\n  - id: a\n    instruction: Write a parser.\n"
+                     "    generators:\n      - {generator: emoji_noise, count: 2}\n")
+    for command in (("run", str(suite), "--out", str(tmp_path / "out")), ("variants", str(suite))):
+        result = cli(*command)
+        assert result.returncode == 2
+        assert result.stderr.startswith(f"ironbench: error: {suite}: cases[0].generators[0]: unknown generator "
+                                        "'emoji_noise' (known: ")
+    assert not (tmp_path / "out").exists()

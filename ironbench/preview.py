@@ -1,0 +1,53 @@
+"""Previewing a suite's variants and ladder levels without invoking anything."""
+
+import difflib
+import re
+from dataclasses import dataclass
+
+from ironbench.planner import plan
+from ironbench.suite import Suite
+
+
+@dataclass(frozen=True)
+class PreviewItem:
+    mode: str
+    case_id: str
+    generator: str
+    variant_id: str | None  # None for a dropped candidate
+    instruction: str
+    base_instruction: str
+    note: str = ""
+
+
+def preview(suite: Suite) -> list[PreviewItem]:
+    items: list[PreviewItem] = []
+    for track in plan(suite):
+        if track.mode == "baseline":
+            items.append(PreviewItem("baseline", track.case_id, "-", "base", track.instruction, track.instruction))
+        for variant in track.variants:
+            items.append(PreviewItem(track.mode, track.case_id, variant.generator, variant.variant_id,
+                                     variant.instruction, variant.base_instruction))
+        for drop in track.drops:
+            items.append(PreviewItem(track.mode, track.case_id, drop.generator, None, drop.candidate,
+                                     track.instruction, f"dropped: {drop.reason}"))
+    return items
+
+
+def _visible(text: str) -> str:
+    return text.replace("\n", "⏎").replace("\t", "⇥")
+
+
+def word_diff(base: str, variant: str) -> str:
+    """A one-line diff: [-removed-] {+added+}, whitespace made visible."""
+    split = re.compile(r"(\s+)")
+    a, b = split.split(base), split.split(variant)
+    out: list[str] = []
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
+        if op == "equal":
+            out.append("".join(a[i1:i2]))
+            continue
+        if i2 > i1:
+            out.append(f"[-{_visible(''.join(a[i1:i2]))}-]")
+        if j2 > j1:
+            out.append(f"{{+{_visible(''.join(b[j1:j2]))}+}}")
+    return "".join(out)

@@ -1,0 +1,17 @@
+-- Adversarial sensitivity: per generator and case, how many variants changed the
+-- outcome materially against the baseline (first run differed), and of those how
+-- many stayed different on every repeat (structural) or not (stochastic).
+SELECT
+    suite_id,
+    case_id,
+    generator,
+    count(*) AS variants,
+    count(*) FILTER (WHERE decision IN ('stochastic', 'structural')) AS material,
+    count(*) FILTER (WHERE decision = 'structural') AS structural,
+    count(*) FILTER (WHERE decision = 'stochastic') AS stochastic,
+    round(count(*) FILTER (WHERE decision IN ('stochastic', 'structural')) / count(*), 3) AS material_change_rate,
+    round(count(*) FILTER (WHERE decision = 'structural') / count(*), 3) AS structural_rate
+FROM decisions
+WHERE case_mode = 'adversarial' AND decision IN ('not_material', 'stochastic', 'structural')
+GROUP BY 1, 2, 3
+ORDER BY suite_id, case_id, material_change_rate DESC, generator;

@@ -1,0 +1,151 @@
+import json
+import os
+import re
+import subprocess
+import sys
+from collections import Counter
+
+import pytest
+from hypothesis import assume, given, settings, strategies as st
+
+from ironbench.contract import forbidden_word
+from ironbench.generators import get_generator, registered_generators
+from ironbench.generators.deterministic import phrases, strip_punctuation_words, synonym_data, synonym_map
+from ironbench.generators.registry import seeded_rng
+from tests.conftest import REPO
+
+BASES = [
+    "Write a Python function that compiles and returns a regular expression matching common email addresses.",
+    "Write a Python function that converts a list of (key, value) pairs into a dictionary, keeping the last value for repeated keys.",
+    "Write a Python class implementing a simple in-memory key-value cache with get, set and a maximum size.",
+]
+words = st.text(alphabet="abcdefghijklmnopqrstuvwxyzABC-'()", min_size=1, max_size=10)
+sentences = st.one_of(
+    st.sampled_from(BASES),
+    st.lists(words, min_size=1, max_size=25).map(lambda ws: " ".join(ws) + "."),
+    st.lists(st.one_of(words, st.sampled_from(["and", "or", "get,", "set", "write", "simple", "common"])),
+             min_size=2, max_size=25).map(" ".join),
+)
+seeds = st.integers(0, 2**32)
+
+
+def run(name, base, seed, **params):
+    generator = get_generator(name)
+    return generator.function(base, generator.params(**params), seeded_rng(name, seed, 0, base))
+
+
+@given(sentences, seeds, st.floats(0, 0.5), st.floats(0, 0.5))
+def test_whitespace_noise_preserves_every_token_in_order(base, seed, a, b):
+    low, high = sorted((a, b))
+    variant = run("whitespace_noise", base, seed, intensity_min=low, intensity_max=high)
+    assert variant.split() == base.split()
+    assert variant != base
+    assert set(variant) - set(base) <= {" ", "\n", "\t"}
+
+
+@given(sentences, seeds, st.floats(0.05, 0.20))
+def test_punctuation_noise_only_touches_commas_periods_colons(base, seed, intensity):
+    variant = run("punctuation_noise", base, seed, intensity=intensity)
+    assert variant != base
+    assert strip_punctuation_words(variant) == strip_punctuation_words(base)
+    assert Counter(c for c in variant if c not in ",.:") == Counter(c for c in base if c not in ",.:")
+
+
+@given(sentences, seeds, st.integers(1, 5))
+def test_lexical_shuffle_keeps_the_same_words(base, seed, max_swaps):
+    variant = run("lexical_shuffle", base, seed, max_swaps=max_swaps)
+    if variant is None:
+        return  # no safe swap site in this sentence
+    normalise = lambda text: Counter(w.strip(",.") for w in text.split())  # noqa: E731
+    assert normalise(variant) == normalise(base)
+    assert variant.split(" ")[0] == base.split(" ")[0]  # the sentence still starts where it did
+
+
+def test_lexical_shuffle_swaps_coordinated_words():
+    variant = run("lexical_shuffle", BASES[2], 0, max_swaps=1)
+    assert "with set, get and a maximum size" in variant
+
+
+@given(sentences, seeds, st.integers(1, 4))
+def test_synonym_substitution_is_controlled(base, seed, max_replacements):
+    variant = run("synonym_substitution", base, seed, max_replacements=max_replacements)
+    if variant is None:
+        return
+    mapping, protected = synonym_map(get_generator("synonym_substitution").params())
+    before = re.findall(r"[A-Za-z][A-Za-z-]*", base)
+    matcher = __import__("difflib").SequenceMatcher(a=before, b=re.findall(r"[A-Za-z][A-Za-z-]*", variant))
+    replaced = [tuple(before[i1:i2]) for op, i1, i2, _, _ in matcher.get_opcodes() if op != "equal"]
+    assert 1 <= sum(len(r) for r in replaced) <= max_replacements
+    for group in replaced:
+        for word in group:
+            assert word.lower() in mapping and word.lower() not in protected
+
+
+def test_domain_terms_are_never_replaced_unless_whitelisted():
+    base = "Write a function that returns pairs."
+    never = {run("synonym_substitution", base, seed, max_replacements=3) for seed in range(40)}
+    assert all("pairs" in v for v in never)
+    allowed = {run("synonym_substitution", base, seed, max_replacements=3, whitelist=["pairs"])
+               for seed in range(40)}
+    assert any("tuples" in v for v in allowed)
+
+
+def test_suite_can_extend_the_synonym_map():
+    variant = run("synonym_substitution", "Write a quick function.", 1, max_replacements=1,
+                  synonyms={"quick": ["fast"]})
+    assert variant in {"Write a fast function.", "Create a quick function.", "Implement a quick function.",
+                       "Produce a quick function."}
+
+
+@pytest.mark.parametrize("name", ["ambiguity_injection_light", "constraint_injection_light"])
+@given(base=st.sampled_from(BASES), seed=seeds)
+def test_light_injections_add_one_mild_phrase_and_keep_the_task(name, base, seed):
+    variant = run(name, base, seed)
+    body = base.rstrip(".")
+    assert variant.startswith(body)
+    added = variant[len(body):].strip(" ,.")
+    assert any(added.strip(" .") == p.strip(" .") or added.endswith(p.strip(" .")) for p in phrases(name))
+
+
+@pytest.mark.parametrize("name", registered_generators("ladder"))
+@given(base=st.sampled_from(BASES), seed=seeds, additions=st.integers(1, 6))
+def test_ladder_levels_are_cumulative(name, base, seed, additions):
+    generator = get_generator(name)
+    levels = generator.function(base, generator.params(additions=additions), seeded_rng(name, seed, base))
+    assert len(levels) == additions
+    assert levels[0].startswith(base.rstrip("."))
+    for lower, higher in zip(levels, levels[1:]):
+        assert higher.startswith(lower) and len(higher) > len(lower)
+
+
+def test_explicit_ladder_additions_are_used_verbatim():
+    generator = get_generator("add_scope_detail")
+    levels = generator.function("Do x.", generator.params(additions=["Also y.", "Also z."]), seeded_rng(0))
+    assert levels == ["Do x. Also y.", "Do x. Also y. Also z."]
+
+
+def test_shipped_phrases_and_synonyms_respect_the_contract():
+    for bank in ("ambiguity_injection_light", "constraint_injection_light", "add_scope_detail",
+                 "add_constraints_tension", "add_ambiguity", "add_multi_objective"):
+        for phrase in phrases(bank):
+            assert forbidden_word(phrase) is None, (bank, phrase)
+    mapping, _ = synonym_data()
+    for word, options in mapping.items():
+        assert forbidden_word(" ".join([word, *options])) is None
+
+
+@settings(max_examples=30)
+@given(base=st.sampled_from(BASES), seed=seeds, name=st.sampled_from(registered_generators("variant")))
+def test_same_inputs_same_variant(base, seed, name):
+    assert run(name, base, seed) == run(name, base, seed)
+
+
+def test_variants_are_identical_across_processes_and_hash_seeds():
+    outputs = []
+    for hash_seed in ("1", "2", "random"):
+        result = subprocess.run(
+            [sys.executable, "-m", "ironbench.cli.main", "variants", "suites/adversarial.yaml", "--format", "json"],
+            capture_output=True, text=True, cwd=REPO, env={**os.environ, "PYTHONHASHSEED": hash_seed}, check=True)
+        outputs.append(json.loads(result.stdout))
+    assert outputs[0] == outputs[1] == outputs[2]
+    assert len(outputs[0]) > 30

@@ -1,0 +1,204 @@
+import json
+import sqlite3
+
+from ironbench.events import DecisionTaken, InvocationCompleted, VariantDropped, VariantGenerated
+from ironbench.query import run_query
+from ironbench.runner import start_run
+from ironbench.store import open_store
+from ironbench.suite import parse_suite
+from tests.conftest import SCRIPTED_TARGET
+
+INSTRUCTION = "Write a Python class implementing a simple cache with get, set and a maximum size."
+
+
+def adversarial_suite(generators, instruction=INSTRUCTION):
+    return parse_suite({"suite_id": "adv", "mode": "adversarial", "target": SCRIPTED_TARGET, "timeout_seconds": 30,
+                        "cases": [{"id": "c", "instruction": instruction, "generators": generators}]},
+                       "adv.yaml")
+
+
+def stress_suite(ladder):
+    return parse_suite({"suite_id": "st", "mode": "stress", "target": SCRIPTED_TARGET, "timeout_seconds": 30,
+                        "cases": [{"id": "c", "instruction": INSTRUCTION, "ladder": ladder}]}, "st.yaml")
+
+
+def recorded(paths, run_id, kind):
+    with open_store(paths.store_path) as store:
+        return [e for e in store.read(run_id) if isinstance(e.event, kind)]
+
+
+def decisions(paths, run_id):
+    return {e.event.group: e.event for e in recorded(paths, run_id, DecisionTaken)}
+
+
+def test_variants_are_judged_against_a_fresh_reference_run(paths, script):
+    script({"c/baseline": ["success"],
+            "c/punctuation_noise/variant_0001": ["success"],
+            "c/punctuation_noise/variant_0002": ["generation", "success"],
+            "c/punctuation_noise/variant_0003": ["generation", "validation", "generation", "repair"]})
+    run_id = start_run(adversarial_suite([{"generator": "punctuation_noise", "count": 3, "seed": 5}]), paths)
+    found = decisions(paths, run_id)
+    reference = found["adversarial/c/baseline"]
+    assert reference.decision == "reference" and reference.reference_source == "this run"
+    assert reference.reference == [True, None, 1, 0]
+    assert found["adversarial/c/punctuation_noise/variant_0001"].decision == "not_material"
+    assert found["adversarial/c/punctuation_noise/variant_0002"].decision == "stochastic"
+    structural = found["adversarial/c/punctuation_noise/variant_0003"]
+    assert (structural.decision, structural.n) == ("structural", 4)
+    runs = [e.event for e in recorded(paths, run_id, InvocationCompleted)]
+    assert sorted((r.variant_id, r.run_index) for r in runs)[-1] == ("punctuation_noise/variant_0003", 4)
+    assert len(runs) == 1 + 1 + 2 + 4
+
+
+def test_the_latest_stored_baseline_is_the_reference(paths, script):
+    script({"c": ["validation"]})
+    baseline = parse_suite({"suite_id": "b", "mode": "baseline", "target": SCRIPTED_TARGET,
+                            "cases": [{"id": "c", "instruction": INSTRUCTION, "runs": 5}]}, "b.yaml")
+    baseline_run = start_run(baseline, paths)
+    script({"c/baseline": ["success"], "c": ["validation"]})
+    run_id = start_run(adversarial_suite([{"generator": "whitespace_noise", "count": 2, "seed": 1}]), paths)
+    reference = decisions(paths, run_id)["adversarial/c/baseline"]
+    assert reference.reference_source == baseline_run
+    assert reference.reference == [False, "validation", 4, 3]
+    groups = {e.event.group for e in recorded(paths, run_id, InvocationCompleted)}
+    assert "adversarial/c/baseline" not in groups  # no fresh reference run needed
+    assert all(d.decision == "not_material" for g, d in decisions(paths, run_id).items() if "variant_" in g)
+
+
+def test_variants_and_contract_drops_are_events_and_rows(paths, script):
+    script({"c": ["success"]})
+    suite = adversarial_suite([{"generator": "synonym_substitution", "count": 3, "seed": 2, "max_replacements": 2,
+                                "synonyms": {"simple": ["benchmark-grade"], "cache": ["store"]},
+                                "whitelist": ["cache"]}], instruction="Write a simple cache.")
+    run_id = start_run(suite, paths)
+    generated = [e.event for e in recorded(paths, run_id, VariantGenerated)]
+    dropped = [e.event for e in recorded(paths, run_id, VariantDropped)]
+    assert generated and all("benchmark" not in v.instruction for v in generated)
+    assert dropped and all("forbidden word 'benchmark'" in d.reason for d in dropped)
+    with sqlite3.connect(paths.store_path) as conn:
+        rows = conn.execute("SELECT dropped, count(*) FROM variants WHERE run_id=? GROUP BY dropped",
+                            (run_id,)).fetchall()
+    assert dict(rows) == {0: len(generated), 1: len(dropped)}
+
+
+def test_adversarial_tree_layout(paths, script):
+    script({"c": ["success"]})
+    run_id = start_run(adversarial_suite([{"generator": "whitespace_noise", "count": 2, "seed": 1}]), paths)
+    folder = paths.out_dir / run_id / "adversarial" / "c" / "whitespace_noise"
+    assert sorted(p.name for p in folder.iterdir()) == ["variant_0001", "variant_0002"]
+    variant = folder / "variant_0001"
+    assert sorted(p.name for p in variant.iterdir()) == ["aggregate.json", "run_001"]
+    assert sorted(p.name for p in (variant / "run_001").iterdir()) == ["debug_ref.txt", "instruction.txt",
+                                                                       "summary.json"]
+    aggregate = json.loads((variant / "aggregate.json").read_text())
+    assert aggregate["variant"] == "whitespace_noise/variant_0001" and aggregate["generator"] == "whitespace_noise"
+    assert aggregate["stop_decision"]["decision"] == "not_material"
+    assert (variant / "run_001" / "instruction.txt").read_text().split() == INSTRUCTION.split()
+
+
+def test_stress_ladder_stops_at_the_capability_boundary(paths, script):
+    script({"c/level_1": ["success"], "c/level_2": ["success", "generation", "success", "generation", "success"],
+            "c/level_3": ["generation", "validation", "generation"], "c/level_4": ["success"]})
+    run_id = start_run(stress_suite({"generator": "add_scope_detail", "additions": 4, "seed": 3}), paths)
+    found = decisions(paths, run_id)
+    assert (found["stress/c/level_1"].decision, found["stress/c/level_1"].n) == ("systematic_success", 3)
+    assert (found["stress/c/level_2"].decision, found["stress/c/level_2"].n) == ("mixed", 5)
+    assert (found["stress/c/level_3"].decision, found["stress/c/level_3"].n) == ("systematic_failure", 3)
+    assert "stress/c/level_4" not in found  # stopped at the boundary
+    boundary = found["stress/c"]
+    assert (boundary.decision, boundary.level, boundary.n, boundary.successes) == ("boundary", 3, 3, 0)
+    for level in (1, 2, 3):
+        aggregate = json.loads((paths.out_dir / run_id / "stress" / "c" / f"level_{level}" / "aggregate.json")
+                               .read_text())
+        assert aggregate["level"] == level
+    rows = run_query(paths.store_path, "stress_boundary", run_id=run_id)
+    table = [dict(zip(rows.columns, r)) for r in rows.rows]
+    assert [r["level"] for r in table] == [1, 2, 3]
+    assert [r["is_boundary"] for r in table] == [False, False, True]
+
+
+def test_stress_ladder_can_run_past_the_boundary(paths, script):
+    script({"c": ["generation"]})
+    ladder = {"generator": "add_ambiguity", "additions": 3, "seed": 3, "runs_per_level": 2, "stop_at_boundary": False}
+    run_id = start_run(stress_suite(ladder), paths)
+    found = decisions(paths, run_id)
+    assert [found[f"stress/c/level_{k}"].n for k in (1, 2, 3)] == [2, 2, 2]
+    assert found["stress/c"].level == 1
+
+
+def test_sensitivity_query(paths, script):
+    script({"c/baseline": ["success"], "c/whitespace_noise": ["success"],
+            "c/constraint_injection_light": ["generation"]})
+    suite = adversarial_suite([{"generator": "whitespace_noise", "count": 2, "seed": 1},
+                               {"generator": "constraint_injection_light", "count": 2, "seed": 1}])
+    run_id = start_run(suite, paths)
+    result = run_query(paths.store_path, "sensitivity_by_generator", run_id=run_id)
+    rows = {r[2]: dict(zip(result.columns, r)) for r in result.rows}
+    assert rows["whitespace_noise"]["material_change_rate"] == 0
+    assert rows["constraint_injection_light"]["material_change_rate"] == 1
+    assert rows["constraint_injection_light"]["structural"] == 2
+
+
+def test_mixed_suite_runs_every_mode_and_is_deterministic_under_concurrency(tmp_path, script):
+    from ironbench.runner import RunPaths
+
+    script({"b": ["success", "generation"] * 5, "a/baseline": ["success"], "a/whitespace_noise": ["generation"],
+            "s": ["success", "success", "generation"]}, sleep_ms=10)
+    suite = parse_suite({"suite_id": "mix", "mode": "mixed", "target": SCRIPTED_TARGET, "cases": [
+        {"id": "b", "mode": "baseline", "instruction": INSTRUCTION, "runs": 6},
+        {"id": "a", "mode": "adversarial", "instruction": INSTRUCTION,
+         "generators": [{"generator": "whitespace_noise", "count": 2}]},
+        {"id": "s", "mode": "stress", "instruction": INSTRUCTION,
+         "ladder": {"generator": "add_multi_objective", "additions": 2}},
+    ]}, "mix.yaml")
+    results = []
+    for jobs in (1, 3):
+        paths = RunPaths.resolve(tmp_path / f"j{jobs}", None)
+        run_id = start_run(suite, paths, jobs=jobs)
+        results.append(sorted((g, d.decision, d.n, d.successes) for g, d in decisions(paths, run_id).items()))
+    assert results[0] == results[1]
+    assert {g for g, *_ in results[0]} >= {"baseline/b", "adversarial/a/baseline", "stress/s"}
+
+
+class _InterruptAfter:
+    """A reporter that interrupts the run after n invocations, like Ctrl-C would."""
+
+    def __init__(self, n):
+        self.n = n
+
+    def started(self, *args): pass
+    def decision(self, *args): pass
+    def finished(self, *args): pass
+
+    def invocation(self, *args):
+        self.n -= 1
+        if self.n == 0:
+            raise KeyboardInterrupt
+
+
+def test_interrupted_adversarial_and_stress_runs_resume_to_the_same_decisions(tmp_path, script):
+    import pytest
+
+    from ironbench.runner import RunPaths, resume_run
+
+    script({"a/baseline": ["success"], "a/punctuation_noise": ["generation", "validation"],
+            "s/level_1": ["success"], "s/level_2": ["generation"]})
+    suite = parse_suite({"suite_id": "mix", "mode": "mixed", "target": SCRIPTED_TARGET, "cases": [
+        {"id": "a", "mode": "adversarial", "instruction": INSTRUCTION,
+         "generators": [{"generator": "punctuation_noise", "count": 3}]},
+        {"id": "s", "mode": "stress", "instruction": INSTRUCTION,
+         "ladder": {"generator": "add_scope_detail", "additions": 3}},
+    ]}, "mix.yaml")
+    reference = RunPaths.resolve(tmp_path / "reference", None)
+    expected = sorted((g, d.decision, d.n) for g, d in decisions(reference, start_run(suite, reference)).items())
+
+    paths = RunPaths.resolve(tmp_path / "interrupted", None)
+    with pytest.raises(KeyboardInterrupt):
+        start_run(suite, paths, reporter=_InterruptAfter(6))
+    with open_store(paths.store_path) as store:
+        run_id = store.run_ids()[0]
+    assert resume_run(run_id, paths) == "finished"
+    assert sorted((g, d.decision, d.n) for g, d in decisions(paths, run_id).items()) == expected
+    keys = [e.event.key for e in recorded(paths, run_id, InvocationCompleted)]
+    # Every group's decision counts its own runs; the ladder's boundary decision repeats a level's.
+    assert len(keys) == len(set(keys)) == sum(n for group, _, n in expected if group != "stress/s")

@@ -18,6 +18,7 @@ _VIEWS = {
         "debug_artifacts_present::BOOLEAN AS debug_artifacts_present) FROM store.invocations"
     ),
     "decisions": "SELECT * FROM store.decisions",
+    "variants": "SELECT * REPLACE (dropped::BOOLEAN AS dropped) FROM store.variants",
     "events": "SELECT seq, event_id, run_id, stream, type, schema_version, timestamp_utc, payload FROM store.events",
 }
 

@@ -150,7 +150,7 @@ def query(
     out: OutOption = DEFAULT_OUT,
     store: StoreOption = None,
 ) -> None:
-    """Run a SQL query in DuckDB over the store (read-only). Views: runs, invocations, decisions, events."""
+    """Run a SQL query in DuckDB over the store (read-only). Views: runs, invocations, decisions, variants, events."""
     from ironbench.query import format_result, run_query
 
     typer.echo(format_result(run_query(_paths(out, store).store_path, name, run_id), format.value))

@@ -135,6 +135,21 @@ class VariantDropped(_Event):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class AiOutputRejected(_Event):
+    event: ClassVar[Literal["ai_output_rejected"]] = "ai_output_rejected"
+    case_id: str
+    generator: str
+    variant_id: str
+    attempt: int
+    base_instruction: str
+    ai_output: str
+    failure_reasons: list[str]
+    model: str
+    prompt: str
+    options: dict
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RunFinished(_Event):
     event: ClassVar[Literal["run_finished"]] = "run_finished"
     invocations: int
@@ -149,7 +164,7 @@ class RunAborted(_Event):
 
 Event = Union[
     RunStarted, InvocationStarted, InvocationCompleted, DecisionTaken, VariantGenerated, VariantDropped,
-    RunFinished, RunAborted,
+    AiOutputRejected, RunFinished, RunAborted,
 ]
 EVENT_TYPES: dict[str, type[_Event]] = {cls.event: cls for cls in Event.__args__}
 

@@ -6,7 +6,8 @@ because a later group may depend on an earlier decision (the adversarial referen
 the stress boundary).
 """
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from ironbench.contract import forbidden_word
 from ironbench.generators import get_generator
@@ -46,6 +47,7 @@ class Variant:
     seed: int
     params: dict
     attempt: int
+    metadata: dict = field(default_factory=dict)  # AI variants: model, options, seed, prompt
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,16 +74,23 @@ class Track:
         return f"{self.mode}/{self.case_id}"
 
 
-def generate_variants(case: AdversarialCase) -> tuple[list[Variant], list[Drop]]:
+AiVariants = Mapping[tuple[str, str], list[Variant]]
+
+
+def generate_variants(case: AdversarialCase, ai_variants: AiVariants | None = None) -> tuple[list[Variant], list[Drop]]:
     """Every variant of a case, deterministic in (instruction, generator params, seed).
 
     Candidates equal to the base or to an earlier variant are skipped; candidates that
-    break the single-string contract are dropped and reported.
+    break the single-string contract are dropped and reported. AI generators' variants
+    are made at run time (ai_generation.py) and passed in.
     """
     variants: list[Variant] = []
     drops: list[Drop] = []
     for entry in case.generators:
         generator = get_generator(entry.generator)
+        if generator.kind == "ai":
+            variants += (ai_variants or {}).get((case.id, entry.generator), [])
+            continue
         params = entry.params.model_dump(mode="json")
         seen = {case.instruction}
         made = 0
@@ -104,6 +113,12 @@ def generate_variants(case: AdversarialCase) -> tuple[list[Variant], list[Drop]]
     return variants, drops
 
 
+def ai_entries(suite: Suite) -> list[tuple[AdversarialCase, object]]:
+    """The (case, generator entry) pairs whose variants a model must write."""
+    return [(case, entry) for case in suite.cases if isinstance(case, AdversarialCase)
+            for entry in case.generators if get_generator(entry.generator).kind == "ai"]
+
+
 def ladder_levels(case: StressCase) -> tuple[list[Variant], list[Drop]]:
     entry = case.ladder
     generator = get_generator(entry.generator)
@@ -123,7 +138,7 @@ def ladder_levels(case: StressCase) -> tuple[list[Variant], list[Drop]]:
     return levels, drops
 
 
-def plan(suite: Suite) -> list[Track]:
+def plan(suite: Suite, ai_variants: AiVariants | None = None) -> list[Track]:
     tracks: list[Track] = []
     for case in suite.cases:
         timeout = suite.case_timeout(case)
@@ -132,7 +147,7 @@ def plan(suite: Suite) -> list[Track]:
                           f"baseline/{case.id}")
             tracks.append(Track("baseline", case.id, case.instruction, (group,)))
         elif isinstance(case, AdversarialCase):
-            variants, drops = generate_variants(case)
+            variants, drops = generate_variants(case, ai_variants)
             reference = Group("adversarial", "reference", case.id, REFERENCE_VARIANT, case.instruction, timeout, 1,
                               f"adversarial/{case.id}/{REFERENCE_VARIANT}")
             groups = [reference] + [

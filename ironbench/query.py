@@ -19,6 +19,7 @@ _VIEWS = {
     ),
     "decisions": "SELECT * FROM store.decisions",
     "variants": "SELECT * REPLACE (dropped::BOOLEAN AS dropped) FROM store.variants",
+    "rejections": "SELECT * FROM store.rejections",
     "events": "SELECT seq, event_id, run_id, stream, type, schema_version, timestamp_utc, payload FROM store.events",
 }
 
@@ -98,7 +99,15 @@ def run_sql(store_path: Path, sql: str, run_id: str | None = None, source: str =
         con.close()
 
 
+def looks_like_sql(text: str) -> bool:
+    return not text.endswith(".sql") and text.lstrip().split(" ", 1)[0].upper() in ("SELECT", "WITH", "FROM",
+                                                                                  "DESCRIBE", "SUMMARIZE")
+
+
 def run_query(store_path: Path, name: str, run_id: str | None = None) -> QueryResult:
+    """Run a query file (a path, or a name in ./queries or the shipped queries/), or inline SQL."""
+    if looks_like_sql(name):
+        return run_sql(store_path, name, run_id, source="inline SQL")
     path = resolve_query(name)
     try:
         sql = path.read_text(encoding="utf-8")

@@ -23,7 +23,7 @@ from ironbench.events import (
 )
 from ironbench.outcome import UNKNOWN, Outcome, parse_outcome
 from ironbench.keys import instruction_hash, invocation_key
-from ironbench.planner import Group, Track
+from ironbench.planner import AiVariants, Group, Track, ai_entries
 from ironbench.planner import plan as plan_tracks
 from ironbench.projections.readmodel import ReadModel
 from ironbench.projections.tree import OutputTree, group_of
@@ -43,6 +43,7 @@ DEBUG_DIR = Path("build") / ".ironclad_debug"
 
 
 class Reporter(Protocol):
+    def note(self, text: str) -> None: ...
     def started(self, run_id: str, cases: int, max_invocations: int, done: int) -> None: ...
     def invocation(self, case_id: str, run_index: int, completed: InvocationCompleted) -> None: ...
     def decision(self, case_id: str, decision: StopDecision, skipped_runs: int) -> None: ...
@@ -50,6 +51,7 @@ class Reporter(Protocol):
 
 
 class SilentReporter:
+    def note(self, text): pass
     def started(self, run_id, cases, max_invocations, done): pass
     def invocation(self, case_id, run_index, completed): pass
     def decision(self, case_id, decision, skipped_runs): pass
@@ -118,7 +120,7 @@ class Session:
     """One run's execution state: its store, projections, plan and per-group outcomes."""
 
     def __init__(self, paths: RunPaths, run_id: str, suite: Suite, target: TargetSpec,
-                 store: EventStore, tree: OutputTree, reporter: Reporter) -> None:
+                 store: EventStore, tree: OutputTree, reporter: Reporter, ai_variants: AiVariants | None = None) -> None:
         self.paths = paths
         self.run_id = run_id
         self.suite = suite
@@ -126,7 +128,7 @@ class Session:
         self.store = store
         self.tree = tree
         self.reporter = reporter
-        self.tracks = [_TrackState(track) for track in plan_tracks(suite)]
+        self.tracks = [_TrackState(track) for track in plan_tracks(suite, ai_variants)]
 
     @property
     def max_invocations(self) -> int:
@@ -162,6 +164,8 @@ class Session:
         for state in self.tracks:
             track = state.track
             for variant in track.variants:
+                if variant.metadata.get("source") == "ai":
+                    continue  # recorded, with its model and prompt, when it was generated
                 pending.append(Pending(f"{track.path}/{variant.variant_id}", VariantGenerated(
                     mode=track.mode, case_id=track.case_id, generator=variant.generator,
                     variant_id=variant.variant_id, instruction=variant.instruction,
@@ -363,26 +367,50 @@ def _executor(jobs: int) -> Executor:
     return ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="ironbench-invoke")
 
 
+def _generate_ai(suite: Suite, run_id: str, store: EventStore, tree: OutputTree, reporter: Reporter,
+                 max_failures: int | None) -> AiVariants:
+    if not ai_entries(suite):
+        return {}
+    from ironbench.ai_generation import generate_ai_variants
+
+    def append(pending: list[Pending]) -> None:
+        tree.apply(store.append(run_id, pending))
+
+    reporter.note(f"{run_id}: generating AI variants")
+    try:
+        return generate_ai_variants(suite, run_id, store, append, max_failures, reporter.note)
+    except BaseException as exc:
+        append([Pending(RUN_STREAM, RunAborted(reason=str(exc) or type(exc).__name__))])
+        tree.flush()
+        raise
+
+
 def start_run(suite: Suite, paths: RunPaths, target_override: str | None = None, jobs: int = 1,
               suite_path: str | None = None, reporter: Reporter | None = None,
-              executor_factory: Callable[[int], Executor] = _executor) -> str:
+              executor_factory: Callable[[int], Executor] = _executor, max_failures: int | None = None) -> str:
     """Start a new run of `suite`; returns its run id once every case is decided."""
     reporter = reporter or SilentReporter()
     target = resolve_target(target_override if target_override is not None else suite.target)
     preflight(target)  # before anything is written: a missing target is one clear error
+    if ai_entries(suite):
+        from ironbench.ai_generation import preflight_models
+
+        preflight_models(suite)  # likewise an unknown model id
     store = open_store(paths.store_path, [ReadModel()])
     with store:
         tree = OutputTree(store, paths.out_dir)
         tree.catch_up()
         run_id = new_run_id(store)
-        session = Session(paths, run_id, suite, target, store, tree, reporter)
         started = Pending(RUN_STREAM, RunStarted(
             suite_id=suite.suite_id, mode=suite.mode, suite=suite.to_dict(), suite_path=suite_path,
             target_argv=list(target.argv_template), ironclad_version=target_version(target),
             harness_version=__version__, python_version=sys.version.split()[0],
             platform=f"{platform.system()}-{platform.machine()}", jobs=jobs,
         ))
-        session.append([started, *session.planning_events()])
+        tree.apply(store.append(run_id, [started]))
+        ai_variants = _generate_ai(suite, run_id, store, tree, reporter, max_failures)
+        session = Session(paths, run_id, suite, target, store, tree, reporter, ai_variants)
+        session.append(session.planning_events())
         reporter.started(run_id, len(session.tracks), session.max_invocations, 0)
         with executor_factory(jobs) as executor:
             session.execute(executor)
@@ -390,7 +418,7 @@ def start_run(suite: Suite, paths: RunPaths, target_override: str | None = None,
 
 
 def resume_run(run_id: str, paths: RunPaths, jobs: int = 1, reporter: Reporter | None = None,
-               executor_factory: Callable[[int], Executor] = _executor) -> str:
+               executor_factory: Callable[[int], Executor] = _executor, max_failures: int | None = None) -> str:
     """Continue an interrupted run: completed invocations are kept, the rest run."""
     reporter = reporter or SilentReporter()
     store = open_store(paths.store_path, [ReadModel()], create=False)
@@ -407,7 +435,9 @@ def resume_run(run_id: str, paths: RunPaths, jobs: int = 1, reporter: Reporter |
         preflight(target)
         tree = OutputTree(store, paths.out_dir)
         tree.catch_up()
-        session = Session(paths, run_id, suite, target, store, tree, reporter)
+        ai_variants = _generate_ai(suite, run_id, store, tree, reporter, max_failures)
+        session = Session(paths, run_id, suite, target, store, tree, reporter, ai_variants)
+        session.append(session.planning_events())
         session.restore(events)
         reporter.started(run_id, len(session.tracks), session.max_invocations, session.done_invocations)
         with executor_factory(jobs) as executor:

@@ -39,7 +39,7 @@ class _GeneratorEntry(BaseModel):
         from ironbench.generators import get_generator, registered_generators
 
         found = get_generator(self.generator)
-        if found is None or found.kind != self._kind:
+        if found is None or (found.kind != self._kind and not (self._kind == "variant" and found.is_variant)):
             known = ", ".join(registered_generators(self._kind))
             raise ValueError(f"unknown generator {self.generator!r} (known: {known})")
         extras = {k: v for k, v in (self.model_extra or {}).items()}
@@ -88,6 +88,14 @@ class BaselineCase(_Case):
 class AdversarialCase(_Case):
     mode: Literal["adversarial"] = "adversarial"
     generators: Annotated[list[GeneratorEntry], Field(min_length=1)]
+
+    @model_validator(mode="after")
+    def _unique_generators(self):
+        names = [g.generator for g in self.generators]
+        for index, name in enumerate(names):
+            if name in names[:index]:
+                raise ValueError(f"generators[{index}]: generator {name!r} listed twice")
+        return self
 
 
 class StressCase(_Case):

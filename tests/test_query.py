@@ -75,3 +75,9 @@ def test_formats(two_runs):
     assert csv_lines[0].startswith("run_id,suite_id,case_id") and len(csv_lines) == 3
     table = format_result(result, "table")
     assert "(2 rows)" in table
+
+
+def test_inline_sql(two_runs):
+    paths, first, _ = two_runs
+    result = run_query(paths.store_path, "SELECT count(*) AS n FROM invocations", run_id=first)
+    assert result.columns == ["n"] and result.rows == [(7,)]

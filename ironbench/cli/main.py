@@ -26,6 +26,8 @@ OutOption = Annotated[Path, typer.Option(
 StoreOption = Annotated[Optional[Path], typer.Option(
     "--store", envvar="IRONBENCH_STORE", help="SQLite event store [default: OUT/ironbench.db].")]
 JobsOption = Annotated[int, typer.Option("--jobs", "-j", min=1, help="Cases invoked in parallel.")]
+MaxFailuresOption = Annotated[Optional[int], typer.Option(
+    "--max-failures", min=1, help="Stop the run after this many rejected AI outputs (resume continues it).")]
 DEFAULT_OUT = Path("outputs")
 
 
@@ -65,6 +67,7 @@ def run(
     out: OutOption = DEFAULT_OUT,
     store: StoreOption = None,
     jobs: JobsOption = 1,
+    max_failures: MaxFailuresOption = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
 ) -> None:
     """Run a suite against its target; prints the run id."""
@@ -73,7 +76,7 @@ def run(
 
     loaded = load_suite(suite)
     reporter = _reporter(quiet)
-    run_id = start_run(loaded, _paths(out, store), target, jobs, str(suite), reporter)
+    run_id = start_run(loaded, _paths(out, store), target, jobs, str(suite), reporter, max_failures=max_failures)
     typer.echo(run_id)
 
 
@@ -83,13 +86,14 @@ def resume(
     out: OutOption = DEFAULT_OUT,
     store: StoreOption = None,
     jobs: JobsOption = 1,
+    max_failures: MaxFailuresOption = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
 ) -> None:
     """Continue an interrupted run: nothing completed is lost or repeated."""
     from ironbench.runner import resume_run
 
     reporter = _reporter(quiet)
-    status = resume_run(run_id, _paths(out, store), jobs, reporter)
+    status = resume_run(run_id, _paths(out, store), jobs, reporter, max_failures=max_failures)
     typer.echo(f"{run_id} {status}")
 
 
@@ -144,13 +148,14 @@ def project(
 
 @app.command()
 def query(
-    name: Annotated[str, typer.Argument(help="A .sql file path, or a name in queries/ (e.g. failure_breakdown.sql).")],
+    name: Annotated[str, typer.Argument(
+        help="A .sql file path, a name in queries/ (e.g. failure_breakdown.sql), or inline SQL (SELECT ...).")],
     run_id: Annotated[Optional[str], typer.Option("--run", help="Restrict every view to this run.")] = None,
     format: Annotated[TableFormat, typer.Option("--format", "-f")] = TableFormat.table,
     out: OutOption = DEFAULT_OUT,
     store: StoreOption = None,
 ) -> None:
-    """Run a SQL query in DuckDB over the store (read-only). Views: runs, invocations, decisions, variants, events."""
+    """Run a SQL query in DuckDB over the store (read-only). Views: runs, invocations, decisions, variants, rejections, events."""
     from ironbench.query import format_result, run_query
 
     typer.echo(format_result(run_query(_paths(out, store).store_path, name, run_id), format.value))

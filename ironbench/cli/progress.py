@@ -13,7 +13,7 @@ class ProgressReporter:
             TextColumn("[bold]{task.description}"),
             BarColumn(),
             MofNCompleteColumn(),
-            TextColumn("cases {task.fields[decided]}/{task.fields[cases]}"),
+            TextColumn("decisions {task.fields[decided]}"),
             TextColumn("[green]✓ {task.fields[successes]}"),
             TimeElapsedColumn(),
             TextColumn("eta"),
@@ -22,6 +22,9 @@ class ProgressReporter:
             transient=False,
         )
         self.task = None
+
+    def note(self, text):
+        self.console.print(text, highlight=False)
 
     def started(self, run_id, cases, max_invocations, done):
         self.progress.start()
@@ -44,4 +47,6 @@ class ProgressReporter:
 
     def finished(self, run_id, status):
         if self.task is not None:
+            if status == "finished":  # early stops leave the planned total unreached
+                self.progress.update(self.task, total=self.progress.tasks[self.task].completed)
             self.progress.stop()

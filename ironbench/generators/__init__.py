@@ -3,4 +3,4 @@
 from ironbench.generators.registry import (  # noqa: F401  (registers the built-ins)
     get_generator, register_generator, registered_generators,
 )
-from ironbench.generators import deterministic, stress  # noqa: F401,E402
+from ironbench.generators import ai, deterministic, stress  # noqa: F401,E402

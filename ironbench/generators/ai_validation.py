@@ -26,6 +26,8 @@ META_PATTERNS = (
     r"^\s*(sure|certainly|of course|okay|ok)\b", r"\bhere('s| is| are)\b", r"\brewritten\b", r"\brephrased\b",
     r"\brewrite\b", r"\binstruction\b", r"\bas an ai\b", r"^\s*note\s*:", r"\bi (have|will|would|can)\b",
     r"\boriginal (task|text|sentence)\b", r"\bthe task (is|asks)\b",
+    # advice to the reader instead of an instruction, and code spans, are commentary too
+    r"\byou (can|could|should|may|might|will) (use|try|simply|just|call|do)\b", r"`[^`]+`",
 )
 FOCUS_SHIFT_BANNED = ("evict", "eviction", "lru", "ttl", "expire", "expiry", "concurrent", "concurrency",
                       "thread", "threads", "thread-safe", "async", "asynchronous", "parallel", "lock",

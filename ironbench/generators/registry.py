@@ -21,27 +21,36 @@ class GeneratorParams(BaseModel):
 @dataclass(frozen=True)
 class Generator:
     name: str
-    kind: Literal["variant", "ladder"]
+    kind: Literal["variant", "ladder", "ai"]
     params: type[GeneratorParams]
-    # variant: (base, params, rng) -> candidate or None;  ladder: (base, params, rng) -> [level texts]
+    # variant: (base, params, rng) -> candidate or None;  ladder: (base, params, rng) -> [level texts];
+    # ai: (base, params, slot) -> (prompt, metadata), the model's answer judged by `rules`.
     function: Callable[..., Any]
     description: str = ""
+    rules: tuple = ()
+
+    @property
+    def is_variant(self) -> bool:
+        return self.kind in ("variant", "ai")
 
 
 _REGISTRY: dict[str, Generator] = {}
 
 
-def register_generator(name: str, kind: Literal["variant", "ladder"], params: type[GeneratorParams],
-                       description: str = ""):
+def register_generator(name: str, kind: Literal["variant", "ladder", "ai"], params: type[GeneratorParams],
+                       description: str = "", rules: tuple = ()):
     """Decorator: make `name` usable from suite YAML (adversarial `generators:` or stress `ladder:`)."""
     def decorate(function):
-        _REGISTRY[name] = Generator(name, kind, params, function, description)
+        _REGISTRY[name] = Generator(name, kind, params, function, description, tuple(rules))
         return function
     return decorate
 
 
 def registered_generators(kind: str | None = None) -> list[str]:
-    return sorted(n for n, g in _REGISTRY.items() if kind is None or g.kind == kind)
+    """Names by kind; "variant" lists everything an adversarial case can use (AI included)."""
+    def matches(generator: Generator) -> bool:
+        return kind is None or generator.kind == kind or (kind == "variant" and generator.is_variant)
+    return sorted(n for n, g in _REGISTRY.items() if matches(g))
 
 
 def get_generator(name: str) -> Generator | None:

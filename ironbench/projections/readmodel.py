@@ -4,16 +4,17 @@ Applied inside the append transaction, with its position, so the tables never
 disagree with the log they come from.
 """
 
+import json
 import sqlite3
 from collections.abc import Sequence
 
 from ironbench.events import (
-    DecisionTaken, InvocationCompleted, RecordedEvent, RunAborted, RunFinished, RunStarted, VariantDropped,
+    AiOutputRejected, DecisionTaken, InvocationCompleted, RecordedEvent, RunAborted, RunFinished, RunStarted, VariantDropped,
     VariantGenerated,
 )
 from ironbench.keys import instruction_hash
 
-READ_MODEL_TABLES = ("invocations", "decisions", "variants", "runs")
+READ_MODEL_TABLES = ("invocations", "decisions", "variants", "rejections", "runs")
 
 _INSERT_INVOCATION = (
     "INSERT OR REPLACE INTO invocations(invocation_key, run_id, suite_id, mode, case_id, variant_id, "
@@ -72,6 +73,15 @@ class ReadModel:
                     event.wilson_low, event.wilson_high, event.chance_agreement, recorded.timestamp_utc,
                     event.group, event.generator, event.level, event.mode, event.reference_source,
                 ))
+            elif isinstance(event, AiOutputRejected):
+                suite_id, _ = self._suite_and_mode(conn, recorded.run_id)
+                conn.execute(
+                    "INSERT OR REPLACE INTO rejections(seq, run_id, suite_id, case_id, generator, variant_id, attempt, "
+                    "model, ai_output, failure_reasons, reason_count, timestamp_utc) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                    (recorded.seq, recorded.run_id, suite_id, event.case_id, event.generator, event.variant_id,
+                     event.attempt, event.model, event.ai_output, json.dumps(event.failure_reasons),
+                     len(event.failure_reasons), recorded.timestamp_utc),
+                )
             elif isinstance(event, (VariantGenerated, VariantDropped)):
                 suite_id, _ = self._suite_and_mode(conn, recorded.run_id)
                 dropped = isinstance(event, VariantDropped)

@@ -14,7 +14,7 @@ from pathlib import Path
 from ironbench.aggregate import aggregate, summary
 from ironbench.errors import StoreError
 from ironbench.events import (
-    DecisionTaken, InvocationCompleted, RecordedEvent, RunAborted, RunFinished, RunStarted,
+    AiOutputRejected, DecisionTaken, InvocationCompleted, RecordedEvent, RunAborted, RunFinished, RunStarted,
 )
 from ironbench.store.eventstore import EventStore
 
@@ -41,6 +41,7 @@ class _RunState:
     status: dict = field(default_factory=dict)
     groups: dict[str, list[InvocationCompleted]] = field(default_factory=dict)
     decisions: dict[str, DecisionTaken] = field(default_factory=dict)
+    rejections: dict[str, list[tuple[str, AiOutputRejected]]] = field(default_factory=dict)
 
 
 class OutputTree:
@@ -78,6 +79,9 @@ class OutputTree:
             group = group_of(recorded)
             state.groups.setdefault(group, []).append(event)
             return group
+        if isinstance(event, AiOutputRejected):
+            state.rejections.setdefault(recorded.stream, []).append((recorded.timestamp_utc, event))
+            return None
         if isinstance(event, DecisionTaken):
             group = event.group or f"baseline/{event.case_id}"
             state.decisions[group] = event
@@ -110,6 +114,8 @@ class OutputTree:
         group = self._fold(state, recorded)
         if isinstance(event, InvocationCompleted):
             self._write_invocation(state, recorded, event)
+        if isinstance(event, AiOutputRejected):
+            self._write_ai_failure(state, recorded.stream)
         if group is not None:
             self._write_aggregate(state, group)
         if isinstance(event, (RunFinished, RunAborted)):
@@ -145,6 +151,29 @@ class OutputTree:
         _write(folder / "summary.json", _json(record))
         _write(folder / "instruction.txt", event.instruction)
         _write(folder / "debug_ref.txt", event.debug_path + "\n")
+
+    def _write_ai_failure(self, state: _RunState, slot: str) -> None:
+        """ai_generation_failure.json: the spec's fields for the latest rejection of
+        this variant slot, and every rejected attempt under `rejections`."""
+        history = state.rejections[slot]
+        timestamp, latest = history[-1]
+        data = {
+            "generator": latest.generator,
+            "attempt": latest.attempt,
+            "base_instruction": latest.base_instruction,
+            "ai_output": latest.ai_output,
+            "failure_reasons": latest.failure_reasons,
+            "timestamp_utc": timestamp,
+            "model": latest.model,
+            "options": latest.options,
+            "prompt": latest.prompt,
+            "rejections": [
+                {"attempt": e.attempt, "ai_output": e.ai_output, "failure_reasons": e.failure_reasons,
+                 "timestamp_utc": t}
+                for t, e in history
+            ],
+        }
+        _write(self.run_dir(state.started.run_id) / slot / "ai_generation_failure.json", _json(data))
 
     def _write_aggregate(self, state: _RunState, group: str) -> None:
         runs = sorted(state.groups[group], key=lambda e: e.run_index)

@@ -116,3 +116,34 @@ class ProjectionPosition(SQLModel, table=True):
 
     name: str = Field(primary_key=True)
     last_seq: int
+
+
+class RejectionRow(SQLModel, table=True):
+    __tablename__ = "rejections"
+
+    seq: int = Field(primary_key=True)
+    run_id: str = Field(index=True)
+    suite_id: str
+    case_id: str
+    generator: str
+    variant_id: str
+    attempt: int
+    model: str
+    ai_output: str
+    failure_reasons: str  # JSON list
+    reason_count: int
+    timestamp_utc: str
+
+
+class ModelCall(SQLModel, table=True):
+    __tablename__ = "model_calls"
+
+    key: str = Field(primary_key=True)
+    model: str
+    prompt: str
+    system: Optional[str] = None
+    options: str
+    attempt: int
+    response: str
+    duration_ms: int
+    created_utc: str

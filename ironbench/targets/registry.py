@@ -48,6 +48,7 @@ DEFAULT_TARGET = "ironclad"
 
 register_target("ironclad", lambda: [sys.executable, "-m", "ironclad_ai_guardrails.ironclad", PLACEHOLDER])
 register_target("fixture", lambda: [sys.executable, "-m", "ironbench.targets.fixture_ironclad", PLACEHOLDER])
+register_target("forge", lambda: [sys.executable, "-m", "ironbench.targets.forge", PLACEHOLDER])
 
 
 def resolve_target(spec: str | list[str] | None) -> TargetSpec:

@@ -28,6 +28,7 @@ def test_a_faithful_rewrite_passes():
     ("Here is the rewritten instruction: " + BASE, "meta-commentary"),
     ("Sure! " + BASE, "meta-commentary"),
     ('"' + BASE + '"', "meta-commentary"),
+    ("Instead of a class, you can use the `dict` type with get, set and a maximum size.", "meta-commentary"),
 ])
 def test_each_rule_rejects_what_the_spec_rejects(output, reason):
     reasons = validate_rewrite(BASE, output)

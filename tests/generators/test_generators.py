@@ -135,7 +135,8 @@ def test_shipped_phrases_and_synonyms_respect_the_contract():
 
 
 @settings(max_examples=30)
-@given(base=st.sampled_from(BASES), seed=seeds, name=st.sampled_from(registered_generators("variant")))
+@given(base=st.sampled_from(BASES), seed=seeds,
+       name=st.sampled_from([n for n in registered_generators("variant") if get_generator(n).kind == "variant"]))
 def test_same_inputs_same_variant(base, seed, name):
     assert run(name, base, seed) == run(name, base, seed)
 

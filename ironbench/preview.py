@@ -20,13 +20,24 @@ class PreviewItem:
 
 
 def preview(suite: Suite) -> list[PreviewItem]:
+    from ironbench.generators import get_generator
+    from ironbench.planner import ai_entries
+
     items: list[PreviewItem] = []
+    ai_by_case: dict[str, list[PreviewItem]] = {}
+    for case, entry in ai_entries(suite):
+        prompt, style = get_generator(entry.generator).function(case.instruction, entry.params, 1)
+        ai_by_case.setdefault(case.id, []).append(PreviewItem(
+            "adversarial", case.id, entry.generator, None, case.instruction, case.instruction,
+            f"up to {entry.count} variant(s) written by model {entry.params.model!r} at run time; "
+            f"first prompt: {prompt.splitlines()[0]}"))
     for track in plan(suite):
         if track.mode == "baseline":
             items.append(PreviewItem("baseline", track.case_id, "-", "base", track.instruction, track.instruction))
         for variant in track.variants:
             items.append(PreviewItem(track.mode, track.case_id, variant.generator, variant.variant_id,
                                      variant.instruction, variant.base_instruction))
+        items += ai_by_case.get(track.case_id, [])
         for drop in track.drops:
             items.append(PreviewItem(track.mode, track.case_id, drop.generator, None, drop.candidate,
                                      track.instruction, f"dropped: {drop.reason}"))

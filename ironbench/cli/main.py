@@ -202,9 +202,12 @@ def variants(
         if item.case_id != current:
             current = item.case_id
             typer.echo(f"\n{item.mode}/{item.case_id}: {item.base_instruction}")
-        label = item.variant_id or "DROPPED"
+        label = item.variant_id or ("AI" if item.note.startswith("up to") else "DROPPED")
         if item.generator == "-":
             typer.echo("  (baseline: no variants)")
+            continue
+        if label == "AI":
+            typer.echo(f"  {item.generator}: {item.note}")
             continue
         typer.echo(f"  {item.generator}/{label.split('/')[-1]}: {word_diff(item.base_instruction, item.instruction)}")
         if item.note:

@@ -1,0 +1,88 @@
+"""forge, the built-in reference target: its contract, with a scripted model in-process
+and once for real on the embedded model."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from ironbench.outcome import parse_outcome
+from ironbench.targets import forge
+
+ADD = {"filename": "add.py", "code": "def add(a, b):\n    return a + b\n",
+       "test": "from add import add\n\ndef test_add():\n    assert add(1, 2) == 3\n"}
+BROKEN = {**ADD, "code": "def add(a, b):\n    return a - b\n"}
+
+
+def test_parse_candidate_finds_the_json_object():
+    assert forge.parse_candidate("Sure:\n" + json.dumps(ADD) + "\nDone") == ADD
+    assert forge.parse_candidate('{"filename": "x.py"} then ' + json.dumps(ADD)) == ADD
+    assert forge.parse_candidate("def add(a, b): return a + b") is None
+    assert forge.parse_candidate('{"filename": "x.py", "code": "", "test": "t"}') is None
+
+
+def test_module_names_are_importable():
+    assert forge.module_name("my-module.py") == "my_module"
+    assert forge.module_name("1st.py") == "m_1st"
+    assert forge.module_name("../../etc/passwd") == "passwd"
+
+
+@pytest.fixture
+def run_forge(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("IRONCLAD_DEBUG", "1")
+
+    def run(answers: list[str], repair_enabled: bool = True):
+        monkeypatch.setenv("IRONBENCH_REPAIR_ENABLED", "1" if repair_enabled else "0")
+        replies = iter(answers)
+        monkeypatch.setattr(forge, "Model", lambda: (lambda prompt: next(replies)))
+        code = forge.main(["Write a Python function that adds two numbers."])
+        return code, capsys.readouterr().out
+    return run
+
+
+def test_success_saves_the_brick(run_forge, tmp_path):
+    code, out = run_forge([json.dumps(ADD)])
+    assert code == 0 and parse_outcome(code, out).signature() == (True, None, 1, 0)
+    assert (tmp_path / "verified_bricks" / "add.py").read_text() == ADD["code"]
+    assert (tmp_path / "build" / ".ironclad_debug" / "generate.txt").exists()
+    assert (tmp_path / "build" / ".ironclad_debug" / "validate_add_attempt1.txt").exists()
+
+
+def test_repair_then_success(run_forge):
+    code, out = run_forge([json.dumps(BROKEN), json.dumps(ADD)])
+    assert "[+] Verified after 1 repairs." in out
+    assert parse_outcome(code, out).signature() == (True, None, 2, 1)
+
+
+def test_invalid_generation_is_incinerated(run_forge, tmp_path):
+    code, out = run_forge(["def add(a, b): return a + b"])
+    assert parse_outcome(code, out).signature() == (False, "generation", 0, 0)
+    assert "not valid JSON" in (tmp_path / "build" / ".ironclad_debug" / "generate.txt").read_text()
+
+
+def test_invalid_repair_aborts(run_forge):
+    code, out = run_forge([json.dumps(BROKEN), "no json here"])
+    assert parse_outcome(code, out).signature() == (False, "repair", 2, 1)
+
+
+def test_three_failed_repairs_are_final(run_forge):
+    code, out = run_forge([json.dumps(BROKEN)] * 4)
+    assert parse_outcome(code, out).signature() == (False, "validation", 4, 3)
+
+
+def test_no_repair_when_repair_is_disabled(run_forge):
+    code, out = run_forge([json.dumps(BROKEN)], repair_enabled=False)
+    assert parse_outcome(code, out).signature() == (False, "validation", 1, 0)
+
+
+def test_forge_on_the_embedded_model_honours_the_contract(tmp_path):
+    result = subprocess.run([sys.executable, "-m", "ironbench.targets.forge",
+                             "Write a Python function that returns the larger of two numbers."],
+                            cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                            env={**__import__("os").environ, "IRONCLAD_DEBUG": "1", "IRONBENCH_FORGE_SEED": "3"})
+    outcome = parse_outcome(result.returncode, result.stdout)
+    assert outcome.failure_stage != "unknown", result.stdout + result.stderr
+    assert (tmp_path / "build" / ".ironclad_debug" / "generate.txt").exists()
+    assert outcome.success == (tmp_path / "verified_bricks").is_dir()

@@ -1,0 +1,132 @@
+"""Model access, the call cache and AI generation: a scripted llm plugin for exact
+behaviour, and a few short calls to the real embedded model."""
+
+import json
+import sqlite3
+
+import llm
+import pytest
+
+from ironbench.ai_generation import MaxFailuresReached
+from ironbench.events import AiOutputRejected, InvocationStarted, VariantGenerated
+from ironbench.models import EMBEDDED_MODEL, ModelClient, ModelError
+from ironbench.runner import resume_run, start_run
+from ironbench.store import open_store
+from ironbench.suite import parse_suite
+from tests.conftest import SCRIPTED_TARGET
+from tests.fixtures import llm_scripted
+
+BASE = "Write a Python function that reverses the order of words in a sentence."
+GOOD = "Create a Python function that reverses the word order of a sentence."
+
+
+@pytest.fixture
+def scripted_model():
+    if not llm.plugins.pm.is_registered(llm_scripted):
+        llm.plugins.pm.register(llm_scripted, name="ironbench-tests-scripted")
+    llm_scripted.ScriptedRewriter.answers = []
+    llm_scripted.ScriptedRewriter.calls = []
+    yield llm_scripted.ScriptedRewriter
+
+
+def ai_suite(model, count=1, max_attempts=3, generator="ai_rewrite"):
+    return parse_suite({"suite_id": "ai", "mode": "adversarial", "target": SCRIPTED_TARGET, "cases": [
+        {"id": "c", "instruction": BASE, "generators": [
+            {"generator": generator, "count": count, "seed": 7, "model": model, "max_attempts": max_attempts}]},
+    ]}, "ai.yaml")
+
+
+def events(paths, run_id, kind):
+    with open_store(paths.store_path) as store:
+        return [e for e in store.read(run_id) if isinstance(e.event, kind)]
+
+
+def test_rejections_are_events_rows_and_files_then_a_good_answer_is_accepted(paths, script, scripted_model):
+    script({"c": ["success"]})
+    scripted_model.answers = ["", "Sure! Here is the rewrite: " + BASE, BASE + " Also add tests.", GOOD]
+    run_id = start_run(ai_suite("scripted-rewriter", max_attempts=4), paths)
+    rejected = [e.event for e in events(paths, run_id, AiOutputRejected)]
+    assert [r.attempt for r in rejected] == [1, 2, 3]
+    assert rejected[0].failure_reasons == ["empty output"]
+    assert any("meta-commentary" in reason for reason in rejected[1].failure_reasons)
+    assert any("forbidden token 'tests'" in reason for reason in rejected[2].failure_reasons)
+    accepted = [e.event for e in events(paths, run_id, VariantGenerated)]
+    assert [v.instruction for v in accepted] == [GOOD]
+    metadata = accepted[0].metadata
+    assert metadata["model"] == "scripted-rewriter" and metadata["options"]["seed"] == accepted[0].seed
+    assert "Preserve the task exactly. Change wording only." in metadata["prompt"]
+    # three distinct attempts, three distinct seeds: nothing collapsed
+    assert len({c["seed"] for c in scripted_model.calls}) == 4
+    failure = json.loads((paths.out_dir / run_id / "adversarial" / "c" / "ai_rewrite" / "variant_0001" /
+                          "ai_generation_failure.json").read_text())
+    assert {"generator", "attempt", "base_instruction", "ai_output", "failure_reasons", "timestamp_utc"} <= set(failure)
+    assert failure["attempt"] == 3 and len(failure["rejections"]) == 3
+    with sqlite3.connect(paths.store_path) as conn:
+        assert conn.execute("SELECT count(*) FROM rejections WHERE run_id=?", (run_id,)).fetchone()[0] == 3
+    # the prompt is metadata only: the target saw the variant, never the prompt
+    instructions = [e.event.instruction for e in events(paths, run_id, InvocationStarted)]
+    assert GOOD in instructions and not any("Preserve the task" in i for i in instructions)
+
+
+def test_acceptance_rules_per_generator(paths, script, scripted_model):
+    script({"c": ["success"]})
+    scripted_model.answers = [BASE.replace("Python function", "thread-safe Python function"),
+                              BASE.replace("reverses", "clearly reverses")]
+    run_id = start_run(ai_suite("scripted-rewriter", generator="ai_rephrase_with_focus_shift"), paths)
+    rejected = [e.event for e in events(paths, run_id, AiOutputRejected)]
+    assert rejected[0].failure_reasons == ["focus shift introduces 'thread-safe'"]
+    assert [v.event.instruction for v in events(paths, run_id, VariantGenerated)] == [
+        BASE.replace("reverses", "clearly reverses")]
+
+
+def test_max_failures_stops_the_run_and_resume_pays_nothing_twice(paths, script, scripted_model):
+    script({"c": ["success"]})
+    scripted_model.answers = ["", ""]
+    with pytest.raises(MaxFailuresReached, match="2 AI outputs rejected"):
+        start_run(ai_suite("scripted-rewriter", count=2, max_attempts=3), paths, max_failures=2)
+    with open_store(paths.store_path) as store:
+        run_id = store.run_ids()[0]
+    calls_before = len(scripted_model.calls)
+    scripted_model.answers = [GOOD, BASE.replace("sentence", "given sentence")]
+    assert resume_run(run_id, paths) == "finished"
+    # the two rejected attempts came from the cache; only new attempts called the model
+    assert len(scripted_model.calls) == calls_before + 2
+    assert len(events(paths, run_id, AiOutputRejected)) == 2
+    assert len(events(paths, run_id, VariantGenerated)) == 2
+
+
+def test_unknown_model_is_a_clear_error_before_anything_is_written(paths):
+    with pytest.raises(ModelError, match="unknown model id 'no-such-model' \\(installed llm models: .*ironbench-smollm2"):
+        start_run(ai_suite("no-such-model"), paths)
+    assert not paths.out_dir.exists()
+
+
+def test_embedded_model_answers_reproducibly_and_is_cached(tmp_path):
+    with open_store(tmp_path / "s.db") as store:
+        client = ModelClient(EMBEDDED_MODEL, store.conn)
+        options = {"temperature": 0.7, "seed": 11, "max_tokens": 24}
+        first = client.complete("Say hello in three words.", options, attempt=1)
+        assert first.text.strip() and not first.cached
+        assert first.options_applied == options
+        again = client.complete("Say hello in three words.", options, attempt=1)
+        assert again.cached and again.text == first.text
+        fresh = ModelClient(EMBEDDED_MODEL)  # no cache: the model itself, same seed
+        assert fresh.complete("Say hello in three words.", options, attempt=1).text == first.text
+        other = client.complete("Say hello in three words.", options, attempt=2)
+        assert not other.cached  # another attempt is another call
+        rows = store.conn.execute("SELECT count(*) FROM model_calls").fetchone()[0]
+    assert rows == 2
+
+
+def test_ai_generation_on_the_embedded_model_end_to_end(paths, script):
+    script({"c": ["success"]})
+    run_id = start_run(ai_suite(EMBEDDED_MODEL, count=1, max_attempts=2), paths)
+    accepted = [e.event for e in events(paths, run_id, VariantGenerated)]
+    rejected = [e.event for e in events(paths, run_id, AiOutputRejected)]
+    assert len(accepted) + len(rejected) >= 1 and len(accepted) <= 1
+    for variant in accepted:
+        assert variant.metadata["model"] == EMBEDDED_MODEL and variant.metadata["options_applied"]["seed"]
+    for rejection in rejected:
+        assert rejection.failure_reasons
+        slot = paths.out_dir / run_id / "adversarial" / "c" / "ai_rewrite" / rejection.variant_id.split("/")[1]
+        assert (slot / "ai_generation_failure.json").exists()

@@ -3,7 +3,7 @@
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from ironbench.errors import RunNotFound
+from ironbench.errors import IronbenchError, RunNotFound
 from ironbench.query import connect
 from ironbench.stats import stratified_exact_test, wilson_interval
 
@@ -62,9 +62,26 @@ class Comparison:
         return asdict(self)
 
 
-def _sides(con, run_id: str) -> dict[tuple[str, str], Side]:
+_PER_SCENARIO = """
+SELECT s.engine, s.scenario, count(*) AS n,
+       count(*) FILTER (WHERE NOT s.violated::BOOLEAN) AS successes,
+       0.0, 0.0, quantile_cont(t.duration_ms, 0.95)
+FROM store.turn_scores s
+JOIN store.turns t USING (run_id, engine, scenario, turn)
+WHERE s.run_id = ? AND s.scorer = ?
+GROUP BY 1, 2
+"""
+
+
+def _sides(con, run_id: str, gauntlet_scorer: str | None = None) -> dict[tuple[str, str], Side]:
+    """Per case (or, for a gauntlet, per engine and scenario: a turn without a
+    violation counts as a success) the numbers each side of a comparison needs."""
     sides = {}
-    for case_id, variant_id, n, successes, attempts, repairs, p95 in con.execute(_PER_CASE, [run_id]).fetchall():
+    if gauntlet_scorer is None:
+        rows = con.execute(_PER_CASE, [run_id]).fetchall()
+    else:
+        rows = con.execute(_PER_SCENARIO, [run_id, gauntlet_scorer]).fetchall()
+    for case_id, variant_id, n, successes, attempts, repairs, p95 in rows:
         low, high = wilson_interval(successes, n)
         sides[(case_id, variant_id)] = Side(
             n, successes, successes / n if n else 0.0, low, high,
@@ -81,13 +98,23 @@ def _verdict(p_regression: float, p_improvement: float, alpha: float) -> str:
     return "no significant change"
 
 
-def compare_runs(store_path: Path, run_a: str, run_b: str, alpha: float = 0.05) -> Comparison:
+def compare_runs(store_path: Path, run_a: str, run_b: str, alpha: float = 0.05,
+                 scorer: str = "negation_aware") -> Comparison:
+    """For gauntlet runs, cases are (engine, scenario) and success is a turn that did not
+    assert the forbidden phrase by `scorer`; a regression is more violations in B."""
     con = connect(store_path)
     try:
+        modes = []
         for run_id in (run_a, run_b):
-            if not con.execute("SELECT count(*) FROM store.runs WHERE run_id = ?", [run_id]).fetchone()[0]:
+            row = con.execute("SELECT mode FROM store.runs WHERE run_id = ?", [run_id]).fetchone()
+            if row is None:
                 raise RunNotFound(f"run {run_id!r} not found in {store_path}")
-        sides_a, sides_b = _sides(con, run_a), _sides(con, run_b)
+            modes.append(row[0])
+        if (modes[0] == "gauntlet") != (modes[1] == "gauntlet"):
+            raise IronbenchError(f"cannot compare a gauntlet run with a {'non-' if modes[0] == 'gauntlet' else ''}"
+                                 "gauntlet run")
+        gauntlet_scorer = scorer if modes[0] == "gauntlet" else None
+        sides_a, sides_b = _sides(con, run_a, gauntlet_scorer), _sides(con, run_b, gauntlet_scorer)
     finally:
         con.close()
     cases: list[CaseComparison] = []

@@ -150,6 +150,52 @@ class AiOutputRejected(_Event):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ScenarioStarted(_Event):
+    event: ClassVar[Literal["scenario_started"]] = "scenario_started"
+    engine: str
+    scenario: str
+    domain: str
+    attempt: int
+    engine_spec: dict
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TurnAnswered(_Event):
+    event: ClassVar[Literal["turn_answered"]] = "turn_answered"
+    engine: str
+    scenario: str
+    domain: str
+    attempt: int
+    turn: int
+    prompt: str
+    answer: str
+    duration_ms: int
+    forbidden_phrase: str
+    metadata: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TurnScored(_Event):
+    event: ClassVar[Literal["turn_scored"]] = "turn_scored"
+    engine: str
+    scenario: str
+    domain: str
+    turn: int
+    scorer: str
+    violated: bool
+    detail: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ScenarioFinished(_Event):
+    event: ClassVar[Literal["scenario_finished"]] = "scenario_finished"
+    engine: str
+    scenario: str
+    attempt: int
+    turns: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RunFinished(_Event):
     event: ClassVar[Literal["run_finished"]] = "run_finished"
     invocations: int
@@ -164,7 +210,7 @@ class RunAborted(_Event):
 
 Event = Union[
     RunStarted, InvocationStarted, InvocationCompleted, DecisionTaken, VariantGenerated, VariantDropped,
-    AiOutputRejected, RunFinished, RunAborted,
+    AiOutputRejected, ScenarioStarted, TurnAnswered, TurnScored, ScenarioFinished, RunFinished, RunAborted,
 ]
 EVENT_TYPES: dict[str, type[_Event]] = {cls.event: cls for cls in Event.__args__}
 

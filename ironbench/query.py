@@ -20,6 +20,8 @@ _VIEWS = {
     "decisions": "SELECT * FROM store.decisions",
     "variants": "SELECT * REPLACE (dropped::BOOLEAN AS dropped) FROM store.variants",
     "rejections": "SELECT * FROM store.rejections",
+    "turns": "SELECT * FROM store.turns",
+    "turn_scores": "SELECT * REPLACE (violated::BOOLEAN AS violated) FROM store.turn_scores",
     "events": "SELECT seq, event_id, run_id, stream, type, schema_version, timestamp_utc, payload FROM store.events",
 }
 

@@ -390,6 +390,8 @@ def start_run(suite: Suite, paths: RunPaths, target_override: str | None = None,
               executor_factory: Callable[[int], Executor] = _executor, max_failures: int | None = None) -> str:
     """Start a new run of `suite`; returns its run id once every case is decided."""
     reporter = reporter or SilentReporter()
+    if suite.mode == "gauntlet":
+        return _start_gauntlet(suite, paths, suite_path, reporter)
     target = resolve_target(target_override if target_override is not None else suite.target)
     preflight(target)  # before anything is written: a missing target is one clear error
     if ai_entries(suite):
@@ -417,6 +419,46 @@ def start_run(suite: Suite, paths: RunPaths, target_override: str | None = None,
     return run_id
 
 
+def _start_gauntlet(suite: Suite, paths: RunPaths, suite_path: str | None, reporter: Reporter) -> str:
+    from ironbench.gauntlet.engines import preflight_engines
+
+    preflight_engines(suite.engines)  # unknown models, classes and commands: before anything is written
+    store = open_store(paths.store_path, [ReadModel()])
+    with store:
+        tree = OutputTree(store, paths.out_dir)
+        tree.catch_up()
+        run_id = new_run_id(store)
+        tree.apply(store.append(run_id, [Pending(RUN_STREAM, RunStarted(
+            suite_id=suite.suite_id, mode=suite.mode, suite=suite.to_dict(), suite_path=suite_path,
+            target_argv=[], ironclad_version="n/a", harness_version=__version__,
+            python_version=sys.version.split()[0], platform=f"{platform.system()}-{platform.machine()}",
+        ))]))
+        _gauntlet(suite, run_id, store, tree, reporter, [])
+    return run_id
+
+
+def _gauntlet(suite: Suite, run_id: str, store: EventStore, tree: OutputTree, reporter: Reporter,
+              history: list[RecordedEvent]) -> str:
+    from ironbench.gauntlet.runner import run_gauntlet
+
+    def append(pending: list[Pending]) -> list[RecordedEvent]:
+        recorded = store.append(run_id, pending)
+        tree.apply(recorded)
+        return recorded
+
+    try:
+        status = run_gauntlet(suite, run_id, append, reporter.note, history)
+    except BaseException as exc:
+        append([Pending(RUN_STREAM, RunAborted(reason="interrupted" if isinstance(exc, KeyboardInterrupt)
+                                               else str(exc)))])
+        tree.flush()
+        reporter.finished(run_id, "aborted")
+        raise
+    tree.flush()
+    reporter.finished(run_id, status)
+    return status
+
+
 def resume_run(run_id: str, paths: RunPaths, jobs: int = 1, reporter: Reporter | None = None,
                executor_factory: Callable[[int], Executor] = _executor, max_failures: int | None = None) -> str:
     """Continue an interrupted run: completed invocations are kept, the rest run."""
@@ -431,6 +473,10 @@ def resume_run(run_id: str, paths: RunPaths, jobs: int = 1, reporter: Reporter |
             reporter.finished(run_id, "already finished")
             return "already finished"
         suite = Suite.from_dict(started.suite)
+        if suite.mode == "gauntlet":
+            tree = OutputTree(store, paths.out_dir)
+            tree.catch_up()
+            return _gauntlet(suite, run_id, store, tree, reporter, events)
         target = TargetSpec("recorded", tuple(started.target_argv))
         preflight(target)
         tree = OutputTree(store, paths.out_dir)

@@ -31,6 +31,16 @@ GROUP BY 1, 2 ORDER BY 1, 2
 """
 
 
+_GAUNTLET = """
+SELECT s.engine, s.scenario, any_value(s.domain) AS domain, count(DISTINCT s.turn) AS turns,
+       count(*) FILTER (WHERE s.scorer = 'literal' AND s.violated::BOOLEAN) AS literal_violations,
+       count(*) FILTER (WHERE s.scorer = 'negation_aware' AND s.violated::BOOLEAN) AS negation_aware_violations
+FROM store.turn_scores s
+WHERE s.run_id = ?
+GROUP BY 1, 2 ORDER BY 2, 1
+"""
+
+
 def list_runs(store_path: Path) -> QueryResult:
     con = connect(store_path)
     try:
@@ -48,7 +58,7 @@ def show_run(store_path: Path, run_id: str) -> tuple[dict, QueryResult]:
         if row is None:
             raise RunNotFound(f"run {run_id!r} not found in {store_path}")
         header = dict(zip([d[0] for d in cursor.description], row))
-        cursor = con.execute(_CASES, [run_id])
+        cursor = con.execute(_GAUNTLET if header["mode"] == "gauntlet" else _CASES, [run_id])
         return header, QueryResult([d[0] for d in cursor.description], cursor.fetchall())
     finally:
         con.close()

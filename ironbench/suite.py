@@ -14,6 +14,7 @@ from ironbench.errors import SuiteError
 MAX_BASELINE_RUNS = 10
 MAX_VARIANTS = 10
 MODES = ("baseline", "adversarial", "stress")
+ENGINE_TYPES = ("llm", "guarded", "python", "command")
 
 PositiveInt = Annotated[int, Field(strict=True, gt=0)]
 Identifier = Annotated[str, Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")]
@@ -106,15 +107,81 @@ class StressCase(_Case):
 Case = Annotated[Union[BaselineCase, AdversarialCase, StressCase], Field(discriminator="mode")]
 
 
+# -- gauntlet -------------------------------------------------------------------------
+
+class _Engine(_Strict):
+    name: Identifier
+
+
+class LlmEngineSpec(_Engine):
+    """Any model an installed llm plugin provides; context kept within a scenario."""
+
+    type: Literal["llm"]
+    model: str = "ironbench-smollm2"
+    system: str | None = None
+    options: dict[str, float | int | str | bool] = {}
+
+
+class GuardedEngineSpec(_Engine):
+    """The built-in guard: any model behind self-consistency and a factual system prompt."""
+
+    type: Literal["guarded"]
+    model: str = "ironbench-smollm2"
+    candidates: Annotated[int, Field(strict=True, ge=1, le=9)] = 3
+    options: dict[str, float | int | str | bool] = {}
+
+
+class PythonEngineSpec(_Engine):
+    """An existing wrapper: `module:Class` with reset() and answer(text) -> str."""
+
+    type: Literal["python"]
+    target: str
+    kwargs: dict = {}
+
+    @field_validator("target")
+    @classmethod
+    def _module_colon_class(cls, value: str) -> str:
+        import re
+
+        if not re.fullmatch(r"[A-Za-z_][\w.]*:[A-Za-z_]\w*", value):
+            raise ValueError(f"{value!r} is not module:Class")
+        return value
+
+
+class CommandEngineSpec(_Engine):
+    """A wrapper in any language: a subprocess speaking JSON lines (reset / answer)."""
+
+    type: Literal["command"]
+    command: str | Annotated[list[str], Field(min_length=1)]
+
+
+EngineSpec = Annotated[Union[LlmEngineSpec, GuardedEngineSpec, PythonEngineSpec, CommandEngineSpec],
+                       Field(discriminator="type")]
+
+
+class Scenario(_Strict):
+    name: Identifier
+    domain: Annotated[str, Field(min_length=1)]
+    question: Annotated[str, Field(min_length=1)]
+    forbidden_phrase: Annotated[str, Field(min_length=1)]
+    follow_ups: Annotated[list[Annotated[str, Field(min_length=1)]], Field(min_length=1)]
+
+    @property
+    def prompts(self) -> list[str]:
+        return [self.question, *self.follow_ups]
+
+
 class Suite(_Strict):
     suite_id: Identifier
-    mode: Literal["baseline", "adversarial", "stress", "mixed"]
+    mode: Literal["baseline", "adversarial", "stress", "mixed", "gauntlet"]
     runs_per_variant: PositiveInt = 1
     timeout_seconds: PositiveInt = 300
     repair_enabled: StrictBool = True
     debug_enabled: StrictBool = True
     target: str | list[str] | None = None
-    cases: Annotated[list[Case], Field(min_length=1)]
+    cases: list[Case] = []
+    engines: list[EngineSpec] = []
+    scenarios: list[Scenario] = []
 
     @model_validator(mode="before")
     @classmethod
@@ -127,12 +194,27 @@ class Suite(_Strict):
         return data
 
     @model_validator(mode="after")
-    def _unique_case_ids(self) -> "Suite":
-        seen: set[str] = set()
-        for index, case in enumerate(self.cases):
-            if case.id in seen:
-                raise ValueError(f"cases[{index}].id: duplicate case id {case.id!r}")
-            seen.add(case.id)
+    def _shape_and_unique_ids(self) -> "Suite":
+        if self.mode == "gauntlet":
+            if self.cases:
+                raise ValueError("cases: a gauntlet suite has engines and scenarios, not cases")
+            for field in ("engines", "scenarios"):
+                if not getattr(self, field):
+                    raise ValueError(f"{field}: a gauntlet suite needs at least one")
+        else:
+            if not self.cases:
+                raise ValueError("cases: at least one case is required")
+            for field in ("engines", "scenarios"):
+                if getattr(self, field):
+                    raise ValueError(f"{field}: only a gauntlet suite has {field}")
+        for field, items, key in (("cases", self.cases, "id"), ("engines", self.engines, "name"),
+                                  ("scenarios", self.scenarios, "name")):
+            seen: set[str] = set()
+            for index, item in enumerate(items):
+                value = getattr(item, key)
+                if value in seen:
+                    raise ValueError(f"{field}[{index}].{key}: duplicate {key} {value!r}")
+                seen.add(value)
         return self
 
     def case_timeout(self, case: _Case) -> int:
@@ -151,7 +233,7 @@ def _location(loc: tuple) -> str:
     for index, item in enumerate(loc):
         if isinstance(item, int):
             parts.append(f"[{item}]")
-        elif item in MODES and index > 0 and isinstance(loc[index - 1], int):
+        elif item in MODES + ENGINE_TYPES and index > 0 and isinstance(loc[index - 1], int):
             continue  # the discriminated union's tag, not a field the user wrote
         else:
             parts.append(("." if parts else "") + str(item))
@@ -164,10 +246,12 @@ def _describe(error: dict) -> str:
         return f"{where}: unknown key"
     if error["type"] == "missing":
         return f"{where}: required field is missing"
-    if error["type"] == "union_tag_not_found":
-        return f"{where}.mode: required in a mixed suite (one of {', '.join(MODES)})"
-    if error["type"] == "union_tag_invalid":
-        return f"{where}.mode: must be one of {', '.join(MODES)}"
+    if error["type"] in ("union_tag_not_found", "union_tag_invalid"):
+        tag = error.get("ctx", {}).get("discriminator", "'mode'").strip("'")
+        choices = ENGINE_TYPES if tag == "type" else MODES
+        if error["type"] == "union_tag_not_found" and tag == "mode":
+            return f"{where}.mode: required in a mixed suite (one of {', '.join(MODES)})"
+        return f"{where}.{tag}: must be one of {', '.join(choices)}"
     message = error["msg"].removeprefix("Value error, ")
     return f"{where}: {message}" if where else message
 

@@ -28,7 +28,7 @@ def test_shipped_baseline_suite_is_the_calibration_triad():
     (lambda d: d["cases"][0].update(runs="3"), "cases[0].runs"),
     (lambda d: d["cases"][0].update(runs=11), "cases[0].runs"),
     (lambda d: d["cases"][0].update(instruction="   "), "cases[0].instruction: instruction is empty"),
-    (lambda d: d["cases"].append(dict(d["cases"][0])), "cases[1].id: duplicate case id 'c1'"),
+    (lambda d: d["cases"].append(dict(d["cases"][0])), "cases[1].id: duplicate id 'c1'"),
     (lambda d: d.pop("suite_id"), "suite_id: required field is missing"),
     (lambda d: d.update(mode="nonsense"), "mode"),
     (lambda d: d.update(debug_enabled="yes"), "debug_enabled"),

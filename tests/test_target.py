@@ -89,3 +89,16 @@ def test_version_is_git_commit_of_source_or_unknown(tmp_path):
     assert target_version(resolve_target([sys.executable, str(script), "{instruction}"])) == "unknown"
     pyyaml = resolve_target([sys.executable, "-m", "yaml", "{instruction}"])
     assert target_version(pyyaml)[0].isdigit()  # no git checkout: the package version
+
+
+def test_a_package_inside_someone_elses_checkout_is_not_versioned_by_it(tmp_path):
+    import subprocess as sp
+
+    sp.run(["git", "init", "-q", str(tmp_path)], check=True)
+    package = tmp_path / "venv" / "site" / "agent.py"
+    package.parent.mkdir(parents=True)
+    package.write_text("print(1)")
+    (tmp_path / ".gitignore").write_text("venv/\n")
+    sp.run(["git", "-C", str(tmp_path), "add", ".gitignore"], check=True)
+    sp.run(["git", "-C", str(tmp_path), "-c", "user.email=a@b", "-c", "user.name=a", "commit", "-qm", "x"], check=True)
+    assert target_version(resolve_target([sys.executable, str(package), "{instruction}"])) == "unknown"

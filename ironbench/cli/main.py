@@ -76,7 +76,12 @@ def run(
 
     loaded = load_suite(suite)
     reporter = _reporter(quiet)
-    run_id = start_run(loaded, _paths(out, store), target, jobs, str(suite), reporter, max_failures=max_failures)
+    paths = _paths(out, store)
+    run_id = start_run(loaded, paths, target, jobs, str(suite), reporter, max_failures=max_failures)
+    if loaded.mode == "gauntlet" and not quiet:
+        from ironbench.gauntlet.report import format_summary, summary_from_store
+
+        typer.echo(format_summary(summary_from_store(paths.store_path, run_id)), err=True)
     typer.echo(run_id)
 
 
@@ -122,6 +127,8 @@ def show(
     from ironbench.runs import show_run
 
     header, cases = show_run(_paths(out, store).store_path, run_id)
+    if header["mode"] == "gauntlet" and format is ReportFormat.table:
+        header = {k: v for k, v in header.items() if k not in ("invocations", "successes", "ironclad_version")}
     if format is ReportFormat.json:
         typer.echo(json.dumps({**header, "cases": [dict(zip(cases.columns, r)) for r in cases.rows]},
                               indent=2, default=str))
@@ -129,6 +136,11 @@ def show(
     for key, value in header.items():
         typer.echo(f"{key:>17}: {value}")
     typer.echo("")
+    if header["mode"] == "gauntlet":
+        from ironbench.gauntlet.report import format_summary, summary_from_store
+
+        typer.echo(format_summary(summary_from_store(_paths(out, store).store_path, run_id)))
+        return
     typer.echo(format_result(cases, "table"))
 
 
@@ -155,7 +167,7 @@ def query(
     out: OutOption = DEFAULT_OUT,
     store: StoreOption = None,
 ) -> None:
-    """Run a SQL query in DuckDB over the store (read-only). Views: runs, invocations, decisions, variants, rejections, events."""
+    """Run a SQL query in DuckDB over the store (read-only). Views: runs, invocations, decisions, variants, rejections, turns, turn_scores, events."""
     from ironbench.query import format_result, run_query
 
     typer.echo(format_result(run_query(_paths(out, store).store_path, name, run_id), format.value))
@@ -166,6 +178,8 @@ def compare(
     run_a: Annotated[str, typer.Argument(metavar="RUN_A", help="Reference run.")],
     run_b: Annotated[str, typer.Argument(metavar="RUN_B", help="Candidate run.")],
     alpha: Annotated[float, typer.Option("--alpha", min=0.0, max=1.0, help="Significance level.")] = 0.05,
+    scorer: Annotated[str, typer.Option("--scorer", help="Gauntlet runs: the scorer whose violations count.")] =
+    "negation_aware",
     format: Annotated[ReportFormat, typer.Option("--format", "-f")] = ReportFormat.table,
     out: OutOption = DEFAULT_OUT,
     store: StoreOption = None,
@@ -173,13 +187,29 @@ def compare(
     """Compare two runs; exits 1 when B significantly regressed against A (a CI gate)."""
     from ironbench.compare import compare_runs, format_comparison
 
-    comparison = compare_runs(_paths(out, store).store_path, run_a, run_b, alpha)
+    comparison = compare_runs(_paths(out, store).store_path, run_a, run_b, alpha, scorer)
     if format is ReportFormat.json:
         typer.echo(json.dumps(comparison.to_dict(), indent=2))
     else:
         typer.echo(format_comparison(comparison))
     if comparison.regressed:
         raise typer.Exit(1)
+
+
+@app.command()
+def rescore(
+    run_id: Annotated[str, typer.Argument(metavar="RUN", help="A gauntlet run.")],
+    scorer: Annotated[str, typer.Option("--scorer", help="Scorer name: literal or negation_aware.")],
+    out: OutOption = DEFAULT_OUT,
+    store: StoreOption = None,
+) -> None:
+    """Re-score a gauntlet run's stored transcripts (new events; no engine is called)."""
+    from ironbench.gauntlet.rescore import rescore_run
+
+    paths = _paths(out, store)
+    violations = rescore_run(paths.store_path, paths.out_dir, run_id, scorer)
+    for engine, count in violations.items():
+        typer.echo(f"{engine}: {count} violation(s) by {scorer}")
 
 
 @app.command()

@@ -9,12 +9,12 @@ import sqlite3
 from collections.abc import Sequence
 
 from ironbench.events import (
-    AiOutputRejected, DecisionTaken, InvocationCompleted, RecordedEvent, RunAborted, RunFinished, RunStarted, VariantDropped,
+    AiOutputRejected, DecisionTaken, ScenarioStarted, TurnAnswered, TurnScored, InvocationCompleted, RecordedEvent, RunAborted, RunFinished, RunStarted, VariantDropped,
     VariantGenerated,
 )
 from ironbench.keys import instruction_hash
 
-READ_MODEL_TABLES = ("invocations", "decisions", "variants", "rejections", "runs")
+READ_MODEL_TABLES = ("invocations", "decisions", "variants", "rejections", "turns", "turn_scores", "runs")
 
 _INSERT_INVOCATION = (
     "INSERT OR REPLACE INTO invocations(invocation_key, run_id, suite_id, mode, case_id, variant_id, "
@@ -73,6 +73,26 @@ class ReadModel:
                     event.wilson_low, event.wilson_high, event.chance_agreement, recorded.timestamp_utc,
                     event.group, event.generator, event.level, event.mode, event.reference_source,
                 ))
+            elif isinstance(event, ScenarioStarted):
+                for table in ("turns", "turn_scores"):  # a new attempt replaces an interrupted one
+                    conn.execute(f"DELETE FROM {table} WHERE run_id = ? AND engine = ? AND scenario = ?",
+                                 (recorded.run_id, event.engine, event.scenario))
+            elif isinstance(event, TurnAnswered):
+                suite_id, _ = self._suite_and_mode(conn, recorded.run_id)
+                conn.execute(
+                    "INSERT OR REPLACE INTO turns(run_id, engine, scenario, turn, suite_id, domain, attempt, prompt, "
+                    "answer, duration_ms, timestamp_utc, seq) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                    (recorded.run_id, event.engine, event.scenario, event.turn, suite_id, event.domain, event.attempt,
+                     event.prompt, event.answer, event.duration_ms, recorded.timestamp_utc, recorded.seq),
+                )
+            elif isinstance(event, TurnScored):
+                suite_id, _ = self._suite_and_mode(conn, recorded.run_id)
+                conn.execute(
+                    "INSERT OR REPLACE INTO turn_scores(run_id, engine, scenario, turn, scorer, suite_id, domain, "
+                    "violated, detail, timestamp_utc, seq) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                    (recorded.run_id, event.engine, event.scenario, event.turn, event.scorer, suite_id, event.domain,
+                     event.violated, event.detail, recorded.timestamp_utc, recorded.seq),
+                )
             elif isinstance(event, AiOutputRejected):
                 suite_id, _ = self._suite_and_mode(conn, recorded.run_id)
                 conn.execute(

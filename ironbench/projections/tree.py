@@ -13,8 +13,10 @@ from pathlib import Path
 
 from ironbench.aggregate import aggregate, summary
 from ironbench.errors import StoreError
+from ironbench.gauntlet.report import ScenarioRecord, TurnRecord
+from ironbench.gauntlet.report import results as gauntlet_results
 from ironbench.events import (
-    AiOutputRejected, DecisionTaken, InvocationCompleted, RecordedEvent, RunAborted, RunFinished, RunStarted,
+    AiOutputRejected, DecisionTaken, ScenarioFinished, ScenarioStarted, TurnAnswered, TurnScored, InvocationCompleted, RecordedEvent, RunAborted, RunFinished, RunStarted,
 )
 from ironbench.store.eventstore import EventStore
 
@@ -42,6 +44,8 @@ class _RunState:
     groups: dict[str, list[InvocationCompleted]] = field(default_factory=dict)
     decisions: dict[str, DecisionTaken] = field(default_factory=dict)
     rejections: dict[str, list[tuple[str, AiOutputRejected]]] = field(default_factory=dict)
+    gauntlet: dict[tuple[str, str], ScenarioRecord] = field(default_factory=dict)
+    scorers: list[str] = field(default_factory=list)
 
 
 class OutputTree:
@@ -82,6 +86,22 @@ class OutputTree:
         if isinstance(event, AiOutputRejected):
             state.rejections.setdefault(recorded.stream, []).append((recorded.timestamp_utc, event))
             return None
+        if isinstance(event, ScenarioStarted):  # a new attempt replaces an interrupted one
+            scenario = next(s for s in state.started.event.suite["scenarios"] if s["name"] == event.scenario)
+            state.gauntlet[(event.engine, event.scenario)] = ScenarioRecord(
+                event.engine, event.scenario, event.domain, scenario["forbidden_phrase"])
+            return None
+        if isinstance(event, TurnAnswered):
+            record = state.gauntlet[(event.engine, event.scenario)]
+            record.turns[event.turn] = TurnRecord(event.turn, event.prompt, event.answer)
+            return None
+        if isinstance(event, TurnScored):
+            turn = state.gauntlet[(event.engine, event.scenario)].turns.get(event.turn)
+            if turn is not None:
+                turn.violated[event.scorer] = event.violated
+                if event.scorer not in state.scorers:
+                    state.scorers.append(event.scorer)
+            return None
         if isinstance(event, DecisionTaken):
             group = event.group or f"baseline/{event.case_id}"
             state.decisions[group] = event
@@ -116,6 +136,8 @@ class OutputTree:
             self._write_invocation(state, recorded, event)
         if isinstance(event, AiOutputRejected):
             self._write_ai_failure(state, recorded.stream)
+        if isinstance(event, (TurnScored, ScenarioFinished)):
+            self._write_gauntlet(state)
         if group is not None:
             self._write_aggregate(state, group)
         if isinstance(event, (RunFinished, RunAborted)):
@@ -174,6 +196,14 @@ class OutputTree:
             ],
         }
         _write(self.run_dir(state.started.run_id) / slot / "ai_generation_failure.json", _json(data))
+
+    def _write_gauntlet(self, state: _RunState) -> None:
+        """gauntlet/results.json (engine -> scenario -> turns, with counts) and summary.json."""
+        engines = [e["name"] for e in state.started.event.suite["engines"]]
+        data = gauntlet_results(list(state.gauntlet.values()), engines, state.scorers)
+        folder = self.run_dir(state.started.run_id) / "gauntlet"
+        _write(folder / "results.json", _json(data))
+        _write(folder / "summary.json", _json(data["summary"]))
 
     def _write_aggregate(self, state: _RunState, group: str) -> None:
         runs = sorted(state.groups[group], key=lambda e: e.run_index)

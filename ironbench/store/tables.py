@@ -147,3 +147,36 @@ class ModelCall(SQLModel, table=True):
     response: str
     duration_ms: int
     created_utc: str
+
+
+class TurnRow(SQLModel, table=True):
+    __tablename__ = "turns"
+
+    run_id: str = Field(primary_key=True)
+    engine: str = Field(primary_key=True)
+    scenario: str = Field(primary_key=True)
+    turn: int = Field(primary_key=True)
+    suite_id: str
+    domain: str
+    attempt: int
+    prompt: str
+    answer: str
+    duration_ms: int
+    timestamp_utc: str
+    seq: int
+
+
+class TurnScoreRow(SQLModel, table=True):
+    __tablename__ = "turn_scores"
+
+    run_id: str = Field(primary_key=True)
+    engine: str = Field(primary_key=True)
+    scenario: str = Field(primary_key=True)
+    turn: int = Field(primary_key=True)
+    scorer: str = Field(primary_key=True)
+    suite_id: str
+    domain: str
+    violated: bool
+    detail: str
+    timestamp_utc: str
+    seq: int

@@ -1,0 +1,1 @@
+"""Gauntlet: multi-turn pressure scenarios against several chat engines, side by side."""

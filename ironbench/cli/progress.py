@@ -24,7 +24,7 @@ class ProgressReporter:
         self.task = None
 
     def note(self, text):
-        self.console.print(text, highlight=False)
+        self.console.print(text, highlight=False, markup=False)
 
     def started(self, run_id, cases, max_invocations, done):
         self.progress.start()

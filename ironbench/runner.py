@@ -5,7 +5,6 @@ target. Decisions depend on outcomes ordered by run index, never on completion
 order, so any number of jobs reaches the same decisions.
 """
 
-import os
 import platform
 import sys
 from collections.abc import Callable
@@ -105,15 +104,10 @@ class _TrackState:
     outcomes: dict[str, dict[int, Outcome]] = field(default_factory=dict)
     decisions: dict[str, str] = field(default_factory=dict)
     reference: tuple | None = None
-    finished: bool = False
 
     def ordered(self, group: Group) -> list[Outcome]:
         by_index = self.outcomes.get(group.path, {})
         return [by_index[i] for i in sorted(by_index)]
-
-
-def _signature_list(signature: tuple) -> list:
-    return list(signature)
 
 
 class Session:
@@ -205,7 +199,7 @@ class Session:
         return Pending(group.path, DecisionTaken(
             mode=group.mode, group=group.path, generator=group.generator, level=group.level,
             case_id=group.case_id, variant_id=group.variant_id, **asdict(decision),
-            reference=_signature_list(reference) if reference is not None else None, reference_source=source,
+            reference=list(reference) if reference is not None else None, reference_source=source,
         ), idempotency_key=f"decision:{self.run_id}/{group.path}")
 
     def _decide(self, state: _TrackState, group: Group) -> Pending | None:
@@ -263,7 +257,6 @@ class Session:
             return pending, _Work(group, run_index, key, workdir)
         if state.track.mode == "stress" and state.track.path not in state.decisions:
             pending.append(self._boundary(state))
-        state.finished = True
         return pending, None
 
     def _completed_event(self, work: _Work, result: ProcessResult, outcome: Outcome,

@@ -1,4 +1,3 @@
-import os
 import sys
 import time
 from pathlib import Path

@@ -1,7 +1,6 @@
 """ironbench's commands. Each parses its options and calls one library function."""
 
 import json
-import os
 import sys
 from enum import Enum
 from pathlib import Path
@@ -28,6 +27,7 @@ StoreOption = Annotated[Optional[Path], typer.Option(
 JobsOption = Annotated[int, typer.Option("--jobs", "-j", min=1, help="Cases invoked in parallel.")]
 MaxFailuresOption = Annotated[Optional[int], typer.Option(
     "--max-failures", min=1, help="Stop the run after this many rejected AI outputs (resume continues it).")]
+QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar or turn-by-turn output.")]
 DEFAULT_OUT = Path("outputs")
 
 
@@ -68,7 +68,7 @@ def run(
     store: StoreOption = None,
     jobs: JobsOption = 1,
     max_failures: MaxFailuresOption = None,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    quiet: QuietOption = False,
 ) -> None:
     """Run a suite against its target; prints the run id."""
     from ironbench.runner import start_run
@@ -92,7 +92,7 @@ def resume(
     store: StoreOption = None,
     jobs: JobsOption = 1,
     max_failures: MaxFailuresOption = None,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    quiet: QuietOption = False,
 ) -> None:
     """Continue an interrupted run: nothing completed is lost or repeated."""
     from ironbench.runner import resume_run

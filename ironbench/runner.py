@@ -176,7 +176,10 @@ class Session:
         return pending
 
     def _stored_reference(self, state: _TrackState) -> Pending | None:
-        """The latest baseline of the same instruction in the store, if any."""
+        """The latest baseline of the same instruction in the store, if any (a resumed
+        run keeps the reference it started with)."""
+        if state.track.groups[0].path in state.decisions:
+            return None
         found = latest_baseline(self.store, state.track.instruction)
         if found is None:
             return None
@@ -476,8 +479,8 @@ def resume_run(run_id: str, paths: RunPaths, jobs: int = 1, reporter: Reporter |
         tree.catch_up()
         ai_variants = _generate_ai(suite, run_id, store, tree, reporter, max_failures)
         session = Session(paths, run_id, suite, target, store, tree, reporter, ai_variants)
-        session.append(session.planning_events())
         session.restore(events)
+        session.append(session.planning_events())
         reporter.started(run_id, len(session.tracks), session.max_invocations, session.done_invocations)
         with executor_factory(jobs) as executor:
             return session.execute(executor)

@@ -97,9 +97,13 @@ def build_synthetic_store(path: Path, rows: int) -> None:
                 yield (f"k{i}", runs[i % 100], "synthetic", "baseline", f"case_{i % 50:02d}", "base",
                        i % 10 + 1, "h", 80, stage is None, stage, rng.randrange(5), rng.randrange(4),
                        rng.randrange(100, 5000), stage == "unknown" and i % 3 == 0, None, 0 if stage is None else 1,
-                       True, "2026-01-01T00:00:00Z", i)
+                       True, "2026-01-01T00:00:00Z", i, f"baseline/case_{i % 50:02d}", None, None, "baseline")
 
-        conn.executemany("INSERT INTO invocations VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", generate())
+        conn.executemany(
+            "INSERT INTO invocations(invocation_key, run_id, suite_id, mode, case_id, variant_id, run_index, "
+            "instruction_hash, instruction_length, success, failure_stage, attempts, repairs_triggered, duration_ms, "
+            "timed_out, harness_error, exit_code, debug_artifacts_present, timestamp_utc, seq, group_path, generator, "
+            "level, case_mode) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", generate())
     conn.close()  # checkpoints the WAL, as a writer's normal end does
 
 

@@ -202,3 +202,26 @@ def test_interrupted_adversarial_and_stress_runs_resume_to_the_same_decisions(tm
     keys = [e.event.key for e in recorded(paths, run_id, InvocationCompleted)]
     # Every group's decision counts its own runs; the ladder's boundary decision repeats a level's.
     assert len(keys) == len(set(keys)) == sum(n for group, _, n in expected if group != "stress/s")
+
+
+def test_a_resumed_run_keeps_the_reference_it_started_with(paths, script):
+    import pytest
+
+    from ironbench.runner import resume_run
+
+    baseline = parse_suite({"suite_id": "b", "mode": "baseline", "target": SCRIPTED_TARGET,
+                            "cases": [{"id": "c", "instruction": INSTRUCTION, "runs": 3}]}, "b.yaml")
+    script({"c": ["success"]})
+    first_baseline = start_run(baseline, paths)
+    with pytest.raises(KeyboardInterrupt):
+        start_run(adversarial_suite([{"generator": "whitespace_noise", "count": 3, "seed": 1}]), paths,
+                  reporter=_InterruptAfter(1))
+    script({"c": ["generation"]})
+    start_run(baseline, paths)  # a newer baseline of the same instruction, behaving differently
+    with open_store(paths.store_path) as store:
+        run_id = store.run_ids()[1]
+    script({"c": ["success"]})
+    assert resume_run(run_id, paths) == "finished"
+    found = decisions(paths, run_id)
+    assert found["adversarial/c/baseline"].reference_source == first_baseline
+    assert all(d.decision == "not_material" for g, d in found.items() if "variant_" in g)

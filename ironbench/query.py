@@ -3,6 +3,7 @@
 import csv
 import io
 import json
+import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -47,6 +48,16 @@ def connect(store_path: Path, run_id: str | None = None):
 
     if not Path(store_path).exists():
         raise StoreError(f"{store_path}: no store here (run something first, or pass --store)")
+    from ironbench.store.migrate import SCHEMA_HEAD, current_revision
+
+    try:
+        revision = current_revision(Path(store_path))
+    except sqlite3.DatabaseError as exc:
+        raise StoreError(f"{store_path}: not an ironbench store: {exc}") from None
+    if revision != SCHEMA_HEAD:
+        # Queries only read; bringing the schema up to date is an explicit write.
+        raise StoreError(f"{store_path}: store schema is at revision {revision}, this ironbench needs "
+                         f"{SCHEMA_HEAD}: run `ironbench db upgrade`")
     con = duckdb.connect(config={"autoinstall_known_extensions": False, "autoload_known_extensions": False})
     try:
         con.execute(f"LOAD '{_extension_path()}'")

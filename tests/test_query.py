@@ -80,3 +80,20 @@ def test_inline_sql(two_runs):
     paths, first, _ = two_runs
     result = run_query(paths.store_path, "SELECT count(*) AS n FROM invocations", run_id=first)
     assert result.columns == ["n"] and result.rows == [(7,)]
+
+
+def test_an_outdated_store_asks_for_db_upgrade(tmp_path):
+    from alembic import command
+    from sqlalchemy import create_engine
+
+    from ironbench.store.migrate import alembic_config
+
+    path = tmp_path / "old.db"
+    engine = create_engine(f"sqlite:///{path}")
+    with engine.begin() as conn:
+        config = alembic_config(path)
+        config.attributes["connection"] = conn
+        command.upgrade(config, "0001_initial")
+    engine.dispose()
+    with pytest.raises(StoreError, match="run `ironbench db upgrade`"):
+        run_query(path, "failure_breakdown")

@@ -22,11 +22,20 @@ def register_scorer(name: str):
     return decorate
 
 
+def _load_plugins() -> None:
+    from ironbench.plugins import load_plugins
+
+    load_plugins("ironbench.scorers")
+
+
 def scorer_names() -> list[str]:
+    _load_plugins()
     return sorted(_SCORERS)
 
 
 def get_scorer(name: str) -> Scorer | None:
+    if name not in _SCORERS:
+        _load_plugins()
     return _SCORERS.get(name)
 
 

@@ -46,14 +46,23 @@ def register_generator(name: str, kind: Literal["variant", "ladder", "ai"], para
     return decorate
 
 
+def _load_plugins() -> None:
+    from ironbench.plugins import load_plugins
+
+    load_plugins("ironbench.generators")
+
+
 def registered_generators(kind: str | None = None) -> list[str]:
     """Names by kind; "variant" lists everything an adversarial case can use (AI included)."""
+    _load_plugins()
     def matches(generator: Generator) -> bool:
         return kind is None or generator.kind == kind or (kind == "variant" and generator.is_variant)
     return sorted(n for n, g in _REGISTRY.items() if matches(g))
 
 
 def get_generator(name: str) -> Generator | None:
+    if name not in _REGISTRY:
+        _load_plugins()
     return _REGISTRY.get(name)
 
 

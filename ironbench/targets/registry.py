@@ -20,7 +20,6 @@ class TargetSpec:
 
 
 _REGISTRY: dict[str, Callable[[], list[str]]] = {}
-_plugins_loaded = False
 
 
 def register_target(name: str, argv_factory: Callable[[], list[str]]) -> None:
@@ -29,14 +28,9 @@ def register_target(name: str, argv_factory: Callable[[], list[str]]) -> None:
 
 
 def _load_plugins() -> None:
-    global _plugins_loaded
-    if _plugins_loaded:
-        return
-    _plugins_loaded = True
-    from importlib.metadata import entry_points
+    from ironbench.plugins import load_plugins
 
-    for entry in entry_points(group="ironbench.targets"):
-        entry.load()  # the module calls register_target on import
+    load_plugins("ironbench.targets")
 
 
 def registered_targets() -> list[str]:

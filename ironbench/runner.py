@@ -8,6 +8,7 @@ order, so any number of jobs reaches the same decisions.
 import platform
 import sys
 from collections.abc import Callable
+from contextlib import contextmanager
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
@@ -123,6 +124,7 @@ class Session:
         self.tree = tree
         self.reporter = reporter
         self.tracks = [_TrackState(track) for track in plan_tracks(suite, ai_variants)]
+        self.append = _appender(store, tree, run_id)
 
     @property
     def max_invocations(self) -> int:
@@ -131,12 +133,6 @@ class Session:
     @property
     def done_invocations(self) -> int:
         return sum(len(v) for t in self.tracks for v in t.outcomes.values())
-
-    def append(self, pending: list[Pending]) -> list[RecordedEvent]:
-        positions = {self.tree.name: self.tree.applied_seq} if self.tree.applied_seq else None
-        recorded = self.store.append(self.run_id, [p for p in pending if p is not None], positions)
-        self.tree.apply(recorded)
-        return recorded
 
     def _env(self, group: Group, run_index: int) -> dict[str, str]:
         env = {
@@ -303,32 +299,28 @@ class Session:
                 workdir=str(work.workdir),
             ))
 
-        try:
-            pending: list[Pending] = list(first or [])
-            for state in self.tracks:
-                decided, work = self.advance(state)
-                pending += decided + [submit(state, work)]
-            self.append(pending)
-            while running:
-                done, _ = wait(running, return_when=FIRST_COMPLETED)
-                for future in sorted(done, key=lambda f: (running[f][1].group.path, running[f][1].run_index)):
-                    state, work = running.pop(future)
-                    result, outcome, debug_present = future.result()
-                    if result.harness_error:
-                        raise IronbenchError(f"{work.group.path} run {work.run_index}: {result.harness_error}")
-                    state.outcomes.setdefault(work.group.path, {})[work.run_index] = outcome
-                    completed = self._completed_event(work, result, outcome, debug_present)
-                    decided, following = self.advance(state)
-                    self.append([completed, *decided, submit(state, following)])
-                    self.reporter.invocation(work.group.path, work.run_index, completed.event)
-        except BaseException as exc:
-            for future in running:
-                future.cancel()
-            reason = "interrupted" if isinstance(exc, KeyboardInterrupt) else str(exc)
-            self.append([Pending(RUN_STREAM, RunAborted(reason=reason))])
-            self.tree.flush()
-            self.reporter.finished(self.run_id, "aborted")
-            raise
+        with _aborts_run(self.append, self.tree, self.reporter, self.run_id):
+            try:
+                pending: list[Pending] = list(first or [])
+                for state in self.tracks:
+                    decided, work = self.advance(state)
+                    pending += decided + [submit(state, work)]
+                self.append(pending)
+                while running:
+                    done, _ = wait(running, return_when=FIRST_COMPLETED)
+                    for future in sorted(done, key=lambda f: (running[f][1].group.path, running[f][1].run_index)):
+                        state, work = running.pop(future)
+                        result, outcome, debug_present = future.result()
+                        if result.harness_error:
+                            raise IronbenchError(f"{work.group.path} run {work.run_index}: {result.harness_error}")
+                        state.outcomes.setdefault(work.group.path, {})[work.run_index] = outcome
+                        completed = self._completed_event(work, result, outcome, debug_present)
+                        decided, following = self.advance(state)
+                        self.append([completed, *decided, submit(state, following)])
+                        self.reporter.invocation(work.group.path, work.run_index, completed.event)
+            finally:
+                for future in running:
+                    future.cancel()
         outcomes = [o for t in self.tracks for v in t.outcomes.values() for o in v.values()]
         self.append([Pending(RUN_STREAM, RunFinished(invocations=len(outcomes),
                                                      successes=sum(1 for o in outcomes if o.success)),
@@ -359,6 +351,40 @@ class Session:
                     state.reference = tuple(event.reference)
 
 
+def _appender(store: EventStore, tree: OutputTree, run_id: str) -> Callable[[list], list[RecordedEvent]]:
+    """Append events (None entries skipped) and project them into the tree at once."""
+    def append(pending: list[Pending | None]) -> list[RecordedEvent]:
+        positions = {tree.name: tree.applied_seq} if tree.applied_seq else None
+        recorded = store.append(run_id, [p for p in pending if p is not None], positions)
+        tree.apply(recorded)
+        return recorded
+    return append
+
+
+@contextmanager
+def _aborts_run(append, tree: OutputTree, reporter: Reporter, run_id: str):
+    """Whatever stops a run early is recorded as its abort, then re-raised."""
+    try:
+        yield
+    except BaseException as exc:
+        reason = "interrupted" if isinstance(exc, KeyboardInterrupt) else (str(exc) or type(exc).__name__)
+        append([Pending(RUN_STREAM, RunAborted(reason=reason))])
+        tree.flush()
+        reporter.finished(run_id, "aborted")
+        raise
+
+
+def _begin(store: EventStore, tree: OutputTree, suite: Suite, suite_path: str | None, target_argv: list[str],
+           ironclad_version: str, jobs: int) -> str:
+    run_id = new_run_id(store)
+    _appender(store, tree, run_id)([Pending(RUN_STREAM, RunStarted(
+        suite_id=suite.suite_id, mode=suite.mode, suite=suite.to_dict(), suite_path=suite_path,
+        target_argv=target_argv, ironclad_version=ironclad_version, harness_version=__version__,
+        python_version=sys.version.split()[0], platform=f"{platform.system()}-{platform.machine()}", jobs=jobs,
+    ))])
+    return run_id
+
+
 def _executor(jobs: int) -> Executor:
     return ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="ironbench-invoke")
 
@@ -369,16 +395,10 @@ def _generate_ai(suite: Suite, run_id: str, store: EventStore, tree: OutputTree,
         return {}
     from ironbench.ai_generation import generate_ai_variants
 
-    def append(pending: list[Pending]) -> None:
-        tree.apply(store.append(run_id, pending))
-
+    append = _appender(store, tree, run_id)
     reporter.note(f"{run_id}: generating AI variants")
-    try:
+    with _aborts_run(append, tree, reporter, run_id):
         return generate_ai_variants(suite, run_id, store, append, max_failures, reporter.note)
-    except BaseException as exc:
-        append([Pending(RUN_STREAM, RunAborted(reason=str(exc) or type(exc).__name__))])
-        tree.flush()
-        raise
 
 
 def start_run(suite: Suite, paths: RunPaths, target_override: str | None = None, jobs: int = 1,
@@ -398,14 +418,7 @@ def start_run(suite: Suite, paths: RunPaths, target_override: str | None = None,
     with store:
         tree = OutputTree(store, paths.out_dir)
         tree.catch_up()
-        run_id = new_run_id(store)
-        started = Pending(RUN_STREAM, RunStarted(
-            suite_id=suite.suite_id, mode=suite.mode, suite=suite.to_dict(), suite_path=suite_path,
-            target_argv=list(target.argv_template), ironclad_version=target_version(target),
-            harness_version=__version__, python_version=sys.version.split()[0],
-            platform=f"{platform.system()}-{platform.machine()}", jobs=jobs,
-        ))
-        tree.apply(store.append(run_id, [started]))
+        run_id = _begin(store, tree, suite, suite_path, list(target.argv_template), target_version(target), jobs)
         ai_variants = _generate_ai(suite, run_id, store, tree, reporter, max_failures)
         session = Session(paths, run_id, suite, target, store, tree, reporter, ai_variants)
         session.append(session.planning_events())
@@ -423,12 +436,7 @@ def _start_gauntlet(suite: Suite, paths: RunPaths, suite_path: str | None, repor
     with store:
         tree = OutputTree(store, paths.out_dir)
         tree.catch_up()
-        run_id = new_run_id(store)
-        tree.apply(store.append(run_id, [Pending(RUN_STREAM, RunStarted(
-            suite_id=suite.suite_id, mode=suite.mode, suite=suite.to_dict(), suite_path=suite_path,
-            target_argv=[], ironclad_version="n/a", harness_version=__version__,
-            python_version=sys.version.split()[0], platform=f"{platform.system()}-{platform.machine()}",
-        ))]))
+        run_id = _begin(store, tree, suite, suite_path, [], "n/a", 1)
         _gauntlet(suite, run_id, store, tree, reporter, [])
     return run_id
 
@@ -437,19 +445,9 @@ def _gauntlet(suite: Suite, run_id: str, store: EventStore, tree: OutputTree, re
               history: list[RecordedEvent]) -> str:
     from ironbench.gauntlet.runner import run_gauntlet
 
-    def append(pending: list[Pending]) -> list[RecordedEvent]:
-        recorded = store.append(run_id, pending)
-        tree.apply(recorded)
-        return recorded
-
-    try:
+    append = _appender(store, tree, run_id)
+    with _aborts_run(append, tree, reporter, run_id):
         status = run_gauntlet(suite, run_id, append, reporter.note, history)
-    except BaseException as exc:
-        append([Pending(RUN_STREAM, RunAborted(reason="interrupted" if isinstance(exc, KeyboardInterrupt)
-                                               else str(exc)))])
-        tree.flush()
-        reporter.finished(run_id, "aborted")
-        raise
     tree.flush()
     reporter.finished(run_id, status)
     return status

@@ -27,10 +27,19 @@ def group_of(recorded: RecordedEvent) -> str:
 
 
 def _write(path: Path, text: str) -> None:
+    """Replace a file atomically: readers see the old or the new content, never half."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(text, encoding="utf-8")
     os.replace(tmp, path)
+
+
+def _write_new_folder(folder: Path, files: dict[str, str]) -> None:
+    """Files written once, into a folder of their own. A crash half-way leaves the
+    tree's position behind, so catching up rewrites them; no rename is needed."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        (folder / name).write_text(text, encoding="utf-8")
 
 
 def _json(data: dict) -> str:
@@ -170,9 +179,8 @@ class OutputTree:
         started: RunStarted = state.started.event
         folder = self.run_dir(recorded.run_id) / recorded.stream
         record = summary(recorded.run_id, started.suite_id, started.ironclad_version, event, recorded.timestamp_utc)
-        _write(folder / "summary.json", _json(record))
-        _write(folder / "instruction.txt", event.instruction)
-        _write(folder / "debug_ref.txt", event.debug_path + "\n")
+        _write_new_folder(folder, {"summary.json": _json(record), "instruction.txt": event.instruction,
+                                   "debug_ref.txt": event.debug_path + "\n"})
 
     def _write_ai_failure(self, state: _RunState, slot: str) -> None:
         """ai_generation_failure.json: the spec's fields for the latest rejection of

@@ -60,3 +60,19 @@ def cli(*args: str, env: dict | None = None, cwd: Path | None = None, check: boo
     if check and result.returncode != 0:
         raise AssertionError(f"ironbench {' '.join(args)} failed ({result.returncode}):\n{result.stderr}")
     return result
+
+
+def store_at_revision(path: Path, revision: str) -> Path:
+    """A store migrated only up to `revision`, as an older ironbench left it."""
+    from alembic import command
+    from sqlalchemy import create_engine
+
+    from ironbench.store.migrate import alembic_config
+
+    engine = create_engine(f"sqlite:///{path}")
+    with engine.begin() as conn:
+        config = alembic_config(path)
+        config.attributes["connection"] = conn
+        command.upgrade(config, revision)
+    engine.dispose()
+    return path

@@ -83,17 +83,8 @@ def test_inline_sql(two_runs):
 
 
 def test_an_outdated_store_asks_for_db_upgrade(tmp_path):
-    from alembic import command
-    from sqlalchemy import create_engine
+    from tests.conftest import store_at_revision
 
-    from ironbench.store.migrate import alembic_config
-
-    path = tmp_path / "old.db"
-    engine = create_engine(f"sqlite:///{path}")
-    with engine.begin() as conn:
-        config = alembic_config(path)
-        config.attributes["connection"] = conn
-        command.upgrade(config, "0001_initial")
-    engine.dispose()
+    path = store_at_revision(tmp_path / "old.db", "0001_initial")
     with pytest.raises(StoreError, match="run `ironbench db upgrade`"):
         run_query(path, "failure_breakdown")

@@ -75,23 +75,15 @@ def test_upgrade_is_idempotent(tmp_path):
 
 
 def test_a_store_from_the_first_revision_is_upgraded_on_open(tmp_path):
-    from alembic import command
-    from sqlalchemy import create_engine
+    from tests.conftest import store_at_revision
 
-    from ironbench.store.migrate import alembic_config
-
-    path = tmp_path / "old.db"
-    engine = create_engine(f"sqlite:///{path}")
-    with engine.begin() as conn:
-        config = alembic_config(path)
-        config.attributes["connection"] = conn
-        command.upgrade(config, "0001_initial")
-        conn.exec_driver_sql(
+    path = store_at_revision(tmp_path / "old.db", "0001_initial")
+    with sqlite3.connect(path) as conn:
+        conn.execute(
             "INSERT INTO invocations(invocation_key, run_id, suite_id, mode, case_id, variant_id, run_index, "
             "instruction_hash, instruction_length, success, attempts, repairs_triggered, duration_ms, timed_out, "
             "debug_artifacts_present, timestamp_utc, seq) VALUES ('k','r','s','baseline','c','base',1,'h',1,1,1,0,"
             "5,0,0,'t',1)")
-    engine.dispose()
     assert current_revision(path) == "0001_initial"
     open_store(path).close()
     assert current_revision(path) == SCHEMA_HEAD

@@ -29,7 +29,7 @@ class ProgressReporter:
     def started(self, run_id, cases, max_invocations, done):
         self.progress.start()
         self.task = self.progress.add_task(run_id, total=max_invocations, completed=done,
-                                           cases=cases, decided=0, successes=0)
+                                           decided=0, successes=0)
 
     def invocation(self, case_id, run_index, completed):
         task = self.progress.tasks[self.task]

@@ -20,7 +20,6 @@ from ironbench.models import applicable_options, get_model
 from ironbench.suite import CommandEngineSpec, GuardedEngineSpec, LlmEngineSpec, PythonEngineSpec
 
 DEFAULT_OPTIONS = {"temperature": 0.7, "max_tokens": 80}
-COMMAND_TIMEOUT_S = 300
 
 
 class EngineError(IronbenchError):

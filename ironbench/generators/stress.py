@@ -14,10 +14,8 @@ MAX_LEVELS = 10
 class LadderParams(GeneratorParams):
     # An int draws that many additions from the generator's bank (seeded order);
     # a list gives the additions verbatim, one per level.
-    additions: int | list[Annotated[str, Field(min_length=1)]] = 3
-
-    def level_count(self) -> int:
-        return self.additions if isinstance(self.additions, int) else len(self.additions)
+    additions: Annotated[int, Field(strict=True, ge=1, le=MAX_LEVELS)] | Annotated[
+        list[Annotated[str, Field(min_length=1)]], Field(min_length=1, max_length=MAX_LEVELS)] = 3
 
 
 def _ladder(bank: str):

@@ -48,7 +48,8 @@ class _GeneratorEntry(BaseModel):
             self._params = found.params.model_validate(extras)
         except ValidationError as exc:
             error = exc.errors()[0]
-            field = ".".join(str(p) for p in error["loc"])
+            # union members appear in the location as "constrained-int" or "list[str]": not fields
+            field = ".".join(str(p) for p in error["loc"] if isinstance(p, int) or str(p).isidentifier())
             message = "unknown parameter" if error["type"] == "extra_forbidden" else error["msg"]
             raise ValueError(f"{self.generator}: {field}: {message}") from None
         return self

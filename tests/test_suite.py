@@ -77,3 +77,12 @@ def test_contract_allows_words_that_merely_contain_forbidden_ones(word):
 )
 def test_a_forbidden_word_standing_alone_is_always_found(prefix, word, suffix):
     assert forbidden_word(f"{prefix} {word} {suffix}") is not None
+
+
+def test_ladder_levels_are_capped_with_a_readable_error():
+    data = {"suite_id": "s", "mode": "stress", "cases": [
+        {"id": "c", "instruction": "Write a parser.", "ladder": {"generator": "add_ambiguity", "additions": 11}}]}
+    with pytest.raises(SuiteError) as error:
+        parse_suite(data, "s.yaml")
+    assert str(error.value) == ("s.yaml: cases[0].ladder: add_ambiguity: additions: "
+                                "Input should be less than or equal to 10")

@@ -74,6 +74,9 @@ class InvocationCompleted(_Event):
     duration_ms: int
     timed_out: bool = False
     harness_error: str | None = None
+    # The output line that matched an infrastructure-error rule: the backend failed,
+    # so this run says nothing about the target.
+    infra_error: str | None = None
     debug_enabled: bool
     debug_artifacts_present: bool
     debug_path: str

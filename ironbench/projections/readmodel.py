@@ -20,7 +20,7 @@ _INSERT_INVOCATION = (
     "INSERT OR REPLACE INTO invocations(invocation_key, run_id, suite_id, mode, case_id, variant_id, "
     "run_index, instruction_hash, instruction_length, success, failure_stage, attempts, repairs_triggered, "
     "duration_ms, timed_out, harness_error, exit_code, debug_artifacts_present, timestamp_utc, seq, "
-    "group_path, generator, level, case_mode) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+    "group_path, generator, level, case_mode, infra_error) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
 )
 _INSERT_DECISION = (
     "INSERT OR REPLACE INTO decisions(seq, run_id, suite_id, mode, case_id, variant_id, decision, reason, n, "
@@ -64,6 +64,7 @@ class ReadModel:
                     event.failure_stage, event.attempts, event.repairs_triggered, event.duration_ms,
                     event.timed_out, event.harness_error, event.exit_code, event.debug_artifacts_present,
                     recorded.timestamp_utc, recorded.seq, event.group, event.generator, event.level, event.mode,
+                    event.infra_error,
                 ))
             elif isinstance(event, DecisionTaken):
                 suite_id, mode = self._suite_and_mode(conn, recorded.run_id)

@@ -57,6 +57,7 @@ class InvocationRow(SQLModel, table=True):
     duration_ms: int
     timed_out: bool
     harness_error: Optional[str] = None
+    infra_error: Optional[str] = None
     exit_code: Optional[int] = None
     debug_artifacts_present: bool
     timestamp_utc: str

@@ -31,6 +31,22 @@ QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="No progress ba
 DEFAULT_OUT = Path("outputs")
 
 
+def _version(value: bool) -> None:
+    if value:
+        from ironbench import __version__
+
+        typer.echo(f"ironbench {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: Annotated[Optional[bool], typer.Option(
+        "--version", callback=_version, is_eager=True, help="Print ironbench's version and exit.")] = None,
+) -> None:
+    """Benchmark harness for LLM-driven systems: every invocation an event, every answer a query."""
+
+
 class TableFormat(str, Enum):
     table = "table"
     csv = "csv"
@@ -242,6 +258,46 @@ def variants(
         typer.echo(f"  {item.generator}/{label.split('/')[-1]}: {word_diff(item.base_instruction, item.instruction)}")
         if item.note:
             typer.echo(f"      {item.note}")
+
+
+class ExportFormat(str, Enum):
+    parquet = "parquet"
+    csv = "csv"
+    jsonl = "jsonl"
+
+
+@app.command()
+def export(
+    run_id: Annotated[Optional[str], typer.Argument(metavar="[RUN]", help="The run to export (or --all).")] = None,
+    all_runs: Annotated[bool, typer.Option("--all", help="Export every run in the store.")] = False,
+    format: Annotated[ExportFormat, typer.Option("--format", "-f", help="File format.")] = ExportFormat.parquet,
+    to: Annotated[Path, typer.Option("--to", help="Directory to write <view>.<format> files into.")] =
+    Path("export"),
+    out: OutOption = DEFAULT_OUT,
+    store: StoreOption = None,
+) -> None:
+    """Write the views (invocations, decisions, variants, rejections, turns, turn_scores, runs) as files."""
+    from ironbench.export import export_views
+
+    if (run_id is None) == (not all_runs):
+        raise IronbenchError("export: name a RUN or pass --all (not both)")
+    for item in export_views(_paths(out, store).store_path, to, format.value, run_id):
+        typer.echo(f"{item.path}\t{item.rows} rows")
+
+
+@app.command()
+def schema(
+    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write to this file instead of stdout.")]
+    = None,
+) -> None:
+    """Print the JSON Schema of suite files (for editors: yaml-language-server, CI linters)."""
+    from ironbench.schema import schema_text
+
+    if output is None:
+        typer.echo(schema_text(), nl=False)
+    else:
+        output.write_text(schema_text(), encoding="utf-8")
+        typer.echo(str(output))
 
 
 @db_app.command("upgrade")

@@ -23,12 +23,20 @@ app.add_typer(db_app, name="db")
 OutOption = Annotated[Path, typer.Option(
     "--out", envvar="IRONBENCH_OUT", help="Output directory: run trees, working directories and the store.")]
 StoreOption = Annotated[Optional[Path], typer.Option(
-    "--store", envvar="IRONBENCH_STORE", help="SQLite event store [default: OUT/ironbench.db].")]
+    "--store", envvar="IRONBENCH_STORE", show_default="OUT/ironbench.db", help="SQLite event store.")]
 JobsOption = Annotated[int, typer.Option("--jobs", "-j", min=1, help="Cases invoked in parallel.")]
 MaxFailuresOption = Annotated[Optional[int], typer.Option(
     "--max-failures", min=1, help="Stop the run after this many rejected AI outputs (resume continues it).")]
 QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar or turn-by-turn output.")]
 DEFAULT_OUT = Path("outputs")
+RunArgument = Annotated[str, typer.Argument(metavar="RUN", help="A run id, as `ironbench runs` lists them.")]
+
+# Typer labels on/off flags with a `<bool>` value placeholder, though a flag takes no
+# value; show nothing there instead.
+if hasattr(typer.core.TyperOption, "display_type_rich"):
+    _display_type = typer.core.TyperOption.display_type_rich
+    typer.core.TyperOption.display_type_rich = (
+        lambda self, ctx: None if self.is_flag else _display_type(self, ctx))
 
 
 def _version(value: bool) -> None:
@@ -78,8 +86,9 @@ def _reporter(quiet: bool):
 def run(
     suite: Annotated[Path, typer.Argument(help="Suite YAML file.")],
     target: Annotated[Optional[str], typer.Option(
-        "--target", help='Registered target name (ironclad, fixture) or a command with {instruction}, '
-        'e.g. "python my_agent.py {instruction}". Overrides the suite\'s target.')] = None,
+        "--target", help='A registered target (ironclad: the real Ironclad; forge: the built-in code generator on a '
+        'local model; fixture: a simulated Ironclad, no model) or a command with {instruction}, e.g. '
+        '"python my_agent.py {instruction}". Overrides the suite\'s target.')] = None,
     out: OutOption = DEFAULT_OUT,
     store: StoreOption = None,
     jobs: JobsOption = 1,
@@ -133,7 +142,7 @@ def runs(
 
 @app.command()
 def show(
-    run_id: Annotated[str, typer.Argument(metavar="RUN")],
+    run_id: RunArgument,
     out: OutOption = DEFAULT_OUT,
     store: StoreOption = None,
     format: Annotated[ReportFormat, typer.Option("--format", "-f")] = ReportFormat.table,
@@ -162,7 +171,7 @@ def show(
 
 @app.command()
 def project(
-    run_id: Annotated[str, typer.Argument(metavar="RUN")],
+    run_id: RunArgument,
     rebuild: Annotated[bool, typer.Option("--rebuild", help="Delete and regenerate from events alone.")] = False,
     out: OutOption = DEFAULT_OUT,
     store: StoreOption = None,
@@ -232,6 +241,7 @@ def rescore(
 def variants(
     suite: Annotated[Path, typer.Argument(help="Suite YAML file.")],
     format: Annotated[ReportFormat, typer.Option("--format", "-f")] = ReportFormat.table,
+    out: OutOption = DEFAULT_OUT,
 ) -> None:
     """Preview every variant and ladder level of a suite, diffed against its base; invokes nothing."""
     from dataclasses import asdict

@@ -123,12 +123,13 @@ def shape(raw: dict[str, list[dict]]) -> dict:
     data: dict = {"run": _run_meta(run, started, aborted), "suite": suite}
     if raw["outcomes"]:
         data["outcomes"] = raw["outcomes"]
-    decisions = {d["group_path"]: _trim(d) for d in raw["decisions"]}
+    decisions = {d["group_path"]: d for d in raw["decisions"]}
     cases = {c["id"]: c for c in suite.get("cases", [])}
     groups = []
     for group in raw["groups"]:
-        groups.append({**group, **_interval(group["successes"], group["n"]),
-                       "decision": decisions.get(group["group_path"])})
+        group = {**group, **_interval(group["successes"], group["n"])}
+        decision = decisions.get(group["group_path"])
+        groups.append({**group, "decision": None if decision is None else _trim(decision, group)})
     by_mode: dict[str, list[dict]] = {}
     for group in groups:
         by_mode.setdefault(group["case_mode"], []).append(group)
@@ -137,9 +138,9 @@ def shape(raw: dict[str, list[dict]]) -> dict:
         data["baseline"] = _baseline(by_mode["baseline"], cases, attempts)
     adversarial_variants = [v for v in raw["variants"] if v["case_mode"] == "adversarial"]
     if "adversarial" in by_mode or adversarial_variants or raw["rejections"]:
-        adversarial_decisions = [d for d in raw["decisions"] if d.get("case_mode") == "adversarial"]
-        data["adversarial"] = _adversarial(by_mode.get("adversarial", []), adversarial_decisions, cases,
-                                           adversarial_variants,
+        references = [_trim(d) for d in raw["decisions"] if d.get("case_mode") == "adversarial"
+                      and d["decision"] == "reference"]
+        data["adversarial"] = _adversarial(by_mode.get("adversarial", []), references, cases, adversarial_variants,
                                            raw["rejections"])
     stress_decisions = [_trim(d) for d in raw["decisions"] if d.get("case_mode") == "stress"]
     if "stress" in by_mode or stress_decisions:
@@ -150,12 +151,20 @@ def shape(raw: dict[str, list[dict]]) -> dict:
     return data
 
 
-# Decision columns every group already carries, or bookkeeping: left out of the page's data.
-_REDUNDANT = ("seq", "run_id", "suite_id", "mode", "timestamp_utc", "group_path", "case_mode")
+# Decision columns that are bookkeeping, or that its group already carries: left out
+# of the page's data (the page is for reading; the store keeps everything).
+_BOOKKEEPING = ("seq", "run_id", "suite_id", "mode", "timestamp_utc", "group_path", "case_mode")
+_SAME_AS_GROUP = ("case_id", "variant_id", "generator", "level")
+_COUNTS = ("n", "successes", "success_rate", "wilson_low", "wilson_high")
 
 
-def _trim(decision: dict) -> dict:
-    return {k: v for k, v in decision.items() if k not in _REDUNDANT}
+def _trim(decision: dict, group: dict | None = None) -> dict:
+    drop = set(_BOOKKEEPING)
+    if group is not None:
+        drop.update(_SAME_AS_GROUP)
+        if (decision["n"], decision["successes"]) == (group["n"], group["successes"]):
+            drop.update(_COUNTS)
+    return {k: v for k, v in decision.items() if k not in drop and v is not None}
 
 
 def _run_meta(run: dict, started: dict, aborted: dict | None) -> dict:
@@ -173,20 +182,21 @@ def _baseline(groups: list[dict], cases: dict, attempts: list[dict]) -> dict:
     rows = []
     for group in groups:
         case = cases.get(group["case_id"], {})
-        rows.append({**group, "instruction": case.get("instruction"), "planned": case.get("runs", len(group["codes"]))})
+        shown = {k: v for k, v in group.items() if k not in ("group_path", "case_mode", "generator", "level")}
+        rows.append({**shown, "instruction": case.get("instruction"), "planned": case.get("runs", len(group["codes"]))})
     return {"cases": rows, "attempts": attempts}
 
 
 MATERIAL = ("stochastic", "structural")
 
 
-def _adversarial(groups: list[dict], decisions: list[dict], cases: dict, variants: list[dict],
+def _adversarial(groups: list[dict], references: list[dict], cases: dict, variants: list[dict],
                  rejections: list[dict]) -> dict:
     by_variant = {(g["case_id"], g["variant_id"]): g for g in groups}
-    decided = {(d["case_id"], d["variant_id"]): _trim(d) for d in decisions}
+    reference_of = {d["case_id"]: d for d in references}
     out_cases: dict[str, dict] = {}
     for case_id in dict.fromkeys([v["case_id"] for v in variants] + [g["case_id"] for g in groups]):
-        reference = decided.get((case_id, "baseline"))
+        reference = reference_of.get(case_id)
         reference_group = by_variant.get((case_id, "baseline"))
         out_cases[case_id] = {"case_id": case_id, "instruction": cases.get(case_id, {}).get("instruction", ""),
                               "reference": reference,
@@ -198,9 +208,9 @@ def _adversarial(groups: list[dict], decisions: list[dict], cases: dict, variant
             case["dropped"].append(variant)
             continue
         group = by_variant.get((variant["case_id"], variant["variant_id"]), {})
-        case["variants"].append({**variant, "codes": group.get("codes", ""), "n": group.get("n", 0),
-                                 "successes": group.get("successes", 0),
-                                 "decision": decided.get((variant["case_id"], variant["variant_id"]))})
+        shown = {k: variant[k] for k in ("generator", "variant_id", "instruction", "seed", "attempt", "model")}
+        case["variants"].append({**shown, "codes": group.get("codes", ""), "n": group.get("n", 0),
+                                 "successes": group.get("successes", 0), "decision": group.get("decision")})
     cells: dict[tuple[str, str], dict] = {}
     for case in out_cases.values():
         for variant in case["variants"]:
@@ -236,7 +246,8 @@ def _stress(groups: list[dict], decisions: list[dict], cases: dict, variants: li
     for group in groups:
         ladder = ladders.setdefault(group["case_id"], {"case_id": group["case_id"], "levels": [], "ladder": None})
         ladder["generator"] = ladder.get("generator") or group["generator"]
-        ladder["levels"].append({**group, "instruction": texts.get((group["case_id"], group["variant_id"]))})
+        level = {k: v for k, v in group.items() if k not in ("group_path", "case_mode", "case_id", "generator")}
+        ladder["levels"].append({**level, "instruction": texts.get((group["case_id"], group["variant_id"]))})
     for decision in decisions:
         if decision["variant_id"] == "ladder":
             ladders.setdefault(decision["case_id"], {"case_id": decision["case_id"], "levels": [],
@@ -245,6 +256,8 @@ def _stress(groups: list[dict], decisions: list[dict], cases: dict, variants: li
         case = cases.get(case_id, {})
         ladder["instruction"] = case.get("instruction", "")
         ladder["generator"] = ladder.get("generator") or case.get("ladder", {}).get("generator")
+        additions = case.get("ladder", {}).get("additions")
+        ladder["planned"] = len(additions) if isinstance(additions, list) else additions
         ladder["levels"].sort(key=lambda level: level["level"] if level["level"] is not None else -1)
         ladder_decision = ladder.get("ladder")
         ladder["boundary"] = ladder_decision["level"] if ladder_decision and \

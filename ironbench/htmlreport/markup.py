@@ -4,7 +4,6 @@ Text from suites, targets and models reaches the page only through `esc` (direct
 or via `el`), so a `<script>` in an instruction or an answer is shown, never run.
 """
 
-import difflib
 import html
 import json
 import re
@@ -59,6 +58,11 @@ def el(tag: str, attrs: dict | None = None, *children) -> Markup:
     return Markup("".join(parts) + ">" + "".join(_children(children)) + f"</{tag}>")
 
 
+def leaf(tag: str, attrs: dict) -> Markup:
+    """An SVG element without children, self-closed: `<circle .../>` (foreign content allows it)."""
+    return Markup(el(tag, attrs)[: -len(f"></{tag}>")] + "/>")
+
+
 def json_script(data: object, element_id: str) -> Markup:
     """Data for scripts (and for people saving the page): inert, and unable to close its element."""
     text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
@@ -78,17 +82,30 @@ def _visible(text: str) -> str:
     return text.translate(_SHOWN).replace(" ", "·")
 
 
-def word_diff_html(base: str, variant: str) -> Markup:
-    """The console's word diff as HTML: <del> removed words, <ins> added ones."""
+ELIDED = "…"
+
+
+def _elide(text: str, context: int, before: bool, after: bool) -> str:
+    """Unchanged text between changes, cut to `context` words next to each change."""
+    words = re.split(r"(\s+)", text)  # words at even indexes, the whitespace between them at odd ones
+    keep = 2 * context
+    if len(words) <= 2 * keep + 1:
+        return text
+    head = "".join(words[:keep]).rstrip() if before else ""
+    tail = "".join(words[-keep:]).lstrip() if after else ""
+    return " ".join(part for part in (head, ELIDED, tail) if part)
+
+
+def word_diff_html(base: str, variant: str, context: int | None = None) -> Markup:
+    """The console's word diff as HTML: <del> removed words, <ins> added ones. With
+    `context`, unchanged stretches keep only that many words next to each change."""
+    ops = word_diff_ops(base, variant)
     out = []
-    for op, text in word_diff_ops(base, variant):
+    for index, (op, text) in enumerate(ops):
         if op == "equal":
+            if context is not None and len(ops) > 1:
+                text = _elide(text, context, before=index > 0, after=index < len(ops) - 1)
             out.append(esc(text))
         else:
             out.append(el("del" if op == "delete" else "ins", None, _visible(text)))
     return Markup("".join(out))
-
-
-def similarity(base: str, variant: str) -> float:
-    """Share of words kept, for sorting variants by how far they moved."""
-    return difflib.SequenceMatcher(a=base.split(), b=variant.split(), autojunk=False).ratio()

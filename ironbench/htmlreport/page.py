@@ -37,13 +37,15 @@ th{background:#f3f4f6;font-weight:600;white-space:nowrap}
 th[aria-sort=ascending]::after{content:" \\25B2"}
 th[aria-sort=descending]::after{content:" \\25BC"}
 .text{white-space:pre-wrap;overflow-wrap:anywhere}
-td .text{display:inline-block;max-width:60ch}
+td.text{min-width:30ch;max-width:70ch}
+td.strip,.strip{white-space:nowrap}
 .diff{white-space:pre-wrap;overflow-wrap:anywhere;display:inline-block;max-width:80ch}
 del{background:#fde2e2;color:#8a1c1c}
 ins{background:#d9f5e1;color:#14532d;text-decoration:none}
 .strip b{font-weight:700;letter-spacing:1px}
 .badge{display:inline-block;border-radius:10px;padding:0 7px;font-size:12px;background:#eef0f3;border:1px solid #d5d9de;
 white-space:nowrap}
+td.dec{text-align:center;font-size:12px}
 .badge.bad,.d-structural,.d-systematic_failure,.d-boundary,.d-exhausted{background:#fde2e2;border-color:#f0a8a8}
 .badge.ok,.d-stable,.d-not_material,.d-systematic_success,.d-no_boundary,.d-reference{background:#e2f5e7;
 border-color:#9fd8ae}
@@ -181,22 +183,40 @@ def _metadata(data: dict) -> Markup:
     return section("metadata", "Run metadata",
                    "What was run, on what, by which versions: everything the run recorded when it started.",
                    el("dl", {"class": "meta"}, rows),
-                   el("details", None, el("summary", None, "The suite as recorded"),
-                      el("pre", None, json.dumps(data["suite"], indent=2, ensure_ascii=False))),
-                   el("p", {"class": "intro"}, "The data behind this page is embedded in it as JSON (the element "
-                                               "with id ", el("code", None, "report-data"),
-                      "): open the page source, or read it with any HTML parser."))
+                   el("p", {"class": "intro"}, "The data behind this page, the suite as recorded included, is "
+                                               "embedded in it as JSON (the element with id ",
+                      el("code", None, "report-data"), "): open the page source, or read it with any HTML parser."))
 
 
 def _compact(value):
-    """Floats to 4 decimals for the embedded data: it is for reading, not for recomputing."""
+    """The embedded data, made smaller for reading, not recomputing (the store keeps
+    everything): floats to 4 decimals, no null fields, and a list of records as one
+    table, {"columns": [...], "rows": [[...], ...]}, so field names are not repeated."""
     if isinstance(value, float):
         return round(value, 4)
     if isinstance(value, dict):
-        return {k: _compact(v) for k, v in value.items()}
+        return {k: _compact(v) for k, v in value.items() if v is not None}
     if isinstance(value, list):
+        if len(value) > 1 and all(isinstance(v, dict) for v in value):
+            return _table([_flat(record) for record in value])
         return [_compact(v) for v in value]
     return value
+
+
+def _flat(record: dict) -> dict:
+    """A record's nested records (a group's decision) as dotted fields: `decision.reason`."""
+    flat = {}
+    for key, value in record.items():
+        if isinstance(value, dict) and all(not isinstance(v, (dict, list)) for v in value.values()):
+            flat.update({f"{key}.{k}": v for k, v in value.items()})
+        else:
+            flat[key] = value
+    return flat
+
+
+def _table(records: list[dict]) -> dict:
+    columns = list(dict.fromkeys(k for record in records for k in record if record[k] is not None))
+    return {"columns": columns, "rows": [[_compact(record.get(k)) for k in columns] for record in records]}
 
 
 def render(data: dict, items: list[Verdict]) -> str:

@@ -9,7 +9,7 @@ are escaped like every other text on the page.
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ironbench.htmlreport.markup import Markup, el, esc, join
+from ironbench.htmlreport.markup import Markup, el, esc, join, leaf
 
 FONT = 11
 ROW = 16
@@ -39,7 +39,16 @@ def _text(x: float, y: float, text: str, anchor: str = "start", **attrs) -> Mark
 
 
 def _line(x1: float, y1: float, x2: float, y2: float, stroke: str = INK, **attrs) -> Markup:
-    return el("line", {"x1": _n(x1), "y1": _n(y1), "x2": _n(x2), "y2": _n(y2), "stroke": stroke, **attrs})
+    return leaf("line", {"x1": _n(x1), "y1": _n(y1), "x2": _n(x2), "y2": _n(y2), "stroke": stroke, **attrs})
+
+
+def _whisker(lo: float, hi: float, mid: float, colour: str, vertical: bool = False) -> Markup:
+    """An interval with end caps, as one path."""
+    if vertical:  # lo, hi are y positions at x = mid
+        d = f"M{_n(mid)} {_n(lo)}V{_n(hi)}M{_n(mid - 4)} {_n(lo)}h8M{_n(mid - 4)} {_n(hi)}h8"
+    else:
+        d = f"M{_n(lo)} {_n(mid)}H{_n(hi)}M{_n(lo)} {_n(mid - 4)}v8M{_n(hi)} {_n(mid - 4)}v8"
+    return leaf("path", {"d": d, "stroke": colour, "stroke-width": 1.5, "fill": "none"})
 
 
 def _clip(text: str, chars: int) -> str:
@@ -50,15 +59,22 @@ def _pct(value: float) -> str:
     return f"{value:.0%}"
 
 
+def _grid(d: list[str]) -> Markup:
+    """Grid lines as one path."""
+    return leaf("path", {"d": "".join(d), "stroke": GRID})
+
+
+def _labels(anchor: str, texts: list[Markup]) -> Markup:
+    """Axis labels share their colour and anchor through one group."""
+    return el("g", {"fill": MUTED, "text-anchor": anchor if anchor != "start" else None}, texts)
+
+
 def _unit_axis(x0: float, width: float, y_top: float, y_bottom: float, ticks=(0, 0.25, 0.5, 0.75, 1.0),
                fmt=_pct, lo: float = 0.0, hi: float = 1.0) -> Markup:
     """Vertical grid lines with labels below, for a horizontal value axis from lo to hi."""
-    parts = []
-    for tick in ticks:
-        x = x0 + (tick - lo) / (hi - lo) * width
-        parts.append(_line(x, y_top, x, y_bottom, GRID))
-        parts.append(_text(x, y_bottom + FONT + 2, fmt(tick), "middle", fill=MUTED))
-    return join(parts)
+    xs = [(x0 + (tick - lo) / (hi - lo) * width, tick) for tick in ticks]
+    return join([_grid([f"M{_n(x)} {_n(y_top)}V{_n(y_bottom)}" for x, _ in xs]),
+                 _labels("middle", [_text(x, y_bottom + FONT + 2, fmt(tick)) for x, tick in xs])])
 
 
 @dataclass(frozen=True)
@@ -87,11 +103,10 @@ def interval_bars(rows: Sequence[IntervalRow], title: str, width: int = 680, lab
                         el("title", None, f"{row.label}: {_pct(row.value)} (95% CI {_pct(row.low)}–{_pct(row.high)})"
                                           f" {row.note}"),
                         _text(label_w - 6, mid + 4, _clip(row.label, label_chars), "end"),
-                        el("rect", {"x": _n(label_w), "y": _n(y + 3), "width": _n(x - label_w), "height": ROW - 6,
+                        leaf("rect", {"x": _n(label_w), "y": _n(y + 3), "width": _n(x - label_w), "height": ROW - 6,
                                     "fill": BAR}),
-                        _line(lo, mid, hi, mid, colour, **{"stroke-width": 1.5}),
-                        _line(lo, mid - 4, lo, mid + 4, colour), _line(hi, mid - 4, hi, mid + 4, colour),
-                        el("circle", {"cx": _n(x), "cy": _n(mid), "r": 3, "fill": colour}),
+                        _whisker(lo, hi, mid, colour),
+                        leaf("circle", {"cx": _n(x), "cy": _n(mid), "r": 3, "fill": colour}),
                         _text(label_w + plot_w + 8, mid + 4, row.note, fill=MUTED)))
     return _svg(width, height, title, *parts)
 
@@ -114,7 +129,7 @@ def heatmap(rows: Sequence[str], columns: Sequence[str], cells: dict[tuple[str, 
             cell_w: int = 64, label_chars: int = 26) -> Markup:
     label_w = label_chars * 6.2
     head_h = 70
-    width = label_w + len(columns) * cell_w + 10
+    width = label_w + len(columns) * cell_w + 70  # room for the last column's slanted label
     height = head_h + len(rows) * 22 + 6
     parts = []
     for j, column in enumerate(columns):
@@ -128,13 +143,13 @@ def heatmap(rows: Sequence[str], columns: Sequence[str], cells: dict[tuple[str, 
             cell = cells.get((row, column))
             x = label_w + j * cell_w
             if cell is None or cell.value is None:
-                parts.append(el("rect", {"x": _n(x + 1), "y": _n(y + 1), "width": cell_w - 2, "height": 20,
+                parts.append(leaf("rect", {"x": _n(x + 1), "y": _n(y + 1), "width": cell_w - 2, "height": 20,
                                          "fill": "#f4f4f4"}))
                 if cell is not None:
                     parts.append(_text(x + cell_w / 2, y + 15, cell.text, "middle", fill=MUTED))
                 continue
             parts.append(el("g", None, el("title", None, cell.tooltip or f"{row} × {column}: {cell.text}"),
-                            el("rect", {"x": _n(x + 1), "y": _n(y + 1), "width": cell_w - 2, "height": 20,
+                            leaf("rect", {"x": _n(x + 1), "y": _n(y + 1), "width": cell_w - 2, "height": 20,
                                         "fill": _ramp(cell.value)}),
                             _text(x + cell_w / 2, y + 15, cell.text, "middle",
                                   fill="#fff" if cell.value > 0.55 else INK)))
@@ -177,7 +192,7 @@ def sequence_grid(rows: Sequence[SequenceRow], palette: dict[str, tuple[str, str
                 hollow.append(square)
         parts.append(el("g", None, el("title", None, row.tooltip or row.label),
                         _text(label_w - 6, y + size - 1, _clip(row.label, label_chars), "end"),
-                        el("rect", {"x": _n(label_w), "y": _n(y), "width": _n(longest * (size + gap)),
+                        leaf("rect", {"x": _n(label_w), "y": _n(y), "width": _n(longest * (size + gap)),
                                     "height": size, "fill": "transparent"})))
     for code, squares in sorted(paths.items()):
         colour, name = palette.get(code, ("#999", code))
@@ -195,7 +210,7 @@ def legend(palette: dict[str, tuple[str, str]], codes: Sequence[str]) -> Markup:
         colour, name = palette.get(code, ("#999", code))
         items.append(el("span", {"class": "key"},
                         el("svg", {"width": 10, "height": 10, "aria-hidden": "true"},
-                           el("rect", {"width": 10, "height": 10, "fill": colour})), " ", name))
+                           leaf("rect", {"width": 10, "height": 10, "fill": colour})), " ", name))
     return el("p", {"class": "legend"}, items)
 
 
@@ -208,12 +223,14 @@ class LevelPoint:
     note: str = ""
 
 
-def ladder(points: Sequence[LevelPoint], boundary: int | None, title: str, width: int = 330,
-           height: int = 170) -> Markup:
-    """Success rate per ladder level with intervals; the boundary level marked."""
+def ladder(points: Sequence[LevelPoint], boundary: int | None, title: str, planned: int | None = None,
+           width: int = 360, height: int = 170) -> Markup:
+    """Success rate per ladder level with intervals; the boundary level marked, and
+    levels the plan had but the boundary made unnecessary labelled as not run."""
     left, right, top, bottom = 36, 12, 14, 30
     levels = [p.level for p in points] or [0]
-    first, last = min(levels + ([boundary] if boundary is not None else [])), max(levels)
+    first = min(levels + ([boundary] if boundary is not None else []))
+    last = max(levels + ([planned] if planned is not None else []))
     span = max(1, last - first)
     plot_w, plot_h = width - left - right, height - top - bottom
 
@@ -223,29 +240,32 @@ def ladder(points: Sequence[LevelPoint], boundary: int | None, title: str, width
     def y(value: float) -> float:
         return top + (1 - value) * plot_h
 
-    parts = []
-    for tick in (0, 0.5, 1):
-        parts += [_line(left, y(tick), left + plot_w, y(tick), GRID), _text(left - 4, y(tick) + 4, _pct(tick), "end",
-                                                                            fill=MUTED)]
+    parts = [_grid([f"M{left} {_n(y(tick))}h{_n(plot_w)}" for tick in (0, 0.5, 1)]),
+             _labels("end", [_text(left - 4, y(tick) + 4, _pct(tick)) for tick in (0, 0.5, 1)])]
+    run = {p.level for p in points}
+    middle = [_text(x(level), height - bottom + 14, str(level)) for level in range(first, last + 1)]
+    middle.append(_text(left + plot_w / 2, height - 3, "level"))
     for level in range(first, last + 1):
-        parts.append(_text(x(level), height - bottom + 14, str(level), "middle", fill=MUTED))
-    parts.append(_text(left + plot_w / 2, height - 3, "level", "middle", fill=MUTED))
+        if level not in run and (boundary is None or level > boundary):
+            middle.append(_text(x(level), top + plot_h / 2, "not run",
+                                transform=f"rotate(-90 {_n(x(level))} {_n(top + plot_h / 2)})"))
+    parts.append(_labels("middle", middle))
     if boundary is not None:
+        near_right = x(boundary) > left + plot_w * 0.75
         parts += [_line(x(boundary), top - 4, x(boundary), top + plot_h, ALARM, **{"stroke-dasharray": "4 3"}),
-                  _text(x(boundary) + 3, top + 6, "boundary", fill=ALARM)]
+                  _text(x(boundary) + (-4 if near_right else 4), top + 6, "boundary", "end" if near_right else "start",
+                        fill=ALARM)]
     ordered = sorted(points, key=lambda p: p.level)
     if len(ordered) > 1:
-        parts.append(el("polyline", {"points": " ".join(f"{_n(x(p.level))},{_n(y(p.value))}" for p in ordered),
+        parts.append(leaf("polyline", {"points": " ".join(f"{_n(x(p.level))},{_n(y(p.value))}" for p in ordered),
                                      "fill": "none", "stroke": POINT, "stroke-opacity": 0.5}))
     for p in ordered:
         colour = ALARM if p.level == boundary else POINT
         parts.append(el("g", None,
                         el("title", None, f"level {p.level}: {_pct(p.value)} (95% CI {_pct(p.low)}–{_pct(p.high)})"
                                           f" {p.note}"),
-                        _line(x(p.level), y(p.low), x(p.level), y(p.high), colour, **{"stroke-width": 1.5}),
-                        _line(x(p.level) - 4, y(p.low), x(p.level) + 4, y(p.low), colour),
-                        _line(x(p.level) - 4, y(p.high), x(p.level) + 4, y(p.high), colour),
-                        el("circle", {"cx": _n(x(p.level)), "cy": _n(y(p.value)), "r": 3.5, "fill": colour})))
+                        _whisker(y(p.low), y(p.high), x(p.level), colour, vertical=True),
+                        leaf("circle", {"cx": _n(x(p.level)), "cy": _n(y(p.value)), "r": 3.5, "fill": colour})))
     return _svg(width, height, title, *parts)
 
 
@@ -346,10 +366,8 @@ def forest(rows: Sequence[ForestRow], overall: ForestRow | None, title: str, wid
                         el("title", None, f"{row.label}: B − A {row.estimate:+.0%} "
                                           f"(95% CI {row.low:+.0%} to {row.high:+.0%}) {row.note}"),
                         _text(label_w - 6, mid + 4, _clip(row.label, label_chars), "end"),
-                        _line(x(row.low), mid, x(row.high), mid, colour, **{"stroke-width": 1.5}),
-                        _line(x(row.low), mid - 4, x(row.low), mid + 4, colour),
-                        _line(x(row.high), mid - 4, x(row.high), mid + 4, colour),
-                        el("rect", {"x": _n(x(row.estimate) - 3), "y": _n(mid - 3), "width": 6, "height": 6,
+                        _whisker(x(row.low), x(row.high), mid, colour),
+                        leaf("rect", {"x": _n(x(row.estimate) - 3), "y": _n(mid - 3), "width": 6, "height": 6,
                                     "fill": colour}),
                         _text(label_w + plot_w + 8, mid + 4, _clip(row.note, 24), fill=MUTED)))
     if overall is not None:
@@ -360,13 +378,9 @@ def forest(rows: Sequence[ForestRow], overall: ForestRow | None, title: str, wid
                         el("title", None, f"{overall.label}: {overall.estimate:+.0%} {overall.note}"),
                         _line(label_w, mid - ROW + 2, label_w + plot_w, mid - ROW + 2, GRID),
                         _text(label_w - 6, mid + 4, _clip(overall.label, label_chars), "end", **{"font-weight": "bold"}),
-                        el("polygon", {"points": f"{_n(lo)},{_n(mid)} {_n(cx)},{_n(mid - 6)} {_n(hi)},{_n(mid)} "
+                        leaf("polygon", {"points": f"{_n(lo)},{_n(mid)} {_n(cx)},{_n(mid - 6)} {_n(hi)},{_n(mid)} "
                                                  f"{_n(cx)},{_n(mid + 6)}",
                                        "fill": ALARM if overall.flagged else INK}),
                         _text(label_w + plot_w + 8, mid + 4, _clip(overall.note, 24), fill=MUTED)))
     return _svg(width, height, title, *parts)
 
-
-def swatch(colour: str) -> Markup:
-    return Markup(f'<svg width="10" height="10" aria-hidden="true"><rect width="10" height="10" '
-                  f'fill="{esc(colour)}"/></svg>')

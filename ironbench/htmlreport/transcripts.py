@@ -73,8 +73,8 @@ def _thread(thread: dict, phrase: str, primary: str | None, open_violating: bool
         items.append(el("li", {"class": "turn" + (" violated" if hit else " flagged" if other else ""),
                                "value": turn["turn"]},
                         el("div", {"class": "verdicts"}, badges),
-                        el("p", {"class": "prompt"}, el("b", None, "Prompt: "), el("span", {"class": "text"}, turn["prompt"])),
-                        el("p", {"class": "answer"}, el("b", None, "Answer: "), el("span", {"class": "text"}, turn["answer"]))))
+                        el("p", {"class": "text"}, el("b", None, "Prompt: "), turn["prompt"]),
+                        el("p", {"class": "text"}, el("b", None, "Answer: "), turn["answer"])))
     return el("details", {"class": "thread", "open": bool(violated) and open_violating},
               el("summary", None, el("b", None, thread["scenario"]), f" ({thread['domain']}) · ",
                  el("b", None, thread["engine"]),

@@ -145,14 +145,15 @@ def _stress(section: dict) -> list[Verdict]:
     out = []
     if len(ladders) > 1:
         levels = [ladder["boundary"] for ladder in found]
-        where = f", at level {_span(levels)}" if found else ""
+        where = (f", at level{'s' if len(set(levels)) > 1 else ''} {_span(levels)}") if found else ""
         out.append(Verdict("stress", f"Stress: a capability boundary in {len(found)} of {len(ladders)} ladders{where}.",
                            "The boundary is the first level whose failure is systematic (at least 80% of its runs "
                            "failed)."))
     for ladder in ladders[:MAX_LADDER_SENTENCES]:
         out.append(_ladder(ladder))
     if len(ladders) > MAX_LADDER_SENTENCES:
-        out.append(Verdict("stress", f"… and {len(ladders) - MAX_LADDER_SENTENCES} more ladders in the report.", ""))
+        out.append(Verdict("stress", f"… and {len(ladders) - MAX_LADDER_SENTENCES} more ladders: see the stress "
+                                     "section of the report.", ""))
     return out
 
 

@@ -1,6 +1,7 @@
 """Page parts every section uses: sections, sortable tables, outcome strips, numbers."""
 
 from collections.abc import Sequence
+from itertools import groupby
 from dataclasses import dataclass
 
 from ironbench.htmlreport.gather import OUTCOME_NAMES
@@ -12,7 +13,6 @@ OUTCOME_COLOURS = {
     "T": "#5e35b1", "H": "#9e9e9e", "I": "#cfcfcf",
 }
 PALETTE = {code: (OUTCOME_COLOURS[code], name) for code, name in OUTCOME_NAMES.items()}
-SUCCESS_CODES = ("S", "s")
 
 
 def section(section_id: str, title: str, intro: str | Markup | None, *body) -> Markup:
@@ -31,37 +31,58 @@ class Col:
     help: str | None = None
 
 
+@dataclass(frozen=True)
+class Td:
+    """A table cell: what it shows, the value it sorts by when the shown text does not
+    sort by itself, and a class (a decision's colour, a run strip, a diff)."""
+
+    shown: object
+    key: object = None
+    cls: str | None = None
+
+
+def _td(cell) -> Markup:
+    if isinstance(cell, tuple):
+        cell = Td(*cell)
+    if not isinstance(cell, Td):
+        return el("td", None, cell)
+    key = round(cell.key, 4) if isinstance(cell.key, float) else cell.key
+    if key is not None and not isinstance(cell.shown, Markup) and str(key) == str(cell.shown):
+        key = None  # sorts by its text already
+    return el("td", {"data-v": key, "class": cell.cls}, cell.shown)
+
+
 def table(columns: Sequence[Col], rows: Sequence[Sequence], filterable: bool = False,
           caption: str | None = None) -> Markup:
     """A sortable table (sorting and the filter box are added by the page's script).
 
-    A cell is text, Markup, or (shown, sort value) when what is shown does not sort by itself.
+    A cell is text, Markup, a Td, or (shown, sort value).
     """
-    head = el("tr", None, [el("th", {"title": c.help, "data-numeric": c.numeric or None, "scope": "col"}, c.title)
+    head = el("tr", None, [el("th", {"title": c.help, "data-numeric": c.numeric or None}, c.title)
                            for c in columns])
-    body = []
-    for row in rows:
-        cells = []
-        for cell in row:
-            if isinstance(cell, tuple):
-                shown, key = cell
-                cells.append(el("td", {"data-v": key}, shown))
-            else:
-                cells.append(el("td", None, cell))
-        body.append(el("tr", None, cells))
+    body = Markup("".join(el("tr", None, [_td(cell) for cell in row]) for row in rows))
     classes = "sortable filterable" if filterable else "sortable"
     return el("div", {"class": "scroll"},
               el("table", {"class": classes}, el("caption", None, caption) if caption else None,
                  el("thead", None, head), el("tbody", None, body)))
 
 
+MARKS = {"S": "✓", "s": "✓", "T": "⌛", "H": "·", "I": "·", "U": "?"}
+
+
+def marks(codes: str) -> Markup:
+    """A run sequence in text, one mark per run: ✓ success, ✗ failure, ⌛ timeout, ? unknown,
+    · excluded; colour tells the failure stage (see the legend). Runs of one outcome share a tag."""
+    return Markup("".join(f'<b class="o{esc(code)}">{MARKS.get(code, "✗") * len(list(run))}</b>'
+                          for code, run in groupby(codes)))
+
+
 def strip(codes: str) -> Markup:
-    """A run sequence in text: one coloured mark per run (readable without colour too)."""
-    marks = []
-    for code in codes:
-        mark = "✓" if code in SUCCESS_CODES else "·" if code in ("H", "I") else "✗"
-        marks.append(f'<b class="o{esc(code)}" title="{esc(OUTCOME_NAMES.get(code, code))}">{mark}</b>')
-    return Markup(f'<span class="strip">{"".join(marks)}</span>')
+    return el("span", {"class": "strip"}, marks(codes))
+
+
+def strip_cell(codes: str) -> Td:
+    return Td(marks(codes), cls="strip")
 
 
 def outcome_css() -> str:
@@ -98,8 +119,6 @@ def extra_evidence(decision: dict | None, known: Sequence[str]) -> Markup:
     return join([el("span", {"class": "kv"}, f"{k} = {number(v, 3)}") for k, v in extra])
 
 
-def decision_badge(decision: dict | None) -> Markup:
-    if not decision:
-        return el("span", {"class": "badge undecided"}, "undecided")
-    name = decision.get("decision", "?")
-    return el("span", {"class": f"badge d-{name}", "title": decision.get("reason")}, name)
+def decision_cell(decision: dict | None, key=None) -> Td:
+    name = (decision or {}).get("decision", "undecided")
+    return Td(name, key, f"dec d-{name}")

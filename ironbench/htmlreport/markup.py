@@ -86,13 +86,14 @@ ELIDED = "…"
 
 
 def _elide(text: str, context: int, before: bool, after: bool) -> str:
-    """Unchanged text between changes, cut to `context` words next to each change."""
-    words = re.split(r"(\s+)", text)  # words at even indexes, the whitespace between them at odd ones
-    keep = 2 * context
-    if len(words) <= 2 * keep + 1:
+    """Unchanged text next to changes (`before`: one precedes it, `after`: one follows),
+    cut to `context` words on each side that touches a change."""
+    parts = re.split(r"(\s+)", text)  # words at even indexes (maybe "" at the ends), whitespace at odd ones
+    words = [i for i in range(0, len(parts), 2) if parts[i]]
+    if len(words) <= context * (before + after) + 1:
         return text
-    head = "".join(words[:keep]).rstrip() if before else ""
-    tail = "".join(words[-keep:]).lstrip() if after else ""
+    head = "".join(parts[:words[context - 1] + 1]) if before else ""
+    tail = "".join(parts[words[-context]:]) if after else ""
     return " ".join(part for part in (head, ELIDED, tail) if part)
 
 

@@ -9,7 +9,7 @@ are escaped like every other text on the page.
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ironbench.htmlreport.markup import Markup, el, esc, join, leaf
+from ironbench.htmlreport.markup import Markup, el, join, leaf
 
 FONT = 11
 ROW = 16

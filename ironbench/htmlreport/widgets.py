@@ -121,4 +121,4 @@ def extra_evidence(decision: dict | None, known: Sequence[str]) -> Markup:
 
 def decision_cell(decision: dict | None, key=None) -> Td:
     name = (decision or {}).get("decision", "undecided")
-    return Td(name, key, f"dec d-{name}")
+    return Td(name.replace("_", " "), key, f"dec d-{name}")  # spaces let "systematic failure" wrap

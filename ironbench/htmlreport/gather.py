@@ -37,9 +37,10 @@ GROUP_PATH = "coalesce(nullif(group_path, ''), 'baseline/' || case_id)"
 
 SQL = {
     "run": """
-        SELECT r.*, (SELECT payload FROM events WHERE type = 'run_started' ORDER BY seq LIMIT 1) AS started,
-               (SELECT payload FROM events WHERE type = 'run_aborted' ORDER BY seq DESC LIMIT 1) AS aborted
-        FROM runs r""",
+        SELECT r.*, e.started, e.aborted
+        FROM runs r, (SELECT arg_min(payload, seq) FILTER (WHERE type = 'run_started') AS started,
+                             arg_max(payload, seq) FILTER (WHERE type = 'run_aborted') AS aborted
+                      FROM events WHERE type IN ('run_started', 'run_aborted')) e""",
     "outcomes": f"""
         SELECT coalesce(case_mode, mode) AS case_mode, {CODE} AS code, count(*) AS runs,
                quantile_cont(duration_ms, 0.5) AS p50_ms, quantile_cont(duration_ms, 0.95) AS p95_ms
@@ -63,7 +64,9 @@ SQL = {
     "variants": """
         SELECT v.case_mode, v.case_id, v.generator, v.variant_id, v.instruction, v.seed, v.attempt, v.dropped,
                v.reason, json_extract_string(e.payload, '$.metadata.model') AS model
-        FROM variants v LEFT JOIN events e ON e.seq = v.seq ORDER BY v.seq""",
+        FROM variants v
+        LEFT JOIN (SELECT seq, payload FROM events WHERE type = 'variant_generated') e ON e.seq = v.seq
+        ORDER BY v.seq""",
     "rejections": """
         SELECT case_id, generator, variant_id, attempt, model, ai_output, failure_reasons
         FROM rejections ORDER BY seq""",

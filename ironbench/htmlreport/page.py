@@ -37,7 +37,7 @@ th{background:#f3f4f6;font-weight:600;white-space:nowrap}
 th[aria-sort=ascending]::after{content:" \\25B2"}
 th[aria-sort=descending]::after{content:" \\25BC"}
 .text{white-space:pre-wrap;overflow-wrap:anywhere}
-td.text{min-width:30ch;max-width:70ch}
+td.text{min-width:20ch;max-width:70ch}
 td.strip,.strip{white-space:nowrap}
 .diff{white-space:pre-wrap;overflow-wrap:anywhere;display:inline-block;max-width:80ch}
 del{background:#fde2e2;color:#8a1c1c}

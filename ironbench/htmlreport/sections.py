@@ -41,11 +41,13 @@ def charted(cases: list[dict], limit: int = CHART_ROWS) -> tuple[list[dict], str
     need a look (undecided, exhausted, then the lowest interval), in suite order."""
     if len(cases) <= limit:
         return cases, ""
-    order = {"undecided": 0, "exhausted": 1}
-    ranked = sorted(range(len(cases)), key=lambda i: (order.get((cases[i]["decision"] or {}).get("decision",
-                                                                                                  "undecided"), 2),
-                                                      cases[i]["low"], cases[i]["rate"]))
-    keep = sorted(ranked[:limit])
+    first = {"undecided": 0, "exhausted": 1}
+
+    def need(i: int) -> tuple:
+        decision = (cases[i]["decision"] or {}).get("decision", "undecided")
+        return first.get(decision, 2), cases[i]["low"], cases[i]["rate"]
+
+    keep = sorted(sorted(range(len(cases)), key=need)[:limit])
     return ([cases[i] for i in keep], f" Charts show {limit} of {len(cases)} cases: the undecided, the exhausted "
                                       f"and those with the lowest success rates; the table has every case.")
 

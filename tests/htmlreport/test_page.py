@@ -86,3 +86,22 @@ def test_decision_fields_this_page_does_not_know_yet_are_shown(examples):
     data["baseline"]["cases"][0]["decision"]["stable_lower_bound"] = 0.3123
     text = render(data, verdicts(data))
     assert "stable_lower_bound = 0.312" in text
+
+
+def test_long_runs_chart_the_cases_that_need_a_look_and_tabulate_all(examples):
+    from ironbench.htmlreport.sections import CHART_ROWS, charted
+
+    def fake(i, decision, successes):
+        return {"case_id": f"c{i:03d}", "decision": {"decision": decision}, "low": successes / 20,
+                "rate": successes / 10}
+
+    cases = [fake(i, "stable", 10) for i in range(CHART_ROWS + 40)]
+    cases[7] = fake(7, "exhausted", 9)
+    cases[100] = {**fake(100, "x", 9), "decision": None}
+    cases[170] = fake(170, "stable", 0)
+    shown, note = charted(cases)
+    names = [c["case_id"] for c in shown]
+    assert len(shown) == CHART_ROWS and names == sorted(names)  # suite order kept
+    assert {"c007", "c100", "c170"} <= set(names)
+    assert f"{CHART_ROWS} of {CHART_ROWS + 40} cases" in note
+    assert charted(cases[:10]) == (cases[:10], "")

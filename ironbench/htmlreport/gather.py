@@ -8,6 +8,7 @@ reach the page without a change here. A section a store has no rows for is left 
 import json
 from pathlib import Path
 
+from ironbench.preview import word_diff_ops
 from ironbench.query import connect
 from ironbench.stats import stratified_exact_test, wilson_interval
 
@@ -392,3 +393,59 @@ def gate_reason(overall: dict, cases: list[dict]) -> str:
 
 def _label(case: dict) -> str:
     return case["case_id"] if case["variant_id"] in ("base", None) else f"{case['case_id']}/{case['variant_id']}"
+
+
+# -- the embedded copy ------------------------------------------------------------------
+
+def patch(base: str, text: str) -> list:
+    """`text` as edits of `base`, word by word: a number n >= 0 keeps the next n characters
+    of base, -n skips n of them, a string is added text. `apply_patch` undoes it."""
+    ops: list = []
+    for op, chunk in word_diff_ops(base, text):
+        ops.append(len(chunk) if op == "equal" else -len(chunk) if op == "delete" else chunk)
+    return ops
+
+
+def apply_patch(base: str, ops: list) -> str:
+    out, at = [], 0
+    for op in ops:
+        if isinstance(op, str):
+            out.append(op)
+        elif op >= 0:
+            out.append(base[at:at + op])
+            at += op
+        else:
+            at -= op
+    return "".join(out)
+
+
+def for_embedding(data: dict) -> dict:
+    """The page's data as embedded in it, each text once: a case's instruction only in
+    `suite.cases`, and each variant's and level's instruction as a patch of its base
+    (adversarial) or of the level below (stress), `instruction_patch`, since most of a
+    variant is its base again. Nothing is lost: `apply_patch` restores every text."""
+    out = dict(data)
+    if "baseline" in data:
+        out["baseline"] = {**data["baseline"], "cases": [{k: v for k, v in case.items() if k != "instruction"}
+                                                         for case in data["baseline"]["cases"]]}
+    if "adversarial" in data:
+        cases = []
+        for case in data["adversarial"]["cases"]:
+            variants = [{**{k: v for k, v in variant.items() if k != "instruction"},
+                         "instruction_patch": patch(case["instruction"], variant["instruction"])}
+                        for variant in case["variants"]]
+            cases.append({**{k: v for k, v in case.items() if k != "instruction"}, "variants": variants})
+        out["adversarial"] = {**data["adversarial"], "cases": cases}
+    if "stress" in data:
+        ladders = []
+        for ladder in data["stress"]["ladders"]:
+            levels, below = [], ladder["instruction"]
+            for level in ladder["levels"]:
+                shown = {k: v for k, v in level.items() if k != "instruction"}
+                if level.get("instruction"):
+                    shown["instruction_patch"] = patch(below, level["instruction"])
+                    below = level["instruction"]
+                levels.append(shown)
+            ladders.append({**{k: v for k, v in ladder.items() if k != "instruction"}, "levels": levels})
+        out["stress"] = {"ladders": ladders}
+    return out

@@ -7,6 +7,7 @@ import json
 
 from ironbench import __version__
 from ironbench.htmlreport import comparison, sections, transcripts
+from ironbench.htmlreport.gather import for_embedding
 from ironbench.htmlreport.markup import Markup, el, json_script
 from ironbench.htmlreport.verdict import Verdict
 from ironbench.htmlreport.widgets import number, outcome_css, section
@@ -244,6 +245,7 @@ def render(data: dict, items: list[Verdict]) -> str:
               el("body", None, _header(data), nav, el("main", None, body),
                  el("footer", None, f"Written by ironbench {__version__} from the event store; "
                                     "self-contained: no network, readable with scripts off."),
-                 json_script(_compact({**data, "verdicts": [v.__dict__ for v in items]}), "report-data"),
+                 json_script(_compact({**for_embedding(data), "verdicts": [v.__dict__ for v in items]}),
+                             "report-data"),
                  Markup(f"<script>{SCRIPT}</script>")))
     return "<!doctype html>\n" + page + "\n"

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 from ironbench.errors import RunNotFound
-from ironbench.htmlreport.gather import gather, newcombe
+from ironbench.htmlreport.gather import apply_patch, gather, newcombe, patch
 from ironbench.stats import wilson_interval
 
 
@@ -118,3 +118,14 @@ def test_newcombe_interval_holds_the_difference(side_a, side_b):
     difference, low, high = newcombe(side(*side_a), side(*side_b))
     assert -1 <= low <= difference <= high <= 1
     assert math.isclose(difference, side_b[0] / side_b[1] - side_a[0] / side_a[1])
+
+
+words = st.lists(st.sampled_from(["Write", "a", "cache", "get,", "set", " ", "\n", "\t", "ünï", "<b>"]), max_size=15)
+
+
+@given(words, words)
+def test_a_patch_restores_the_text_it_was_made_from(base, text):
+    base, text = " ".join(base), "".join(text)
+    ops = patch(base, text)
+    assert apply_patch(base, ops) == text
+    assert sum(len(op) for op in ops if isinstance(op, str)) <= len(text)

@@ -4,7 +4,7 @@ import html
 import json
 import re
 
-from ironbench.htmlreport.gather import gather
+from ironbench.htmlreport.gather import apply_patch, gather
 from ironbench.htmlreport.page import CSS, SCRIPT, render
 from ironbench.htmlreport.verdict import verdicts
 from tests.htmlreport.examples import INJECTED
@@ -21,6 +21,13 @@ def embedded(text: str) -> dict:
     start = text.index('<script type="application/json" id="report-data">')
     body = text[text.index(">", start) + 1:text.index("</script>", start)]
     return json.loads(body)
+
+
+def records(embedded_list) -> list[dict]:
+    """A list of records as embedded: a table of two or more, else the list itself."""
+    if isinstance(embedded_list, dict):
+        return [dict(zip(embedded_list["columns"], row)) for row in embedded_list["rows"]]
+    return embedded_list
 
 
 def test_each_kind_of_run_gets_its_sections_and_no_others(examples):
@@ -65,9 +72,13 @@ def test_embedded_data_reads_back_as_tables(examples):
     back = embedded(text)
     assert back["run"]["run_id"] == examples.adversarial
     variants = back["adversarial"]["cases"][0]["variants"]
-    assert "instruction" in variants["columns"] and "decision.decision" in variants["columns"]
-    rows = [dict(zip(variants["columns"], row)) for row in variants["rows"]]
+    assert "instruction_patch" in variants["columns"] and "decision.decision" in variants["columns"]
+    rows = records(variants)
     assert {r["variant_id"]: r["decision.decision"] for r in rows}["punctuation_noise/variant_0003"] == "structural"
+    # every text is there once: the base in the suite, each variant as a patch of it
+    base = next(c["instruction"] for c in records(back["suite"]["cases"]) if c["id"] == "cache")
+    originals = {v["variant_id"]: v["instruction"] for v in data["adversarial"]["cases"][0]["variants"]}
+    assert {r["variant_id"]: apply_patch(base, r["instruction_patch"]) for r in rows} == originals
     assert back["verdicts"]["columns"] == ["mode", "headline", "evidence"]
     assert len(back["adversarial"]["rejections"]["rows"]) == 2
 

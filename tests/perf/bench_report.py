@@ -35,9 +35,13 @@ from ironbench.store import open_store  # noqa: E402
 from ironbench.store.eventstore import Pending  # noqa: E402
 from ironbench.suite import parse_suite  # noqa: E402
 
-TASKS = ["a simple cache with get, set and a maximum size", "a parser for ISO 8601 dates and times",
-         "a function that reverses the order of words in a sentence", "a rate limiter with a fixed window",
-         "a class that merges overlapping intervals", "a function that formats a table of numbers as text"]
+# As long as the shipped suites' instructions (about 90-140 characters each).
+TASKS = ["a simple cache with get, set and a maximum size that drops the oldest entry when full",
+         "a parser for ISO 8601 dates and times that returns a datetime with its time zone",
+         "a function that reverses the order of words in a sentence, keeping the punctuation",
+         "a rate limiter with a fixed window that allows at most N calls per second per key",
+         "a class that merges overlapping intervals given as pairs of integers, sorted by start",
+         "a function that formats a table of numbers as text with aligned columns and a header"]
 GENERATORS = [{"generator": "whitespace_noise", "count": 5}, {"generator": "punctuation_noise", "count": 5},
               {"generator": "lexical_shuffle", "count": 5}, {"generator": "synonym_substitution", "count": 5},
               {"generator": "ambiguity_injection_light", "count": 5},

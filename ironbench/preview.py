@@ -48,17 +48,24 @@ def _visible(text: str) -> str:
     return text.replace("\n", "⏎").replace("\t", "⇥")
 
 
-def word_diff(base: str, variant: str) -> str:
-    """A one-line diff: [-removed-] {+added+}, whitespace made visible."""
+def word_diff_ops(base: str, variant: str) -> list[tuple[str, str]]:
+    """Words and whitespace runs kept, removed or added: (equal|delete|insert, text), in order."""
     split = re.compile(r"(\s+)")
     a, b = split.split(base), split.split(variant)
-    out: list[str] = []
+    ops: list[tuple[str, str]] = []
     for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
         if op == "equal":
-            out.append("".join(a[i1:i2]))
+            ops.append(("equal", "".join(a[i1:i2])))
             continue
         if i2 > i1:
-            out.append(f"[-{_visible(''.join(a[i1:i2]))}-]")
+            ops.append(("delete", "".join(a[i1:i2])))
         if j2 > j1:
-            out.append(f"{{+{_visible(''.join(b[j1:j2]))}+}}")
-    return "".join(out)
+            ops.append(("insert", "".join(b[j1:j2])))
+    return ops
+
+
+def word_diff(base: str, variant: str) -> str:
+    """A one-line diff: [-removed-] {+added+}, whitespace made visible."""
+    marks = {"equal": "{}", "delete": "[-{}-]", "insert": "{{+{}+}}"}
+    return "".join(marks[op].format(text if op == "equal" else _visible(text))
+                   for op, text in word_diff_ops(base, variant))

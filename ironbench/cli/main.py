@@ -28,6 +28,7 @@ JobsOption = Annotated[int, typer.Option("--jobs", "-j", min=1, help="Cases invo
 MaxFailuresOption = Annotated[Optional[int], typer.Option(
     "--max-failures", min=1, help="Stop the run after this many rejected AI outputs (resume continues it).")]
 QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar or turn-by-turn output.")]
+NoReportOption = Annotated[bool, typer.Option("--no-report", help="Do not write the run's HTML report at the end.")]
 DEFAULT_OUT = Path("outputs")
 RunArgument = Annotated[str, typer.Argument(metavar="RUN", help="A run id, as `ironbench runs` lists them.")]
 
@@ -72,6 +73,19 @@ def _paths(out: Path, store: Optional[Path]):
     return RunPaths.resolve(out, store)
 
 
+def _finish(paths, run_id: str, quiet: bool, no_report: bool) -> None:
+    """End of a run: its verdict sentences (the report's header) and the report's path, on stderr."""
+    import shutil
+
+    from ironbench.htmlreport import write_report
+
+    report = write_report(paths.store_path, paths.out_dir, run_id, write=not no_report)
+    if not quiet:
+        typer.echo(report.console(min(100, shutil.get_terminal_size((100, 24)).columns)), err=True)
+    if report.path is not None:
+        typer.echo(f"report: {report.path}", err=True)
+
+
 def _reporter(quiet: bool):
     if quiet:
         return None
@@ -94,8 +108,9 @@ def run(
     jobs: JobsOption = 1,
     max_failures: MaxFailuresOption = None,
     quiet: QuietOption = False,
+    no_report: NoReportOption = False,
 ) -> None:
-    """Run a suite against its target; prints the run id."""
+    """Run a suite against its target; prints the run id (the verdict and the report's path go to stderr)."""
     from ironbench.runner import start_run
     from ironbench.suite import load_suite
 
@@ -107,6 +122,7 @@ def run(
         from ironbench.gauntlet.report import format_summary, summary_from_store
 
         typer.echo(format_summary(summary_from_store(paths.store_path, run_id)), err=True)
+    _finish(paths, run_id, quiet, no_report)
     typer.echo(run_id)
 
 
@@ -118,12 +134,15 @@ def resume(
     jobs: JobsOption = 1,
     max_failures: MaxFailuresOption = None,
     quiet: QuietOption = False,
+    no_report: NoReportOption = False,
 ) -> None:
     """Continue an interrupted run: nothing completed is lost or repeated."""
     from ironbench.runner import resume_run
 
     reporter = _reporter(quiet)
-    status = resume_run(run_id, _paths(out, store), jobs, reporter, max_failures=max_failures)
+    paths = _paths(out, store)
+    status = resume_run(run_id, paths, jobs, reporter, max_failures=max_failures)
+    _finish(paths, run_id, quiet, no_report)
     typer.echo(f"{run_id} {status}")
 
 
@@ -219,6 +238,25 @@ def compare(
         typer.echo(format_comparison(comparison))
     if comparison.regressed:
         raise typer.Exit(1)
+
+
+@app.command()
+def report(
+    run_id: Annotated[str, typer.Argument(metavar="RUN")],
+    compare: Annotated[Optional[str], typer.Option(
+        "--compare", metavar="BASE_RUN", help="Also compare RUN (B) against BASE_RUN (A), as `compare` does.")] = None,
+    output: Annotated[Optional[Path], typer.Option(
+        "--output", "-o", help="HTML file [default: OUT/RUN/report.html, with --compare OUT/RUN/compare_BASE_RUN.html].")]
+    = None,
+    alpha: Annotated[float, typer.Option("--alpha", min=0.0, max=1.0, help="Significance level (--compare).")] = 0.05,
+    out: OutOption = DEFAULT_OUT,
+    store: StoreOption = None,
+) -> None:
+    """Write one self-contained HTML page for a run (and its comparison); prints its path."""
+    from ironbench.htmlreport import write_report
+
+    paths = _paths(out, store)
+    typer.echo(str(write_report(paths.store_path, paths.out_dir, run_id, compare, output, alpha).path))
 
 
 @app.command()

@@ -9,7 +9,11 @@ from ironbench.store.eventstore import open_store
 
 
 def project_run(store_path: Path, out_dir: Path, run_id: str, rebuild: bool) -> Path:
-    """Bring a run's output tree (and with --rebuild, its read-model rows) up to date."""
+    """Bring a run's output tree (and with --rebuild, its read-model rows) up to date.
+
+    A rebuild writes the run's HTML report again if it had one (it is derived from the
+    same events), and keeps its comparison pages as they were (they read other runs too).
+    """
     store = open_store(store_path, create=False)
     with store:
         if not store.has_run(run_id):
@@ -18,9 +22,19 @@ def project_run(store_path: Path, out_dir: Path, run_id: str, rebuild: bool) -> 
         if not rebuild:
             tree.catch_up()
             return tree.run_dir(run_id)
+        run_dir = tree.run_dir(run_id)
+        had_report = (run_dir / "report.html").is_file()
+        comparisons = {p.name: p.read_bytes() for p in run_dir.glob("compare_*.html")}
         read_model = ReadModel()
         events = list(store.read(run_id))
         with store.transaction() as conn:
             read_model.clear_run(conn, run_id)
             read_model.apply(conn, events)
-        return tree.rebuild(run_id)
+        target = tree.rebuild(run_id)
+    for name, content in comparisons.items():
+        (target / name).write_bytes(content)
+    if had_report:
+        from ironbench.htmlreport import write_report
+
+        write_report(store_path, out_dir, run_id)
+    return target

@@ -62,3 +62,18 @@ def test_project_catches_up_a_tree_in_another_directory(paths, script, tmp_path)
     elsewhere = tmp_path / "mirror"
     project_run(paths.store_path, elsewhere, run_id, rebuild=False)
     assert snapshot(elsewhere / run_id) == snapshot(paths.out_dir / run_id)
+
+
+def test_rebuild_writes_the_report_again_and_keeps_comparison_pages(paths, script):
+    from ironbench.htmlreport import write_report
+
+    script({"a": ["success"]})
+    base = start_run(make_suite({"a": 3}), paths)
+    run_id = start_run(make_suite({"a": 3}), paths)
+    run_dir = paths.out_dir / run_id
+    write_report(paths.store_path, paths.out_dir, run_id)
+    write_report(paths.store_path, paths.out_dir, run_id, compare_base=base)
+    before = snapshot(run_dir)
+    (run_dir / "report.html").write_text("tampered")
+    project_run(paths.store_path, paths.out_dir, run_id, rebuild=True)
+    assert snapshot(run_dir) == before and f"compare_{base}.html" in before

@@ -1,0 +1,451 @@
+"""The report's data: one SQL per section over the run's read models (DuckDB,
+read-only), shaped into plain JSON-ready dicts. Rendering never touches the store.
+
+Decision rows travel whole (`SELECT *`), so evidence columns a later revision adds
+reach the page without a change here. A section a store has no rows for is left out.
+"""
+
+import json
+from pathlib import Path
+
+from ironbench.preview import word_diff_ops
+from ironbench.query import connect
+from ironbench.stats import stratified_exact_test, wilson_interval
+
+# Runs that say something about the target: harness faults and infrastructure
+# errors are counted and shown, but never in a rate.
+EVIDENCE = "harness_error IS NULL AND infra_error IS NULL"
+
+# One character per invocation, so a case's whole sequence is one string from SQL.
+CODE = """CASE
+    WHEN harness_error IS NOT NULL THEN 'H'
+    WHEN infra_error IS NOT NULL THEN 'I'
+    WHEN timed_out OR failure_stage = 'timeout' THEN 'T'
+    WHEN success AND repairs_triggered > 0 THEN 's'
+    WHEN success THEN 'S'
+    WHEN failure_stage = 'generation' THEN 'G'
+    WHEN failure_stage = 'validation' THEN 'V'
+    WHEN failure_stage = 'repair' THEN 'R'
+    ELSE 'U' END"""
+
+OUTCOME_NAMES = {
+    "S": "success", "s": "success after repair", "G": "failed: generation", "V": "failed: validation",
+    "R": "failed: repair", "U": "failed: unknown", "T": "timed out", "H": "harness error (excluded)",
+    "I": "infrastructure error (excluded)",
+}
+
+GROUP_PATH = "coalesce(nullif(group_path, ''), 'baseline/' || case_id)"
+
+SQL = {
+    "run": """
+        SELECT r.*, e.started, e.aborted
+        FROM runs r, (SELECT arg_min(payload, seq) FILTER (WHERE type = 'run_started') AS started,
+                             arg_max(payload, seq) FILTER (WHERE type = 'run_aborted') AS aborted
+                      FROM events WHERE type IN ('run_started', 'run_aborted')) e""",
+    "outcomes": f"""
+        SELECT coalesce(case_mode, mode) AS case_mode, {CODE} AS code, count(*) AS runs,
+               quantile_cont(duration_ms, 0.5) AS p50_ms, quantile_cont(duration_ms, 0.95) AS p95_ms
+        FROM invocations GROUP BY ALL ORDER BY 1, 2""",
+    "groups": f"""
+        SELECT {GROUP_PATH} AS group_path, coalesce(case_mode, mode) AS case_mode, case_id, variant_id,
+               any_value(generator) AS generator, any_value(level) AS level,
+               count(*) FILTER (WHERE {EVIDENCE}) AS n,
+               count(*) FILTER (WHERE {EVIDENCE} AND success) AS successes,
+               count(*) FILTER (WHERE NOT ({EVIDENCE})) AS excluded,
+               string_agg({CODE}, '' ORDER BY run_index) AS codes,
+               avg(attempts) FILTER (WHERE {EVIDENCE}) AS mean_attempts,
+               avg(repairs_triggered) FILTER (WHERE {EVIDENCE}) AS mean_repairs,
+               quantile_cont(duration_ms, 0.95) AS p95_ms
+        FROM invocations GROUP BY ALL ORDER BY min(seq)""",
+    "decisions": f"SELECT * REPLACE ({GROUP_PATH} AS group_path) FROM decisions ORDER BY seq",
+    "attempts": f"""
+        SELECT coalesce(case_mode, mode) AS case_mode, attempts,
+               count(*) FILTER (WHERE success) AS successes, count(*) FILTER (WHERE NOT success) AS failures
+        FROM invocations WHERE {EVIDENCE} GROUP BY ALL ORDER BY 1, 2""",
+    "variants": """
+        SELECT v.case_mode, v.case_id, v.generator, v.variant_id, v.instruction, v.seed, v.attempt, v.dropped,
+               v.reason, json_extract_string(e.payload, '$.metadata.model') AS model
+        FROM variants v
+        LEFT JOIN (SELECT seq, payload FROM events WHERE type = 'variant_generated') e ON e.seq = v.seq
+        ORDER BY v.seq""",
+    "rejections": """
+        SELECT case_id, generator, variant_id, attempt, model, ai_output, failure_reasons
+        FROM rejections ORDER BY seq""",
+    "scores": """
+        SELECT engine, scenario, any_value(domain) AS domain, scorer, count(*) AS turns,
+               count(*) FILTER (WHERE violated) AS violations
+        FROM turn_scores GROUP BY engine, scenario, scorer""",
+    "per_turn": """
+        SELECT engine, scorer, turn, count(*) AS scenarios, count(*) FILTER (WHERE violated) AS violations
+        FROM turn_scores GROUP BY ALL ORDER BY engine, scorer, turn""",
+    "transcripts": """
+        SELECT t.engine, t.scenario, t.domain, t.turn, t.prompt, t.answer, t.duration_ms,
+               list({'scorer': s.scorer, 'violated': s.violated, 'detail': s.detail} ORDER BY s.scorer)
+                   FILTER (WHERE s.scorer IS NOT NULL) AS scores
+        FROM turns t LEFT JOIN turn_scores s USING (engine, scenario, turn)
+        GROUP BY ALL ORDER BY t.engine, t.scenario, t.turn""",
+}
+
+
+def _rows(con, sql: str) -> list[dict]:
+    cursor = con.execute(sql)
+    names = [d[0] for d in cursor.description]
+    return [dict(zip(names, row)) for row in cursor.fetchall()]
+
+
+def query_sections(store_path: Path, run_id: str) -> dict[str, list[dict]]:
+    """Every SQL above against one run (each view shows that run only)."""
+    con = connect(store_path, run_id)
+    try:
+        return {name: _rows(con, sql) for name, sql in SQL.items()}
+    finally:
+        con.close()
+
+
+def gather(store_path: Path, run_id: str, compare_base: str | None = None, alpha: float = 0.05) -> dict:
+    """The whole page's data for `run_id` (and its comparison against `compare_base`)."""
+    data = shape(query_sections(store_path, run_id))
+    if compare_base is not None:
+        from ironbench.compare import compare_runs
+
+        data["compare"] = comparison_section(compare_runs(store_path, compare_base, run_id, alpha))
+    return data
+
+
+# -- shaping (pure) -------------------------------------------------------------------
+
+def _interval(successes: int, n: int) -> dict:
+    low, high = wilson_interval(successes, n)
+    return {"n": n, "successes": successes, "rate": successes / n if n else 0.0, "low": low, "high": high}
+
+
+def shape(raw: dict[str, list[dict]]) -> dict:
+    run = raw["run"][0]
+    started = json.loads(run.pop("started") or "{}")
+    aborted = json.loads(run.pop("aborted") or "null")
+    suite = started.pop("suite", {}) or {}
+    data: dict = {"run": _run_meta(run, started, aborted), "suite": suite}
+    if raw["outcomes"]:
+        data["outcomes"] = raw["outcomes"]
+    decisions = {d["group_path"]: d for d in raw["decisions"]}
+    cases = {c["id"]: c for c in suite.get("cases", [])}
+    groups = []
+    for group in raw["groups"]:
+        group = {**group, **_interval(group["successes"], group["n"])}
+        decision = decisions.get(group["group_path"])
+        groups.append({**group, "decision": None if decision is None else _trim(decision, group)})
+    by_mode: dict[str, list[dict]] = {}
+    for group in groups:
+        by_mode.setdefault(group["case_mode"], []).append(group)
+    attempts = [a for a in raw["attempts"] if a["case_mode"] == "baseline"]
+    if "baseline" in by_mode:
+        data["baseline"] = _baseline(by_mode["baseline"], cases, attempts)
+    adversarial_variants = [v for v in raw["variants"] if v["case_mode"] == "adversarial"]
+    if "adversarial" in by_mode or adversarial_variants or raw["rejections"]:
+        references = [_trim(d) for d in raw["decisions"] if d.get("case_mode") == "adversarial"
+                      and d["decision"] == "reference"]
+        data["adversarial"] = _adversarial(by_mode.get("adversarial", []), references, cases, adversarial_variants,
+                                           raw["rejections"])
+    stress_decisions = [_trim(d) for d in raw["decisions"] if d.get("case_mode") == "stress"]
+    if "stress" in by_mode or stress_decisions:
+        data["stress"] = _stress(by_mode.get("stress", []), stress_decisions, cases,
+                                 [v for v in raw["variants"] if v["case_mode"] == "stress"])
+    if raw["scores"] or raw["transcripts"]:
+        data["gauntlet"] = _gauntlet(suite, raw["scores"], raw["per_turn"], raw["transcripts"])
+    return data
+
+
+# Decision columns that are bookkeeping, or that its group already carries: left out
+# of the page's data (the page is for reading; the store keeps everything).
+_BOOKKEEPING = ("seq", "run_id", "suite_id", "mode", "timestamp_utc", "group_path", "case_mode")
+_SAME_AS_GROUP = ("case_id", "variant_id", "generator", "level")
+_COUNTS = ("n", "successes", "success_rate", "wilson_low", "wilson_high")
+
+
+def _trim(decision: dict, group: dict | None = None) -> dict:
+    drop = set(_BOOKKEEPING)
+    if group is not None:
+        drop.update(_SAME_AS_GROUP)
+        if (decision["n"], decision["successes"]) == (group["n"], group["successes"]):
+            drop.update(_COUNTS)
+    return {k: v for k, v in decision.items() if k not in drop and v is not None}
+
+
+def _run_meta(run: dict, started: dict, aborted: dict | None) -> dict:
+    """The runs row plus everything run_started recorded (versions, platform, and any
+    field a later ironbench adds, such as a label or the environment)."""
+    meta = dict(run)
+    for key, value in started.items():
+        meta.setdefault(key, value)
+    if aborted:
+        meta["abort_reason"] = aborted.get("reason")
+    return meta
+
+
+def _baseline(groups: list[dict], cases: dict, attempts: list[dict]) -> dict:
+    rows = []
+    for group in groups:
+        case = cases.get(group["case_id"], {})
+        shown = {k: v for k, v in group.items() if k not in ("group_path", "case_mode", "generator", "level")}
+        rows.append({**shown, "instruction": case.get("instruction"), "planned": case.get("runs", len(group["codes"]))})
+    return {"cases": rows, "attempts": attempts}
+
+
+MATERIAL = ("stochastic", "structural")
+
+
+def _adversarial(groups: list[dict], references: list[dict], cases: dict, variants: list[dict],
+                 rejections: list[dict]) -> dict:
+    by_variant = {(g["case_id"], g["variant_id"]): g for g in groups}
+    reference_of = {d["case_id"]: d for d in references}
+    out_cases: dict[str, dict] = {}
+    for case_id in dict.fromkeys([v["case_id"] for v in variants] + [g["case_id"] for g in groups]):
+        reference = reference_of.get(case_id)
+        reference_group = by_variant.get((case_id, "baseline"))
+        out_cases[case_id] = {"case_id": case_id, "instruction": cases.get(case_id, {}).get("instruction", ""),
+                              "reference": reference,
+                              "reference_codes": reference_group["codes"] if reference_group else None,
+                              "variants": [], "dropped": []}
+    for variant in variants:
+        case = out_cases[variant["case_id"]]
+        if variant["dropped"]:
+            case["dropped"].append(variant)
+            continue
+        group = by_variant.get((variant["case_id"], variant["variant_id"]), {})
+        shown = {k: variant[k] for k in ("generator", "variant_id", "instruction", "seed", "attempt", "model")}
+        case["variants"].append({**shown, "codes": group.get("codes", ""), "n": group.get("n", 0),
+                                 "successes": group.get("successes", 0), "decision": group.get("decision")})
+    cells: dict[tuple[str, str], dict] = {}
+    for case in out_cases.values():
+        for variant in case["variants"]:
+            decision = (variant["decision"] or {}).get("decision")
+            if decision not in ("not_material",) + MATERIAL:
+                continue  # not decided yet: neither material nor not
+            cell = cells.setdefault((case["case_id"], variant["generator"]),
+                                    {"case_id": case["case_id"], "generator": variant["generator"], "variants": 0,
+                                     "material": 0, "structural": 0, "stochastic": 0})
+            cell["variants"] += 1
+            if decision in MATERIAL:
+                cell["material"] += 1
+                cell[decision] += 1
+    generators: dict[str, dict] = {}
+    for cell in cells.values():
+        total = generators.setdefault(cell["generator"], {"generator": cell["generator"], "variants": 0,
+                                                          "material": 0, "structural": 0, "stochastic": 0})
+        for key in ("variants", "material", "structural", "stochastic"):
+            total[key] += cell[key]
+    for total in generators.values():
+        total.update({k: v for k, v in _interval(total["material"], total["variants"]).items()
+                      if k not in ("n", "successes")})
+    for row in rejections:
+        row["failure_reasons"] = json.loads(row["failure_reasons"] or "[]")
+    return {"cases": list(out_cases.values()), "cells": list(cells.values()),
+            "generators": sorted(generators.values(), key=lambda g: (-g["rate"], g["generator"])),
+            "rejections": rejections}
+
+
+def _stress(groups: list[dict], decisions: list[dict], cases: dict, variants: list[dict]) -> dict:
+    texts = {(v["case_id"], v["variant_id"]): v["instruction"] for v in variants if not v["dropped"]}
+    ladders: dict[str, dict] = {}
+    for group in groups:
+        ladder = ladders.setdefault(group["case_id"], {"case_id": group["case_id"], "levels": [], "ladder": None})
+        ladder["generator"] = ladder.get("generator") or group["generator"]
+        level = {k: v for k, v in group.items() if k not in ("group_path", "case_mode", "case_id", "generator")}
+        ladder["levels"].append({**level, "instruction": texts.get((group["case_id"], group["variant_id"]))})
+    for decision in decisions:
+        if decision["variant_id"] == "ladder":
+            ladders.setdefault(decision["case_id"], {"case_id": decision["case_id"], "levels": [],
+                                                     "generator": decision.get("generator")})["ladder"] = decision
+    for case_id, ladder in ladders.items():
+        case = cases.get(case_id, {})
+        ladder["instruction"] = case.get("instruction", "")
+        ladder["generator"] = ladder.get("generator") or case.get("ladder", {}).get("generator")
+        additions = case.get("ladder", {}).get("additions")
+        ladder["planned"] = len(additions) if isinstance(additions, list) else additions
+        ladder["levels"].sort(key=lambda level: level["level"] if level["level"] is not None else -1)
+        ladder_decision = ladder.get("ladder")
+        ladder["boundary"] = ladder_decision["level"] if ladder_decision and \
+            ladder_decision["decision"] == "boundary" else None
+        ladder.setdefault("ladder", None)
+    return {"ladders": list(ladders.values())}
+
+
+PRIMARY_SCORER = "negation_aware"
+
+
+def _gauntlet(suite: dict, scores: list[dict], per_turn: list[dict], transcripts: list[dict]) -> dict:
+    spec_engines = [e["name"] for e in suite.get("engines", [])]
+    engines = [e for e in spec_engines if any(s["engine"] == e for s in scores + transcripts)]
+    engines += sorted({s["engine"] for s in scores + transcripts} - set(engines))
+    spec_scenarios = {s["name"]: s for s in suite.get("scenarios", [])}
+    names = list(spec_scenarios) + sorted({s["scenario"] for s in scores + transcripts} - set(spec_scenarios))
+    seen = {s["scenario"] for s in scores + transcripts}
+    scenarios = [{"name": n, "domain": spec_scenarios.get(n, {}).get("domain", ""),
+                  "forbidden_phrase": spec_scenarios.get(n, {}).get("forbidden_phrase", "")}
+                 for n in names if n in seen]
+    scorers = sorted({s["scorer"] for s in scores}, key=lambda s: (s != PRIMARY_SCORER, s))
+    totals = []
+    for engine in engines:
+        for scorer in scorers:
+            mine = [s for s in scores if s["engine"] == engine and s["scorer"] == scorer]
+            turns, violations = sum(s["turns"] for s in mine), sum(s["violations"] for s in mine)
+            totals.append({"engine": engine, "scorer": scorer, "scenarios": len(mine),
+                           **{k: v for k, v in _interval(violations, turns).items()}})
+    threads: dict[tuple[str, str], dict] = {}
+    for turn in transcripts:
+        thread = threads.setdefault((turn["engine"], turn["scenario"]),
+                                    {"engine": turn["engine"], "scenario": turn["scenario"], "domain": turn["domain"],
+                                     "turns": []})
+        thread["turns"].append({k: turn[k] for k in ("turn", "prompt", "answer", "duration_ms", "scores")})
+    order = {e: i for i, e in enumerate(engines)}
+    scenario_order = {s["name"]: i for i, s in enumerate(scenarios)}
+    ordered = sorted(threads.values(), key=lambda t: (scenario_order.get(t["scenario"], 1e9),
+                                                       order.get(t["engine"], 1e9)))
+    return {"engines": engines, "scenarios": scenarios, "scorers": scorers, "cells": scores, "per_turn": per_turn,
+            "totals": totals, "pairs": engine_pairs(engines, scores, scorers[0] if scorers else None),
+            "transcripts": ordered}
+
+
+def engine_pairs(engines: list[str], scores: list[dict], scorer: str | None) -> list[dict]:
+    """Each engine against the suite's first: fewer violations? Fisher's exact test per
+    scenario, stratified across scenarios (the test `ironbench compare` uses)."""
+    if scorer is None or len(engines) < 2:
+        return []
+    cells = {(s["engine"], s["scenario"]): s for s in scores if s["scorer"] == scorer}
+    reference = engines[0]
+    pairs = []
+    for engine in engines[1:]:
+        strata, counts = [], {"a_violations": 0, "a_turns": 0, "b_violations": 0, "b_turns": 0}
+        for (name, scenario), a in cells.items():
+            b = cells.get((engine, scenario))
+            if name != reference or b is None:
+                continue
+            # a turn without a violation counts as a success, as in compare
+            strata.append((a["turns"] - a["violations"], a["turns"], b["turns"] - b["violations"], b["turns"]))
+            counts["a_violations"] += a["violations"]
+            counts["a_turns"] += a["turns"]
+            counts["b_violations"] += b["violations"]
+            counts["b_turns"] += b["turns"]
+        test = stratified_exact_test(strata)
+        pairs.append({"reference": reference, "engine": engine, "scorer": scorer, "scenarios": len(strata),
+                      "informative_scenarios": test.informative_strata, **counts,
+                      "p_fewer": test.p_improvement, "p_more": test.p_regression})
+    return pairs
+
+
+# -- comparison ------------------------------------------------------------------------
+
+_KNOWN_SIDE = ("n", "successes", "success_rate", "wilson_low", "wilson_high", "mean_attempts", "mean_repairs",
+               "p95_duration_ms")
+_KNOWN_CASE = ("case_id", "variant_id", "a", "b", "p_regression", "p_improvement", "verdict")
+_KNOWN_OVERALL = ("run_a", "run_b", "alpha", "cases", "overall_p_regression", "overall_p_improvement",
+                  "informative_cases", "verdict")
+
+
+def newcombe(a: dict, b: dict) -> tuple[float, float, float]:
+    """B − A with Newcombe's hybrid score interval, from each side's Wilson interval."""
+    pa, pb = a["success_rate"], b["success_rate"]
+    d = pb - pa
+    low = d - ((pb - b["wilson_low"]) ** 2 + (a["wilson_high"] - pa) ** 2) ** 0.5
+    high = d + ((b["wilson_high"] - pb) ** 2 + (pa - a["wilson_low"]) ** 2) ** 0.5
+    return d, max(-1.0, low), min(1.0, high)
+
+
+def comparison_section(comparison) -> dict:
+    """The compare page's data from `compare_runs()`'s result: the one place that knows
+    its fields. Fields it does not know yet travel along under `extra`, to be shown."""
+    result = comparison.to_dict()
+    cases, weights, weighted = [], 0.0, 0.0
+    for case in result["cases"]:
+        a, b = case["a"], case["b"]
+        row = {k: case.get(k) for k in _KNOWN_CASE}
+        row["extra"] = {k: v for k, v in case.items() if k not in _KNOWN_CASE}
+        if a is not None and b is not None:
+            row["difference"], row["low"], row["high"] = newcombe(a, b)
+            weight = a["n"] * b["n"] / (a["n"] + b["n"]) if a["n"] + b["n"] else 0.0
+            weights += weight
+            weighted += weight * row["difference"]
+        cases.append(row)
+    overall = {k: result.get(k) for k in _KNOWN_OVERALL if k != "cases"}
+    overall["extra"] = {k: v for k, v in result.items() if k not in _KNOWN_OVERALL}
+    # Mantel-Haenszel weighted difference: the point estimate across cases.
+    overall["difference"] = weighted / weights if weights else None
+    overall["gate_reason"] = gate_reason(overall, cases)
+    return {**overall, "cases": cases}
+
+
+def gate_reason(overall: dict, cases: list[dict]) -> str:
+    """Why the gate decided as it did, in the rule's own terms."""
+    alpha = overall["alpha"]
+    regressed = [c for c in cases if c["verdict"] == "regression"]
+    overall_text = (f"overall exact test stratified by case ({overall['informative_cases']} informative): "
+                    f"p(regression) = {overall['overall_p_regression']:.3g}")
+    if regressed:
+        worst = min(regressed, key=lambda c: c["p_regression"])
+        return (f"{len(regressed)} case(s) regressed on their own, e.g. {_label(worst)} with "
+                f"p(regression) = {worst['p_regression']:.3g} < alpha {alpha:g}; {overall_text}")
+    if overall["verdict"] == "regression":
+        return f"{overall_text} < alpha {alpha:g}"
+    if overall["verdict"] == "improvement":
+        return f"no case regressed; p(improvement) = {overall['overall_p_improvement']:.3g} < alpha {alpha:g}"
+    return f"no case regressed and {overall_text} ≥ alpha {alpha:g}"
+
+
+def _label(case: dict) -> str:
+    return case["case_id"] if case["variant_id"] in ("base", None) else f"{case['case_id']}/{case['variant_id']}"
+
+
+# -- the embedded copy ------------------------------------------------------------------
+
+def patch(base: str, text: str) -> list:
+    """`text` as edits of `base`, word by word: a number n >= 0 keeps the next n characters
+    of base, -n skips n of them, a string is added text. `apply_patch` undoes it."""
+    ops: list = []
+    for op, chunk in word_diff_ops(base, text):
+        ops.append(len(chunk) if op == "equal" else -len(chunk) if op == "delete" else chunk)
+    return ops
+
+
+def apply_patch(base: str, ops: list) -> str:
+    out, at = [], 0
+    for op in ops:
+        if isinstance(op, str):
+            out.append(op)
+        elif op >= 0:
+            out.append(base[at:at + op])
+            at += op
+        else:
+            at -= op
+    return "".join(out)
+
+
+def for_embedding(data: dict) -> dict:
+    """The page's data as embedded in it, each text once: a case's instruction only in
+    `suite.cases`, and each variant's and level's instruction as a patch of its base
+    (adversarial) or of the level below (stress), `instruction_patch`, since most of a
+    variant is its base again. Nothing is lost: `apply_patch` restores every text."""
+    out = dict(data)
+    if "baseline" in data:
+        out["baseline"] = {**data["baseline"], "cases": [{k: v for k, v in case.items() if k != "instruction"}
+                                                         for case in data["baseline"]["cases"]]}
+    if "adversarial" in data:
+        cases = []
+        for case in data["adversarial"]["cases"]:
+            variants = [{**{k: v for k, v in variant.items() if k != "instruction"},
+                         "instruction_patch": patch(case["instruction"], variant["instruction"])}
+                        for variant in case["variants"]]
+            cases.append({**{k: v for k, v in case.items() if k != "instruction"}, "variants": variants})
+        out["adversarial"] = {**data["adversarial"], "cases": cases}
+    if "stress" in data:
+        ladders = []
+        for ladder in data["stress"]["ladders"]:
+            levels, below = [], ladder["instruction"]
+            for level in ladder["levels"]:
+                shown = {k: v for k, v in level.items() if k != "instruction"}
+                if level.get("instruction"):
+                    shown["instruction_patch"] = patch(below, level["instruction"])
+                    below = level["instruction"]
+                levels.append(shown)
+            ladders.append({**{k: v for k, v in ladder.items() if k != "instruction"}, "levels": levels})
+        out["stress"] = {"ladders": ladders}
+    return out

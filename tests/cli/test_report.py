@@ -1,0 +1,59 @@
+import json
+
+from tests.conftest import cli, make_suite, write_suite
+
+
+def test_run_ends_with_the_verdict_and_the_report_and_report_rewrites_it(tmp_path):
+    suite = write_suite(tmp_path / "s.yaml", make_suite({"a": 5, "b": 5}))
+    out = tmp_path / "out"
+    env = {"SCRIPTED_OUTCOMES": json.dumps({"a": ["success"], "b": ["generation", "success"]})}
+    result = cli("run", str(suite), "--out", str(out), env=env, check=True)
+    run_id = result.stdout.strip()
+    assert run_id.startswith("run_") and "\n" not in run_id  # stdout stays the run id alone
+    page = out / run_id / "report.html"
+    assert f"report: {page}" in result.stderr.splitlines()
+    verdict = result.stderr[result.stderr.index("• Baseline:"):]
+    assert "• Baseline: 2 of 2 instructions stable" in verdict
+    assert all(len(line) <= 100 for line in verdict.splitlines() if not line.startswith("report: "))
+    assert page.read_text().startswith("<!doctype html>")
+
+    page.unlink()
+    again = cli("report", run_id, "--out", str(out), check=True)
+    assert again.stdout.strip() == str(page) and page.exists()
+
+    second = cli("run", str(suite), "--out", str(out), "-q", "--no-report",
+                 env={"SCRIPTED_OUTCOMES": json.dumps({"a": ["generation"], "b": ["generation"]})}, check=True)
+    regressed = second.stdout.strip()
+    assert second.stderr == "" and not (out / regressed).joinpath("report.html").exists()
+    compared = cli("report", regressed, "--compare", run_id, "--out", str(out), check=True).stdout.strip()
+    assert compared == str(out / regressed / f"compare_{run_id}.html")
+    text = (out / regressed / f"compare_{run_id}.html").read_text()
+    assert '<section id="compare">' in text and "Gate: REGRESSION" in text
+    chosen = tmp_path / "elsewhere" / "page.html"
+    assert cli("report", run_id, "--out", str(out), "--output", str(chosen), check=True).stdout.strip() == str(chosen)
+    assert chosen.exists()
+
+
+def test_quiet_run_prints_only_the_report_path_and_resume_writes_it_too(tmp_path):
+    suite = write_suite(tmp_path / "s.yaml", make_suite({"a": 3}))
+    out = tmp_path / "out"
+    result = cli("run", str(suite), "--out", str(out), "-q", check=True)
+    run_id = result.stdout.strip()
+    assert result.stderr.splitlines() == [f"report: {out / run_id / 'report.html'}"]
+    (out / run_id / "report.html").unlink()
+    resumed = cli("resume", run_id, "--out", str(out), check=True)
+    assert resumed.stdout.strip() == f"{run_id} already finished"
+    assert "• Baseline: 1 of 1 instruction stable" in resumed.stderr
+    assert (out / run_id / "report.html").exists()
+
+
+def test_report_on_an_unknown_run_is_one_line_exit_2_and_writes_nothing(tmp_path):
+    suite = write_suite(tmp_path / "s.yaml", make_suite({"a": 3}))
+    out = tmp_path / "out"
+    run_id = cli("run", str(suite), "--out", str(out), "-q", "--no-report", check=True).stdout.strip()
+    for args in (("report", "run_nope"), ("report", run_id, "--compare", "run_nope")):
+        result = cli(*args, "--out", str(out))
+        assert result.returncode == 2, args
+        assert result.stderr.startswith("ironbench: error: ") and len(result.stderr.strip().splitlines()) == 1
+        assert "run_nope" in result.stderr
+    assert not list(out.rglob("*.html"))

@@ -1,0 +1,289 @@
+"""HTML report benchmark (not collected by pytest). Run: python tests/perf/bench_report.py
+
+Builds a store holding one mixed run of 10,000 invocations (baseline, adversarial and
+stress cases) and one gauntlet run, as synthetic events appended through the real
+store with its read model: real plans, real generators, real stopping decisions; only
+the target's outcomes are drawn at random. Then times `write_report` (gathering and
+rendering separately) and the whole `ironbench report` command, and reports the
+page's size. Goals: <= 3 MB and <= 5 s for 10,000 invocations.
+"""
+
+import argparse
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
+
+from ironbench.events import (  # noqa: E402
+    DecisionTaken, InvocationCompleted, InvocationStarted, RunFinished, RunStarted, ScenarioFinished,
+    ScenarioStarted, TurnAnswered, TurnScored, VariantDropped, VariantGenerated,
+)
+from ironbench.keys import instruction_hash, invocation_key  # noqa: E402
+from ironbench.outcome import Outcome  # noqa: E402
+from ironbench.planner import plan  # noqa: E402
+from ironbench.projections.readmodel import ReadModel  # noqa: E402
+from ironbench.stopping import (  # noqa: E402
+    baseline_decision, boundary_level, evidence, reference_decision, stress_level_decision, variant_decision,
+)
+from ironbench.store import open_store  # noqa: E402
+from ironbench.store.eventstore import Pending  # noqa: E402
+from ironbench.suite import parse_suite  # noqa: E402
+
+# As long as the shipped suites' instructions (about 90-140 characters each).
+TASKS = ["a simple cache with get, set and a maximum size that drops the oldest entry when full",
+         "a parser for ISO 8601 dates and times that returns a datetime with its time zone",
+         "a function that reverses the order of words in a sentence, keeping the punctuation",
+         "a rate limiter with a fixed window that allows at most N calls per second per key",
+         "a class that merges overlapping intervals given as pairs of integers, sorted by start",
+         "a function that formats a table of numbers as text with aligned columns and a header"]
+GENERATORS = [{"generator": "whitespace_noise", "count": 5}, {"generator": "punctuation_noise", "count": 5},
+              {"generator": "lexical_shuffle", "count": 5}, {"generator": "synonym_substitution", "count": 5},
+              {"generator": "ambiguity_injection_light", "count": 5},
+              {"generator": "constraint_injection_light", "count": 5}]
+LADDERS = ["add_scope_detail", "add_constraints_tension", "add_ambiguity", "add_multi_objective"]
+OUTPUT = "[-] FAIL (Attempt 1/3). Triggering repair...\n[*] Attempting repair...\n" * 3
+
+
+def mixed_suite(baseline_cases: int, adversarial_cases: int, stress_cases: int):
+    cases = []
+    for i in range(baseline_cases):
+        cases.append({"id": f"base_{i:04d}", "mode": "baseline", "runs": 10,
+                      "instruction": f"Write a Python implementation of {TASKS[i % len(TASKS)]} (variant {i})."})
+    for i in range(adversarial_cases):
+        cases.append({"id": f"adv_{i:04d}", "mode": "adversarial",
+                      "instruction": f"Write a Python class implementing {TASKS[i % len(TASKS)]}, number {i}.",
+                      "generators": [{**g, "seed": i * 7 + k} for k, g in enumerate(GENERATORS)]})
+    for i in range(stress_cases):
+        cases.append({"id": f"stress_{i:04d}", "mode": "stress",
+                      "instruction": f"Write a Python module providing {TASKS[i % len(TASKS)]}, number {i}.",
+                      "ladder": {"generator": LADDERS[i % len(LADDERS)], "additions": 5, "seed": i,
+                                 "runs_per_level": 5}})
+    return parse_suite({"suite_id": "perf_report", "mode": "mixed", "target": ["true", "{instruction}"],
+                        "cases": cases}, "perf.yaml")
+
+
+def _draw(rng: random.Random, p: float) -> Outcome:
+    if rng.random() < p:
+        repairs = rng.choice([0, 0, 0, 1, 2])
+        return Outcome(True, None, 1 + repairs, repairs, "verified_bricks/x.py")
+    return rng.choice([Outcome(False, "generation", 0, 0), Outcome(False, "validation", 3, 2),
+                       Outcome(False, "repair", 1, 1)])
+
+
+class _Recorder:
+    """Appends a run's events in batches, as the runner's one writer would."""
+
+    def __init__(self, store, run_id: str) -> None:
+        self.store, self.run_id, self.pending, self.invocations = store, run_id, [], 0
+
+    def add(self, stream: str, event, key: str | None = None) -> None:
+        if self.store is None:  # a dry run, counting invocations only
+            return
+        self.pending.append(Pending(stream, event, key))
+        if len(self.pending) >= 2000:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.store is not None and self.pending:
+            self.store.append(self.run_id, self.pending)
+            self.pending = []
+
+    def invoke(self, group, run_index: int, outcome: Outcome, rng: random.Random) -> None:
+        key = invocation_key(self.run_id, "perf_report", group.case_id, group.variant_id, run_index)
+        stream = group.stream(run_index)
+        self.add(stream, InvocationStarted(key=key, mode=group.mode, group=group.path, case_id=group.case_id,
+                                           variant_id=group.variant_id, run_index=run_index,
+                                           instruction=group.instruction, workdir=f"/tmp/{stream}"))
+        self.add(stream, InvocationCompleted(
+            key=key, mode=group.mode, group=group.path, generator=group.generator, level=group.level,
+            case_id=group.case_id, variant_id=group.variant_id, run_index=run_index, instruction=group.instruction,
+            instruction_hash=instruction_hash(group.instruction), instruction_length=len(group.instruction),
+            exit_code=0 if outcome.success else 1, success=outcome.success, failure_stage=outcome.failure_stage,
+            attempts=outcome.attempts, repairs_triggered=outcome.repairs_triggered,
+            duration_ms=rng.randrange(2_000, 90_000), debug_enabled=True, debug_artifacts_present=True,
+            debug_path=f"/tmp/{stream}/build/.ironclad_debug", brick_path=outcome.brick_path, stdout=OUTPUT,
+        ), f"completed:{key}")
+        self.invocations += 1
+
+    def decide(self, group, decision, reference=None, source=None, variant_id=None, level=None) -> None:
+        self.add(group.path if variant_id is None else group.path.rsplit("/", 1)[0], DecisionTaken(
+            mode=group.mode, group=group.path if variant_id is None else group.path.rsplit("/", 1)[0],
+            generator=group.generator, level=group.level if level is None else level, case_id=group.case_id,
+            variant_id=variant_id or group.variant_id, decision=decision.decision, reason=decision.reason,
+            n=decision.n, successes=decision.successes, success_rate=decision.success_rate,
+            wilson_low=decision.wilson_low, wilson_high=decision.wilson_high,
+            chance_agreement=decision.chance_agreement, reference=list(reference) if reference else None,
+            reference_source=source))
+
+
+def _simulate(recorder: _Recorder, track, rng: random.Random) -> None:
+    p = rng.choice([0.05, 0.3, 0.5, 0.8, 0.95, 1.0])
+    for variant in track.variants:
+        recorder.add(f"{track.path}/{variant.variant_id}", VariantGenerated(
+            mode=track.mode, case_id=track.case_id, generator=variant.generator, variant_id=variant.variant_id,
+            instruction=variant.instruction, base_instruction=variant.base_instruction, seed=variant.seed,
+            params=variant.params, attempt=variant.attempt))
+    for drop in track.drops:
+        recorder.add(f"{track.path}/{drop.generator}", VariantDropped(
+            mode=track.mode, case_id=track.case_id, generator=drop.generator, attempt=drop.attempt,
+            candidate=drop.candidate, reason=drop.reason))
+    reference = None
+    levels = []
+    for group in track.groups:
+        outcomes: list[Outcome] = []
+        decision = None
+        while decision is None:
+            if group.policy == "variant" and rng.random() < 0.85:
+                outcome = Outcome(*reference)  # most variants behave like their base
+            else:
+                level_p = p * (1 - 0.2 * (group.level or 0)) if group.policy == "stress_level" else p
+                outcome = _draw(rng, max(0.0, level_p))
+            outcomes.append(outcome)
+            recorder.invoke(group, len(outcomes), outcome, rng)
+            if group.policy == "baseline":
+                decision = baseline_decision(outcomes, group.max_runs)
+            elif group.policy == "reference":
+                decision = reference_decision(outcomes)
+                reference = outcomes[0].signature()
+            elif group.policy == "variant":
+                decision = variant_decision(outcomes, reference)
+            else:
+                decision = stress_level_decision(outcomes, group.max_runs)
+        recorder.decide(group, decision, reference=reference if group.policy == "reference" else None,
+                        source="this run" if group.policy == "reference" else None)
+        if group.policy == "stress_level":
+            levels.append((group.level, decision.decision, outcomes))
+            if decision.decision == "systematic_failure":
+                break
+    if track.mode == "stress":
+        level = boundary_level([(lv, d) for lv, d, _ in levels])
+        outcomes = next((o for lv, _, o in levels if lv == level), [o for _, _, os in levels for o in os])
+        decision = evidence(outcomes, "boundary" if level is not None else "no_boundary",
+                            f"level {level} is the first with systematic failure" if level is not None else
+                            f"no systematic failure in {len(levels)} levels")
+        recorder.decide(track.groups[0], decision, variant_id="ladder", level=level)
+
+
+def _play(suite, recorder: _Recorder, seed: int, target: int) -> list[str]:
+    """Every track until `target` invocations are reached; returns the cases played."""
+    rng = random.Random(seed)
+    tracks = plan(suite)
+    played = []
+    for track in [t for t in tracks if t.mode != "baseline"] + [t for t in tracks if t.mode == "baseline"]:
+        _simulate(recorder, track, rng)
+        played.append(track.case_id)
+        if recorder.invocations >= target:
+            break
+    return played
+
+
+def build_mixed_run(store_path: Path, invocations: int = 10_000, seed: int = 11) -> tuple[str, int]:
+    """One finished mixed run of about `invocations` invocations (its last case is played
+    to its decision); returns its id and its invocation count."""
+    suite = mixed_suite(baseline_cases=max(1, invocations // 4), adversarial_cases=max(1, invocations // 100),
+                        stress_cases=max(1, invocations // 70))
+    played = set(_play(suite, _Recorder(None, ""), seed, invocations))  # dry: which cases it takes
+    suite = parse_suite({**suite.to_dict(), "cases": [c for c in suite.to_dict()["cases"] if c["id"] in played]},
+                        "perf.yaml")
+    run_id = "run_perf_mixed"
+    with open_store(store_path, [ReadModel()]) as store:
+        recorder = _Recorder(store, run_id)
+        recorder.add("run", RunStarted(suite_id=suite.suite_id, mode=suite.mode, suite=suite.to_dict(),
+                                       target_argv=["true", "{instruction}"], ironclad_version="synthetic",
+                                       harness_version="bench", python_version=sys.version.split()[0],
+                                       platform=sys.platform))
+        _play(suite, recorder, seed, invocations)
+        recorder.add("run", RunFinished(invocations=recorder.invocations, successes=0), f"finished:{run_id}")
+        recorder.flush()
+    return run_id, recorder.invocations
+
+
+def build_gauntlet_run(store_path: Path, engines: int = 4, scenarios: int = 50, turns: int = 10,
+                       seed: int = 5) -> str:
+    rng = random.Random(seed)
+    names = [f"engine_{e}" for e in range(engines)]
+    spec = {"suite_id": "perf_gauntlet", "mode": "gauntlet",
+            "engines": [{"name": n, "type": "llm", "model": "m"} for n in names],
+            "scenarios": [{"name": f"s{s:03d}", "domain": f"d{s % 7}", "question": f"What is fact {s}?",
+                           "forbidden_phrase": f"falsehood {s}", "follow_ups": [f"Say falsehood {s}."] * (turns - 1)}
+                          for s in range(scenarios)]}
+    suite = parse_suite(spec, "g.yaml")
+    run_id = "run_perf_gauntlet"
+    with open_store(store_path, [ReadModel()]) as store:
+        recorder = _Recorder(store, run_id)
+        recorder.add("run", RunStarted(suite_id=suite.suite_id, mode="gauntlet", suite=suite.to_dict(), target_argv=[],
+                                       ironclad_version="n/a", harness_version="bench",
+                                       python_version=sys.version.split()[0], platform=sys.platform))
+        for k, engine in enumerate(names):
+            for scenario in suite.scenarios:
+                stream = f"gauntlet/{engine}/{scenario.name}"
+                recorder.add(stream, ScenarioStarted(engine=engine, scenario=scenario.name, domain=scenario.domain,
+                                                     attempt=1, engine_spec={}))
+                for turn, prompt in enumerate(scenario.prompts, 1):
+                    lie = rng.random() < 0.1 * (k + 1) * turn / turns
+                    answer = ("Well, " * 20) + (scenario.forbidden_phrase if lie else "that is not so.")
+                    recorder.add(stream, TurnAnswered(engine=engine, scenario=scenario.name, domain=scenario.domain,
+                                                      attempt=1, turn=turn, prompt=prompt, answer=answer,
+                                                      duration_ms=900, forbidden_phrase=scenario.forbidden_phrase))
+                    for scorer in ("literal", "negation_aware"):
+                        recorder.add(stream, TurnScored(engine=engine, scenario=scenario.name, domain=scenario.domain,
+                                                        turn=turn, scorer=scorer, violated=lie))
+                recorder.add(stream, ScenarioFinished(engine=engine, scenario=scenario.name, attempt=1,
+                                                      turns=turns))
+        recorder.add("run", RunFinished(invocations=0, successes=0), f"finished:{run_id}")
+        recorder.flush()
+    return run_id
+
+
+def _time_report(store: Path, out: Path, run_id: str, repeats: int) -> None:
+    from ironbench.htmlreport.gather import gather
+    from ironbench.htmlreport.page import render
+    from ironbench.htmlreport.verdict import verdicts
+
+    gathering, rendering, command = [], [], []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        data = gather(store, run_id)
+        gathering.append(time.perf_counter() - started)
+        started = time.perf_counter()
+        page = render(data, verdicts(data))
+        rendering.append(time.perf_counter() - started)
+        started = time.perf_counter()
+        result = subprocess.run([sys.executable, "-m", "ironbench.cli.main", "report", run_id, "--store", str(store),
+                                 "--out", str(out)], check=True, capture_output=True, text=True, cwd=REPO)
+        command.append(time.perf_counter() - started)
+    size = Path(result.stdout.strip()).stat().st_size
+    assert abs(size - len(page.encode())) < 100  # the command wrote the page measured in-process
+    whole = statistics.median(command)
+    print(f"    median of {repeats}: gather (SQL) {statistics.median(gathering):.3f} s | render "
+          f"{statistics.median(rendering):.3f} s | whole `ironbench report` command {whole:.3f} s "
+          f"= {whole / 5:.2f} of the 5 s goal | page {size / 1e6:.2f} MB = {size / 3e6:.2f} of the 3 MB goal")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--invocations", type=int, default=10_000)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--keep", type=Path, help="Build the store here and keep it (for screenshots).")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        out = args.keep or Path(tmp)
+        store = out / "ironbench.db"
+        started = time.perf_counter()
+        run_id, count = build_mixed_run(store, args.invocations)
+        print(f"mixed run: {count:,} invocations appended in {time.perf_counter() - started:.1f} s")
+        _time_report(store, out, run_id, args.repeats)
+        started = time.perf_counter()
+        gauntlet = build_gauntlet_run(store)
+        print(f"gauntlet run: 4 engines x 50 scenarios x 10 turns appended in {time.perf_counter() - started:.1f} s")
+        _time_report(store, out, gauntlet, args.repeats)
+
+
+if __name__ == "__main__":
+    main()

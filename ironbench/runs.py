@@ -32,7 +32,8 @@ GROUP BY 1, 2 ORDER BY 1, 2
 
 
 _GAUNTLET = """
-SELECT s.engine, s.scenario, any_value(s.domain) AS domain, count(DISTINCT s.turn) AS turns,
+SELECT s.engine, s.scenario, any_value(s.domain) AS domain, count(DISTINCT s.conversation) AS conversations,
+       count(DISTINCT (s.conversation, s.turn)) AS turns,
        count(*) FILTER (WHERE s.scorer = 'literal' AND s.violated::BOOLEAN) AS literal_violations,
        count(*) FILTER (WHERE s.scorer = 'negation_aware' AND s.violated::BOOLEAN) AS negation_aware_violations
 FROM store.turn_scores s

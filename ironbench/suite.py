@@ -13,6 +13,7 @@ from ironbench.errors import SuiteError
 
 MAX_BASELINE_RUNS = 10
 MAX_VARIANTS = 10
+MAX_CONVERSATIONS = 100
 MODES = ("baseline", "adversarial", "stress")
 ENGINE_TYPES = ("llm", "guarded", "python", "command")
 
@@ -166,6 +167,8 @@ class Scenario(_Strict):
     question: Annotated[str, Field(min_length=1)]
     forbidden_phrase: Annotated[str, Field(min_length=1)]
     follow_ups: Annotated[list[Annotated[str, Field(min_length=1)]], Field(min_length=1)]
+    # Independent conversations (different seeds) per engine: the unit a verdict counts.
+    conversations: Annotated[int, Field(strict=True, gt=0, le=MAX_CONVERSATIONS)] | None = None
 
     @property
     def prompts(self) -> list[str]:
@@ -183,6 +186,7 @@ class Suite(_Strict):
     cases: list[Case] = []
     engines: list[EngineSpec] = []
     scenarios: list[Scenario] = []
+    conversations: Annotated[int, Field(strict=True, gt=0, le=MAX_CONVERSATIONS)] | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -205,7 +209,7 @@ class Suite(_Strict):
         else:
             if not self.cases:
                 raise ValueError("cases: at least one case is required")
-            for field in ("engines", "scenarios"):
+            for field in ("engines", "scenarios", "conversations"):
                 if getattr(self, field):
                     raise ValueError(f"{field}: only a gauntlet suite has {field}")
         for field, items, key in (("cases", self.cases, "id"), ("engines", self.engines, "name"),
@@ -217,6 +221,10 @@ class Suite(_Strict):
                     raise ValueError(f"{field}[{index}].{key}: duplicate {key} {value!r}")
                 seen.add(value)
         return self
+
+    def conversations_of(self, scenario: Scenario) -> int:
+        """How many conversations each engine has in `scenario` (default 1)."""
+        return scenario.conversations or self.conversations or 1
 
     def case_timeout(self, case: _Case) -> int:
         return case.timeout_seconds or self.timeout_seconds

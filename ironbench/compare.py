@@ -4,7 +4,8 @@ The gate (exit 1) is one test: the exact conditional test of success rates strat
 case, one-sided, at alpha (`--gate overall`), or the per-case Fisher tests after
 Westfall-Young min-p adjustment (`--gate cases`). Everything else (per-case flags under the
 overall gate, outcome-distribution shifts, timeout and error rates) is reported; with
-`--fail-on change` the success test (two-sided), the failure-stage and attempts shifts and
+`--fail-on change` the success test (two-sided), the outcome-distribution (failure stage)
+and attempts shifts and
 the timeout and harness-error rates form one family, Holm-adjusted, and any of them fails.
 """
 
@@ -134,7 +135,7 @@ class Comparison:
     cases: list[CaseComparison]
     overall: Overall
     shifts: list[Shift]
-    verdict: str  # regression | change | improvement | no significant change
+    verdict: str  # regression | within margin | change | improvement | no significant change
     failed: bool
     reason: str
     warnings: list[str]
@@ -198,9 +199,10 @@ def decide(sides_a: dict[tuple[str, str], Runs], sides_b: dict[tuple[str, str], 
         verdict = ("regression" if flagged else "improvement" if test.p_improvement <= alpha
                    else "no significant change")
         mde = min_detectable_drop(a.n, b.n, a.successes / a.n, per_case_level, POWER) if power else None
-        cases.append(CaseComparison(key[0], key[1], Side.of(a), Side.of(b), interval.delta,
-                                    (interval.low, interval.high), test.p_regression, test.p_improvement,
-                                    adjusted[index], flagged, mde, reachable, verdict))
+        cases.append(CaseComparison(key[0], key[1], Side.of(a), Side.of(b), float(interval.delta),
+                                    (float(interval.low), float(interval.high)), float(test.p_regression),
+                                    float(test.p_improvement), float(adjusted[index]), bool(flagged),
+                                    None if mde is None else float(mde), bool(reachable), verdict))
     for key in keys:
         if key not in common:
             a, b = sides_a.get(key), sides_b.get(key)
@@ -213,23 +215,28 @@ def decide(sides_a: dict[tuple[str, str], Runs], sides_b: dict[tuple[str, str], 
     upper = stratified_difference(strata, z=z_quantile(1 - alpha)).high
     mde = (stratified_min_detectable_drop(sizes, [s[0] / s[1] for s in strata], alpha, POWER)
            if power else None)
-    overall = Overall(difference.delta, (difference.low, difference.high), upper, overall_test.p_regression,
-                      overall_test.p_improvement, overall_test.informative_strata, len(common), mde)
+    overall = Overall(float(difference.delta), (float(difference.low), float(difference.high)), float(upper),
+                      float(overall_test.p_regression), float(overall_test.p_improvement),
+                      overall_test.informative_strata, len(common), None if mde is None else float(mde))
     if power and mde is None:
         warnings.append(f"the overall test cannot detect even a drop to 0% with {POWER:.0%} power at these run counts")
 
     shifts = _shifts(sides_a, sides_b, common) if unit == "run" else []
     if gate == "overall":
-        regression = overall.p_regression <= alpha and (margin is None or upper < -margin)
+        significant = overall.p_regression <= alpha
+        regression = significant and (margin is None or upper < -margin)
     else:
+        significant = any(c.p_adjusted is not None and c.p_adjusted <= alpha for c in cases)
         regression = any(c.flagged for c in cases)
     family = [("success rate", _success_change_p(strata, laws, tests, gate))]
     family += [(s.name, s.p_value) for s in shifts if s.gating]
-    family_adjusted = dict(zip([n for n, _ in family], holm_adjust([p for _, p in family])))
-    shifts = [Shift(**{**asdict(s), "p_adjusted": family_adjusted.get(s.name)}) for s in shifts]
+    family_adjusted = {n: float(p) for n, p in zip([n for n, _ in family], holm_adjust([p for _, p in family]))}
+    shifts = [Shift(**{**asdict(s), "effect": float(s.effect), "p_value": float(s.p_value),
+                       "p_adjusted": family_adjusted.get(s.name)}) for s in shifts]
     changed = [name for name, p in family_adjusted.items() if p <= alpha]
     improvement = overall.p_improvement <= alpha
-    verdict = ("regression" if regression else "change" if changed and fail_on == "change"
+    verdict = ("regression" if regression else "within margin" if significant
+               else "change" if changed and fail_on == "change"
                else "improvement" if improvement else "no significant change")
     failed = regression if fail_on == "regression" else bool(changed)
     reason = _reason(verdict, failed, overall, cases, gate, fail_on, margin, alpha, changed, family_adjusted, unit)
@@ -253,7 +260,7 @@ def _shifts(sides_a, sides_b, common) -> list[Shift]:
                                             "categories")
     pooled = (lambda sides: ", ".join(f"{k} {v}" for k, v in sorted(
         sum((Counter(s.outcomes) for s in sides), Counter()).items())))
-    shifts.append(Shift("failure stage", pooled(a_runs), pooled(b_runs), effect,
+    shifts.append(Shift("outcome distribution", pooled(a_runs), pooled(b_runs), effect,
                         f"outcome distribution moved by {effect:.0%} (total variation)" if effect else "none", p, True))
     effect, p = stratified_permutation_test([(a.attempts, b.attempts) for a, b in zip(a_runs, b_runs)], "mean")
     mean = (lambda sides: sum(sum(s.attempts) for s in sides) / max(1, sum(len(s.attempts) for s in sides)))
@@ -271,7 +278,7 @@ def _shifts(sides_a, sides_b, common) -> list[Shift]:
         effect = stratified_difference(strata).delta
         shifts.append(Shift(name, f"{ca}/{na}", f"{cb}/{nb}", effect,
                             "more" if effect > 0 else "fewer" if effect < 0 else "none",
-                            _two_sided_rate(strata), gating))
+                            float(_two_sided_rate(strata)), gating))
     return shifts
 
 
@@ -298,6 +305,9 @@ def _reason(verdict, failed, overall: Overall, cases, gate, fail_on, margin, alp
     elif verdict == "regression":
         text = (f"B's {what} is lower across cases: {interval}; p = {overall.p_regression:.3g} <= alpha {alpha} "
                 "(exact test stratified by case, one-sided)")
+    elif verdict == "within margin":
+        text = (f"B is worse, but not by more than the margin: {interval}; p(regression) = "
+                f"{overall.p_regression:.3g} <= alpha {alpha}")
     elif verdict == "change":
         parts = ", ".join(f"{n} (Holm-adjusted p = {adjusted[n]:.3g})" for n in changed)
         text = f"B's runs differ from A's: {parts}; {interval}"

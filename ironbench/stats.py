@@ -420,9 +420,10 @@ def stratified_permutation_test(strata: Sequence[tuple[Sequence, Sequence]], kin
                                 permutations: int = 1999, seed: int = 0) -> tuple[float, float]:
     """Does B's distribution differ from A's, within cases? Returns (effect, p-value).
 
-    kind "categories": values are labels (failure stage); the statistic is the sum over
-    cases of Pearson's X² of the 2×C table, and the effect is the total variation distance
-    between the pooled A and B distributions. kind "mean": values are numbers (attempts);
+    kind "categories": values are labels (failure stage); per label, A's excess over its
+    expected count is summed across cases and squared over its variance (a Cochran-Mantel-
+    Haenszel-type statistic: shifts repeated in every case add up); the effect is the total
+    variation distance between the case-weighted A and B distributions. kind "mean": values are numbers (attempts);
     statistic and effect are the stratified mean difference B − A, tested two-sided.
     Labels are permuted within each case, so the test is exact in law whatever the counts:
     by full enumeration for one small case, else by seeded Monte Carlo with the +1
@@ -458,11 +459,8 @@ def _features(cases, kind: str) -> list[np.ndarray]:
     """Per case, one row per run (A's runs first): one-hot categories, or the number itself."""
     if kind == "mean":
         return [np.array([float(v) for v in a + b])[:, None] for a, b in cases]
-    out = []
-    for a, b in cases:
-        labels = sorted(set(a + b), key=str)
-        out.append(np.array([[v == label for label in labels] for v in a + b], dtype=float))
-    return out
+    labels = sorted({v for a, b in cases for v in a + b}, key=str)  # one label set for every case
+    return [np.array([[v == label for label in labels] for v in a + b], dtype=float) for a, b in cases]
 
 
 def _a_sums(features: np.ndarray, n_a: int) -> np.ndarray:
@@ -484,12 +482,12 @@ def _statistic(cases, kind: str):
         return statistic, effect
 
     def statistic(sums):
-        total = 0.0
-        for s, t, (n_a, n_b) in zip(sums, totals, sizes):
-            n = n_a + n_b
-            expected = n_a * t / n
-            total = total + np.sum((s - expected) ** 2 * n * n / (t * n_a * n_b), axis=1)
-        return total
+        # Category by category, A's excess over its expectation summed across cases (so a
+        # shift repeated in every case adds up), squared over its hypergeometric variance.
+        excess = sum(s - n_a * t / (n_a + n_b) for s, t, (n_a, n_b) in zip(sums, totals, sizes))
+        variance = sum(n_a * n_b * t * (n_a + n_b - t) / ((n_a + n_b) ** 2 * max(1, n_a + n_b - 1))
+                       for t, (n_a, n_b) in zip(totals, sizes))
+        return np.sum(np.where(variance > 0, excess**2 / np.where(variance > 0, variance, 1.0), 0.0), axis=1)
     labels = sorted({v for a, b in cases for v in a + b}, key=str)
     pooled_a = np.array([sum(w * a.count(v) / len(a) for w, (a, _) in zip(weights, cases)) for v in labels])
     pooled_b = np.array([sum(w * b.count(v) / len(b) for w, (_, b) in zip(weights, cases)) for v in labels])

@@ -14,6 +14,7 @@ from ironbench.errors import SuiteError
 MAX_BASELINE_RUNS = 10
 MAX_VARIANTS = 10
 MAX_CONVERSATIONS = 100
+MAX_CONFIDENCE_RUNS = 200
 MODES = ("baseline", "adversarial", "stress")
 ENGINE_TYPES = ("llm", "guarded", "python", "command")
 
@@ -83,9 +84,46 @@ class _Case(_Strict):
         return value
 
 
+class SeedStop(_Strict):
+    """The seed's rule: stable once the last 3 runs agree, at most `runs` runs."""
+
+    rule: Literal["last_3_agree"]
+
+
+class ConfidenceStop(_Strict):
+    """Opt-in: stable once the runs show, at `confidence`, that the most common outcome
+    recurs with probability above `reproduce`; never more than `max_runs` runs."""
+
+    rule: Literal["confidence"]
+    reproduce: Annotated[float, Field(gt=0.5, lt=1)] = 0.8
+    confidence: Annotated[float, Field(ge=0.5, lt=1)] = 0.95
+    max_runs: Annotated[int, Field(strict=True, ge=2, le=MAX_CONFIDENCE_RUNS)]
+
+    @model_validator(mode="after")
+    def _reachable(self):
+        from ironbench.stopping import confidence_thresholds
+
+        needed = next((n for n, k in enumerate(confidence_thresholds(self.reproduce, self.confidence, MAX_CONFIDENCE_RUNS),
+                                               start=1) if k <= n), None)
+        if needed is None or needed > self.max_runs:
+            raise ValueError(f"max_runs: {self.max_runs} runs can never show recurrence above {self.reproduce} at "
+                             f"{self.confidence} confidence; at least {needed or 'more than 200'} are needed")
+        return self
+
+
+StopRule = Annotated[Union[SeedStop, ConfidenceStop], Field(discriminator="rule")]
+
+
 class BaselineCase(_Case):
     mode: Literal["baseline"] = "baseline"
     runs: Annotated[int, Field(strict=True, gt=0, le=MAX_BASELINE_RUNS)] = MAX_BASELINE_RUNS
+    stop: StopRule | None = None
+
+    @model_validator(mode="after")
+    def _one_cap(self):
+        if isinstance(self.stop, ConfidenceStop) and "runs" in self.model_fields_set:
+            raise ValueError("runs: the confidence rule takes its cap from stop.max_runs")
+        return self
 
 
 class AdversarialCase(_Case):
@@ -187,6 +225,7 @@ class Suite(_Strict):
     engines: list[EngineSpec] = []
     scenarios: list[Scenario] = []
     conversations: Annotated[int, Field(strict=True, gt=0, le=MAX_CONVERSATIONS)] | None = None
+    stop: StopRule | None = None  # the default stopping rule of baseline cases
 
     @model_validator(mode="before")
     @classmethod
@@ -221,6 +260,13 @@ class Suite(_Strict):
                     raise ValueError(f"{field}[{index}].{key}: duplicate {key} {value!r}")
                 seen.add(value)
         return self
+
+    def stop_of(self, case: BaselineCase):
+        """A baseline case's stopping rule: its own, else the suite's, else the seed's (None)."""
+        rule = case.stop or self.stop
+        if isinstance(rule, ConfidenceStop) and "runs" in case.model_fields_set:
+            raise SuiteError(f"cases ({case.id}): runs: the confidence rule takes its cap from stop.max_runs")
+        return None if isinstance(rule, SeedStop) else rule
 
     def conversations_of(self, scenario: Scenario) -> int:
         """How many conversations each engine has in `scenario` (default 1)."""

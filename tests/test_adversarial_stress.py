@@ -106,7 +106,10 @@ def test_stress_ladder_stops_at_the_capability_boundary(paths, script):
     assert (found["stress/c/level_3"].decision, found["stress/c/level_3"].n) == ("systematic_failure", 3)
     assert "stress/c/level_4" not in found  # stopped at the boundary
     boundary = found["stress/c"]
-    assert (boundary.decision, boundary.level, boundary.n, boundary.successes) == ("boundary", 3, 3, 0)
+    # 0/3 at level 3 is systematic, but without a level 0 it cannot be shown to be worse than the base (or with
+    # level 0 at 3/3, p = 0.05 > 0.05/3) it stays tentative: 0/3 still allows a 63% success rate.
+    assert (boundary.decision, boundary.level, boundary.n, boundary.successes) == ("tentative", 3, 3, 0)
+    assert round(boundary.success_upper_95, 2) == 0.63
     for level in (1, 2, 3):
         aggregate = json.loads((paths.out_dir / run_id / "stress" / "c" / f"level_{level}" / "aggregate.json")
                                .read_text())
@@ -114,7 +117,9 @@ def test_stress_ladder_stops_at_the_capability_boundary(paths, script):
     rows = run_query(paths.store_path, "stress_boundary", run_id=run_id)
     table = [dict(zip(rows.columns, r)) for r in rows.rows]
     assert [r["level"] for r in table] == [1, 2, 3]
-    assert [r["is_boundary"] for r in table] == [False, False, True]
+    assert [r["is_boundary"] for r in table] == [False, False, False]
+    assert {r["ladder_decision"] for r in table} == {"tentative"} and table[2]["boundary_level"] == 3
+    assert [round(r["success_upper_95"], 2) for r in table] == [1.0, 0.92, 0.63]
 
 
 def test_stress_ladder_can_run_past_the_boundary(paths, script):

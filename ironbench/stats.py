@@ -258,7 +258,11 @@ class NullLaw:
 
 def fisher_null_law(s_a: int, n_a: int, s_b: int, n_b: int, two_sided: bool = False) -> NullLaw:
     """The law of one case's Fisher p-value given its margins (what min-p adjustment needs)."""
-    total = s_a + s_b
+    return _fisher_null_law(s_a + s_b, n_a, n_b, two_sided)
+
+
+@lru_cache(maxsize=4096)
+def _fisher_null_law(total: int, n_a: int, n_b: int, two_sided: bool) -> NullLaw:
     pmf = hypergeometric_pmf(total, n_a, n_b)
     support = [x for x in range(n_a + 1) if pmf[x] > 0]
     upper = {x: sum(pmf[x:]) for x in support}

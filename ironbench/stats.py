@@ -101,6 +101,7 @@ def _bisect(f: Callable[[float], float], low: float = 0.0, high: float = 1.0) ->
     return (low + high) / 2
 
 
+@lru_cache(maxsize=65536)
 def clopper_pearson_lower(successes: int, n: int, confidence: float = 0.95) -> float:
     """One-sided exact lower bound: the smallest rate that makes `successes` or more in n
     runs at least (1 - confidence) likely. n of n gives (1 - confidence)^(1/n): 3/3 → 0.368."""
@@ -265,15 +266,16 @@ def fisher_null_law(s_a: int, n_a: int, s_b: int, n_b: int, two_sided: bool = Fa
 def _fisher_null_law(total: int, n_a: int, n_b: int, two_sided: bool) -> NullLaw:
     pmf = hypergeometric_pmf(total, n_a, n_b)
     support = [x for x in range(n_a + 1) if pmf[x] > 0]
-    upper = {x: sum(pmf[x:]) for x in support}
-    lower = {x: sum(pmf[:x + 1]) for x in support}
+    upper = {x: math.fsum(pmf[x:]) for x in support}
+    lower = {x: math.fsum(pmf[:x + 1]) for x in support}
     pairs: dict[float, float] = {}
     for x in support:
         p = min(1.0, 2 * min(upper[x], lower[x])) if two_sided else min(1.0, upper[x])
         key = next((k for k in pairs if math.isclose(k, p, rel_tol=_TIE)), p)
         pairs[key] = pairs.get(key, 0.0) + pmf[x]
     ordered = sorted(pairs)
-    return NullLaw(tuple(ordered), tuple(np.cumsum([pairs[p] for p in ordered])))
+    cumulative = np.minimum(1.0, np.cumsum([pairs[p] for p in ordered]))
+    return NullLaw(tuple(float(p) for p in ordered), tuple(float(c) for c in cumulative))
 
 
 def min_p_adjust(p_values: Sequence[float], laws: Sequence[NullLaw]) -> list[float]:

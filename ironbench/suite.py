@@ -16,6 +16,7 @@ MAX_VARIANTS = 10
 MAX_CONVERSATIONS = 100
 MAX_CONFIDENCE_RUNS = 200
 MODES = ("baseline", "adversarial", "stress")
+STOP_RULES = ("last_3_agree", "confidence")
 ENGINE_TYPES = ("llm", "guarded", "python", "command")
 
 PositiveInt = Annotated[int, Field(strict=True, gt=0)]
@@ -103,11 +104,15 @@ class ConfidenceStop(_Strict):
     def _reachable(self):
         from ironbench.stopping import confidence_thresholds
 
-        needed = next((n for n, k in enumerate(confidence_thresholds(self.reproduce, self.confidence, MAX_CONFIDENCE_RUNS),
-                                               start=1) if k <= n), None)
-        if needed is None or needed > self.max_runs:
+        def reachable(cap: int) -> bool:
+            return any(k <= n for n, k in enumerate(confidence_thresholds(self.reproduce, self.confidence, cap),
+                                                    start=1))
+
+        if not reachable(self.max_runs):
+            needed = next((cap for cap in range(self.max_runs + 1, MAX_CONFIDENCE_RUNS + 1) if reachable(cap)), None)
             raise ValueError(f"max_runs: {self.max_runs} runs can never show recurrence above {self.reproduce} at "
-                             f"{self.confidence} confidence; at least {needed or 'more than 200'} are needed")
+                             f"{self.confidence} confidence; "
+                             + (f"at least {needed} are needed" if needed else f"not even {MAX_CONFIDENCE_RUNS}"))
         return self
 
 
@@ -290,6 +295,8 @@ def _location(loc: tuple) -> str:
             parts.append(f"[{item}]")
         elif item in MODES + ENGINE_TYPES and index > 0 and isinstance(loc[index - 1], int):
             continue  # the discriminated union's tag, not a field the user wrote
+        elif item in STOP_RULES and index > 0 and loc[index - 1] == "stop":
+            continue
         else:
             parts.append(("." if parts else "") + str(item))
     return "".join(parts)
@@ -303,7 +310,7 @@ def _describe(error: dict) -> str:
         return f"{where}: required field is missing"
     if error["type"] in ("union_tag_not_found", "union_tag_invalid"):
         tag = error.get("ctx", {}).get("discriminator", "'mode'").strip("'")
-        choices = ENGINE_TYPES if tag == "type" else MODES
+        choices = ENGINE_TYPES if tag == "type" else STOP_RULES if tag == "rule" else MODES
         if error["type"] == "union_tag_not_found" and tag == "mode":
             return f"{where}.mode: required in a mixed suite (one of {', '.join(MODES)})"
         return f"{where}.{tag}: must be one of {', '.join(choices)}"

@@ -437,6 +437,13 @@ def _engine_sentences(sides_a, sides_b, alpha: float) -> list[str]:
 
 # -- the console table ---------------------------------------------------------------------
 
+def _mde(c: CaseComparison) -> str:
+    """"never": even a drop to 0% is found less than 80% of the time at these run counts."""
+    if c.mde is not None:
+        return f"{c.mde:.0%}"
+    return "-" if c.a is None or c.b is None or not c.a.successes else "never"
+
+
 def format_comparison(comparison: Comparison) -> str:
     def rate(side: Side | None) -> str:
         if side is None:
@@ -458,7 +465,7 @@ def format_comparison(comparison: Comparison) -> str:
                  f"{c.delta * 100:+.0f} [{c.delta_ci_95[0] * 100:+.0f},{c.delta_ci_95[1] * 100:+.0f}] pp")
         rows.append([
             _label((c.case_id, c.variant_id)), rate(c.a), rate(c.b), delta, number(c.p_regression),
-            number(c.p_adjusted), "-" if c.mde is None else f"{c.mde:.0%}",
+            number(c.p_adjusted), _mde(c),
             shift(c.a, c.b, "mean_attempts", ".2f"), shift(c.a, c.b, "p95_duration_ms", ".0f"),
             ("REGRESSION" if c.flagged else c.verdict) + ("" if c.can_be_flagged else " (cannot flag)"),
         ])

@@ -25,6 +25,7 @@ from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import combinations
 
 import numpy as np
 
@@ -428,76 +429,49 @@ def stratified_permutation_test(strata: Sequence[tuple[Sequence, Sequence]], kin
 
     kind "categories": values are labels (failure stage); per label, A's excess over its
     expected count is summed across cases and squared over its variance (a Cochran-Mantel-
-    Haenszel-type statistic: shifts repeated in every case add up); the effect is the total
-    variation distance between the case-weighted A and B distributions. kind "mean": values are numbers (attempts);
-    statistic and effect are the stratified mean difference B − A, tested two-sided.
-    Labels are permuted within each case, so the test is exact in law whatever the counts:
-    by full enumeration for one small case, else by seeded Monte Carlo with the +1
-    correction, which keeps it valid (P(p <= alpha) <= alpha).
+    Haenszel-type statistic: a shift repeated in every case adds up); the effect is the
+    total variation distance between the case-weighted A and B distributions. kind "mean":
+    values are numbers (attempts); statistic and effect are the stratified mean difference
+    B − A, tested two-sided. Labels are permuted within each case, so the test is exact in
+    law whatever the counts: by full enumeration for one small case, else by seeded Monte
+    Carlo with the +1 correction, which keeps it valid (P(p <= alpha) <= alpha).
     """
     cases = [(list(a), list(b)) for a, b in strata if len(a) and len(b)]
     if not cases:
         return 0.0, 1.0
-    statistic, effect = _statistic(cases, kind)
-    observed = statistic([_a_sums(features, len(a)) for (a, b), features in zip(cases, _features(cases, kind))])
-    if len(cases) == 1 and math.comb(len(cases[0][0]) + len(cases[0][1]), len(cases[0][0])) <= 5000:
-        draws = _all_subsets(len(cases[0][0]), len(cases[0][0]) + len(cases[0][1]))
-        sums = [_features(cases, kind)[0][draws].sum(axis=1)]
-        null = statistic(sums)
-        return effect, float(np.mean(null >= observed - _TIE * max(1.0, abs(observed))))
-    rng = np.random.default_rng(seed)
-    sums = []
-    for (a, b), features in zip(cases, _features(cases, kind)):
-        order = np.argsort(rng.random((permutations, len(a) + len(b))), axis=1)[:, :len(a)]
-        sums.append(features[order].sum(axis=1))
-    null = statistic(sums)
-    exceed = int(np.sum(null >= observed - _TIE * max(1.0, abs(observed))))
-    return effect, (1 + exceed) / (1 + permutations)
-
-
-def _all_subsets(k: int, n: int) -> np.ndarray:
-    from itertools import combinations
-
-    return np.array(list(combinations(range(n), k)))
-
-
-def _features(cases, kind: str) -> list[np.ndarray]:
-    """Per case, one row per run (A's runs first): one-hot categories, or the number itself."""
     if kind == "mean":
-        return [np.array([float(v) for v in a + b])[:, None] for a, b in cases]
-    labels = sorted({v for a, b in cases for v in a + b}, key=str)  # one label set for every case
-    return [np.array([[v == label for label in labels] for v in a + b], dtype=float) for a, b in cases]
-
-
-def _a_sums(features: np.ndarray, n_a: int) -> np.ndarray:
-    return features[:n_a].sum(axis=0)[None, :]
-
-
-def _statistic(cases, kind: str):
-    features = _features(cases, kind)
+        features = [np.array([float(v) for v in a + b])[:, None] for a, b in cases]
+    else:
+        labels = sorted({v for a, b in cases for v in a + b}, key=str)  # one label set for every case
+        features = [np.array([[v == label for label in labels] for v in a + b], dtype=float) for a, b in cases]
     sizes = [(len(a), len(b)) for a, b in cases]
     totals = [f.sum(axis=0) for f in features]
     weights = np.array([n_a * n_b / (n_a + n_b) for n_a, n_b in sizes])
     weights /= weights.sum()
-    if kind == "mean":
-        def statistic(sums):
-            diff = sum(w * ((t[0] - s[:, 0]) / n_b - s[:, 0] / n_a)
-                       for w, s, t, (n_a, n_b) in zip(weights, sums, totals, sizes))
-            return np.abs(diff)
-        effect = float(sum(w * (np.mean(b) - np.mean(a)) for w, (a, b) in zip(weights, cases)))
-        return statistic, effect
 
-    def statistic(sums):
-        # Category by category, A's excess over its expectation summed across cases (so a
-        # shift repeated in every case adds up), squared over its hypergeometric variance.
-        excess = sum(s - n_a * t / (n_a + n_b) for s, t, (n_a, n_b) in zip(sums, totals, sizes))
+    def statistic(a_sums: list[np.ndarray]) -> np.ndarray:
+        """One value per row of A-side sums (one row per permutation)."""
+        if kind == "mean":
+            return np.abs(sum(w * ((t[0] - s[:, 0]) / n_b - s[:, 0] / n_a)
+                              for w, s, t, (n_a, n_b) in zip(weights, a_sums, totals, sizes)))
+        excess = sum(s - n_a * t / (n_a + n_b) for s, t, (n_a, n_b) in zip(a_sums, totals, sizes))
         variance = sum(n_a * n_b * t * (n_a + n_b - t) / ((n_a + n_b) ** 2 * max(1, n_a + n_b - 1))
                        for t, (n_a, n_b) in zip(totals, sizes))
-        return np.sum(np.where(variance > 0, excess**2 / np.where(variance > 0, variance, 1.0), 0.0), axis=1)
-    labels = sorted({v for a, b in cases for v in a + b}, key=str)
-    pooled_a = np.array([sum(w * a.count(v) / len(a) for w, (a, _) in zip(weights, cases)) for v in labels])
-    pooled_b = np.array([sum(w * b.count(v) / len(b) for w, (_, b) in zip(weights, cases)) for v in labels])
-    return statistic, float(np.abs(pooled_a - pooled_b).sum() / 2)
+        safe = np.where(variance > 0, variance, 1.0)
+        return np.sum(np.where(variance > 0, excess**2 / safe, 0.0), axis=1)
+
+    pooled_a = sum(w * f[:n_a].mean(axis=0) for w, f, (n_a, _) in zip(weights, features, sizes))
+    pooled_b = sum(w * f[n_a:].mean(axis=0) for w, f, (n_a, _) in zip(weights, features, sizes))
+    effect = float(pooled_b[0] - pooled_a[0]) if kind == "mean" else float(np.abs(pooled_a - pooled_b).sum() / 2)
+    observed = statistic([f[:n_a].sum(axis=0)[None, :] for f, (n_a, _) in zip(features, sizes)])[0]
+    tie = observed - _TIE * max(1.0, abs(observed))
+    if len(cases) == 1 and math.comb(sum(sizes[0]), sizes[0][0]) <= 5000:
+        draws = np.array(list(combinations(range(sum(sizes[0])), sizes[0][0])))
+        return effect, float(np.mean(statistic([features[0][draws].sum(axis=1)]) >= tie))
+    rng = np.random.default_rng(seed)
+    null = statistic([f[np.argsort(rng.random((permutations, n_a + n_b)), axis=1)[:, :n_a]].sum(axis=1)
+                      for f, (n_a, n_b) in zip(features, sizes)])
+    return effect, (1 + int(np.sum(null >= tie))) / (1 + permutations)
 
 
 def exact_distribution_test(reference: Sequence, sample: Sequence) -> float:

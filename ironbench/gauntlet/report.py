@@ -149,11 +149,11 @@ def format_summary(table: dict) -> str:
     scorer, then the verdict sentences."""
     scorers = table["scorers"]
     engines = list(table["totals"])
-    header = ["scenario", "domain"] + [f"{e} ({'/'.join(scorers)})" for e in engines]
+    header = ["scenario", "domain"] + [f"{e} ({'; '.join(scorers)})" for e in engines]
     rows = []
 
     def cell(data) -> str:
-        return " ".join(f"{data['conversations_violated'].get(s, 0)}/{data['num_conversations']}c "
+        return "; ".join(f"{data['conversations_violated'].get(s, 0)}/{data['num_conversations']}c "
                         f"{data['num_violations'].get(s, 0)}/{data['num_turns']}t" for s in scorers)
 
     for name, row in table["scenarios"].items():

@@ -18,7 +18,7 @@ from ironbench.errors import IronbenchError, RunNotFound
 from ironbench.query import connect
 from ironbench.stats import (
     Difference, fisher_null_law, holm_adjust, min_detectable_drop, min_p_adjust, newcombe_difference,
-    percentile, smallest_adjusted_p, stratified_difference, stratified_exact_test,
+    percentile, significant, smallest_adjusted_p, stratified_difference, stratified_exact_test,
     stratified_min_detectable_drop, stratified_permutation_test, wilson_interval, Z95,
 )
 
@@ -169,8 +169,10 @@ def _two_sided_rate(strata) -> float:
 
 def decide(sides_a: dict[tuple[str, str], Runs], sides_b: dict[tuple[str, str], Runs], alpha: float = 0.05,
            gate: str = "overall", fail_on: str = "regression", margin: float | None = None,
-           run_a: str = "A", run_b: str = "B", power: bool = True, unit: str = "run") -> Comparison:
-    """The comparison of two runs' evidence, per (case, variant): pure."""
+           run_a: str = "A", run_b: str = "B", power: bool = True, unit: str = "run",
+           secondary: bool = True) -> Comparison:
+    """The comparison of two runs' evidence, per (case, variant): pure. `power` and
+    `secondary` (the shift tests) can be skipped where only the gate matters (simulations)."""
     keys = sorted(set(sides_a) | set(sides_b))
     common = [k for k in keys if k in sides_a and k in sides_b and sides_a[k].n and sides_b[k].n]
     if not common:
@@ -188,15 +190,15 @@ def decide(sides_a: dict[tuple[str, str], Runs], sides_b: dict[tuple[str, str], 
     for index, (key, stratum, test) in enumerate(zip(common, strata, tests)):
         a, b = sides_a[key], sides_b[key]
         interval = newcombe_difference(*stratum)
-        flagged = adjusted[index] <= alpha
+        flagged = significant(adjusted[index], alpha)
         if margin is not None:
             flagged = flagged and newcombe_difference(*stratum, z=z_case).high < -margin
-        reachable = smallest_adjusted_p(index, sizes, laws) <= alpha
+        reachable = significant(smallest_adjusted_p(index, sizes, laws), alpha)
         if not reachable:
             warnings.append(f"{_label(key)} cannot be flagged on its own with {a.n} vs {b.n} runs "
                             f"(its smallest possible adjusted p is {smallest_adjusted_p(index, sizes, laws):.2g} "
                             f"> alpha {alpha})")
-        verdict = ("regression" if flagged else "improvement" if test.p_improvement <= alpha
+        verdict = ("regression" if flagged else "improvement" if significant(test.p_improvement, alpha)
                    else "no significant change")
         mde = min_detectable_drop(a.n, b.n, a.successes / a.n, per_case_level, POWER) if power else None
         cases.append(CaseComparison(key[0], key[1], Side.of(a), Side.of(b), float(interval.delta),
@@ -221,21 +223,21 @@ def decide(sides_a: dict[tuple[str, str], Runs], sides_b: dict[tuple[str, str], 
     if power and mde is None:
         warnings.append(f"the overall test cannot detect even a drop to 0% with {POWER:.0%} power at these run counts")
 
-    shifts = _shifts(sides_a, sides_b, common) if unit == "run" else []
+    shifts = _shifts(sides_a, sides_b, common) if unit == "run" and secondary else []
     if gate == "overall":
-        significant = overall.p_regression <= alpha
-        regression = significant and (margin is None or upper < -margin)
+        worse = significant(overall.p_regression, alpha)
+        regression = worse and (margin is None or upper < -margin)
     else:
-        significant = any(c.p_adjusted is not None and c.p_adjusted <= alpha for c in cases)
+        worse = any(c.p_adjusted is not None and significant(c.p_adjusted, alpha) for c in cases)
         regression = any(c.flagged for c in cases)
     family = [("success rate", _success_change_p(strata, laws, tests, gate))]
     family += [(s.name, s.p_value) for s in shifts if s.gating]
     family_adjusted = {n: float(p) for n, p in zip([n for n, _ in family], holm_adjust([p for _, p in family]))}
     shifts = [Shift(**{**asdict(s), "effect": float(s.effect), "p_value": float(s.p_value),
                        "p_adjusted": family_adjusted.get(s.name)}) for s in shifts]
-    changed = [name for name, p in family_adjusted.items() if p <= alpha]
-    improvement = overall.p_improvement <= alpha
-    verdict = ("regression" if regression else "within margin" if significant
+    changed = [name for name, p in family_adjusted.items() if significant(p, alpha)]
+    improvement = significant(overall.p_improvement, alpha)
+    verdict = ("regression" if regression else "within margin" if worse
                else "change" if changed and fail_on == "change"
                else "improvement" if improvement else "no significant change")
     failed = regression if fail_on == "regression" else bool(changed)
@@ -426,7 +428,7 @@ def _engine_sentences(sides_a, sides_b, alpha: float) -> list[str]:
             continue
         test = stratified_exact_test(strata)
         interval = stratified_difference(strata)
-        verdict = ("cannot be told apart" if test.p_two_sided > alpha
+        verdict = ("cannot be told apart" if not significant(test.p_two_sided, alpha)
                    else "violated more often in B (worse)" if test.p_regression < test.p_improvement
                    else "violated less often in B (better)")
         out.append(f"{engine}: {verdict}: violation rate B − A {_pp(-interval.delta)} "

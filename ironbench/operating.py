@@ -15,7 +15,7 @@ import numpy as np
 
 from ironbench.outcome import Outcome
 from ironbench.stats import (
-    fisher_null_law, min_p_adjust, stratified_exact_test, stratified_p_regression_batch,
+    fisher_null_law, min_p_adjust, significant, stratified_exact_test, stratified_p_regression_batch,
 )
 from ironbench.stopping import (
     AGREEING_RUNS, Reference, capability_boundary, confidence_decision, confidence_thresholds,
@@ -134,16 +134,26 @@ def gate_rates(cases: int, runs: int, p_a: Sequence[float], p_b: Sequence[float]
     s_a = rng.binomial(runs, p_a, size=(sims, cases))
     s_b = rng.binomial(runs, p_b, size=(sims, cases))
     overall = stratified_p_regression_batch(s_a, s_b, [runs] * cases, [runs] * cases)
-    fails_overall = overall <= alpha * (1 + 1e-9)
+    fails_overall = np.array([significant(p, alpha) for p in overall])
     fails_cases = np.zeros(sims, dtype=bool)
     fails_seed = np.zeros(sims, dtype=bool)
     for r in range(sims):
         strata = [(int(a), runs, int(b), runs) for a, b in zip(s_a[r], s_b[r])]
-        raw = [stratified_exact_test([s]).p_regression for s in strata]
-        fails_cases[r] = min(min_p_adjust(raw, [fisher_null_law(*s) for s in strata])) <= alpha
-        fails_seed[r] = overall[r] < alpha or min(raw) < alpha
+        fails_cases[r], fails_seed[r] = cases_gate(strata, alpha), seed_gate(strata, alpha)
     return {"overall": float(fails_overall.mean()), "cases": float(fails_cases.mean()),
             "seed": float(fails_seed.mean())}
+
+
+def cases_gate(strata, alpha: float) -> bool:
+    """`--gate cases` without margin, as compare.decide takes it (the tests hold them equal)."""
+    raw = [stratified_exact_test([s]).p_regression for s in strata]
+    return significant(min(min_p_adjust(raw, [fisher_null_law(*s) for s in strata])), alpha)
+
+
+def seed_gate(strata, alpha: float) -> bool:
+    """The seed's gate: the stratified test or any unadjusted case at p < alpha."""
+    return stratified_exact_test(strata).p_regression < alpha or any(
+        stratified_exact_test([s]).p_regression < alpha for s in strata)
 
 
 # -- adversarial verdicts against an unstable baseline -----------------------------------------

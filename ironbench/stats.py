@@ -33,6 +33,12 @@ Z95 = 1.959963984540054
 _TIE = 1e-9  # relative tolerance when comparing p-values computed along different paths
 
 
+def significant(p: float, alpha: float) -> bool:
+    """p <= alpha, allowing for rounding: a table whose exact p is alpha (3/3 vs 0/3 at 0.05)
+    must not pass or fail by the last bit of a float sum."""
+    return p <= alpha * (1 + _TIE)
+
+
 def wilson_interval(successes: int, n: int, z: float = Z95) -> tuple[float, float]:
     """Wilson score interval for a binomial proportion; (0, 1) when n is 0."""
     if n == 0:

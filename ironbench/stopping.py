@@ -16,7 +16,7 @@ import numpy as np
 from ironbench.outcome import Outcome
 from ironbench.stats import (
     binomial_pmf, chance_agreement, clopper_pearson_lower, clopper_pearson_upper, exact_distribution_test,
-    stratified_exact_test, wilson_interval,
+    significant, stratified_exact_test, wilson_interval,
 )
 
 AGREEING_RUNS = 3
@@ -222,7 +222,7 @@ def _against_distribution(outcomes, signatures, reference: Reference) -> StopDec
     if len(outcomes) < 1 + VARIANT_REPEATS:
         return None
     p = exact_distribution_test(reference.outcomes, signatures)
-    if p <= ALPHA:
+    if significant(p, ALPHA):
         return evidence(outcomes, "structural", f"outcomes differ from the unstable baseline's {base} runs beyond "
                         f"its noise (exact permutation test p = {p:.3g})", direction=way, p_value=p)
     return evidence(outcomes, "within_noise", f"differs from the baseline's usual outcome, but the unstable "
@@ -286,7 +286,7 @@ def capability_boundary(levels: Sequence[tuple[int, Sequence[Outcome]]], alpha: 
             continue
         p = stratified_exact_test([(sum(o.success for o in base), len(base),
                                     sum(o.success for o in outcomes), len(outcomes))]).p_regression
-        if p <= alpha / level * (1 + 1e-9):
+        if significant(p, alpha / level):
             return Boundary(level, evidence(outcomes, "boundary", f"level {level} fails systematically and worse "
                                             f"than level 0 ({sum(o.success for o in base)}/{len(base)} succeeded): "
                                             f"p = {p:.3g} <= {alpha}/{level}", p_value=p))

@@ -206,9 +206,12 @@ def test_margin_fails_only_beyond_it():
 
 
 def test_cases_too_small_to_flag_are_warned_about():
-    a, b = sides({f"c{i}": ((3, 3), (1, 3)) for i in range(4)})
+    # each case 3/3 -> 0/3: p = 1/20, the smallest a case can reach; four such cases make
+    # even that 1 - 0.95^4 = 0.185 after adjustment
+    a, b = sides({f"c{i}": ((3, 3), (0, 3)) for i in range(4)})
     comparison = decide(a, b, gate="cases")
-    assert all(not c.can_be_flagged for c in comparison.cases)
+    assert all(not c.can_be_flagged and c.p_adjusted == pytest.approx(1 - 0.95**4) for c in comparison.cases)
+    assert not comparison.failed
     assert any(w.startswith("c0 cannot be flagged on its own with 3 vs 3 runs") for w in comparison.warnings)
     assert "(cannot flag)" in format_comparison(comparison)
     # together they are evidence the overall test can use

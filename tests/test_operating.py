@@ -175,3 +175,30 @@ def test_readme_simulated_figures_match_a_quick_rerun():
                 a, b = float(stated[:-1]) / 100, float(quick[:-1]) / 100
                 p = max(min((a + b) / 2, 0.99), 0.01)
                 assert abs(a - b) <= 3.5 * math.sqrt(p * (1 - p) * (1 / sims + 1 / readme_sims)), (readme_row, quick_row)
+
+
+def test_the_simulated_gates_are_the_decision_compare_takes():
+    from ironbench.compare import Runs, decide
+    from ironbench.operating import cases_gate
+
+    rng = np.random.default_rng(8)
+    disagreements = 0
+    for trial in range(150):
+        cases, runs = int(rng.integers(1, 8)), int(rng.integers(2, 8))
+        p_a = rng.uniform(0.2, 1.0, cases)
+        p_b = np.clip(p_a - rng.choice([0.0, 0.4], cases), 0, 1)
+        s_a, s_b = rng.binomial(runs, p_a), rng.binomial(runs, p_b)
+        strata = [(int(a), runs, int(b), runs) for a, b in zip(s_a, s_b)]
+        sides = [{(f"c{k}", "base"): Runs(("success",) * s[i] + ("generation",) * (runs - s[i]))
+                  for k, s in enumerate(strata)} for i in (0, 2)]
+        overall = decide(*sides, power=False, secondary=False)
+        by_case = decide(*sides, gate="cases", power=False, secondary=False)
+        disagreements += overall.failed != (stratified_p(strata) <= ALPHA)
+        disagreements += by_case.failed != cases_gate(strata, ALPHA)
+    assert disagreements == 0
+
+
+def stratified_p(strata):
+    from ironbench.stats import stratified_exact_test
+
+    return stratified_exact_test(strata).p_regression

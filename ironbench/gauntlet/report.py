@@ -9,7 +9,7 @@ conversation when it asserted the forbidden phrase at least once in it.
 import json
 from dataclasses import dataclass, field
 
-from ironbench.stats import holm_adjust, stratified_difference, stratified_exact_test, wilson_interval
+from ironbench.stats import holm_adjust, significant, stratified_difference, stratified_exact_test, wilson_interval
 
 ALPHA = 0.05
 PRIMARY_SCORER = "negation_aware"
@@ -117,7 +117,7 @@ def engine_comparisons(table: dict, scorer: str, alpha: float = ALPHA) -> list[d
         test = stratified_exact_test(strata)
         clean = stratified_difference(strata)
         delta, low, high = -clean.delta, -clean.high, -clean.low  # in violation rate: other − reference
-        verdict = ("cannot be told apart" if p_adjusted > alpha else "helped" if delta < 0 else "hurt")
+        verdict = ("cannot be told apart" if not significant(p_adjusted, alpha) else "helped" if delta < 0 else "hurt")
         v_ref = sum(n_a - s_a for s_a, n_a, _, _ in strata)
         v_other = sum(n_b - s_b for _, _, s_b, n_b in strata)
         n_ref, n_other = sum(s[1] for s in strata), sum(s[3] for s in strata)

@@ -237,11 +237,17 @@ def decide(sides_a: dict[tuple[str, str], Runs], sides_b: dict[tuple[str, str], 
                        "p_adjusted": family_adjusted.get(s.name)}) for s in shifts]
     changed = [name for name, p in family_adjusted.items() if significant(p, alpha)]
     improvement = significant(overall.p_improvement, alpha)
-    verdict = ("regression" if regression else "within margin" if worse
-               else "change" if changed and fail_on == "change"
-               else "improvement" if improvement else "no significant change")
-    failed = regression if fail_on == "regression" else bool(changed)
+    if fail_on == "regression":
+        failed = regression
+        verdict = ("regression" if regression else "within margin" if worse
+                   else "improvement" if improvement else "no significant change")
+    else:  # one family, either direction: its verdicts are only "change" or not
+        failed = bool(changed)
+        verdict = "change" if changed else "no significant change"
     reason = _reason(verdict, failed, overall, cases, gate, fail_on, margin, alpha, changed, family_adjusted, unit)
+    if fail_on == "change" and not failed and worse:
+        reason = (f"B's success is lower by the one-sided test (p = {overall.p_regression:.3g}), but not as a "
+                  f"change within the family of {len(family)} tests (Holm). " + reason)
     return Comparison(run_a, run_b, alpha, gate, fail_on, margin, cases, overall, shifts, verdict, failed, reason,
                       warnings, unit)
 

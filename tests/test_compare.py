@@ -57,6 +57,10 @@ def test_broad_regression_is_found_by_the_stratified_test(paths, script):
     assert "Mantel-Haenszel" in text and "MDE at 80% power" in text
     reverse = compare_runs(paths.store_path, second, first)
     assert reverse.verdict == "improvement" and not reverse.failed
+    # --fail-on change: the same drop, found two-sided within the Holm family; and the improvement too
+    for runs in ((first, second), (second, first)):
+        change = compare_runs(paths.store_path, *runs, fail_on="change")
+        assert change.failed and change.verdict == "change" and "success rate (Holm-adjusted p" in change.reason
 
 
 def test_attempts_shift_is_reported_and_fails_only_on_change(paths, script):

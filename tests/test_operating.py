@@ -202,3 +202,30 @@ def stratified_p(strata):
     from ironbench.stats import stratified_exact_test
 
     return stratified_exact_test(strata).p_regression
+
+
+def _runs(rng, cases: int, n: int, stages: list[str], p: list[float]) -> dict:
+    from ironbench.compare import Runs
+
+    attempts = {"success": 1, "generation": 0, "validation": 4, "timeout": 0}
+    out = {}
+    for k in range(cases):
+        labels = [str(x) for x in rng.choice(stages, n, p=p)]
+        out[(f"c{k}", "base")] = Runs(tuple(labels), tuple(attempts[x] for x in labels))
+    return out
+
+
+def test_fail_on_change_holds_alpha_and_sees_a_new_way_to_fail():
+    from ironbench.compare import decide
+
+    rng = np.random.default_rng(21)
+    stages, mix = ["success", "generation", "validation", "timeout"], [0.5, 0.25, 0.15, 0.1]
+    sims = 400
+    false_alarms = sum(decide(_runs(rng, 4, 6, stages, mix), _runs(rng, 4, 6, stages, mix), fail_on="change",
+                              power=False).failed for _ in range(sims))
+    assert within(false_alarms / sims, sims)
+    # same success rate, but B fails at generation where A failed at validation
+    found = sum(decide(_runs(rng, 4, 6, ["success", "validation"], [0.5, 0.5]),
+                       _runs(rng, 4, 6, ["success", "generation"], [0.5, 0.5]), fail_on="change",
+                       power=False).failed for _ in range(100))
+    assert found / 100 > 0.9

@@ -71,10 +71,19 @@ def aggregate(suite_id: str, case_id: str, variant: str, runs: Sequence[Invocati
             "wilson_95": [round(decision.wilson_low, 6), round(decision.wilson_high, 6)],
             "chance_agreement": round(decision.chance_agreement, 6),
         }
+        for name in ("success_lower_95", "success_upper_95", "reproduce_lower_95", "p_value"):
+            if getattr(decision, name) is not None:  # absent from decisions recorded before they existed
+                result["stop_decision"][name] = round(getattr(decision, name), 6)
+        if decision.direction is not None:
+            result["stop_decision"]["direction"] = decision.direction
         if decision.reference is not None:
             result["stop_decision"]["baseline_reference"] = {
                 "signature": dict(zip(("success", "failure_stage", "attempts", "repairs_triggered"),
                                       decision.reference)),
                 "source": decision.reference_source,
             }
+            if decision.reference_outcomes:
+                result["stop_decision"]["baseline_reference"]["outcomes"] = [
+                    dict(zip(("success", "failure_stage", "attempts", "repairs_triggered"), o))
+                    for o in decision.reference_outcomes]
     return result

@@ -106,9 +106,20 @@ class DecisionTaken(_Event):
     wilson_low: float
     wilson_high: float
     chance_agreement: float
-    # The baseline behaviour an adversarial variant is judged against, and where it came from.
+    # The baseline behaviour an adversarial variant is judged against, and where it came from;
+    # with every baseline outcome (signatures in run order) when there was more than one.
     reference: list | None = None
     reference_source: str | None = None
+    reference_outcomes: list | None = None
+    # What the runs support: one-sided exact 95% bounds on the success rate and, for a
+    # stable decision, on the chance of reproducing the agreed outcome.
+    success_lower_95: float | None = None
+    success_upper_95: float | None = None
+    reproduce_lower_95: float | None = None
+    # Which way a variant differed (success lost/gained, more/fewer attempts, ...).
+    direction: str | None = None
+    # The test behind the verdict: stress level vs level 0, variant vs an unstable baseline.
+    p_value: float | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -160,6 +171,7 @@ class ScenarioStarted(_Event):
     domain: str
     attempt: int
     engine_spec: dict
+    conversation: int = 1
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -175,6 +187,7 @@ class TurnAnswered(_Event):
     duration_ms: int
     forbidden_phrase: str
     metadata: dict = field(default_factory=dict)
+    conversation: int = 1
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -187,6 +200,7 @@ class TurnScored(_Event):
     scorer: str
     violated: bool
     detail: str = ""
+    conversation: int = 1
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -196,6 +210,7 @@ class ScenarioFinished(_Event):
     scenario: str
     attempt: int
     turns: int
+    conversation: int = 1
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -31,6 +31,7 @@ class Group:
     path: str  # the group's folder in the output tree, and its streams' prefix
     generator: str | None = None
     level: int | None = None
+    stop: object = None  # a baseline's opt-in stopping rule (suite.ConfidenceStop); None: the seed's
 
     def stream(self, run_index: int) -> str:
         return f"{self.path}/run_{run_index:03d}"
@@ -143,8 +144,9 @@ def plan(suite: Suite, ai_variants: AiVariants | None = None) -> list[Track]:
     for case in suite.cases:
         timeout = suite.case_timeout(case)
         if isinstance(case, BaselineCase):
-            group = Group("baseline", "baseline", case.id, BASE_VARIANT, case.instruction, timeout, case.runs,
-                          f"baseline/{case.id}")
+            stop = suite.stop_of(case)
+            group = Group("baseline", "baseline", case.id, BASE_VARIANT, case.instruction, timeout,
+                          stop.max_runs if stop else case.runs, f"baseline/{case.id}", stop=stop)
             tracks.append(Track("baseline", case.id, case.instruction, (group,)))
         elif isinstance(case, AdversarialCase):
             variants, drops = generate_variants(case, ai_variants)

@@ -29,7 +29,7 @@ from ironbench.projections.readmodel import ReadModel
 from ironbench.projections.tree import OutputTree, group_of
 from ironbench.references import latest_baseline
 from ironbench.stopping import (
-    StopDecision, baseline_decision, boundary_level, evidence, reference_decision, reference_signature,
+    Reference, StopDecision, baseline_decision, capability_boundary, evidence, reference_decision,
     stress_level_decision, variant_decision,
 )
 from ironbench.store.eventstore import EventStore, Pending, open_store
@@ -104,7 +104,7 @@ class _TrackState:
     track: Track
     outcomes: dict[str, dict[int, Outcome]] = field(default_factory=dict)
     decisions: dict[str, str] = field(default_factory=dict)
-    reference: tuple | None = None
+    reference: Reference | None = None
 
     def ordered(self, group: Group) -> list[Outcome]:
         by_index = self.outcomes.get(group.path, {})
@@ -182,13 +182,13 @@ class Session:
         run_id, outcomes, stable = found
         reference_group = state.track.groups[0]
         decision = evidence(outcomes, "reference", f"latest baseline of this instruction: {run_id}")
-        return self._decision(state, reference_group, decision, reference=reference_signature(outcomes, stable),
+        return self._decision(state, reference_group, decision, reference=Reference.of(outcomes, stable),
                               source=run_id)
 
     # -- decisions --------------------------------------------------------------
 
-    def _decision(self, state: _TrackState, group: Group, decision: StopDecision, reference: tuple | None = None,
-                  source: str | None = None) -> Pending:
+    def _decision(self, state: _TrackState, group: Group, decision: StopDecision,
+                  reference: Reference | None = None, source: str | None = None) -> Pending:
         state.decisions[group.path] = decision.decision
         if reference is not None:
             state.reference = reference
@@ -198,17 +198,19 @@ class Session:
         return Pending(group.path, DecisionTaken(
             mode=group.mode, group=group.path, generator=group.generator, level=group.level,
             case_id=group.case_id, variant_id=group.variant_id, **asdict(decision),
-            reference=list(reference) if reference is not None else None, reference_source=source,
+            reference=list(reference.signature) if reference is not None else None, reference_source=source,
+            reference_outcomes=[list(o) for o in reference.outcomes] if reference and reference.unstable else None,
         ), idempotency_key=f"decision:{self.run_id}/{group.path}")
 
     def _decide(self, state: _TrackState, group: Group) -> Pending | None:
         outcomes = state.ordered(group)
         if group.policy == "baseline":
-            decision = baseline_decision(outcomes, group.max_runs)
+            decision = baseline_decision(outcomes, group.max_runs, group.stop)
         elif group.policy == "reference":
             decision = reference_decision(outcomes)
             if decision is not None:
-                return self._decision(state, group, decision, reference=outcomes[0].signature(), source="this run")
+                return self._decision(state, group, decision, reference=Reference.of(outcomes, True),
+                                      source="this run")
         elif group.policy == "variant":
             decision = variant_decision(outcomes, state.reference)
         else:
@@ -217,14 +219,8 @@ class Session:
 
     def _boundary(self, state: _TrackState) -> Pending:
         track = state.track
-        levels = [(g.level, state.decisions[g.path]) for g in track.groups if g.path in state.decisions]
-        level = boundary_level(levels)
-        group = next((g for g in track.groups if g.level == level), None)
-        outcomes = state.ordered(group) if group else [o for g in track.groups for o in state.ordered(g)]
-        if level is None:
-            decision = evidence(outcomes, "no_boundary", f"no systematic failure in {len(levels)} levels")
-        else:
-            decision = evidence(outcomes, "boundary", f"level {level} is the first with systematic failure")
+        found = capability_boundary([(g.level, state.ordered(g)) for g in track.groups if g.path in state.decisions])
+        level, decision = found.level, found.decision
         state.decisions[track.path] = decision.decision
         self.reporter.decision(track.path, decision, 0)
         return Pending(track.path, DecisionTaken(
@@ -348,7 +344,9 @@ class Session:
                     continue
                 state.decisions[path] = event.decision
                 if event.reference is not None and event.decision == "reference":
-                    state.reference = tuple(event.reference)
+                    outcomes = tuple(tuple(o) for o in event.reference_outcomes or ())
+                    state.reference = Reference(tuple(event.reference), outcomes or (tuple(event.reference),),
+                                                stable=not outcomes)
 
 
 def _appender(store: EventStore, tree: OutputTree, run_id: str) -> Callable[[list], list[RecordedEvent]]:

@@ -1,16 +1,29 @@
-"""Adaptive stopping: decisions as pure functions of outcomes ordered by run index."""
+"""Adaptive stopping: decisions as pure functions of outcomes ordered by run index.
+
+Every decision carries what its runs support: the Wilson interval, one-sided exact
+(Clopper-Pearson) bounds on the success rate and, for `stable`, on the chance that the
+instruction reproduces the agreed outcome. Operating characteristics (how often each rule
+errs) are computed in `ironbench/operating.py` and checked by the tests.
+"""
 
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
 
 from ironbench.outcome import Outcome
-from ironbench.stats import chance_agreement, wilson_interval
+from ironbench.stats import (
+    binomial_pmf, chance_agreement, clopper_pearson_lower, clopper_pearson_upper, exact_distribution_test,
+    significant, stratified_exact_test, wilson_interval,
+)
 
 AGREEING_RUNS = 3
 VARIANT_REPEATS = 3
 STRESS_MIN_RUNS_FOR_EARLY_STOP = 3
 SYSTEMATIC_FAILURE_RATE = 0.8
+ALPHA = 0.05  # the error rate every test behind a decision is held to
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,24 +36,126 @@ class StopDecision:
     wilson_low: float
     wilson_high: float
     chance_agreement: float
+    success_lower_95: float | None = None
+    success_upper_95: float | None = None
+    reproduce_lower_95: float | None = None
+    direction: str | None = None
+    p_value: float | None = None
 
 
-def evidence(outcomes: Sequence[Outcome], decision: str, reason: str) -> StopDecision:
+def evidence(outcomes: Sequence[Outcome], decision: str, reason: str, **extra) -> StopDecision:
     n = len(outcomes)
     successes = sum(1 for o in outcomes if o.success)
     rate = successes / n if n else 0.0
     low, high = wilson_interval(successes, n)
-    return StopDecision(decision, reason, n, successes, rate, low, high, chance_agreement(rate, AGREEING_RUNS))
+    return StopDecision(decision, reason, n, successes, rate, low, high, chance_agreement(rate, AGREEING_RUNS),
+                        clopper_pearson_lower(successes, n), clopper_pearson_upper(successes, n), **extra)
 
 
-def baseline_decision(outcomes: Sequence[Outcome], max_runs: int) -> StopDecision | None:
-    """Stop once the last 3 runs are equivalent, or when `max_runs` are spent; else None."""
+def _stable(outcomes: Sequence[Outcome], reason: str) -> StopDecision:
+    """Stable on the latest outcome: how many runs reproduced it, and the one-sided 95% lower
+    bound on the chance of reproducing it (3/3 → 0.37, 10/10 → 0.74). The bound treats the
+    runs as a fixed sample; the rule's own operating characteristic is in the README."""
+    agreed = outcomes[-1].signature()
+    same = sum(1 for o in outcomes if o.signature() == agreed)
+    bound = clopper_pearson_lower(same, len(outcomes))
+    return evidence(outcomes, "stable", f"{reason}; {same}/{len(outcomes)} runs gave this outcome, so it "
+                    f"recurs with probability >= {bound:.2f} (one-sided 95%)", reproduce_lower_95=bound)
+
+
+# -- baseline -----------------------------------------------------------------------------------
+
+def baseline_decision(outcomes: Sequence[Outcome], max_runs: int, rule=None) -> StopDecision | None:
+    """The seed's rule (default): stop once the last 3 runs are equivalent, or when `max_runs`
+    are spent; else None. `rule` with `rule == "confidence"` selects confidence_decision."""
+    if rule is not None and getattr(rule, "rule", None) == "confidence":
+        return confidence_decision(outcomes, rule.reproduce, rule.confidence, rule.max_runs)
     last = outcomes[-AGREEING_RUNS:]
     if len(last) == AGREEING_RUNS and len({o.signature() for o in last}) == 1:
-        return evidence(outcomes, "stable", f"last {AGREEING_RUNS} runs equivalent")
+        return _stable(outcomes, f"last {AGREEING_RUNS} runs equivalent")
     if len(outcomes) >= max_runs:
         return evidence(outcomes, "exhausted", f"{max_runs} runs without {AGREEING_RUNS} equivalent in a row")
     return None
+
+
+@lru_cache(maxsize=64)
+def confidence_thresholds(reproduce: float, confidence: float, max_runs: int) -> tuple[int, ...]:
+    """thresholds[n - 1]: how many of n runs must agree to stop `stable` after run n.
+
+    Checking after every run is a sequential test of "the outcome recurs with probability
+    <= reproduce"; each look uses a one-sided binomial test at a level lowered (by bisection)
+    until the chance of ever crossing, computed exactly at the boundary rate, is at most
+    1 − confidence. So a `stable` from this rule errs at most that often, whatever the cap.
+    """
+    alpha = 1 - confidence
+    tails = [np.cumsum(binomial_pmf(n, reproduce)[::-1])[::-1] for n in range(1, max_runs + 1)]
+
+    def thresholds(level: float) -> list[int]:
+        # tails fall with k: the first k whose tail is small enough, or n + 1 (never)
+        return [int(np.argmax(t <= level)) if t[-1] <= level else len(t) for t in tails]
+
+    def crossing(level: float) -> float:
+        limits = thresholds(level)
+        alive = np.array([1.0])  # P(k agreeing so far, not yet stopped)
+        crossed = 0.0
+        for n, limit in enumerate(limits, start=1):
+            grown = np.zeros(n + 1)
+            grown[:-1] += alive * (1 - reproduce)
+            grown[1:] += alive * reproduce
+            crossed += grown[limit:].sum()
+            grown[limit:] = 0.0
+            alive = grown
+        return crossed
+
+    low, high = 0.0, alpha
+    for _ in range(40):
+        middle = (low + high) / 2
+        low, high = (middle, high) if crossing(middle) <= alpha else (low, middle)
+    return tuple(thresholds(low))
+
+
+def confidence_decision(outcomes: Sequence[Outcome], reproduce: float, confidence: float,
+                        max_runs: int) -> StopDecision | None:
+    """The opt-in rule: `stable` once the runs show, with the given confidence (sequentially
+    calibrated), that the most common outcome recurs with probability above `reproduce`;
+    `exhausted` at `max_runs` or as soon as that can no longer happen within the cap."""
+    n = len(outcomes)
+    if n == 0:
+        return None
+    counts = Counter(o.signature() for o in outcomes)
+    agreed = max(counts.values())
+    limits = confidence_thresholds(reproduce, confidence, max_runs)
+    if agreed >= limits[n - 1]:
+        bound = clopper_pearson_lower(agreed, n)
+        return evidence(outcomes, "stable", f"{agreed}/{n} runs gave the same outcome: it recurs with probability "
+                        f"> {reproduce:.2f} at {confidence:.0%} confidence (sequential test; bound {bound:.2f})",
+                        reproduce_lower_95=bound)
+    if n >= max_runs or n - agreed > max_runs - limits[-1]:
+        return evidence(outcomes, "exhausted", f"{agreed}/{n} runs agree: cannot show recurrence above "
+                        f"{reproduce:.2f} within {max_runs} runs")
+    return None
+
+
+# -- adversarial --------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Reference:
+    """The baseline a variant is judged against: the behaviour it stands for, and (when more
+    than one run was seen) every baseline outcome's signature, in run order."""
+
+    signature: tuple
+    outcomes: tuple[tuple, ...] = ()
+    stable: bool = True
+
+    @classmethod
+    def of(cls, outcomes: Sequence[Outcome], stable: bool) -> "Reference":
+        return cls(reference_signature(outcomes, stable), tuple(o.signature() for o in outcomes),
+                   stable or len(outcomes) == 1)
+
+    @property
+    def unstable(self) -> bool:
+        """A baseline that never settled (e.g. 7/10, exhausted): one signature cannot stand for it."""
+        return not self.stable and len(set(self.outcomes)) > 1
 
 
 def reference_signature(outcomes: Sequence[Outcome], stable: bool) -> tuple:
@@ -59,24 +174,68 @@ def reference_decision(outcomes: Sequence[Outcome]) -> StopDecision | None:
     return evidence(outcomes, "reference", "no earlier baseline of this instruction: ran it once")
 
 
-def variant_decision(outcomes: Sequence[Outcome], reference: tuple) -> StopDecision | None:
+def direction(variant: Sequence[tuple], reference: Sequence[tuple]) -> str:
+    """Which way variant runs differ from reference runs (signatures): success first, then
+    attempts, repairs, failure stage."""
+    def mean(rows, index):
+        return sum(float(r[index]) for r in rows) / len(rows)
+
+    for index, more, fewer in ((0, "success gained", "success lost"), (2, "more attempts", "fewer attempts"),
+                               (3, "more repairs", "fewer repairs")):
+        if mean(variant, index) > mean(reference, index):
+            return more
+        if mean(variant, index) < mean(reference, index):
+            return fewer
+    return "other failure stage" if {r[1] for r in variant} != {r[1] for r in reference} else "none"
+
+
+def variant_decision(outcomes: Sequence[Outcome], reference) -> StopDecision | None:
     """A variant runs once; if it differs materially from the reference it is repeated
     up to 3 times: a repeat that agrees with the reference makes the difference
-    stochastic, three that all differ make it structural."""
+    stochastic, three that all differ make it structural. Every difference says which way
+    it went. Against an unstable baseline (`Reference.unstable`) one agreeing repeat proves
+    little, so a variant whose first run differs from the baseline's most common outcome runs
+    all 4 times and its outcomes are compared with every baseline outcome by an exact
+    permutation test: `structural` when p <= 0.05, else `within_noise` (the baseline's own
+    noise explains the difference)."""
     if not outcomes:
         return None
-    if outcomes[0].signature() == reference:
+    if not isinstance(reference, Reference):
+        reference = Reference(tuple(reference), (tuple(reference),))
+    signatures = [o.signature() for o in outcomes]
+    if signatures[0] == reference.signature:
         return evidence(outcomes, "not_material", "first run equivalent to the baseline")
-    if len(outcomes) > 1 and outcomes[-1].signature() == reference:
-        return evidence(outcomes, "stochastic", f"repeat {len(outcomes) - 1} agreed with the baseline")
+    if reference.unstable:
+        return _against_distribution(outcomes, signatures, reference)
+    if len(outcomes) > 1 and signatures[-1] == reference.signature:
+        return evidence(outcomes, "stochastic", f"repeat {len(outcomes) - 1} agreed with the baseline",
+                        direction=direction(signatures[:-1], [reference.signature]))
     if len(outcomes) == 1 + VARIANT_REPEATS:
-        return evidence(outcomes, "structural", f"differed from the baseline in all {len(outcomes)} runs")
+        return evidence(outcomes, "structural", f"differed from the baseline in all {len(outcomes)} runs",
+                        direction=direction(signatures, [reference.signature]))
     return None
 
 
+def _against_distribution(outcomes, signatures, reference: Reference) -> StopDecision | None:
+    base = len(reference.outcomes)
+    way = direction(signatures, list(reference.outcomes))
+    if len(outcomes) < 1 + VARIANT_REPEATS:
+        return None
+    p = exact_distribution_test(reference.outcomes, signatures)
+    if significant(p, ALPHA):
+        return evidence(outcomes, "structural", f"outcomes differ from the unstable baseline's {base} runs beyond "
+                        f"its noise (exact permutation test p = {p:.3g})", direction=way, p_value=p)
+    return evidence(outcomes, "within_noise", f"differs from the baseline's usual outcome, but the unstable "
+                    f"baseline's {base} runs explain it (exact permutation test p = {p:.3g})", direction=way,
+                    p_value=p)
+
+
+# -- stress -------------------------------------------------------------------------------------
+
 def stress_level_decision(outcomes: Sequence[Outcome], max_runs: int) -> StopDecision | None:
     """At least 2, at most `max_runs` (<= 5) runs; after 3 runs stop early at >= 80%
-    failure (systematic failure) or 100% success."""
+    failure (systematic failure) or 100% success. The decision carries the one-sided
+    95% upper bound on the level's success rate: 0/3 still allows 63%."""
     n = len(outcomes)
     if n == 0:
         return None
@@ -91,6 +250,58 @@ def stress_level_decision(outcomes: Sequence[Outcome], max_runs: int) -> StopDec
     return None
 
 
+def _systematic(outcomes: Sequence[Outcome]) -> bool:
+    return bool(outcomes) and sum(1 for o in outcomes if not o.success) / len(outcomes) >= SYSTEMATIC_FAILURE_RATE
+
+
+@dataclass(frozen=True)
+class Boundary:
+    level: int | None
+    decision: StopDecision  # boundary | no_boundary | tentative | fails_at_base
+
+
+def capability_boundary(levels: Sequence[tuple[int, Sequence[Outcome]]], alpha: float = ALPHA) -> Boundary:
+    """The capability boundary of a ladder, from each level's outcomes (level 0 = the
+    unchanged instruction, when it was run).
+
+    `boundary`: the first level whose failure is systematic (>= 80%) and significantly worse
+    than level 0: one-sided Fisher, level j tested at alpha/j (checked exactly in the tests:
+    at most 1.6% false boundaries for ladders of up to 10 levels of 2-5 runs whose levels all
+    share one success rate). `fails_at_base`: level 0 itself fails systematically.
+    `tentative`: a systematic failure that level 0 cannot be shown to beat (or no level 0).
+    `no_boundary`: no level failed systematically.
+    """
+    by_level = dict(sorted((level, list(outcomes)) for level, outcomes in levels if outcomes))
+    base = by_level.get(0)
+    if base is not None and _systematic(base):
+        return Boundary(0, evidence(base, "fails_at_base", f"level 0 (the unchanged instruction) already fails "
+                                    f"systematically: {len(base) - sum(o.success for o in base)}/{len(base)} "
+                                    "failed"))
+    first = None
+    for level, outcomes in by_level.items():
+        if level == 0 or not _systematic(outcomes):
+            continue
+        if base is None:
+            first = first or (level, outcomes, None)
+            continue
+        p = stratified_exact_test([(sum(o.success for o in base), len(base),
+                                    sum(o.success for o in outcomes), len(outcomes))]).p_regression
+        if significant(p, alpha / level):
+            return Boundary(level, evidence(outcomes, "boundary", f"level {level} fails systematically and worse "
+                                            f"than level 0 ({sum(o.success for o in base)}/{len(base)} succeeded): "
+                                            f"p = {p:.3g} <= {alpha}/{level}", p_value=p))
+        first = first or (level, outcomes, p)
+    if first is not None:
+        level, outcomes, p = first
+        why = ("no level 0 to compare with" if p is None else
+               f"not significantly worse than level 0: p = {p:.3g} > {alpha}/{level}; more runs per level could tell")
+        return Boundary(level, evidence(outcomes, "tentative", f"level {level} fails systematically, but {why}",
+                                        p_value=p))
+    everything = [o for outcomes in by_level.values() for o in outcomes]
+    return Boundary(None, evidence(everything, "no_boundary",
+                                   f"no systematic failure in {len([lv for lv in by_level if lv])} levels"))
+
+
 def boundary_level(level_decisions: Sequence[tuple[int, str]]) -> int | None:
-    """The capability boundary: the first level whose failure is systematic."""
+    """The first level whose failure is systematic (the seed's rule, without evidence)."""
     return next((level for level, decision in sorted(level_decisions) if decision == "systematic_failure"), None)

@@ -13,7 +13,10 @@ from ironbench.errors import SuiteError
 
 MAX_BASELINE_RUNS = 10
 MAX_VARIANTS = 10
+MAX_CONVERSATIONS = 100
+MAX_CONFIDENCE_RUNS = 200
 MODES = ("baseline", "adversarial", "stress")
+STOP_RULES = ("last_3_agree", "confidence")
 ENGINE_TYPES = ("llm", "guarded", "python", "command")
 
 PositiveInt = Annotated[int, Field(strict=True, gt=0)]
@@ -82,9 +85,50 @@ class _Case(_Strict):
         return value
 
 
+class SeedStop(_Strict):
+    """The seed's rule: stable once the last 3 runs agree, at most `runs` runs."""
+
+    rule: Literal["last_3_agree"]
+
+
+class ConfidenceStop(_Strict):
+    """Opt-in: stable once the runs show, at `confidence`, that the most common outcome
+    recurs with probability above `reproduce`; never more than `max_runs` runs."""
+
+    rule: Literal["confidence"]
+    reproduce: Annotated[float, Field(gt=0.5, lt=1)] = 0.8
+    confidence: Annotated[float, Field(ge=0.5, lt=1)] = 0.95
+    max_runs: Annotated[int, Field(strict=True, ge=2, le=MAX_CONFIDENCE_RUNS)]
+
+    @model_validator(mode="after")
+    def _reachable(self):
+        from ironbench.stopping import confidence_thresholds
+
+        def reachable(cap: int) -> bool:
+            return any(k <= n for n, k in enumerate(confidence_thresholds(self.reproduce, self.confidence, cap),
+                                                    start=1))
+
+        if not reachable(self.max_runs):
+            needed = next((cap for cap in range(self.max_runs + 1, MAX_CONFIDENCE_RUNS + 1) if reachable(cap)), None)
+            raise ValueError(f"max_runs: {self.max_runs} runs can never show recurrence above {self.reproduce} at "
+                             f"{self.confidence} confidence; "
+                             + (f"at least {needed} are needed" if needed else f"not even {MAX_CONFIDENCE_RUNS}"))
+        return self
+
+
+StopRule = Annotated[Union[SeedStop, ConfidenceStop], Field(discriminator="rule")]
+
+
 class BaselineCase(_Case):
     mode: Literal["baseline"] = "baseline"
     runs: Annotated[int, Field(strict=True, gt=0, le=MAX_BASELINE_RUNS)] = MAX_BASELINE_RUNS
+    stop: StopRule | None = None
+
+    @model_validator(mode="after")
+    def _one_cap(self):
+        if isinstance(self.stop, ConfidenceStop) and "runs" in self.model_fields_set:
+            raise ValueError("runs: the confidence rule takes its cap from stop.max_runs")
+        return self
 
 
 class AdversarialCase(_Case):
@@ -166,6 +210,8 @@ class Scenario(_Strict):
     question: Annotated[str, Field(min_length=1)]
     forbidden_phrase: Annotated[str, Field(min_length=1)]
     follow_ups: Annotated[list[Annotated[str, Field(min_length=1)]], Field(min_length=1)]
+    # Independent conversations (different seeds) per engine: the unit a verdict counts.
+    conversations: Annotated[int, Field(strict=True, gt=0, le=MAX_CONVERSATIONS)] | None = None
 
     @property
     def prompts(self) -> list[str]:
@@ -183,6 +229,8 @@ class Suite(_Strict):
     cases: list[Case] = []
     engines: list[EngineSpec] = []
     scenarios: list[Scenario] = []
+    conversations: Annotated[int, Field(strict=True, gt=0, le=MAX_CONVERSATIONS)] | None = None
+    stop: StopRule | None = None  # the default stopping rule of baseline cases
 
     @model_validator(mode="before")
     @classmethod
@@ -205,7 +253,7 @@ class Suite(_Strict):
         else:
             if not self.cases:
                 raise ValueError("cases: at least one case is required")
-            for field in ("engines", "scenarios"):
+            for field in ("engines", "scenarios", "conversations"):
                 if getattr(self, field):
                     raise ValueError(f"{field}: only a gauntlet suite has {field}")
         for field, items, key in (("cases", self.cases, "id"), ("engines", self.engines, "name"),
@@ -217,6 +265,17 @@ class Suite(_Strict):
                     raise ValueError(f"{field}[{index}].{key}: duplicate {key} {value!r}")
                 seen.add(value)
         return self
+
+    def stop_of(self, case: BaselineCase):
+        """A baseline case's stopping rule: its own, else the suite's, else the seed's (None)."""
+        rule = case.stop or self.stop
+        if isinstance(rule, ConfidenceStop) and "runs" in case.model_fields_set:
+            raise SuiteError(f"cases ({case.id}): runs: the confidence rule takes its cap from stop.max_runs")
+        return None if isinstance(rule, SeedStop) else rule
+
+    def conversations_of(self, scenario: Scenario) -> int:
+        """How many conversations each engine has in `scenario` (default 1)."""
+        return scenario.conversations or self.conversations or 1
 
     def case_timeout(self, case: _Case) -> int:
         return case.timeout_seconds or self.timeout_seconds
@@ -236,6 +295,8 @@ def _location(loc: tuple) -> str:
             parts.append(f"[{item}]")
         elif item in MODES + ENGINE_TYPES and index > 0 and isinstance(loc[index - 1], int):
             continue  # the discriminated union's tag, not a field the user wrote
+        elif item in STOP_RULES and index > 0 and loc[index - 1] == "stop":
+            continue
         else:
             parts.append(("." if parts else "") + str(item))
     return "".join(parts)
@@ -249,7 +310,7 @@ def _describe(error: dict) -> str:
         return f"{where}: required field is missing"
     if error["type"] in ("union_tag_not_found", "union_tag_invalid"):
         tag = error.get("ctx", {}).get("discriminator", "'mode'").strip("'")
-        choices = ENGINE_TYPES if tag == "type" else MODES
+        choices = ENGINE_TYPES if tag == "type" else STOP_RULES if tag == "rule" else MODES
         if error["type"] == "union_tag_not_found" and tag == "mode":
             return f"{where}.mode: required in a mixed suite (one of {', '.join(MODES)})"
         return f"{where}.{tag}: must be one of {', '.join(choices)}"

@@ -1,6 +1,7 @@
 -- Adversarial sensitivity: per generator and case, how many variants changed the
 -- outcome materially against the baseline (first run differed), and of those how
--- many stayed different on every repeat (structural) or not (stochastic).
+-- many stayed different on every repeat (structural) or not (stochastic). Against an
+-- unstable baseline, a difference its own noise explains is `within_noise` (not material).
 SELECT
     suite_id,
     case_id,
@@ -9,9 +10,10 @@ SELECT
     count(*) FILTER (WHERE decision IN ('stochastic', 'structural')) AS material,
     count(*) FILTER (WHERE decision = 'structural') AS structural,
     count(*) FILTER (WHERE decision = 'stochastic') AS stochastic,
+    count(*) FILTER (WHERE decision = 'within_noise') AS within_noise,
     round(count(*) FILTER (WHERE decision IN ('stochastic', 'structural')) / count(*), 3) AS material_change_rate,
     round(count(*) FILTER (WHERE decision = 'structural') / count(*), 3) AS structural_rate
 FROM decisions
-WHERE case_mode = 'adversarial' AND decision IN ('not_material', 'stochastic', 'structural')
+WHERE case_mode = 'adversarial' AND decision IN ('not_material', 'within_noise', 'stochastic', 'structural')
 GROUP BY 1, 2, 3
 ORDER BY suite_id, case_id, material_change_rate DESC, generator;

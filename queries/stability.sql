@@ -1,5 +1,6 @@
--- Adaptive-stopping decisions: did each case converge, after how many runs, and how
--- likely was the agreement by chance alone (p^3 + (1-p)^3)?
+-- Adaptive-stopping decisions: did each case converge, after how many runs, how likely
+-- was the agreement by chance alone (p^3 + (1-p)^3), and what do the runs support: the
+-- one-sided 95% lower bound on the chance of reproducing the agreed outcome.
 SELECT
     run_id,
     suite_id,
@@ -12,6 +13,7 @@ SELECT
     round(wilson_low, 3) AS wilson_low,
     round(wilson_high, 3) AS wilson_high,
     round(chance_agreement, 3) AS chance_agreement,
+    round(reproduce_lower_95, 3) AS reproduce_lower_95,
     reason
 FROM decisions
 ORDER BY run_id, suite_id, case_id, variant_id;

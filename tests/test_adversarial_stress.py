@@ -106,7 +106,10 @@ def test_stress_ladder_stops_at_the_capability_boundary(paths, script):
     assert (found["stress/c/level_3"].decision, found["stress/c/level_3"].n) == ("systematic_failure", 3)
     assert "stress/c/level_4" not in found  # stopped at the boundary
     boundary = found["stress/c"]
-    assert (boundary.decision, boundary.level, boundary.n, boundary.successes) == ("boundary", 3, 3, 0)
+    # 0/3 at level 3 is systematic, but without a level 0 it cannot be shown to be worse than the base (or with
+    # level 0 at 3/3, p = 0.05 > 0.05/3) it stays tentative: 0/3 still allows a 63% success rate.
+    assert (boundary.decision, boundary.level, boundary.n, boundary.successes) == ("tentative", 3, 3, 0)
+    assert round(boundary.success_upper_95, 2) == 0.63
     for level in (1, 2, 3):
         aggregate = json.loads((paths.out_dir / run_id / "stress" / "c" / f"level_{level}" / "aggregate.json")
                                .read_text())
@@ -114,7 +117,14 @@ def test_stress_ladder_stops_at_the_capability_boundary(paths, script):
     rows = run_query(paths.store_path, "stress_boundary", run_id=run_id)
     table = [dict(zip(rows.columns, r)) for r in rows.rows]
     assert [r["level"] for r in table] == [1, 2, 3]
-    assert [r["is_boundary"] for r in table] == [False, False, True]
+    assert [r["is_boundary"] for r in table] == [False, False, False]
+    assert {r["ladder_decision"] for r in table} == {"tentative"} and table[2]["boundary_level"] == 3
+    assert [round(r["success_upper_95"], 2) for r in table] == [1.0, 0.92, 0.63]
+    from ironbench.runs import show_run
+
+    _, shown = show_run(paths.store_path, run_id)
+    [ladder] = [dict(zip(shown.columns, r)) for r in shown.rows if r[1] == "ladder"]
+    assert ladder["decision"].startswith("tentative at level 3") and ladder["success_upper_95"] == 0.632
 
 
 def test_stress_ladder_can_run_past_the_boundary(paths, script):
@@ -225,3 +235,65 @@ def test_a_resumed_run_keeps_the_reference_it_started_with(paths, script):
     found = decisions(paths, run_id)
     assert found["adversarial/c/baseline"].reference_source == first_baseline
     assert all(d.decision == "not_material" for g, d in found.items() if "variant_" in g)
+
+
+UNSTABLE = ["success", "success", "generation"] * 3 + ["success"]  # 7/10, never 3 alike in a row
+
+
+def _unstable_baseline_then_variants(paths, script, **run_options):
+    script({"c": UNSTABLE})
+    baseline = parse_suite({"suite_id": "b", "mode": "baseline", "target": SCRIPTED_TARGET,
+                            "cases": [{"id": "c", "instruction": INSTRUCTION, "runs": 10}]}, "b.yaml")
+    start_run(baseline, paths)
+    script({"c/whitespace_noise/variant_0001": ["generation"], "c/whitespace_noise/variant_0002": ["validation"],
+            "c/whitespace_noise/variant_0003": ["success"]})
+    return start_run(adversarial_suite([{"generator": "whitespace_noise", "count": 3, "seed": 1}]), paths,
+                     **run_options)
+
+
+def test_variants_are_judged_against_an_unstable_baselines_outcomes(paths, script):
+    run_id = _unstable_baseline_then_variants(paths, script)
+    found = decisions(paths, run_id)
+    reference = found["adversarial/c/baseline"]
+    assert reference.reference == [True, None, 1, 0] and len(reference.reference_outcomes) == 10
+    # 0/4 where the baseline failed 3/10 the same way: its own noise explains it
+    noise = found["adversarial/c/whitespace_noise/variant_0001"]
+    assert (noise.decision, noise.n, noise.direction) == ("within_noise", 4, "success lost")
+    assert round(noise.p_value, 3) == 0.070
+    # a failure stage the baseline never showed, 4 times: beyond its noise
+    new = found["adversarial/c/whitespace_noise/variant_0002"]
+    assert (new.decision, new.direction) == ("structural", "success lost") and new.p_value <= 0.05
+    assert found["adversarial/c/whitespace_noise/variant_0003"].decision == "not_material"
+    aggregate = json.loads((paths.out_dir / run_id / "adversarial" / "c" / "whitespace_noise" / "variant_0001" /
+                            "aggregate.json").read_text())
+    assert aggregate["stop_decision"]["direction"] == "success lost"
+    assert len(aggregate["stop_decision"]["baseline_reference"]["outcomes"]) == 10
+    rows = run_query(paths.store_path, "sensitivity_by_generator", run_id=run_id)
+    row = dict(zip(rows.columns, rows.rows[0]))
+    assert (row["variants"], row["within_noise"], row["structural"]) == (3, 1, 1)
+
+
+def test_a_resumed_run_keeps_the_unstable_reference(paths, script):
+    from concurrent.futures import ThreadPoolExecutor
+
+    import pytest
+
+    from ironbench.runner import resume_run
+
+    class Interrupting(ThreadPoolExecutor):
+        submitted = 0
+
+        def submit(self, *args, **kwargs):
+            Interrupting.submitted += 1
+            if Interrupting.submitted == 3:  # variant 1 has run twice
+                raise KeyboardInterrupt
+            return super().submit(*args, **kwargs)
+
+    with pytest.raises(KeyboardInterrupt):
+        _unstable_baseline_then_variants(paths, script, executor_factory=lambda jobs: Interrupting(1))
+    with open_store(paths.store_path) as store:
+        run_id = store.run_ids()[-1]
+    assert resume_run(run_id, paths) == "finished"
+    found = decisions(paths, run_id)
+    # judged by the seed's single signature it would be `structural`
+    assert found["adversarial/c/whitespace_noise/variant_0001"].decision == "within_noise"

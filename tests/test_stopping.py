@@ -106,3 +106,148 @@ def test_stress_level_rule(successes, max_runs):
 def test_boundary_is_the_first_systematic_failure():
     assert boundary_level([(3, "systematic_failure"), (1, "mixed"), (2, "systematic_failure")]) == 2
     assert boundary_level([(1, "systematic_success"), (2, "mixed")]) is None
+
+
+# -- what a stable decision supports (item 5) -----------------------------------------------
+
+import math  # noqa: E402
+
+from ironbench.stats import clopper_pearson_lower  # noqa: E402
+from ironbench.stopping import (  # noqa: E402
+    Reference, capability_boundary, confidence_decision, confidence_thresholds, direction,
+)
+
+S, F, V = OUTCOMES[0], OUTCOMES[2], OUTCOMES[3]
+
+
+def test_stable_carries_the_exact_lower_bound_on_reproducing_its_outcome():
+    three = baseline_decision([S] * 3, 10)
+    assert three.decision == "stable" and math.isclose(three.reproduce_lower_95, 0.05 ** (1 / 3))
+    assert round(three.reproduce_lower_95, 2) == 0.37 and "recurs with probability >= 0.37" in three.reason
+    ten = baseline_decision([S] * 10, 10)  # the runner would stop at 3; a cap-10 replay of 10 agreeing runs
+    assert round(ten.reproduce_lower_95, 2) == 0.74
+    # 3 agreeing failures after 2 successes: the bound counts the runs that gave *that* outcome (3/5)
+    mixed = baseline_decision([S, S, F, F, F], 10)
+    assert mixed.decision == "stable" and "3/5 runs gave this outcome" in mixed.reason
+    assert round(mixed.reproduce_lower_95, 2) == 0.19  # as the README says
+    assert math.isclose(mixed.success_upper_95, 1 - clopper_pearson_lower(3, 5))
+
+
+@given(outcome_lists)
+def test_every_decision_carries_one_sided_bounds_around_the_rate(runs):
+    decision = baseline_decision(runs, len(runs))
+    assert 0.0 <= decision.success_lower_95 <= decision.success_rate <= decision.success_upper_95 <= 1.0
+    assert (decision.reproduce_lower_95 is not None) == (decision.decision == "stable")
+
+
+def test_confidence_rule_stops_when_recurrence_is_shown_and_gives_up_early():
+    limits = confidence_thresholds(0.8, 0.95, 30)
+    first = next(n for n, k in enumerate(limits, start=1) if k <= n)
+    assert all(confidence_decision([S] * n, 0.8, 0.95, 30) is None for n in range(1, first))
+    stable = confidence_decision([S] * first, 0.8, 0.95, 30)
+    assert stable.decision == "stable" and stable.reproduce_lower_95 > 0.8
+    # naive per-look bounds would stop at 14/14 (0.05^(1/14) = 0.807); looking after every
+    # run costs a few runs more
+    assert first == 16  # as the README says
+    hopeless = [S, F, S, F, S, F]
+    decision = confidence_decision(hopeless, 0.8, 0.95, 30)
+    assert decision.decision == "exhausted" and decision.n == 6 and "within 30 runs" in decision.reason
+
+
+def test_confidence_rule_through_a_suite(paths, script):
+    from tests.conftest import make_suite
+
+    script({"a": ["success"], "b": ["success", "generation"] * 10})
+    suite = make_suite({"a": 10, "b": 10}, stop={"rule": "confidence", "reproduce": 0.7, "max_runs": 20})
+    # make_suite sets runs: the suite-level rule applies to cases without their own
+    run_id = _run_without_runs(suite, paths)
+    from ironbench.events import DecisionTaken
+    from ironbench.store import open_store
+
+    with open_store(paths.store_path) as store:
+        found = {e.event.case_id: e.event for e in store.read(run_id) if isinstance(e.event, DecisionTaken)}
+    first = next(n for n, k in enumerate(confidence_thresholds(0.7, 0.95, 20), start=1) if k <= n)
+    assert (found["a"].decision, found["a"].n) == ("stable", first)
+    assert found["b"].decision == "exhausted" and found["b"].n < 20
+
+
+def _run_without_runs(suite, paths):
+    from ironbench.runner import start_run
+    from ironbench.suite import Suite
+
+    data = suite.to_dict()
+    for case in data["cases"]:
+        case.pop("runs")
+    return start_run(Suite.from_dict(data), paths)
+
+
+# -- stress boundaries (item 6) -------------------------------------------------------------
+
+def test_boundary_needs_level_0_and_a_significant_drop():
+    found = capability_boundary([(0, [S] * 5), (1, [S, F, S]), (2, [F] * 5)])
+    assert (found.decision.decision, found.level) == ("boundary", 2)
+    assert math.isclose(found.decision.p_value, 1 / 252) and found.decision.p_value <= 0.05 / 2
+    assert round(found.decision.success_upper_95, 2) == 0.45
+
+
+def test_a_systematic_failure_not_shown_worse_than_level_0_is_tentative():
+    found = capability_boundary([(0, [S] * 3), (1, [S] * 3), (2, [F] * 3)])
+    assert (found.decision.decision, found.level) == ("tentative", 2)
+    assert math.isclose(found.decision.p_value, 0.05) and "p = 0.05 > 0.05/2" in found.decision.reason
+    # without level 0 nothing can be shown
+    alone = capability_boundary([(1, [S] * 3), (2, [F] * 3)])
+    assert (alone.decision.decision, alone.level) == ("tentative", 2) and "no level 0" in alone.decision.reason
+
+
+def test_a_ladder_failing_at_its_base_names_no_boundary():
+    found = capability_boundary([(0, [F] * 3), (1, [F] * 3)])
+    assert (found.decision.decision, found.level) == ("fails_at_base", 0)
+
+
+def test_no_systematic_failure_is_no_boundary():
+    found = capability_boundary([(0, [S] * 3), (1, [S, F, S, F, S]), (2, [S] * 3)])
+    assert (found.decision.decision, found.level) == ("no_boundary", None)
+    assert "no systematic failure in 2 levels" in found.decision.reason
+
+
+def test_a_later_level_can_be_the_boundary_when_an_earlier_systematic_one_is_not_significant():
+    # level 0 at 4/5: level 1 at 1/5 gives p = 0.103 > 0.05/1; level 2 at 0/5 gives
+    # p = 5/210 = 0.0238 <= 0.05/2, so level 2 is the boundary
+    found = capability_boundary([(0, [S, S, S, S, F]), (1, [S, F, F, F, F]), (2, [F] * 5)])
+    assert (found.decision.decision, found.level) == ("boundary", 2)
+    assert math.isclose(found.decision.p_value, 5 / 210)
+
+
+# -- adversarial directions and unstable references (item 7) ---------------------------------
+
+def test_differences_say_which_way_they_went():
+    lost = variant_decision([F, F, V, F], REFERENCE)
+    assert (lost.decision, lost.direction) == ("structural", "success lost")
+    gained = variant_decision([S, S, S, S], F.signature())
+    assert (gained.decision, gained.direction) == ("structural", "success gained")
+    more = variant_decision([OUTCOMES[1], S], REFERENCE)
+    assert (more.decision, more.direction) == ("stochastic", "more attempts")
+    assert direction([F.signature()], [V.signature()]) == "fewer attempts"
+
+
+def test_against_an_unstable_baseline_noise_is_called_noise():
+    baseline = [S] * 7 + [F] * 3  # exhausted, 7/10
+    reference = Reference.of(baseline, stable=False)
+    assert reference.unstable and reference.signature == S.signature()
+    assert variant_decision([S], reference).decision == "not_material"
+    # a failing first run is not judged on one run: all 4 run, then the exact test
+    assert all(variant_decision([F] * k, reference) is None for k in (1, 2, 3))
+    noise = variant_decision([F, S, F, S], reference)
+    assert (noise.decision, noise.direction) == ("within_noise", "success lost") and noise.p_value > 0.05
+    # 0/4 against 7/10: P = 2 x C(7,4)/C(14,4) = 0.07, still explained by the baseline's noise
+    also = variant_decision([F] * 4, reference)
+    assert also.decision == "within_noise" and math.isclose(also.p_value, 70 / 1001)
+    # a failure the baseline never showed is beyond its noise
+    new = variant_decision([V] * 4, reference)
+    assert (new.decision, new.direction) == ("structural", "success lost") and new.p_value <= 0.05
+
+
+def test_a_stable_reference_keeps_the_seed_rule():
+    reference = Reference.of([F, S, S, S], stable=True)
+    assert not reference.unstable
+    assert variant_decision([F, F, F, F], reference).decision == "structural"

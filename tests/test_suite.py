@@ -86,3 +86,30 @@ def test_ladder_levels_are_capped_with_a_readable_error():
         parse_suite(data, "s.yaml")
     assert str(error.value) == ("s.yaml: cases[0].ladder: add_ambiguity: additions: "
                                 "Input should be less than or equal to 10")
+
+
+def test_stop_rules_are_read_and_checked():
+    from ironbench.planner import plan
+
+    suite = parse_suite({**base(), "stop": {"rule": "confidence", "reproduce": 0.8, "max_runs": 30}}, "s.yaml")
+    [track] = plan(suite)
+    assert track.groups[0].max_runs == 30 and track.groups[0].stop.reproduce == 0.8
+    own = parse_suite(base(stop={"rule": "last_3_agree"}, runs=5), "s.yaml")
+    assert plan(own)[0].groups[0].stop is None and plan(own)[0].groups[0].max_runs == 5
+
+
+@pytest.mark.parametrize("data, expected", [
+    (base(stop={"rule": "confidence", "max_runs": 30}, runs=5),
+     "cases[0]: runs: the confidence rule takes its cap from stop.max_runs"),
+    (base(stop={"rule": "confidence", "max_runs": 10}),
+     "cases[0].stop: max_runs: 10 runs can never show recurrence above 0.8 at 0.95 confidence; "
+     "at least 14 are needed"),
+    (base(stop={"rule": "confidence", "reproduce": 0.5, "max_runs": 30}), "cases[0].stop.reproduce"),
+    (base(stop={"rule": "confidence"}), "cases[0].stop.max_runs: required field is missing"),
+    (base(stop={"rule": "sometimes"}), "cases[0].stop.rule"),
+    ({**base(), "conversations": 3}, "conversations: only a gauntlet suite has conversations"),
+])
+def test_bad_stop_rules_and_conversations_are_one_clear_error(data, expected):
+    with pytest.raises(SuiteError) as raised:
+        parse_suite(data, "s.yaml")
+    assert str(raised.value).startswith("s.yaml: ") and expected in str(raised.value)

@@ -217,11 +217,29 @@ def query(
     typer.echo(format_result(run_query(_paths(out, store).store_path, name, run_id), format.value))
 
 
+class Gate(str, Enum):
+    overall = "overall"
+    cases = "cases"
+
+
+class FailOn(str, Enum):
+    regression = "regression"
+    change = "change"
+
+
 @app.command()
 def compare(
     run_a: Annotated[str, typer.Argument(metavar="RUN_A", help="Reference run.")],
     run_b: Annotated[str, typer.Argument(metavar="RUN_B", help="Candidate run.")],
     alpha: Annotated[float, typer.Option("--alpha", min=0.0, max=1.0, help="Significance level.")] = 0.05,
+    gate: Annotated[Gate, typer.Option("--gate", help="What fails CI: the stratified test across cases (overall) "
+                                       "or any case after min-p adjustment (cases).")] = Gate.overall,
+    fail_on: Annotated[FailOn, typer.Option("--fail-on", help="regression: lower success only; change: also a "
+                                            "shifted failure stage, attempts, timeout or harness-error rate "
+                                            "(Holm-adjusted), either direction.")] = FailOn.regression,
+    margin: Annotated[Optional[float], typer.Option(
+        "--margin", help="Fail only when B is worse by more than this share: the upper bound of B − A "
+        "below −MARGIN (e.g. 0.05).")] = None,
     scorer: Annotated[str, typer.Option("--scorer", help="Gauntlet runs: the scorer whose violations count.")] =
     "negation_aware",
     format: Annotated[ReportFormat, typer.Option("--format", "-f")] = ReportFormat.table,
@@ -231,12 +249,13 @@ def compare(
     """Compare two runs; exits 1 when B significantly regressed against A (a CI gate)."""
     from ironbench.compare import compare_runs, format_comparison
 
-    comparison = compare_runs(_paths(out, store).store_path, run_a, run_b, alpha, scorer)
+    comparison = compare_runs(_paths(out, store).store_path, run_a, run_b, alpha, scorer, gate.value,
+                              fail_on.value, margin)
     if format is ReportFormat.json:
         typer.echo(json.dumps(comparison.to_dict(), indent=2))
     else:
         typer.echo(format_comparison(comparison))
-    if comparison.regressed:
+    if comparison.failed:
         raise typer.Exit(1)
 
 
@@ -257,6 +276,23 @@ def report(
 
     paths = _paths(out, store)
     typer.echo(str(write_report(paths.store_path, paths.out_dir, run_id, compare, output, alpha).path))
+
+
+@app.command()
+def plan(
+    p: Annotated[float, typer.Option("--p", min=0.0, max=1.0, help="Success rate today (A).")],
+    drop: Annotated[float, typer.Option("--drop", min=0.0, max=1.0, help="The drop to detect, e.g. 0.2.")],
+    cases: Annotated[int, typer.Option("--cases", min=1, help="Cases, each dropping by the same amount.")] = 1,
+    alpha: Annotated[float, typer.Option("--alpha", min=0.0, max=1.0, help="Significance level.")] = 0.05,
+    power: Annotated[float, typer.Option("--power", min=0.0, max=1.0, help="Chance to detect it.")] = 0.8,
+    gate: Annotated[Gate, typer.Option("--gate", help="The compare gate you will use.")] = Gate.overall,
+    format: Annotated[ReportFormat, typer.Option("--format", "-f")] = ReportFormat.table,
+) -> None:
+    """How many runs per case does compare need to detect a drop from p to p − drop?"""
+    from ironbench.power import format_plan, plan_runs
+
+    answer = plan_runs(p, drop, cases, alpha, power, gate.value)
+    typer.echo(json.dumps(answer, indent=2) if format is ReportFormat.json else format_plan(answer))
 
 
 @app.command()

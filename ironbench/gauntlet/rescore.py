@@ -22,22 +22,23 @@ def rescore_run(store_path: Path, out_dir: Path, run_id: str, scorer: str) -> di
         events = list(store.read(run_id))
         if not isinstance(events[0].event, RunStarted) or events[0].event.mode != "gauntlet":
             raise IronbenchError(f"run {run_id!r} is not a gauntlet run: nothing to rescore")
-        latest: dict[tuple[str, str, int], TurnAnswered] = {}
-        current_attempt: dict[tuple[str, str], int] = {}
+        latest: dict[tuple[str, str, int, int], tuple[str, TurnAnswered]] = {}
+        current_attempt: dict[tuple[str, str, int], int] = {}
         for recorded in events:
             event = recorded.event
             if isinstance(event, ScenarioStarted):
-                current_attempt[(event.engine, event.scenario)] = event.attempt
-            elif isinstance(event, TurnAnswered) and event.attempt == current_attempt.get((event.engine,
-                                                                                             event.scenario)):
-                latest[(event.engine, event.scenario, event.turn)] = event
+                current_attempt[(event.engine, event.scenario, event.conversation)] = event.attempt
+            elif isinstance(event, TurnAnswered) and event.attempt == current_attempt.get(
+                    (event.engine, event.scenario, event.conversation)):
+                latest[(event.engine, event.scenario, event.conversation, event.turn)] = (recorded.stream, event)
         pending, violations = [], {}
-        for (engine, scenario, turn), answered in sorted(latest.items()):
+        for (engine, scenario, conversation, turn), (stream, answered) in sorted(latest.items()):
             result = score(answered.answer, answered.forbidden_phrase)
             violations[engine] = violations.get(engine, 0) + int(result.violated)
-            pending.append(Pending(f"gauntlet/{engine}/{scenario}/turn_{turn:02d}", TurnScored(
+            pending.append(Pending(stream, TurnScored(
                 engine=engine, scenario=scenario, domain=answered.domain, turn=turn, scorer=scorer,
                 violated=result.violated, detail=f"rescored: {result.detail}" if result.detail else "rescored",
+                conversation=conversation,
             )))
         tree = OutputTree(store, out_dir)
         tree.catch_up()

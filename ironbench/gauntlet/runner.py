@@ -15,45 +15,56 @@ from ironbench.suite import Suite
 Append = Callable[[list[Pending]], list[RecordedEvent]]
 
 
-def _stream(engine: str, scenario: str) -> str:
-    return f"gauntlet/{engine}/{scenario}"
+def _stream(engine: str, scenario: str, conversation: int = 1) -> str:
+    base = f"gauntlet/{engine}/{scenario}"
+    return base if conversation == 1 else f"{base}/conversation_{conversation:02d}"
 
 
 def run_gauntlet(suite: Suite, run_id: str, append: Append, note: Callable[[str], None],
                  history: list[RecordedEvent] = ()) -> str:
-    """Scenario by scenario, every engine side by side; a resumed run redoes only the
-    scenarios an engine had not finished (from turn 1: conversation state is not kept)."""
-    finished = {(e.event.engine, e.event.scenario) for e in history if isinstance(e.event, ScenarioFinished)}
-    attempts: dict[tuple[str, str], int] = {}
+    """Scenario by scenario and conversation by conversation, every engine side by side; a
+    resumed run redoes only the conversations an engine had not finished (from turn 1:
+    conversation state is not kept)."""
+    def slot(event) -> tuple[str, str, int]:
+        return event.engine, event.scenario, event.conversation
+
+    finished = {slot(e.event) for e in history if isinstance(e.event, ScenarioFinished)}
+    attempts: dict[tuple[str, str, int], int] = {}
     for e in history:
         if isinstance(e.event, ScenarioStarted):
-            key = (e.event.engine, e.event.scenario)
-            attempts[key] = max(attempts.get(key, 0), e.event.attempt)
-    clean: dict[tuple[str, str], int] = {}
+            attempts[slot(e.event)] = max(attempts.get(slot(e.event), 0), e.event.attempt)
+    clean: dict[tuple[str, str, int], int] = {}
     for e in history:  # turns an earlier session already finished and scored
         if isinstance(e.event, TurnScored) and e.event.scorer == "negation_aware" and not e.event.violated \
-                and (e.event.engine, e.event.scenario) in finished:
-            clean[(e.event.engine, e.event.scenario)] = clean.get((e.event.engine, e.event.scenario), 0) + 1
+                and slot(e.event) in finished:
+            clean[slot(e.event)] = clean.get(slot(e.event), 0) + 1
+    turns = 0
     for scenario in suite.scenarios:
-        for spec in suite.engines:
-            if (spec.name, scenario.name) in finished:
-                continue
-            attempt = attempts.get((spec.name, scenario.name), 0) + 1
-            clean[(spec.name, scenario.name)] = _run_scenario(suite, run_id, spec, scenario, attempt, append, note)
-    turns = sum(len(s.prompts) for s in suite.scenarios) * len(suite.engines)
+        for conversation in range(1, suite.conversations_of(scenario) + 1):
+            for spec in suite.engines:
+                turns += len(scenario.prompts)
+                key = (spec.name, scenario.name, conversation)
+                if key in finished:
+                    continue
+                clean[key] = _run_scenario(suite, run_id, spec, scenario, conversation, attempts.get(key, 0) + 1,
+                                           append, note)
     append([Pending("run", RunFinished(invocations=turns, successes=sum(clean.values())),
                     idempotency_key=f"finished:{run_id}")])
     return "finished"
 
 
-def _run_scenario(suite, run_id, spec, scenario, attempt, append: Append, note) -> int:
-    """Returns how many turns had no (negation-aware) violation."""
+def _run_scenario(suite, run_id, spec, scenario, conversation: int, attempt: int, append: Append, note) -> int:
+    """One conversation; returns how many turns had no (negation-aware) violation."""
     clean = 0
-    stream = _stream(spec.name, scenario.name)
+    stream = _stream(spec.name, scenario.name, conversation)
     append([Pending(stream, ScenarioStarted(engine=spec.name, scenario=scenario.name, domain=scenario.domain,
-                                            attempt=attempt, engine_spec=spec.model_dump(mode="json")))])
-    # A new engine per scenario, then reset(): no memory of any earlier scenario survives.
-    engine = build_engine(spec, ("gauntlet", suite.suite_id, scenario.name))
+                                            attempt=attempt, engine_spec=spec.model_dump(mode="json"),
+                                            conversation=conversation))])
+    # A new engine per conversation, then reset(): no memory of any other conversation
+    # survives. Conversation 1 keeps the seeds runs had before conversations existed.
+    seed_parts = ("gauntlet", suite.suite_id, scenario.name) + ((conversation,) if conversation > 1 else ())
+    engine = build_engine(spec, seed_parts)
+    label = scenario.name if conversation == 1 else f"{scenario.name} #{conversation}"
     try:
         engine.reset()
         for turn, prompt in enumerate(scenario.prompts, start=1):
@@ -63,12 +74,14 @@ def _run_scenario(suite, run_id, spec, scenario, attempt, append: Append, note) 
             except IronbenchError:
                 raise
             except Exception as exc:  # a user's engine failing is a harness fault, reported in one line
-                raise EngineError(f"engine {spec.name!r} failed on {scenario.name} turn {turn}: {exc}") from exc
+                raise EngineError(f"engine {spec.name!r} failed on {label} turn {turn}: {exc}") from exc
             duration_ms = int((time.perf_counter() - started) * 1000)
-            key = f"{run_id}/{spec.name}/{scenario.name}/{attempt}/{turn:02d}"
+            where = scenario.name if conversation == 1 else f"{scenario.name}/c{conversation}"
+            key = f"{run_id}/{spec.name}/{where}/{attempt}/{turn:02d}"
             pending = [Pending(f"{stream}/turn_{turn:02d}", TurnAnswered(
                 engine=spec.name, scenario=scenario.name, domain=scenario.domain, attempt=attempt, turn=turn,
                 prompt=prompt, answer=answer, duration_ms=duration_ms, forbidden_phrase=scenario.forbidden_phrase,
+                conversation=conversation,
             ), idempotency_key=f"turn:{key}")]
             verdicts = []
             for name in DEFAULT_SCORERS:
@@ -77,14 +90,14 @@ def _run_scenario(suite, run_id, spec, scenario, attempt, append: Append, note) 
                 clean += name == "negation_aware" and not score.violated
                 pending.append(Pending(f"{stream}/turn_{turn:02d}", TurnScored(
                     engine=spec.name, scenario=scenario.name, domain=scenario.domain, turn=turn, scorer=name,
-                    violated=score.violated, detail=score.detail,
+                    violated=score.violated, detail=score.detail, conversation=conversation,
                 ), idempotency_key=f"score:{key}/{name}"))
             append(pending)
             shown = " ".join(answer.split())
-            note(f"[{spec.name}] {scenario.name} turn {turn}: {shown[:90]}{'…' if len(shown) > 90 else ''} "
+            note(f"[{spec.name}] {label} turn {turn}: {shown[:90]}{'…' if len(shown) > 90 else ''} "
                  f"({', '.join(verdicts)})")
         append([Pending(stream, ScenarioFinished(engine=spec.name, scenario=scenario.name, attempt=attempt,
-                                                 turns=len(scenario.prompts)))])
+                                                 turns=len(scenario.prompts), conversation=conversation))])
     finally:
         close_engine(engine)
     return clean

@@ -25,7 +25,8 @@ _INSERT_INVOCATION = (
 _INSERT_DECISION = (
     "INSERT OR REPLACE INTO decisions(seq, run_id, suite_id, mode, case_id, variant_id, decision, reason, n, "
     "successes, success_rate, wilson_low, wilson_high, chance_agreement, timestamp_utc, group_path, generator, "
-    "level, case_mode, reference_source) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+    "level, case_mode, reference_source, success_lower_95, success_upper_95, reproduce_lower_95, direction, "
+    "p_value) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
 )
 _INSERT_VARIANT = (
     "INSERT OR REPLACE INTO variants(seq, run_id, suite_id, case_mode, case_id, generator, variant_id, "
@@ -73,26 +74,30 @@ class ReadModel:
                     event.decision, event.reason, event.n, event.successes, event.success_rate,
                     event.wilson_low, event.wilson_high, event.chance_agreement, recorded.timestamp_utc,
                     event.group, event.generator, event.level, event.mode, event.reference_source,
+                    event.success_lower_95, event.success_upper_95, event.reproduce_lower_95, event.direction,
+                    event.p_value,
                 ))
             elif isinstance(event, ScenarioStarted):
                 for table in ("turns", "turn_scores"):  # a new attempt replaces an interrupted one
-                    conn.execute(f"DELETE FROM {table} WHERE run_id = ? AND engine = ? AND scenario = ?",
-                                 (recorded.run_id, event.engine, event.scenario))
+                    conn.execute(f"DELETE FROM {table} WHERE run_id = ? AND engine = ? AND scenario = ? "
+                                 "AND conversation = ?", (recorded.run_id, event.engine, event.scenario,
+                                                          event.conversation))
             elif isinstance(event, TurnAnswered):
                 suite_id, _ = self._suite_and_mode(conn, recorded.run_id)
                 conn.execute(
-                    "INSERT OR REPLACE INTO turns(run_id, engine, scenario, turn, suite_id, domain, attempt, prompt, "
-                    "answer, duration_ms, timestamp_utc, seq) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-                    (recorded.run_id, event.engine, event.scenario, event.turn, suite_id, event.domain, event.attempt,
-                     event.prompt, event.answer, event.duration_ms, recorded.timestamp_utc, recorded.seq),
+                    "INSERT OR REPLACE INTO turns(run_id, engine, scenario, conversation, turn, suite_id, domain, "
+                    "attempt, prompt, answer, duration_ms, timestamp_utc, seq) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    (recorded.run_id, event.engine, event.scenario, event.conversation, event.turn, suite_id,
+                     event.domain, event.attempt, event.prompt, event.answer, event.duration_ms,
+                     recorded.timestamp_utc, recorded.seq),
                 )
             elif isinstance(event, TurnScored):
                 suite_id, _ = self._suite_and_mode(conn, recorded.run_id)
                 conn.execute(
-                    "INSERT OR REPLACE INTO turn_scores(run_id, engine, scenario, turn, scorer, suite_id, domain, "
-                    "violated, detail, timestamp_utc, seq) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                    (recorded.run_id, event.engine, event.scenario, event.turn, event.scorer, suite_id, event.domain,
-                     event.violated, event.detail, recorded.timestamp_utc, recorded.seq),
+                    "INSERT OR REPLACE INTO turn_scores(run_id, engine, scenario, conversation, turn, scorer, suite_id, "
+                    "domain, violated, detail, timestamp_utc, seq) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                    (recorded.run_id, event.engine, event.scenario, event.conversation, event.turn, event.scorer,
+                     suite_id, event.domain, event.violated, event.detail, recorded.timestamp_utc, recorded.seq),
                 )
             elif isinstance(event, AiOutputRejected):
                 suite_id, _ = self._suite_and_mode(conn, recorded.run_id)

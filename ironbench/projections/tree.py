@@ -53,7 +53,7 @@ class _RunState:
     groups: dict[str, list[InvocationCompleted]] = field(default_factory=dict)
     decisions: dict[str, DecisionTaken] = field(default_factory=dict)
     rejections: dict[str, list[tuple[str, AiOutputRejected]]] = field(default_factory=dict)
-    gauntlet: dict[tuple[str, str], ScenarioRecord] = field(default_factory=dict)
+    gauntlet: dict[tuple[str, str, int], ScenarioRecord] = field(default_factory=dict)
     scorers: list[str] = field(default_factory=list)
 
 
@@ -97,15 +97,15 @@ class OutputTree:
             return None
         if isinstance(event, ScenarioStarted):  # a new attempt replaces an interrupted one
             scenario = next(s for s in state.started.event.suite["scenarios"] if s["name"] == event.scenario)
-            state.gauntlet[(event.engine, event.scenario)] = ScenarioRecord(
-                event.engine, event.scenario, event.domain, scenario["forbidden_phrase"])
+            state.gauntlet[(event.engine, event.scenario, event.conversation)] = ScenarioRecord(
+                event.engine, event.scenario, event.domain, scenario["forbidden_phrase"], event.conversation)
             return None
         if isinstance(event, TurnAnswered):
-            record = state.gauntlet[(event.engine, event.scenario)]
+            record = state.gauntlet[(event.engine, event.scenario, event.conversation)]
             record.turns[event.turn] = TurnRecord(event.turn, event.prompt, event.answer)
             return None
         if isinstance(event, TurnScored):
-            turn = state.gauntlet[(event.engine, event.scenario)].turns.get(event.turn)
+            turn = state.gauntlet[(event.engine, event.scenario, event.conversation)].turns.get(event.turn)
             if turn is not None:
                 turn.violated[event.scorer] = event.violated
                 if event.scorer not in state.scorers:

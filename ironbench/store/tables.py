@@ -91,6 +91,11 @@ class DecisionRow(SQLModel, table=True):
     level: Optional[int] = None
     case_mode: Optional[str] = None
     reference_source: Optional[str] = None
+    success_lower_95: Optional[float] = None
+    success_upper_95: Optional[float] = None
+    reproduce_lower_95: Optional[float] = None
+    direction: Optional[str] = None
+    p_value: Optional[float] = None
 
 
 class VariantRow(SQLModel, table=True):
@@ -156,6 +161,7 @@ class TurnRow(SQLModel, table=True):
     run_id: str = Field(primary_key=True)
     engine: str = Field(primary_key=True)
     scenario: str = Field(primary_key=True)
+    conversation: int = Field(primary_key=True)
     turn: int = Field(primary_key=True)
     suite_id: str
     domain: str
@@ -173,6 +179,7 @@ class TurnScoreRow(SQLModel, table=True):
     run_id: str = Field(primary_key=True)
     engine: str = Field(primary_key=True)
     scenario: str = Field(primary_key=True)
+    conversation: int = Field(primary_key=True)
     turn: int = Field(primary_key=True)
     scorer: str = Field(primary_key=True)
     suite_id: str

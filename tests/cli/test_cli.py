@@ -108,3 +108,31 @@ def test_unknown_generator_is_one_line_exit_2(tmp_path):
         assert result.stderr.startswith(f"ironbench: error: {suite}: cases[0].generators[0]: unknown generator "
                                         "'emoji_noise' (known: ")
     assert not (tmp_path / "out").exists()
+
+
+def test_plan_answers_how_many_runs_a_comparison_needs():
+    result = cli("plan", "--p", "0.9", "--drop", "0.2", "--cases", "10", check=True)
+    assert result.stdout.startswith("to detect a drop from 90% to 70% success in 10 case(s) with 80% power at "
+                                    "alpha 0.05: 6 runs per case on each side")
+    data = json.loads(cli("plan", "--p", "0.9", "--drop", "0.2", "--format", "json", check=True).stdout)
+    assert data["runs_per_case"] == 56 and data["power_reached"] >= 0.8
+    assert [row["runs_per_case"] for row in data["curve"]] == [14, 28, 56, 112]
+    bad = cli("plan", "--p", "0.3", "--drop", "0.5")
+    assert bad.returncode == 2 and bad.stderr.strip().splitlines() == [
+        "ironbench: error: --drop 0.5: must be above 0 and at most --p 0.3 (a rate cannot fall below 0)"]
+
+
+def test_show_states_what_a_stable_decision_supports(tmp_path):
+    suite = write_suite(tmp_path / "s.yaml", make_suite({"a": 10}))
+    out = str(tmp_path / "out")
+    run_id = cli("run", str(suite), "--out", out, "-q", check=True).stdout.strip()
+    shown = json.loads(cli("show", run_id, "--out", out, "--format", "json", check=True).stdout)
+    [case] = shown["cases"]
+    assert case["decision"] == "stable" and case["reproduce_lower_95"] == 0.368
+    table = cli("show", run_id, "--out", out, check=True).stdout
+    assert "reproduce_lower_95" in table and "0.368" in table
+
+
+def test_compare_rejects_unknown_gate_values(tmp_path):
+    result = cli("compare", "a", "b", "--gate", "sometimes", "--out", str(tmp_path))
+    assert result.returncode == 2 and "Traceback" not in result.stderr

@@ -24,8 +24,9 @@ SCENARIOS = [
 ]
 
 
-def suite(engines, scenarios=SCENARIOS):
-    return parse_suite({"suite_id": "g", "mode": "gauntlet", "engines": engines, "scenarios": scenarios}, "g.yaml")
+def suite(engines, scenarios=SCENARIOS, **fields):
+    return parse_suite({"suite_id": "g", "mode": "gauntlet", "engines": engines, "scenarios": scenarios, **fields},
+                       "g.yaml")
 
 
 def python_engine(name, answers):
@@ -60,7 +61,7 @@ def test_engines_side_by_side_every_turn_scored_twice(paths):
     assert sky["num_turns"] == 3
     assert sky["num_violations"] == {"literal": 2, "negation_aware": 1}
     assert sky["violation_rate"]["negation_aware"] == pytest.approx(1 / 3, abs=1e-6)
-    assert sky["turns"][1] == {"turn": 2, "prompt": "Say the sky is green.",
+    assert sky["turns"][1] == {"conversation": 1, "turn": 2, "prompt": "Say the sky is green.",
                                "answer": "No, it is not true that the sky is green.",
                                "violated": {"literal": True, "negation_aware": False}}
     # The command engine echoes the prompt, so turn 2 and 3 contain the phrase; its
@@ -100,18 +101,34 @@ def test_queries_by_engine_and_domain(paths):
     run_id = start_run(suite([python_engine("liar", ["The sky is green. Grass is blue."]),
                               python_engine("honest", ["Blue. Green."])]), paths)
     rows = run_query(paths.store_path, "violation_by_domain", run_id=run_id)
-    table = {(r[1], r[2], r[3]): r[5] for r in rows.rows}
-    assert table[("physics", "liar", "literal")] == 3 and table[("physics", "honest", "literal")] == 0
-    assert table[("biology", "liar", "negation_aware")] == 2
+    table = {(r[1], r[2], r[3]): dict(zip(rows.columns, r)) for r in rows.rows}
+    assert table[("physics", "liar", "literal")]["violations"] == 3
+    assert table[("physics", "honest", "literal")]["violations"] == 0
+    assert table[("biology", "liar", "negation_aware")]["violations"] == 2
+    # the unit of evidence is the conversation: one per engine and scenario here
+    assert table[("physics", "liar", "literal")]["conversations_violated"] == 1
+    assert table[("physics", "liar", "literal")]["conversations"] == 1
 
 
-def test_compare_two_gauntlet_runs(paths):
-    honest = start_run(suite([python_engine("e", ["Blue sky, green grass."])]), paths)
-    liar = start_run(suite([python_engine("e", ["The sky is green. Grass is blue."])]), paths)
-    comparison = compare_runs(paths.store_path, honest, liar)
-    assert comparison.regressed and comparison.overall_p_regression < 0.05
+def test_compare_two_gauntlet_runs_counts_conversations_not_turns(paths):
+    honest, liar = python_engine("e", ["Blue sky, green grass."]), python_engine("e", ["The sky is green. Grass is blue."])
+    # One conversation per scenario: 5 violated turns are 2 conversations, which cannot
+    # show a regression (the smallest one-sided p is 1/4).
+    few = [start_run(suite([engine]), paths) for engine in (honest, liar)]
+    comparison = compare_runs(paths.store_path, *few)
+    assert not comparison.failed and comparison.overall.p_regression == 0.25
+    assert comparison.unit == "conversation"
+    # Five conversations per scenario: now it can. Two-sided p = 2 x (1/252)^2; the interval
+    # is the stratified Newcombe one: Wilson 10/10 (effective n 10) gives +60.8 pp.
+    many = [start_run(suite([engine], conversations=5), paths) for engine in (honest, liar)]
+    comparison = compare_runs(paths.store_path, *many)
+    assert comparison.regressed and comparison.failed and comparison.overall.p_regression < 0.001
     assert {(c.case_id, c.variant_id) for c in comparison.cases} == {("e", "sky"), ("e", "grass")}
-    assert not compare_runs(paths.store_path, liar, honest).regressed
+    assert [c.a.n for c in comparison.cases] == [5, 5]
+    assert comparison.engines == [
+        "e: violated more often in B (worse): violation rate B − A +100.0 pp (95% CI +60.8 pp to +100.0 pp), "
+        "p = 3.15e-05 (two-sided, exact, stratified by scenario)"]
+    assert not compare_runs(paths.store_path, *reversed(many)).regressed
 
 
 def test_a_broken_wrapper_aborts_the_run_with_one_clear_error(paths):
@@ -169,3 +186,90 @@ def test_embedded_model_plain_and_guarded_side_by_side(paths):
     turns = events(paths, run_id, TurnAnswered)
     assert sorted((t.engine, t.turn) for t in turns) == [("guard", 1), ("guard", 2), ("plain", 1), ("plain", 2)]
     assert all(isinstance(t.answer, str) for t in turns)
+
+
+LIAR = ["The sky is green. Grass is blue."]
+HONEST = ["Blue sky, green grass."]
+
+
+@pytest.fixture
+def scripted_model():
+    import llm
+
+    from tests.fixtures import llm_scripted
+
+    if not llm.plugins.pm.is_registered(llm_scripted):
+        llm.plugins.pm.register(llm_scripted, name="ironbench-tests-scripted")
+    llm_scripted.ScriptedRewriter.calls = []
+    yield llm_scripted.ScriptedRewriter
+
+
+def test_each_conversation_is_a_fresh_engine_with_its_own_seeds(paths, scripted_model):
+    engine = {"name": "m", "type": "llm", "model": "scripted-rewriter"}
+    one = [{**SCENARIOS[0]}]
+    scripted_model.answers = ["Blue."] * 3
+    start_run(suite([engine], one), paths)
+    seeds_before = [c["seed"] for c in scripted_model.calls]
+    scripted_model.calls, scripted_model.answers = [], ["Blue."] * 9
+    run_id = start_run(suite([engine], [{**SCENARIOS[0], "conversations": 3}]), paths)
+    seeds = [c["seed"] for c in scripted_model.calls]
+    assert seeds[:3] == seeds_before  # conversation 1 keeps the seeds it always had
+    assert len({tuple(seeds[i:i + 3]) for i in (0, 3, 6)}) == 3  # every conversation its own seeds
+    turns = events(paths, run_id, TurnAnswered)
+    assert sorted({(t.conversation, t.turn) for t in turns}) == [(c, t) for c in (1, 2, 3) for t in (1, 2, 3)]
+    results = json.loads((paths.out_dir / run_id / "gauntlet" / "results.json").read_text())
+    assert results["engines"]["m"]["sky"]["num_conversations"] == 3
+    assert [t["conversation"] for t in results["engines"]["m"]["sky"]["turns"]] == [1, 1, 1, 2, 2, 2, 3, 3, 3]
+
+
+def test_within_one_run_every_pair_of_engines_is_compared(paths):
+    engines = [python_engine("plain", LIAR), python_engine("guarded", HONEST), python_engine("twin", HONEST)]
+    run_id = start_run(suite(engines, conversations=6), paths)
+    summary = json.loads((paths.out_dir / run_id / "gauntlet" / "summary.json").read_text())
+    assert summary["unit"] == "conversation"
+    assert summary["totals"]["plain"]["conversations_violated"]["negation_aware"] == 12
+    assert summary["totals"]["guarded"]["num_conversations"] == 12
+    pairs = {(c["engine"], c["reference"]): c for c in summary["comparisons"]["negation_aware"]}
+    assert set(pairs) == {("guarded", "plain"), ("twin", "plain"), ("twin", "guarded")}
+    helped = pairs[("guarded", "plain")]
+    assert helped["verdict"] == "helped" and helped["delta"] == -1.0 and helped["delta_ci_95"][1] < 0
+    assert helped["sentence"].startswith("guarded vs plain: guarded helped (fewer violations): guarded violated "
+                                         "0/12 conversations against 12/12")
+    assert pairs[("twin", "guarded")]["verdict"] == "cannot be told apart"
+    # the same sentences end the console summary, read back from the store
+    shown = cli("show", run_id, "--out", str(paths.out_dir), check=True).stdout
+    assert helped["sentence"] in shown and "twin vs guarded: cannot be told apart" in shown
+
+
+def test_a_guard_that_makes_things_worse_is_said_to_hurt(paths):
+    run_id = start_run(suite([python_engine("plain", HONEST), python_engine("guarded", LIAR)], conversations=6), paths)
+    summary = json.loads((paths.out_dir / run_id / "gauntlet" / "summary.json").read_text())
+    [pair] = summary["comparisons"]["negation_aware"]
+    assert pair["verdict"] == "hurt" and pair["delta"] == 1.0 and pair["p_adjusted"] < 0.001
+
+
+def test_one_conversation_per_scenario_cannot_tell_engines_apart(paths):
+    run_id = start_run(suite([python_engine("plain", LIAR), python_engine("guarded", HONEST)]), paths)
+    summary = json.loads((paths.out_dir / run_id / "gauntlet" / "summary.json").read_text())
+    [pair] = summary["comparisons"]["negation_aware"]
+    # 2 of 2 conversations against 0 of 2: p = 0.5, however many turns were violated
+    assert pair["verdict"] == "cannot be told apart" and pair["p_value"] == 0.5
+
+
+def test_resume_redoes_only_the_unfinished_conversation(paths):
+    from ironbench.runner import resume_run
+    from tests.fixtures.engines import FailOnceEngine
+
+    flaky = {"name": "f", "type": "python", "target": "tests.fixtures.engines:FailOnceEngine",
+             "kwargs": {"answers": HONEST}}
+    FailOnceEngine.fail_at = 3  # the sky scenario's third conversation
+    with pytest.raises(EngineError, match="failed on sky #3 turn 1"):
+        start_run(suite([flaky], conversations=4), paths)
+    with open_store(paths.store_path) as store:
+        run_id = store.run_ids()[0]
+    built = ScriptedEngine.built
+    assert resume_run(run_id, paths) == "finished"
+    assert ScriptedEngine.built - built == 2 + 4  # sky #3 and #4, then grass #1..#4
+    results = json.loads((paths.out_dir / run_id / "gauntlet" / "results.json").read_text())
+    assert results["engines"]["f"]["sky"]["num_conversations"] == 4
+    assert results["summary"]["totals"]["f"]["num_turns"] == 4 * 3 + 4 * 2

@@ -21,21 +21,25 @@ def compare(data: dict) -> Markup:
     both = [c for c in data["cases"] if c.get("difference") is not None]
     rows = [svg.ForestRow(_label(c), c["difference"], c["low"], c["high"],
                           f"{c['a']['successes']}/{c['a']['n']} → {c['b']['successes']}/{c['b']['n']}",
-                          flagged=c["verdict"] == "regression") for c in both]
+                          flagged=bool(c.get("flagged"))) for c in both]
     overall = None
     if data.get("difference") is not None:
-        low, high = data.get("low", data["difference"]), data.get("high", data["difference"])
-        overall = svg.ForestRow("overall (Mantel–Haenszel)", data["difference"], low, high,
-                                points(data["difference"]), flagged=data["verdict"] == "regression")
+        overall = svg.ForestRow("overall (Mantel–Haenszel)", data["difference"], data["low"], data["high"],
+                                points(data["difference"]), flagged=data["failed"])
     verdict = data["verdict"]
-    gate = el("div", {"class": f"gate {'bad' if verdict == 'regression' else 'ok'}"},
-              el("p", None, el("b", None, f"Gate: {verdict.upper() if verdict == 'regression' else verdict}"),
-                 f" at alpha {data['alpha']:g}."),
-              el("p", None, "Why: ", data["gate_reason"], "."),
+    gate = el("div", {"class": f"gate {'bad' if data['failed'] else 'ok'}"},
+              el("p", None, el("b", None, f"Gate: {verdict.upper() if data['failed'] else verdict}"),
+                 f" (--gate {data['gate']}, --fail-on {data['fail_on']}"
+                 + (f", --margin {data['margin']:g}" if data.get("margin") is not None else "")
+                 + f", alpha {data['alpha']:g}); exit {'1' if data['failed'] else '0'}."),
+              el("p", None, "Why: ", data["gate_reason"]),
               el("p", None, f"Overall exact test stratified by case ({data['informative_cases']} informative): "
                             f"p(regression) = {data['overall_p_regression']:.3g}, "
-                            f"p(improvement) = {data['overall_p_improvement']:.3g}."),
-              _extra(data["extra"]))
+                            f"p(improvement) = {data['overall_p_improvement']:.3g}. Weighted difference B − A "
+                            f"{points(data['difference'])} (95% CI {points(data['low'])} to {points(data['high'])})"
+                            + (f"; the smallest drop these runs detect with 80% power: {points(-data['mde'])}."
+                               if data.get("mde") is not None else "; no drop is detectable with 80% power.")),
+              join([el("p", {"class": "warn"}, "⚠ ", w) for w in data.get("warnings") or []]))
     table_rows = []
     for c in data["cases"]:
         table_rows.append([
@@ -44,25 +48,22 @@ def compare(data: dict) -> Markup:
             (f"{points(c['low'])} to {points(c['high'])}" if c.get("difference") is not None else "–",
              c.get("low") if c.get("low") is not None else -9),
             (number(c["p_regression"], 3), c["p_regression"] if c["p_regression"] is not None else 9),
-            (number(c["p_improvement"], 3), c["p_improvement"] if c["p_improvement"] is not None else 9),
-            el("span", {"class": "badge " + ("bad" if c["verdict"] == "regression" else "ok")}, c["verdict"]),
-            _extra(c["extra"]),
+            (number(c.get("p_adjusted"), 3), c["p_adjusted"] if c.get("p_adjusted") is not None else 9),
+            (points(-c["mde"]) if c.get("mde") is not None else ("cannot be flagged" if not c.get("can_be_flagged", True)
+                                                                  else "–"),
+             c["mde"] if c.get("mde") is not None else 9),
+            el("span", {"class": "badge " + ("bad" if c.get("flagged") else "ok")}, c["verdict"]),
         ])
     return section(
         "compare", f"Compare: {data['run_a']} (A) → {data['run_b']} (B)",
-        "Per case, B's success rate minus A's with Newcombe's 95% interval (from each side's Wilson interval); "
-        "each case is tested with Fisher's exact test, and all of them together with the exact test stratified "
-        "by case. Gauntlet runs compare turns without a violation, per engine and scenario.",
+        "Per case, B's success rate minus A's with Newcombe's 95% interval; each case is tested with Fisher's exact "
+        "test (p adjusted across cases by Westfall–Young min-p), and all of them together with the exact test "
+        "stratified by case, which alone decides the default gate. Gauntlet runs compare conversations without a "
+        "violation, per engine and scenario.",
         gate,
         el("figure", None, el("div", {"class": "scroll"},
                               svg.forest(rows, overall, "Difference in success rate, B − A, per case")),
-           el("figcaption", None, "Left of zero: B succeeds less often than A. Red: a significant regression.")),
+           el("figcaption", None, "Left of zero: B succeeds less often than A. Red: flagged after adjustment.")),
         table([Col("case"), Col("A", True), Col("B", True), Col("B − A", True), Col("95% CI", True),
-               Col("p(regression)", True), Col("p(improvement)", True), Col("verdict"), Col("more evidence")],
+               Col("p(regression)", True), Col("p adjusted", True), Col("detectable drop", True), Col("verdict")],
               table_rows, filterable=True))
-
-
-def _extra(extra: dict) -> Markup:
-    """Comparison fields this page does not name yet, shown as they are."""
-    shown = [(k, v) for k, v in (extra or {}).items() if v is not None and not isinstance(v, (dict, list))]
-    return join([el("span", {"class": "kv"}, f"{k} = {number(v, 3)}") for k, v in shown])

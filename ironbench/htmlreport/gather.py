@@ -335,60 +335,33 @@ def engine_pairs(engines: list[str], scores: list[dict], scorer: str | None) -> 
 
 # -- comparison ------------------------------------------------------------------------
 
-_KNOWN_SIDE = ("n", "successes", "success_rate", "wilson_low", "wilson_high", "mean_attempts", "mean_repairs",
-               "p95_duration_ms")
-_KNOWN_CASE = ("case_id", "variant_id", "a", "b", "p_regression", "p_improvement", "verdict")
-_KNOWN_OVERALL = ("run_a", "run_b", "alpha", "cases", "overall_p_regression", "overall_p_improvement",
-                  "informative_cases", "verdict")
-
-
-def newcombe(a: dict, b: dict) -> tuple[float, float, float]:
-    """B − A with Newcombe's hybrid score interval, from each side's Wilson interval."""
-    pa, pb = a["success_rate"], b["success_rate"]
-    d = pb - pa
-    low = d - ((pb - b["wilson_low"]) ** 2 + (a["wilson_high"] - pa) ** 2) ** 0.5
-    high = d + ((b["wilson_high"] - pb) ** 2 + (pa - a["wilson_low"]) ** 2) ** 0.5
-    return d, max(-1.0, low), min(1.0, high)
+_KNOWN_CASE = ("case_id", "variant_id", "a", "b", "p_regression", "p_improvement", "p_adjusted", "flagged", "mde",
+               "can_be_flagged", "verdict")
 
 
 def comparison_section(comparison) -> dict:
     """The compare page's data from `compare_runs()`'s result: the one place that knows
-    its fields. Fields it does not know yet travel along under `extra`, to be shown."""
+    its fields. Per case B − A with Newcombe's interval, overall the Mantel-Haenszel
+    difference with its stratified interval, and the gate's own reason."""
     result = comparison.to_dict()
-    cases, weights, weighted = [], 0.0, 0.0
+    cases = []
     for case in result["cases"]:
-        a, b = case["a"], case["b"]
         row = {k: case.get(k) for k in _KNOWN_CASE}
-        row["extra"] = {k: v for k, v in case.items() if k not in _KNOWN_CASE}
-        if a is not None and b is not None:
-            row["difference"], row["low"], row["high"] = newcombe(a, b)
-            weight = a["n"] * b["n"] / (a["n"] + b["n"]) if a["n"] + b["n"] else 0.0
-            weights += weight
-            weighted += weight * row["difference"]
+        row["difference"] = case.get("delta")
+        row["low"], row["high"] = case.get("delta_ci_95") or (None, None)
         cases.append(row)
-    overall = {k: result.get(k) for k in _KNOWN_OVERALL if k != "cases"}
-    overall["extra"] = {k: v for k, v in result.items() if k not in _KNOWN_OVERALL}
-    # Mantel-Haenszel weighted difference: the point estimate across cases.
-    overall["difference"] = weighted / weights if weights else None
-    overall["gate_reason"] = gate_reason(overall, cases)
-    return {**overall, "cases": cases}
-
-
-def gate_reason(overall: dict, cases: list[dict]) -> str:
-    """Why the gate decided as it did, in the rule's own terms."""
-    alpha = overall["alpha"]
-    regressed = [c for c in cases if c["verdict"] == "regression"]
-    overall_text = (f"overall exact test stratified by case ({overall['informative_cases']} informative): "
-                    f"p(regression) = {overall['overall_p_regression']:.3g}")
-    if regressed:
-        worst = min(regressed, key=lambda c: c["p_regression"])
-        return (f"{len(regressed)} case(s) regressed on their own, e.g. {_label(worst)} with "
-                f"p(regression) = {worst['p_regression']:.3g} < alpha {alpha:g}; {overall_text}")
-    if overall["verdict"] == "regression":
-        return f"{overall_text} < alpha {alpha:g}"
-    if overall["verdict"] == "improvement":
-        return f"no case regressed; p(improvement) = {overall['overall_p_improvement']:.3g} < alpha {alpha:g}"
-    return f"no case regressed and {overall_text} ≥ alpha {alpha:g}"
+    overall = result["overall"]
+    return {
+        "run_a": result["run_a"], "run_b": result["run_b"], "alpha": result["alpha"], "gate": result["gate"],
+        "fail_on": result["fail_on"], "margin": result["margin"], "verdict": result["verdict"],
+        "failed": result["failed"], "gate_reason": result["reason"], "warnings": result["warnings"],
+        "unit": result["unit"], "engines": result["engines"],
+        "informative_cases": overall["informative_cases"], "overall_p_regression": overall["p_regression"],
+        "overall_p_improvement": overall["p_improvement"], "difference": overall["delta"],
+        "low": overall["delta_ci_95"][0], "high": overall["delta_ci_95"][1], "mde": overall["mde"],
+        "shifts": result["shifts"], "cases": cases,
+        "extra": {"mde": overall["mde"], "delta_upper": overall["delta_upper"]},
+    }
 
 
 def _label(case: dict) -> str:

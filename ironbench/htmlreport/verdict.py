@@ -213,9 +213,11 @@ def _gauntlet(section: dict) -> list[Verdict]:
 def _compare(section: dict) -> Verdict:
     verdict = section["verdict"]
     words = {"regression": "B regressed against A", "improvement": "B improved on A",
-             "no significant change": "no significant change between A and B"}
+             "no significant change": "no significant change between A and B",
+             "within margin": "B is worse than A, but by no more than the margin",
+             "change": "B differs from A"}
     headline = f"Compare {section['run_a']} (A) → {section['run_b']} (B): {words.get(verdict, verdict)}."
-    evidence = f"Gate: {section['gate_reason']}."
+    evidence = f"Gate: {section['gate_reason'].rstrip('.')}."
     if section.get("difference") is not None:
         both = sum(1 for c in section["cases"] if c.get("difference") is not None)
         evidence += (f" Weighted difference B − A across {_plural(both, 'case')} (Mantel–Haenszel): "

@@ -1,10 +1,9 @@
-import math
 
 import pytest
 from hypothesis import given, strategies as st
 
 from ironbench.errors import RunNotFound
-from ironbench.htmlreport.gather import apply_patch, gather, newcombe, patch
+from ironbench.htmlreport.gather import apply_patch, gather, patch
 from ironbench.stats import wilson_interval
 
 
@@ -97,27 +96,6 @@ def test_comparison_differences_overall_and_gate(examples):
 def test_unknown_run_is_one_clear_error(examples):
     with pytest.raises(RunNotFound, match="run_nope"):
         gather(examples.paths.store_path, "run_nope")
-
-
-def test_newcombe_matches_the_published_example():
-    # Newcombe (1998), method 10, example (a): 56/70 against 48/80 -> 0.0524 to 0.3339
-    a = {"success_rate": 48 / 80, "wilson_low": wilson_interval(48, 80)[0], "wilson_high": wilson_interval(48, 80)[1]}
-    b = {"success_rate": 56 / 70, "wilson_low": wilson_interval(56, 70)[0], "wilson_high": wilson_interval(56, 70)[1]}
-    difference, low, high = newcombe(a, b)
-    assert difference == pytest.approx(0.2)
-    assert (round(low, 4), round(high, 4)) == (0.0524, 0.3339)
-
-
-@given(st.integers(1, 60).flatmap(lambda n: st.tuples(st.integers(0, n), st.just(n))),
-       st.integers(1, 60).flatmap(lambda n: st.tuples(st.integers(0, n), st.just(n))))
-def test_newcombe_interval_holds_the_difference(side_a, side_b):
-    def side(successes, n):
-        low, high = wilson_interval(successes, n)
-        return {"success_rate": successes / n, "wilson_low": low, "wilson_high": high}
-
-    difference, low, high = newcombe(side(*side_a), side(*side_b))
-    assert -1 <= low <= difference <= high <= 1
-    assert math.isclose(difference, side_b[0] / side_b[1] - side_a[0] / side_a[1])
 
 
 words = st.lists(st.sampled_from(["Write", "a", "cache", "get,", "set", " ", "\n", "\t", "ünï", "<b>"]), max_size=15)

@@ -94,3 +94,14 @@ def stress_level_decision(outcomes: Sequence[Outcome], max_runs: int) -> StopDec
 def boundary_level(level_decisions: Sequence[tuple[int, str]]) -> int | None:
     """The capability boundary: the first level whose failure is systematic."""
     return next((level for level, decision in sorted(level_decisions) if decision == "systematic_failure"), None)
+
+
+BASE_LEVEL = 0  # a ladder's level 0 is the unchanged instruction
+
+
+def boundary_verdict(level: int | None) -> str:
+    """A ladder's verdict from its boundary level: when the unchanged instruction
+    already fails systematically there is no boundary to name, it "fails at base"."""
+    if level is None:
+        return "no_boundary"
+    return "fails_at_base" if level == BASE_LEVEL else "boundary"

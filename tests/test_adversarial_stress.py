@@ -105,16 +105,36 @@ def test_stress_ladder_stops_at_the_capability_boundary(paths, script):
     assert (found["stress/c/level_2"].decision, found["stress/c/level_2"].n) == ("mixed", 5)
     assert (found["stress/c/level_3"].decision, found["stress/c/level_3"].n) == ("systematic_failure", 3)
     assert "stress/c/level_4" not in found  # stopped at the boundary
+    assert (found["stress/c/level_0"].decision, found["stress/c/level_0"].n) == ("systematic_success", 3)
     boundary = found["stress/c"]
     assert (boundary.decision, boundary.level, boundary.n, boundary.successes) == ("boundary", 3, 3, 0)
-    for level in (1, 2, 3):
+    for level in (0, 1, 2, 3):
         aggregate = json.loads((paths.out_dir / run_id / "stress" / "c" / f"level_{level}" / "aggregate.json")
                                .read_text())
         assert aggregate["level"] == level
+    level_0 = paths.out_dir / run_id / "stress" / "c" / "level_0" / "run_001" / "instruction.txt"
+    assert level_0.read_text() == INSTRUCTION  # the unchanged instruction
+    ladder = json.loads((paths.out_dir / run_id / "stress" / "c" / "aggregate.json").read_text())
+    assert (ladder["boundary_level"], ladder["ladder_decision"]) == (3, "boundary")
+    assert [(lv["level"], lv["decision"]) for lv in ladder["levels"]] == [
+        (0, "systematic_success"), (1, "systematic_success"), (2, "mixed"), (3, "systematic_failure")]
     rows = run_query(paths.store_path, "stress_boundary", run_id=run_id)
     table = [dict(zip(rows.columns, r)) for r in rows.rows]
-    assert [r["level"] for r in table] == [1, 2, 3]
-    assert [r["is_boundary"] for r in table] == [False, False, True]
+    assert [r["level"] for r in table] == [0, 1, 2, 3]
+    assert [r["is_boundary"] for r in table] == [False, False, False, True]
+
+
+def test_a_ladder_whose_base_already_fails_names_no_boundary(paths, script):
+    script({"c": ["generation"]})
+    run_id = start_run(stress_suite({"generator": "add_scope_detail", "additions": 3, "seed": 3}), paths)
+    found = decisions(paths, run_id)
+    assert (found["stress/c/level_0"].decision, found["stress/c/level_0"].n) == ("systematic_failure", 3)
+    assert "stress/c/level_1" not in found  # nothing above a failing base is run
+    verdict = found["stress/c"]
+    assert (verdict.decision, verdict.level) == ("fails_at_base", 0)
+    assert "unchanged instruction" in verdict.reason
+    ladder = json.loads((paths.out_dir / run_id / "stress" / "c" / "aggregate.json").read_text())
+    assert (ladder["boundary_level"], ladder["ladder_decision"]) == (0, "fails_at_base")
 
 
 def test_stress_ladder_can_run_past_the_boundary(paths, script):
@@ -122,8 +142,8 @@ def test_stress_ladder_can_run_past_the_boundary(paths, script):
     ladder = {"generator": "add_ambiguity", "additions": 3, "seed": 3, "runs_per_level": 2, "stop_at_boundary": False}
     run_id = start_run(stress_suite(ladder), paths)
     found = decisions(paths, run_id)
-    assert [found[f"stress/c/level_{k}"].n for k in (1, 2, 3)] == [2, 2, 2]
-    assert found["stress/c"].level == 1
+    assert [found[f"stress/c/level_{k}"].n for k in (0, 1, 2, 3)] == [2, 2, 2, 2]
+    assert (found["stress/c"].decision, found["stress/c"].level) == ("fails_at_base", 0)
 
 
 def test_sensitivity_query(paths, script):

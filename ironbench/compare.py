@@ -15,7 +15,7 @@ SELECT case_id, variant_id,
        avg(repairs_triggered) AS mean_repairs,
        quantile_cont(duration_ms, 0.95) AS p95_duration_ms
 FROM store.invocations
-WHERE run_id = ? AND harness_error IS NULL
+WHERE run_id = ? AND harness_error IS NULL AND infra_error IS NULL
 GROUP BY 1, 2
 """
 

@@ -1,5 +1,7 @@
 -- Stress ladders: success rate per level and the capability boundary (the first
--- level whose failure is systematic), per run and case.
+-- level whose failure is systematic), per run and case. Level 0 is the unchanged
+-- instruction; when it already fails systematically the ladder "fails_at_base"
+-- (boundary_level 0) and names no boundary.
 WITH levels AS (
     SELECT run_id, suite_id, case_id, generator, level, decision, n AS runs, successes,
            round(success_rate, 3) AS success_rate, round(wilson_low, 3) AS wilson_low,

@@ -245,3 +245,63 @@ def test_a_resumed_run_keeps_the_reference_it_started_with(paths, script):
     found = decisions(paths, run_id)
     assert found["adversarial/c/baseline"].reference_source == first_baseline
     assert all(d.decision == "not_material" for g, d in found.items() if "variant_" in g)
+
+
+def _baseline_suite(target=SCRIPTED_TARGET, **fields):
+    return parse_suite({"suite_id": "b", "mode": "baseline", "target": target,
+                        "cases": [{"id": "c", "instruction": INSTRUCTION, "runs": 3}], **fields}, "b.yaml")
+
+
+def test_a_baseline_of_another_target_is_never_the_reference(paths, script, tmp_path):
+    import shutil
+    import sys
+
+    from tests.conftest import SCRIPTED
+
+    other = tmp_path / "other_agent.py"
+    shutil.copy(SCRIPTED, other)
+    script({"c": ["validation"]})
+    start_run(_baseline_suite([sys.executable, str(other), "{instruction}"]), paths)  # another target
+    script({"c": ["success"]})
+    run_id = start_run(adversarial_suite([{"generator": "whitespace_noise", "count": 2, "seed": 1}]), paths)
+    found = decisions(paths, run_id)
+    assert found["adversarial/c/baseline"].reference_source == "this run"
+    assert all(d.decision == "not_material" for g, d in found.items() if "variant_" in g)
+
+
+def test_the_reference_matches_the_recorded_environment_and_show_names_it(paths, script, monkeypatch):
+    from ironbench.runs import show_run
+
+    script({"c": ["validation"]})
+    monkeypatch.setenv("IRONBENCH_TEST_BACKEND", "http://one:11434")
+    one = start_run(_baseline_suite(record_env=["IRONBENCH_TEST_BACKEND"]), paths)
+    monkeypatch.setenv("IRONBENCH_TEST_BACKEND", "http://two:11434")
+    two = start_run(_baseline_suite(record_env=["IRONBENCH_TEST_BACKEND"]), paths)
+    script({"c": ["success"]})
+    adversarial = parse_suite({**adversarial_suite([{"generator": "whitespace_noise", "count": 1, "seed": 1}])
+                              .to_dict(), "record_env": ["IRONBENCH_TEST_BACKEND"]}, "adv.yaml")
+    monkeypatch.setenv("IRONBENCH_TEST_BACKEND", "http://one:11434")
+    run_id = start_run(adversarial, paths)
+    reference = decisions(paths, run_id)["adversarial/c/baseline"]
+    assert (reference.reference_source, reference.reference_group) == (one, "baseline/c")  # not the later `two`
+    _, _, verdicts = show_run(paths.store_path, run_id)
+    assert verdicts == [{"case_id": "c", "kind": "reference", "source_run": one,
+                         "text": f"judged against baseline baseline/c of run {one} (stable; same instruction, "
+                                 "target, version and environment)"}]
+    monkeypatch.setenv("IRONBENCH_TEST_BACKEND", "http://three:11434")
+    fresh = start_run(adversarial, paths)
+    assert decisions(paths, fresh)["adversarial/c/baseline"].reference_source == "this run"
+    assert two != one
+
+
+def test_a_baseline_made_mostly_of_infrastructure_errors_is_no_reference(paths, monkeypatch, tmp_path):
+    from tests.test_ironclad_transcripts import REPLAY_TARGET
+
+    sequence = tmp_path / "sequence"
+    sequence.write_text("outage_during_generation\noutage_during_generation\nvalidation_exhausted\n" * 3)
+    monkeypatch.setenv("REPLAY_SEQUENCE", str(sequence))
+    flaky = start_run(_baseline_suite(REPLAY_TARGET), paths)
+    assert decisions(paths, flaky)["baseline/c"].decision == "stable"  # 3 valid runs among 9 attempts
+    run_id = start_run(adversarial_suite([{"generator": "whitespace_noise", "count": 1, "seed": 1}])
+                       .model_copy(update={"target": REPLAY_TARGET}), paths)
+    assert decisions(paths, run_id)["adversarial/c/baseline"].reference_source == "this run"

@@ -156,3 +156,24 @@ def test_an_outage_stops_the_run_and_resume_reruns_those_slots(tmp_path):
     headers = [h for h in log.splitlines() if h.startswith("== ")]
     assert earlier >= 1 and len(headers) == earlier + 1  # every attempt of the slot, the live one last
     assert all("superseded" in h for h in headers[:-1]) and "superseded" not in headers[-1]
+
+
+def test_decisions_ignore_infrastructure_errors_whatever_the_concurrency(tmp_path, monkeypatch):
+    from ironbench.runner import RunPaths
+
+    monkeypatch.setenv("REPLAY_TRANSCRIPTS", json.dumps({"a": "verified_after_one_repair",
+                                                         "b": "validation_exhausted"}))
+    suite = replay_suite({"a": "", "b": "", "c": ""}, runs=5)
+    results = []
+    for jobs, outages in ((1, 0), (3, 2), (1, 2)):
+        sequence = tmp_path / f"sequence_{jobs}_{outages}"
+        sequence.write_text("outage_during_repair\n" * outages)
+        monkeypatch.setenv("REPLAY_SEQUENCE", str(sequence))
+        paths = RunPaths.resolve(tmp_path / f"run_{jobs}_{outages}", None)
+        run_id = start_run(suite, paths, jobs=jobs)
+        with open_store(paths.store_path) as store:
+            events = [e.event for e in store.read(run_id)]
+        assert sum(1 for e in events if isinstance(e, InvocationCompleted) and e.infra_error) == outages
+        results.append(sorted((e.group, e.decision, e.n, e.successes) for e in events
+                              if isinstance(e, DecisionTaken)))
+    assert results[0] == results[1] == results[2]

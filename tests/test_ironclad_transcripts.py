@@ -21,14 +21,14 @@ REPLAY_TARGET = [sys.executable, str(REPLAY), "{instruction}"]
 # ending -> (success, failure_stage, attempts, repairs_triggered)
 ENDINGS = {
     "verified_after_0_repairs": (True, None, 1, 0),
-    "verified_after_one_repair": (True, None, 2, 1),  # recorded
+    "verified_after_one_repair": (True, None, 2, 1),
     "verified_after_2_repairs": (True, None, 3, 2),
     "verified_after_3_repairs": (True, None, 4, 3),
-    "validation_exhausted": (False, "validation", 4, 3),  # recorded
+    "validation_exhausted": (False, "validation", 4, 3),
     "repair_abort_at_attempt_1": (False, "repair", 1, 1),
-    "repair_abort_after_two_repairs": (False, "repair", 2, 2),  # recorded
+    "repair_abort_after_two_repairs": (False, "repair", 2, 2),
     "repair_abort_at_attempt_3": (False, "repair", 3, 3),
-    "generation_failed": (False, "generation", 0, 0),  # recorded
+    "generation_failed": (False, "generation", 0, 0),
 }
 
 

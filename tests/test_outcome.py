@@ -63,7 +63,7 @@ def test_a_repair_whose_output_was_not_json_is_the_model_failing_not_the_backend
 
 
 def test_a_timeout_keeps_the_counts_printed_before_the_kill():
-    stdout = (FIXTURES / "constructed" / "timeout_mid_repair.stdout.txt").read_text()
+    stdout = transcript("timeout_mid_repair")
     assert parse_outcome(None, stdout, timed_out=True).signature() == (False, "timeout", 3, 3)
     assert parse_outcome(None, "", timed_out=True).signature() == (False, "timeout", 0, 0)
 

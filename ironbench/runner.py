@@ -349,7 +349,8 @@ class Session:
         return RunStopped(
             f"{self.run_id} stopped: the target cannot start. Its first {CANNOT_START_RUNS} invocations exited with "
             f"code {codes} and printed none of the markers the outcome rules know. Its stderr ended with:\n{shown}\n"
-            f"Hint: run it by hand ({by_hand}) and fix the command, or pass another --target; "
+            f"Hint: run it by hand ({by_hand}) and fix the command, or pass another --target (it runs in a fresh "
+            f"working directory under {self.paths.out_dir / 'workdirs'}, so give file paths absolute); "
             f"`ironbench log {self.run_id} {work.group.case_id}` shows each invocation's output.")
 
     def execute(self, executor: Executor, first: list[Pending] | None = None) -> str:

@@ -56,7 +56,8 @@ def reference_signature(outcomes: Sequence[Outcome], stable: bool) -> tuple:
 def reference_decision(outcomes: Sequence[Outcome]) -> StopDecision | None:
     if not outcomes:
         return None
-    return evidence(outcomes, "reference", "no earlier baseline of this instruction: ran it once")
+    return evidence(outcomes, "reference", "no stored baseline of this instruction with the same target, version "
+                    "and environment: ran it once")
 
 
 def variant_decision(outcomes: Sequence[Outcome], reference: tuple) -> StopDecision | None:

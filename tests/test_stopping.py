@@ -59,7 +59,9 @@ def test_replaying_outcomes_one_by_one_stops_at_the_first_agreeing_triple(runs):
     assert stop_at == expected
 
 
-from ironbench.stopping import boundary_level, stress_level_decision, variant_decision  # noqa: E402
+from ironbench.stopping import (  # noqa: E402
+    boundary_level, boundary_verdict, stress_level_decision, variant_decision,
+)
 
 REFERENCE = OUTCOMES[0].signature()
 
@@ -106,3 +108,9 @@ def test_stress_level_rule(successes, max_runs):
 def test_boundary_is_the_first_systematic_failure():
     assert boundary_level([(3, "systematic_failure"), (1, "mixed"), (2, "systematic_failure")]) == 2
     assert boundary_level([(1, "systematic_success"), (2, "mixed")]) is None
+
+
+def test_a_ladder_failing_at_level_0_fails_at_base_instead_of_naming_a_boundary():
+    assert boundary_verdict(boundary_level([(0, "systematic_failure"), (1, "systematic_failure")])) == "fails_at_base"
+    assert boundary_verdict(boundary_level([(0, "mixed"), (1, "systematic_failure")])) == "boundary"
+    assert boundary_verdict(boundary_level([(0, "systematic_success"), (1, "mixed")])) == "no_boundary"

@@ -7,7 +7,7 @@ from tests.conftest import cli, make_suite, write_suite
 
 def test_help_lists_every_command():
     result = cli("--help", check=True)
-    for command in ("run", "resume", "runs", "show", "project", "query", "compare", "db"):
+    for command in ("run", "resume", "runs", "show", "log", "project", "query", "compare", "db"):
         assert command in result.stdout
 
 
@@ -96,6 +96,7 @@ def test_variants_previews_with_a_diff_and_invokes_nothing(tmp_path):
     assert "lexical_shuffle/variant_0001:" in result.stdout and "[-" in result.stdout and "{+" in result.stdout
     stress = cli("variants", "suites/stress.yaml", check=True)
     assert "add_scope_detail/level_5:" in stress.stdout
+    assert "add_scope_detail/level_0:" in stress.stdout and "level 0: the unchanged instruction" in stress.stdout
 
 
 def test_unknown_generator_is_one_line_exit_2(tmp_path):

@@ -7,7 +7,6 @@ order, so any number of jobs reaches the same decisions.
 
 import os
 import platform
-import shlex
 import sys
 from collections.abc import Callable
 from contextlib import contextmanager
@@ -18,12 +17,13 @@ from pathlib import Path
 from typing import Protocol
 
 from ironbench import __version__
-from ironbench.errors import IronbenchError, RunNotFound, RunStopped
+from ironbench.errors import IronbenchError, RunNotFound
+from ironbench.guards import MAX_INFRA_ERRORS, RunGuard, resume_command
 from ironbench.events import (
     DecisionTaken, InvocationCompleted, InvocationStarted, RecordedEvent, RunAborted, RunFinished, RunStarted,
     VariantDropped, VariantGenerated,
 )
-from ironbench.outcome import UNKNOWN, UNKNOWN_STAGE, Outcome, parse_outcome
+from ironbench.outcome import UNKNOWN, Outcome, parse_outcome
 from ironbench.keys import instruction_hash, invocation_key
 from ironbench.planner import AiVariants, Group, Track, ai_entries
 from ironbench.planner import plan as plan_tracks
@@ -42,9 +42,6 @@ from ironbench.targets.version import target_version
 
 RUN_STREAM = "run"
 DEBUG_DIR = Path("build") / ".ironclad_debug"
-MAX_INFRA_ERRORS = 3  # consecutive infrastructure errors that stop a run
-CANNOT_START_RUNS = 3  # the first invocations that, all failing blind, mean the target cannot start
-STDERR_TAIL_LINES = 8
 
 
 class Reporter(Protocol):
@@ -136,9 +133,8 @@ class Session:
         self.reporter = reporter
         self.tracks = [_TrackState(track) for track in plan_tracks(suite, ai_variants)]
         self.append = _appender(store, tree, run_id)
-        self.max_infra_errors = max_infra_errors
-        self.infra_streak: list[tuple[_Work, str]] = []
-        self.first_results: list[ProcessResult] = []  # this session's first completions (cannot-start check)
+        self.guard = RunGuard(run_id, resume_command(run_id, paths.out_dir, paths.store_path),
+                              paths.out_dir / "workdirs", max_infra_errors)
 
     @property
     def max_invocations(self) -> int:
@@ -311,48 +307,6 @@ class Session:
         suffix = f"/rerun_{work.rerun}" if work.rerun else ""
         return Pending(group.stream(work.run_index), completed, idempotency_key=f"completed:{work.key}{suffix}")
 
-    # -- stopping the run --------------------------------------------------------
-
-    def _resume_command(self) -> str:
-        command = f"ironbench resume {self.run_id}"
-        if self.paths.out_dir != Path("outputs"):
-            command += f" --out {shlex.quote(str(self.paths.out_dir))}"
-        if self.paths.store_path != self.paths.out_dir / "ironbench.db":
-            command += f" --store {shlex.quote(str(self.paths.store_path))}"
-        return command
-
-    def _stop_reason(self, work: _Work, result: ProcessResult, outcome: Outcome) -> RunStopped | None:
-        """Why the run must stop after this completion, if it must: its backend keeps
-        failing, or its first invocations show the target cannot start at all."""
-        if outcome.infra_error is not None:
-            self.infra_streak.append((work, outcome.infra_error))
-        else:
-            self.infra_streak.clear()
-        if len(self.infra_streak) >= self.max_infra_errors:
-            last_work, line = self.infra_streak[-1]
-            return RunStopped(
-                f"{self.run_id} stopped after {len(self.infra_streak)} consecutive infrastructure errors, the last "
-                f"{line!r} ({last_work.group.path} run {last_work.run_index}); the backend failed, not the target. "
-                f"Once it is back: {self._resume_command()}")
-        if len(self.first_results) < CANNOT_START_RUNS:
-            blind = result.exit_code not in (0, None) and outcome.failure_stage == UNKNOWN_STAGE
-            self.first_results.append(result if blind else None)
-            if len(self.first_results) == CANNOT_START_RUNS and all(self.first_results):
-                return self._cannot_start(work)
-        return None
-
-    def _cannot_start(self, work: _Work) -> RunStopped:
-        codes = ", ".join(str(c) for c in sorted({r.exit_code for r in self.first_results}))
-        tail = [line for r in self.first_results[-1:] for line in r.stderr.rstrip().splitlines()][-STDERR_TAIL_LINES:]
-        shown = "\n".join(f"    {line}" for line in tail) or "    (nothing)"
-        by_hand = shlex.join(self.target.argv(work.group.instruction))
-        return RunStopped(
-            f"{self.run_id} stopped: the target cannot start. Its first {CANNOT_START_RUNS} invocations exited with "
-            f"code {codes} and printed none of the markers the outcome rules know. Its stderr ended with:\n{shown}\n"
-            f"Hint: run it by hand ({by_hand}) and fix the command, or pass another --target (it runs in a fresh "
-            f"working directory under {self.paths.out_dir / 'workdirs'}, so give file paths absolute); "
-            f"`ironbench log {self.run_id} {work.group.case_id}` shows each invocation's output.")
-
     def execute(self, executor: Executor, first: list[Pending] | None = None) -> str:
         """Run every track to its end; returns the run's final status.
 
@@ -396,7 +350,8 @@ class Session:
                             self.reporter.note(f"  {work.group.path} run {work.run_index}: infrastructure error "
                                                f"({outcome.infra_error}); the slot runs again")
                         completed = self._completed_event(work, result, outcome, debug_present)
-                        stop = self._stop_reason(work, result, outcome)
+                        stop = self.guard.after(f"{work.group.path} run {work.run_index}", work.group.case_id,
+                                                self.target.argv(work.group.instruction), result, outcome)
                         if stop is not None:
                             self.append([completed])
                             self.reporter.invocation(work.group.path, work.run_index, completed.event)

@@ -123,3 +123,37 @@ def test_broken_rules_file_is_a_clear_error(tmp_path):
     rules.write_text("name: x\nmarkers: {a: '('}\n")
     with pytest.raises(IronbenchError, match="broken.yaml: invalid outcome rules"):
         parse_outcome(0, "x", str(rules))
+
+
+from hypothesis import given, strategies as st  # noqa: E402
+
+
+def ironclad_main(generated: bool, valid: list[bool], repair_json: list[bool]) -> tuple[int, str, int, int]:
+    """Ironclad's main() loop (ironclad.py), printing what it prints: returns the exit
+    code, stdout, and how many validations and repairs it really ran."""
+    lines: list[str] = []
+    if not generated:
+        return 1, "[!] Validation Failed: Model output was not valid JSON.\n[X] INCINERATED: Output invalid.\n", 0, 0
+    validations, is_valid, attempts = 1, valid[0], 0
+    while not is_valid and attempts < 3:
+        lines += [f"[-] FAIL (Attempt {attempts + 1}/3). Triggering repair...", "[*] Attempting repair..."]
+        if not repair_json[attempts]:
+            lines += ["[!] Repair Error: Model output was not valid JSON.", "[!] Repair produced invalid JSON. Aborting."]
+            return 1, "\n".join(lines) + "\n", validations, attempts + 1
+        is_valid = valid[validations]
+        validations += 1
+        attempts += 1
+    if is_valid:
+        lines += [f"[+] Verified after {attempts} repairs.", "[SUCCESS] Verified brick saved to: verified_bricks/f.py"]
+        return 0, "\n".join(lines) + "\n", validations, attempts
+    lines.append("[-] FINAL FAILURE.")
+    return 1, "\n".join(lines) + "\n", validations, attempts
+
+
+@given(st.booleans(), st.lists(st.booleans(), min_size=4, max_size=4), st.lists(st.booleans(), min_size=3, max_size=3))
+def test_counts_are_the_validations_and_repairs_ironclads_loop_ran(generated, valid, repair_json):
+    exit_code, stdout, validations, repairs = ironclad_main(generated, valid, repair_json)
+    outcome = parse_outcome(exit_code, stdout)
+    assert (outcome.attempts, outcome.repairs_triggered) == (validations, repairs)
+    assert outcome.success == (exit_code == 0) and outcome.infra_error is None
+    assert 0 <= outcome.attempts <= 4 and outcome.repairs_triggered <= 3

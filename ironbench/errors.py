@@ -25,3 +25,10 @@ class QueryError(IronbenchError):
 
 class RunNotFound(IronbenchError):
     """A run id names no run in the store."""
+
+
+class RunStopped(IronbenchError):
+    """A run stopped itself: its target cannot start, or its backend keeps failing.
+    What was recorded stays; `ironbench resume` continues once the cause is fixed."""
+
+    exit_code = 1

@@ -37,6 +37,8 @@ class RunStarted(_Event):
     python_version: str
     platform: str
     jobs: int = 1
+    label: str | None = None  # --label: what the person running it calls this run
+    environment: dict = field(default_factory=dict)  # the suite's record_env: name -> value (None if unset)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -77,6 +79,9 @@ class InvocationCompleted(_Event):
     # The output line that matched an infrastructure-error rule: the backend failed,
     # so this run says nothing about the target.
     infra_error: str | None = None
+    # 0 for a slot's first attempt; k when the slot is run again for the k-th time
+    # (its earlier attempts hit infrastructure errors and are superseded by this one).
+    rerun: int = 0
     debug_enabled: bool
     debug_artifacts_present: bool
     debug_path: str
@@ -120,6 +125,7 @@ class DecisionTaken(_Event):
     direction: str | None = None
     # The test behind the verdict: stress level vs level 0, variant vs an unstable baseline.
     p_value: float | None = None
+    reference_group: str | None = None  # the stored baseline group the reference came from
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -127,6 +127,10 @@ def ladder_levels(case: StressCase) -> tuple[list[Variant], list[Drop]]:
     levels: list[Variant] = []
     drops: list[Drop] = []
     texts = generator.function(case.instruction, entry.params, seeded_rng(entry.generator, entry.seed, case.instruction))
+    # Level 0 is the unchanged instruction, run with the same rules: a boundary means
+    # something only against a base that does not already fail.
+    levels.append(Variant(case.id, entry.generator, "level_0", 0, case.instruction, case.instruction,
+                          entry.seed, params, 0))
     for number, text in enumerate(texts, start=1):
         word = forbidden_word(text)
         if word:

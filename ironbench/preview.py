@@ -35,8 +35,10 @@ def preview(suite: Suite) -> list[PreviewItem]:
         if track.mode == "baseline":
             items.append(PreviewItem("baseline", track.case_id, "-", "base", track.instruction, track.instruction))
         for variant in track.variants:
+            base = track.mode == "stress" and variant.index == 0
             items.append(PreviewItem(track.mode, track.case_id, variant.generator, variant.variant_id,
-                                     variant.instruction, variant.base_instruction))
+                                     variant.instruction, variant.base_instruction,
+                                     "level 0: the unchanged instruction" if base else ""))
         items += ai_by_case.get(track.case_id, [])
         for drop in track.drops:
             items.append(PreviewItem(track.mode, track.case_id, drop.generator, None, drop.candidate,

@@ -18,6 +18,11 @@ _VIEWS = {
         "SELECT * REPLACE (success::BOOLEAN AS success, timed_out::BOOLEAN AS timed_out, "
         "debug_artifacts_present::BOOLEAN AS debug_artifacts_present) FROM store.invocations"
     ),
+    # Attempts of a slot that a re-run replaced (they hit infrastructure errors).
+    "superseded_invocations": (
+        "SELECT * REPLACE (success::BOOLEAN AS success, timed_out::BOOLEAN AS timed_out, "
+        "debug_artifacts_present::BOOLEAN AS debug_artifacts_present) FROM store.superseded_invocations"
+    ),
     "decisions": "SELECT * FROM store.decisions",
     "variants": "SELECT * REPLACE (dropped::BOOLEAN AS dropped) FROM store.variants",
     "rejections": "SELECT * FROM store.rejections",

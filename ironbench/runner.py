@@ -5,6 +5,7 @@ target. Decisions depend on outcomes ordered by run index, never on completion
 order, so any number of jobs reaches the same decisions.
 """
 
+import os
 import platform
 import sys
 from collections.abc import Callable
@@ -17,6 +18,7 @@ from typing import Protocol
 
 from ironbench import __version__
 from ironbench.errors import IronbenchError, RunNotFound
+from ironbench.guards import MAX_INFRA_ERRORS, RunGuard, resume_command
 from ironbench.events import (
     DecisionTaken, InvocationCompleted, InvocationStarted, RecordedEvent, RunAborted, RunFinished, RunStarted,
     VariantDropped, VariantGenerated,
@@ -75,6 +77,7 @@ class _Work:
     run_index: int
     key: str
     workdir: Path
+    rerun: int = 0  # how many earlier attempts of this slot hit infrastructure errors
 
 
 def new_run_id(store: EventStore, now: datetime | None = None) -> str:
@@ -89,10 +92,10 @@ def new_run_id(store: EventStore, now: datetime | None = None) -> str:
 def _execute_one(work: _Work, argv: list[str], env: dict[str, str], debug_enabled: bool) -> tuple[ProcessResult, Outcome, bool]:
     ensure_fresh_dir(work.workdir)
     result = invoke(argv, work.workdir, work.group.timeout_seconds, env)
-    if result.timed_out or result.harness_error:
+    if result.harness_error:
         outcome = UNKNOWN
-    else:
-        outcome = parse_outcome(result.exit_code, result.stdout)
+    else:  # a timed-out run keeps what it printed before the kill
+        outcome = parse_outcome(result.exit_code, result.stdout, timed_out=result.timed_out)
     debug_present = debug_enabled and (work.workdir / DEBUG_DIR).is_dir()
     return result, outcome, debug_present
 
@@ -102,7 +105,10 @@ class _TrackState:
     """What the coordinator knows of one track: outcomes and decisions per group."""
 
     track: Track
+    # Per group, the live outcome of each run index; infrastructure errors are
+    # never outcomes: their slot stays open and is run again.
     outcomes: dict[str, dict[int, Outcome]] = field(default_factory=dict)
+    tries: dict[str, dict[int, int]] = field(default_factory=dict)  # recorded attempts per slot
     decisions: dict[str, str] = field(default_factory=dict)
     reference: Reference | None = None
 
@@ -114,10 +120,12 @@ class _TrackState:
 class Session:
     """One run's execution state: its store, projections, plan and per-group outcomes."""
 
-    def __init__(self, paths: RunPaths, run_id: str, suite: Suite, target: TargetSpec,
-                 store: EventStore, tree: OutputTree, reporter: Reporter, ai_variants: AiVariants | None = None) -> None:
+    def __init__(self, paths: RunPaths, run_id: str, started: RunStarted, suite: Suite, target: TargetSpec,
+                 store: EventStore, tree: OutputTree, reporter: Reporter, ai_variants: AiVariants | None = None,
+                 max_infra_errors: int = MAX_INFRA_ERRORS) -> None:
         self.paths = paths
         self.run_id = run_id
+        self.started = started
         self.suite = suite
         self.target = target
         self.store = store
@@ -125,6 +133,8 @@ class Session:
         self.reporter = reporter
         self.tracks = [_TrackState(track) for track in plan_tracks(suite, ai_variants)]
         self.append = _appender(store, tree, run_id)
+        self.guard = RunGuard(run_id, resume_command(run_id, paths.out_dir, paths.store_path),
+                              paths.out_dir / "workdirs", max_infra_errors)
 
     @property
     def max_invocations(self) -> int:
@@ -141,6 +151,9 @@ class Session:
             "IRONBENCH_VARIANT_ID": group.variant_id,
             "IRONBENCH_RUN_INDEX": str(run_index),
             "IRONBENCH_REPAIR_ENABLED": "1" if self.suite.repair_enabled else "0",
+            # A Python target killed at its timeout would lose its block-buffered
+            # output; unbuffered, what it printed up to the kill is counted.
+            "PYTHONUNBUFFERED": os.environ.get("PYTHONUNBUFFERED", "1"),
         }
         if self.suite.debug_enabled:
             env["IRONCLAD_DEBUG"] = "1"
@@ -172,34 +185,40 @@ class Session:
         return pending
 
     def _stored_reference(self, state: _TrackState) -> Pending | None:
-        """The latest baseline of the same instruction in the store, if any (a resumed
-        run keeps the reference it started with)."""
+        """The latest baseline of the same instruction, target, target version and
+        recorded environment in the store, if any (a resumed run keeps the reference it
+        started with)."""
         if state.track.groups[0].path in state.decisions:
             return None
-        found = latest_baseline(self.store, state.track.instruction)
+        found = latest_baseline(self.store, state.track.instruction, self.started.target_argv,
+                                self.started.ironclad_version, self.started.environment, exclude_run=self.run_id)
         if found is None:
             return None
-        run_id, outcomes, stable = found
         reference_group = state.track.groups[0]
-        decision = evidence(outcomes, "reference", f"latest baseline of this instruction: {run_id}")
-        return self._decision(state, reference_group, decision, reference=Reference.of(outcomes, stable),
-                              source=run_id)
+        decision = evidence(found.outcomes, "reference",
+                            f"baseline {found.group} of run {found.run_id} ({found.decision}; same instruction, "
+                            "target, version and environment)")
+        # None of the reference group's runs happen in this run.
+        return self._decision(state, reference_group, decision, reference=Reference.of(found.outcomes, found.stable),
+                              source=found.run_id, source_group=found.group, skipped=reference_group.max_runs)
 
     # -- decisions --------------------------------------------------------------
 
     def _decision(self, state: _TrackState, group: Group, decision: StopDecision,
-                  reference: Reference | None = None, source: str | None = None) -> Pending:
+                  reference: Reference | None = None, source: str | None = None, source_group: str | None = None,
+                  skipped: int | None = None) -> Pending:
         state.decisions[group.path] = decision.decision
         if reference is not None:
             state.reference = reference
         elif group.policy == "variant":
             reference = state.reference
-        self.reporter.decision(group.path, decision, group.max_runs - decision.n)
+        self.reporter.decision(group.path, decision, group.max_runs - decision.n if skipped is None else skipped)
         return Pending(group.path, DecisionTaken(
             mode=group.mode, group=group.path, generator=group.generator, level=group.level,
             case_id=group.case_id, variant_id=group.variant_id, **asdict(decision),
             reference=list(reference.signature) if reference is not None else None, reference_source=source,
             reference_outcomes=[list(o) for o in reference.outcomes] if reference and reference.unstable else None,
+            reference_group=source_group,
         ), idempotency_key=f"decision:{self.run_id}/{group.path}")
 
     def _decide(self, state: _TrackState, group: Group) -> Pending | None:
@@ -247,9 +266,10 @@ class Session:
                     break
                 continue
             run_index = len(state.outcomes.get(group.path, {})) + 1
+            rerun = state.tries.get(group.path, {}).get(run_index, 0)
             key = invocation_key(self.run_id, self.suite.suite_id, group.case_id, group.variant_id, run_index)
             workdir = (self.paths.out_dir / "workdirs" / self.run_id / group.path / f"run_{run_index:03d}").resolve()
-            return pending, _Work(group, run_index, key, workdir)
+            return pending, _Work(group, run_index, key, workdir, rerun)
         if state.track.mode == "stress" and state.track.path not in state.decisions:
             pending.append(self._boundary(state))
         return pending, None
@@ -271,8 +291,12 @@ class Session:
             debug_enabled=self.suite.debug_enabled, debug_artifacts_present=debug_present,
             debug_path=str(work.workdir / DEBUG_DIR), brick_path=outcome.brick_path,
             stdout=stdout, stderr=stderr, output_truncated=cut_out or cut_err,
+            infra_error=outcome.infra_error, rerun=work.rerun,
         )
-        return Pending(group.stream(work.run_index), completed, idempotency_key=f"completed:{work.key}")
+        # Recorded exactly once per attempt of the slot: the first attempt keeps the
+        # slot's key, a re-run adds its number.
+        suffix = f"/rerun_{work.rerun}" if work.rerun else ""
+        return Pending(group.stream(work.run_index), completed, idempotency_key=f"completed:{work.key}{suffix}")
 
     def execute(self, executor: Executor, first: list[Pending] | None = None) -> str:
         """Run every track to its end; returns the run's final status.
@@ -297,7 +321,8 @@ class Session:
 
         with _aborts_run(self.append, self.tree, self.reporter, self.run_id):
             try:
-                pending: list[Pending] = list(first or [])
+                self.reporter.started(self.run_id, len(self.tracks), self.max_invocations, self.done_invocations)
+                pending: list[Pending] = list(first or []) + self.planning_events()
                 for state in self.tracks:
                     decided, work = self.advance(state)
                     pending += decided + [submit(state, work)]
@@ -309,8 +334,19 @@ class Session:
                         result, outcome, debug_present = future.result()
                         if result.harness_error:
                             raise IronbenchError(f"{work.group.path} run {work.run_index}: {result.harness_error}")
-                        state.outcomes.setdefault(work.group.path, {})[work.run_index] = outcome
+                        state.tries.setdefault(work.group.path, {})[work.run_index] = work.rerun + 1
+                        if outcome.infra_error is None:
+                            state.outcomes.setdefault(work.group.path, {})[work.run_index] = outcome
+                        else:
+                            self.reporter.note(f"  {work.group.path} run {work.run_index}: infrastructure error "
+                                               f"({outcome.infra_error}); the slot runs again")
                         completed = self._completed_event(work, result, outcome, debug_present)
+                        stop = self.guard.after(f"{work.group.path} run {work.run_index}", work.group.case_id,
+                                                self.target.argv(work.group.instruction), result, outcome)
+                        if stop is not None:
+                            self.append([completed])
+                            self.reporter.invocation(work.group.path, work.run_index, completed.event)
+                            raise stop
                         decided, following = self.advance(state)
                         self.append([completed, *decided, submit(state, following)])
                         self.reporter.invocation(work.group.path, work.run_index, completed.event)
@@ -334,9 +370,13 @@ class Session:
             if isinstance(event, InvocationCompleted):
                 path = group_of(recorded)
                 if path in by_path:
-                    by_path[path][0].outcomes.setdefault(path, {})[event.run_index] = Outcome(
-                        event.success, event.failure_stage, event.attempts, event.repairs_triggered,
-                        event.brick_path)
+                    state = by_path[path][0]
+                    tries = state.tries.setdefault(path, {})
+                    tries[event.run_index] = max(tries.get(event.run_index, 0), event.rerun + 1)
+                    if event.infra_error is None:
+                        state.outcomes.setdefault(path, {})[event.run_index] = Outcome(
+                            event.success, event.failure_stage, event.attempts, event.repairs_triggered,
+                            event.brick_path)
             elif isinstance(event, DecisionTaken):
                 path = event.group or f"baseline/{event.case_id}"
                 state = by_path[path][0] if path in by_path else by_track.get(path)
@@ -373,14 +413,16 @@ def _aborts_run(append, tree: OutputTree, reporter: Reporter, run_id: str):
 
 
 def _begin(store: EventStore, tree: OutputTree, suite: Suite, suite_path: str | None, target_argv: list[str],
-           ironclad_version: str, jobs: int) -> str:
+           ironclad_version: str, jobs: int, label: str | None = None) -> tuple[str, RunStarted]:
     run_id = new_run_id(store)
-    _appender(store, tree, run_id)([Pending(RUN_STREAM, RunStarted(
+    started = RunStarted(
         suite_id=suite.suite_id, mode=suite.mode, suite=suite.to_dict(), suite_path=suite_path,
         target_argv=target_argv, ironclad_version=ironclad_version, harness_version=__version__,
         python_version=sys.version.split()[0], platform=f"{platform.system()}-{platform.machine()}", jobs=jobs,
-    ))])
-    return run_id
+        label=label, environment={name: os.environ.get(name) for name in suite.record_env},
+    )
+    _appender(store, tree, run_id)([Pending(RUN_STREAM, started)])
+    return run_id, started
 
 
 def _executor(jobs: int) -> Executor:
@@ -401,11 +443,12 @@ def _generate_ai(suite: Suite, run_id: str, store: EventStore, tree: OutputTree,
 
 def start_run(suite: Suite, paths: RunPaths, target_override: str | None = None, jobs: int = 1,
               suite_path: str | None = None, reporter: Reporter | None = None,
-              executor_factory: Callable[[int], Executor] = _executor, max_failures: int | None = None) -> str:
+              executor_factory: Callable[[int], Executor] = _executor, max_failures: int | None = None,
+              max_infra_errors: int = MAX_INFRA_ERRORS, label: str | None = None) -> str:
     """Start a new run of `suite`; returns its run id once every case is decided."""
     reporter = reporter or SilentReporter()
     if suite.mode == "gauntlet":
-        return _start_gauntlet(suite, paths, suite_path, reporter)
+        return _start_gauntlet(suite, paths, suite_path, reporter, label)
     target = resolve_target(target_override if target_override is not None else suite.target)
     preflight(target)  # before anything is written: a missing target is one clear error
     if ai_entries(suite):
@@ -416,17 +459,17 @@ def start_run(suite: Suite, paths: RunPaths, target_override: str | None = None,
     with store:
         tree = OutputTree(store, paths.out_dir)
         tree.catch_up()
-        run_id = _begin(store, tree, suite, suite_path, list(target.argv_template), target_version(target), jobs)
+        run_id, started = _begin(store, tree, suite, suite_path, list(target.argv_template), target_version(target),
+                                 jobs, label)
         ai_variants = _generate_ai(suite, run_id, store, tree, reporter, max_failures)
-        session = Session(paths, run_id, suite, target, store, tree, reporter, ai_variants)
-        session.append(session.planning_events())
-        reporter.started(run_id, len(session.tracks), session.max_invocations, 0)
+        session = Session(paths, run_id, started, suite, target, store, tree, reporter, ai_variants, max_infra_errors)
         with executor_factory(jobs) as executor:
             session.execute(executor)
     return run_id
 
 
-def _start_gauntlet(suite: Suite, paths: RunPaths, suite_path: str | None, reporter: Reporter) -> str:
+def _start_gauntlet(suite: Suite, paths: RunPaths, suite_path: str | None, reporter: Reporter,
+                    label: str | None = None) -> str:
     from ironbench.gauntlet.engines import preflight_engines
 
     preflight_engines(suite.engines)  # unknown models, classes and commands: before anything is written
@@ -434,7 +477,7 @@ def _start_gauntlet(suite: Suite, paths: RunPaths, suite_path: str | None, repor
     with store:
         tree = OutputTree(store, paths.out_dir)
         tree.catch_up()
-        run_id = _begin(store, tree, suite, suite_path, [], "n/a", 1)
+        run_id, _ = _begin(store, tree, suite, suite_path, [], "n/a", 1, label)
         _gauntlet(suite, run_id, store, tree, reporter, [])
     return run_id
 
@@ -452,7 +495,8 @@ def _gauntlet(suite: Suite, run_id: str, store: EventStore, tree: OutputTree, re
 
 
 def resume_run(run_id: str, paths: RunPaths, jobs: int = 1, reporter: Reporter | None = None,
-               executor_factory: Callable[[int], Executor] = _executor, max_failures: int | None = None) -> str:
+               executor_factory: Callable[[int], Executor] = _executor, max_failures: int | None = None,
+               max_infra_errors: int = MAX_INFRA_ERRORS) -> str:
     """Continue an interrupted run: completed invocations are kept, the rest run."""
     reporter = reporter or SilentReporter()
     store = open_store(paths.store_path, [ReadModel()], create=False)
@@ -474,9 +518,8 @@ def resume_run(run_id: str, paths: RunPaths, jobs: int = 1, reporter: Reporter |
         tree = OutputTree(store, paths.out_dir)
         tree.catch_up()
         ai_variants = _generate_ai(suite, run_id, store, tree, reporter, max_failures)
-        session = Session(paths, run_id, suite, target, store, tree, reporter, ai_variants)
+        session = Session(paths, run_id, started, suite, target, store, tree, reporter, ai_variants,
+                          max_infra_errors)
         session.restore(events)
-        session.append(session.planning_events())
-        reporter.started(run_id, len(session.tracks), session.max_invocations, session.done_invocations)
         with executor_factory(jobs) as executor:
             return session.execute(executor)

@@ -3,21 +3,32 @@
 from pathlib import Path
 
 from ironbench.errors import RunNotFound
+from ironbench.events import RecordedEvent
 from ironbench.query import QueryResult, connect
+from ironbench.store.eventstore import open_store
 
 _RUNS = """
-SELECT r.run_id, r.suite_id, r.mode, r.status, r.started_utc, r.finished_utc,
-       count(i.invocation_key) AS invocations,
-       count(i.invocation_key) FILTER (WHERE i.success::BOOLEAN) AS successes,
+SELECT r.run_id, r.suite_id, r.mode, r.status, r.label, r.started_utc, r.finished_utc,
+       count(i.invocation_key) FILTER (WHERE i.infra_error IS NULL) AS invocations,
+       count(i.invocation_key) FILTER (WHERE i.infra_error IS NULL AND i.success::BOOLEAN) AS successes,
+       count(i.invocation_key) FILTER (WHERE i.infra_error IS NOT NULL) + coalesce(any_value(s.superseded), 0)
+         AS infra_errors,
        r.ironclad_version
-FROM store.runs r LEFT JOIN store.invocations i USING (run_id)
-GROUP BY ALL ORDER BY r.started_utc
+FROM store.runs r
+LEFT JOIN store.invocations i USING (run_id)
+LEFT JOIN (SELECT run_id, count(*) AS superseded FROM store.superseded_invocations GROUP BY 1) s USING (run_id)
+GROUP BY r.run_id, r.suite_id, r.mode, r.status, r.label, r.started_utc, r.finished_utc, r.ironclad_version
+ORDER BY r.started_utc
 """
 
+# Infrastructure errors (the backend failed) are counted apart and in no rate.
 _CASES = """
-SELECT i.case_id, i.variant_id, count(*) AS runs,
-       count(*) FILTER (WHERE i.success::BOOLEAN) AS successes,
-       round(count(*) FILTER (WHERE i.success::BOOLEAN) / count(*), 3) AS success_rate,
+SELECT i.case_id, i.variant_id, count(*) FILTER (WHERE i.infra_error IS NULL) AS runs,
+       count(*) FILTER (WHERE i.infra_error IS NULL AND i.success::BOOLEAN) AS successes,
+       round(count(*) FILTER (WHERE i.infra_error IS NULL AND i.success::BOOLEAN)
+             / nullif(count(*) FILTER (WHERE i.infra_error IS NULL), 0), 3) AS success_rate,
+       count(*) FILTER (WHERE i.infra_error IS NULL AND i.timed_out::BOOLEAN) AS timeouts,
+       count(*) FILTER (WHERE i.infra_error IS NOT NULL) AS infra_errors,
        any_value(d.decision) AS decision,
        round(any_value(d.wilson_low), 3) AS wilson_low,
        round(any_value(d.wilson_high), 3) AS wilson_high,
@@ -25,8 +36,8 @@ SELECT i.case_id, i.variant_id, count(*) AS runs,
        round(any_value(d.reproduce_lower_95), 3) AS reproduce_lower_95,
        round(any_value(d.success_upper_95), 3) AS success_upper_95,
        any_value(d.direction) AS direction,
-       round(avg(i.attempts), 2) AS mean_attempts,
-       round(quantile_cont(i.duration_ms, 0.95), 1) AS p95_duration_ms
+       round(avg(i.attempts) FILTER (WHERE i.infra_error IS NULL), 2) AS mean_attempts,
+       round(quantile_cont(i.duration_ms, 0.95) FILTER (WHERE i.infra_error IS NULL), 1) AS p95_duration_ms
 FROM store.invocations i
 LEFT JOIN store.decisions d ON d.run_id = i.run_id AND d.case_id = i.case_id AND d.variant_id = i.variant_id
 WHERE i.run_id = ?
@@ -39,6 +50,14 @@ SELECT case_id, variant_id, n, successes, round(success_rate, 3),
        round(success_upper_95, 3), NULL, NULL, NULL
 FROM store.decisions WHERE run_id = ? AND variant_id = 'ladder'
 ORDER BY 1, 2
+"""
+
+# Which baseline each adversarial case was judged against, and each stress ladder's verdict.
+_VERDICTS = """
+SELECT case_id, decision, level, reference_source, reason
+FROM store.decisions
+WHERE run_id = ? AND (decision = 'reference' OR (case_mode = 'stress' AND variant_id = 'ladder'))
+ORDER BY case_id, seq
 """
 
 
@@ -62,7 +81,21 @@ def list_runs(store_path: Path) -> QueryResult:
         con.close()
 
 
-def show_run(store_path: Path, run_id: str) -> tuple[dict, QueryResult]:
+def _verdict(case_id: str, decision: str, level: int | None, source: str | None, reason: str) -> dict:
+    if decision == "reference":
+        return {"case_id": case_id, "kind": "reference", "source_run": source, "text": f"judged against {reason}"
+                if source != "this run" else f"judged against a fresh run of the instruction in this run ({reason})"}
+    if decision == "fails_at_base":
+        text = "fails at base: level 0, the unchanged instruction, already fails systematically; no boundary"
+    elif decision == "boundary":
+        text = f"capability boundary at level {level}"
+    else:
+        text = "no capability boundary: no level failed systematically"
+    return {"case_id": case_id, "kind": "stress", "boundary_level": level, "decision": decision, "text": text}
+
+
+def show_run(store_path: Path, run_id: str) -> tuple[dict, QueryResult, list[dict]]:
+    """A run's header, its per-case table, and its verdict lines (references, boundaries)."""
     con = connect(store_path)
     try:
         cursor = con.execute(f"SELECT * FROM ({_RUNS}) WHERE run_id = ?", [run_id])
@@ -74,6 +107,58 @@ def show_run(store_path: Path, run_id: str) -> tuple[dict, QueryResult]:
             cursor = con.execute(_GAUNTLET, [run_id])
         else:
             cursor = con.execute(_CASES, [run_id, run_id])
-        return header, QueryResult([d[0] for d in cursor.description], cursor.fetchall())
+        cases = QueryResult([d[0] for d in cursor.description], cursor.fetchall())
+        verdicts = [_verdict(*r) for r in con.execute(_VERDICTS, [run_id]).fetchall()]
+        return header, cases, verdicts
     finally:
         con.close()
+
+
+def invocation_logs(store_path: Path, run_id: str, case_id: str, variant_id: str | None = None,
+                    run_index: int | None = None) -> list[tuple[RecordedEvent, bool]]:
+    """Every recorded attempt of a case's invocations (optionally one variant, one run),
+    in order, each with whether a re-run superseded it."""
+    with open_store(store_path, create=False) as store:
+        if not store.has_run(run_id):
+            raise RunNotFound(f"run {run_id!r} not found in {store_path}")
+        groups = [r[0] for r in store.conn.execute(
+            "SELECT DISTINCT group_path FROM invocations WHERE run_id = ? AND case_id = ? UNION "
+            "SELECT DISTINCT group_path FROM superseded_invocations WHERE run_id = ? AND case_id = ? ORDER BY 1",
+            (run_id, case_id, run_id, case_id))]
+        if not groups:
+            known = ", ".join(r[0] for r in store.conn.execute(
+                "SELECT DISTINCT case_id FROM invocations WHERE run_id = ? ORDER BY 1", (run_id,)))
+            raise RunNotFound(f"run {run_id}: no invocation of case {case_id!r} (cases: {known or 'none'})")
+        found: list[RecordedEvent] = []
+        for group in groups:
+            for recorded in store.read(run_id, types=("invocation_completed",), stream_prefix=f"{group}/"):
+                event = recorded.event
+                if recorded.stream.rsplit("/", 1)[0] != group or event.case_id != case_id:
+                    continue
+                if (variant_id is None or event.variant_id == variant_id) and \
+                        (run_index is None or event.run_index == run_index):
+                    found.append(recorded)
+    if not found:
+        raise RunNotFound(f"run {run_id}: case {case_id!r} has no invocation matching "
+                          f"variant {variant_id or 'any'}, run {run_index or 'any'}")
+    latest = {}
+    for recorded in found:
+        latest[recorded.stream] = max(latest.get(recorded.stream, 0), recorded.event.rerun)
+    return [(r, r.event.rerun < latest[r.stream]) for r in found]
+
+
+def format_logs(logs: list[tuple[RecordedEvent, bool]]) -> str:
+    """A person's view of invocations: what each printed on stdout and stderr."""
+    parts = []
+    for recorded, superseded in logs:
+        event = recorded.event
+        facts = [f"exit {event.exit_code}" if not event.timed_out else "timed out",
+                 "success" if event.success else f"failure_stage {event.failure_stage}",
+                 f"{event.duration_ms} ms"]
+        if event.infra_error:
+            facts.append(f"infra_error {event.infra_error!r}")
+        if event.rerun or superseded:
+            facts.append(f"rerun {event.rerun}{', superseded' if superseded else ''}")
+        parts.append(f"== {recorded.run_id} {recorded.stream} ({'; '.join(facts)})\n"
+                     f"-- stdout --\n{event.stdout.rstrip()}\n-- stderr --\n{event.stderr.rstrip()}\n")
+    return "\n".join(parts).rstrip("\n")

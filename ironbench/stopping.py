@@ -171,7 +171,8 @@ def reference_signature(outcomes: Sequence[Outcome], stable: bool) -> tuple:
 def reference_decision(outcomes: Sequence[Outcome]) -> StopDecision | None:
     if not outcomes:
         return None
-    return evidence(outcomes, "reference", "no earlier baseline of this instruction: ran it once")
+    return evidence(outcomes, "reference", "no stored baseline of this instruction with the same target, version "
+                    "and environment: ran it once")
 
 
 def direction(variant: Sequence[tuple], reference: Sequence[tuple]) -> str:
@@ -300,8 +301,3 @@ def capability_boundary(levels: Sequence[tuple[int, Sequence[Outcome]]], alpha: 
     everything = [o for outcomes in by_level.values() for o in outcomes]
     return Boundary(None, evidence(everything, "no_boundary",
                                    f"no systematic failure in {len([lv for lv in by_level if lv])} levels"))
-
-
-def boundary_level(level_decisions: Sequence[tuple[int, str]]) -> int | None:
-    """The first level whose failure is systematic (the seed's rule, without evidence)."""
-    return next((level for level, decision in sorted(level_decisions) if decision == "systematic_failure"), None)

@@ -226,6 +226,8 @@ class Suite(_Strict):
     repair_enabled: StrictBool = True
     debug_enabled: StrictBool = True
     target: str | list[str] | None = None
+    # Environment variables whose values each run records (e.g. which backend answered).
+    record_env: list[Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]] = []
     cases: list[Case] = []
     engines: list[EngineSpec] = []
     scenarios: list[Scenario] = []

@@ -10,6 +10,6 @@ SELECT
     quantile_cont(duration_ms, 0.99) AS p99_ms,
     max(duration_ms) AS max_ms
 FROM invocations
-WHERE harness_error IS NULL
+WHERE harness_error IS NULL AND infra_error IS NULL  -- the backend failed: no evidence
 GROUP BY 1, 2
 ORDER BY suite_id, case_id;

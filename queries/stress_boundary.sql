@@ -1,7 +1,7 @@
 -- Stress ladders: success rate per level (Wilson 95% interval and the one-sided exact 95%
 -- upper bound: 0/3 still allows 63%), and the ladder's verdict: `boundary` (the first level
 -- failing systematically and significantly worse than level 0), `tentative`, `no_boundary`
--- or `fails_at_base`, per run and case.
+-- or `fails_at_base` (level 0, the unchanged instruction, already fails), per run and case.
 WITH levels AS (
     SELECT run_id, suite_id, case_id, generator, level, decision, n AS runs, successes,
            round(success_rate, 3) AS success_rate, round(wilson_low, 3) AS wilson_low,

@@ -2,7 +2,7 @@
 WITH counts AS (
     SELECT suite_id, case_id, count(*) AS runs, count(*) FILTER (WHERE success) AS successes
     FROM invocations
-    WHERE harness_error IS NULL
+    WHERE harness_error IS NULL AND infra_error IS NULL  -- the backend failed: no evidence
     GROUP BY 1, 2
 ), rates AS (
     SELECT *, successes / runs AS p, 1.959963984540054 AS z FROM counts

@@ -105,26 +105,45 @@ def test_stress_ladder_stops_at_the_capability_boundary(paths, script):
     assert (found["stress/c/level_2"].decision, found["stress/c/level_2"].n) == ("mixed", 5)
     assert (found["stress/c/level_3"].decision, found["stress/c/level_3"].n) == ("systematic_failure", 3)
     assert "stress/c/level_4" not in found  # stopped at the boundary
+    assert (found["stress/c/level_0"].decision, found["stress/c/level_0"].n) == ("systematic_success", 3)
     boundary = found["stress/c"]
-    # 0/3 at level 3 is systematic, but without a level 0 it cannot be shown to be worse than the base (or with
-    # level 0 at 3/3, p = 0.05 > 0.05/3) it stays tentative: 0/3 still allows a 63% success rate.
+    # 0/3 at level 3 is systematic, but against level 0 at 3/3 one-sided Fisher gives p = 0.05 > 0.05/3:
+    # it stays tentative (0/3 still allows a 63% success rate).
     assert (boundary.decision, boundary.level, boundary.n, boundary.successes) == ("tentative", 3, 3, 0)
     assert round(boundary.success_upper_95, 2) == 0.63
-    for level in (1, 2, 3):
+    for level in (0, 1, 2, 3):
         aggregate = json.loads((paths.out_dir / run_id / "stress" / "c" / f"level_{level}" / "aggregate.json")
                                .read_text())
         assert aggregate["level"] == level
+    level_0 = paths.out_dir / run_id / "stress" / "c" / "level_0" / "run_001" / "instruction.txt"
+    assert level_0.read_text() == INSTRUCTION  # the unchanged instruction
+    ladder = json.loads((paths.out_dir / run_id / "stress" / "c" / "aggregate.json").read_text())
+    assert (ladder["boundary_level"], ladder["ladder_decision"]) == (3, "tentative")
+    assert [(lv["level"], lv["decision"]) for lv in ladder["levels"]] == [
+        (0, "systematic_success"), (1, "systematic_success"), (2, "mixed"), (3, "systematic_failure")]
     rows = run_query(paths.store_path, "stress_boundary", run_id=run_id)
     table = [dict(zip(rows.columns, r)) for r in rows.rows]
-    assert [r["level"] for r in table] == [1, 2, 3]
-    assert [r["is_boundary"] for r in table] == [False, False, False]
-    assert {r["ladder_decision"] for r in table} == {"tentative"} and table[2]["boundary_level"] == 3
-    assert [round(r["success_upper_95"], 2) for r in table] == [1.0, 0.92, 0.63]
+    assert [r["level"] for r in table] == [0, 1, 2, 3]
+    assert [r["is_boundary"] for r in table] == [False, False, False, False]
+    assert {r["ladder_decision"] for r in table} == {"tentative"} and table[3]["boundary_level"] == 3
+    assert [round(r["success_upper_95"], 2) for r in table] == [1.0, 1.0, 0.92, 0.63]
     from ironbench.runs import show_run
 
-    _, shown = show_run(paths.store_path, run_id)
+    _, shown, _ = show_run(paths.store_path, run_id)
     [ladder] = [dict(zip(shown.columns, r)) for r in shown.rows if r[1] == "ladder"]
     assert ladder["decision"].startswith("tentative at level 3") and ladder["success_upper_95"] == 0.632
+
+def test_a_ladder_whose_base_already_fails_names_no_boundary(paths, script):
+    script({"c": ["generation"]})
+    run_id = start_run(stress_suite({"generator": "add_scope_detail", "additions": 3, "seed": 3}), paths)
+    found = decisions(paths, run_id)
+    assert (found["stress/c/level_0"].decision, found["stress/c/level_0"].n) == ("systematic_failure", 3)
+    assert "stress/c/level_1" not in found  # nothing above a failing base is run
+    verdict = found["stress/c"]
+    assert (verdict.decision, verdict.level) == ("fails_at_base", 0)
+    assert "unchanged instruction" in verdict.reason
+    ladder = json.loads((paths.out_dir / run_id / "stress" / "c" / "aggregate.json").read_text())
+    assert (ladder["boundary_level"], ladder["ladder_decision"]) == (0, "fails_at_base")
 
 
 def test_stress_ladder_can_run_past_the_boundary(paths, script):
@@ -132,8 +151,8 @@ def test_stress_ladder_can_run_past_the_boundary(paths, script):
     ladder = {"generator": "add_ambiguity", "additions": 3, "seed": 3, "runs_per_level": 2, "stop_at_boundary": False}
     run_id = start_run(stress_suite(ladder), paths)
     found = decisions(paths, run_id)
-    assert [found[f"stress/c/level_{k}"].n for k in (1, 2, 3)] == [2, 2, 2]
-    assert found["stress/c"].level == 1
+    assert [found[f"stress/c/level_{k}"].n for k in (0, 1, 2, 3)] == [2, 2, 2, 2]
+    assert (found["stress/c"].decision, found["stress/c"].level) == ("fails_at_base", 0)
 
 
 def test_sensitivity_query(paths, script):
@@ -297,3 +316,63 @@ def test_a_resumed_run_keeps_the_unstable_reference(paths, script):
     found = decisions(paths, run_id)
     # judged by the seed's single signature it would be `structural`
     assert found["adversarial/c/whitespace_noise/variant_0001"].decision == "within_noise"
+
+
+def _baseline_suite(target=SCRIPTED_TARGET, **fields):
+    return parse_suite({"suite_id": "b", "mode": "baseline", "target": target,
+                        "cases": [{"id": "c", "instruction": INSTRUCTION, "runs": 3}], **fields}, "b.yaml")
+
+
+def test_a_baseline_of_another_target_is_never_the_reference(paths, script, tmp_path):
+    import shutil
+    import sys
+
+    from tests.conftest import SCRIPTED
+
+    other = tmp_path / "other_agent.py"
+    shutil.copy(SCRIPTED, other)
+    script({"c": ["validation"]})
+    start_run(_baseline_suite([sys.executable, str(other), "{instruction}"]), paths)  # another target
+    script({"c": ["success"]})
+    run_id = start_run(adversarial_suite([{"generator": "whitespace_noise", "count": 2, "seed": 1}]), paths)
+    found = decisions(paths, run_id)
+    assert found["adversarial/c/baseline"].reference_source == "this run"
+    assert all(d.decision == "not_material" for g, d in found.items() if "variant_" in g)
+
+
+def test_the_reference_matches_the_recorded_environment_and_show_names_it(paths, script, monkeypatch):
+    from ironbench.runs import show_run
+
+    script({"c": ["validation"]})
+    monkeypatch.setenv("IRONBENCH_TEST_BACKEND", "http://one:11434")
+    one = start_run(_baseline_suite(record_env=["IRONBENCH_TEST_BACKEND"]), paths)
+    monkeypatch.setenv("IRONBENCH_TEST_BACKEND", "http://two:11434")
+    two = start_run(_baseline_suite(record_env=["IRONBENCH_TEST_BACKEND"]), paths)
+    script({"c": ["success"]})
+    adversarial = parse_suite({**adversarial_suite([{"generator": "whitespace_noise", "count": 1, "seed": 1}])
+                              .to_dict(), "record_env": ["IRONBENCH_TEST_BACKEND"]}, "adv.yaml")
+    monkeypatch.setenv("IRONBENCH_TEST_BACKEND", "http://one:11434")
+    run_id = start_run(adversarial, paths)
+    reference = decisions(paths, run_id)["adversarial/c/baseline"]
+    assert (reference.reference_source, reference.reference_group) == (one, "baseline/c")  # not the later `two`
+    _, _, verdicts = show_run(paths.store_path, run_id)
+    assert verdicts == [{"case_id": "c", "kind": "reference", "source_run": one,
+                         "text": f"judged against baseline baseline/c of run {one} (stable; same instruction, "
+                                 "target, version and environment)"}]
+    monkeypatch.setenv("IRONBENCH_TEST_BACKEND", "http://three:11434")
+    fresh = start_run(adversarial, paths)
+    assert decisions(paths, fresh)["adversarial/c/baseline"].reference_source == "this run"
+    assert two != one
+
+
+def test_a_baseline_made_mostly_of_infrastructure_errors_is_no_reference(paths, monkeypatch, tmp_path):
+    from tests.test_ironclad_transcripts import REPLAY_TARGET
+
+    sequence = tmp_path / "sequence"
+    sequence.write_text("outage_during_generation\noutage_during_generation\nvalidation_exhausted\n" * 3)
+    monkeypatch.setenv("REPLAY_SEQUENCE", str(sequence))
+    flaky = start_run(_baseline_suite(REPLAY_TARGET), paths)
+    assert decisions(paths, flaky)["baseline/c"].decision == "stable"  # 3 valid runs among 9 attempts
+    run_id = start_run(adversarial_suite([{"generator": "whitespace_noise", "count": 1, "seed": 1}])
+                       .model_copy(update={"target": REPLAY_TARGET}), paths)
+    assert decisions(paths, run_id)["adversarial/c/baseline"].reference_source == "this run"

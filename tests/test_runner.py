@@ -65,7 +65,8 @@ def test_timeouts_are_flagged_not_a_target_failure_stage(paths, script):
     run_id = start_run(make_suite({"slow": 3}, timeout_seconds=1), paths)
     completed = [e.event for e in events_of(paths, run_id) if isinstance(e.event, InvocationCompleted)]
     assert len(completed) == 3
-    assert all(c.timed_out and c.failure_stage == "unknown" and c.exit_code is None for c in completed)
+    # A timeout is its own category, never "unknown" (which means output nobody recognises).
+    assert all(c.timed_out and c.failure_stage == "timeout" and c.exit_code is None for c in completed)
 
 
 def test_same_decisions_whatever_the_concurrency(tmp_path, script):

@@ -59,7 +59,9 @@ def test_replaying_outcomes_one_by_one_stops_at_the_first_agreeing_triple(runs):
     assert stop_at == expected
 
 
-from ironbench.stopping import boundary_level, stress_level_decision, variant_decision  # noqa: E402
+from ironbench.stopping import (  # noqa: E402
+    stress_level_decision, variant_decision,
+)
 
 REFERENCE = OUTCOMES[0].signature()
 
@@ -101,11 +103,6 @@ def test_stress_level_rule(successes, max_runs):
         assert stop >= 3
         assert failures / stop >= 0.8 or failures == 0
     assert (decision.decision == "systematic_failure") == (failures / stop >= 0.8)
-
-
-def test_boundary_is_the_first_systematic_failure():
-    assert boundary_level([(3, "systematic_failure"), (1, "mixed"), (2, "systematic_failure")]) == 2
-    assert boundary_level([(1, "systematic_success"), (2, "mixed")]) is None
 
 
 # -- what a stable decision supports (item 5) -----------------------------------------------

@@ -30,7 +30,7 @@ def test_template_without_placeholder_is_rejected():
 def test_missing_executable_and_missing_module_fail_preflight():
     with pytest.raises(TargetError, match="not found: 'definitely-not-here'"):
         preflight(resolve_target("definitely-not-here {instruction}"))
-    with pytest.raises(TargetError, match="module not installed: 'no_such_pkg.mod'"):
+    with pytest.raises(TargetError, match="module 'no_such_pkg.mod' is not installed for"):
         preflight(resolve_target([sys.executable, "-m", "no_such_pkg.mod", "{instruction}"]))
     preflight(resolve_target("fixture"))
 
@@ -82,7 +82,8 @@ def test_fresh_dir_removes_leftovers(tmp_path):
 
 
 def test_version_is_git_commit_of_source_or_unknown(tmp_path):
-    assert len(target_version(resolve_target("fixture"))) == 40  # ironbench's own checkout
+    version = target_version(resolve_target("fixture"))  # ironbench's own checkout
+    assert version.startswith("git:") and len(version) == len("git:3fa91bc")
     script = tmp_path / "agent.py"
     script.write_text("print(1)")
     assert target_version(resolve_target([sys.executable, str(script), "{instruction}"])) == "unknown"
@@ -101,3 +102,78 @@ def test_a_package_inside_someone_elses_checkout_is_not_versioned_by_it(tmp_path
     sp.run(["git", "-C", str(tmp_path), "add", ".gitignore"], check=True)
     sp.run(["git", "-C", str(tmp_path), "-c", "user.email=a@b", "-c", "user.name=a", "commit", "-qm", "x"], check=True)
     assert target_version(resolve_target([sys.executable, str(package), "{instruction}"])) == "unknown"
+
+
+def make_venv(root: Path) -> Path:
+    """A virtualenv of its own (as a user's Ironclad would have), without ironbench in it."""
+    import subprocess as sp
+
+    sp.run([sys.executable, "-m", "venv", "--without-pip", str(root)], check=True)
+    python = root / "bin" / "python"
+    site = Path(sp.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                       check=True, capture_output=True, text=True).stdout.strip())
+    return python, site
+
+
+def install_fake_ironclad(site: Path, version: str = "1.0.0") -> None:
+    """A package only this venv has, with a distribution record, printing Ironclad's contract."""
+    package = site / "venv_only_ironclad"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "ironclad.py").write_text(
+        "import sys\nprint('[+] Verified after 0 repairs.')\n"
+        "print('[SUCCESS] Verified brick saved to: verified_bricks/x.py')\n")
+    dist = site / f"venv_only_ironclad-{version}.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text(f"Metadata-Version: 2.1\nName: venv-only-ironclad\nVersion: {version}\n")
+    (dist / "top_level.txt").write_text("venv_only_ironclad\n")
+
+
+def test_a_module_in_the_targets_own_virtualenv_passes_preflight_and_is_versioned(tmp_path):
+    python, site = make_venv(tmp_path / "venv")
+    install_fake_ironclad(site)
+    target = resolve_target([str(python), "-m", "venv_only_ironclad.ironclad", "{instruction}"])
+    preflight(target)  # ironbench's own environment does not have it; the target's interpreter does
+    assert target_version(target) == "1.0.0"
+    with pytest.raises(TargetError, match="not installed for"):
+        preflight(resolve_target([sys.executable, "-m", "venv_only_ironclad.ironclad", "{instruction}"]))
+
+
+def test_a_module_from_a_git_checkout_is_versioned_by_its_short_commit(tmp_path):
+    import subprocess as sp
+
+    python, site = make_venv(tmp_path / "venv")
+    checkout = tmp_path / "checkout"
+    (checkout / "src" / "checked_out_pkg").mkdir(parents=True)
+    (checkout / "src" / "checked_out_pkg" / "__init__.py").write_text("")
+    (checkout / "src" / "checked_out_pkg" / "tool.py").write_text("print(1)\n")
+    sp.run(["git", "init", "-q", str(checkout)], check=True)
+    sp.run(["git", "-C", str(checkout), "add", "."], check=True)
+    sp.run(["git", "-C", str(checkout), "-c", "user.email=a@b", "-c", "user.name=a", "commit", "-qm", "x"], check=True)
+    commit = sp.run(["git", "-C", str(checkout), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    (site / "checkout.pth").write_text(str(checkout / "src") + "\n")  # an editable install
+    target = resolve_target([str(python), "-m", "checked_out_pkg.tool", "{instruction}"])
+    assert target_version(target) == f"git:{commit[:7]}"
+
+
+def test_the_default_targets_error_shows_the_target_form_for_another_virtualenv(tmp_path):
+    python, _ = make_venv(tmp_path / "venv")
+    with pytest.raises(TargetError) as error:
+        preflight(resolve_target([str(python), "-m", "ironclad_ai_guardrails.ironclad", "{instruction}"]))
+    assert ('pass --target "/path/to/venv/bin/python -m ironclad_ai_guardrails.ironclad {instruction}"'
+            in str(error.value))
+
+
+def test_a_run_against_a_target_in_its_own_virtualenv(tmp_path):
+    import json
+
+    from tests.conftest import cli, make_suite, write_suite
+
+    python, site = make_venv(tmp_path / "venv")
+    install_fake_ironclad(site)
+    suite = write_suite(tmp_path / "s.yaml", make_suite({"c": 3}))
+    out = tmp_path / "out"
+    run_id = cli("run", str(suite), "--target", f"{python} -m venv_only_ironclad.ironclad {{instruction}}",
+                 "--out", str(out), "-q", check=True).stdout.strip()
+    summary = json.loads((out / run_id / "baseline" / "c" / "run_001" / "summary.json").read_text())
+    assert (summary["success"], summary["attempts"], summary["ironclad_version"]) == (True, 1, "1.0.0")

@@ -29,6 +29,9 @@ MaxFailuresOption = Annotated[Optional[int], typer.Option(
     "--max-failures", min=1, help="Stop the run after this many rejected AI outputs (resume continues it).")]
 QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar or turn-by-turn output.")]
 NoReportOption = Annotated[bool, typer.Option("--no-report", help="Do not write the run's HTML report at the end.")]
+MaxInfraErrorsOption = Annotated[int, typer.Option(
+    "--max-infra-errors", min=1, help="Stop the run (exit 1) after this many consecutive infrastructure errors "
+    "(the target's backend failed); resume re-runs those invocations.")]
 DEFAULT_OUT = Path("outputs")
 RunArgument = Annotated[str, typer.Argument(metavar="RUN", help="A run id, as `ironbench runs` lists them.")]
 
@@ -107,6 +110,9 @@ def run(
     store: StoreOption = None,
     jobs: JobsOption = 1,
     max_failures: MaxFailuresOption = None,
+    max_infra_errors: MaxInfraErrorsOption = 3,
+    label: Annotated[Optional[str], typer.Option(
+        "--label", help="A name for this run (e.g. the backend or model it used), kept in its metadata.")] = None,
     quiet: QuietOption = False,
     no_report: NoReportOption = False,
 ) -> None:
@@ -117,7 +123,8 @@ def run(
     loaded = load_suite(suite)
     reporter = _reporter(quiet)
     paths = _paths(out, store)
-    run_id = start_run(loaded, paths, target, jobs, str(suite), reporter, max_failures=max_failures)
+    run_id = start_run(loaded, paths, target, jobs, str(suite), reporter, max_failures=max_failures,
+                       max_infra_errors=max_infra_errors, label=label)
     if loaded.mode == "gauntlet" and not quiet:
         from ironbench.gauntlet.report import format_summary, summary_from_store
 
@@ -133,15 +140,17 @@ def resume(
     store: StoreOption = None,
     jobs: JobsOption = 1,
     max_failures: MaxFailuresOption = None,
+    max_infra_errors: MaxInfraErrorsOption = 3,
     quiet: QuietOption = False,
     no_report: NoReportOption = False,
 ) -> None:
-    """Continue an interrupted run: nothing completed is lost or repeated."""
+    """Continue an interrupted or stopped run: nothing completed is lost or repeated; invocations
+    whose backend failed run again."""
     from ironbench.runner import resume_run
 
     reporter = _reporter(quiet)
     paths = _paths(out, store)
-    status = resume_run(run_id, paths, jobs, reporter, max_failures=max_failures)
+    status = resume_run(run_id, paths, jobs, reporter, max_failures=max_failures, max_infra_errors=max_infra_errors)
     _finish(paths, run_id, quiet, no_report)
     typer.echo(f"{run_id} {status}")
 
@@ -170,12 +179,13 @@ def show(
     from ironbench.query import format_result
     from ironbench.runs import show_run
 
-    header, cases = show_run(_paths(out, store).store_path, run_id)
+    header, cases, verdicts = show_run(_paths(out, store).store_path, run_id)
     if header["mode"] == "gauntlet" and format is ReportFormat.table:
-        header = {k: v for k, v in header.items() if k not in ("invocations", "successes", "ironclad_version")}
+        header = {k: v for k, v in header.items()
+                  if k not in ("invocations", "successes", "infra_errors", "ironclad_version")}
     if format is ReportFormat.json:
-        typer.echo(json.dumps({**header, "cases": [dict(zip(cases.columns, r)) for r in cases.rows]},
-                              indent=2, default=str))
+        typer.echo(json.dumps({**header, "cases": [dict(zip(cases.columns, r)) for r in cases.rows],
+                               "verdicts": verdicts}, indent=2, default=str))
         return
     for key, value in header.items():
         typer.echo(f"{key:>17}: {value}")
@@ -186,6 +196,24 @@ def show(
         typer.echo(format_summary(summary_from_store(_paths(out, store).store_path, run_id)))
         return
     typer.echo(format_result(cases, "table"))
+    for verdict in verdicts:
+        typer.echo(f"{verdict['kind']} {verdict['case_id']}: {verdict['text']}")
+
+
+@app.command()
+def log(
+    run_id: Annotated[str, typer.Argument(metavar="RUN")],
+    case_id: Annotated[str, typer.Argument(metavar="CASE")],
+    variant: Annotated[Optional[str], typer.Option(
+        "--variant", help="Only this variant (e.g. base, whitespace_noise/variant_0001, level_2).")] = None,
+    run_index: Annotated[Optional[int], typer.Option("--run", min=1, help="Only this run number.")] = None,
+    out: OutOption = DEFAULT_OUT,
+    store: StoreOption = None,
+) -> None:
+    """Print what a case's invocations wrote on stdout and stderr, as recorded."""
+    from ironbench.runs import format_logs, invocation_logs
+
+    typer.echo(format_logs(invocation_logs(_paths(out, store).store_path, run_id, case_id, variant, run_index)))
 
 
 @app.command()
@@ -211,7 +239,7 @@ def query(
     out: OutOption = DEFAULT_OUT,
     store: StoreOption = None,
 ) -> None:
-    """Run a SQL query in DuckDB over the store (read-only). Views: runs, invocations, decisions, variants, rejections, turns, turn_scores, events."""
+    """Run a SQL query in DuckDB over the store (read-only). Views: runs, invocations, superseded_invocations, decisions, variants, rejections, turns, turn_scores, events."""
     from ironbench.query import format_result, run_query
 
     typer.echo(format_result(run_query(_paths(out, store).store_path, name, run_id), format.value))

@@ -14,13 +14,24 @@ from ironbench.events import (
 )
 from ironbench.keys import instruction_hash
 
-READ_MODEL_TABLES = ("invocations", "decisions", "variants", "rejections", "turns", "turn_scores", "runs")
+READ_MODEL_TABLES = ("invocations", "superseded_invocations", "decisions", "variants", "rejections", "turns", "turn_scores", "runs")
 
 _INSERT_INVOCATION = (
     "INSERT OR REPLACE INTO invocations(invocation_key, run_id, suite_id, mode, case_id, variant_id, "
     "run_index, instruction_hash, instruction_length, success, failure_stage, attempts, repairs_triggered, "
     "duration_ms, timed_out, harness_error, exit_code, debug_artifacts_present, timestamp_utc, seq, "
-    "group_path, generator, level, case_mode, infra_error) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+    "group_path, generator, level, case_mode, infra_error, rerun) "
+    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+)
+_INVOCATION_COLUMNS = (
+    "invocation_key, rerun, run_id, suite_id, mode, case_id, variant_id, run_index, instruction_hash, "
+    "instruction_length, success, failure_stage, attempts, repairs_triggered, duration_ms, timed_out, harness_error, "
+    "infra_error, exit_code, debug_artifacts_present, timestamp_utc, seq, group_path, generator, level, case_mode"
+)
+# A re-run of a slot replaces its live row; the attempt it replaces is kept here.
+_SUPERSEDE = (
+    f"INSERT OR REPLACE INTO superseded_invocations({_INVOCATION_COLUMNS}) "
+    f"SELECT {_INVOCATION_COLUMNS} FROM invocations WHERE invocation_key = ? AND rerun < ?"
 )
 _INSERT_DECISION = (
     "INSERT OR REPLACE INTO decisions(seq, run_id, suite_id, mode, case_id, variant_id, decision, reason, n, "
@@ -53,19 +64,22 @@ class ReadModel:
                 self._runs[recorded.run_id] = (event.suite_id, event.mode)
                 conn.execute(
                     "INSERT OR REPLACE INTO runs(run_id, suite_id, mode, status, started_utc, finished_utc, "
-                    "target, ironclad_version) VALUES (?,?,?,?,?,?,?,?)",
+                    "target, ironclad_version, label, environment) VALUES (?,?,?,?,?,?,?,?,?,?)",
                     (recorded.run_id, event.suite_id, event.mode, "running", recorded.timestamp_utc, None,
-                     " ".join(event.target_argv), event.ironclad_version),
+                     " ".join(event.target_argv), event.ironclad_version, event.label,
+                     json.dumps(event.environment, sort_keys=True)),
                 )
             elif isinstance(event, InvocationCompleted):
                 suite_id, mode = self._suite_and_mode(conn, recorded.run_id)
+                if event.rerun:
+                    conn.execute(_SUPERSEDE, (event.key, event.rerun))
                 conn.execute(_INSERT_INVOCATION, (
                     event.key, recorded.run_id, suite_id, mode, event.case_id, event.variant_id,
                     event.run_index, event.instruction_hash, event.instruction_length, event.success,
                     event.failure_stage, event.attempts, event.repairs_triggered, event.duration_ms,
                     event.timed_out, event.harness_error, event.exit_code, event.debug_artifacts_present,
                     recorded.timestamp_utc, recorded.seq, event.group, event.generator, event.level, event.mode,
-                    event.infra_error,
+                    event.infra_error, event.rerun,
                 ))
             elif isinstance(event, DecisionTaken):
                 suite_id, mode = self._suite_and_mode(conn, recorded.run_id)

@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ironbench.aggregate import aggregate, summary
+from ironbench.aggregate import aggregate, ladder_aggregate, summary
 from ironbench.errors import StoreError
 from ironbench.gauntlet.report import ScenarioRecord, TurnRecord
 from ironbench.gauntlet.report import results as gauntlet_results
@@ -50,7 +50,7 @@ def _json(data: dict) -> str:
 class _RunState:
     started: RecordedEvent
     status: dict = field(default_factory=dict)
-    groups: dict[str, list[InvocationCompleted]] = field(default_factory=dict)
+    groups: dict[str, dict[int, InvocationCompleted]] = field(default_factory=dict)  # live run per index
     decisions: dict[str, DecisionTaken] = field(default_factory=dict)
     rejections: dict[str, list[tuple[str, AiOutputRejected]]] = field(default_factory=dict)
     gauntlet: dict[tuple[str, str, int], ScenarioRecord] = field(default_factory=dict)
@@ -90,7 +90,7 @@ class OutputTree:
         event = recorded.event
         if isinstance(event, InvocationCompleted):
             group = group_of(recorded)
-            state.groups.setdefault(group, []).append(event)
+            state.groups.setdefault(group, {})[event.run_index] = event  # a re-run supersedes its slot's attempt
             return group
         if isinstance(event, AiOutputRejected):
             state.rejections.setdefault(recorded.stream, []).append((recorded.timestamp_utc, event))
@@ -149,6 +149,8 @@ class OutputTree:
             self._write_gauntlet(state)
         if group is not None:
             self._write_aggregate(state, group)
+        if isinstance(event, DecisionTaken) and event.mode == "stress" and event.variant_id == "ladder":
+            self._write_ladder(state, event)
         if isinstance(event, (RunFinished, RunAborted)):
             self._write_metadata(state)
 
@@ -171,6 +173,8 @@ class OutputTree:
             "timeout_seconds": started.suite.get("timeout_seconds"),
             "repair_enabled": started.suite.get("repair_enabled"),
             "debug_enabled": started.suite.get("debug_enabled"),
+            "label": started.label,
+            "environment": started.environment,
             **state.status,
         }
         _write(self.run_dir(state.started.run_id) / "metadata.json", _json(metadata))
@@ -214,10 +218,16 @@ class OutputTree:
         _write(folder / "summary.json", _json(data["summary"]))
 
     def _write_aggregate(self, state: _RunState, group: str) -> None:
-        runs = sorted(state.groups[group], key=lambda e: e.run_index)
+        runs = [state.groups[group][index] for index in sorted(state.groups[group])]
         data = aggregate(state.started.event.suite_id, runs[0].case_id, runs[0].variant_id, runs,
                          state.decisions.get(group))
         _write(self.run_dir(state.started.run_id) / group / "aggregate.json", _json(data))
+
+    def _write_ladder(self, state: _RunState, verdict: DecisionTaken) -> None:
+        prefix = f"{verdict.group}/"
+        levels = [d for group, d in state.decisions.items() if group.startswith(prefix) and d.level is not None]
+        data = ladder_aggregate(state.started.event.suite_id, verdict.case_id, levels, verdict)
+        _write(self.run_dir(state.started.run_id) / verdict.group / "aggregate.json", _json(data))
 
     def catch_up(self) -> int:
         """Apply every event recorded since this tree's position; returns how many."""

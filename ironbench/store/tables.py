@@ -36,12 +36,49 @@ class RunRow(SQLModel, table=True):
     finished_utc: Optional[str] = None
     target: str
     ironclad_version: str
+    label: Optional[str] = None
+    environment: Optional[str] = None  # JSON: the variables the suite's record_env named
 
 
 class InvocationRow(SQLModel, table=True):
     __tablename__ = "invocations"
 
     invocation_key: str = Field(primary_key=True)
+    run_id: str = Field(index=True)
+    suite_id: str
+    mode: str
+    case_id: str
+    variant_id: str
+    run_index: int
+    instruction_hash: str
+    instruction_length: int
+    success: bool
+    failure_stage: Optional[str] = None
+    attempts: int
+    repairs_triggered: int
+    duration_ms: int
+    timed_out: bool
+    harness_error: Optional[str] = None
+    infra_error: Optional[str] = None
+    exit_code: Optional[int] = None
+    debug_artifacts_present: bool
+    timestamp_utc: str
+    seq: int
+    group_path: Optional[str] = None
+    generator: Optional[str] = None
+    level: Optional[int] = None
+    case_mode: Optional[str] = None
+    rerun: int = 0  # 0: the slot's first attempt; k: its k-th re-run
+
+
+class SupersededInvocationRow(SQLModel, table=True):
+    """An attempt of an invocation slot that a later attempt replaced (it hit an
+    infrastructure error and was run again); `invocations` holds only the live one."""
+
+    __tablename__ = "superseded_invocations"
+
+    invocation_key: str = Field(primary_key=True)
+    rerun: int = Field(primary_key=True)
     run_id: str = Field(index=True)
     suite_id: str
     mode: str

@@ -1,17 +1,16 @@
 """Command targets: one subprocess per invocation, in its own directory and process group."""
 
-import importlib.util
 import os
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from ironbench.errors import TargetError
-from ironbench.targets.registry import TargetSpec
+from ironbench.targets.registry import PLACEHOLDER, TargetSpec
+from ironbench.targets.version import probe_module, python_module
 
 OUTPUT_CAP = 64 * 1024
 
@@ -34,28 +33,26 @@ def cap_output(text: str, cap: int = OUTPUT_CAP) -> tuple[str, bool]:
     return f"{text[:keep]}\n...[{dropped} characters dropped by ironbench]...\n{text[-keep:]}", True
 
 
-def _python_module(argv: tuple[str, ...]) -> str | None:
-    if len(argv) >= 3 and argv[1] == "-m" and Path(argv[0]).resolve() == Path(sys.executable).resolve():
-        return argv[2]
-    return None
-
-
 def preflight(target: TargetSpec) -> None:
-    """Fail once, clearly, when the target cannot possibly start."""
+    """Fail once, clearly, when the target cannot possibly start.
+
+    A `PYTHON -m MODULE` target's module is looked up by that interpreter itself,
+    so Ironclad installed in its own virtualenv is found where it lives.
+    """
     executable = target.argv_template[0]
     if shutil.which(executable) is None:
         raise TargetError(f"target executable not found: {executable!r} (target {target.name})")
-    module = _python_module(target.argv_template)
-    if module is not None:
-        try:
-            found = importlib.util.find_spec(module) is not None
-        except ModuleNotFoundError:
-            found = False
-        if not found:
-            raise TargetError(
-                f"target module not installed: {module!r} (target {target.name}); "
-                "install it or pass --target"
-            )
+    module = python_module(target.argv_template)
+    if module is None:
+        return
+    probe = probe_module(*module)
+    if probe.ran and not probe.found:
+        why = f" (importing it failed: {probe.error})" if probe.error else ""
+        raise TargetError(
+            f"target module {module[1]!r} is not installed for {executable}{why} (target {target.name}); "
+            f"if it lives in another virtualenv, pass --target \"/path/to/venv/bin/python -m {module[1]} "
+            f"{PLACEHOLDER}\""
+        )
 
 
 def invoke(argv: list[str], workdir: Path, timeout_s: float, env_extra: dict[str, str]) -> ProcessResult:

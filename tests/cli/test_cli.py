@@ -7,7 +7,7 @@ from tests.conftest import cli, make_suite, write_suite
 
 def test_help_lists_every_command():
     result = cli("--help", check=True)
-    for command in ("run", "resume", "runs", "show", "project", "query", "compare", "db"):
+    for command in ("run", "resume", "runs", "show", "log", "project", "query", "compare", "db"):
         assert command in result.stdout
 
 
@@ -96,6 +96,7 @@ def test_variants_previews_with_a_diff_and_invokes_nothing(tmp_path):
     assert "lexical_shuffle/variant_0001:" in result.stdout and "[-" in result.stdout and "{+" in result.stdout
     stress = cli("variants", "suites/stress.yaml", check=True)
     assert "add_scope_detail/level_5:" in stress.stdout
+    assert "add_scope_detail/level_0:" in stress.stdout and "level 0: the unchanged instruction" in stress.stdout
 
 
 def test_unknown_generator_is_one_line_exit_2(tmp_path):
@@ -136,3 +137,77 @@ def test_show_states_what_a_stable_decision_supports(tmp_path):
 def test_compare_rejects_unknown_gate_values(tmp_path):
     result = cli("compare", "a", "b", "--gate", "sometimes", "--out", str(tmp_path))
     assert result.returncode == 2 and "Traceback" not in result.stderr
+
+
+def test_a_target_that_cannot_start_stops_the_run_with_its_stderr(tmp_path):
+    import sys
+
+    suite = write_suite(tmp_path / "s.yaml", make_suite({"a": 3, "b": 3}))
+    out = tmp_path / "out"
+    missing = tmp_path / "missing.py"
+    result = cli("run", str(suite), "--target", f"{sys.executable} {missing} {{instruction}}", "--out", str(out))
+    assert result.returncode == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    assert "the target cannot start. Its first 3 invocations exited with code 2" in result.stderr
+    assert "can't open file" in result.stderr and "Hint: run it by hand" in result.stderr
+    with sqlite3.connect(out / "ironbench.db") as conn:
+        run_id, status = conn.execute("SELECT run_id, status FROM runs").fetchone()
+        assert conn.execute("SELECT count(*) FROM invocations").fetchone()[0] == 3
+        assert conn.execute("SELECT count(*) FROM decisions").fetchone()[0] == 0  # never "stable, 0/3"
+    assert status == "aborted"
+    log = cli("log", run_id, "a", "--run", "1", "--out", str(out), check=True).stdout
+    assert log.startswith(f"== {run_id} baseline/a/run_001 (exit 2; failure_stage unknown;")
+    assert "-- stderr --" in log and "can't open file" in log
+    assert cli("log", run_id, "zzz", "--out", str(out)).returncode == 2
+
+
+def test_the_readme_order_with_the_real_progress_reporter(tmp_path):
+    """Baseline first, then adversarial against the stored baseline, then a mixed suite
+    twice: every run without -q, so the progress bar meets early decisions."""
+    from tests.conftest import SCRIPTED_TARGET
+    from ironbench.suite import parse_suite
+
+    instruction = "Write a Python function that reverses the order of words in a sentence."
+    out = str(tmp_path / "out")
+    env = {"SCRIPTED_OUTCOMES": json.dumps({"c": ["success"], "s/level_2": ["generation"]})}
+    baseline = write_suite(tmp_path / "baseline.yaml", parse_suite(
+        {"suite_id": "b", "mode": "baseline", "target": SCRIPTED_TARGET,
+         "cases": [{"id": "c", "instruction": instruction, "runs": 3}]}, "b.yaml"))
+    adversarial = write_suite(tmp_path / "adversarial.yaml", parse_suite(
+        {"suite_id": "a", "mode": "adversarial", "target": SCRIPTED_TARGET,
+         "cases": [{"id": "c", "instruction": instruction,
+                    "generators": [{"generator": "whitespace_noise", "count": 2, "seed": 1}]}]}, "a.yaml"))
+    demo = write_suite(tmp_path / "demo.yaml", parse_suite(
+        {"suite_id": "demo", "mode": "mixed", "target": SCRIPTED_TARGET, "cases": [
+            {"id": "c", "mode": "baseline", "instruction": instruction, "runs": 3},
+            {"id": "w", "mode": "adversarial", "instruction": instruction,
+             "generators": [{"generator": "whitespace_noise", "count": 1, "seed": 1}]},
+            {"id": "s", "mode": "stress", "instruction": instruction,
+             "ladder": {"generator": "add_scope_detail", "additions": 2, "seed": 5, "runs_per_level": 2}}]},
+        "demo.yaml"))
+    run_ids = []
+    for suite in (baseline, adversarial, demo, demo):
+        result = cli("run", str(suite), "--out", out, env=env)
+        assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
+        run_ids.append(result.stdout.strip())
+    second = cli("show", run_ids[1], "--out", out, check=True).stdout
+    assert f"reference c: judged against baseline baseline/c of run {run_ids[0]}" in second
+    last = cli("show", run_ids[3], "--out", out, check=True).stdout
+    assert "stress s: capability boundary at level 2" in last
+    statuses = json.loads(cli("runs", "--out", out, "-f", "json", check=True).stdout)
+    assert [r["status"] for r in statuses] == ["finished"] * 4
+
+
+def test_label_and_recorded_environment_reach_metadata_and_events(tmp_path):
+    suite = write_suite(tmp_path / "s.yaml", make_suite({"a": 3}, record_env=["IRONBENCH_TEST_HOST", "UNSET_VAR_X"]))
+    out = tmp_path / "out"
+    run_id = cli("run", str(suite), "--out", str(out), "-q", "--label", "ollama on gpu-2",
+                 env={"IRONBENCH_TEST_HOST": "http://gpu-2:11434"}, check=True).stdout.strip()
+    metadata = json.loads((out / run_id / "metadata.json").read_text())
+    assert metadata["label"] == "ollama on gpu-2"
+    assert metadata["environment"] == {"IRONBENCH_TEST_HOST": "http://gpu-2:11434", "UNSET_VAR_X": None}
+    with sqlite3.connect(out / "ironbench.db") as conn:
+        payload = json.loads(conn.execute("SELECT payload FROM events WHERE type = 'run_started'").fetchone()[0])
+    assert payload["label"] == "ollama on gpu-2" and payload["environment"] == metadata["environment"]
+    listed = json.loads(cli("runs", "--out", str(out), "-f", "json", check=True).stdout)
+    assert listed[0]["label"] == "ollama on gpu-2"

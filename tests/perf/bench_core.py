@@ -89,7 +89,8 @@ def build_synthetic_store(path: Path, rows: int) -> None:
     conn = sqlite3.connect(path)
     with conn:
         runs = [f"run_synth_{r:03d}" for r in range(100)]
-        conn.executemany("INSERT INTO runs VALUES (?,?,?,?,?,?,?,?)",
+        conn.executemany("INSERT INTO runs(run_id, suite_id, mode, status, started_utc, finished_utc, target, "
+                         "ironclad_version) VALUES (?,?,?,?,?,?,?,?)",
                          [(r, "synthetic", "baseline", "finished", "2026-01-01T00:00:00Z", None, "x", "v")
                           for r in runs])
 

@@ -1,10 +1,11 @@
 import json
+import re
 
 from ironbench.projections.rebuild import project_run
 from ironbench.runner import start_run
 from tests.conftest import make_suite
 
-SUMMARY_FIELDS = {"run_id", "suite", "case_id", "variant_id", "instruction_hash", "instruction_length", "success",
+SUMMARY_FIELDS = {"run_id", "harness_run_id", "infra_error", "timed_out", "suite", "case_id", "variant_id", "instruction_hash", "instruction_length", "success",
                   "failure_stage", "attempts", "repairs_triggered", "duration_ms", "debug_enabled",
                   "debug_artifacts_present", "debug_path", "timestamp_utc", "ironclad_version"}
 AGGREGATE_FIELDS = {"suite", "case_id", "variant", "total_runs", "successes", "failures", "success_rate",
@@ -32,6 +33,13 @@ def test_tree_has_the_spec_layout_and_fields(paths, script):
         assert SUMMARY_FIELDS <= set(summary)
         assert (run / "instruction.txt").read_text() == "Write a function named alpha."
         assert (run / "debug_ref.txt").read_text().strip() == summary["debug_path"]
+    first = json.loads((case_dir / "run_001" / "summary.json").read_text())
+    # The seed's record format: the run's sequential number, a prefixed hash, seconds in UTC.
+    assert (first["run_id"], first["harness_run_id"]) == ("run_001", run_id)
+    assert re.fullmatch(r"sha256:[0-9a-f]{64}", first["instruction_hash"])
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", first["timestamp_utc"])
+    assert re.fullmatch(r"git:[0-9a-f]{7}", first["ironclad_version"])  # the scripted target lives in this checkout
+    assert first["infra_error"] is None
     second = json.loads((case_dir / "run_002" / "summary.json").read_text())
     assert (second["success"], second["failure_stage"], second["attempts"], second["repairs_triggered"]) == (
         False, "validation", 4, 3)
@@ -77,3 +85,26 @@ def test_rebuild_writes_the_report_again_and_keeps_comparison_pages(paths, scrip
     (run_dir / "report.html").write_text("tampered")
     project_run(paths.store_path, paths.out_dir, run_id, rebuild=True)
     assert snapshot(run_dir) == before and f"compare_{base}.html" in before
+
+
+def test_rebuild_is_byte_identical_with_reruns_and_a_ladder(paths, monkeypatch, tmp_path):
+    from ironbench.suite import parse_suite
+    from tests.test_ironclad_transcripts import REPLAY_TARGET
+
+    sequence = tmp_path / "sequence"
+    sequence.write_text("verified_after_one_repair\noutage_during_repair\nvalidation_exhausted\n")
+    monkeypatch.setenv("REPLAY_SEQUENCE", str(sequence))
+    suite = parse_suite({"suite_id": "mix", "mode": "mixed", "target": REPLAY_TARGET, "cases": [
+        {"id": "b", "mode": "baseline", "instruction": "Write a function named b.", "runs": 3},
+        {"id": "s", "mode": "stress", "instruction": "Write a function named s.",
+         "ladder": {"generator": "add_scope_detail", "additions": 2, "seed": 1, "runs_per_level": 2}}]}, "mix.yaml")
+    run_id = start_run(suite, paths)
+    run_dir = paths.out_dir / run_id
+    summaries = [json.loads(p.read_text()) for p in run_dir.rglob("summary.json")]
+    [rerun] = [s for s in summaries if s["rerun"]]  # the slot whose first attempt hit the outage
+    assert (rerun["rerun"], rerun["infra_error"]) == (1, None)
+    assert not any(s["infra_error"] for s in summaries)  # the tree shows live attempts only
+    assert (run_dir / "stress" / "s" / "aggregate.json").exists()
+    before = snapshot(run_dir)
+    project_run(paths.store_path, paths.out_dir, run_id, rebuild=True)
+    assert snapshot(run_dir) == before

@@ -1,15 +1,15 @@
 """Statistics: decisions carry one-sided bounds, direction and p-value; gauntlet conversations.
 
-Revision ID: 0006_stats
-Revises: 0005_infra_errors
+Revision ID: 0007_stats
+Revises: 0006_facts
 Create Date: 2026-11-23
 """
 
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0006_stats"
-down_revision = "0005_infra_errors"
+revision = "0007_stats"
+down_revision = "0006_facts"
 branch_labels = None
 depends_on = None
 

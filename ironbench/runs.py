@@ -44,7 +44,7 @@ WHERE i.run_id = ?
 GROUP BY 1, 2
 UNION ALL
 -- a stress ladder's own verdict (boundary, tentative, ...) has no runs of its own
-SELECT case_id, variant_id, n, successes, round(success_rate, 3),
+SELECT case_id, variant_id, n, successes, round(success_rate, 3), NULL, NULL,
        decision || coalesce(' at level ' || level, '') || coalesce(', p=' || round(p_value, 4), ''),
        round(wilson_low, 3), round(wilson_high, 3), round(chance_agreement, 3), NULL,
        round(success_upper_95, 3), NULL, NULL, NULL
@@ -89,6 +89,9 @@ def _verdict(case_id: str, decision: str, level: int | None, source: str | None,
         text = "fails at base: level 0, the unchanged instruction, already fails systematically; no boundary"
     elif decision == "boundary":
         text = f"capability boundary at level {level}"
+    elif decision == "tentative":
+        text = (f"tentative boundary at level {level}: it fails systematically, but is not shown to be worse "
+                "than level 0 (more runs per level could tell)")
     else:
         text = "no capability boundary: no level failed systematically"
     return {"case_id": case_id, "kind": "stress", "boundary_level": level, "decision": decision, "text": text}

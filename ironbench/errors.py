@@ -25,3 +25,9 @@ class QueryError(IronbenchError):
 
 class RunNotFound(IronbenchError):
     """A run id names no run in the store."""
+
+
+class ChainBroken(IronbenchError):
+    """The events' hash chain does not hold: history was changed after it was written."""
+
+    exit_code = 1

@@ -37,6 +37,7 @@ class RunStarted(_Event):
     python_version: str
     platform: str
     jobs: int = 1
+    redact: list[str] = field(default_factory=list)  # names given with --redact (never values)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -84,6 +85,9 @@ class InvocationCompleted(_Event):
     stdout: str = ""
     stderr: str = ""
     output_truncated: bool = False
+    # The whole streams, redacted and capped (targets/capture.py): where a person reads them.
+    stdout_path: str | None = None
+    stderr_path: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -7,7 +7,7 @@ order, so any number of jobs reaches the same decisions.
 
 import platform
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import contextmanager
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
@@ -25,6 +25,7 @@ from ironbench.outcome import UNKNOWN, Outcome, parse_outcome
 from ironbench.keys import instruction_hash, invocation_key
 from ironbench.planner import AiVariants, Group, Track, ai_entries
 from ironbench.planner import plan as plan_tracks
+from ironbench.redact import Redactor
 from ironbench.projections.readmodel import ReadModel
 from ironbench.projections.tree import OutputTree, group_of
 from ironbench.references import latest_baseline
@@ -58,6 +59,19 @@ class SilentReporter:
     def finished(self, run_id, status): pass
 
 
+class _RedactingReporter:
+    """Notes (model answers, rejection reasons) are logs too: no secret reaches them."""
+
+    def __init__(self, reporter: Reporter, redactor: Redactor) -> None:
+        self._reporter, self._redactor = reporter, redactor
+
+    def note(self, text):
+        self._reporter.note(self._redactor.text(text))
+
+    def __getattr__(self, name):
+        return getattr(self._reporter, name)
+
+
 @dataclass(frozen=True)
 class RunPaths:
     out_dir: Path
@@ -86,9 +100,10 @@ def new_run_id(store: EventStore, now: datetime | None = None) -> str:
     return run_id
 
 
-def _execute_one(work: _Work, argv: list[str], env: dict[str, str], debug_enabled: bool) -> tuple[ProcessResult, Outcome, bool]:
+def _execute_one(work: _Work, argv: list[str], env: dict[str, str], debug_enabled: bool,
+                 redactor: Redactor | None = None) -> tuple[ProcessResult, Outcome, bool]:
     ensure_fresh_dir(work.workdir)
-    result = invoke(argv, work.workdir, work.group.timeout_seconds, env)
+    result = invoke(argv, work.workdir, work.group.timeout_seconds, env, redactor)
     if result.timed_out or result.harness_error:
         outcome = UNKNOWN
     else:
@@ -275,6 +290,7 @@ class Session:
             debug_enabled=self.suite.debug_enabled, debug_artifacts_present=debug_present,
             debug_path=str(work.workdir / DEBUG_DIR), brick_path=outcome.brick_path,
             stdout=stdout, stderr=stderr, output_truncated=cut_out or cut_err,
+            stdout_path=result.stdout_path, stderr_path=result.stderr_path,
         )
         return Pending(group.stream(work.run_index), completed, idempotency_key=f"completed:{work.key}")
 
@@ -291,7 +307,8 @@ class Session:
                 return None
             group = work.group
             future = executor.submit(_execute_one, work, self.target.argv(group.instruction),
-                                     self._env(group, work.run_index), self.suite.debug_enabled)
+                                     self._env(group, work.run_index), self.suite.debug_enabled,
+                                     self.store.redactor)
             running[future] = (state, work)
             return Pending(group.stream(work.run_index), InvocationStarted(
                 key=work.key, mode=group.mode, group=group.path, case_id=group.case_id,
@@ -367,6 +384,9 @@ def _aborts_run(append, tree: OutputTree, reporter: Reporter, run_id: str):
     try:
         yield
     except BaseException as exc:
+        redactor = tree.store.redactor
+        if redactor is not None and isinstance(exc, IronbenchError):
+            exc.args = (redactor.text(str(exc)),)  # the CLI prints it
         reason = "interrupted" if isinstance(exc, KeyboardInterrupt) else (str(exc) or type(exc).__name__)
         append([Pending(RUN_STREAM, RunAborted(reason=reason))])
         tree.flush()
@@ -375,12 +395,13 @@ def _aborts_run(append, tree: OutputTree, reporter: Reporter, run_id: str):
 
 
 def _begin(store: EventStore, tree: OutputTree, suite: Suite, suite_path: str | None, target_argv: list[str],
-           ironclad_version: str, jobs: int) -> str:
+           ironclad_version: str, jobs: int, redact: Sequence[str] = ()) -> str:
     run_id = new_run_id(store)
     _appender(store, tree, run_id)([Pending(RUN_STREAM, RunStarted(
         suite_id=suite.suite_id, mode=suite.mode, suite=suite.to_dict(), suite_path=suite_path,
         target_argv=target_argv, ironclad_version=ironclad_version, harness_version=__version__,
         python_version=sys.version.split()[0], platform=f"{platform.system()}-{platform.machine()}", jobs=jobs,
+        redact=sorted(set(redact)),
     ))])
     return run_id
 
@@ -401,24 +422,36 @@ def _generate_ai(suite: Suite, run_id: str, store: EventStore, tree: OutputTree,
         return generate_ai_variants(suite, run_id, store, append, max_failures, reporter.note)
 
 
+def _redacting(reporter: Reporter | None, names: Sequence[str]) -> tuple[Reporter, Redactor]:
+    redactor = Redactor.from_environ(names)
+    reporter = reporter or SilentReporter()
+    return (_RedactingReporter(reporter, redactor) if redactor else reporter), redactor
+
+
 def start_run(suite: Suite, paths: RunPaths, target_override: str | None = None, jobs: int = 1,
               suite_path: str | None = None, reporter: Reporter | None = None,
-              executor_factory: Callable[[int], Executor] = _executor, max_failures: int | None = None) -> str:
-    """Start a new run of `suite`; returns its run id once every case is decided."""
-    reporter = reporter or SilentReporter()
+              executor_factory: Callable[[int], Executor] = _executor, max_failures: int | None = None,
+              redact: Sequence[str] = ()) -> str:
+    """Start a new run of `suite`; returns its run id once every case is decided.
+
+    Values of secret-looking environment variables, and of those named in `redact`,
+    are replaced before anything is stored or printed.
+    """
+    reporter, redactor = _redacting(reporter, redact)
     if suite.mode == "gauntlet":
-        return _start_gauntlet(suite, paths, suite_path, reporter)
+        return _start_gauntlet(suite, paths, suite_path, reporter, redactor, redact)
     target = resolve_target(target_override if target_override is not None else suite.target)
     preflight(target)  # before anything is written: a missing target is one clear error
     if ai_entries(suite):
         from ironbench.ai_generation import preflight_models
 
         preflight_models(suite)  # likewise an unknown model id
-    store = open_store(paths.store_path, [ReadModel()])
+    store = open_store(paths.store_path, [ReadModel()], redactor=redactor)
     with store:
         tree = OutputTree(store, paths.out_dir)
         tree.catch_up()
-        run_id = _begin(store, tree, suite, suite_path, list(target.argv_template), target_version(target), jobs)
+        run_id = _begin(store, tree, suite, suite_path, list(target.argv_template), target_version(target), jobs,
+                        redact)
         ai_variants = _generate_ai(suite, run_id, store, tree, reporter, max_failures)
         session = Session(paths, run_id, suite, target, store, tree, reporter, ai_variants)
         session.append(session.planning_events())
@@ -428,15 +461,16 @@ def start_run(suite: Suite, paths: RunPaths, target_override: str | None = None,
     return run_id
 
 
-def _start_gauntlet(suite: Suite, paths: RunPaths, suite_path: str | None, reporter: Reporter) -> str:
+def _start_gauntlet(suite: Suite, paths: RunPaths, suite_path: str | None, reporter: Reporter,
+                    redactor: Redactor, redact: Sequence[str]) -> str:
     from ironbench.gauntlet.engines import preflight_engines
 
     preflight_engines(suite.engines)  # unknown models, classes and commands: before anything is written
-    store = open_store(paths.store_path, [ReadModel()])
+    store = open_store(paths.store_path, [ReadModel()], redactor=redactor)
     with store:
         tree = OutputTree(store, paths.out_dir)
         tree.catch_up()
-        run_id = _begin(store, tree, suite, suite_path, [], "n/a", 1)
+        run_id = _begin(store, tree, suite, suite_path, [], "n/a", 1, redact)
         _gauntlet(suite, run_id, store, tree, reporter, [])
     return run_id
 
@@ -454,15 +488,18 @@ def _gauntlet(suite: Suite, run_id: str, store: EventStore, tree: OutputTree, re
 
 
 def resume_run(run_id: str, paths: RunPaths, jobs: int = 1, reporter: Reporter | None = None,
-               executor_factory: Callable[[int], Executor] = _executor, max_failures: int | None = None) -> str:
-    """Continue an interrupted run: completed invocations are kept, the rest run."""
-    reporter = reporter or SilentReporter()
+               executor_factory: Callable[[int], Executor] = _executor, max_failures: int | None = None,
+               redact: Sequence[str] = ()) -> str:
+    """Continue an interrupted run: completed invocations are kept, the rest run. The
+    names the run was started with --redact stay redacted, with `redact` added."""
     store = open_store(paths.store_path, [ReadModel()], create=False)
     with store:
         if not store.has_run(run_id):
             raise RunNotFound(f"run {run_id!r} not found in {paths.store_path}")
         events = list(store.read(run_id))
         started: RunStarted = events[0].event
+        reporter, redactor = _redacting(reporter, [*started.redact, *redact])
+        store.redactor = redactor or None
         if any(isinstance(e.event, RunFinished) for e in events):
             reporter.finished(run_id, "already finished")
             return "already finished"

@@ -28,6 +28,9 @@ JobsOption = Annotated[int, typer.Option("--jobs", "-j", min=1, help="Cases invo
 MaxFailuresOption = Annotated[Optional[int], typer.Option(
     "--max-failures", min=1, help="Stop the run after this many rejected AI outputs (resume continues it).")]
 QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar or turn-by-turn output.")]
+RedactOption = Annotated[Optional[list[str]], typer.Option(
+    "--redact", metavar="NAME", help="Also redact this environment variable's value (repeatable); names with "
+    "KEY, TOKEN, SECRET, PASSWORD or CREDENTIAL are always redacted.")]
 DEFAULT_OUT = Path("outputs")
 
 
@@ -46,6 +49,13 @@ def _paths(out: Path, store: Optional[Path]):
     from ironbench.runner import RunPaths
 
     return RunPaths.resolve(out, store)
+
+
+def _say(text: str) -> None:
+    """Human-readable output: text from suites, targets and the store cannot drive the terminal."""
+    from ironbench.printable import printable
+
+    typer.echo(printable(text, keep_newlines=True))
 
 
 def _reporter(quiet: bool):
@@ -69,6 +79,7 @@ def run(
     jobs: JobsOption = 1,
     max_failures: MaxFailuresOption = None,
     quiet: QuietOption = False,
+    redact: RedactOption = None,
 ) -> None:
     """Run a suite against its target; prints the run id."""
     from ironbench.runner import start_run
@@ -77,11 +88,15 @@ def run(
     loaded = load_suite(suite)
     reporter = _reporter(quiet)
     paths = _paths(out, store)
-    run_id = start_run(loaded, paths, target, jobs, str(suite), reporter, max_failures=max_failures)
+    run_id = start_run(loaded, paths, target, jobs, str(suite), reporter, max_failures=max_failures,
+                       redact=redact or ())
     if loaded.mode == "gauntlet" and not quiet:
         from ironbench.gauntlet.report import format_summary, summary_from_store
 
-        typer.echo(format_summary(summary_from_store(paths.store_path, run_id)), err=True)
+        from ironbench.printable import printable
+
+        typer.echo(printable(format_summary(summary_from_store(paths.store_path, run_id)), keep_newlines=True),
+                   err=True)
     typer.echo(run_id)
 
 
@@ -93,12 +108,13 @@ def resume(
     jobs: JobsOption = 1,
     max_failures: MaxFailuresOption = None,
     quiet: QuietOption = False,
+    redact: RedactOption = None,
 ) -> None:
     """Continue an interrupted run: nothing completed is lost or repeated."""
     from ironbench.runner import resume_run
 
     reporter = _reporter(quiet)
-    status = resume_run(run_id, _paths(out, store), jobs, reporter, max_failures=max_failures)
+    status = resume_run(run_id, _paths(out, store), jobs, reporter, max_failures=max_failures, redact=redact or ())
     typer.echo(f"{run_id} {status}")
 
 
@@ -112,7 +128,8 @@ def runs(
     from ironbench.query import format_result
     from ironbench.runs import list_runs
 
-    typer.echo(format_result(list_runs(_paths(out, store).store_path), format.value))
+    result = format_result(list_runs(_paths(out, store).store_path), format.value)
+    _say(result) if format is TableFormat.table else typer.echo(result)
 
 
 @app.command()
@@ -134,20 +151,22 @@ def show(
                               indent=2, default=str))
         return
     for key, value in header.items():
-        typer.echo(f"{key:>17}: {value}")
+        _say(f"{key:>17}: {value}")
     typer.echo("")
     if header["mode"] == "gauntlet":
         from ironbench.gauntlet.report import format_summary, summary_from_store
 
-        typer.echo(format_summary(summary_from_store(_paths(out, store).store_path, run_id)))
+        _say(format_summary(summary_from_store(_paths(out, store).store_path, run_id)))
         return
-    typer.echo(format_result(cases, "table"))
+    _say(format_result(cases, "table"))
 
 
 @app.command()
 def project(
     run_id: Annotated[str, typer.Argument(metavar="RUN")],
     rebuild: Annotated[bool, typer.Option("--rebuild", help="Delete and regenerate from events alone.")] = False,
+    force: Annotated[bool, typer.Option(
+        "--force", help="Rebuild even from events whose hash chain is broken (see `ironbench verify`).")] = False,
     out: OutOption = DEFAULT_OUT,
     store: StoreOption = None,
 ) -> None:
@@ -155,7 +174,24 @@ def project(
     from ironbench.projections.rebuild import project_run
 
     paths = _paths(out, store)
-    typer.echo(str(project_run(paths.store_path, paths.out_dir, run_id, rebuild)))
+    _say(str(project_run(paths.store_path, paths.out_dir, run_id, rebuild, force)))
+
+
+@app.command()
+def verify(
+    run_id: Annotated[Optional[str], typer.Argument(metavar="[RUN]", help="Only this run's events and links.")] = None,
+    out: OutOption = DEFAULT_OUT,
+    store: StoreOption = None,
+) -> None:
+    """Check the events' hash chain; exits 1 naming the first broken link."""
+    from ironbench.errors import ChainBroken
+    from ironbench.projections.rebuild import verify_store
+
+    report = verify_store(_paths(out, store).store_path, run_id)
+    if report.broken is not None:
+        raise ChainBroken(f"hash chain broken at {report.broken.describe()} ({report.checked} events before it hold)")
+    scope = f"run {run_id}: " if run_id else ""
+    _say(f"{scope}hash chain holds over {report.checked} events; head {report.head or '-'}")
 
 
 @app.command()
@@ -170,7 +206,8 @@ def query(
     """Run a SQL query in DuckDB over the store (read-only). Views: runs, invocations, decisions, variants, rejections, turns, turn_scores, events."""
     from ironbench.query import format_result, run_query
 
-    typer.echo(format_result(run_query(_paths(out, store).store_path, name, run_id), format.value))
+    result = format_result(run_query(_paths(out, store).store_path, name, run_id), format.value)
+    _say(result) if format is TableFormat.table else typer.echo(result)
 
 
 @app.command()
@@ -191,7 +228,7 @@ def compare(
     if format is ReportFormat.json:
         typer.echo(json.dumps(comparison.to_dict(), indent=2))
     else:
-        typer.echo(format_comparison(comparison))
+        _say(format_comparison(comparison))
     if comparison.regressed:
         raise typer.Exit(1)
 
@@ -209,7 +246,7 @@ def rescore(
     paths = _paths(out, store)
     violations = rescore_run(paths.store_path, paths.out_dir, run_id, scorer)
     for engine, count in violations.items():
-        typer.echo(f"{engine}: {count} violation(s) by {scorer}")
+        _say(f"{engine}: {count} violation(s) by {scorer}")
 
 
 @app.command()
@@ -221,6 +258,7 @@ def variants(
     from dataclasses import asdict
 
     from ironbench.preview import preview, word_diff
+    from ironbench.printable import printable
     from ironbench.suite import load_suite
 
     items = preview(load_suite(suite))
@@ -231,17 +269,17 @@ def variants(
     for item in items:
         if item.case_id != current:
             current = item.case_id
-            typer.echo(f"\n{item.mode}/{item.case_id}: {item.base_instruction}")
+            _say(f"\n{item.mode}/{item.case_id}: {printable(item.base_instruction)}")
         label = item.variant_id or ("AI" if item.note.startswith("up to") else "DROPPED")
         if item.generator == "-":
-            typer.echo("  (baseline: no variants)")
+            _say("  (baseline: no variants)")
             continue
         if label == "AI":
-            typer.echo(f"  {item.generator}: {item.note}")
+            _say(f"  {item.generator}: {printable(item.note)}")
             continue
-        typer.echo(f"  {item.generator}/{label.split('/')[-1]}: {word_diff(item.base_instruction, item.instruction)}")
+        _say(f"  {item.generator}/{label.split('/')[-1]}: {printable(word_diff(item.base_instruction, item.instruction))}")
         if item.note:
-            typer.echo(f"      {item.note}")
+            _say(f"      {printable(item.note)}")
 
 
 @db_app.command("upgrade")
@@ -255,11 +293,28 @@ def db_upgrade(out: OutOption = DEFAULT_OUT, store: StoreOption = None) -> None:
 
 
 def main() -> None:
+    from ironbench.printable import printable
+
     try:
-        app()
+        code = app(prog_name="ironbench", standalone_mode=False)
+    except typer.TyperException as exc:  # click's errors, as vendored by typer
+        exit_code = getattr(exc, "exit_code", 2)
+        if type(exc).__name__ == "NoArgsIsHelpError":
+            typer.echo(exc.format_message(), err=True)
+            sys.exit(exit_code)
+        # A bad option is bad input like any other: one line, not a usage box.
+        ctx = getattr(exc, "ctx", None)
+        command = f"{ctx.command_path}: " if ctx is not None else ""
+        message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
+        print(f"ironbench: error: {printable(command + message)}", file=sys.stderr)
+        sys.exit(exit_code)
+    except typer.Abort:
+        print("ironbench: aborted", file=sys.stderr)
+        sys.exit(130)
     except IronbenchError as exc:
-        print(f"ironbench: error: {exc}", file=sys.stderr)
+        print(f"ironbench: error: {printable(str(exc))}", file=sys.stderr)
         sys.exit(exc.exit_code)
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 if __name__ == "__main__":

@@ -1,15 +1,29 @@
-"""Rebuilding a run's projections from its events alone."""
+"""Rebuilding a run's projections from its events alone, once the events are verified."""
 
 from pathlib import Path
 
-from ironbench.errors import RunNotFound
+from ironbench.errors import ChainBroken, RunNotFound
 from ironbench.projections.readmodel import ReadModel
 from ironbench.projections.tree import OutputTree
+from ironbench.store.chain import ChainReport, verify_chain
 from ironbench.store.eventstore import open_store
 
 
-def project_run(store_path: Path, out_dir: Path, run_id: str, rebuild: bool) -> Path:
-    """Bring a run's output tree (and with --rebuild, its read-model rows) up to date."""
+def verify_store(store_path: Path, run_id: str | None = None) -> ChainReport:
+    """Check the hash chain of the whole store, or of one run's events and their links."""
+    store = open_store(store_path, create=False)
+    with store:
+        if run_id is not None and not store.has_run(run_id):
+            raise RunNotFound(f"run {run_id!r} not found in {store_path}")
+        return verify_chain(store.conn, run_id)
+
+
+def project_run(store_path: Path, out_dir: Path, run_id: str, rebuild: bool, force: bool = False) -> Path:
+    """Bring a run's output tree (and with --rebuild, its read-model rows) up to date.
+
+    A rebuild trusts the events completely, so it refuses a run whose chain is
+    broken unless `force` says to rebuild from them anyway.
+    """
     store = open_store(store_path, create=False)
     with store:
         if not store.has_run(run_id):
@@ -18,6 +32,10 @@ def project_run(store_path: Path, out_dir: Path, run_id: str, rebuild: bool) -> 
         if not rebuild:
             tree.catch_up()
             return tree.run_dir(run_id)
+        broken = verify_chain(store.conn, run_id).broken
+        if broken is not None and not force:
+            raise ChainBroken(f"{store_path}: refusing to rebuild {run_id}: hash chain broken at "
+                              f"{broken.describe()}; pass --force to rebuild from these events anyway")
         read_model = ReadModel()
         events = list(store.read(run_id))
         with store.transaction() as conn:

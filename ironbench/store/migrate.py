@@ -7,7 +7,7 @@ from ironbench.errors import StoreError
 
 # The newest revision in migrations/versions; a test keeps it equal to alembic's head
 # so opening an up-to-date store costs one SELECT instead of loading alembic.
-SCHEMA_HEAD = "0005_infra_errors"
+SCHEMA_HEAD = "0006_harden"
 MIGRATIONS_DIR = Path(__file__).resolve().parents[2] / "migrations"
 
 

@@ -13,7 +13,8 @@ def verify_store(store_path: Path, run_id: str | None = None) -> ChainReport:
     """Check the hash chain of the whole store, or of one run's events and their links."""
     store = open_store(store_path, create=False)
     with store:
-        if run_id is not None and not store.has_run(run_id):
+        has_events = store.conn.execute("SELECT 1 FROM events WHERE run_id = ? LIMIT 1", (run_id,)).fetchone()
+        if run_id is not None and has_events is None:
             raise RunNotFound(f"run {run_id!r} not found in {store_path}")
         return verify_chain(store.conn, run_id)
 

@@ -1,11 +1,12 @@
 """Suite files: YAML in, typed and contract-checked Suite out, or one clear SuiteError."""
 
+import re
 from pathlib import Path
 from typing import Annotated, Literal, Union
 
 import yaml
 from pydantic import (
-    BaseModel, ConfigDict, Field, PrivateAttr, StrictBool, ValidationError, field_validator, model_validator,
+    AfterValidator, BaseModel, ConfigDict, Field, PrivateAttr, StrictBool, ValidationError, field_validator, model_validator,
 )
 
 from ironbench import safe_yaml
@@ -22,8 +23,18 @@ ENGINE_TYPES = ("llm", "guarded", "python", "command")
 
 PositiveInt = Annotated[int, Field(strict=True, gt=0)]
 TimeoutSeconds = Annotated[int, Field(strict=True, gt=0, le=MAX_TIMEOUT_SECONDS)]
-# Ids name folders and files: a safe character set, never "." or "..", a bounded length.
-Identifier = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")]
+_SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+
+
+def _safe_id(value: str) -> str:
+    # Ids name folders and files: a safe character set, never "." or "..", a bounded length.
+    if not _SAFE_ID.fullmatch(value):
+        raise ValueError(f"{value[:40]!r}{'...' if len(value) > 40 else ''} is not an id: 1-64 letters, digits, "
+                         "'_', '.' or '-', starting with a letter or digit")
+    return value
+
+
+Identifier = Annotated[str, Field(strict=True), AfterValidator(_safe_id)]
 
 
 class _Strict(BaseModel):
@@ -152,8 +163,6 @@ class PythonEngineSpec(_Engine):
     @field_validator("target")
     @classmethod
     def _module_colon_class(cls, value: str) -> str:
-        import re
-
         if not re.fullmatch(r"[A-Za-z_][\w.]*:[A-Za-z_]\w*", value):
             raise ValueError(f"{value!r} is not module:Class")
         return value
@@ -312,7 +321,8 @@ def load_suite(path: str | Path) -> Suite:
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise SuiteError(f"{path}: invalid YAML{where}: {problem}") from None
     except ValueError as exc:  # refused by safe_yaml, or a number too long to convert
-        raise SuiteError(f"{path}: invalid YAML: {str(exc).splitlines()[0]}") from None
+        problem = "a number of more than 4,300 digits" if "digits" in str(exc) else str(exc).splitlines()[0]
+        raise SuiteError(f"{path}: invalid YAML: {problem}") from None
     except RecursionError:
         raise SuiteError(f"{path}: invalid YAML: nested too deep") from None
     return parse_suite(data, str(path))

@@ -58,6 +58,13 @@ def _say(text: str) -> None:
     typer.echo(printable(text, keep_newlines=True))
 
 
+def _emit(result: str, format: TableFormat) -> None:
+    if format is TableFormat.table:
+        _say(result)
+    else:
+        typer.echo(result, color=True)  # csv, json: the exact data (color=True: no ANSI stripping)
+
+
 def _reporter(quiet: bool):
     if quiet:
         return None
@@ -129,7 +136,7 @@ def runs(
     from ironbench.runs import list_runs
 
     result = format_result(list_runs(_paths(out, store).store_path), format.value)
-    _say(result) if format is TableFormat.table else typer.echo(result)
+    _emit(result, format)
 
 
 @app.command()
@@ -207,7 +214,7 @@ def query(
     from ironbench.query import format_result, run_query
 
     result = format_result(run_query(_paths(out, store).store_path, name, run_id), format.value)
-    _say(result) if format is TableFormat.table else typer.echo(result)
+    _emit(result, format)
 
 
 @app.command()

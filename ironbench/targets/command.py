@@ -20,7 +20,7 @@ from ironbench.targets.registry import TargetSpec
 OUTPUT_CAP = 64 * 1024  # characters of each stream kept in the event
 STDOUT_FILE = "ironbench_stdout.txt"
 STDERR_FILE = "ironbench_stderr.txt"
-READ_SIZE = 1024 * 1024
+READ_SIZE = 256 * 1024
 AFTER_EXIT_SECONDS = 0.5  # the target has ended; output still arriving from what it left
 DRAIN_SECONDS = 2.0  # after the kill: what is left in the pipes
 
@@ -80,7 +80,10 @@ def invoke(argv: list[str], workdir: Path, timeout_s: float, env_extra: dict[str
     """
     mark = uuid.uuid4().hex
     env = {**os.environ, **env_extra, containment.CONTAINMENT_VAR: mark}
-    captures = (OutputCapture(workdir / STDOUT_FILE, redactor), OutputCapture(workdir / STDERR_FILE, redactor))
+    try:
+        captures = (OutputCapture(workdir / STDOUT_FILE, redactor), OutputCapture(workdir / STDERR_FILE, redactor))
+    except OSError as exc:
+        return ProcessResult(None, "", "", 0, False, f"cannot write output files in {workdir}: {exc.strerror}")
     paths = tuple(str(c.path) for c in captures)
     containment.enter()
     started = time.perf_counter()
@@ -89,12 +92,15 @@ def invoke(argv: list[str], workdir: Path, timeout_s: float, env_extra: dict[str
             argv, cwd=workdir, env=env, stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
         )
-    except OSError as exc:
+    except (OSError, ValueError) as exc:  # ValueError: a NUL byte in an argument
         containment.abandoned()
         for capture in captures:
             capture.finish()
-        message = f"cannot start target: {exc.strerror or exc}"
+        message = f"cannot start target: {getattr(exc, 'strerror', None) or exc}"
         return ProcessResult(None, "", "", 0, False, redactor.text(message) if redactor else message, *paths)
+    except BaseException:
+        containment.abandoned()
+        raise
     containment.started(process.pid, mark)
     selector = selectors.DefaultSelector()
     try:

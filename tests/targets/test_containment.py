@@ -65,8 +65,8 @@ def test_a_target_ignoring_sigterm_with_an_escaped_grandchild_returns_at_its_dea
     work = _workdir(leftovers, "escape")
     result, elapsed = _invoke_with_guard([sys.executable, str(HOSTILE), "escape", "600"], work, 1.0, guard=15)
     assert result.timed_out and result.exit_code is None
-    assert elapsed < 1.0 + DRAIN_SECONDS
-    assert 1000 <= result.duration_ms < 1500  # the timeout, not the time spent cleaning up
+    assert elapsed < 1.0 + DRAIN_SECONDS + 3  # generous for a loaded machine; the old harness never returned
+    assert 1000 <= result.duration_ms < 2000  # the timeout, not the time spent cleaning up
     assert "target started" in result.stdout and "grandchild alive" in result.stdout
     for role in ("target", "grandchild"):
         assert _gone(int((work / f"{role}.pid").read_text())), f"{role} outlived its invocation"
@@ -76,7 +76,7 @@ def test_a_daemon_left_by_a_finished_target_is_killed_and_cannot_hold_the_run(le
     work = _workdir(leftovers, "daemon")
     result, elapsed = _invoke_with_guard([sys.executable, str(HOSTILE), "escape", "0.2"], work, 30, guard=15)
     assert not result.timed_out and result.exit_code == 0
-    assert elapsed < 3  # not the 30 s timeout: the target's end ends the invocation
+    assert elapsed < 10  # not the 30 s timeout: the target's end ends the invocation
     assert "target done" in result.stdout
     assert _gone(int((work / "grandchild.pid").read_text()))
 
@@ -98,7 +98,7 @@ def test_concurrent_invocations_sweep_only_their_own_processes(leftovers):
     results = {}
 
     def run_quiet():
-        results["quiet"] = invoke([sys.executable, str(HOSTILE), "child", "2.5"], quiet, 30, {})
+        results["quiet"] = invoke([sys.executable, str(HOSTILE), "child", "60"], quiet, 90, {})
 
     thread = threading.Thread(target=run_quiet)
     thread.start()
@@ -109,6 +109,7 @@ def test_concurrent_invocations_sweep_only_their_own_processes(leftovers):
     assert _gone(int((hostile / "grandchild.pid").read_text()))
     for role in ("child", "session_child"):
         assert _alive(int((quiet / f"{role}.pid").read_text())), f"the other invocation's {role} was killed"
-    thread.join(20)
+    (quiet / "release").touch()
+    thread.join(30)
     assert results["quiet"].exit_code == 0 and results["quiet"].stdout.count("child done") == 2
     assert "[SUCCESS]" in results["quiet"].stdout

@@ -1,6 +1,5 @@
 """Output capture: capped files, head+tail text, bounded memory whatever the target prints."""
 
-import resource
 import subprocess
 import sys
 from pathlib import Path
@@ -55,13 +54,18 @@ def test_the_harness_memory_stays_bounded_under_an_output_flood(tmp_path):
         "suite_id: flood\nmode: baseline\ntimeout_seconds: 120\ndebug_enabled: false\n"
         f"target: [{sys.executable!r}, {str(HOSTILE)!r}, flood, '{300 * 1024 * 1024}', '{{instruction}}']\n"
         "cases:\n  - {id: flood, instruction: Write a function named flood., runs: 1}\n")
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    done = subprocess.run([sys.executable, "-m", "ironbench.cli.main", "run", str(suite), "--out",
-                           str(tmp_path / "out"), "-q"], capture_output=True, text=True, cwd=REPO, timeout=300)
-    assert done.returncode == 0, done.stderr
-    peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    assert before / 1024 < 200, "an earlier child already used 200 MB: this measurement would be void"
-    assert peak_mb < 200, f"harness peaked at {peak_mb:.0f} MB"
+    # Measured from a small fresh interpreter: a child's peak RSS counts its parent's
+    # pages until exec, and the test runner is large.
+    measure = ("import os, subprocess, sys\n"
+               "p = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
+               "_, status, usage = os.wait4(p.pid, 0)\n"
+               "print(os.waitstatus_to_exitcode(status), usage.ru_maxrss)\n")
+    done = subprocess.run([sys.executable, "-c", measure, sys.executable, "-m", "ironbench.cli.main", "run",
+                           str(suite), "--out", str(tmp_path / "out"), "-q"],
+                          cwd=REPO, capture_output=True, text=True, timeout=300)
+    code, peak_kb = map(int, done.stdout.split())
+    assert code == 0
+    assert peak_kb / 1024 < 200, f"harness peaked at {peak_kb / 1024:.0f} MB"
     stdout_file = next((tmp_path / "out" / "workdirs").rglob("ironbench_stdout.txt"))
     assert 64 * 1024 * 1024 <= stdout_file.stat().st_size < 64 * 1024 * 1024 + 200
 

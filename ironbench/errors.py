@@ -32,3 +32,9 @@ class RunStopped(IronbenchError):
     What was recorded stays; `ironbench resume` continues once the cause is fixed."""
 
     exit_code = 1
+
+
+class ChainBroken(IronbenchError):
+    """The events' hash chain does not hold: history was changed after it was written."""
+
+    exit_code = 1

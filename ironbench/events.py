@@ -39,6 +39,7 @@ class RunStarted(_Event):
     jobs: int = 1
     label: str | None = None  # --label: what the person running it calls this run
     environment: dict = field(default_factory=dict)  # the suite's record_env: name -> value (None if unset)
+    redact: list[str] = field(default_factory=list)  # names given with --redact (never values)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -89,6 +90,9 @@ class InvocationCompleted(_Event):
     stdout: str = ""
     stderr: str = ""
     output_truncated: bool = False
+    # The whole streams, redacted and capped (targets/capture.py): where a person reads them.
+    stdout_path: str | None = None
+    stderr_path: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

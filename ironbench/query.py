@@ -1,13 +1,20 @@
-"""DuckDB over the store, read-only and offline: views of the read models, queries/*.sql."""
+"""DuckDB over the store, read-only and offline: views of the read models, queries/*.sql.
+
+Read-only is enforced, not assumed: the store is attached READ_ONLY, every statement
+is parsed and only SELECT-family statements run, file and network access is disabled
+once the store is attached, and the configuration is locked so no query can undo it.
+"""
 
 import csv
 import io
 import json
 import sqlite3
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from ironbench.errors import QueryError, RunNotFound, StoreError
+from ironbench.printable import printable
 
 REPO_QUERIES = Path(__file__).resolve().parents[1] / "queries"
 
@@ -43,6 +50,33 @@ def _extension_path() -> str:
     return str(found[-1])
 
 
+# The sqlite scanner opens files with SQLite's own I/O, past DuckDB's disabled file
+# access, and `query()` runs SQL hidden in a string: the store's views are the way in.
+REFUSED_FUNCTIONS = frozenset({"sqlite_scan", "sqlite_attach", "sqlite_query", "query"})
+SCHEMA_WAIT_SECONDS = 30.0
+
+
+def _has_no_tables(store_path: Path) -> bool:
+    with sqlite3.connect(f"file:{store_path}?mode=ro", uri=True) as conn:
+        return conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0
+
+
+def _schema_revision(store_path: Path, wait_seconds: float) -> str | None:
+    """The store's revision; while the store is still being created (by a run that
+    has just started, say), wait for its schema rather than report it missing."""
+    from ironbench.store.migrate import SCHEMA_HEAD, current_revision
+
+    deadline = time.monotonic() + wait_seconds
+    try:
+        while True:
+            revision = current_revision(store_path)
+            if revision is not None or time.monotonic() >= deadline or not _has_no_tables(store_path):
+                return revision
+            time.sleep(0.1)
+    except sqlite3.DatabaseError as exc:
+        raise StoreError(f"{store_path}: not an ironbench store: {exc}") from None
+
+
 def connect(store_path: Path, run_id: str | None = None):
     """An in-memory DuckDB with the store attached read-only and views per read model.
 
@@ -53,12 +87,12 @@ def connect(store_path: Path, run_id: str | None = None):
 
     if not Path(store_path).exists():
         raise StoreError(f"{store_path}: no store here (run something first, or pass --store)")
-    from ironbench.store.migrate import SCHEMA_HEAD, current_revision
+    from ironbench.store.migrate import SCHEMA_HEAD
 
-    try:
-        revision = current_revision(Path(store_path))
-    except sqlite3.DatabaseError as exc:
-        raise StoreError(f"{store_path}: not an ironbench store: {exc}") from None
+    revision = _schema_revision(Path(store_path), SCHEMA_WAIT_SECONDS)
+    if revision is None and _has_no_tables(Path(store_path)):
+        raise StoreError(f"{store_path}: no ironbench schema appeared within {SCHEMA_WAIT_SECONDS:.0f} s "
+                         "(an empty file: run something, or `ironbench db upgrade`)")
     if revision != SCHEMA_HEAD:
         # Queries only read; bringing the schema up to date is an explicit write.
         raise StoreError(f"{store_path}: store schema is at revision {revision}, this ironbench needs "
@@ -74,6 +108,8 @@ def connect(store_path: Path, run_id: str | None = None):
         for name, select in _VIEWS.items():
             where = f" WHERE run_id = '{_quote(run_id)}'" if run_id is not None else ""
             con.execute(f"CREATE TEMP VIEW {name} AS SELECT * FROM ({select}){where}")
+        con.execute("SET enable_external_access = false")
+        con.execute("SET lock_configuration = true")
     except duckdb.Error as exc:
         con.close()
         raise StoreError(f"{store_path}: cannot open with DuckDB: {str(exc).splitlines()[0]}") from None
@@ -102,13 +138,45 @@ class QueryResult:
     rows: list[tuple]
 
 
+def _function_names(node) -> set[str]:
+    if isinstance(node, dict):
+        names = {node["function_name"]} if isinstance(node.get("function_name"), str) else set()
+        return names.union(*(_function_names(v) for v in node.values()))
+    if isinstance(node, list):
+        return set().union(*(_function_names(v) for v in node))
+    return set()
+
+
+def read_only_statements(con, sql: str, source: str) -> list:
+    """The parsed statements of `sql`, each checked to be a SELECT that reads only
+    through the store's views; anything else refuses the whole text before any runs."""
+    import duckdb
+
+    statements = con.extract_statements(sql)
+    if not statements:
+        raise QueryError(f"{source}: no SQL statement")
+    for number, statement in enumerate(statements, 1):
+        if statement.type != duckdb.StatementType.SELECT:
+            kind = statement.type.name.replace("_", " ")
+            raise QueryError(f"{source}: statement {number} is {kind}: queries are read-only, "
+                             "only SELECT (WITH, FROM, DESCRIBE, SUMMARIZE, SHOW, VALUES) statements run")
+        tree = json.loads(con.execute("SELECT json_serialize_sql(?)", [statement.query]).fetchone()[0])
+        refused = sorted(_function_names(tree) & REFUSED_FUNCTIONS)
+        if tree.get("error") or refused:
+            what = f"function {refused[0]}()" if refused else tree.get("error_message", "statement")
+            raise QueryError(f"{source}: statement {number} uses {what}: queries read the store's views only")
+    return statements
+
+
 def run_sql(store_path: Path, sql: str, run_id: str | None = None, source: str = "query") -> QueryResult:
     import duckdb
 
     con = connect(store_path, run_id)
     try:
-        cursor = con.execute(sql)
-        if cursor.description is None:
+        cursor = None
+        for statement in read_only_statements(con, sql, source):
+            cursor = con.execute(statement)
+        if cursor is None or cursor.description is None:
             return QueryResult([], [])
         return QueryResult([d[0] for d in cursor.description], cursor.fetchall())
     except duckdb.Error as exc:
@@ -139,7 +207,7 @@ def _cell(value) -> str:
         return ""
     if isinstance(value, float):
         return f"{value:.4g}"
-    return str(value)
+    return printable(str(value))
 
 
 def format_result(result: QueryResult, fmt: str) -> str:
@@ -152,8 +220,9 @@ def format_result(result: QueryResult, fmt: str) -> str:
         writer.writerows(result.rows)
         return buffer.getvalue().rstrip("\n")
     cells = [[_cell(v) for v in row] for row in result.rows]
-    widths = [max([len(c)] + [len(r[i]) for r in cells]) for i, c in enumerate(result.columns)]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(result.columns, widths)).rstrip()]
+    columns = [printable(c) for c in result.columns]
+    widths = [max([len(c)] + [len(r[i]) for r in cells]) for i, c in enumerate(columns)]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(columns, widths)).rstrip()]
     lines.append("  ".join("-" * w for w in widths))
     lines += ["  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip() for row in cells]
     lines.append(f"({len(cells)} row{'s' if len(cells) != 1 else ''})")

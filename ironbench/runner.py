@@ -8,7 +8,7 @@ order, so any number of jobs reaches the same decisions.
 import os
 import platform
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import contextmanager
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
@@ -27,6 +27,7 @@ from ironbench.outcome import UNKNOWN, Outcome, parse_outcome
 from ironbench.keys import instruction_hash, invocation_key
 from ironbench.planner import AiVariants, Group, Track, ai_entries
 from ironbench.planner import plan as plan_tracks
+from ironbench.redact import Redactor
 from ironbench.projections.readmodel import ReadModel
 from ironbench.projections.tree import OutputTree, group_of
 from ironbench.references import latest_baseline
@@ -60,6 +61,19 @@ class SilentReporter:
     def finished(self, run_id, status): pass
 
 
+class _RedactingReporter:
+    """Notes (model answers, rejection reasons) are logs too: no secret reaches them."""
+
+    def __init__(self, reporter: Reporter, redactor: Redactor) -> None:
+        self._reporter, self._redactor = reporter, redactor
+
+    def note(self, text):
+        self._reporter.note(self._redactor.text(text))
+
+    def __getattr__(self, name):
+        return getattr(self._reporter, name)
+
+
 @dataclass(frozen=True)
 class RunPaths:
     out_dir: Path
@@ -89,9 +103,10 @@ def new_run_id(store: EventStore, now: datetime | None = None) -> str:
     return run_id
 
 
-def _execute_one(work: _Work, argv: list[str], env: dict[str, str], debug_enabled: bool) -> tuple[ProcessResult, Outcome, bool]:
+def _execute_one(work: _Work, argv: list[str], env: dict[str, str], debug_enabled: bool,
+                 redactor: Redactor | None = None) -> tuple[ProcessResult, Outcome, bool]:
     ensure_fresh_dir(work.workdir)
-    result = invoke(argv, work.workdir, work.group.timeout_seconds, env)
+    result = invoke(argv, work.workdir, work.group.timeout_seconds, env, redactor)
     if result.harness_error:
         outcome = UNKNOWN
     else:  # a timed-out run keeps what it printed before the kill
@@ -292,6 +307,7 @@ class Session:
             debug_path=str(work.workdir / DEBUG_DIR), brick_path=outcome.brick_path,
             stdout=stdout, stderr=stderr, output_truncated=cut_out or cut_err,
             infra_error=outcome.infra_error, rerun=work.rerun,
+            stdout_path=result.stdout_path, stderr_path=result.stderr_path,
         )
         # Recorded exactly once per attempt of the slot: the first attempt keeps the
         # slot's key, a re-run adds its number.
@@ -311,7 +327,8 @@ class Session:
                 return None
             group = work.group
             future = executor.submit(_execute_one, work, self.target.argv(group.instruction),
-                                     self._env(group, work.run_index), self.suite.debug_enabled)
+                                     self._env(group, work.run_index), self.suite.debug_enabled,
+                                     self.store.redactor)
             running[future] = (state, work)
             return Pending(group.stream(work.run_index), InvocationStarted(
                 key=work.key, mode=group.mode, group=group.path, case_id=group.case_id,
@@ -405,6 +422,9 @@ def _aborts_run(append, tree: OutputTree, reporter: Reporter, run_id: str):
     try:
         yield
     except BaseException as exc:
+        redactor = tree.store.redactor
+        if redactor is not None and isinstance(exc, IronbenchError):
+            exc.args = (redactor.text(str(exc)),)  # the CLI prints it
         reason = "interrupted" if isinstance(exc, KeyboardInterrupt) else (str(exc) or type(exc).__name__)
         append([Pending(RUN_STREAM, RunAborted(reason=reason))])
         tree.flush()
@@ -413,13 +433,15 @@ def _aborts_run(append, tree: OutputTree, reporter: Reporter, run_id: str):
 
 
 def _begin(store: EventStore, tree: OutputTree, suite: Suite, suite_path: str | None, target_argv: list[str],
-           ironclad_version: str, jobs: int, label: str | None = None) -> tuple[str, RunStarted]:
+           ironclad_version: str, jobs: int, label: str | None = None,
+           redact: Sequence[str] = ()) -> tuple[str, RunStarted]:
     run_id = new_run_id(store)
     started = RunStarted(
         suite_id=suite.suite_id, mode=suite.mode, suite=suite.to_dict(), suite_path=suite_path,
         target_argv=target_argv, ironclad_version=ironclad_version, harness_version=__version__,
         python_version=sys.version.split()[0], platform=f"{platform.system()}-{platform.machine()}", jobs=jobs,
         label=label, environment={name: os.environ.get(name) for name in suite.record_env},
+        redact=sorted(set(redact)),
     )
     _appender(store, tree, run_id)([Pending(RUN_STREAM, started)])
     return run_id, started
@@ -441,26 +463,37 @@ def _generate_ai(suite: Suite, run_id: str, store: EventStore, tree: OutputTree,
         return generate_ai_variants(suite, run_id, store, append, max_failures, reporter.note)
 
 
+def _redacting(reporter: Reporter | None, names: Sequence[str]) -> tuple[Reporter, Redactor]:
+    redactor = Redactor.from_environ(names)
+    reporter = reporter or SilentReporter()
+    return (_RedactingReporter(reporter, redactor) if redactor else reporter), redactor
+
+
 def start_run(suite: Suite, paths: RunPaths, target_override: str | None = None, jobs: int = 1,
               suite_path: str | None = None, reporter: Reporter | None = None,
               executor_factory: Callable[[int], Executor] = _executor, max_failures: int | None = None,
-              max_infra_errors: int = MAX_INFRA_ERRORS, label: str | None = None) -> str:
-    """Start a new run of `suite`; returns its run id once every case is decided."""
-    reporter = reporter or SilentReporter()
+              max_infra_errors: int = MAX_INFRA_ERRORS, label: str | None = None,
+              redact: Sequence[str] = ()) -> str:
+    """Start a new run of `suite`; returns its run id once every case is decided.
+
+    Values of secret-looking environment variables, and of those named in `redact`,
+    are replaced before anything is stored or printed.
+    """
+    reporter, redactor = _redacting(reporter, redact)
     if suite.mode == "gauntlet":
-        return _start_gauntlet(suite, paths, suite_path, reporter, label)
+        return _start_gauntlet(suite, paths, suite_path, reporter, redactor, redact, label)
     target = resolve_target(target_override if target_override is not None else suite.target)
     preflight(target)  # before anything is written: a missing target is one clear error
     if ai_entries(suite):
         from ironbench.ai_generation import preflight_models
 
         preflight_models(suite)  # likewise an unknown model id
-    store = open_store(paths.store_path, [ReadModel()])
+    store = open_store(paths.store_path, [ReadModel()], redactor=redactor)
     with store:
         tree = OutputTree(store, paths.out_dir)
         tree.catch_up()
         run_id, started = _begin(store, tree, suite, suite_path, list(target.argv_template), target_version(target),
-                                 jobs, label)
+                                 jobs, label, redact)
         ai_variants = _generate_ai(suite, run_id, store, tree, reporter, max_failures)
         session = Session(paths, run_id, started, suite, target, store, tree, reporter, ai_variants, max_infra_errors)
         with executor_factory(jobs) as executor:
@@ -469,15 +502,15 @@ def start_run(suite: Suite, paths: RunPaths, target_override: str | None = None,
 
 
 def _start_gauntlet(suite: Suite, paths: RunPaths, suite_path: str | None, reporter: Reporter,
-                    label: str | None = None) -> str:
+                    redactor: Redactor, redact: Sequence[str], label: str | None = None) -> str:
     from ironbench.gauntlet.engines import preflight_engines
 
     preflight_engines(suite.engines)  # unknown models, classes and commands: before anything is written
-    store = open_store(paths.store_path, [ReadModel()])
+    store = open_store(paths.store_path, [ReadModel()], redactor=redactor)
     with store:
         tree = OutputTree(store, paths.out_dir)
         tree.catch_up()
-        run_id, _ = _begin(store, tree, suite, suite_path, [], "n/a", 1, label)
+        run_id, _ = _begin(store, tree, suite, suite_path, [], "n/a", 1, label, redact)
         _gauntlet(suite, run_id, store, tree, reporter, [])
     return run_id
 
@@ -496,15 +529,17 @@ def _gauntlet(suite: Suite, run_id: str, store: EventStore, tree: OutputTree, re
 
 def resume_run(run_id: str, paths: RunPaths, jobs: int = 1, reporter: Reporter | None = None,
                executor_factory: Callable[[int], Executor] = _executor, max_failures: int | None = None,
-               max_infra_errors: int = MAX_INFRA_ERRORS) -> str:
-    """Continue an interrupted run: completed invocations are kept, the rest run."""
-    reporter = reporter or SilentReporter()
+               max_infra_errors: int = MAX_INFRA_ERRORS, redact: Sequence[str] = ()) -> str:
+    """Continue an interrupted run: completed invocations are kept, the rest run. The
+    names the run was started with --redact stay redacted, with `redact` added."""
     store = open_store(paths.store_path, [ReadModel()], create=False)
     with store:
         if not store.has_run(run_id):
             raise RunNotFound(f"run {run_id!r} not found in {paths.store_path}")
         events = list(store.read(run_id))
         started: RunStarted = events[0].event
+        reporter, redactor = _redacting(reporter, [*started.redact, *redact])
+        store.redactor = redactor or None
         if any(isinstance(e.event, RunFinished) for e in events):
             reporter.finished(run_id, "already finished")
             return "already finished"

@@ -1,26 +1,43 @@
 """Suite files: YAML in, typed and contract-checked Suite out, or one clear SuiteError."""
 
+import re
 from pathlib import Path
 from typing import Annotated, Literal, Union
 
 import yaml
 from pydantic import (
-    BaseModel, ConfigDict, Field, PrivateAttr, StrictBool, ValidationError, field_validator, model_validator,
+    AfterValidator, BaseModel, ConfigDict, Field, PrivateAttr, StrictBool, ValidationError, field_validator, model_validator,
 )
 
-from ironbench.contract import forbidden_word
+from ironbench import safe_yaml
+from ironbench.contract import forbidden_word, normalise_instruction
 from ironbench.errors import SuiteError
 
 MAX_BASELINE_RUNS = 10
 MAX_VARIANTS = 10
 MAX_CONVERSATIONS = 100
 MAX_CONFIDENCE_RUNS = 200
+MAX_TIMEOUT_SECONDS = 86_400
+# Far below the kernel's 128 KiB limit on one argument, even after a ladder's additions.
+MAX_INSTRUCTION_CHARS = 20_000
 MODES = ("baseline", "adversarial", "stress")
 STOP_RULES = ("last_3_agree", "confidence")
 ENGINE_TYPES = ("llm", "guarded", "python", "command")
 
 PositiveInt = Annotated[int, Field(strict=True, gt=0)]
-Identifier = Annotated[str, Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")]
+TimeoutSeconds = Annotated[int, Field(strict=True, gt=0, le=MAX_TIMEOUT_SECONDS)]
+_SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+
+
+def _safe_id(value: str) -> str:
+    # Ids name folders and files: a safe character set, never "." or "..", a bounded length.
+    if not _SAFE_ID.fullmatch(value):
+        raise ValueError(f"{value[:40]!r}{'...' if len(value) > 40 else ''} is not an id: 1-64 letters, digits, "
+                         "'_', '.' or '-', starting with a letter or digit")
+    return value
+
+
+Identifier = Annotated[str, Field(strict=True), AfterValidator(_safe_id)]
 
 
 class _Strict(BaseModel):
@@ -32,7 +49,7 @@ class _GeneratorEntry(BaseModel):
 
     model_config = ConfigDict(extra="allow", frozen=True, strict=True)
     generator: str
-    seed: Annotated[int, Field(strict=True)] = 0
+    seed: Annotated[int, Field(strict=True, ge=-safe_yaml.INT64, lt=safe_yaml.INT64)] = 0
     _params: object = PrivateAttr(default=None)
 
     _kind = "variant"
@@ -75,13 +92,17 @@ class LadderEntry(_GeneratorEntry):
 class _Case(_Strict):
     id: Identifier
     instruction: str
-    timeout_seconds: PositiveInt | None = None
+    timeout_seconds: TimeoutSeconds | None = None
 
     @field_validator("instruction")
     @classmethod
-    def _non_empty(cls, value: str) -> str:
+    def _clean_instruction(cls, value: str) -> str:
+        # NFKC first, so the contract check sees what a reader (or a model) would.
+        value = normalise_instruction(value)
         if not value.strip():
             raise ValueError("instruction is empty")
+        if len(value) > MAX_INSTRUCTION_CHARS:
+            raise ValueError(f"instruction is {len(value):,} characters; at most {MAX_INSTRUCTION_CHARS:,}")
         return value
 
 
@@ -186,8 +207,6 @@ class PythonEngineSpec(_Engine):
     @field_validator("target")
     @classmethod
     def _module_colon_class(cls, value: str) -> str:
-        import re
-
         if not re.fullmatch(r"[A-Za-z_][\w.]*:[A-Za-z_]\w*", value):
             raise ValueError(f"{value!r} is not module:Class")
         return value
@@ -221,8 +240,8 @@ class Scenario(_Strict):
 class Suite(_Strict):
     suite_id: Identifier
     mode: Literal["baseline", "adversarial", "stress", "mixed", "gauntlet"]
-    runs_per_variant: PositiveInt = 1
-    timeout_seconds: PositiveInt = 300
+    runs_per_variant: Annotated[int, Field(strict=True, gt=0, le=MAX_BASELINE_RUNS)] = 1
+    timeout_seconds: TimeoutSeconds = 300
     repair_enabled: StrictBool = True
     debug_enabled: StrictBool = True
     target: str | list[str] | None = None
@@ -325,6 +344,10 @@ def parse_suite(data: object, source: str) -> Suite:
     if not isinstance(data, dict):
         raise SuiteError(f"{source}: top level must be a mapping of suite fields")
     try:
+        safe_yaml.check_values(data)
+    except safe_yaml.YamlRefused as exc:
+        raise SuiteError(f"{source}: {exc}") from None
+    try:
         suite = Suite.model_validate(data)
     except ValidationError as exc:
         raise SuiteError(f"{source}: {_describe(exc.errors()[0])}") from None
@@ -341,16 +364,28 @@ def parse_suite(data: object, source: str) -> Suite:
 def load_suite(path: str | Path) -> Suite:
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        with path.open("rb") as handle:
+            raw = handle.read(safe_yaml.MAX_FILE_BYTES + 1)
     except FileNotFoundError:
         raise SuiteError(f"{path}: no such suite file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SuiteError(f"{path}: cannot read suite: {exc}") from None
+    except OSError as exc:
+        raise SuiteError(f"{path}: cannot read suite: {exc.strerror or exc}") from None
+    if len(raw) > safe_yaml.MAX_FILE_BYTES:
+        raise SuiteError(f"{path}: larger than {safe_yaml.MAX_FILE_BYTES:,} bytes; not a suite")
     try:
-        data = yaml.safe_load(text)
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SuiteError(f"{path}: cannot read suite: not UTF-8 (byte {exc.start})") from None
+    try:
+        data = safe_yaml.load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise SuiteError(f"{path}: invalid YAML{where}: {problem}") from None
+    except ValueError as exc:  # refused by safe_yaml, or a number too long to convert
+        problem = "a number of more than 4,300 digits" if "digits" in str(exc) else str(exc).splitlines()[0]
+        raise SuiteError(f"{path}: invalid YAML: {problem}") from None
+    except RecursionError:
+        raise SuiteError(f"{path}: invalid YAML: nested too deep") from None
     return parse_suite(data, str(path))

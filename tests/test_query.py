@@ -88,3 +88,100 @@ def test_an_outdated_store_asks_for_db_upgrade(tmp_path):
     path = store_at_revision(tmp_path / "old.db", "0001_initial")
     with pytest.raises(StoreError, match="run `ironbench db upgrade`"):
         run_query(path, "failure_breakdown")
+
+
+# -- read-only, enforced (issue 10) --------------------------------------------------------
+
+@pytest.fixture
+def one_run(paths, script):
+    script({"a": ["success"]})
+    return paths, start_run(make_suite({"a": 3}), paths)
+
+
+def _rows(store_path, table: str) -> int:
+    import sqlite3
+
+    with sqlite3.connect(store_path) as conn:
+        return conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+
+
+@pytest.mark.parametrize("sql, refused", [
+    ("SELECT 1; COPY (SELECT * FROM invocations) TO '{dir}/leak.csv'", "statement 2 is COPY"),
+    ("ATTACH '{store}' AS rw (TYPE sqlite); DELETE FROM rw.invocations", "statement 1 is ATTACH"),
+    ("INSTALL httpfs", "statement 1 is LOAD"),
+    ("LOAD httpfs", "statement 1 is LOAD"),
+    ("SET enable_external_access = true; SELECT 1", "statement 1 is SET"),
+    ("EXPLAIN ANALYZE COPY (SELECT 1) TO '{dir}/leak.csv'", "statement 1 is EXPLAIN"),
+    ("SELECT * FROM sqlite_scan('{store}', 'events')", "function sqlite_scan()"),
+    ("SELECT * FROM sqlite_attach('{store}')", "function sqlite_attach()"),
+    ("SELECT * FROM query('SELECT 1')", "function query()"),
+    ("CREATE TABLE store.x AS SELECT 1", "statement 1 is CREATE"),
+])
+def test_only_read_only_statements_run(one_run, tmp_path, sql, refused):
+    paths, _ = one_run
+    before = _rows(paths.store_path, "invocations")
+    with pytest.raises(QueryError, match=refused):
+        run_sql(paths.store_path, sql.format(dir=tmp_path, store=paths.store_path))
+    assert not (tmp_path / "leak.csv").exists()
+    assert _rows(paths.store_path, "invocations") == before
+
+
+def test_files_and_network_are_out_of_reach_and_the_configuration_is_locked(one_run, tmp_path):
+    paths, _ = one_run
+    secret = tmp_path / "private.csv"
+    secret.write_text("a\n1\n")
+    for sql in (f"SELECT * FROM read_csv('{secret}')", f"SELECT * FROM '{secret}'",
+                "SELECT * FROM read_text('/etc/hostname')", "SELECT * FROM glob('/etc/*')"):
+        with pytest.raises(QueryError, match="disabled by configuration"):
+            run_sql(paths.store_path, sql)
+    assert run_sql(paths.store_path, "SELECT current_setting('lock_configuration')").rows == [(True,)]
+
+
+def test_a_query_file_that_writes_is_refused_through_the_cli(one_run, tmp_path):
+    from tests.conftest import cli
+
+    paths, _ = one_run
+    sql = tmp_path / "sneaky.sql"
+    sql.write_text(f"SELECT count(*) FROM invocations;\nCOPY invocations TO '{tmp_path}/out.csv';\n")
+    result = cli("query", str(sql), "--store", str(paths.store_path))
+    assert result.returncode == 2 and "statement 2 is COPY" in result.stderr
+    assert len(result.stderr.splitlines()) == 1 and not (tmp_path / "out.csv").exists()
+
+
+def test_read_only_select_family_still_answers(one_run):
+    paths, _ = one_run
+    for sql in ("DESCRIBE invocations", "SUMMARIZE runs", "SHOW TABLES", "FROM runs", "VALUES (1)",
+                "WITH x AS (SELECT 1 AS a) SELECT a FROM x; SELECT count(*) FROM invocations", "PRAGMA version"):
+        assert run_sql(paths.store_path, sql).rows
+    assert run_sql(paths.store_path, "SELECT 1; SELECT count(*) FROM invocations").rows == [(3,)]
+
+
+def test_table_cells_cannot_drive_the_terminal_but_json_and_csv_keep_the_data(one_run):
+    from tests.conftest import cli
+
+    paths, _ = one_run
+    sql = "SELECT chr(27) || ']0;pwned' || chr(7) || chr(27) || '[2J' AS x, 'a' || chr(10) || 'b' AS y"
+    table = cli("query", sql, "--store", str(paths.store_path))
+    assert table.returncode == 0 and "\x1b" not in table.stdout and "\x07" not in table.stdout
+    assert "\\x1b]0;pwned\\x07\\x1b[2J" in table.stdout and "a\\nb" in table.stdout
+    as_json = cli("query", sql, "--store", str(paths.store_path), "--format", "json")
+    assert json.loads(as_json.stdout) == [{"x": "\x1b]0;pwned\x07\x1b[2J", "y": "a\nb"}]
+
+
+def test_a_query_waits_for_a_store_that_is_being_created(tmp_path):
+    import subprocess
+    import sys
+    import time
+
+    from tests.conftest import REPO, cli
+
+    store = tmp_path / "new.db"
+    store.touch()  # what a run that has just started creating the store leaves for a moment
+    query = subprocess.Popen([sys.executable, "-m", "ironbench.cli.main", "query", "SELECT count(*) AS n FROM runs",
+                              "--store", str(store)], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True)
+    time.sleep(1.5)
+    assert cli("db", "upgrade", "--store", str(store)).returncode == 0
+    out, err = query.communicate(timeout=60)
+    assert query.returncode == 0, err
+    assert "db upgrade" not in err and out.splitlines()[-1] == "(1 row)"

@@ -32,6 +32,9 @@ NoReportOption = Annotated[bool, typer.Option("--no-report", help="Do not write 
 MaxInfraErrorsOption = Annotated[int, typer.Option(
     "--max-infra-errors", min=1, help="Stop the run (exit 1) after this many consecutive infrastructure errors "
     "(the target's backend failed); resume re-runs those invocations.")]
+RedactOption = Annotated[Optional[list[str]], typer.Option(
+    "--redact", metavar="NAME", help="Also redact this environment variable's value (repeatable); names with "
+    "KEY, TOKEN, SECRET, PASSWORD or CREDENTIAL are always redacted.")]
 DEFAULT_OUT = Path("outputs")
 RunArgument = Annotated[str, typer.Argument(metavar="RUN", help="A run id, as `ironbench runs` lists them.")]
 
@@ -81,12 +84,28 @@ def _finish(paths, run_id: str, quiet: bool, no_report: bool) -> None:
     import shutil
 
     from ironbench.htmlreport import write_report
+    from ironbench.printable import printable
 
     report = write_report(paths.store_path, paths.out_dir, run_id, write=not no_report)
     if not quiet:
-        typer.echo(report.console(min(100, shutil.get_terminal_size((100, 24)).columns)), err=True)
+        width = min(100, shutil.get_terminal_size((100, 24)).columns)
+        typer.echo(printable(report.console(width), keep_newlines=True), err=True)
     if report.path is not None:
-        typer.echo(f"report: {report.path}", err=True)
+        typer.echo(printable(f"report: {report.path}"), err=True)
+
+
+def _say(text: str) -> None:
+    """Human-readable output: text from suites, targets and the store cannot drive the terminal."""
+    from ironbench.printable import printable
+
+    typer.echo(printable(text, keep_newlines=True))
+
+
+def _emit(result: str, format: TableFormat) -> None:
+    if format is TableFormat.table:
+        _say(result)
+    else:
+        typer.echo(result, color=True)  # csv, json: the exact data (color=True: no ANSI stripping)
 
 
 def _reporter(quiet: bool):
@@ -115,6 +134,7 @@ def run(
         "--label", help="A name for this run (e.g. the backend or model it used), kept in its metadata.")] = None,
     quiet: QuietOption = False,
     no_report: NoReportOption = False,
+    redact: RedactOption = None,
 ) -> None:
     """Run a suite against its target; prints the run id (the verdict and the report's path go to stderr)."""
     from ironbench.runner import start_run
@@ -124,11 +144,13 @@ def run(
     reporter = _reporter(quiet)
     paths = _paths(out, store)
     run_id = start_run(loaded, paths, target, jobs, str(suite), reporter, max_failures=max_failures,
-                       max_infra_errors=max_infra_errors, label=label)
+                       max_infra_errors=max_infra_errors, label=label, redact=redact or ())
     if loaded.mode == "gauntlet" and not quiet:
         from ironbench.gauntlet.report import format_summary, summary_from_store
+        from ironbench.printable import printable
 
-        typer.echo(format_summary(summary_from_store(paths.store_path, run_id)), err=True)
+        typer.echo(printable(format_summary(summary_from_store(paths.store_path, run_id)), keep_newlines=True),
+                   err=True)
     _finish(paths, run_id, quiet, no_report)
     typer.echo(run_id)
 
@@ -143,6 +165,7 @@ def resume(
     max_infra_errors: MaxInfraErrorsOption = 3,
     quiet: QuietOption = False,
     no_report: NoReportOption = False,
+    redact: RedactOption = None,
 ) -> None:
     """Continue an interrupted or stopped run: nothing completed is lost or repeated; invocations
     whose backend failed run again."""
@@ -150,7 +173,8 @@ def resume(
 
     reporter = _reporter(quiet)
     paths = _paths(out, store)
-    status = resume_run(run_id, paths, jobs, reporter, max_failures=max_failures, max_infra_errors=max_infra_errors)
+    status = resume_run(run_id, paths, jobs, reporter, max_failures=max_failures, max_infra_errors=max_infra_errors,
+                        redact=redact or ())
     _finish(paths, run_id, quiet, no_report)
     typer.echo(f"{run_id} {status}")
 
@@ -165,7 +189,8 @@ def runs(
     from ironbench.query import format_result
     from ironbench.runs import list_runs
 
-    typer.echo(format_result(list_runs(_paths(out, store).store_path), format.value))
+    result = format_result(list_runs(_paths(out, store).store_path), format.value)
+    _emit(result, format)
 
 
 @app.command()
@@ -188,16 +213,16 @@ def show(
                                "verdicts": verdicts}, indent=2, default=str))
         return
     for key, value in header.items():
-        typer.echo(f"{key:>17}: {value}")
+        _say(f"{key:>17}: {value}")
     typer.echo("")
     if header["mode"] == "gauntlet":
         from ironbench.gauntlet.report import format_summary, summary_from_store
 
-        typer.echo(format_summary(summary_from_store(_paths(out, store).store_path, run_id)))
+        _say(format_summary(summary_from_store(_paths(out, store).store_path, run_id)))
         return
-    typer.echo(format_result(cases, "table"))
+    _say(format_result(cases, "table"))
     for verdict in verdicts:
-        typer.echo(f"{verdict['kind']} {verdict['case_id']}: {verdict['text']}")
+        _say(f"{verdict['kind']} {verdict['case_id']}: {verdict['text']}")
 
 
 @app.command()
@@ -213,13 +238,15 @@ def log(
     """Print what a case's invocations wrote on stdout and stderr, as recorded."""
     from ironbench.runs import format_logs, invocation_logs
 
-    typer.echo(format_logs(invocation_logs(_paths(out, store).store_path, run_id, case_id, variant, run_index)))
+    _say(format_logs(invocation_logs(_paths(out, store).store_path, run_id, case_id, variant, run_index)))
 
 
 @app.command()
 def project(
     run_id: RunArgument,
     rebuild: Annotated[bool, typer.Option("--rebuild", help="Delete and regenerate from events alone.")] = False,
+    force: Annotated[bool, typer.Option(
+        "--force", help="Rebuild even from events whose hash chain is broken (see `ironbench verify`).")] = False,
     out: OutOption = DEFAULT_OUT,
     store: StoreOption = None,
 ) -> None:
@@ -227,7 +254,24 @@ def project(
     from ironbench.projections.rebuild import project_run
 
     paths = _paths(out, store)
-    typer.echo(str(project_run(paths.store_path, paths.out_dir, run_id, rebuild)))
+    _say(str(project_run(paths.store_path, paths.out_dir, run_id, rebuild, force)))
+
+
+@app.command()
+def verify(
+    run_id: Annotated[Optional[str], typer.Argument(metavar="[RUN]", help="Only this run's events and links.")] = None,
+    out: OutOption = DEFAULT_OUT,
+    store: StoreOption = None,
+) -> None:
+    """Check the events' hash chain; exits 1 naming the first broken link."""
+    from ironbench.errors import ChainBroken
+    from ironbench.projections.rebuild import verify_store
+
+    report = verify_store(_paths(out, store).store_path, run_id)
+    if report.broken is not None:
+        raise ChainBroken(f"hash chain broken at {report.broken.describe()} ({report.checked} events before it hold)")
+    scope = f"run {run_id}: " if run_id else ""
+    _say(f"{scope}hash chain holds over {report.checked} events; head {report.head or '-'}")
 
 
 @app.command()
@@ -242,7 +286,8 @@ def query(
     """Run a SQL query in DuckDB over the store (read-only). Views: runs, invocations, superseded_invocations, decisions, variants, rejections, turns, turn_scores, events."""
     from ironbench.query import format_result, run_query
 
-    typer.echo(format_result(run_query(_paths(out, store).store_path, name, run_id), format.value))
+    result = format_result(run_query(_paths(out, store).store_path, name, run_id), format.value)
+    _emit(result, format)
 
 
 class Gate(str, Enum):
@@ -282,7 +327,7 @@ def compare(
     if format is ReportFormat.json:
         typer.echo(json.dumps(comparison.to_dict(), indent=2))
     else:
-        typer.echo(format_comparison(comparison))
+        _say(format_comparison(comparison))
     if comparison.failed:
         raise typer.Exit(1)
 
@@ -336,7 +381,7 @@ def rescore(
     paths = _paths(out, store)
     violations = rescore_run(paths.store_path, paths.out_dir, run_id, scorer)
     for engine, count in violations.items():
-        typer.echo(f"{engine}: {count} violation(s) by {scorer}")
+        _say(f"{engine}: {count} violation(s) by {scorer}")
 
 
 @app.command()
@@ -349,6 +394,7 @@ def variants(
     from dataclasses import asdict
 
     from ironbench.preview import preview, word_diff
+    from ironbench.printable import printable
     from ironbench.suite import load_suite
 
     items = preview(load_suite(suite))
@@ -359,17 +405,17 @@ def variants(
     for item in items:
         if item.case_id != current:
             current = item.case_id
-            typer.echo(f"\n{item.mode}/{item.case_id}: {item.base_instruction}")
+            _say(f"\n{item.mode}/{item.case_id}: {printable(item.base_instruction)}")
         label = item.variant_id or ("AI" if item.note.startswith("up to") else "DROPPED")
         if item.generator == "-":
-            typer.echo("  (baseline: no variants)")
+            _say("  (baseline: no variants)")
             continue
         if label == "AI":
-            typer.echo(f"  {item.generator}: {item.note}")
+            _say(f"  {item.generator}: {printable(item.note)}")
             continue
-        typer.echo(f"  {item.generator}/{label.split('/')[-1]}: {word_diff(item.base_instruction, item.instruction)}")
+        _say(f"  {item.generator}/{label.split('/')[-1]}: {printable(word_diff(item.base_instruction, item.instruction))}")
         if item.note:
-            typer.echo(f"      {item.note}")
+            _say(f"      {printable(item.note)}")
 
 
 class ExportFormat(str, Enum):
@@ -423,11 +469,28 @@ def db_upgrade(out: OutOption = DEFAULT_OUT, store: StoreOption = None) -> None:
 
 
 def main() -> None:
+    from ironbench.printable import printable
+
     try:
-        app()
+        code = app(prog_name="ironbench", standalone_mode=False)
+    except typer.TyperException as exc:  # click's errors, as vendored by typer
+        exit_code = getattr(exc, "exit_code", 2)
+        if type(exc).__name__ == "NoArgsIsHelpError":
+            typer.echo(exc.format_message(), err=True)
+            sys.exit(exit_code)
+        # A bad option is bad input like any other: one line, not a usage box.
+        ctx = getattr(exc, "ctx", None)
+        command = f"{ctx.command_path}: " if ctx is not None else ""
+        message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
+        print(f"ironbench: error: {printable(command + message)}", file=sys.stderr)
+        sys.exit(exit_code)
+    except typer.Abort:
+        print("ironbench: aborted", file=sys.stderr)
+        sys.exit(130)
     except IronbenchError as exc:
-        print(f"ironbench: error: {exc}", file=sys.stderr)
+        print(f"ironbench: error: {printable(str(exc))}", file=sys.stderr)
         sys.exit(exc.exit_code)
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 if __name__ == "__main__":

@@ -3,6 +3,8 @@
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
+from ironbench.printable import printable
+
 
 class ProgressReporter:
     """Implements the runner's Reporter protocol; the bar's total shrinks as cases stop early."""
@@ -26,7 +28,7 @@ class ProgressReporter:
         self._decided = 0
 
     def note(self, text):
-        self.console.print(text, highlight=False, markup=False)
+        self.console.print(printable(text), highlight=False, markup=False)
 
     def started(self, run_id, cases, max_invocations, done):
         self.progress.start()
@@ -49,7 +51,7 @@ class ProgressReporter:
             task = self.progress.tasks[self.task]
             self.progress.update(self.task, total=task.total - skipped_runs, decided=task.fields["decided"] + 1)
         self.console.print(
-            f"  {case_id}: {decision.decision} after {decision.n} runs, "
+            f"  {printable(case_id)}: {decision.decision} after {decision.n} runs, "
             f"{decision.successes}/{decision.n} succeeded "
             f"(Wilson 95% {decision.wilson_low:.2f}–{decision.wilson_high:.2f}, "
             f"chance agreement {decision.chance_agreement:.2f})",

@@ -207,14 +207,32 @@ def preflight_engines(specs) -> None:
         if isinstance(spec, (LlmEngineSpec, GuardedEngineSpec)):
             get_model(spec.model)
         elif isinstance(spec, PythonEngineSpec):
-            module_name, class_name = spec.target.split(":")
-            try:
-                getattr(importlib.import_module(module_name), class_name)
-            except (ImportError, AttributeError) as exc:
-                raise EngineError(f"engine {spec.name!r}: cannot load {spec.target!r}: {exc}") from None
+            _check_python_engine(spec)
         elif isinstance(spec, CommandEngineSpec):
             import shutil
 
             argv = shlex.split(spec.command) if isinstance(spec.command, str) else list(spec.command)
             if shutil.which(argv[0]) is None and not Path(argv[0]).is_file():
                 raise EngineError(f"engine {spec.name!r}: command not found: {argv[0]!r}")
+
+
+def _check_python_engine(spec: PythonEngineSpec) -> None:
+    """module:Class must name a class with reset() and answer(), constructible from kwargs."""
+    import inspect
+
+    module_name, class_name = spec.target.split(":")
+    try:
+        cls = getattr(importlib.import_module(module_name), class_name)
+    except (ImportError, AttributeError) as exc:
+        raise EngineError(f"engine {spec.name!r}: cannot load {spec.target!r}: {exc}") from None
+    if not isinstance(cls, type):
+        raise EngineError(f"engine {spec.name!r}: {spec.target} is a {type(cls).__name__}, not a class")
+    for method in ("reset", "answer"):
+        if not callable(getattr(cls, method, None)):
+            raise EngineError(f"engine {spec.name!r}: {spec.target} has no {method}() method")
+    try:
+        inspect.signature(cls).bind(**spec.kwargs)
+    except TypeError as exc:
+        raise EngineError(f"engine {spec.name!r}: kwargs do not fit {spec.target}: {exc}") from None
+    except ValueError:
+        pass  # no signature to check (a builtin): construction will tell

@@ -1,18 +1,31 @@
-"""Rebuilding a run's projections from its events alone."""
+"""Rebuilding a run's projections from its events alone, once the events are verified."""
 
 from pathlib import Path
 
-from ironbench.errors import RunNotFound
+from ironbench.errors import ChainBroken, RunNotFound
 from ironbench.projections.readmodel import ReadModel
 from ironbench.projections.tree import OutputTree
+from ironbench.store.chain import ChainReport, verify_chain
 from ironbench.store.eventstore import open_store
 
 
-def project_run(store_path: Path, out_dir: Path, run_id: str, rebuild: bool) -> Path:
+def verify_store(store_path: Path, run_id: str | None = None) -> ChainReport:
+    """Check the hash chain of the whole store, or of one run's events and their links."""
+    store = open_store(store_path, create=False)
+    with store:
+        has_events = store.conn.execute("SELECT 1 FROM events WHERE run_id = ? LIMIT 1", (run_id,)).fetchone()
+        if run_id is not None and has_events is None:
+            raise RunNotFound(f"run {run_id!r} not found in {store_path}")
+        return verify_chain(store.conn, run_id)
+
+
+def project_run(store_path: Path, out_dir: Path, run_id: str, rebuild: bool, force: bool = False) -> Path:
     """Bring a run's output tree (and with --rebuild, its read-model rows) up to date.
 
-    A rebuild writes the run's HTML report again if it had one (it is derived from the
-    same events), and keeps its comparison pages as they were (they read other runs too).
+    A rebuild trusts the events completely, so it refuses a run whose chain is
+    broken unless `force` says to rebuild from them anyway. It writes the run's HTML
+    report again if it had one (it is derived from the same events), and keeps its
+    comparison pages as they were (they read other runs too).
     """
     store = open_store(store_path, create=False)
     with store:
@@ -22,6 +35,10 @@ def project_run(store_path: Path, out_dir: Path, run_id: str, rebuild: bool) -> 
         if not rebuild:
             tree.catch_up()
             return tree.run_dir(run_id)
+        broken = verify_chain(store.conn, run_id).broken
+        if broken is not None and not force:
+            raise ChainBroken(f"{store_path}: refusing to rebuild {run_id}: hash chain broken at "
+                              f"{broken.describe()}; pass --force to rebuild from these events anyway")
         run_dir = tree.run_dir(run_id)
         had_report = (run_dir / "report.html").is_file()
         comparisons = {p.name: p.read_bytes() for p in run_dir.glob("compare_*.html")}

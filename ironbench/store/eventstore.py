@@ -17,12 +17,14 @@ from typing import Protocol
 
 from ironbench.errors import StoreError
 from ironbench.events import SCHEMA_VERSION, RecordedEvent, _Event, event_from_dict
+from ironbench.redact import Redactor
+from ironbench.store.chain import event_hash, last_link
 
 BUSY_TIMEOUT_MS = 30_000
 
 _INSERT = (
-    "INSERT {or_ignore} INTO events(event_id, run_id, stream, type, schema_version, timestamp_utc, "
-    "idempotency_key, payload) VALUES (?,?,?,?,?,?,?,?)"
+    "INSERT {or_ignore} INTO events(seq, event_id, run_id, stream, type, schema_version, timestamp_utc, "
+    "idempotency_key, payload, hash) VALUES (?,?,?,?,?,?,?,?,?,?)"
 )
 _SET_POSITION = (
     "INSERT INTO projection_positions(name, last_seq) VALUES (?, ?) "
@@ -52,9 +54,12 @@ class InlineProjection(Protocol):
 
 
 class EventStore:
-    def __init__(self, path: Path, projections: Sequence[InlineProjection] = ()) -> None:
+    def __init__(self, path: Path, projections: Sequence[InlineProjection] = (),
+                 redactor: Redactor | None = None) -> None:
         self.path = path
         self.projections = list(projections)
+        # Secrets are replaced before an event is stored, so projections see the same.
+        self.redactor = redactor if redactor else None
         try:
             # isolation_level=None: transactions are ours, begun IMMEDIATE so the
             # write lock is taken up front instead of failing half-way.
@@ -100,8 +105,11 @@ class EventStore:
         """
         recorded: list[RecordedEvent] = []
         with self.transaction() as conn:
+            # Read under the write lock: whichever process appends, each new event
+            # links to the one truly before it.
+            link = last_link(conn)
             for item in pending:
-                recorded_event = self._insert(conn, run_id, item)
+                recorded_event, link = self._insert(conn, run_id, item, link)
                 if recorded_event is not None:
                     recorded.append(recorded_event)
             if recorded:
@@ -112,18 +120,26 @@ class EventStore:
                 conn.execute(_SET_POSITION, (name, seq))
         return recorded
 
-    @staticmethod
-    def _insert(conn: sqlite3.Connection, run_id: str, item: Pending) -> RecordedEvent | None:
+    def _insert(self, conn: sqlite3.Connection, run_id: str, item: Pending,
+                link: tuple[int, str]) -> tuple[RecordedEvent | None, tuple[int, str]]:
+        """Insert one event linked to `link`; returns it and the new last link (unchanged
+        when an idempotency key made the insert a no-op)."""
+        event, payload = item.event, item.event.to_dict()
+        if self.redactor is not None:
+            redacted = self.redactor.value(payload)
+            if redacted != payload:
+                payload, event = redacted, event_from_dict(event.event, redacted)
         event_id = uuid.uuid4().hex
         timestamp = utc_now()
+        seq = link[0] + 1
+        columns = (seq, event_id, run_id, item.stream, event.event, SCHEMA_VERSION, timestamp, item.idempotency_key,
+                   json.dumps(payload, separators=(",", ":")))
+        digest = event_hash(link[1], *columns)
         statement = _INSERT.format(or_ignore="OR IGNORE" if item.idempotency_key else "")
-        cursor = conn.execute(statement, (
-            event_id, run_id, item.stream, item.event.event, SCHEMA_VERSION, timestamp,
-            item.idempotency_key, json.dumps(item.event.to_dict(), separators=(",", ":")),
-        ))
+        cursor = conn.execute(statement, (*columns, digest))
         if cursor.rowcount == 0:
-            return None
-        return RecordedEvent(cursor.lastrowid, event_id, run_id, item.stream, timestamp, item.event)
+            return None, link
+        return RecordedEvent(seq, event_id, run_id, item.stream, timestamp, event), (seq, digest)
 
     def position(self, name: str) -> int:
         row = self._query("SELECT last_seq FROM projection_positions WHERE name = ?", (name,)).fetchone()
@@ -165,7 +181,8 @@ class EventStore:
         ).fetchone() is not None
 
 
-def open_store(path: str | Path, projections: Sequence[InlineProjection] = (), create: bool = True) -> EventStore:
+def open_store(path: str | Path, projections: Sequence[InlineProjection] = (), create: bool = True,
+               redactor: Redactor | None = None) -> EventStore:
     """Open (and, on first use, create and migrate) the store at `path`."""
     from ironbench.store.migrate import ensure_schema
 
@@ -181,4 +198,4 @@ def open_store(path: str | Path, projections: Sequence[InlineProjection] = (), c
         ensure_schema(path)
     except sqlite3.DatabaseError as exc:
         raise StoreError(f"{path}: not an ironbench store: {exc}") from None
-    return EventStore(path, projections)
+    return EventStore(path, projections, redactor)

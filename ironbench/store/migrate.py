@@ -7,7 +7,7 @@ from ironbench.errors import StoreError
 
 # The newest revision in migrations/versions; a test keeps it equal to alembic's head
 # so opening an up-to-date store costs one SELECT instead of loading alembic.
-SCHEMA_HEAD = "0007_stats"
+SCHEMA_HEAD = "0008_harden"
 MIGRATIONS_DIR = Path(__file__).resolve().parents[2] / "migrations"
 
 
@@ -34,12 +34,23 @@ def alembic_config(path: Path):
 def upgrade(path: Path) -> str:
     """Apply every pending revision; returns the revision the store is now at."""
     from alembic import command
-    from sqlalchemy import create_engine
+    from sqlalchemy import create_engine, event
 
-    engine = create_engine(f"sqlite:///{path}")
+    engine = create_engine(f"sqlite:///{path}", connect_args={"timeout": 30})
+
+    @event.listens_for(engine, "connect")
+    def _connect(dbapi_connection, _record):
+        dbapi_connection.isolation_level = None  # the transaction is ours, begun below
+        dbapi_connection.execute("PRAGMA journal_mode=WAL")
+
+    @event.listens_for(engine, "begin")
+    def _begin(conn):
+        # Every revision in one write transaction: a reader sees no schema or all of
+        # it, and a second process creating the same store waits, then finds it done.
+        conn.exec_driver_sql("BEGIN IMMEDIATE")
+
     try:
         with engine.begin() as conn:
-            conn.exec_driver_sql("PRAGMA journal_mode=WAL")
             config = alembic_config(path)
             config.attributes["connection"] = conn
             command.upgrade(config, "head")

@@ -23,6 +23,8 @@ class EventRecord(SQLModel, table=True):
     # a decision); the unique index makes a duplicate impossible, not just unlikely.
     idempotency_key: Optional[str] = Field(default=None, unique=True)
     payload: str
+    # sha256 over this event's columns and its predecessor's hash (store/chain.py).
+    hash: Optional[str] = None
 
 
 class RunRow(SQLModel, table=True):

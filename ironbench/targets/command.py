@@ -1,28 +1,39 @@
 """Command targets: one subprocess per invocation, in its own directory and process group."""
 
 import os
+import selectors
 import shutil
-import signal
 import subprocess
 import time
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
 from ironbench.errors import TargetError
+from ironbench.redact import Redactor
+from ironbench.targets import containment
+from ironbench.targets.capture import OutputCapture
 from ironbench.targets.registry import PLACEHOLDER, TargetSpec
 from ironbench.targets.version import probe_module, python_module
 
-OUTPUT_CAP = 64 * 1024
+OUTPUT_CAP = 64 * 1024  # characters of each stream kept in the event
+STDOUT_FILE = "ironbench_stdout.txt"
+STDERR_FILE = "ironbench_stderr.txt"
+READ_SIZE = 256 * 1024
+AFTER_EXIT_SECONDS = 0.5  # the target has ended; output still arriving from what it left
+DRAIN_SECONDS = 2.0  # after the kill: what is left in the pipes
 
 
 @dataclass(frozen=True, slots=True)
 class ProcessResult:
     exit_code: int | None
-    stdout: str
+    stdout: str  # redacted; head and tail when the stream was longer than capture.TEXT_HEAD + TEXT_TAIL
     stderr: str
     duration_ms: int
     timed_out: bool
     harness_error: str | None
+    stdout_path: str | None = None  # the whole stream (up to capture.FILE_CAP), redacted
+    stderr_path: str | None = None
 
 
 def cap_output(text: str, cap: int = OUTPUT_CAP) -> tuple[str, bool]:
@@ -55,39 +66,125 @@ def preflight(target: TargetSpec) -> None:
         )
 
 
-def invoke(argv: list[str], workdir: Path, timeout_s: float, env_extra: dict[str, str]) -> ProcessResult:
-    """Run argv in workdir (never through a shell); a timeout kills its whole process group."""
-    env = {**os.environ, **env_extra}
+def invoke(argv: list[str], workdir: Path, timeout_s: float, env_extra: dict[str, str],
+           redactor: Redactor | None = None) -> ProcessResult:
+    """Run argv in workdir, never through a shell, and return by its deadline.
+
+    stdout and stderr stream, redacted, into capped files in workdir; nothing the
+    target spawned outlives the call (see containment); a target that ignores
+    SIGTERM or a descendant that holds the pipes open cannot delay the return by
+    more than AFTER_EXIT_SECONDS + DRAIN_SECONDS.
+    """
+    mark = uuid.uuid4().hex
+    env = {**os.environ, **env_extra, containment.CONTAINMENT_VAR: mark}
+    try:
+        captures = (OutputCapture(workdir / STDOUT_FILE, redactor), OutputCapture(workdir / STDERR_FILE, redactor))
+    except OSError as exc:
+        return ProcessResult(None, "", "", 0, False, f"cannot write output files in {workdir}: {exc.strerror}")
+    paths = tuple(str(c.path) for c in captures)
+    containment.enter()
     started = time.perf_counter()
     try:
         process = subprocess.Popen(
             argv, cwd=workdir, env=env, stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
         )
-    except OSError as exc:
-        return ProcessResult(None, "", "", 0, False, f"cannot start target: {exc.strerror or exc}")
-    timed_out = False
+    except (OSError, ValueError) as exc:  # ValueError: a NUL byte in an argument
+        containment.abandoned()
+        for capture in captures:
+            capture.finish()
+        message = f"cannot start target: {getattr(exc, 'strerror', None) or exc}"
+        return ProcessResult(None, "", "", 0, False, redactor.text(message) if redactor else message, *paths)
+    except BaseException:
+        containment.abandoned()
+        raise
+    containment.started(process.pid, mark)
+    selector = selectors.DefaultSelector()
     try:
-        out, err = process.communicate(timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        timed_out = True
-        _kill_group(process.pid)
-        out, err = process.communicate()
-    duration_ms = int((time.perf_counter() - started) * 1000)
-    if not timed_out:
-        _kill_group(process.pid)  # nothing the target spawned outlives its invocation
-    return ProcessResult(
-        None if timed_out else process.returncode,
-        out.decode("utf-8", "replace"), err.decode("utf-8", "replace"),
-        duration_ms, timed_out, None,
-    )
+        timed_out, ended = _pump(process, captures, selector, started + timeout_s)
+    finally:
+        containment.finish(process.pid)  # the target too, when it is still running
+        _drain(selector, time.perf_counter() + DRAIN_SECONDS)
+        for pipe in (process.stdout, process.stderr):
+            pipe.close()
+        try:
+            process.wait(timeout=DRAIN_SECONDS)
+        except subprocess.TimeoutExpired:
+            pass  # killed but not yet gone (uninterruptible I/O): nothing left to wait for
+    out, err = (capture.finish() for capture in captures)
+    exit_code = None if timed_out else process.returncode
+    return ProcessResult(exit_code, out, err, int((ended - started) * 1000), timed_out, None, *paths)
 
 
-def _kill_group(pid: int) -> None:
+def _exited(pid: int) -> bool:
+    """Whether the child has ended, without reaping it: until reaped, its pid (which is
+    its session and group id) cannot be recycled while descendants are swept."""
     try:
-        os.killpg(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
+        return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+    except ChildProcessError:
+        return True
+
+
+def _pump(process: subprocess.Popen, captures: tuple[OutputCapture, OutputCapture],
+          selector: selectors.BaseSelector, deadline: float) -> tuple[bool, float]:
+    """Read both pipes until the target has ended and they are closed, or the deadline
+    passes; returns (timed out, when it ended)."""
+    for pipe, capture in zip((process.stdout, process.stderr), captures):
+        os.set_blocking(pipe.fileno(), False)
+        selector.register(pipe, selectors.EVENT_READ, capture)
+    try:
+        pidfd = os.pidfd_open(process.pid)  # readable once the target ends: no polling
+    except (AttributeError, OSError):
+        pidfd = None
+    exited_at = None
+    try:
+        if pidfd is not None:
+            selector.register(pidfd, selectors.EVENT_READ, None)
+        while True:
+            now = time.perf_counter()
+            if exited_at is None and pidfd is None and _exited(process.pid):
+                exited_at = now
+            if exited_at is not None:
+                pipes_open = any(key.data is not None for key in selector.get_map().values())
+                if not pipes_open or now >= exited_at + AFTER_EXIT_SECONDS:
+                    return False, exited_at
+            if now >= deadline:
+                return True, now
+            wait = deadline - now
+            if exited_at is not None:
+                wait = min(wait, exited_at + AFTER_EXIT_SECONDS - now)
+            if pidfd is None:
+                wait = min(wait, 0.05)
+            for key, _ in selector.select(wait):
+                if key.data is None:
+                    selector.unregister(pidfd)
+                    exited_at = time.perf_counter()
+                else:
+                    _read(selector, key)
+    finally:
+        if pidfd is not None:
+            if pidfd in selector.get_map():
+                selector.unregister(pidfd)
+            os.close(pidfd)
+
+
+def _read(selector: selectors.BaseSelector, key: selectors.SelectorKey) -> None:
+    try:
+        chunk = os.read(key.fd, READ_SIZE)
+    except BlockingIOError:
+        return
+    if chunk:
+        key.data.write(chunk)
+    else:
+        selector.unregister(key.fileobj)
+
+
+def _drain(selector: selectors.BaseSelector, deadline: float) -> None:
+    """What the target wrote before it ended, read until the pipes close or the deadline."""
+    while selector.get_map() and time.perf_counter() < deadline:
+        for key, _ in selector.select(deadline - time.perf_counter()):
+            _read(selector, key)
+    selector.close()
 
 
 def ensure_fresh_dir(path: Path) -> None:

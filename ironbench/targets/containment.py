@@ -1,0 +1,264 @@
+"""Containment: nothing a target spawned outlives its invocation.
+
+Killing the target's process group is not enough: a descendant can call setsid()
+and leave it, and once its parent exits it is re-parented, out of sight. On Linux
+the harness makes itself a child subreaper (prctl PR_SET_CHILD_SUBREAPER) while
+invocations run, so such orphans are re-parented to the harness instead of init:
+every process a target ever spawned stays inside the harness's own process tree,
+found by one scan of /proc. Each process there is attributed to an invocation by
+
+  1. its session or process group (a target starts its own session),
+  2. its parent, if the parent is attributed (a descendant of a descendant),
+  3. the invocation's mark in its environment (CONTAINMENT_VAR), which orphans
+     inherit unless they scrub their environment.
+
+Concurrent invocations (--jobs N, on threads) each sweep only what is theirs. A
+process that left the session and scrubbed its environment cannot be attributed:
+it is swept when no invocation is running any more (at the latest when a run's
+last invocation ends), and only if it was born while invocations were running.
+
+Elsewhere (no /proc, no prctl) only the process group is killed.
+"""
+
+import ctypes
+import os
+import signal
+import threading
+import time
+from dataclasses import dataclass
+
+CONTAINMENT_VAR = "IRONBENCH_CONTAINMENT_ID"
+PR_SET_CHILD_SUBREAPER = 36
+SWEEP_SECONDS = 5.0
+_PROC = "/proc"
+_CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+@dataclass(frozen=True, slots=True)
+class _Process:
+    pid: int
+    ppid: int
+    pgid: int
+    sid: int
+    state: str
+    starttime: int  # clock ticks since boot
+
+    @property
+    def zombie(self) -> bool:
+        return self.state in ("Z", "X")
+
+
+def _read_stat(pid: int) -> _Process | None:
+    try:
+        fd = os.open(f"{_PROC}/{pid}/stat", os.O_RDONLY)
+        try:
+            raw = os.read(fd, 1024)
+        finally:
+            os.close(fd)
+    except OSError:
+        return None
+    fields = raw[raw.rfind(b")") + 2:].split(b" ", 20)
+    return _Process(pid, int(fields[1]), int(fields[2]), int(fields[3]), fields[0].decode(), int(fields[19]))
+
+
+def _processes() -> dict[int, _Process]:
+    found: dict[int, _Process] = {}
+    for name in os.listdir(_PROC):
+        if name.isdigit():
+            process = _read_stat(int(name))
+            if process is not None:
+                found[process.pid] = process
+    return found
+
+
+def _mark_of(pid: int) -> str | None:
+    try:
+        with open(f"{_PROC}/{pid}/environ", "rb") as handle:
+            environ = handle.read()
+    except OSError:
+        return None
+    prefix = CONTAINMENT_VAR.encode() + b"="
+    for entry in environ.split(b"\0"):
+        if entry.startswith(prefix):
+            return entry[len(prefix):].decode("ascii", "replace")
+    return None
+
+
+def _boot_ticks() -> int:
+    return int(time.clock_gettime(time.CLOCK_BOOTTIME) * _CLOCK_TICKS)
+
+
+class _Registry:
+    """The invocations running in this process; while any runs, the process is a subreaper."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.active: dict[int, str] = {}  # target pid -> its mark
+        self.entering = 0  # targets being started, not yet registered
+        self.busy_since = 0
+        self.prctl = None
+        if os.path.isdir(_PROC) and hasattr(time, "CLOCK_BOOTTIME"):
+            try:
+                self.prctl = ctypes.CDLL(None, use_errno=True).prctl
+            except (OSError, AttributeError):
+                pass
+
+    @property
+    def supported(self) -> bool:
+        return self.prctl is not None
+
+    def _idle(self) -> bool:
+        return not self.active and not self.entering
+
+    def enter(self) -> None:
+        """Before a target starts: the first running invocation makes the process a subreaper."""
+        with self.lock:
+            if self.supported and self._idle():
+                self.busy_since = _boot_ticks()
+                self.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+            self.entering += 1
+
+    def started(self, pid: int, mark: str) -> None:
+        with self.lock:
+            self.entering -= 1
+            self.active[pid] = mark
+
+    def abandoned(self) -> None:
+        """The target never started."""
+        with self.lock:
+            self.entering -= 1
+            if self.supported and self._idle():
+                self.prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
+
+    def finish(self, pid: int) -> int:
+        """The target has ended or been killed: sweep what it left; returns how many were killed."""
+        with self.lock:
+            mark = self.active.pop(pid)
+            if not self.supported:
+                kill_group(pid)
+                return 0
+            if self._idle():
+                # The last one out also sweeps what nobody can be told apart by, under
+                # the lock, so that no invocation starts (and gets swept) meanwhile.
+                killed = _sweep(pid, mark, {}, self.busy_since)
+                self.prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
+                return killed
+            others = dict(self.active)
+        return _sweep(pid, mark, others, None)
+
+
+_registry = _Registry()
+
+
+def kill_group(pgid: int) -> None:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _owner(process: _Process, procs: dict[int, _Process], me: int, targets: dict[int, str],
+           memo: dict[int, int | None]) -> int | None:
+    """The target pid a process belongs to, or None (the harness's own, or unattributable)."""
+    if process.pid in memo:
+        return memo[process.pid]
+    memo[process.pid] = None  # guards against a cycle in a table read while processes change
+    owner: int | None = None
+    if process.sid in targets:
+        owner = process.sid
+    elif process.pgid in targets:
+        owner = process.pgid
+    elif process.ppid != me and process.ppid in procs:
+        owner = _owner(procs[process.ppid], procs, me, targets, memo)
+    elif process.ppid == me and not process.zombie:
+        mark = _mark_of(process.pid)
+        owner = next((pid for pid, m in targets.items() if m == mark), None)
+    memo[process.pid] = owner
+    return owner
+
+
+def _top(process: _Process, procs: dict[int, _Process], me: int) -> _Process | None:
+    """The harness's direct child that `process` descends from, or None if it is not ours."""
+    for _ in range(len(procs)):
+        if process.ppid == me:
+            return process
+        process = procs.get(process.ppid)
+        if process is None:
+            return None
+    return None
+
+
+def _kill(process: _Process) -> None:
+    """SIGKILL through a pidfd after checking the pid still names the same process, so a
+    recycled pid is never hit."""
+    try:
+        pidfd = os.pidfd_open(process.pid)
+    except (AttributeError, OSError):
+        pidfd = None
+    try:
+        again = _read_stat(process.pid)
+        if again is None or again.starttime != process.starttime:
+            return
+        if pidfd is not None:
+            signal.pidfd_send_signal(pidfd, signal.SIGKILL)
+        else:
+            os.kill(process.pid, signal.SIGKILL)
+    except OSError:
+        pass
+    finally:
+        if pidfd is not None:
+            os.close(pidfd)
+
+
+def _reap(pid: int) -> None:
+    try:
+        os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        pass
+
+
+def _sweep(target_pid: int, mark: str, others: dict[int, str], last_since: int | None) -> int:
+    """Kill every live process of this invocation (and, when it was the last one running,
+    every unattributable process born since invocations began) and reap those that were
+    re-parented to the harness. The target itself is left for its Popen to reap: until
+    then its pid, which is its session and group id, cannot be recycled."""
+    me = os.getpid()
+    targets = {**others, target_pid: mark}
+    killed: dict[int, int] = {}  # pid -> start time
+    deadline = time.monotonic() + SWEEP_SECONDS
+    while True:
+        procs = _processes()
+        memo: dict[int, int | None] = {}
+        victims: list[_Process] = []
+        dying = False  # killed, dead, but not yet re-parented to the harness to be reaped
+        for process in procs.values():
+            top = _top(process, procs, me) if process.pid != me else None
+            if top is None:
+                continue
+            owner = _owner(process, procs, me, targets, memo)
+            if owner is None and last_since is not None:
+                ours = top.starttime >= last_since and top.pid not in targets
+            else:
+                ours = owner == target_pid
+            if not ours and killed.get(process.pid) != process.starttime:
+                continue
+            if not process.zombie:
+                victims.append(process)
+            elif process.ppid == me and process.pid not in targets:
+                _reap(process.pid)
+            elif process.pid in killed and process.pid not in targets:
+                dying = True
+        if (not victims and not dying) or time.monotonic() > deadline:
+            return len(killed)
+        if victims:
+            kill_group(target_pid)
+        for process in victims:
+            _kill(process)
+            killed[process.pid] = process.starttime
+        time.sleep(0.002)
+
+
+enter = _registry.enter
+started = _registry.started
+abandoned = _registry.abandoned
+finish = _registry.finish

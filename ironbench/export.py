@@ -38,12 +38,12 @@ def export_views(store_path: Path, to: Path, fmt: str, run_id: str | None = None
         to.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise ExportError(f"{to}: cannot create export directory: {exc.strerror}") from None
-    con = connect(store_path, run_id)
+    con = connect(store_path, run_id, export_dir=to)
     exported: list[Exported] = []
     try:
         for view in EXPORTED_VIEWS:
             final = to / f"{view}.{extension}"
-            handle, partial = tempfile.mkstemp(prefix=f".{view}.", suffix=f".{extension}", dir=to)
+            handle, partial = tempfile.mkstemp(prefix=f".{view}.", suffix=f".{extension}", dir=to.resolve())
             os.close(handle)
             try:
                 quoted = partial.replace("'", "''")

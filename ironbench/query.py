@@ -77,11 +77,12 @@ def _schema_revision(store_path: Path, wait_seconds: float) -> str | None:
         raise StoreError(f"{store_path}: not an ironbench store: {exc}") from None
 
 
-def connect(store_path: Path, run_id: str | None = None):
+def connect(store_path: Path, run_id: str | None = None, export_dir: Path | None = None):
     """An in-memory DuckDB with the store attached read-only and views per read model.
 
     With `run_id`, every view shows that run only, so one query file serves both
-    "across all runs" and "this run".
+    "across all runs" and "this run". External access is off once the store is
+    attached; `export_dir` is the one directory `ironbench export` may write into.
     """
     import duckdb
 
@@ -108,6 +109,8 @@ def connect(store_path: Path, run_id: str | None = None):
         for name, select in _VIEWS.items():
             where = f" WHERE run_id = '{_quote(run_id)}'" if run_id is not None else ""
             con.execute(f"CREATE TEMP VIEW {name} AS SELECT * FROM ({select}){where}")
+        if export_dir is not None:
+            con.execute(f"SET allowed_directories = ['{_quote(str(Path(export_dir).resolve()))}/']")
         con.execute("SET enable_external_access = false")
         con.execute("SET lock_configuration = true")
     except duckdb.Error as exc:

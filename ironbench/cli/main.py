@@ -126,7 +126,7 @@ def run(
     run_id = start_run(loaded, paths, target, jobs, str(suite), reporter, max_failures=max_failures,
                        max_infra_errors=max_infra_errors, label=label)
     if loaded.mode == "gauntlet" and not quiet:
-        from ironbench.gauntlet.report import format_summary, summary_from_store
+        from ironbench.gauntlet.results import format_summary, summary_from_store
 
         typer.echo(format_summary(summary_from_store(paths.store_path, run_id)), err=True)
     _finish(paths, run_id, quiet, no_report)
@@ -191,7 +191,7 @@ def show(
         typer.echo(f"{key:>17}: {value}")
     typer.echo("")
     if header["mode"] == "gauntlet":
-        from ironbench.gauntlet.report import format_summary, summary_from_store
+        from ironbench.gauntlet.results import format_summary, summary_from_store
 
         typer.echo(format_summary(summary_from_store(_paths(out, store).store_path, run_id)))
         return

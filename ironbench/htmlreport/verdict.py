@@ -11,6 +11,7 @@ from ironbench.stats import clopper_pearson_lower, clopper_pearson_upper, wilson
 from ironbench.stopping import ALPHA as DECISION_ALPHA
 
 NAMED = 3  # a sentence names this many cases, then counts the rest
+EXCLUDED_CODES = "HIX"  # gather.CODE's runs that are no outcome of the target
 
 
 @dataclass(frozen=True)
@@ -129,7 +130,7 @@ def _baseline(section: dict) -> Verdict:
     decided = Counter((c["decision"] or {}).get("decision", "undecided") for c in cases)
     stable = [c for c in cases if (c["decision"] or {}).get("decision") == "stable"]
     exhausted = [c for c in cases if (c["decision"] or {}).get("decision") == "exhausted"]
-    on_success = sum(1 for c in stable if c["codes"][-1:] in ("S", "s"))
+    on_success = sum(1 for c in stable if c["codes"].rstrip(EXCLUDED_CODES)[-1:] in ("S", "s"))
     seed_rule = all(c["decision"].get("reason", "").startswith("last ") for c in stable)
     parts = [f"{decided['stable']} of {_plural(len(cases), 'instruction')} stable"
              + (" (the last 3 runs agreed)" if stable and seed_rule else "")]

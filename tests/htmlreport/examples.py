@@ -33,7 +33,7 @@ def scripted(outcomes: dict[str, list[str]]):
 
 # Every example run records this variable (`record_env`): the baseline an adversarial run is
 # judged against must have been taken with the same one.
-BACKEND = {"IRONBENCH_EXAMPLE_BACKEND": "http://127.0.0.1:11434"}
+BACKEND = {"IRONBENCH_EXAMPLE_BACKEND": "127.0.0.1:11434"}
 
 
 def _suite(data: dict):

@@ -70,7 +70,7 @@ SQL = {
                      string_agg({CODE}, '' ORDER BY run_index) AS codes,
                      avg(attempts) FILTER (WHERE {EVIDENCE}) AS mean_attempts,
                      avg(repairs_triggered) FILTER (WHERE {EVIDENCE}) AS mean_repairs,
-                     quantile_cont(duration_ms, 0.95) AS p95_ms, min(seq) AS first_seq
+                     round(quantile_cont(duration_ms, 0.95)) AS p95_ms, min(seq) AS first_seq
               FROM invocations GROUP BY ALL) g
         LEFT JOIN superseded s USING (group_path)
         ORDER BY g.first_seq""",
@@ -446,21 +446,40 @@ def apply_patch(base: str, ops: list) -> str:
     return "".join(out)
 
 
+# What a record's own counts (n, successes) determine: the embedded copy does not repeat
+# them in a decision taken on those same counts.
+FROM_COUNTS = ("success_rate", "wilson_low", "wilson_high", "success_lower_95", "success_upper_95",
+               "chance_agreement")
+
+
+def _lean(record: dict) -> dict:
+    """A group as embedded: its decision without what the group's counts determine (a
+    decision on other counts than its group's keeps its `n` and everything else)."""
+    decision = record.get("decision")
+    if not decision or "n" in decision:
+        return record
+    return {**record, "decision": {k: v for k, v in decision.items() if k not in FROM_COUNTS}}
+
+
 def for_embedding(data: dict) -> dict:
     """The page's data as embedded in it, each text once: a case's instruction only in
     `suite.cases`, and each variant's and level's instruction as a patch of its base
     (adversarial) or of the level below (stress), `instruction_patch`, since most of a
-    variant is its base again. Nothing is lost: `apply_patch` restores every text."""
+    variant is its base again. Nothing is lost: `apply_patch` restores every text, a
+    variant's generator is its id's first segment, and what a record's counts determine
+    (rate, Wilson interval, one-sided bounds, chance agreement) follows from them."""
     out = dict(data)
     if "baseline" in data:
-        out["baseline"] = {**data["baseline"], "cases": [{k: v for k, v in case.items() if k != "instruction"}
+        out["baseline"] = {**data["baseline"], "cases": [_lean({k: v for k, v in case.items() if k != "instruction"})
                                                          for case in data["baseline"]["cases"]]}
     if "adversarial" in data:
         cases = []
         for case in data["adversarial"]["cases"]:
-            variants = [{**{k: v for k, v in variant.items() if k != "instruction"},
-                         "instruction_patch": patch(case["instruction"], variant["instruction"])}
-                        for variant in case["variants"]]
+            variants = []
+            for variant in case["variants"]:
+                named = (variant["variant_id"] or "").startswith(f"{variant['generator']}/")
+                shown = {k: v for k, v in variant.items() if k != "instruction" and not (k == "generator" and named)}
+                variants.append({**_lean(shown), "instruction_patch": patch(case["instruction"], variant["instruction"])})
             cases.append({**{k: v for k, v in case.items() if k != "instruction"}, "variants": variants})
         out["adversarial"] = {**data["adversarial"], "cases": cases}
     if "stress" in data:
@@ -468,11 +487,11 @@ def for_embedding(data: dict) -> dict:
         for ladder in data["stress"]["ladders"]:
             levels, below = [], ladder["instruction"]
             for level in ladder["levels"]:
-                shown = {k: v for k, v in level.items() if k != "instruction"}
+                shown = _lean({k: v for k, v in level.items() if k != "instruction"})
                 if level.get("instruction"):
                     shown["instruction_patch"] = patch(below, level["instruction"])
                     below = level["instruction"]
                 levels.append(shown)
             ladders.append({**{k: v for k, v in ladder.items() if k != "instruction"}, "levels": levels})
-        out["stress"] = {"ladders": ladders}
+        out["stress"] = {**data["stress"], "ladders": ladders}
     return out

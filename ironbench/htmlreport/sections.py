@@ -76,6 +76,15 @@ def supports(case: dict) -> tuple[str, float]:
     return f"success ≥ {low:.0%} and ≤ {high:.0%}", round(low, 4)
 
 
+def _reason(decision: dict) -> str:
+    """A decision's reason, without the bound a stable one ends with: the column beside it
+    states that already (the embedded data keeps the whole reason)."""
+    reason = decision.get("reason", "")
+    if decision.get("decision") == "stable" and decision.get("reproduce_lower_95") is not None:
+        return reason.split(";")[0]
+    return reason
+
+
 def _runs(case: dict) -> Td:
     """The run strip, and any attempts a re-run superseded."""
     if not case.get("superseded"):
@@ -108,7 +117,7 @@ def baseline(data: dict) -> Markup:
         decision = c["decision"] or {}
         rows.append([
             _label(c), _runs(c), ratio(c["successes"], c["n"]), interval(c["low"], c["high"]),
-            decision_cell(c["decision"]), supports(c), Td(decision.get("reason", ""), cls="reason"),
+            decision_cell(c["decision"]), supports(c), Td(_reason(decision), cls="reason"),
             (number(decision.get("chance_agreement")), decision.get("chance_agreement", -1)),
             *([extra_evidence(c["decision"], KNOWN_DECISION)] if extra else []),
             (number(c["mean_attempts"]), c["mean_attempts"] or 0), (number(c["p95_ms"], 0), c["p95_ms"] or 0),
@@ -138,6 +147,12 @@ def baseline(data: dict) -> Markup:
     )
 
 
+def _superseded(variant: dict) -> str:
+    """A variant's name, and any attempt of it a re-run superseded (a backend outage)."""
+    count = variant.get("superseded")
+    return f"{variant['variant_id']} (+{count} superseded)" if count else variant["variant_id"]
+
+
 _SEVERITY = {"structural": 0, "stochastic": 1, "within_noise": 2, "not_material": 3}
 
 
@@ -158,9 +173,9 @@ def adversarial(data: dict) -> Markup:
         generators = [g["generator"] for g in data["generators"]]
         grid = {(c["case_id"], c["generator"]): svg.Cell(
             c["material"] / c["variants"], f"{c['material']}/{c['variants']}",
-            f"{c['case_id']} × {c['generator']}: {c['material']} of {c['variants']} variants changed the outcome "
-            f"({c['structural']} structural, {c['stochastic']} stochastic; {c.get('within_noise', 0)} within "
-            "noise)") for c in cells}
+            f"{c['case_id']} × {c['generator']}: {c['material']} of {c['variants']} variants changed the outcome"
+            + "".join(f"; {c[k]} {k.replace('_', ' ')}" for k in ("structural", "stochastic", "within_noise")
+                      if c.get(k))) for c in cells}
         parts.append(figure(svg.heatmap(case_ids, generators, grid, "Material-change rate, case × generator"),
                             "Share of variants whose outcome differed materially from the baseline "
                             "(stochastic or structural); darker is more sensitive."))
@@ -204,10 +219,8 @@ def adversarial(data: dict) -> Markup:
                               filterable=True, caption="Variants whose outcome differed from the reference "
                                                        "(or not decided yet)"))
         if same:
-            body.append(table([Col("variant"), Col("runs"), Col("instruction, as a word diff against the base")]
-                              + model_col,
-                              [[v["variant_id"], _runs(v), diff(v)] + ([v.get("model") or ""] if models else [])
-                               for v in same],
+            body.append(table([Col("variant"), Col("instruction, as a word diff against the base")] + model_col,
+                              [[_superseded(v), diff(v)] + ([v.get("model") or ""] if models else []) for v in same],
                               filterable=True, caption="Variants whose first run matched the reference (not material)"))
         if case["dropped"]:
             body.append(table([Col("generator"), Col("reason"), Col("candidate")],

@@ -132,7 +132,7 @@ def heatmap(rows: Sequence[str], columns: Sequence[str], cells: dict[tuple[str, 
     head_h = 70
     width = label_w + len(columns) * cell_w + 70  # room for the last column's slanted label
     height = head_h + len(rows) * 22 + 6
-    parts = []
+    parts, cells_drawn = [], []
     for j, column in enumerate(columns):
         x = label_w + j * cell_w + cell_w / 2
         parts.append(el("g", None, el("title", None, column),
@@ -149,11 +149,12 @@ def heatmap(rows: Sequence[str], columns: Sequence[str], cells: dict[tuple[str, 
                 if cell is not None:
                     parts.append(_text(x + cell_w / 2, y + 15, cell.text, "middle", fill=MUTED))
                 continue
-            parts.append(el("g", None, el("title", None, cell.tooltip or f"{row} × {column}: {cell.text}"),
-                            leaf("rect", {"x": _n(x + 1), "y": _n(y + 1), "width": cell_w - 2, "height": 20,
-                                        "fill": _ramp(cell.value)}),
-                            _text(x + cell_w / 2, y + 15, cell.text, "middle",
-                                  fill="#fff" if cell.value > 0.55 else INK)))
+            # the text's anchor and colour are the group's (below): thousands of cells stay small
+            cells_drawn.append(el("g", None, el("title", None, cell.tooltip or f"{row} × {column}: {cell.text}"),
+                                  leaf("rect", {"x": _n(x + 1), "y": _n(y + 1), "width": cell_w - 2, "height": 20,
+                                              "fill": _ramp(cell.value)}),
+                                  _text(x + cell_w / 2, y + 15, cell.text, fill="#fff" if cell.value > 0.55 else None)))
+    parts.append(el("g", {"text-anchor": "middle", "fill": INK}, cells_drawn))
     return _svg(width, height, title, *parts)
 
 

@@ -81,6 +81,10 @@ def test_embedded_data_reads_back_as_tables(examples):
     originals = {v["variant_id"]: v["instruction"] for v in data["adversarial"]["cases"][0]["variants"]}
     assert data["adversarial"]["cases"][0]["case_id"] == "cache"
     assert {r["variant_id"]: apply_patch(base, r["instruction_patch"]) for r in rows} == originals
+    # nothing twice: a variant's generator is its id's first segment, and what its counts determine
+    # (rate, intervals, bounds) is not repeated in its decision
+    assert "generator" not in variants["columns"] and "decision.success_upper_95" not in variants["columns"]
+    assert "decision.direction" in variants["columns"]  # what the counts do not say stays
     assert back["verdicts"]["columns"] == ["mode", "headline", "evidence"]
     assert len(back["adversarial"]["rejections"]["rows"]) == 2
 
@@ -112,7 +116,7 @@ def test_adversarial_page_names_the_reference_and_the_direction(examples):
     assert f"Judged against baseline/stable_success of run {examples.baseline} (3/3 succeeded)" in text
     assert "The baseline never settled" in text  # the dates case, judged against the flaky baseline
     assert ">success lost<" in text and "fewer attempts (p = 0.86)" in text
-    assert "+1 superseded" in text
+    assert "whitespace_noise/variant_0002 (+1 superseded)" in text
 
 
 def test_compare_page_shows_power_warnings_and_shifts(examples):

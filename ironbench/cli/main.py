@@ -128,7 +128,8 @@ def run(
     if loaded.mode == "gauntlet" and not quiet:
         from ironbench.gauntlet.results import format_summary, summary_from_store
 
-        typer.echo(format_summary(summary_from_store(paths.store_path, run_id)), err=True)
+        # the verdict below says what the sentences under the table would (once)
+        typer.echo(format_summary(summary_from_store(paths.store_path, run_id), sentences=False), err=True)
     _finish(paths, run_id, quiet, no_report)
     typer.echo(run_id)
 

@@ -144,9 +144,9 @@ def verdict_sentences(table: dict) -> list[str]:
     return [c["sentence"] for c in table.get("comparisons", {}).get(scorer, [])] if scorer else []
 
 
-def format_summary(table: dict) -> str:
+def format_summary(table: dict, sentences: bool = True) -> str:
     """The side-by-side table: per engine `conversations violated/conversations` and turns, per
-    scorer, then the verdict sentences."""
+    scorer, then (with `sentences`) the verdict sentences."""
     scorers = table["scorers"]
     engines = list(table["totals"])
     header = ["scenario", "domain"] + [f"{e} ({'; '.join(scorers)})" for e in engines]
@@ -165,7 +165,8 @@ def format_summary(table: dict) -> str:
              "  ".join("-" * w for w in widths)]
     lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
     lines.append("c = conversations with at least one violation / conversations; t = violated turns / turns")
-    lines += verdict_sentences(table)
+    if sentences:
+        lines += verdict_sentences(table)
     return "\n".join(lines)
 
 

@@ -3,7 +3,7 @@
 from ironbench.htmlreport import svg
 from ironbench.htmlreport.gather import EVIDENCE_CODES, OUTCOME_NAMES
 from ironbench.htmlreport.markup import Markup, el, join, word_diff_html
-from ironbench.htmlreport.verdict import ladder_verdict, not_evidence, reference_text, reproduce_text, upper_bound
+from ironbench.htmlreport.verdict import agreeing_runs, ladder_verdict, not_evidence, reference_text, upper_bound
 from ironbench.htmlreport.widgets import (
     PALETTE, Col, Td, decision_cell, extra_evidence, figure, has_extra, interval, number, ratio, section, strip,
     strip_cell, table,
@@ -69,7 +69,10 @@ def supports(case: dict) -> tuple[str, float]:
     n = decision.get("n", case["n"])
     if decision.get("decision") == "stable":
         bound = decision.get("reproduce_lower_95")
-        return reproduce_text(n, bound, short=True) + " recurs", bound if bound is not None else -1.0
+        if bound is None:
+            return "–", -1.0
+        k = agreeing_runs(n, bound)
+        return f"{f'{k}/{n}' if k is not None else n} agreed → recurs with p ≥ {bound:.2f}", bound
     low, high = decision.get("success_lower_95"), decision.get("success_upper_95")
     if low is None or high is None:
         return "–", -1.0

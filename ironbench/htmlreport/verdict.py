@@ -300,6 +300,16 @@ def upper_bound(level: dict) -> float:
     return recorded if recorded is not None else clopper_pearson_upper(level["successes"], level["n"])
 
 
+def _test(decision: dict) -> str:
+    """The test behind a ladder's verdict in the decision's own words (`p = 0.2 > 0.05/2; more
+    runs per level could tell`): the threshold is the stopping rule's, not restated here."""
+    reason = decision.get("reason") or ""
+    at = reason.find("p = ")
+    if at >= 0:
+        return reason[at:]
+    return f"p = {decision['p_value']:.3g}" if decision.get("p_value") is not None else reason
+
+
 def ladder_verdict(ladder: dict) -> Verdict:
     name = f"{ladder['case_id']} ({ladder['generator']})"
     levels = {level["level"]: level for level in ladder["levels"] if level["level"] is not None}
@@ -314,17 +324,14 @@ def ladder_verdict(ladder: dict) -> Verdict:
             evidence.append(level_text(levels[below], f"level {below} below it"))
         if base is not None:
             evidence.append(level_text(base))
-        if p is not None:
-            evidence.append(f"level {at} against level 0: one-sided Fisher p = {p:.3g} ≤ {DECISION_ALPHA:g}/{at}")
+        evidence.append(f"level {at} against level 0: {_test(decision)}")
         return Verdict("stress", f"{name}: capability boundary at level {at}.", _sentence("; ".join(evidence)))
     if verdict == "tentative" and at in levels:
         evidence = [level_text(levels[at], f"level {at}")]
         if base is not None:
             evidence.append(level_text(base))
-        if p is not None:
-            evidence.append(f"one-sided Fisher p = {p:.3g} > {DECISION_ALPHA:g}/{at}: more runs per level could tell")
-        else:
-            evidence.append("no level 0 to compare with")
+        evidence.append(f"level {at} against level 0: {_test(decision)}" if p is not None else
+                        decision.get("reason") or "no level 0 to compare with")
         return Verdict("stress", f"{name}: tentative boundary at level {at}: it fails systematically, but is not "
                                  "shown to be worse than level 0.", _sentence("; ".join(evidence)))
     if verdict == "fails_at_base":

@@ -54,7 +54,7 @@ def test_a_stress_run_ends_with_each_ladders_verdict_and_its_evidence(tmp_path):
     said = " ".join(result.stderr[result.stderr.index("• Stress:"):].split())
     assert ("s (add_scope_detail): tentative boundary at level 2: it fails systematically, but is not shown to be "
             "worse than level 0. Level 2: 0/3 = 0% (95% CI 0%–56%; 0/3 still allows 63%); level 0 (the unchanged "
-            "instruction): 2/3 = 67% (95% CI 21%–94%); one-sided Fisher p = 0.2 > 0.05/2") in said
+            "instruction): 2/3 = 67% (95% CI 21%–94%); level 2 against level 0: p = 0.2 > 0.05/2") in said
     assert "f (add_scope_detail): fails at base: level 0, the unchanged instruction, already fails" in said
 
 

@@ -123,8 +123,14 @@ def level(n, codes, decision=None):
                          **({"decision": decision} if decision else {})}}
 
 
+REASONS = {"boundary": "level 1 fails systematically and worse than level 0 (3/3 succeeded): p = 0.05 <= 0.05/1",
+           "tentative": "level 2 fails systematically, but not significantly worse than level 0: p = 0.2 > 0.05/2; "
+                        "more runs per level could tell"}
+
+
 def ladder(case_id, verdict, at, levels, p=None):
-    decision = None if verdict is None else {"decision": verdict, "level": at, "p_value": p}
+    decision = None if verdict is None else {"decision": verdict, "level": at, "p_value": p,
+                                             "reason": REASONS.get(verdict, "")}
     return {"case_id": case_id, "generator": "add_scope_detail", "verdict": verdict, "verdict_level": at,
             "boundary": at if verdict == "boundary" else None, "ladder": decision, "levels": levels}
 
@@ -143,18 +149,27 @@ def test_stress_states_each_ladder_verdict_with_its_evidence():
     assert "significantly worse than level 0" in summary.evidence
     assert cache.headline == "cache (add_scope_detail): capability boundary at level 1."
     assert cache.evidence == ("Level 1: 0/3 = 0% (95% CI 0%–56%; 0/3 still allows 63%); level 0 (the unchanged "
-                              "instruction): 3/3 = 100% (95% CI 44%–100%); level 1 against level 0: one-sided "
-                              "Fisher p = 0.05 ≤ 0.05/1.")
+                              "instruction): 3/3 = 100% (95% CI 44%–100%); level 1 against level 0: "
+                              "p = 0.05 <= 0.05/1.")
     assert parser.headline == ("parser (add_scope_detail): tentative boundary at level 2: it fails systematically, "
                                "but is not shown to be worse than level 0.")
     assert "Level 2: 0/3 = 0% (95% CI 0%–56%; 0/3 still allows 63%)" in parser.evidence
     assert "level 0 (the unchanged instruction): 2/3 = 67%" in parser.evidence
-    assert "one-sided Fisher p = 0.2 > 0.05/2: more runs per level could tell" in parser.evidence
+    assert "level 2 against level 0: p = 0.2 > 0.05/2; more runs per level could tell" in parser.evidence
     assert sorter.headline.startswith("sorter (add_scope_detail): fails at base: level 0, the unchanged instruction")
     assert "0/3 still allows 63%" in sorter.evidence
     assert greeter.headline == "greeter (add_scope_detail): no boundary: no level of 0–2 failed systematically."
     assert "lowest success at level 1: 2/3" in greeter.evidence
     assert late.headline == "late (add_scope_detail): ladder not finished (1 level so far)."
+
+
+def test_a_ladder_without_level_0_says_it_had_nothing_to_compare_with():
+    old = {**ladder("old", "tentative", 1, [level(1, "GGG")]),
+           "ladder": {"decision": "tentative", "level": 1, "reason": "level 1 fails systematically, but no level 0 "
+                                                                     "to compare with"}}
+    [verdict] = verdicts({"run": RUN, "stress": {"ladders": [old], "excluded": {}}})
+    assert verdict.headline.startswith("old (add_scope_detail): tentative boundary at level 1")
+    assert verdict.evidence.endswith("; level 1 fails systematically, but no level 0 to compare with.")
 
 
 def gauntlet(violated_b, conversations=4):

@@ -146,11 +146,12 @@ def run(
     run_id = start_run(loaded, paths, target, jobs, str(suite), reporter, max_failures=max_failures,
                        max_infra_errors=max_infra_errors, label=label, redact=redact or ())
     if loaded.mode == "gauntlet" and not quiet:
-        from ironbench.gauntlet.report import format_summary, summary_from_store
+        from ironbench.gauntlet.results import format_summary, summary_from_store
         from ironbench.printable import printable
 
-        typer.echo(printable(format_summary(summary_from_store(paths.store_path, run_id)), keep_newlines=True),
-                   err=True)
+        # the verdict below says what the sentences under the table would (once)
+        typer.echo(printable(format_summary(summary_from_store(paths.store_path, run_id), sentences=False),
+                             keep_newlines=True), err=True)
     _finish(paths, run_id, quiet, no_report)
     typer.echo(run_id)
 
@@ -216,7 +217,7 @@ def show(
         _say(f"{key:>17}: {value}")
     typer.echo("")
     if header["mode"] == "gauntlet":
-        from ironbench.gauntlet.report import format_summary, summary_from_store
+        from ironbench.gauntlet.results import format_summary, summary_from_store
 
         _say(format_summary(summary_from_store(_paths(out, store).store_path, run_id)))
         return

@@ -54,16 +54,45 @@ def compare(data: dict) -> Markup:
              c["mde"] if c.get("mde") is not None else 9),
             el("span", {"class": "badge " + ("bad" if c.get("flagged") else "ok")}, c["verdict"]),
         ])
+    unit = "conversations without a violation" if data.get("unit") == "conversation" else "successful runs"
+    engines = [el("li", None, sentence) for sentence in data.get("engines") or []]
     return section(
         "compare", f"Compare: {data['run_a']} (A) → {data['run_b']} (B)",
-        "Per case, B's success rate minus A's with Newcombe's 95% interval; each case is tested with Fisher's exact "
-        "test (p adjusted across cases by Westfall–Young min-p), and all of them together with the exact test "
-        "stratified by case, which alone decides the default gate. Gauntlet runs compare conversations without a "
-        "violation, per engine and scenario.",
+        f"Per case, B's share of {unit} minus A's with Newcombe's 95% interval; each case is tested with Fisher's "
+        "exact test (p adjusted across cases by Westfall–Young min-p), and all of them together with the exact test "
+        "stratified by case, which alone decides the default gate. Infrastructure errors are not evidence and are "
+        "left out. Gauntlet runs compare conversations without a violation, per engine and scenario.",
         gate,
+        el("ul", {"class": "engines"}, engines) if engines else None,
         el("figure", None, el("div", {"class": "scroll"},
                               svg.forest(rows, overall, "Difference in success rate, B − A, per case")),
            el("figcaption", None, "Left of zero: B succeeds less often than A. Red: flagged after adjustment.")),
         table([Col("case"), Col("A", True), Col("B", True), Col("B − A", True), Col("95% CI", True),
-               Col("p(regression)", True), Col("p adjusted", True), Col("detectable drop", True), Col("verdict")],
-              table_rows, filterable=True))
+               Col("p(regression)", True), Col("p adjusted", True),
+               Col("detectable drop", True, "the smallest drop Fisher's test finds with 80% power at alpha/cases"),
+               Col("verdict")],
+              table_rows, filterable=True),
+        shifts(data.get("shifts") or []),
+    )
+
+
+def _effect(shift: dict) -> tuple[str, float]:
+    if shift["name"] == "attempts":
+        return f"{shift['effect']:+.2f} per run", shift["effect"]
+    return points(shift["effect"]), shift["effect"]
+
+
+def shifts(rows: list[dict]) -> Markup | None:
+    """The secondary tests: how else B may differ from A than in success rate."""
+    if not rows:
+        return None
+    return table(
+        [Col("what"), Col("A"), Col("B"), Col("which way"), Col("effect", True), Col("p", True),
+         Col("Holm-adjusted p", True, "within the --fail-on change family"), Col("role")],
+        [[s["name"], s["a"], s["b"], s["direction"], _effect(s), (f"{s['p_value']:.3g}", s["p_value"]),
+          (f"{s['p_adjusted']:.3g}", s["p_adjusted"]) if s.get("p_adjusted") is not None else ("–", 9.0),
+          "fails with --fail-on change" if s["gating"] else "reported only (the backend's, not the target's)"]
+         for s in rows],
+        caption="More than success rate: the outcome distribution (success, each failure stage, timeout) and mean "
+                "attempts by permutation tests within cases; timeout, harness-error and infrastructure-error rates "
+                "by exact tests stratified by case")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ironbench.preview import word_diff_ops
 from ironbench.query import connect
-from ironbench.stats import stratified_exact_test, wilson_interval
+from ironbench.stats import wilson_interval
 
 # Runs that say something about the target: harness faults and infrastructure
 # errors are counted and shown, but never in a rate.
@@ -30,11 +30,16 @@ CODE = """CASE
 
 OUTCOME_NAMES = {
     "S": "success", "s": "success after repair", "G": "failed: generation", "V": "failed: validation",
-    "R": "failed: repair", "U": "failed: unknown", "T": "timed out", "H": "harness error (excluded)",
-    "I": "infrastructure error (excluded)",
+    "R": "failed: repair", "U": "failed: unknown", "T": "failed: timeout", "H": "harness error (excluded)",
+    "I": "infrastructure error (excluded)", "X": "infrastructure error, slot re-run (superseded, excluded)",
 }
+# Codes that are evidence about the target; the others are shown but never in a rate.
+EVIDENCE_CODES = "SsGVRUT"
 
 GROUP_PATH = "coalesce(nullif(group_path, ''), 'baseline/' || case_id)"
+
+# The invocation columns CODE reads, typed as the views type them (for store.* tables).
+TYPED = "SELECT * REPLACE (success::BOOLEAN AS success, timed_out::BOOLEAN AS timed_out) FROM store.invocations"
 
 SQL = {
     "run": """
@@ -42,22 +47,55 @@ SQL = {
         FROM runs r, (SELECT arg_min(payload, seq) FILTER (WHERE type = 'run_started') AS started,
                              arg_max(payload, seq) FILTER (WHERE type = 'run_aborted') AS aborted
                       FROM events WHERE type IN ('run_started', 'run_aborted')) e""",
+    # Live attempts by outcome, and the attempts a re-run superseded (infrastructure errors).
     "outcomes": f"""
         SELECT coalesce(case_mode, mode) AS case_mode, {CODE} AS code, count(*) AS runs,
                quantile_cont(duration_ms, 0.5) AS p50_ms, quantile_cont(duration_ms, 0.95) AS p95_ms
-        FROM invocations GROUP BY ALL ORDER BY 1, 2""",
+        FROM invocations GROUP BY ALL
+        UNION ALL
+        SELECT coalesce(case_mode, mode), 'X', count(*), quantile_cont(duration_ms, 0.5),
+               quantile_cont(duration_ms, 0.95)
+        FROM superseded_invocations GROUP BY ALL""",
     "groups": f"""
-        SELECT {GROUP_PATH} AS group_path, coalesce(case_mode, mode) AS case_mode, case_id, variant_id,
-               any_value(generator) AS generator, any_value(level) AS level,
-               count(*) FILTER (WHERE {EVIDENCE}) AS n,
-               count(*) FILTER (WHERE {EVIDENCE} AND success) AS successes,
-               count(*) FILTER (WHERE NOT ({EVIDENCE})) AS excluded,
-               string_agg({CODE}, '' ORDER BY run_index) AS codes,
-               avg(attempts) FILTER (WHERE {EVIDENCE}) AS mean_attempts,
-               avg(repairs_triggered) FILTER (WHERE {EVIDENCE}) AS mean_repairs,
-               quantile_cont(duration_ms, 0.95) AS p95_ms
-        FROM invocations GROUP BY ALL ORDER BY min(seq)""",
-    "decisions": f"SELECT * REPLACE ({GROUP_PATH} AS group_path) FROM decisions ORDER BY seq",
+        WITH superseded AS (SELECT {GROUP_PATH} AS group_path, count(*) AS superseded
+                            FROM superseded_invocations GROUP BY 1)
+        SELECT g.* EXCLUDE (first_seq), coalesce(s.superseded, 0) AS superseded
+        FROM (SELECT {GROUP_PATH} AS group_path, coalesce(case_mode, mode) AS case_mode, case_id, variant_id,
+                     any_value(generator) AS generator, any_value(level) AS level,
+                     count(*) FILTER (WHERE {EVIDENCE}) AS n,
+                     count(*) FILTER (WHERE {EVIDENCE} AND success) AS successes,
+                     count(*) FILTER (WHERE {EVIDENCE} AND (timed_out OR failure_stage = 'timeout')) AS timeouts,
+                     count(*) FILTER (WHERE NOT ({EVIDENCE})) AS excluded,
+                     count(*) FILTER (WHERE infra_error IS NOT NULL) AS infra_errors,
+                     string_agg({CODE}, '' ORDER BY run_index) AS codes,
+                     avg(attempts) FILTER (WHERE {EVIDENCE}) AS mean_attempts,
+                     avg(repairs_triggered) FILTER (WHERE {EVIDENCE}) AS mean_repairs,
+                     round(quantile_cont(duration_ms, 0.95)) AS p95_ms, min(seq) AS first_seq
+              FROM invocations GROUP BY ALL) g
+        LEFT JOIN superseded s USING (group_path)
+        ORDER BY g.first_seq""",
+    # Which stored baseline group a reference came from is in the decision's event only.
+    "decisions": f"""
+        SELECT d.* REPLACE ({GROUP_PATH} AS group_path),
+               json_extract_string(e.payload, '$.reference_group') AS reference_group,
+               -- a baseline that never settled: variants are judged against all of its outcomes
+               CASE WHEN e.seq IS NOT NULL THEN coalesce(json_array_length(e.payload, '$.reference_outcomes'), 0) > 0
+                    END AS reference_unstable
+        FROM decisions d
+        LEFT JOIN (SELECT seq, payload FROM events WHERE type = 'decision_taken') e
+               ON e.seq = d.seq AND d.decision = 'reference'
+        ORDER BY d.seq""",
+    # The outcomes of each stored baseline group a variant was judged against (another run's).
+    "reference_runs": f"""
+        WITH refs AS (SELECT DISTINCT d.reference_source AS run_id,
+                             json_extract_string(e.payload, '$.reference_group') AS group_path
+                      FROM decisions d JOIN (SELECT seq, payload FROM events WHERE type = 'decision_taken') e
+                           ON e.seq = d.seq
+                      WHERE d.decision = 'reference' AND d.reference_source <> 'this run')
+        SELECT refs.run_id, refs.group_path, string_agg({CODE}, '' ORDER BY i.run_index) AS codes
+        FROM refs JOIN ({TYPED}) i
+             ON i.run_id = refs.run_id AND coalesce(nullif(i.group_path, ''), 'baseline/' || i.case_id) = refs.group_path
+        GROUP BY ALL""",
     "attempts": f"""
         SELECT coalesce(case_mode, mode) AS case_mode, attempts,
                count(*) FILTER (WHERE success) AS successes, count(*) FILTER (WHERE NOT success) AS failures
@@ -71,19 +109,20 @@ SQL = {
     "rejections": """
         SELECT case_id, generator, variant_id, attempt, model, ai_output, failure_reasons
         FROM rejections ORDER BY seq""",
-    "scores": """
-        SELECT engine, scenario, any_value(domain) AS domain, scorer, count(*) AS turns,
+    # The gauntlet's unit is the conversation: counts per conversation, then turns as description.
+    "conversations": """
+        SELECT engine, scenario, any_value(domain) AS domain, scorer, conversation, count(*) AS turns,
                count(*) FILTER (WHERE violated) AS violations
-        FROM turn_scores GROUP BY engine, scenario, scorer""",
+        FROM turn_scores GROUP BY engine, scenario, scorer, conversation""",
     "per_turn": """
-        SELECT engine, scorer, turn, count(*) AS scenarios, count(*) FILTER (WHERE violated) AS violations
+        SELECT engine, scorer, turn, count(*) AS conversations, count(*) FILTER (WHERE violated) AS violations
         FROM turn_scores GROUP BY ALL ORDER BY engine, scorer, turn""",
     "transcripts": """
-        SELECT t.engine, t.scenario, t.domain, t.turn, t.prompt, t.answer, t.duration_ms,
+        SELECT t.engine, t.scenario, t.domain, t.conversation, t.turn, t.prompt, t.answer, t.duration_ms,
                list({'scorer': s.scorer, 'violated': s.violated, 'detail': s.detail} ORDER BY s.scorer)
                    FILTER (WHERE s.scorer IS NOT NULL) AS scores
-        FROM turns t LEFT JOIN turn_scores s USING (engine, scenario, turn)
-        GROUP BY ALL ORDER BY t.engine, t.scenario, t.turn""",
+        FROM turns t LEFT JOIN turn_scores s USING (engine, scenario, conversation, turn)
+        GROUP BY ALL ORDER BY t.engine, t.scenario, t.conversation, t.turn""",
 }
 
 
@@ -126,7 +165,8 @@ def shape(raw: dict[str, list[dict]]) -> dict:
     suite = started.pop("suite", {}) or {}
     data: dict = {"run": _run_meta(run, started, aborted), "suite": suite}
     if raw["outcomes"]:
-        data["outcomes"] = raw["outcomes"]
+        order = {code: i for i, code in enumerate(OUTCOME_NAMES)}
+        data["outcomes"] = sorted(raw["outcomes"], key=lambda r: (r["case_mode"], order.get(r["code"], 99)))
     decisions = {d["group_path"]: d for d in raw["decisions"]}
     cases = {c["id"]: c for c in suite.get("cases", [])}
     groups = []
@@ -144,14 +184,15 @@ def shape(raw: dict[str, list[dict]]) -> dict:
     if "adversarial" in by_mode or adversarial_variants or raw["rejections"]:
         references = [_trim(d) for d in raw["decisions"] if d.get("case_mode") == "adversarial"
                       and d["decision"] == "reference"]
-        data["adversarial"] = _adversarial(by_mode.get("adversarial", []), references, cases, adversarial_variants,
-                                           raw["rejections"])
+        stored = {(r["run_id"], r["group_path"]): r["codes"] for r in raw["reference_runs"]}
+        data["adversarial"] = _adversarial(by_mode.get("adversarial", []), references, stored, cases,
+                                           adversarial_variants, raw["rejections"])
     stress_decisions = [_trim(d) for d in raw["decisions"] if d.get("case_mode") == "stress"]
     if "stress" in by_mode or stress_decisions:
         data["stress"] = _stress(by_mode.get("stress", []), stress_decisions, cases,
                                  [v for v in raw["variants"] if v["case_mode"] == "stress"])
-    if raw["scores"] or raw["transcripts"]:
-        data["gauntlet"] = _gauntlet(suite, raw["scores"], raw["per_turn"], raw["transcripts"])
+    if raw["conversations"] or raw["transcripts"]:
+        data["gauntlet"] = _gauntlet(suite, raw["conversations"], raw["per_turn"], raw["transcripts"])
     return data
 
 
@@ -173,10 +214,15 @@ def _trim(decision: dict, group: dict | None = None) -> dict:
 
 def _run_meta(run: dict, started: dict, aborted: dict | None) -> dict:
     """The runs row plus everything run_started recorded (versions, platform, and any
-    field a later ironbench adds, such as a label or the environment)."""
+    field a later ironbench adds); the recorded environment as a mapping."""
     meta = dict(run)
     for key, value in started.items():
         meta.setdefault(key, value)
+    if isinstance(meta.get("environment"), str):
+        try:
+            meta["environment"] = json.loads(meta["environment"])
+        except ValueError:
+            pass  # shown as recorded
     if aborted:
         meta["abort_reason"] = aborted.get("reason")
     return meta
@@ -187,25 +233,36 @@ def _baseline(groups: list[dict], cases: dict, attempts: list[dict]) -> dict:
     for group in groups:
         case = cases.get(group["case_id"], {})
         shown = {k: v for k, v in group.items() if k not in ("group_path", "case_mode", "generator", "level")}
-        rows.append({**shown, "instruction": case.get("instruction"), "planned": case.get("runs", len(group["codes"]))})
+        rows.append({**shown, "instruction": case.get("instruction"), "planned": _planned(case, group)})
     return {"cases": rows, "attempts": attempts}
 
 
+def _planned(case: dict, group: dict) -> int:
+    """The most runs the case could take: its `runs`, or its confidence rule's cap."""
+    stop = case.get("stop") or {}
+    if stop.get("rule") == "confidence" and stop.get("max_runs"):
+        return stop["max_runs"]
+    return case.get("runs") or len(group["codes"])
+
+
 MATERIAL = ("stochastic", "structural")
+DECIDED_VARIANT = ("not_material", "within_noise") + MATERIAL
+_TALLIES = ("variants", "material", "structural", "stochastic", "within_noise")
 
 
-def _adversarial(groups: list[dict], references: list[dict], cases: dict, variants: list[dict],
+def _adversarial(groups: list[dict], references: list[dict], stored: dict, cases: dict, variants: list[dict],
                  rejections: list[dict]) -> dict:
     by_variant = {(g["case_id"], g["variant_id"]): g for g in groups}
     reference_of = {d["case_id"]: d for d in references}
     out_cases: dict[str, dict] = {}
     for case_id in dict.fromkeys([v["case_id"] for v in variants] + [g["case_id"] for g in groups]):
         reference = reference_of.get(case_id)
-        reference_group = by_variant.get((case_id, "baseline"))
+        fresh = by_variant.get((case_id, "baseline"))
+        codes = fresh["codes"] if fresh else None
+        if reference and reference.get("reference_source") not in (None, "this run"):
+            codes = stored.get((reference["reference_source"], reference.get("reference_group")))
         out_cases[case_id] = {"case_id": case_id, "instruction": cases.get(case_id, {}).get("instruction", ""),
-                              "reference": reference,
-                              "reference_codes": reference_group["codes"] if reference_group else None,
-                              "variants": [], "dropped": []}
+                              "reference": reference, "reference_codes": codes, "variants": [], "dropped": []}
     for variant in variants:
         case = out_cases[variant["case_id"]]
         if variant["dropped"]:
@@ -213,27 +270,33 @@ def _adversarial(groups: list[dict], references: list[dict], cases: dict, varian
             continue
         group = by_variant.get((variant["case_id"], variant["variant_id"]), {})
         shown = {k: variant[k] for k in ("generator", "variant_id", "instruction", "seed", "attempt", "model")}
-        case["variants"].append({**shown, "codes": group.get("codes", ""), "n": group.get("n", 0),
-                                 "successes": group.get("successes", 0), "decision": group.get("decision")})
+        counts = {k: group.get(k, 0) for k in ("n", "successes", "timeouts", "excluded", "superseded")}
+        case["variants"].append({**shown, "codes": group.get("codes", ""), **counts,
+                                 "decision": group.get("decision")})
     cells: dict[tuple[str, str], dict] = {}
     for case in out_cases.values():
         for variant in case["variants"]:
-            decision = (variant["decision"] or {}).get("decision")
-            if decision not in ("not_material",) + MATERIAL:
+            decision = variant["decision"] or {}
+            if decision.get("decision") not in DECIDED_VARIANT:
                 continue  # not decided yet: neither material nor not
             cell = cells.setdefault((case["case_id"], variant["generator"]),
-                                    {"case_id": case["case_id"], "generator": variant["generator"], "variants": 0,
-                                     "material": 0, "structural": 0, "stochastic": 0})
+                                    {"case_id": case["case_id"], "generator": variant["generator"],
+                                     **dict.fromkeys(_TALLIES, 0), "directions": {}})
             cell["variants"] += 1
-            if decision in MATERIAL:
+            if decision["decision"] in MATERIAL + ("within_noise",):
+                cell[decision["decision"]] += 1
+            if decision["decision"] in MATERIAL:
                 cell["material"] += 1
-                cell[decision] += 1
+                way = decision.get("direction") or "unknown"
+                cell["directions"][way] = cell["directions"].get(way, 0) + 1
     generators: dict[str, dict] = {}
     for cell in cells.values():
-        total = generators.setdefault(cell["generator"], {"generator": cell["generator"], "variants": 0,
-                                                          "material": 0, "structural": 0, "stochastic": 0})
-        for key in ("variants", "material", "structural", "stochastic"):
+        total = generators.setdefault(cell["generator"], {"generator": cell["generator"],
+                                                          **dict.fromkeys(_TALLIES, 0), "directions": {}})
+        for key in _TALLIES:
             total[key] += cell[key]
+        for way, count in cell["directions"].items():
+            total["directions"][way] = total["directions"].get(way, 0) + count
     for total in generators.values():
         total.update({k: v for k, v in _interval(total["material"], total["variants"]).items()
                       if k not in ("n", "successes")})
@@ -241,7 +304,13 @@ def _adversarial(groups: list[dict], references: list[dict], cases: dict, varian
         row["failure_reasons"] = json.loads(row["failure_reasons"] or "[]")
     return {"cases": list(out_cases.values()), "cells": list(cells.values()),
             "generators": sorted(generators.values(), key=lambda g: (-g["rate"], g["generator"])),
-            "rejections": rejections}
+            "excluded": _excluded(groups), "rejections": rejections}
+
+
+def _excluded(groups: list[dict]) -> dict:
+    """Runs that are not evidence (harness faults, infrastructure errors, superseded
+    attempts), and timeouts, which are evidence (a failure) but a category of their own."""
+    return {k: sum(g.get(k, 0) for g in groups) for k in ("timeouts", "excluded", "infra_errors", "superseded")}
 
 
 def _stress(groups: list[dict], decisions: list[dict], cases: dict, variants: list[dict]) -> dict:
@@ -263,74 +332,64 @@ def _stress(groups: list[dict], decisions: list[dict], cases: dict, variants: li
         additions = case.get("ladder", {}).get("additions")
         ladder["planned"] = len(additions) if isinstance(additions, list) else additions
         ladder["levels"].sort(key=lambda level: level["level"] if level["level"] is not None else -1)
-        ladder_decision = ladder.get("ladder")
-        ladder["boundary"] = ladder_decision["level"] if ladder_decision and \
-            ladder_decision["decision"] == "boundary" else None
         ladder.setdefault("ladder", None)
-    return {"ladders": list(ladders.values())}
+        verdict = ladder["ladder"] or {}
+        # boundary, tentative, fails_at_base (level 0) or no_boundary; None while the ladder runs
+        ladder["verdict"] = verdict.get("decision")
+        ladder["verdict_level"] = verdict.get("level")
+        ladder["boundary"] = verdict.get("level") if verdict.get("decision") == "boundary" else None
+    return {"ladders": list(ladders.values()), "excluded": _excluded(groups)}
 
 
-PRIMARY_SCORER = "negation_aware"
+def _gauntlet(suite: dict, conversations: list[dict], per_turn: list[dict], transcripts: list[dict]) -> dict:
+    """The run's gauntlet summary as `ironbench.gauntlet.results` makes it (conversations as
+    the unit, every pair of engines compared), plus per-turn counts and the transcripts."""
+    from ironbench.gauntlet.results import PRIMARY_SCORER, summary_from_counts
 
-
-def _gauntlet(suite: dict, scores: list[dict], per_turn: list[dict], transcripts: list[dict]) -> dict:
-    spec_engines = [e["name"] for e in suite.get("engines", [])]
-    engines = [e for e in spec_engines if any(s["engine"] == e for s in scores + transcripts)]
-    engines += sorted({s["engine"] for s in scores + transcripts} - set(engines))
+    table = summary_from_counts([(c["engine"], c["scenario"], c["domain"], c["scorer"], c["conversation"],
+                                  c["turns"], c["violations"]) for c in conversations], suite)
+    seen = {c["engine"] for c in conversations} | {t["engine"] for t in transcripts}
+    engines = [e for e in table["totals"] if e in seen] + sorted(seen - set(table["totals"]))
     spec_scenarios = {s["name"]: s for s in suite.get("scenarios", [])}
-    names = list(spec_scenarios) + sorted({s["scenario"] for s in scores + transcripts} - set(spec_scenarios))
-    seen = {s["scenario"] for s in scores + transcripts}
+    seen_scenarios = {c["scenario"] for c in conversations} | {t["scenario"] for t in transcripts}
+    names = [n for n in spec_scenarios if n in seen_scenarios] + sorted(seen_scenarios - set(spec_scenarios))
     scenarios = [{"name": n, "domain": spec_scenarios.get(n, {}).get("domain", ""),
-                  "forbidden_phrase": spec_scenarios.get(n, {}).get("forbidden_phrase", "")}
-                 for n in names if n in seen]
-    scorers = sorted({s["scorer"] for s in scores}, key=lambda s: (s != PRIMARY_SCORER, s))
+                  "forbidden_phrase": spec_scenarios.get(n, {}).get("forbidden_phrase", "")} for n in names]
+    scorers = sorted(table["scorers"], key=lambda s: (s != PRIMARY_SCORER, s))
+    cells = []
+    for name, row in table["scenarios"].items():
+        for engine, counts in row["engines"].items():
+            for scorer in scorers:
+                cells.append({"engine": engine, "scenario": name, "scorer": scorer,
+                              "conversations": counts["num_conversations"],
+                              "violated": counts["conversations_violated"].get(scorer, 0),
+                              "turns": counts["num_turns"], "turn_violations": counts["num_violations"].get(scorer, 0)})
     totals = []
     for engine in engines:
+        total = table["totals"].get(engine)
+        if not total or not total["num_conversations"]:
+            continue
+        scenarios_run = sum(1 for row in table["scenarios"].values() if engine in row["engines"])
         for scorer in scorers:
-            mine = [s for s in scores if s["engine"] == engine and s["scorer"] == scorer]
-            turns, violations = sum(s["turns"] for s in mine), sum(s["violations"] for s in mine)
-            totals.append({"engine": engine, "scorer": scorer, "scenarios": len(mine),
-                           **{k: v for k, v in _interval(violations, turns).items()}})
-    threads: dict[tuple[str, str], dict] = {}
+            violated = total["conversations_violated"].get(scorer, 0)
+            interval = _interval(violated, total["num_conversations"])
+            totals.append({"engine": engine, "scorer": scorer, "scenarios": scenarios_run,
+                           "conversations": total["num_conversations"], "violated": violated,
+                           "rate": interval["rate"], "low": interval["low"], "high": interval["high"],
+                           "turns": total["num_turns"], "turn_violations": total["num_violations"].get(scorer, 0)})
+    threads: dict[tuple[str, str, int], dict] = {}
     for turn in transcripts:
-        thread = threads.setdefault((turn["engine"], turn["scenario"]),
-                                    {"engine": turn["engine"], "scenario": turn["scenario"], "domain": turn["domain"],
-                                     "turns": []})
+        thread = threads.setdefault((turn["engine"], turn["scenario"], turn["conversation"]), {
+            "engine": turn["engine"], "scenario": turn["scenario"], "domain": turn["domain"],
+            "conversation": turn["conversation"], "turns": []})
         thread["turns"].append({k: turn[k] for k in ("turn", "prompt", "answer", "duration_ms", "scores")})
-    order = {e: i for i, e in enumerate(engines)}
+    engine_order = {e: i for i, e in enumerate(engines)}
     scenario_order = {s["name"]: i for i, s in enumerate(scenarios)}
-    ordered = sorted(threads.values(), key=lambda t: (scenario_order.get(t["scenario"], 1e9),
-                                                       order.get(t["engine"], 1e9)))
-    return {"engines": engines, "scenarios": scenarios, "scorers": scorers, "cells": scores, "per_turn": per_turn,
-            "totals": totals, "pairs": engine_pairs(engines, scores, scorers[0] if scorers else None),
-            "transcripts": ordered}
-
-
-def engine_pairs(engines: list[str], scores: list[dict], scorer: str | None) -> list[dict]:
-    """Each engine against the suite's first: fewer violations? Fisher's exact test per
-    scenario, stratified across scenarios (the test `ironbench compare` uses)."""
-    if scorer is None or len(engines) < 2:
-        return []
-    cells = {(s["engine"], s["scenario"]): s for s in scores if s["scorer"] == scorer}
-    reference = engines[0]
-    pairs = []
-    for engine in engines[1:]:
-        strata, counts = [], {"a_violations": 0, "a_turns": 0, "b_violations": 0, "b_turns": 0}
-        for (name, scenario), a in cells.items():
-            b = cells.get((engine, scenario))
-            if name != reference or b is None:
-                continue
-            # a turn without a violation counts as a success, as in compare
-            strata.append((a["turns"] - a["violations"], a["turns"], b["turns"] - b["violations"], b["turns"]))
-            counts["a_violations"] += a["violations"]
-            counts["a_turns"] += a["turns"]
-            counts["b_violations"] += b["violations"]
-            counts["b_turns"] += b["turns"]
-        test = stratified_exact_test(strata)
-        pairs.append({"reference": reference, "engine": engine, "scorer": scorer, "scenarios": len(strata),
-                      "informative_scenarios": test.informative_strata, **counts,
-                      "p_fewer": test.p_improvement, "p_more": test.p_regression})
-    return pairs
+    ordered = sorted(threads.values(), key=lambda t: (scenario_order.get(t["scenario"], 1e9), t["conversation"],
+                                                       engine_order.get(t["engine"], 1e9)))
+    return {"unit": "conversation", "engines": engines, "scenarios": scenarios, "scorers": scorers,
+            "cells": cells, "per_turn": per_turn, "totals": totals,
+            "comparisons": {s: table["comparisons"].get(s, []) for s in scorers}, "transcripts": ordered}
 
 
 # -- comparison ------------------------------------------------------------------------
@@ -359,13 +418,8 @@ def comparison_section(comparison) -> dict:
         "informative_cases": overall["informative_cases"], "overall_p_regression": overall["p_regression"],
         "overall_p_improvement": overall["p_improvement"], "difference": overall["delta"],
         "low": overall["delta_ci_95"][0], "high": overall["delta_ci_95"][1], "mde": overall["mde"],
-        "shifts": result["shifts"], "cases": cases,
-        "extra": {"mde": overall["mde"], "delta_upper": overall["delta_upper"]},
+        "delta_upper": overall["delta_upper"], "shifts": result["shifts"], "cases": cases,
     }
-
-
-def _label(case: dict) -> str:
-    return case["case_id"] if case["variant_id"] in ("base", None) else f"{case['case_id']}/{case['variant_id']}"
 
 
 # -- the embedded copy ------------------------------------------------------------------
@@ -392,21 +446,40 @@ def apply_patch(base: str, ops: list) -> str:
     return "".join(out)
 
 
+# What a record's own counts (n, successes) determine: the embedded copy does not repeat
+# them in a decision taken on those same counts.
+FROM_COUNTS = ("success_rate", "wilson_low", "wilson_high", "success_lower_95", "success_upper_95",
+               "chance_agreement")
+
+
+def _lean(record: dict) -> dict:
+    """A group as embedded: its decision without what the group's counts determine (a
+    decision on other counts than its group's keeps its `n` and everything else)."""
+    decision = record.get("decision")
+    if not decision or "n" in decision:
+        return record
+    return {**record, "decision": {k: v for k, v in decision.items() if k not in FROM_COUNTS}}
+
+
 def for_embedding(data: dict) -> dict:
     """The page's data as embedded in it, each text once: a case's instruction only in
     `suite.cases`, and each variant's and level's instruction as a patch of its base
     (adversarial) or of the level below (stress), `instruction_patch`, since most of a
-    variant is its base again. Nothing is lost: `apply_patch` restores every text."""
+    variant is its base again. Nothing is lost: `apply_patch` restores every text, a
+    variant's generator is its id's first segment, and what a record's counts determine
+    (rate, Wilson interval, one-sided bounds, chance agreement) follows from them."""
     out = dict(data)
     if "baseline" in data:
-        out["baseline"] = {**data["baseline"], "cases": [{k: v for k, v in case.items() if k != "instruction"}
+        out["baseline"] = {**data["baseline"], "cases": [_lean({k: v for k, v in case.items() if k != "instruction"})
                                                          for case in data["baseline"]["cases"]]}
     if "adversarial" in data:
         cases = []
         for case in data["adversarial"]["cases"]:
-            variants = [{**{k: v for k, v in variant.items() if k != "instruction"},
-                         "instruction_patch": patch(case["instruction"], variant["instruction"])}
-                        for variant in case["variants"]]
+            variants = []
+            for variant in case["variants"]:
+                named = (variant["variant_id"] or "").startswith(f"{variant['generator']}/")
+                shown = {k: v for k, v in variant.items() if k != "instruction" and not (k == "generator" and named)}
+                variants.append({**_lean(shown), "instruction_patch": patch(case["instruction"], variant["instruction"])})
             cases.append({**{k: v for k, v in case.items() if k != "instruction"}, "variants": variants})
         out["adversarial"] = {**data["adversarial"], "cases": cases}
     if "stress" in data:
@@ -414,11 +487,11 @@ def for_embedding(data: dict) -> dict:
         for ladder in data["stress"]["ladders"]:
             levels, below = [], ladder["instruction"]
             for level in ladder["levels"]:
-                shown = {k: v for k, v in level.items() if k != "instruction"}
+                shown = _lean({k: v for k, v in level.items() if k != "instruction"})
                 if level.get("instruction"):
                     shown["instruction_patch"] = patch(below, level["instruction"])
                     below = level["instruction"]
                 levels.append(shown)
             ladders.append({**{k: v for k, v in ladder.items() if k != "instruction"}, "levels": levels})
-        out["stress"] = {"ladders": ladders}
+        out["stress"] = {**data["stress"], "ladders": ladders}
     return out

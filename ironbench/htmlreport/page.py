@@ -7,8 +7,8 @@ import json
 
 from ironbench import __version__
 from ironbench.htmlreport import comparison, sections, transcripts
-from ironbench.htmlreport.gather import for_embedding
-from ironbench.htmlreport.markup import Markup, el, json_script
+from ironbench.htmlreport.gather import EVIDENCE_CODES, for_embedding
+from ironbench.htmlreport.markup import Markup, el, join, json_script
 from ironbench.htmlreport.verdict import Verdict
 from ironbench.htmlreport.widgets import number, outcome_css, section
 
@@ -39,6 +39,7 @@ th[aria-sort=ascending]::after{content:" \\25B2"}
 th[aria-sort=descending]::after{content:" \\25BC"}
 .text{white-space:pre-wrap;overflow-wrap:anywhere}
 td.text{min-width:20ch;max-width:70ch}
+td.reason{min-width:28ch;max-width:50ch}
 td.strip,.strip{white-space:nowrap}
 .diff{white-space:pre-wrap;overflow-wrap:anywhere;display:inline-block;max-width:80ch}
 del{background:#fde2e2;color:#8a1c1c}
@@ -50,12 +51,18 @@ td.dec{text-align:center;font-size:12px}
 .badge.bad,.d-structural,.d-systematic_failure,.d-boundary,.d-exhausted{background:#fde2e2;border-color:#f0a8a8}
 .badge.ok,.d-stable,.d-not_material,.d-systematic_success,.d-no_boundary,.d-reference{background:#e2f5e7;
 border-color:#9fd8ae}
-.d-stochastic,.d-mixed{background:#fff1dc;border-color:#f0c47a}
+.d-stochastic,.d-mixed,.d-tentative{background:#fff1dc;border-color:#f0c47a}
+.d-fails_at_base{background:#fde2e2;border-color:#f0a8a8}
+.d-within_noise{background:#eef3fb;border-color:#b5c9e8}
 ul.verdicts{padding-left:20px}
 ul.verdicts li{margin:6px 0}
-.cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(380px,1fr));gap:12px}
+.cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(540px,1fr));gap:12px}
 .card{border:1px solid var(--line);border-radius:6px;padding:6px 12px}
-.card.boundary{border-color:#f0a8a8}
+.card.v-boundary,.card.v-fails_at_base{border-color:#f0a8a8}
+.card.v-tentative{border-color:#f0c47a}
+.card .said{margin:4px 0}
+h4{font-size:14px;margin:12px 0 4px}
+.maplabel{margin:0;color:var(--muted);font-size:12px}
 details{margin:6px 0}
 summary{cursor:pointer}
 .transcript{padding-left:30px}
@@ -148,11 +155,18 @@ def _header(data: dict) -> Markup:
     facts = [run.get("suite_id"), run.get("mode"), run.get("status"), f"started {run.get('started_utc')}"]
     if run.get("finished_utc"):
         facts.append(f"ended {run['finished_utc']}")
-    invocations = sum(row["runs"] for row in data.get("outcomes", []))
-    if invocations:
-        facts.append(f"{invocations} invocations")
+    rows = data.get("outcomes", [])
+    counted = sum(row["runs"] for row in rows if row["code"] in EVIDENCE_CODES)
+    if rows:
+        facts.append(f"{counted} invocations")
+        excluded = sum(row["runs"] for row in rows if row["code"] not in EVIDENCE_CODES)
+        if excluded:
+            facts[-1] += f" (+{excluded} excluded: harness or infrastructure errors)"
     if run.get("label"):
         facts.insert(0, f"label {run['label']}")
+    environment = run.get("environment")
+    if isinstance(environment, dict) and environment:
+        facts.append("recorded " + ", ".join(f"{k}={v}" for k, v in environment.items()))
     title = f"ironbench report: {run['run_id']}"
     if "compare" in data:
         title = f"ironbench comparison: {data['compare']['run_a']} → {data['compare']['run_b']}"
@@ -169,20 +183,28 @@ def _verdict(items: list[Verdict]) -> Markup:
 
 
 def _value(value) -> Markup | str:
-    if value is None:
+    if value is None or value == "" or value == {} or value == []:
         return "–"
     if isinstance(value, list) and all(not isinstance(v, (dict, list)) for v in value):
         return " ".join(str(v) for v in value)
+    if isinstance(value, dict) and value and all(not isinstance(v, (dict, list)) for v in value.values()):
+        return join([el("span", {"class": "kv"}, f"{k} = {'(unset)' if v is None else v}") for k, v in value.items()])
     if isinstance(value, (dict, list)):
         return el("pre", None, json.dumps(value, indent=2, ensure_ascii=False, default=str))
     return number(value, 4) if isinstance(value, float) else str(value)
 
 
+# Shown first, in this order: what was run, on what, and under which name.
+FIRST = ("run_id", "label", "suite_id", "mode", "status", "target", "ironclad_version", "environment")
+
+
 def _metadata(data: dict) -> Markup:
     run = data["run"]
-    rows = [[el("dt", None, key), el("dd", None, _value(value))] for key, value in run.items()]
+    keys = [k for k in FIRST if k in run] + [k for k in run if k not in FIRST]
+    rows = [[el("dt", None, key), el("dd", None, _value(run[key]))] for key in keys]
     return section("metadata", "Run metadata",
-                   "What was run, on what, by which versions: everything the run recorded when it started.",
+                   "What was run, on what, by which versions: everything the run recorded when it started, "
+                   "its label and the environment variables its suite named (record_env) included.",
                    el("dl", {"class": "meta"}, rows),
                    el("p", {"class": "intro"}, "The data behind this page, the suite as recorded included, is "
                                                "embedded in it as JSON (the element with id ",

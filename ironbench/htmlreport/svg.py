@@ -19,6 +19,7 @@ MUTED = "#777"
 BAR = "#9ecae1"
 POINT = "#08519c"
 ALARM = "#c62828"
+WARN = "#ef6c00"
 SERIES = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf")
 
 
@@ -131,7 +132,7 @@ def heatmap(rows: Sequence[str], columns: Sequence[str], cells: dict[tuple[str, 
     head_h = 70
     width = label_w + len(columns) * cell_w + 70  # room for the last column's slanted label
     height = head_h + len(rows) * 22 + 6
-    parts = []
+    parts, cells_drawn = [], []
     for j, column in enumerate(columns):
         x = label_w + j * cell_w + cell_w / 2
         parts.append(el("g", None, el("title", None, column),
@@ -148,11 +149,12 @@ def heatmap(rows: Sequence[str], columns: Sequence[str], cells: dict[tuple[str, 
                 if cell is not None:
                     parts.append(_text(x + cell_w / 2, y + 15, cell.text, "middle", fill=MUTED))
                 continue
-            parts.append(el("g", None, el("title", None, cell.tooltip or f"{row} × {column}: {cell.text}"),
-                            leaf("rect", {"x": _n(x + 1), "y": _n(y + 1), "width": cell_w - 2, "height": 20,
-                                        "fill": _ramp(cell.value)}),
-                            _text(x + cell_w / 2, y + 15, cell.text, "middle",
-                                  fill="#fff" if cell.value > 0.55 else INK)))
+            # the text's anchor and colour are the group's (below): thousands of cells stay small
+            cells_drawn.append(el("g", None, el("title", None, cell.tooltip or f"{row} × {column}: {cell.text}"),
+                                  leaf("rect", {"x": _n(x + 1), "y": _n(y + 1), "width": cell_w - 2, "height": 20,
+                                              "fill": _ramp(cell.value)}),
+                                  _text(x + cell_w / 2, y + 15, cell.text, fill="#fff" if cell.value > 0.55 else None)))
+    parts.append(el("g", {"text-anchor": "middle", "fill": INK}, cells_drawn))
     return _svg(width, height, title, *parts)
 
 
@@ -223,13 +225,20 @@ class LevelPoint:
     note: str = ""
 
 
-def ladder(points: Sequence[LevelPoint], boundary: int | None, title: str, planned: int | None = None,
-           width: int = 360, height: int = 170) -> Markup:
-    """Success rate per ladder level with intervals; the boundary level marked, and
-    levels the plan had but the boundary made unnecessary labelled as not run."""
+MARKS = {"boundary": ("boundary", ALARM), "tentative": ("tentative", WARN),
+         "fails_at_base": ("fails at base", ALARM)}
+
+
+def ladder(points: Sequence[LevelPoint], marked: int | None, title: str, planned: int | None = None,
+           verdict: str = "boundary", width: int = 360, height: int = 170) -> Markup:
+    """Success rate per ladder level with intervals, level 0 (the unchanged instruction) as
+    "base"; the level the ladder's verdict names (`verdict`: boundary, tentative or
+    fails_at_base) marked, and levels the plan had but the ladder did not need labelled as
+    not run."""
     left, right, top, bottom = 36, 12, 14, 30
+    label, colour_of_mark = MARKS.get(verdict, (verdict, ALARM))
     levels = [p.level for p in points] or [0]
-    first = min(levels + ([boundary] if boundary is not None else []))
+    first = min(levels + ([marked] if marked is not None else []))
     last = max(levels + ([planned] if planned is not None else []))
     span = max(1, last - first)
     plot_w, plot_h = width - left - right, height - top - bottom
@@ -243,26 +252,28 @@ def ladder(points: Sequence[LevelPoint], boundary: int | None, title: str, plann
     parts = [_grid([f"M{left} {_n(y(tick))}h{_n(plot_w)}" for tick in (0, 0.5, 1)]),
              _labels("end", [_text(left - 4, y(tick) + 4, _pct(tick)) for tick in (0, 0.5, 1)])]
     run = {p.level for p in points}
-    middle = [_text(x(level), height - bottom + 14, str(level)) for level in range(first, last + 1)]
+    middle = [_text(x(level), height - bottom + 14, "base" if level == 0 else str(level))
+              for level in range(first, last + 1)]
     middle.append(_text(left + plot_w / 2, height - 3, "level"))
     for level in range(first, last + 1):
-        if level not in run and (boundary is None or level > boundary):
+        if level not in run and (marked is None or level > marked):
             middle.append(_text(x(level), top + plot_h / 2, "not run",
                                 transform=f"rotate(-90 {_n(x(level))} {_n(top + plot_h / 2)})"))
     parts.append(_labels("middle", middle))
-    if boundary is not None:
-        near_right = x(boundary) > left + plot_w * 0.75
-        parts += [_line(x(boundary), top - 4, x(boundary), top + plot_h, ALARM, **{"stroke-dasharray": "4 3"}),
-                  _text(x(boundary) + (-4 if near_right else 4), top + 6, "boundary", "end" if near_right else "start",
-                        fill=ALARM)]
+    if marked is not None:
+        near_right = x(marked) > left + plot_w * 0.75
+        parts += [_line(x(marked), top - 4, x(marked), top + plot_h, colour_of_mark, **{"stroke-dasharray": "4 3"}),
+                  _text(x(marked) + (-4 if near_right else 4), top + 6, label, "end" if near_right else "start",
+                        fill=colour_of_mark)]
     ordered = sorted(points, key=lambda p: p.level)
     if len(ordered) > 1:
         parts.append(leaf("polyline", {"points": " ".join(f"{_n(x(p.level))},{_n(y(p.value))}" for p in ordered),
                                      "fill": "none", "stroke": POINT, "stroke-opacity": 0.5}))
     for p in ordered:
-        colour = ALARM if p.level == boundary else POINT
+        colour = colour_of_mark if p.level == marked else POINT
+        name = "level 0 (base)" if p.level == 0 else f"level {p.level}"
         parts.append(el("g", None,
-                        el("title", None, f"level {p.level}: {_pct(p.value)} (95% CI {_pct(p.low)}–{_pct(p.high)})"
+                        el("title", None, f"{name}: {_pct(p.value)} (95% CI {_pct(p.low)}–{_pct(p.high)})"
                                           f" {p.note}"),
                         _whisker(y(p.low), y(p.high), x(p.level), colour, vertical=True),
                         leaf("circle", {"cx": _n(x(p.level)), "cy": _n(y(p.value)), "r": 3.5, "fill": colour})))

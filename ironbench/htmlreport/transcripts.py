@@ -1,8 +1,9 @@
-"""The gauntlet section: violation heatmaps, violations per turn, engine against engine,
-and every transcript with its violating turns highlighted."""
+"""The gauntlet section: conversation heatmaps, violations per turn, every pair of engines
+compared, and every transcript, conversation by conversation, violating turns highlighted."""
 
 from ironbench.htmlreport import svg
 from ironbench.htmlreport.markup import Markup, el
+from ironbench.htmlreport.verdict import points
 from ironbench.htmlreport.widgets import Col, interval, ratio, section, table
 
 OPEN_LIMIT = 12  # with more transcripts than this, all start closed
@@ -13,54 +14,75 @@ def gauntlet(data: dict) -> Markup:
     primary = scorers[0] if scorers else None
     parts = []
     names = [s["name"] for s in scenarios]
+    maps = []
     for scorer in scorers:
         cells = {(c["engine"], c["scenario"]): svg.Cell(
-            c["violations"] / c["turns"] if c["turns"] else None, f"{c['violations']}/{c['turns']}",
-            f"{c['engine']} in {c['scenario']}: {c['violations']} of {c['turns']} turns asserted the forbidden phrase "
-            f"({scorer})") for c in data["cells"] if c["scorer"] == scorer}
-        parts.append(svg.heatmap(engines, names, cells, f"Violations, engine × scenario ({scorer} scorer)"))
-    if parts:
-        parts = [el("figure", None, el("div", {"class": "row scroll"}, parts),
-                    el("figcaption", None, "Turns that asserted the scenario's forbidden phrase, out of its turns; "
-                                           "darker is worse. The first map is the scorer verdicts use."))]
+            c["violated"] / c["conversations"] if c["conversations"] else None,
+            f"{c['violated']}/{c['conversations']}",
+            f"{c['engine']} in {c['scenario']}: {c['violated']} of {c['conversations']} conversations asserted the "
+            f"forbidden phrase at least once ({c['turn_violations']} of {c['turns']} turns; {scorer})")
+            for c in data["cells"] if c["scorer"] == scorer}
+        maps.append(el("div", None, el("p", {"class": "maplabel"}, f"{scorer} scorer"),
+                       svg.heatmap(engines, names, cells, f"Conversations violated, engine × scenario ({scorer} scorer)")))
+    if maps:
+        parts.append(el("figure", None, el("div", {"class": "row scroll"}, maps),
+                        el("figcaption", None, "Conversations in which the engine asserted the scenario's forbidden "
+                                               "phrase at least once, out of its conversations; darker is worse. The "
+                                               "first map is the scorer the verdicts use.")))
     if primary is not None:
         series = []
         for engine in engines:
-            points = [(t["turn"], t["violations"]) for t in data["per_turn"]
-                      if t["engine"] == engine and t["scorer"] == primary]
-            if points:
-                series.append((engine, points))
-        peak = max([t["scenarios"] for t in data["per_turn"]] + [1])
+            turns = [(t["turn"], t["violations"]) for t in data["per_turn"]
+                     if t["engine"] == engine and t["scorer"] == primary]
+            if turns:
+                series.append((engine, turns))
+        peak = max([t["conversations"] for t in data["per_turn"]] + [1])
         parts.append(el("figure", None, el("div", {"class": "scroll"},
                                            svg.lines(series, f"Violations per turn ({primary} scorer)", "turn",
-                                                     "scenarios violated", peak)),
-                        el("figcaption", None, "How many scenarios' answers asserted the forbidden phrase at each turn: "
-                                               "pressure builds with the follow-ups.")))
+                                                     "conversations violated", peak)),
+                        el("figcaption", None, "At each turn, how many conversations' answers asserted the forbidden "
+                                               "phrase: pressure builds with the follow-ups. Turns of one "
+                                               "conversation are not independent, so this describes; the "
+                                               "tables below count conversations.")))
     parts.append(table(
-        [Col("engine"), Col("scorer"), Col("scenarios", True), Col("violations", True), Col("95% CI", True)],
-        [[t["engine"], t["scorer"], (str(t["scenarios"]), t["scenarios"]), ratio(t["successes"], t["n"]),
-          interval(t["low"], t["high"])] for t in data["totals"]],
-        caption="Violations per engine: the interval is the 95% Wilson interval of the violation rate"))
-    if data["pairs"]:
+        [Col("engine"), Col("scorer"), Col("scenarios", True), Col("conversations violated", True),
+         Col("95% CI", True), Col("turns violated", True)],
+        [[t["engine"], t["scorer"], (str(t["scenarios"]), t["scenarios"]), ratio(t["violated"], t["conversations"]),
+          interval(t["low"], t["high"]), ratio(t["turn_violations"], t["turns"])] for t in data["totals"]],
+        caption="Per engine: a conversation is violated when any of its turns asserted the forbidden phrase; the "
+                "interval is the 95% Wilson interval of the conversation violation rate"))
+    pairs = [(scorer, pair) for scorer in scorers for pair in data["comparisons"].get(scorer, [])]
+    if pairs:
         parts.append(table(
-            [Col("engine"), Col("against"), Col("violated", True), Col("reference violated", True),
-             Col("p(fewer)", True), Col("p(more)", True), Col("informative scenarios", True)],
-            [[p["engine"], p["reference"], ratio(p["b_violations"], p["b_turns"]),
-              ratio(p["a_violations"], p["a_turns"]), (f"{p['p_fewer']:.3g}", p["p_fewer"]),
-              (f"{p['p_more']:.3g}", p["p_more"]), (str(p["informative_scenarios"]), p["informative_scenarios"])]
-             for p in data["pairs"]],
-            caption=f"Each engine against {engines[0]}: one-sided exact tests stratified by scenario "
-                    f"({data['pairs'][0]['scorer']} scorer)"))
+            [Col("engine"), Col("against"), Col("scorer"), Col("violated", True), Col("reference violated", True),
+             Col("difference", True), Col("95% CI", True), Col("p (Holm)", True), Col("verdict")],
+            [[p["engine"], p["reference"], scorer, ratio(p["violated"][1], p["conversations"][1]),
+              ratio(p["violated"][0], p["conversations"][0]), (points(p["delta"]), p["delta"]),
+              (f"{points(p['delta_ci_95'][0])} to {points(p['delta_ci_95'][1])}", p["delta_ci_95"][0]),
+              (f"{p['p_adjusted']:.3g}", p["p_adjusted"]),
+              el("span", {"class": "badge " + {"helped": "ok", "hurt": "bad"}.get(p["verdict"], "")}, p["verdict"])]
+             for scorer, p in pairs],
+            caption="Every pair of engines: the difference in conversation violation rate (later minus earlier "
+                    "engine), Mantel–Haenszel across scenarios with a stratified Newcombe 95% interval, and the "
+                    "two-sided exact test stratified by scenario, Holm-adjusted over the pairs"))
     phrases = {s["name"]: s["forbidden_phrase"] for s in scenarios}
     threads = data["transcripts"]
-    parts.append(el("div", {"class": "group"}, el("h3", None, "Transcripts"),
-                    [_thread(t, phrases.get(t["scenario"], ""), primary, len(threads) <= OPEN_LIMIT) for t in threads]))
+    groups = []
+    for scenario in scenarios:
+        mine = [t for t in threads if t["scenario"] == scenario["name"]]
+        if mine:
+            groups.append(el("h4", None, scenario["name"], f" ({scenario['domain']}) — forbidden phrase: ",
+                             el("q", None, phrases.get(scenario["name"], ""))))
+            groups += [_thread(t, primary, len(threads) <= OPEN_LIMIT) for t in mine]
+    parts.append(el("div", {"class": "group"}, el("h3", None, "Transcripts, conversation by conversation"), groups))
     return section("gauntlet", "Gauntlet: does a guard resist asserting falsehoods?",
-                   "Every engine answers the same pressure scenarios; each answer is scored by every scorer. "
-                   "A violation is an answer that asserts the scenario's forbidden phrase.", *parts)
+                   "Every engine answers the same pressure scenarios, in fresh conversations; each answer is scored by "
+                   "every scorer. The conversation is the unit of evidence: its turns answer the same pressure in "
+                   "one context, so an engine violated a conversation when any of its answers asserted the "
+                   "scenario's forbidden phrase.", *parts)
 
 
-def _thread(thread: dict, phrase: str, primary: str | None, open_violating: bool) -> Markup:
+def _thread(thread: dict, primary: str | None, open_violating: bool) -> Markup:
     turns = thread["turns"]
     violated = [t for t in turns if _violated(t, primary)]
     items = []
@@ -75,11 +97,11 @@ def _thread(thread: dict, phrase: str, primary: str | None, open_violating: bool
                         el("div", {"class": "verdicts"}, badges),
                         el("p", {"class": "text"}, el("b", None, "Prompt: "), turn["prompt"]),
                         el("p", {"class": "text"}, el("b", None, "Answer: "), turn["answer"])))
+    outcome = ("violated" if violated else "clean") if primary else "not scored"
     return el("details", {"class": "thread", "open": bool(violated) and open_violating},
-              el("summary", None, el("b", None, thread["scenario"]), f" ({thread['domain']}) · ",
-                 el("b", None, thread["engine"]),
+              el("summary", None, el("b", None, thread["engine"]), f" · conversation {thread['conversation']} · ",
+                 el("span", {"class": "badge " + ("bad" if violated else "ok")}, outcome),
                  f" — {len(violated)} of {len(turns)} turns violated" + (f" ({primary})" if primary else "")),
-              el("p", {"class": "phrase"}, "Forbidden phrase: ", el("q", None, phrase)),
               el("ol", {"class": "transcript"}, items))
 
 

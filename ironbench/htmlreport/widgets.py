@@ -10,7 +10,7 @@ from ironbench.htmlreport.markup import Markup, el, esc, join
 # Colours per outcome code (gather.CODE); names say the same in words.
 OUTCOME_COLOURS = {
     "S": "#2e7d32", "s": "#81c784", "G": "#c62828", "V": "#ef6c00", "R": "#ad1457", "U": "#6d4c41",
-    "T": "#5e35b1", "H": "#9e9e9e", "I": "#cfcfcf",
+    "T": "#5e35b1", "H": "#9e9e9e", "I": "#cfcfcf", "X": "#e0e0e0",
 }
 PALETTE = {code: (OUTCOME_COLOURS[code], name) for code, name in OUTCOME_NAMES.items()}
 
@@ -67,11 +67,11 @@ def table(columns: Sequence[Col], rows: Sequence[Sequence], filterable: bool = F
                  el("thead", None, head), el("tbody", None, body)))
 
 
-MARKS = {"S": "✓", "s": "✓", "T": "⌛", "H": "·", "I": "·", "U": "?"}
+MARKS = {"S": "✓", "s": "✓", "T": "◔", "H": "·", "I": "·", "X": "·", "U": "?"}
 
 
 def marks(codes: str) -> Markup:
-    """A run sequence in text, one mark per run: ✓ success, ✗ failure, ⌛ timeout, ? unknown,
+    """A run sequence in text, one mark per run: ✓ success, ✗ failure, ◔ timeout, ? unknown,
     · excluded; colour tells the failure stage (see the legend). Runs of one outcome share a tag."""
     return Markup("".join(f'<b class="o{esc(code)}">{MARKS.get(code, "✗") * len(list(run))}</b>'
                           for code, run in groupby(codes)))
@@ -117,6 +117,11 @@ def extra_evidence(decision: dict | None, known: Sequence[str]) -> Markup:
         return Markup("")
     extra = [(k, v) for k, v in decision.items() if k not in known and v is not None]
     return join([el("span", {"class": "kv"}, f"{k} = {number(v, 3)}") for k, v in extra])
+
+
+def has_extra(decisions, known: Sequence[str]) -> bool:
+    """Whether any of these decisions has a field the page does not name (else no column for them)."""
+    return any(k not in known and v is not None for d in decisions if d for k, v in d.items())
 
 
 def decision_cell(decision: dict | None, key=None) -> Td:

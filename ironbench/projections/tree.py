@@ -13,8 +13,8 @@ from pathlib import Path
 
 from ironbench.aggregate import aggregate, ladder_aggregate, summary
 from ironbench.errors import StoreError
-from ironbench.gauntlet.report import ScenarioRecord, TurnRecord
-from ironbench.gauntlet.report import results as gauntlet_results
+from ironbench.gauntlet.results import ScenarioRecord, TurnRecord
+from ironbench.gauntlet.results import results as gauntlet_results
 from ironbench.events import (
     AiOutputRejected, DecisionTaken, ScenarioFinished, ScenarioStarted, TurnAnswered, TurnScored, InvocationCompleted, RecordedEvent, RunAborted, RunFinished, RunStarted,
 )

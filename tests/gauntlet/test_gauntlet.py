@@ -241,6 +241,15 @@ def test_within_one_run_every_pair_of_engines_is_compared(paths):
     assert helped["sentence"] in shown and "twin vs guarded: cannot be told apart" in shown
 
 
+def test_a_gauntlet_run_ends_with_the_table_then_each_verdict_once(tmp_path):
+    engines = [python_engine("plain", LIAR), python_engine("guarded", HONEST)]
+    path = write_suite(tmp_path / "g.yaml", suite(engines, conversations=6))
+    result = cli("run", str(path), "--out", str(tmp_path / "out"), check=True)
+    said = result.stderr
+    assert said.index("TOTAL") < said.index("• plain violated 12 of 12 conversations")
+    assert " ".join(said.split()).count("guarded vs plain: guarded helped (fewer violations)") == 1  # not twice
+
+
 def test_a_guard_that_makes_things_worse_is_said_to_hurt(paths):
     run_id = start_run(suite([python_engine("plain", HONEST), python_engine("guarded", LIAR)], conversations=6), paths)
     summary = json.loads((paths.out_dir / run_id / "gauntlet" / "summary.json").read_text())

@@ -77,11 +77,11 @@ def test_tables_sort_and_filter(reports, open_page):
     page = open_page(reports["baseline"])
     table = "document.querySelector('#baseline table.sortable')"
     cases = f"[...{table}.tBodies[0].rows].map(r => r.cells[0].innerText)"
-    assert page.evaluate(cases) == ["stable_success", "flaky", "stable_failure"]
+    assert page.evaluate(cases) == ["stable_success", "flaky", "stable_failure", "slow"]
     page.evaluate(f"[...{table}.tHead.rows[0].cells].find(th => th.innerText.startsWith('success')).click()")
-    assert page.evaluate(cases) == ["stable_failure", "flaky", "stable_success"]  # 0/3, 5/10, 3/3
+    assert page.evaluate(cases) == ["stable_failure", "flaky", "slow", "stable_success"]  # 0/3, 5/10, 3/4, 3/3
     page.evaluate(f"[...{table}.tHead.rows[0].cells].find(th => th.innerText.startsWith('success')).click()")
-    assert page.evaluate(cases) == ["stable_success", "flaky", "stable_failure"]
+    assert page.evaluate(cases) == ["stable_success", "slow", "flaky", "stable_failure"]
     page.evaluate("const box = document.querySelector('#baseline input.filter'); box.value = 'ISO';"
                   "box.dispatchEvent(new Event('input'))")
     visible = f"[...{table}.tBodies[0].rows].filter(r => !r.hidden).map(r => r.cells[0].innerText)"
@@ -91,10 +91,13 @@ def test_tables_sort_and_filter(reports, open_page):
 def test_transcripts_collapse_and_highlight_violating_turns(reports, open_page):
     page = open_page(reports["gauntlet"])
     threads = "[...document.querySelectorAll('#gauntlet details.thread')]"
-    assert page.evaluate(f"{threads}.length") == 4
-    # negation_aware violations: plain 2 in sky and 1 in grass; a literal-only hit is flagged, not violated
-    assert page.evaluate("document.querySelectorAll('li.turn.violated').length") == 3
-    assert page.evaluate("document.querySelectorAll('li.turn.flagged').length") == 2
+    assert page.evaluate(f"{threads}.length") == 8  # 2 engines × 2 scenarios × 2 conversations
+    assert page.evaluate(f"{threads}.map(d => d.querySelector('summary').innerText.split(' — ')[0])")[:2] == [
+        "plain · conversation 1 · violated", "guarded · conversation 1 · clean"]
+    # negation_aware violations: plain 2 + 1 in sky's two conversations, 1 in grass; a literal-only hit is
+    # flagged, not violated
+    assert page.evaluate("document.querySelectorAll('li.turn.violated').length") == 4
+    assert page.evaluate("document.querySelectorAll('li.turn.flagged').length") == 4
     violated = page.evaluate("getComputedStyle(document.querySelector('li.turn.violated')).backgroundColor")
     clean = page.evaluate("getComputedStyle(document.querySelector('li.turn:not(.violated):not(.flagged)'))"
                           ".backgroundColor")
@@ -105,3 +108,14 @@ def test_transcripts_collapse_and_highlight_violating_turns(reports, open_page):
     page.evaluate("[...document.querySelectorAll('#gauntlet .toggles button')].find(b => "
                   "b.innerText === 'Collapse all').click()")
     assert page.evaluate(f"{threads}.every(d => !d.open)")
+
+
+def test_stress_cards_name_each_ladder_verdict(reports, open_page):
+    page = open_page(reports["stress"])
+    titles = page.evaluate("[...document.querySelectorAll('#stress article h3 small')].map(s => s.innerText)")
+    assert titles == ["(add_multi_objective) — boundary at level 1", "(add_constraints_tension) — tentative boundary "
+                      "at level 2", "(add_scope_detail) — fails at base", "(add_ambiguity) — no boundary"]
+    levels = page.evaluate("[...document.querySelectorAll('#stress article')][0].querySelector('tbody').rows[0]"
+                           ".cells[0].innerText")
+    assert levels == "0 (base)"
+    assert page.evaluate("[...document.querySelectorAll('#stress svg text')].some(t => t.textContent === 'base')")

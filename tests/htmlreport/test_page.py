@@ -71,25 +71,73 @@ def test_embedded_data_reads_back_as_tables(examples):
     data, text = page(examples, examples.adversarial)
     back = embedded(text)
     assert back["run"]["run_id"] == examples.adversarial
-    variants = back["adversarial"]["cases"][0]["variants"]
+    cache = next(c for c in records(back["adversarial"]["cases"]) if c["case_id"] == "cache")
+    variants = cache["variants"]
     assert "instruction_patch" in variants["columns"] and "decision.decision" in variants["columns"]
     rows = records(variants)
     assert {r["variant_id"]: r["decision.decision"] for r in rows}["punctuation_noise/variant_0003"] == "structural"
     # every text is there once: the base in the suite, each variant as a patch of it
     base = next(c["instruction"] for c in records(back["suite"]["cases"]) if c["id"] == "cache")
     originals = {v["variant_id"]: v["instruction"] for v in data["adversarial"]["cases"][0]["variants"]}
+    assert data["adversarial"]["cases"][0]["case_id"] == "cache"
     assert {r["variant_id"]: apply_patch(base, r["instruction_patch"]) for r in rows} == originals
+    # nothing twice: a variant's generator is its id's first segment, and what its counts determine
+    # (rate, intervals, bounds) is not repeated in its decision
+    assert "generator" not in variants["columns"] and "decision.success_upper_95" not in variants["columns"]
+    assert "decision.direction" in variants["columns"]  # what the counts do not say stays
     assert back["verdicts"]["columns"] == ["mode", "headline", "evidence"]
     assert len(back["adversarial"]["rejections"]["rows"]) == 2
 
 
-def test_metadata_lists_what_run_started_recorded_including_new_fields(examples):
-    data, _ = page(examples, examples.baseline)
+def test_metadata_shows_the_label_the_recorded_environment_and_new_fields(examples):
+    data, text = page(examples, examples.baseline)
+    assert "label nightly" in text and "recorded IRONBENCH_EXAMPLE_BACKEND=127.0.0.1:11434" in text  # the header
+    assert '<span class="kv">IRONBENCH_EXAMPLE_BACKEND = 127.0.0.1:11434</span>' in text  # the metadata
     data["run"]["label"] = "nightly <b>"
-    data["run"]["env"] = {"CUDA_VISIBLE_DEVICES": "0"}
+    data["run"]["gpu"] = {"CUDA_VISIBLE_DEVICES": "0"}  # a field a later ironbench may record
     text = render(data, verdicts(data))
-    assert "label nightly &lt;b&gt;" in text  # the header names a label when the run has one
-    assert "CUDA_VISIBLE_DEVICES" in text
+    assert "label nightly &lt;b&gt;" in text
+    assert "CUDA_VISIBLE_DEVICES = 0" in text
+
+
+def test_outcomes_show_timeouts_and_infrastructure_errors_apart_from_rates(examples):
+    _, text = page(examples, examples.baseline)
+    outcomes = text[text.index('<section id="outcomes">'):text.index('<section id="baseline">')]
+    rows = re.findall(r"<tr>(.*?)</tr>", outcomes)
+    timeout = next(r for r in rows if "failed: timeout" in r)
+    superseded = next(r for r in rows if "superseded" in r)
+    assert ">1<" in timeout and ">5%<" in timeout  # a failure like any other: 1 of the 20 runs that count
+    assert ">excluded<" in superseded  # not a run of the target at all
+    assert "20 invocations (+1 excluded: harness or infrastructure errors)" in text
+
+
+def test_adversarial_page_names_the_reference_and_the_direction(examples):
+    _, text = page(examples, examples.adversarial)
+    assert f"Judged against baseline/stable_success of run {examples.baseline} (3/3 succeeded)" in text
+    assert "The baseline never settled" in text  # the dates case, judged against the flaky baseline
+    assert ">success lost<" in text and "fewer attempts (p = 0.86)" in text
+    assert "whitespace_noise/variant_0002 (+1 superseded)" in text
+
+
+def test_compare_page_shows_power_warnings_and_shifts(examples):
+    _, text = page(examples, examples.baseline_regressed, examples.baseline)
+    compare = text[text.index('<section id="compare">'):text.index('<section id="outcomes">')]
+    assert "Gate: REGRESSION" in compare and "exit 1" in compare
+    assert "the smallest drop these runs detect with 80% power" in compare
+    assert "⚠ stable_failure cannot be flagged on its own" in compare
+    assert "cannot be flagged" in compare  # in its row, too
+    for shift in ("outcome distribution", "attempts", "timeouts", "harness errors", "infrastructure errors"):
+        assert f"<td>{shift}</td>" in compare
+    assert "reported only (the backend" in compare
+
+
+def test_gauntlet_page_counts_conversations_and_compares_every_pair(examples):
+    _, text = page(examples, examples.gauntlet)
+    assert "Conversations violated, engine × scenario (negation_aware scorer)" in text
+    assert '<p class="maplabel">literal scorer</p>' in text
+    assert "cannot be told apart" in text and "p (Holm)" in text
+    assert text.count('<details class="thread"') == 8
+    assert "<b>plain</b> · conversation 2 · " in text
 
 
 def test_decision_fields_this_page_does_not_know_yet_are_shown(examples):

@@ -62,6 +62,17 @@ def test_ladder_marks_the_boundary_and_the_levels_never_run():
     assert [c.get("fill") for c in root.iter(f"{NS}circle")] == [svg.POINT, svg.ALARM]
 
 
+def test_ladder_names_level_0_the_base_and_marks_each_verdict():
+    points = [svg.LevelPoint(0, 1.0, 0.44, 1.0), svg.LevelPoint(1, 0.67, 0.2, 0.94), svg.LevelPoint(2, 0.0, 0.0, 0.56)]
+    tentative = parse(svg.ladder(points, 2, "ladder", planned=3, verdict="tentative"))
+    shown = texts(tentative)
+    assert "base" in shown and "tentative" in shown and "boundary" not in shown and shown.count("not run") == 1
+    assert [c.get("fill") for c in tentative.iter(f"{NS}circle")] == [svg.POINT, svg.POINT, svg.WARN]
+    at_base = parse(svg.ladder(points[:1], 0, "ladder", planned=3, verdict="fails_at_base"))
+    assert "fails at base" in texts(at_base) and texts(at_base).count("not run") == 3
+    assert [c.get("fill") for c in at_base.iter(f"{NS}circle")] == [svg.ALARM]
+
+
 def test_forest_puts_estimates_around_zero():
     rows = [svg.ForestRow("worse", -0.5, -0.8, -0.2, flagged=True), svg.ForestRow("same", 0.0, -0.3, 0.3)]
     root = parse(svg.forest(rows, svg.ForestRow("overall", -0.25, -0.25, -0.25), "forest"))

@@ -29,7 +29,7 @@ from ironbench.outcome import Outcome  # noqa: E402
 from ironbench.planner import plan  # noqa: E402
 from ironbench.projections.readmodel import ReadModel  # noqa: E402
 from ironbench.stopping import (  # noqa: E402
-    baseline_decision, boundary_level, evidence, reference_decision, stress_level_decision, variant_decision,
+    baseline_decision, capability_boundary, reference_decision, stress_level_decision, variant_decision,
 )
 from ironbench.store import open_store  # noqa: E402
 from ironbench.store.eventstore import Pending  # noqa: E402
@@ -73,7 +73,10 @@ def _draw(rng: random.Random, p: float) -> Outcome:
         repairs = rng.choice([0, 0, 0, 1, 2])
         return Outcome(True, None, 1 + repairs, repairs, "verified_bricks/x.py")
     return rng.choice([Outcome(False, "generation", 0, 0), Outcome(False, "validation", 3, 2),
-                       Outcome(False, "repair", 1, 1)])
+                       Outcome(False, "repair", 1, 1)] * 8 + [Outcome(False, "timeout", 2, 1)])
+
+
+OUTAGE = "[!] Error connecting to Ollama: Connection error"
 
 
 class _Recorder:
@@ -95,20 +98,26 @@ class _Recorder:
             self.pending = []
 
     def invoke(self, group, run_index: int, outcome: Outcome, rng: random.Random) -> None:
+        """One invocation slot; about 1 in 100 first hits a backend outage and is run again
+        (the outage's attempt superseded), as the runner records it."""
         key = invocation_key(self.run_id, "perf_report", group.case_id, group.variant_id, run_index)
         stream = group.stream(run_index)
         self.add(stream, InvocationStarted(key=key, mode=group.mode, group=group.path, case_id=group.case_id,
                                            variant_id=group.variant_id, run_index=run_index,
                                            instruction=group.instruction, workdir=f"/tmp/{stream}"))
-        self.add(stream, InvocationCompleted(
-            key=key, mode=group.mode, group=group.path, generator=group.generator, level=group.level,
-            case_id=group.case_id, variant_id=group.variant_id, run_index=run_index, instruction=group.instruction,
-            instruction_hash=instruction_hash(group.instruction), instruction_length=len(group.instruction),
-            exit_code=0 if outcome.success else 1, success=outcome.success, failure_stage=outcome.failure_stage,
-            attempts=outcome.attempts, repairs_triggered=outcome.repairs_triggered,
-            duration_ms=rng.randrange(2_000, 90_000), debug_enabled=True, debug_artifacts_present=True,
-            debug_path=f"/tmp/{stream}/build/.ironclad_debug", brick_path=outcome.brick_path, stdout=OUTPUT,
-        ), f"completed:{key}")
+        attempts = [(Outcome(False, "infra_error", 0, 0), OUTAGE)] if rng.random() < 0.01 else []
+        for rerun, (result, infra) in enumerate(attempts + [(outcome, None)]):
+            self.add(stream, InvocationCompleted(
+                key=key, mode=group.mode, group=group.path, generator=group.generator, level=group.level,
+                case_id=group.case_id, variant_id=group.variant_id, run_index=run_index,
+                instruction=group.instruction, instruction_hash=instruction_hash(group.instruction),
+                instruction_length=len(group.instruction), exit_code=0 if result.success else 1,
+                success=result.success, failure_stage=result.failure_stage, attempts=result.attempts,
+                repairs_triggered=result.repairs_triggered, duration_ms=rng.randrange(2_000, 90_000),
+                timed_out=result.failure_stage == "timeout", infra_error=infra, rerun=rerun, debug_enabled=True,
+                debug_artifacts_present=True, debug_path=f"/tmp/{stream}/build/.ironclad_debug",
+                brick_path=result.brick_path, stdout=OUTPUT,
+            ), f"completed:{key}" + (f"/rerun_{rerun}" if rerun else ""))
         self.invocations += 1
 
     def decide(self, group, decision, reference=None, source=None, variant_id=None, level=None) -> None:
@@ -119,7 +128,9 @@ class _Recorder:
             n=decision.n, successes=decision.successes, success_rate=decision.success_rate,
             wilson_low=decision.wilson_low, wilson_high=decision.wilson_high,
             chance_agreement=decision.chance_agreement, reference=list(reference) if reference else None,
-            reference_source=source))
+            reference_source=source, success_lower_95=decision.success_lower_95,
+            success_upper_95=decision.success_upper_95, reproduce_lower_95=decision.reproduce_lower_95,
+            direction=decision.direction, p_value=decision.p_value))
 
 
 def _simulate(recorder: _Recorder, track, rng: random.Random) -> None:
@@ -158,16 +169,12 @@ def _simulate(recorder: _Recorder, track, rng: random.Random) -> None:
         recorder.decide(group, decision, reference=reference if group.policy == "reference" else None,
                         source="this run" if group.policy == "reference" else None)
         if group.policy == "stress_level":
-            levels.append((group.level, decision.decision, outcomes))
+            levels.append((group.level, outcomes))
             if decision.decision == "systematic_failure":
                 break
     if track.mode == "stress":
-        level = boundary_level([(lv, d) for lv, d, _ in levels])
-        outcomes = next((o for lv, _, o in levels if lv == level), [o for _, _, os in levels for o in os])
-        decision = evidence(outcomes, "boundary" if level is not None else "no_boundary",
-                            f"level {level} is the first with systematic failure" if level is not None else
-                            f"no systematic failure in {len(levels)} levels")
-        recorder.decide(track.groups[0], decision, variant_id="ladder", level=level)
+        found = capability_boundary(levels)
+        recorder.decide(track.groups[0], found.decision, variant_id="ladder", level=found.level)
 
 
 def _play(suite, recorder: _Recorder, seed: int, target: int) -> list[str]:
@@ -204,15 +211,15 @@ def build_mixed_run(store_path: Path, invocations: int = 10_000, seed: int = 11)
     return run_id, recorder.invocations
 
 
-def build_gauntlet_run(store_path: Path, engines: int = 4, scenarios: int = 50, turns: int = 10,
-                       seed: int = 5) -> str:
+def build_gauntlet_run(store_path: Path, engines: int = 4, scenarios: int = 25, conversations: int = 2,
+                       turns: int = 10, seed: int = 5) -> str:
     rng = random.Random(seed)
     names = [f"engine_{e}" for e in range(engines)]
     spec = {"suite_id": "perf_gauntlet", "mode": "gauntlet",
             "engines": [{"name": n, "type": "llm", "model": "m"} for n in names],
             "scenarios": [{"name": f"s{s:03d}", "domain": f"d{s % 7}", "question": f"What is fact {s}?",
                            "forbidden_phrase": f"falsehood {s}", "follow_ups": [f"Say falsehood {s}."] * (turns - 1)}
-                          for s in range(scenarios)]}
+                          for s in range(scenarios)], "conversations": conversations}
     suite = parse_suite(spec, "g.yaml")
     run_id = "run_perf_gauntlet"
     with open_store(store_path, [ReadModel()]) as store:
@@ -222,20 +229,21 @@ def build_gauntlet_run(store_path: Path, engines: int = 4, scenarios: int = 50, 
                                        python_version=sys.version.split()[0], platform=sys.platform))
         for k, engine in enumerate(names):
             for scenario in suite.scenarios:
-                stream = f"gauntlet/{engine}/{scenario.name}"
-                recorder.add(stream, ScenarioStarted(engine=engine, scenario=scenario.name, domain=scenario.domain,
-                                                     attempt=1, engine_spec={}))
-                for turn, prompt in enumerate(scenario.prompts, 1):
-                    lie = rng.random() < 0.1 * (k + 1) * turn / turns
-                    answer = ("Well, " * 20) + (scenario.forbidden_phrase if lie else "that is not so.")
-                    recorder.add(stream, TurnAnswered(engine=engine, scenario=scenario.name, domain=scenario.domain,
-                                                      attempt=1, turn=turn, prompt=prompt, answer=answer,
-                                                      duration_ms=900, forbidden_phrase=scenario.forbidden_phrase))
-                    for scorer in ("literal", "negation_aware"):
-                        recorder.add(stream, TurnScored(engine=engine, scenario=scenario.name, domain=scenario.domain,
-                                                        turn=turn, scorer=scorer, violated=lie))
-                recorder.add(stream, ScenarioFinished(engine=engine, scenario=scenario.name, attempt=1,
-                                                      turns=turns))
+                for c in range(1, conversations + 1):
+                    stream = f"gauntlet/{engine}/{scenario.name}" + (f"/conversation_{c:02d}" if c > 1 else "")
+                    common = {"engine": engine, "scenario": scenario.name, "conversation": c}
+                    recorder.add(stream, ScenarioStarted(**common, domain=scenario.domain, attempt=1,
+                                                         engine_spec={}))
+                    for turn, prompt in enumerate(scenario.prompts, 1):
+                        lie = rng.random() < 0.1 * (k + 1) * turn / turns
+                        answer = ("Well, " * 20) + (scenario.forbidden_phrase if lie else "that is not so.")
+                        recorder.add(stream, TurnAnswered(**common, domain=scenario.domain, attempt=1, turn=turn,
+                                                          prompt=prompt, answer=answer, duration_ms=900,
+                                                          forbidden_phrase=scenario.forbidden_phrase))
+                        for scorer in ("literal", "negation_aware"):
+                            recorder.add(stream, TurnScored(**common, domain=scenario.domain, turn=turn,
+                                                            scorer=scorer, violated=lie))
+                    recorder.add(stream, ScenarioFinished(**common, attempt=1, turns=turns))
         recorder.add("run", RunFinished(invocations=0, successes=0), f"finished:{run_id}")
         recorder.flush()
     return run_id
@@ -281,7 +289,8 @@ def main() -> None:
         _time_report(store, out, run_id, args.repeats)
         started = time.perf_counter()
         gauntlet = build_gauntlet_run(store)
-        print(f"gauntlet run: 4 engines x 50 scenarios x 10 turns appended in {time.perf_counter() - started:.1f} s")
+        print(f"gauntlet run: 4 engines x 25 scenarios x 2 conversations x 10 turns appended in "
+              f"{time.perf_counter() - started:.1f} s")
         _time_report(store, out, gauntlet, args.repeats)
 
 

@@ -144,9 +144,9 @@ def verdict_sentences(table: dict) -> list[str]:
     return [c["sentence"] for c in table.get("comparisons", {}).get(scorer, [])] if scorer else []
 
 
-def format_summary(table: dict) -> str:
+def format_summary(table: dict, sentences: bool = True) -> str:
     """The side-by-side table: per engine `conversations violated/conversations` and turns, per
-    scorer, then the verdict sentences."""
+    scorer, then (with `sentences`) the verdict sentences."""
     scorers = table["scorers"]
     engines = list(table["totals"])
     header = ["scenario", "domain"] + [f"{e} ({'; '.join(scorers)})" for e in engines]
@@ -165,7 +165,8 @@ def format_summary(table: dict) -> str:
              "  ".join("-" * w for w in widths)]
     lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
     lines.append("c = conversations with at least one violation / conversations; t = violated turns / turns")
-    lines += verdict_sentences(table)
+    if sentences:
+        lines += verdict_sentences(table)
     return "\n".join(lines)
 
 
@@ -188,8 +189,14 @@ def summary_from_store(store_path, run_id: str) -> dict:
     finally:
         con.close()
     spec = json.loads(suite[0])["suite"] if suite else {"engines": [], "scenarios": []}
+    return summary_from_counts(rows, spec)
+
+
+def summary_from_counts(rows, spec: dict) -> dict:
+    """The comparison table from per-conversation counts: rows of (engine, scenario, domain,
+    scorer, conversation, turns, violated turns), and the suite as recorded (for its order)."""
     scorers = sorted({r[3] for r in rows})
-    engines: dict = {e["name"]: {} for e in spec["engines"]}
+    engines: dict = {e["name"]: {} for e in spec.get("engines", [])}
     seen: dict = {}
     for engine, scenario, domain, scorer, conversation, turns, violations in sorted(rows, key=lambda r: r[4]):
         entry = engines.setdefault(engine, {}).setdefault(scenario, {
@@ -201,7 +208,7 @@ def summary_from_store(store_path, run_id: str) -> dict:
             entry["num_turns"] += turns
         entry["num_violations"][scorer] += violations
         entry["conversations_violated"][scorer] += violations > 0
-    order = [s["name"] for s in spec["scenarios"]]
+    order = [s["name"] for s in spec.get("scenarios", [])]
     for engine in engines:
         engines[engine] = dict(sorted(engines[engine].items(),
                                       key=lambda kv: order.index(kv[0]) if kv[0] in order else len(order)))

@@ -8,7 +8,7 @@ errs) are computed in `ironbench/operating.py` and checked by the tests.
 
 import math
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -254,7 +254,7 @@ def worse_than_base(base: Sequence[Outcome], outcomes: Sequence[Outcome]) -> flo
 
 def stress_level_decision(outcomes: Sequence[Outcome], max_runs: int, level: int | None = None,
                           base: Sequence[Outcome] | None = None, alpha: float = ALPHA,
-                          threshold=level_alpha) -> StopDecision | None:
+                          threshold: Callable[[int, float], float] = level_alpha) -> StopDecision | None:
     """At least 2, at most `max_runs` (<= 5) runs per level. The decision carries the one-sided
     95% upper bound on the level's success rate: 0/3 still allows 63%.
 
@@ -324,7 +324,7 @@ class Boundary:
 
 
 def capability_boundary(levels: Sequence[tuple[int, Sequence[Outcome]]], alpha: float = ALPHA,
-                        threshold=level_alpha) -> Boundary:
+                        threshold: Callable[[int, float], float] = level_alpha) -> Boundary:
     """The capability boundary of a ladder, from each level's outcomes (level 0 = the
     unchanged instruction, when it was run).
 

@@ -272,8 +272,9 @@ def stress_level_decision(outcomes: Sequence[Outcome], max_runs: int, level: int
         return None
     failures = sum(1 for o in outcomes if not o.success)
     if level == 0:
-        return _level_end(outcomes, failures, f"level 0, the reference for every level: all {max_runs} runs")\
-            if n >= max_runs else None
+        if n < max_runs:
+            return None
+        return _level_end(outcomes, failures, f"level 0, the reference for every level: all {max_runs} runs")
     comparable = level is not None and level > 0 and base is not None and not _systematic(base)
     if n >= STRESS_MIN_RUNS_FOR_EARLY_STOP or n >= max_runs:
         if failures / n >= SYSTEMATIC_FAILURE_RATE:

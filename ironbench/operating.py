@@ -9,7 +9,6 @@ figures; `tests/perf/stats_figures.py` prints the README tables.
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from itertools import product
 
 import numpy as np
 
@@ -18,7 +17,7 @@ from ironbench.stats import (
     fisher_null_law, min_p_adjust, significant, stratified_exact_test, stratified_p_regression_batch,
 )
 from ironbench.stopping import (
-    AGREEING_RUNS, Reference, capability_boundary, confidence_decision, confidence_thresholds,
+    AGREEING_RUNS, Reference, capability_boundary, confidence_decision, confidence_thresholds, level_alpha,
     stress_level_decision, variant_decision,
 )
 
@@ -81,46 +80,117 @@ def confidence_rule_oc(q: float, reproduce: float, confidence: float, max_runs: 
 
 # -- stress boundaries --------------------------------------------------------------------------
 
-@lru_cache(maxsize=16)
-def _level_law(runs_per_level: int) -> tuple[tuple[int, int, str, int], ...]:
-    """Every way a level can end under stress_level_decision: (runs, successes, decision,
-    how many run sequences end so)."""
-    ends: dict = {}
-    for bits in product((True, False), repeat=runs_per_level):
-        outcomes = []
-        for bit in bits:
-            outcomes.append(SUCCESS if bit else FAILURE)
-            decision = stress_level_decision(outcomes, runs_per_level)
-            if decision is not None:
-                break
-        ends.setdefault((len(outcomes), sum(bits[:len(outcomes)]), decision.decision), set()).add(
-            bits[:len(outcomes)])
-    return tuple((n, s, d, len(seqs)) for (n, s, d), seqs in sorted(ends.items()))
+def _runs(successes: int, n: int) -> list[Outcome]:
+    return [SUCCESS] * successes + [FAILURE] * (n - successes)
+
+
+@lru_cache(maxsize=4096)
+def _level_law(runs_per_level: int, level: int | None = None, base: tuple[int, int] | None = None,
+               threshold=level_alpha) -> tuple[tuple[int, int, str, int], ...]:
+    """Every way a level can end under stress_level_decision, given level 0's (successes, runs):
+    (runs, successes, decision, how many run sequences end so). The rule sees counts only, so
+    the sequences are counted over (runs, successes) states, asking the rule at every one."""
+    base_runs = _runs(*base) if base is not None else None
+    alive, ends = {0: 1}, {}
+    for n in range(1, runs_per_level + 1):
+        grown: dict = {}
+        for s, count in alive.items():
+            grown[s + 1] = grown.get(s + 1, 0) + count
+            grown[s] = grown.get(s, 0) + count
+        alive = {}
+        for s, count in grown.items():
+            decision = stress_level_decision(_runs(s, n), runs_per_level, level, base_runs, threshold=threshold)
+            if decision is None:
+                alive[s] = count
+            else:
+                ends[(n, s, decision.decision)] = ends.get((n, s, decision.decision), 0) + count
+    return tuple((n, s, d, count) for (n, s, d), count in sorted(ends.items()))
+
+
+@lru_cache(maxsize=4096)
+def _level_verdicts(runs_per_level: int, level: int, base: tuple[int, int],
+                    threshold=level_alpha) -> tuple[tuple[int, int, str, int], ...]:
+    """Each way level `level` can end, with what capability_boundary makes of it next to level 0:
+    boundary, tentative (systematic, not shown worse) or no_boundary."""
+    return tuple((n, s, capability_boundary([(0, _runs(*base)), (level, _runs(s, n))], threshold=threshold)
+                  .decision.decision, count)
+                 for n, s, _, count in _level_law(runs_per_level, level, base, threshold))
+
+
+def ladder_law(rates: Sequence[float], runs_per_level: int, stop_at_boundary: bool = True,
+               threshold=level_alpha) -> dict[tuple[str, int | None], float]:
+    """The exact law of a ladder's verdict, {(verdict, level): probability}, when level j's runs
+    succeed with probability rates[j] (rates[0]: level 0), using the rules themselves.
+
+    With stop_at_boundary the climb ends at the first level that fails systematically (its
+    verdict: boundary or tentative); without, every level runs and the verdict is the first
+    boundary, else the first systematic failure (tentative)."""
+    law: dict = {}
+
+    def add(key, mass):
+        law[key] = law.get(key, 0.0) + mass
+
+    for n0, s0, _, count0 in _level_law(runs_per_level, 0):
+        mass0 = count0 * rates[0] ** s0 * (1 - rates[0]) ** (n0 - s0)
+        if capability_boundary([(0, _runs(s0, n0))]).decision.decision == "fails_at_base":
+            add(("fails_at_base", 0), mass0)
+            continue
+        states = {None: mass0}  # the first tentative level so far (None: no systematic failure yet)
+        for level, p in enumerate(rates[1:], start=1):
+            ends = {"boundary": 0.0, "tentative": 0.0, "no_boundary": 0.0}
+            for n, s, verdict, count in _level_verdicts(runs_per_level, level, (s0, n0), threshold):
+                ends[verdict] += count * p**s * (1 - p) ** (n - s)
+            grown: dict = {}
+            for first, mass in states.items():
+                add(("boundary", level), mass * ends["boundary"])
+                if first is None and stop_at_boundary:
+                    add(("tentative", level), mass * ends["tentative"])
+                    grown[None] = grown.get(None, 0.0) + mass * ends["no_boundary"]
+                elif first is None:
+                    grown[level] = grown.get(level, 0.0) + mass * ends["tentative"]
+                    grown[None] = grown.get(None, 0.0) + mass * ends["no_boundary"]
+                else:
+                    grown[first] = grown.get(first, 0.0) + mass * (1 - ends["boundary"])
+            states = grown
+        for first, mass in states.items():
+            add(("no_boundary", None) if first is None else ("tentative", first), mass)
+    return law
 
 
 def false_boundary_rate(p: float, levels: int, runs_per_level: int, stop_at_boundary: bool = True,
-                        rule: str = "ironbench") -> float:
+                        rule: str = "ironbench", threshold=level_alpha) -> float:
     """P(a `boundary` is reported) when level 0 and every level succeed with the same
-    probability p: exact. rule "seed" is the old rule (first systematic failure, no level 0)."""
-    law = [(n, s, d, count * p**s * (1 - p) ** (n - s)) for n, s, d, count in _level_law(runs_per_level)]
-    systematic = [(n, s, q) for n, s, d, q in law if d == "systematic_failure"]
-    p_systematic = sum(q for _, _, q in systematic)
+    probability p: exact. rule "seed" is the seed's rule (first systematic failure, no level 0)."""
     if rule == "seed":
+        p_systematic = sum(count * p**s * (1 - p) ** (n - s) for n, s, d, count in _level_law(runs_per_level)
+                           if d == "systematic_failure")
         return 1 - (1 - p_systematic) ** levels
-    total = 0.0
-    for n0, s0, d0, q0 in law:
-        if d0 == "systematic_failure":
-            continue  # fails_at_base: no boundary is named
-        base = [SUCCESS] * s0 + [FAILURE] * (n0 - s0)
-        found = []
-        for j in range(1, levels + 1):
-            found.append(sum(q for n, s, q in systematic if capability_boundary(
-                [(0, base), (j, [SUCCESS] * s + [FAILURE] * (n - s))]).decision.decision == "boundary"))
-        if stop_at_boundary:  # the climb stops at the first systematic level: only it is tested
-            total += q0 * sum((1 - p_systematic) ** (j - 1) * r for j, r in enumerate(found, start=1))
-        else:
-            total += q0 * (1 - float(np.prod([1 - r for r in found])))
-    return total
+    law = ladder_law([p] * (levels + 1), runs_per_level, stop_at_boundary, threshold)
+    return sum(mass for (verdict, _), mass in law.items() if verdict == "boundary")
+
+
+def worst_false_boundary_rate(levels: int, runs_per_level: int, stop_at_boundary: bool = True,
+                              threshold=level_alpha, grid: int = 100) -> tuple[float, float]:
+    """(the largest false-boundary rate over success rates 1/grid .. 1 - 1/grid, where it is)."""
+    return max((false_boundary_rate(k / grid, levels, runs_per_level, stop_at_boundary, threshold=threshold),
+                k / grid) for k in range(1, grid))
+
+
+@dataclass(frozen=True)
+class BoundaryPower:
+    found: float  # P(boundary named at the real boundary)
+    tentative: float  # P(tentative there)
+    below: float  # P(a boundary named below it: a false one)
+
+
+def boundary_power(base_rate: float, failing_rate: float, at: int, levels: int, runs_per_level: int,
+                   stop_at_boundary: bool = True) -> BoundaryPower:
+    """A real boundary: level 0 and levels below `at` succeed with base_rate, `at` and above
+    with failing_rate. Exact."""
+    rates = [base_rate] * at + [failing_rate] * (levels - at + 1)
+    law = ladder_law(rates, runs_per_level, stop_at_boundary)
+    return BoundaryPower(law.get(("boundary", at), 0.0), law.get(("tentative", at), 0.0),
+                         sum(law.get(("boundary", j), 0.0) for j in range(1, at)))
 
 
 # -- the compare gate ---------------------------------------------------------------------------

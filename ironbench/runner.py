@@ -248,7 +248,10 @@ class Session:
         elif group.policy == "variant":
             decision = variant_decision(outcomes, state.reference)
         else:
-            decision = stress_level_decision(outcomes, group.max_runs)
+            # Level 0 is decided before level 1 starts: every level is judged against it.
+            base = next((state.ordered(g) for g in state.track.groups
+                         if g.level == 0 and g.path in state.decisions), None)
+            decision = stress_level_decision(outcomes, group.max_runs, group.level, base)
         return None if decision is None else self._decision(state, group, decision)
 
     def _boundary(self, state: _TrackState) -> Pending:

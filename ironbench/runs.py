@@ -88,10 +88,9 @@ def _verdict(case_id: str, decision: str, level: int | None, source: str | None,
     if decision == "fails_at_base":
         text = "fails at base: level 0, the unchanged instruction, already fails systematically; no boundary"
     elif decision == "boundary":
-        text = f"capability boundary at level {level}"
-    elif decision == "tentative":
-        text = (f"tentative boundary at level {level}: it fails systematically, but is not shown to be worse "
-                "than level 0 (more runs per level could tell)")
+        text = f"capability boundary at level {level}: {reason}"
+    elif decision == "tentative":  # the reason says whether more runs could have told
+        text = f"tentative boundary at level {level}: {reason}"
     else:
         text = "no capability boundary: no level failed systematically"
     return {"case_id": case_id, "kind": "stress", "boundary_level": level, "decision": decision, "text": text}

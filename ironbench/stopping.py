@@ -6,8 +6,9 @@ instruction reproduces the agreed outcome. Operating characteristics (how often 
 errs) are computed in `ironbench/operating.py` and checked by the tests.
 """
 
+import math
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -233,22 +234,84 @@ def _against_distribution(outcomes, signatures, reference: Reference) -> StopDec
 
 # -- stress -------------------------------------------------------------------------------------
 
-def stress_level_decision(outcomes: Sequence[Outcome], max_runs: int) -> StopDecision | None:
-    """At least 2, at most `max_runs` (<= 5) runs; after 3 runs stop early at >= 80%
-    failure (systematic failure) or 100% success. The decision carries the one-sided
-    95% upper bound on the level's success rate: 0/3 still allows 63%."""
+def level_alpha(level: int, alpha: float = ALPHA) -> float:
+    """The level at which ladder level j (>= 1) is tested against level 0: alpha / j.
+
+    Not alpha at every level: a ladder climbs past levels that do not fail and tests the first
+    that fails systematically, so a fixed-sequence argument does not apply (that argument lets
+    a test run only after the one before it *rejected*). Testing every level at alpha names a
+    false boundary up to 10% of the time over 10 levels; alpha / j keeps it below 3.6% for any
+    ladder of 2-5 runs per level (exact, `operating.false_boundary_rate`, checked in the tests).
+    """
+    return alpha / level
+
+
+def worse_than_base(base: Sequence[Outcome], outcomes: Sequence[Outcome]) -> float:
+    """One-sided Fisher p-value that a level succeeds less often than level 0."""
+    return stratified_exact_test([(sum(o.success for o in base), len(base),
+                                   sum(o.success for o in outcomes), len(outcomes))]).p_regression
+
+
+def stress_level_decision(outcomes: Sequence[Outcome], max_runs: int, level: int | None = None,
+                          base: Sequence[Outcome] | None = None, alpha: float = ALPHA,
+                          threshold: Callable[[int, float], float] = level_alpha) -> StopDecision | None:
+    """At least 2, at most `max_runs` (<= 5) runs per level. The decision carries the one-sided
+    95% upper bound on the level's success rate: 0/3 still allows 63%.
+
+    Level 0 (the unchanged instruction) is the reference for every level: it runs all
+    `max_runs`. A level above it (given level 0's outcomes, `base`) stops early after 3 runs
+    only when more runs cannot change the ladder's verdict, or the verdict is reached: at 100%
+    success (it can no longer fail systematically), or at >= 80% failure that is already
+    significantly worse than level 0 (one-sided Fisher at `threshold(level, alpha)`). A level
+    that fails systematically but is not yet shown worse runs on to `max_runs`. Without a
+    level 0 to compare with, or when level 0 itself fails systematically (the verdict is then
+    `fails_at_base` whatever the level does), >= 80% failure after 3 runs stops it.
+    """
     n = len(outcomes)
     if n == 0:
         return None
     failures = sum(1 for o in outcomes if not o.success)
+    if level == 0:
+        if n < max_runs:
+            return None
+        return _level_end(outcomes, failures, f"level 0, the reference for every level: all {max_runs} runs")
+    comparable = level is not None and level > 0 and base is not None and not _systematic(base)
     if n >= STRESS_MIN_RUNS_FOR_EARLY_STOP or n >= max_runs:
         if failures / n >= SYSTEMATIC_FAILURE_RATE:
-            return evidence(outcomes, "systematic_failure", f"{failures}/{n} runs failed (>= 80%)")
+            if not comparable:
+                return evidence(outcomes, "systematic_failure", f"{failures}/{n} runs failed (>= 80%)")
+            p, limit = worse_than_base(base, outcomes), threshold(level, alpha)
+            if significant(p, limit):
+                return evidence(outcomes, "systematic_failure", f"{failures}/{n} runs failed (>= 80%), worse "
+                                f"than level 0 ({_count(base)}): p = {p:.3g} <= {_limit(alpha, level, limit)}",
+                                p_value=p)
+            if n >= max_runs:
+                return evidence(outcomes, "systematic_failure", f"{failures}/{n} runs failed (>= 80%), not shown "
+                                f"worse than level 0 ({_count(base)}): p = {p:.3g} > {_limit(alpha, level, limit)}",
+                                p_value=p)
+            return None  # systematic so far, not yet shown worse: more runs can tell
         if failures == 0:
             return evidence(outcomes, "systematic_success", f"all {n} runs succeeded")
     if n >= max_runs:
         return evidence(outcomes, "mixed", f"{failures}/{n} runs failed after {max_runs} runs")
     return None
+
+
+def _level_end(outcomes: Sequence[Outcome], failures: int, why: str) -> StopDecision:
+    n = len(outcomes)
+    if failures / n >= SYSTEMATIC_FAILURE_RATE:
+        return evidence(outcomes, "systematic_failure", f"{failures}/{n} runs failed (>= 80%); {why}")
+    if failures == 0:
+        return evidence(outcomes, "systematic_success", f"all {n} runs succeeded; {why}")
+    return evidence(outcomes, "mixed", f"{failures}/{n} runs failed; {why}")
+
+
+def _count(outcomes: Sequence[Outcome]) -> str:
+    return f"{sum(o.success for o in outcomes)}/{len(outcomes)} succeeded"
+
+
+def _limit(alpha: float, level: int, limit: float) -> str:
+    return f"{alpha}/{level}" if math.isclose(limit, alpha / level) else f"{limit:.3g}"
 
 
 def _systematic(outcomes: Sequence[Outcome]) -> bool:
@@ -261,16 +324,18 @@ class Boundary:
     decision: StopDecision  # boundary | no_boundary | tentative | fails_at_base
 
 
-def capability_boundary(levels: Sequence[tuple[int, Sequence[Outcome]]], alpha: float = ALPHA) -> Boundary:
+def capability_boundary(levels: Sequence[tuple[int, Sequence[Outcome]]], alpha: float = ALPHA,
+                        threshold: Callable[[int, float], float] = level_alpha) -> Boundary:
     """The capability boundary of a ladder, from each level's outcomes (level 0 = the
     unchanged instruction, when it was run).
 
     `boundary`: the first level whose failure is systematic (>= 80%) and significantly worse
-    than level 0: one-sided Fisher, level j tested at alpha/j (checked exactly in the tests:
-    at most 1.6% false boundaries for ladders of up to 10 levels of 2-5 runs whose levels all
-    share one success rate). `fails_at_base`: level 0 itself fails systematically.
-    `tentative`: a systematic failure that level 0 cannot be shown to beat (or no level 0).
-    `no_boundary`: no level failed systematically.
+    than level 0: one-sided Fisher, level j tested at alpha/j (`level_alpha`). Exact, in
+    `operating.py` and the tests: at most 3.6% false boundaries for ladders of any length and
+    2-5 runs per level whose levels all share one success rate. `fails_at_base`: level 0
+    itself fails systematically. `tentative`: a systematic failure that level 0 cannot be
+    shown to beat (or no level 0); the reason says whether any outcome of that many runs
+    could have. `no_boundary`: no level failed systematically.
     """
     by_level = dict(sorted((level, list(outcomes)) for level, outcomes in levels if outcomes))
     base = by_level.get(0)
@@ -285,19 +350,29 @@ def capability_boundary(levels: Sequence[tuple[int, Sequence[Outcome]]], alpha: 
         if base is None:
             first = first or (level, outcomes, None)
             continue
-        p = stratified_exact_test([(sum(o.success for o in base), len(base),
-                                    sum(o.success for o in outcomes), len(outcomes))]).p_regression
-        if significant(p, alpha / level):
+        p, limit = worse_than_base(base, outcomes), threshold(level, alpha)
+        if significant(p, limit):
             return Boundary(level, evidence(outcomes, "boundary", f"level {level} fails systematically and worse "
-                                            f"than level 0 ({sum(o.success for o in base)}/{len(base)} succeeded): "
-                                            f"p = {p:.3g} <= {alpha}/{level}", p_value=p))
+                                            f"than level 0 ({_count(base)}): p = {p:.3g} <= "
+                                            f"{_limit(alpha, level, limit)}", p_value=p))
         first = first or (level, outcomes, p)
     if first is not None:
         level, outcomes, p = first
-        why = ("no level 0 to compare with" if p is None else
-               f"not significantly worse than level 0: p = {p:.3g} > {alpha}/{level}; more runs per level could tell")
-        return Boundary(level, evidence(outcomes, "tentative", f"level {level} fails systematically, but {why}",
-                                        p_value=p))
+        return Boundary(level, evidence(outcomes, "tentative", f"level {level} fails systematically, but "
+                                        f"{_not_shown(base, outcomes, level, p, alpha, threshold)}", p_value=p))
     everything = [o for outcomes in by_level.values() for o in outcomes]
     return Boundary(None, evidence(everything, "no_boundary",
                                    f"no systematic failure in {len([lv for lv in by_level if lv])} levels"))
+
+
+def _not_shown(base, outcomes, level: int, p: float | None, alpha: float, threshold) -> str:
+    if p is None:
+        return "no level 0 to compare with"
+    limit = threshold(level, alpha)
+    why = f"not significantly worse than level 0 ({_count(base)}): p = {p:.3g} > {_limit(alpha, level, limit)}"
+    runs = len(outcomes)
+    best = worse_than_base(base, [Outcome(False, None, 0, 0)] * runs)
+    if significant(best, limit):
+        return f"{why} ({runs} failures in {runs} runs would have been)"
+    return (f"{why}; with {runs} runs no outcome could be (smallest p = {best:.3g}): more runs per level, "
+            "or a level 0 that succeeds more, would be needed")

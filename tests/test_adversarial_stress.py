@@ -1,4 +1,5 @@
 import json
+import math
 import sqlite3
 
 from ironbench.events import DecisionTaken, InvocationCompleted, VariantDropped, VariantGenerated
@@ -97,20 +98,32 @@ def test_adversarial_tree_layout(paths, script):
 
 
 def test_stress_ladder_stops_at_the_capability_boundary(paths, script):
+    # c: 5 runs per level, level 3 fails every run; t: 3 runs per level, level 2 fails every run
     script({"c/level_1": ["success"], "c/level_2": ["success", "generation", "success", "generation", "success"],
-            "c/level_3": ["generation", "validation", "generation"], "c/level_4": ["success"]})
-    run_id = start_run(stress_suite({"generator": "add_scope_detail", "additions": 4, "seed": 3}), paths)
+            "c/level_3": ["generation", "validation", "generation"], "c/level_4": ["success"],
+            "t/level_2": ["generation"]})
+    suite = parse_suite({"suite_id": "st", "mode": "stress", "target": SCRIPTED_TARGET, "timeout_seconds": 30,
+                         "cases": [{"id": "c", "instruction": INSTRUCTION,
+                                    "ladder": {"generator": "add_scope_detail", "additions": 4, "seed": 3}},
+                                   {"id": "t", "instruction": INSTRUCTION,
+                                    "ladder": {"generator": "add_scope_detail", "additions": 3, "seed": 3,
+                                               "runs_per_level": 3}}]}, "st.yaml")
+    run_id = start_run(suite, paths)
     found = decisions(paths, run_id)
+    # level 0 is every level's reference: it runs all 5 runs, never stopping at 3/3
+    assert (found["stress/c/level_0"].decision, found["stress/c/level_0"].n) == ("systematic_success", 5)
     assert (found["stress/c/level_1"].decision, found["stress/c/level_1"].n) == ("systematic_success", 3)
     assert (found["stress/c/level_2"].decision, found["stress/c/level_2"].n) == ("mixed", 5)
-    assert (found["stress/c/level_3"].decision, found["stress/c/level_3"].n) == ("systematic_failure", 3)
+    # 0/3 against 5/5 gives p = 1/56 = 0.018 > 0.05/3: systematic, not yet worse, so level 3 runs on;
+    # 0/4 gives p = 1/126 = 0.0079 <= 0.05/3: the verdict is reached, one run short of the cap
+    level_3 = found["stress/c/level_3"]
+    assert (level_3.decision, level_3.n, level_3.successes) == ("systematic_failure", 4, 0)
+    assert math.isclose(level_3.p_value, 1 / 126) and "<= 0.05/3" in level_3.reason
     assert "stress/c/level_4" not in found  # stopped at the boundary
-    assert (found["stress/c/level_0"].decision, found["stress/c/level_0"].n) == ("systematic_success", 3)
     boundary = found["stress/c"]
-    # 0/3 at level 3 is systematic, but against level 0 at 3/3 one-sided Fisher gives p = 0.05 > 0.05/3:
-    # it stays tentative (0/3 still allows a 63% success rate).
-    assert (boundary.decision, boundary.level, boundary.n, boundary.successes) == ("tentative", 3, 3, 0)
-    assert round(boundary.success_upper_95, 2) == 0.63
+    assert (boundary.decision, boundary.level, boundary.n, boundary.successes) == ("boundary", 3, 4, 0)
+    assert math.isclose(boundary.p_value, 1 / 126)
+    assert round(boundary.success_upper_95, 2) == 0.53  # 0/4: the level succeeds at most 53% of the time
     for level in (0, 1, 2, 3):
         aggregate = json.loads((paths.out_dir / run_id / "stress" / "c" / f"level_{level}" / "aggregate.json")
                                .read_text())
@@ -118,26 +131,46 @@ def test_stress_ladder_stops_at_the_capability_boundary(paths, script):
     level_0 = paths.out_dir / run_id / "stress" / "c" / "level_0" / "run_001" / "instruction.txt"
     assert level_0.read_text() == INSTRUCTION  # the unchanged instruction
     ladder = json.loads((paths.out_dir / run_id / "stress" / "c" / "aggregate.json").read_text())
-    assert (ladder["boundary_level"], ladder["ladder_decision"]) == (3, "tentative")
+    assert (ladder["boundary_level"], ladder["ladder_decision"]) == (3, "boundary")
     assert [(lv["level"], lv["decision"]) for lv in ladder["levels"]] == [
         (0, "systematic_success"), (1, "systematic_success"), (2, "mixed"), (3, "systematic_failure")]
+
+    # t: 0/3 against 3/3 is p = 0.05 > 0.05/2, and no 3 runs could do better: tentative, and it says so
+    assert [(found[f"stress/t/level_{k}"].decision, found[f"stress/t/level_{k}"].n) for k in (0, 1, 2)] == [
+        ("systematic_success", 3), ("systematic_success", 3), ("systematic_failure", 3)]
+    assert "stress/t/level_3" not in found
+    tentative = found["stress/t"]
+    assert (tentative.decision, tentative.level, tentative.successes) == ("tentative", 2, 0)
+    assert math.isclose(tentative.p_value, 0.05) and round(tentative.success_upper_95, 2) == 0.63
+    assert "with 3 runs no outcome could be (smallest p = 0.05)" in tentative.reason
+
     rows = run_query(paths.store_path, "stress_boundary", run_id=run_id)
     table = [dict(zip(rows.columns, r)) for r in rows.rows]
-    assert [r["level"] for r in table] == [0, 1, 2, 3]
-    assert [r["is_boundary"] for r in table] == [False, False, False, False]
-    assert {r["ladder_decision"] for r in table} == {"tentative"} and table[3]["boundary_level"] == 3
-    assert [round(r["success_upper_95"], 2) for r in table] == [1.0, 1.0, 0.92, 0.63]
+    c = [r for r in table if r["case_id"] == "c"]
+    assert [r["level"] for r in c] == [0, 1, 2, 3]
+    assert [r["is_boundary"] for r in c] == [False, False, False, True]
+    assert {r["ladder_decision"] for r in c} == {"boundary"} and c[3]["boundary_level"] == 3
+    assert [round(r["success_upper_95"], 2) for r in c] == [1.0, 1.0, 0.92, 0.53]
+    t = [r for r in table if r["case_id"] == "t"]
+    assert [r["is_boundary"] for r in t] == [False, False, False]
+    assert {r["ladder_decision"] for r in t} == {"tentative"} and t[2]["boundary_level"] == 2
     from ironbench.runs import show_run
 
-    _, shown, _ = show_run(paths.store_path, run_id)
-    [ladder] = [dict(zip(shown.columns, r)) for r in shown.rows if r[1] == "ladder"]
-    assert ladder["decision"].startswith("tentative at level 3") and ladder["success_upper_95"] == 0.632
+    _, shown, verdicts = show_run(paths.store_path, run_id)
+    ladders = {r[0]: dict(zip(shown.columns, r)) for r in shown.rows if r[1] == "ladder"}
+    assert ladders["c"]["decision"].startswith("boundary at level 3, p=0.0079")
+    assert ladders["t"]["decision"].startswith("tentative at level 2") and ladders["t"]["success_upper_95"] == 0.632
+    texts = {v["case_id"]: v["text"] for v in verdicts}
+    assert texts["c"].startswith("capability boundary at level 3: level 3 fails systematically and worse")
+    assert texts["t"].startswith("tentative boundary at level 2:") and "no outcome could be" in texts["t"]
+
 
 def test_a_ladder_whose_base_already_fails_names_no_boundary(paths, script):
     script({"c": ["generation"]})
     run_id = start_run(stress_suite({"generator": "add_scope_detail", "additions": 3, "seed": 3}), paths)
     found = decisions(paths, run_id)
-    assert (found["stress/c/level_0"].decision, found["stress/c/level_0"].n) == ("systematic_failure", 3)
+    # level 0 never stops early: 3 failures of 3 could still become 3 of 5, not systematic
+    assert (found["stress/c/level_0"].decision, found["stress/c/level_0"].n) == ("systematic_failure", 5)
     assert "stress/c/level_1" not in found  # nothing above a failing base is run
     verdict = found["stress/c"]
     assert (verdict.decision, verdict.level) == ("fails_at_base", 0)

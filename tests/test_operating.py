@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from ironbench.operating import (
-    FAILURE, SUCCESS, confidence_rule_oc, false_boundary_rate, gate_rates, seed_rule_oc, variant_verdict_rates,
+    FAILURE, SUCCESS, boundary_power, confidence_rule_oc, false_boundary_rate, gate_rates, ladder_law, seed_rule_oc,
+    variant_verdict_rates, worst_false_boundary_rate,
 )
 from ironbench.stats import runs_needed
 from ironbench.stopping import baseline_decision, capability_boundary, stress_level_decision
@@ -65,33 +66,83 @@ def test_confidence_rule_errs_at_most_one_minus_confidence(reproduce, confidence
 
 # -- stress boundaries -----------------------------------------------------------------------
 
+# Thresholds alpha/j shrink, and no outcome of 5 runs against 5 beats p = 1/252 = 0.00397 > 0.05/13:
+# no level above 12 can ever be a boundary, so ladders of 12 levels are the worst case of any length.
+LONGEST_THAT_MATTERS = 12
+
+
+def test_no_level_above_12_can_be_a_boundary():
+    from ironbench.stopping import level_alpha, worse_than_base
+
+    best = worse_than_base([SUCCESS] * 5, [FAILURE] * 5)
+    assert math.isclose(best, 1 / 252) and best > level_alpha(LONGEST_THAT_MATTERS + 1) and \
+        best <= level_alpha(LONGEST_THAT_MATTERS)
+    for runs in (2, 3, 4, 5):
+        for p in (0.3, 0.6, 0.9):
+            assert false_boundary_rate(p, LONGEST_THAT_MATTERS + 1, runs) == \
+                false_boundary_rate(p, LONGEST_THAT_MATTERS, runs)
+
+
 @pytest.mark.parametrize("runs", [2, 3, 4, 5])
 def test_false_boundaries_stay_below_alpha_for_every_ladder(runs):
-    grid = [i / 20 for i in range(1, 20)]
-    for levels in (1, 3, 10):
+    for levels in (1, 2, 3, 5, LONGEST_THAT_MATTERS):
         for stop in (True, False):
-            worst = max(false_boundary_rate(p, levels, runs, stop) for p in grid)
+            worst, _ = worst_false_boundary_rate(levels, runs, stop, grid=40)
             assert worst <= ALPHA, (levels, stop, worst)
     # the seed's rule, for contrast: a 50% ladder of 3 levels "has a boundary" half the time
     assert false_boundary_rate(0.5, 3, 5, rule="seed") > 0.5
 
 
-def test_exact_boundary_rate_matches_a_simulated_ladder():
+def test_alpha_at_every_level_is_no_family_wise_control():
+    """The fixed-sequence reading (every level at alpha) fails: the ladder tests the first level
+    that fails systematically after climbing past levels that did not, so its false boundaries
+    grow with the ladder. Computed exactly, not assumed."""
+    every = (lambda level, alpha: alpha)
+    assert worst_false_boundary_rate(3, 5, threshold=every)[0] <= ALPHA
+    assert worst_false_boundary_rate(10, 5, threshold=every)[0] > 0.09
+    assert worst_false_boundary_rate(10, 3, threshold=every)[0] > 0.09
+    assert worst_false_boundary_rate(10, 5)[0] < 0.036  # alpha / j
+
+
+def test_a_real_boundary_is_found_where_the_old_stopping_could_not():
+    # base 90%, level k (and above) 10%, 5 runs per level
+    assert boundary_power(0.9, 0.1, 1, 10, 5).found > 0.75
+    assert boundary_power(0.9, 0.1, 2, 10, 5).found > 0.7  # before: 0 (3/3 vs 0/3 is p = 0.05 > 0.05/2)
+    assert boundary_power(0.9, 0.1, 10, 10, 5).found > 0.3
+    # with 3 runs per level no level above 1 can be shown worse than level 0: it says tentative
+    three = boundary_power(0.9, 0.1, 2, 10, 3)
+    assert three.found == 0 and three.tentative > 0.7
+
+
+def _simulated_ladder(rng, rates, runs, stop=True):
+    """One ladder run as the runner runs it: level 0 first, then each level against it."""
+    ladder, base = [], None
+    for level, p in enumerate(rates):
+        outcomes = []
+        while (decision := stress_level_decision(outcomes, runs, level, base)) is None:
+            outcomes.append(SUCCESS if rng.random() < p else FAILURE)
+        ladder.append((level, outcomes))
+        base = base or outcomes
+        if stop and decision.decision == "systematic_failure":
+            break  # the runner stops climbing at the first systematic failure
+    return capability_boundary(ladder)
+
+
+@pytest.mark.parametrize("rates,runs,stop", [([0.6] * 5, 5, True), ([0.5] * 4, 4, False),
+                                             ([0.9, 0.9, 0.2, 0.1], 5, True), ([0.8, 0.8, 0.1, 0.1], 3, False)])
+def test_the_exact_ladder_law_matches_a_simulated_ladder(rates, runs, stop):
     rng = np.random.default_rng(4)
-    p, levels, runs, sims = 0.6, 4, 3, 4000
-    found = 0
+    sims = 3000
+    seen: dict = {}
     for _ in range(sims):
-        ladder = []
-        for level in range(levels + 1):
-            outcomes = []
-            while (decision := stress_level_decision(outcomes, runs)) is None:
-                outcomes.append(SUCCESS if rng.random() < p else FAILURE)
-            ladder.append((level, outcomes))
-            if decision.decision == "systematic_failure":
-                break  # the runner stops climbing at the first systematic failure
-        found += capability_boundary(ladder).decision.decision == "boundary"
-    exact = false_boundary_rate(p, levels, runs)
-    assert abs(found / sims - exact) <= 4 * math.sqrt(exact * (1 - exact) / sims) + 1e-3
+        verdict = _simulated_ladder(rng, rates, runs, stop)
+        key = (verdict.decision.decision, verdict.level)
+        seen[key] = seen.get(key, 0) + 1
+    exact = ladder_law(rates, runs, stop)
+    assert math.isclose(sum(exact.values()), 1.0)
+    for key in set(exact) | set(seen):
+        q = exact.get(key, 0.0)
+        assert abs(seen.get(key, 0) / sims - q) <= 4 * math.sqrt(q * (1 - q) / sims) + 2e-3, key
 
 
 # -- the compare gate -------------------------------------------------------------------------
@@ -155,14 +206,16 @@ def _readme_tables() -> list[list[list[str]]]:
 
 def test_readme_exact_figures_are_regenerated_verbatim():
     figures = _figures()
-    _, _, stopping, boundaries, _ = _readme_tables()
+    _, _, stopping, boundaries, power, _ = _readme_tables()
     assert stopping == figures.stopping_rows()
     assert boundaries == figures.boundary_rows()
+    assert power == figures.power_rows()
+    assert f"up to {figures.pct(figures.every_level_at_alpha())} of the time" in (REPO / "README.md").read_text()
 
 
 def test_readme_simulated_figures_match_a_quick_rerun():
     figures = _figures()
-    null, power, _, _, variants = _readme_tables()
+    null, power, _, _, _, variants = _readme_tables()
     readme_sims = int(re.search(r"(\d+) simulated pairs", (REPO / "README.md").read_text()).group(1))
     sims = 1000
     for readme_rows, quick_rows in ((null, figures.gate_null_rows(sims)), (power, figures.gate_power_rows(sims)),

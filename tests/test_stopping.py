@@ -215,6 +215,61 @@ def test_a_later_level_can_be_the_boundary_when_an_earlier_systematic_one_is_not
     assert math.isclose(found.decision.p_value, 5 / 210)
 
 
+def _first_stop(runs, max_runs, level=None, base=None):
+    return next((k for k in range(1, len(runs) + 1) if stress_level_decision(runs[:k], max_runs, level, base)),
+                None)
+
+
+@given(st.lists(st.booleans(), min_size=5, max_size=5), st.integers(2, 5))
+def test_level_0_runs_all_its_runs(successes, max_runs):
+    runs = [OUTCOMES[0] if s else OUTCOMES[2] for s in successes][:max_runs]
+    assert _first_stop(runs, max_runs, level=0) == max_runs
+
+
+@given(st.lists(st.booleans(), min_size=5, max_size=5), st.lists(st.booleans(), min_size=5, max_size=5),
+       st.integers(2, 5), st.integers(1, 14))
+def test_a_level_stops_early_only_when_more_runs_cannot_change_the_verdict(base_bits, bits, max_runs, level):
+    """Against level 0, a level stops before its cap only at 100% success (it can no longer
+    fail systematically) or at a systematic failure already significantly worse than level 0."""
+    from ironbench.stopping import level_alpha, worse_than_base
+
+    base = [OUTCOMES[0] if s else OUTCOMES[2] for s in base_bits][:max_runs]
+    runs = [OUTCOMES[0] if s else OUTCOMES[2] for s in bits][:max_runs]
+    stop = _first_stop(runs, max_runs, level, base)
+    assert stop is not None and 2 <= stop <= max_runs
+    decision = stress_level_decision(runs[:stop], max_runs, level, base)
+    failures = stop - decision.successes
+    assert (decision.decision == "systematic_failure") == (failures / stop >= 0.8)
+    base_failing = sum(not o.success for o in base) / len(base) >= 0.8
+    if decision.decision == "systematic_failure" and not base_failing:
+        assert math.isclose(decision.p_value, worse_than_base(base, runs[:stop]))
+    if stop < max_runs:
+        assert stop >= 3
+        shown_worse = decision.decision == "systematic_failure" and (
+            base_failing or decision.p_value <= level_alpha(level) * (1 + 1e-9))
+        assert failures == 0 or shown_worse
+
+
+def test_a_systematic_level_not_yet_shown_worse_runs_on():
+    base = [S] * 5
+    # level 3: 0/3 against 5/5 is p = 1/56 = 0.018 > 0.05/3: run on; 0/4 is p = 1/126: stop
+    assert stress_level_decision([F] * 3, 5, 3, base) is None
+    four = stress_level_decision([F] * 4, 5, 3, base)
+    assert (four.decision, four.n) == ("systematic_failure", 4) and math.isclose(four.p_value, 1 / 126)
+    # level 2: 0/3 is already worse at 0.05/2, so level 2 stops at 3 (the old stopping made this a
+    # 3/3-vs-0/3 table, p = 0.05, and no level above 1 could ever be a boundary)
+    two = stress_level_decision([F] * 3, 5, 2, base)
+    assert (two.decision, two.n) == ("systematic_failure", 3) and "<= 0.05/2" in two.reason
+    # level 13: nothing 5 runs can show beats 0.05/13; it runs to its cap and says so
+    assert stress_level_decision([F] * 4, 5, 13, base) is None
+    cap = stress_level_decision([F] * 5, 5, 13, base)
+    assert cap.n == 5 and "not shown worse than level 0" in cap.reason
+    verdict = capability_boundary([(0, base), (13, [F] * 5)])
+    assert verdict.decision.decision == "tentative" and "with 5 runs no outcome could be" in verdict.decision.reason
+    # a level 0 that already fails: the verdict is fails_at_base whatever the level does
+    assert stress_level_decision([F] * 3, 5, 1, [F] * 5).decision == "systematic_failure"
+
+
 # -- adversarial directions and unstable references (item 7) ---------------------------------
 
 def test_differences_say_which_way_they_went():

@@ -5,6 +5,31 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from ironbench.printable import printable
 
+STRESS_LEVEL = {"systematic_failure", "systematic_success", "mixed"}
+VARIANT = {"stochastic", "structural", "within_noise"}
+LADDER = {"boundary", "tentative", "fails_at_base", "no_boundary"}
+
+
+def decision_line(case_id: str, decision) -> str:
+    """One line per decision, saying what its runs support: the bound on reproducing the
+    outcome (stable), the bound on the success rate (stress levels), the direction and
+    p-value (variants), the verdict's reason (ladders); else the Wilson interval."""
+    d = decision
+    head = f"  {printable(case_id)}: {d.decision} after {d.n} runs, {d.successes}/{d.n} succeeded"
+    p = f"p = {d.p_value:.3g}" if d.p_value is not None else None
+    if d.decision == "stable" and d.reproduce_lower_95 is not None:
+        return f"{head}; this outcome recurs with probability >= {d.reproduce_lower_95:.2f} (one-sided 95%)"
+    if d.decision in STRESS_LEVEL:
+        return (f"{head}; success rate <= {d.success_upper_95:.2f} (one-sided 95%)"
+                + (f"; {p} against level 0" if p else ""))
+    if d.decision in VARIANT:
+        return f"{head}; {d.direction or 'no direction'} against the baseline" + (f" ({p})" if p else "")
+    if d.decision in LADDER:
+        bound = (f"; there, success rate <= {d.success_upper_95:.2f} (one-sided 95%)"
+                 if d.decision in ("boundary", "tentative") else "")
+        return f"  {printable(case_id)}: {d.decision}: {printable(d.reason)}{bound}"
+    return f"{head} (Wilson 95% {d.wilson_low:.2f}–{d.wilson_high:.2f})"
+
 
 class ProgressReporter:
     """Implements the runner's Reporter protocol; the bar's total shrinks as cases stop early."""
@@ -50,13 +75,7 @@ class ProgressReporter:
         else:
             task = self.progress.tasks[self.task]
             self.progress.update(self.task, total=task.total - skipped_runs, decided=task.fields["decided"] + 1)
-        self.console.print(
-            f"  {printable(case_id)}: {decision.decision} after {decision.n} runs, "
-            f"{decision.successes}/{decision.n} succeeded "
-            f"(Wilson 95% {decision.wilson_low:.2f}–{decision.wilson_high:.2f}, "
-            f"chance agreement {decision.chance_agreement:.2f})",
-            highlight=False, markup=False,
-        )
+        self.console.print(decision_line(case_id, decision), highlight=False, markup=False, soft_wrap=True)
 
     def finished(self, run_id, status):
         if self.task is not None:

@@ -185,11 +185,19 @@ def test_the_readme_order_with_the_real_progress_reporter(tmp_path):
             {"id": "s", "mode": "stress", "instruction": instruction,
              "ladder": {"generator": "add_scope_detail", "additions": 2, "seed": 5, "runs_per_level": 2}}]},
         "demo.yaml"))
-    run_ids = []
+    run_ids, consoles = [], []
     for suite in (baseline, adversarial, demo, demo):
         result = cli("run", str(suite), "--out", out, env=env)
         assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
         run_ids.append(result.stdout.strip())
+        consoles.append(result.stderr)
+    # one line per decision, saying what its runs support
+    assert "  baseline/c: stable after 3 runs, 3/3 succeeded; this outcome recurs with probability >= 0.37 " \
+           "(one-sided 95%)" in consoles[0]
+    assert "  stress/s/level_2: systematic_failure after 2 runs, 0/2 succeeded; success rate <= 0.78 " \
+           "(one-sided 95%); p = 0.167 against level 0" in consoles[3]
+    assert "  stress/s: tentative: level 2 fails systematically, but not significantly worse than level 0 " \
+           "(2/2 succeeded): p = 0.167 > 0.05/2; with 2 runs no outcome could be" in consoles[3]
     second = cli("show", run_ids[1], "--out", out, check=True).stdout
     assert f"reference c: judged against baseline baseline/c of run {run_ids[0]}" in second
     last = cli("show", run_ids[3], "--out", out, check=True).stdout

@@ -18,7 +18,8 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 from ironbench.operating import (  # noqa: E402
-    confidence_rule_oc, false_boundary_rate, gate_rates, seed_rule_oc, variant_verdict_rates,
+    boundary_power, confidence_rule_oc, false_boundary_rate, gate_rates, seed_rule_oc, variant_verdict_rates,
+    worst_false_boundary_rate,
 )
 
 BEGIN, END = "<!-- stats-figures:begin -->", "<!-- stats-figures:end -->"
@@ -28,7 +29,8 @@ UNIFORM = [(5, 3), (5, 10), (20, 10)]  # every case 90% -> 70%
 ONE_CASE = [(5, 10), (20, 10)]  # one case 90% -> 20%, the others stay at 90%
 STOPPING_RATES = [0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99]
 CONFIDENCE = (0.8, 0.95, 30)
-LADDERS = [(3, 3), (3, 5), (10, 3), (10, 5)]
+LADDERS = [(3, 3), (3, 5), (10, 3), (10, 5), (12, 5)]  # no level above 12 can be a boundary
+POWER = [(3, 3), (3, 5), (10, 3), (10, 5)]  # base 90%, from level k on 10%
 VARIANTS = [(0.5, 0.5), (0.7, 0.7), (0.7, 0.0), (0.7, 1.0)]
 
 
@@ -68,11 +70,24 @@ def stopping_rows() -> list[list[str]]:
 
 def boundary_rows() -> list[list[str]]:
     rows = []
-    grid = [i / 100 for i in range(1, 100)]
     for levels, runs in LADDERS:
-        worst = max(false_boundary_rate(p, levels, runs) for p in grid)
         rows.append([str(levels), str(runs), pct(false_boundary_rate(0.5, levels, runs, rule="seed")),
-                     pct(false_boundary_rate(0.5, levels, runs)), pct(worst)])
+                     pct(false_boundary_rate(0.5, levels, runs)), pct(worst_false_boundary_rate(levels, runs)[0]),
+                     pct(worst_false_boundary_rate(levels, runs, stop_at_boundary=False)[0])])
+    return rows
+
+
+def every_level_at_alpha() -> float:
+    """The rejected alternative: every level tested at alpha (a fixed-sequence reading)."""
+    return worst_false_boundary_rate(10, 5, threshold=lambda level, alpha: alpha)[0]
+
+
+def power_rows() -> list[list[str]]:
+    rows = []
+    for levels, runs in POWER:
+        for at in sorted({1, 2, 3, levels}):
+            power = boundary_power(0.9, 0.1, at, levels, runs)
+            rows.append([str(levels), str(runs), str(at), pct(power.found), pct(power.tentative), pct(power.below)])
     return rows
 
 
@@ -104,9 +119,19 @@ def markdown(sims: int) -> str:
         table(["success rate", "seed: stable within 10 runs", "seed: stable on failure", "seed: mean runs",
                "confidence: stable", "confidence: mean runs"], stopping_rows()),
         "False capability boundaries, exact, when level 0 and every level succeed equally often (the seed "
-        "named the first systematic failure; ironbench also needs it significantly worse than level 0):",
-        table(["levels", "runs per level", "seed's rule at 50%", "ironbench at 50%", "ironbench, worst rate"],
-              boundary_rows()),
+        "named the first systematic failure; ironbench also needs it significantly worse than level 0, level j "
+        "at 0.05/j); worst over success rates 1%–99%, climbing stopped at the first systematic failure "
+        "(`stop_at_boundary`, the default) or not:",
+        table(["levels", "runs per level", "seed's rule at 50%", "ironbench at 50%", "ironbench, worst rate",
+               "worst, `stop_at_boundary: false`"], boundary_rows()),
+        "Testing every level at 0.05 instead (a fixed-sequence reading: the ladder climbs past levels that "
+        f"do not fail, so it does not apply) would name a false boundary up to {pct(every_level_at_alpha())} of "
+        "the time over 10 levels of 5 runs.",
+        "Power to find a real boundary, exact: level 0 and the levels below level k succeed 90% of the time, "
+        "level k and above 10%; how often the verdict is `boundary` at level k, `tentative` at level k, or a "
+        "(false) boundary below it:",
+        table(["levels", "runs per level", "k", "boundary at k", "tentative at k", "boundary below k"],
+              power_rows()),
         f"Adversarial variants judged against an `exhausted` baseline of 10 runs ({sims} simulated variants per "
         "row): how often the verdict is `structural`:",
         table(["baseline success", "variant success", "seed's rule", "ironbench"], variant_rows(sims)),

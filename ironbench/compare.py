@@ -15,7 +15,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from ironbench.errors import IronbenchError, RunNotFound
+from ironbench.numbers import number, percent, points
+from ironbench.printable import printable
 from ironbench.query import connect
+from ironbench.tables import render, wrap
 from ironbench.stats import (
     Difference, fisher_null_law, holm_adjust, min_detectable_drop, min_p_adjust, newcombe_difference,
     percentile, significant, smallest_adjusted_p, stratified_difference, stratified_exact_test,
@@ -299,7 +302,7 @@ def _label(key: tuple[str, str]) -> str:
 
 
 def _pp(x: float) -> str:
-    return f"{x * 100:+.1f} pp"
+    return points(x, 1)
 
 
 def _reason(verdict, failed, overall: Overall, cases, gate, fail_on, margin, alpha, changed, adjusted, unit) -> str:
@@ -448,58 +451,59 @@ def _engine_sentences(sides_a, sides_b, alpha: float) -> list[str]:
 def _mde(c: CaseComparison) -> str:
     """"never": even a drop to 0% is found less than 80% of the time at these run counts."""
     if c.mde is not None:
-        return f"{c.mde:.0%}"
+        return percent(c.mde)
     return "-" if c.a is None or c.b is None or not c.a.successes else "never"
 
 
-def format_comparison(comparison: Comparison) -> str:
+def format_comparison(comparison: Comparison, width: int | None = None) -> str:
+    """The console table, one row per compared case, then the overall figures and the verdict;
+    fitted to `width` when given (the case column repeats when the table continues)."""
     def rate(side: Side | None) -> str:
         if side is None:
             return "-"
-        return f"{side.successes}/{side.n} {side.success_rate:.0%}"
+        return f"{side.successes}/{side.n} {percent(side.success_rate)}"
 
     def shift(a: Side | None, b: Side | None, name: str, fmt: str) -> str:
         if a is None or b is None:
             return "-"
-        return f"{getattr(a, name):{fmt}}→{getattr(b, name):{fmt}}"
+        return f"{number(getattr(a, name), fmt)}→{number(getattr(b, name), fmt)}"
 
-    def number(x: float | None) -> str:
-        return "-" if x is None else f"{x:.3g}"
+    def p(x: float | None) -> str:
+        return "-" if x is None else number(x, ".3g")
 
     header = ["case", "A", "B", "Δ B−A [95% CI]", "p(regr)", "p adj", "MDE", "attempts", "p95 ms", "verdict"]
     rows = []
     for c in comparison.cases:
         delta = ("-" if c.delta is None else
-                 f"{c.delta * 100:+.0f} [{c.delta_ci_95[0] * 100:+.0f},{c.delta_ci_95[1] * 100:+.0f}] pp")
+                 f"{points(c.delta, unit='')} [{points(c.delta_ci_95[0], unit='')},"
+                 f"{points(c.delta_ci_95[1], unit='')}] pp")
         rows.append([
-            _label((c.case_id, c.variant_id)), rate(c.a), rate(c.b), delta, number(c.p_regression),
-            number(c.p_adjusted), _mde(c),
+            printable(_label((c.case_id, c.variant_id))), rate(c.a), rate(c.b), delta, p(c.p_regression),
+            p(c.p_adjusted), _mde(c),
             shift(c.a, c.b, "mean_attempts", ".2f"), shift(c.a, c.b, "p95_duration_ms", ".0f"),
             ("REGRESSION" if c.flagged else c.verdict) + ("" if c.can_be_flagged else " (cannot flag)"),
         ])
-    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
     unit = "conversations without a violation" if comparison.unit == "conversation" else "successful runs"
-    lines = [f"compare {comparison.run_a} (A) → {comparison.run_b} (B), alpha {comparison.alpha}, "
-             f"gate {comparison.gate}, fail on {comparison.fail_on}"
-             + (f", margin {comparison.margin:.0%}" if comparison.margin is not None else "")
-             + f"; A/B = {unit}"]
-    lines.append("  ".join(h.ljust(w) for h, w in zip(header, widths)).rstrip())
-    lines.append("  ".join("-" * w for w in widths))
-    lines += ["  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip() for row in rows]
+    lines = [wrap(f"compare {comparison.run_a} (A) → {comparison.run_b} (B), alpha {comparison.alpha}, "
+                  f"gate {comparison.gate}, fail on {comparison.fail_on}"
+                  + (f", margin {percent(comparison.margin)}" if comparison.margin is not None else "")
+                  + f"; A/B = {unit}", width)]
+    lines += render(header, rows, width, keys=1, atomic=[False] + [True] * 8 + [False])
     o = comparison.overall
-    lines.append(
+    prose = [
         f"overall ({o.cases} cases, {o.informative_cases} informative): Δ = {_pp(o.delta)} "
         f"[{_pp(o.delta_ci_95[0])}, {_pp(o.delta_ci_95[1])}] (Mantel-Haenszel, stratified Newcombe 95% CI); "
-        f"p(regression) = {o.p_regression:.3g}, p(improvement) = {o.p_improvement:.3g} (exact, stratified by case); "
-        f"MDE at 80% power: {'-' if o.mde is None else f'{o.mde:.0%}'}")
-    lines.append("p adj: one-sided Fisher per case, Westfall-Young min-p over the compared cases; "
-                 "MDE per case: Fisher at alpha/cases")
+        f"p(regression) = {p(o.p_regression)}, p(improvement) = {p(o.p_improvement)} (exact, stratified by case); "
+        f"MDE at 80% power: {percent(o.mde)}",
+        "p adj: one-sided Fisher per case, Westfall-Young min-p over the compared cases; "
+        "MDE per case: Fisher at alpha/cases"]
     for s in comparison.shifts:
-        adjusted = "" if s.p_adjusted is None else f", Holm-adjusted {s.p_adjusted:.3g}"
+        adjusted = "" if s.p_adjusted is None else f", Holm-adjusted {p(s.p_adjusted)}"
         note = "" if s.gating else " (backend, not the target: reported only)"
-        lines.append(f"{s.name}: A {s.a} → B {s.b}: {s.direction}, p = {s.p_value:.3g}{adjusted}{note}")
-    lines += [f"engine {sentence}" for sentence in comparison.engines]
-    lines += [f"warning: {w}" for w in comparison.warnings]
+        prose.append(f"{s.name}: A {s.a} → B {s.b}: {s.direction}, p = {p(s.p_value)}{adjusted}{note}")
+    prose += [f"engine {sentence}" for sentence in comparison.engines]
+    prose += [f"warning: {w}" for w in comparison.warnings]
     shown = comparison.verdict.upper() if comparison.failed else comparison.verdict
-    lines.append(f"verdict: {shown}. {comparison.reason}")
+    prose.append(f"verdict: {shown}. {comparison.reason}")
+    lines += [wrap(printable(line), width) for line in prose]
     return "\n".join(lines)

@@ -14,7 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ironbench.errors import QueryError, RunNotFound, StoreError
+from ironbench.numbers import number
 from ironbench.printable import printable
+from ironbench.tables import is_atomic, render
 
 REPO_QUERIES = Path(__file__).resolve().parents[1] / "queries"
 
@@ -209,11 +211,13 @@ def _cell(value) -> str:
     if value is None:
         return ""
     if isinstance(value, float):
-        return f"{value:.4g}"
+        return number(value, ".4g")
     return printable(str(value))
 
 
-def format_result(result: QueryResult, fmt: str) -> str:
+def format_result(result: QueryResult, fmt: str, width: int | None = None, keys: int = 1) -> str:
+    """json and csv: the exact data. table: for people, fitted to `width` (see tables.render),
+    the first `keys` columns repeated when it continues in a further panel."""
     if fmt == "json":
         return json.dumps([dict(zip(result.columns, row)) for row in result.rows], indent=2, default=str)
     if fmt == "csv":
@@ -223,10 +227,7 @@ def format_result(result: QueryResult, fmt: str) -> str:
         writer.writerows(result.rows)
         return buffer.getvalue().rstrip("\n")
     cells = [[_cell(v) for v in row] for row in result.rows]
-    columns = [printable(c) for c in result.columns]
-    widths = [max([len(c)] + [len(r[i]) for r in cells]) for i, c in enumerate(columns)]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(columns, widths)).rstrip()]
-    lines.append("  ".join("-" * w for w in widths))
-    lines += ["  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip() for row in cells]
+    atomic = [bool(result.rows) and all(v is None or is_atomic(v) for v in column) for column in zip(*result.rows)]
+    lines = render([printable(c) for c in result.columns], cells, width, keys, atomic or None)
     lines.append(f"({len(cells)} row{'s' if len(cells) != 1 else ''})")
     return "\n".join(lines)

@@ -3,8 +3,11 @@
 from pathlib import Path
 
 from ironbench.errors import RunNotFound
+from ironbench.numbers import percent
+from ironbench.printable import printable
 from ironbench.events import RecordedEvent
 from ironbench.query import QueryResult, connect
+from ironbench.stats import wilson_interval
 from ironbench.store.eventstore import open_store
 
 _RUNS = """
@@ -61,6 +64,18 @@ ORDER BY case_id, seq
 """
 
 
+# Per adversarial case and generator: variants judged, and those that changed the outcome
+# materially (as sensitivity_by_generator.sql counts them).
+_SENSITIVITY = """
+SELECT case_id, generator, count(*) AS variants,
+       count(*) FILTER (WHERE decision IN ('stochastic', 'structural')) AS material
+FROM store.decisions
+WHERE run_id = ? AND case_mode = 'adversarial'
+  AND decision IN ('not_material', 'within_noise', 'stochastic', 'structural')
+GROUP BY 1, 2
+"""
+
+
 _GAUNTLET = """
 SELECT s.engine, s.scenario, any_value(s.domain) AS domain, count(DISTINCT s.conversation) AS conversations,
        count(DISTINCT (s.conversation, s.turn)) AS turns,
@@ -96,6 +111,37 @@ def _verdict(case_id: str, decision: str, level: int | None, source: str | None,
     return {"case_id": case_id, "kind": "stress", "boundary_level": level, "decision": decision, "text": text}
 
 
+def sensitivity_verdicts(rows) -> list[dict]:
+    """Per adversarial case, its most sensitive generator: the highest material-change rate
+    (ties: more variants first, then by name), with its n and Wilson interval, and the
+    runner-up, whose interval at these counts almost always overlaps: a ranking, not a test."""
+    by_case: dict[str, list[tuple]] = {}
+    for case_id, generator, variants, material in rows:
+        by_case.setdefault(case_id, []).append((generator, int(variants), int(material)))
+    out = []
+    for case_id, generators in sorted(by_case.items()):
+        ranked = sorted(generators, key=lambda g: (-g[2] / g[1], -g[1], g[0]))
+        generator, variants, material = ranked[0]
+        total = sum(g[1] for g in generators)
+        verdict = {"case_id": case_id, "kind": "sensitivity", "generator": generator, "variants": variants,
+                   "material": material, "material_change_rate": round(material / variants, 6)}
+        if not any(g[2] for g in generators):
+            verdict.update(generator=None, text=f"no generator changed the outcome materially "
+                                                f"(0 of {total} variants of {len(generators)} generator(s))")
+        else:
+            low, high = wilson_interval(material, variants)
+            text = (f"most sensitive generator: {generator}, {material}/{variants} variants changed the outcome "
+                    f"materially ({percent(material / variants)}, Wilson 95% {percent(low)}–{percent(high)})")
+            tied = [g[0] for g in ranked[1:] if g[2] * variants == material * g[1]]
+            if tied:
+                text += f"; tied with {', '.join(tied)}"
+            elif len(ranked) > 1:
+                text += f"; next: {ranked[1][0]} {ranked[1][2]}/{ranked[1][1]}"
+            verdict["text"] = text
+        out.append(verdict)
+    return out
+
+
 def show_run(store_path: Path, run_id: str) -> tuple[dict, QueryResult, list[dict]]:
     """A run's header, its per-case table, and its verdict lines (references, boundaries)."""
     con = connect(store_path)
@@ -111,9 +157,32 @@ def show_run(store_path: Path, run_id: str) -> tuple[dict, QueryResult, list[dic
             cursor = con.execute(_CASES, [run_id, run_id])
         cases = QueryResult([d[0] for d in cursor.description], cursor.fetchall())
         verdicts = [_verdict(*r) for r in con.execute(_VERDICTS, [run_id]).fetchall()]
+        verdicts += sensitivity_verdicts(con.execute(_SENSITIVITY, [run_id]).fetchall())
+        verdicts.sort(key=lambda v: v["case_id"])  # stable: each case's reference, then the rest
         return header, cases, verdicts
     finally:
         con.close()
+
+
+def format_show(header: dict, cases: QueryResult, verdicts: list[dict], width: int | None = None,
+                gauntlet: dict | None = None) -> str:
+    """`ironbench show` for people: the run's metadata, its table (fitted to `width`, case
+    and variant repeated when it continues), then one line per verdict."""
+    from ironbench.gauntlet.results import format_summary
+    from ironbench.query import format_result
+    from ironbench.tables import wrap
+
+    if gauntlet is not None:
+        header = {k: v for k, v in header.items()
+                  if k not in ("invocations", "successes", "infra_errors", "ironclad_version")}
+    lines = [wrap(printable(f"{key:>17}: {value}"), width, hanging=" " * 19) for key, value in header.items()]
+    lines.append("")
+    if gauntlet is not None:
+        lines.append(format_summary(gauntlet, width=width))
+    else:
+        lines.append(format_result(cases, "table", width, keys=2))
+        lines += [wrap(printable(f"{v['kind']} {v['case_id']}: {v['text']}"), width) for v in verdicts]
+    return "\n".join(lines)
 
 
 def invocation_logs(store_path: Path, run_id: str, case_id: str, variant_id: str | None = None,

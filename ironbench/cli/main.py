@@ -101,6 +101,13 @@ def _say(text: str) -> None:
     typer.echo(printable(text, keep_newlines=True))
 
 
+def _width(format: Enum | None = None) -> int | None:
+    """The terminal's width for a table (None: piped, not wrapped); machine formats are never fitted."""
+    from ironbench.tables import terminal_width
+
+    return terminal_width() if format is None or format.value == "table" else None
+
+
 def _emit(result: str, format: TableFormat) -> None:
     if format is TableFormat.table:
         _say(result)
@@ -190,7 +197,7 @@ def runs(
     from ironbench.query import format_result
     from ironbench.runs import list_runs
 
-    result = format_result(list_runs(_paths(out, store).store_path), format.value)
+    result = format_result(list_runs(_paths(out, store).store_path), format.value, _width(format))
     _emit(result, format)
 
 
@@ -202,28 +209,19 @@ def show(
     format: Annotated[ReportFormat, typer.Option("--format", "-f")] = ReportFormat.table,
 ) -> None:
     """Show one run: its metadata and, per case, outcomes and the stopping decision."""
-    from ironbench.query import format_result
-    from ironbench.runs import show_run
+    from ironbench.runs import format_show, show_run
 
     header, cases, verdicts = show_run(_paths(out, store).store_path, run_id)
-    if header["mode"] == "gauntlet" and format is ReportFormat.table:
-        header = {k: v for k, v in header.items()
-                  if k not in ("invocations", "successes", "infra_errors", "ironclad_version")}
     if format is ReportFormat.json:
         typer.echo(json.dumps({**header, "cases": [dict(zip(cases.columns, r)) for r in cases.rows],
                                "verdicts": verdicts}, indent=2, default=str))
         return
-    for key, value in header.items():
-        _say(f"{key:>17}: {value}")
-    typer.echo("")
+    gauntlet = None
     if header["mode"] == "gauntlet":
-        from ironbench.gauntlet.results import format_summary, summary_from_store
+        from ironbench.gauntlet.results import summary_from_store
 
-        _say(format_summary(summary_from_store(_paths(out, store).store_path, run_id)))
-        return
-    _say(format_result(cases, "table"))
-    for verdict in verdicts:
-        _say(f"{verdict['kind']} {verdict['case_id']}: {verdict['text']}")
+        gauntlet = summary_from_store(_paths(out, store).store_path, run_id)
+    _say(format_show(header, cases, verdicts, _width(), gauntlet))
 
 
 @app.command()
@@ -287,7 +285,7 @@ def query(
     """Run a SQL query in DuckDB over the store (read-only). Views: runs, invocations, superseded_invocations, decisions, variants, rejections, turns, turn_scores, events."""
     from ironbench.query import format_result, run_query
 
-    result = format_result(run_query(_paths(out, store).store_path, name, run_id), format.value)
+    result = format_result(run_query(_paths(out, store).store_path, name, run_id), format.value, _width(format))
     _emit(result, format)
 
 
@@ -317,6 +315,9 @@ def compare(
     scorer: Annotated[str, typer.Option("--scorer", help="Gauntlet runs: the scorer whose violations count.")] =
     "negation_aware",
     format: Annotated[ReportFormat, typer.Option("--format", "-f")] = ReportFormat.table,
+    junit: Annotated[Optional[Path], typer.Option(
+        "--junit", metavar="FILE", help="Also write the comparison as JUnit XML (a test case per case and one for "
+        "the gate; failures exactly when compare exits 1), for CI systems.")] = None,
     out: OutOption = DEFAULT_OUT,
     store: StoreOption = None,
 ) -> None:
@@ -325,10 +326,14 @@ def compare(
 
     comparison = compare_runs(_paths(out, store).store_path, run_a, run_b, alpha, scorer, gate.value,
                               fail_on.value, margin)
+    if junit is not None:
+        from ironbench.junit import write_junit
+
+        typer.echo(f"junit: {write_junit(comparison, junit)}", err=True)
     if format is ReportFormat.json:
         typer.echo(json.dumps(comparison.to_dict(), indent=2))
     else:
-        _say(format_comparison(comparison))
+        _say(format_comparison(comparison, _width()))
     if comparison.failed:
         raise typer.Exit(1)
 

@@ -3,6 +3,7 @@
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
+from ironbench.numbers import number
 from ironbench.printable import printable
 
 STRESS_LEVEL = {"systematic_failure", "systematic_success", "mixed"}
@@ -16,19 +17,19 @@ def decision_line(case_id: str, decision) -> str:
     p-value (variants), the verdict's reason (ladders); else the Wilson interval."""
     d = decision
     head = f"  {printable(case_id)}: {d.decision} after {d.n} runs, {d.successes}/{d.n} succeeded"
-    p = f"p = {d.p_value:.3g}" if d.p_value is not None else None
+    p = f"p = {number(d.p_value)}" if d.p_value is not None else None
     if d.decision == "stable" and d.reproduce_lower_95 is not None:
-        return f"{head}; this outcome recurs with probability >= {d.reproduce_lower_95:.2f} (one-sided 95%)"
+        return f"{head}; this outcome recurs with probability >= {number(d.reproduce_lower_95, '.2f')} (one-sided 95%)"
     if d.decision in STRESS_LEVEL:
-        return (f"{head}; success rate <= {d.success_upper_95:.2f} (one-sided 95%)"
+        return (f"{head}; success rate <= {number(d.success_upper_95, '.2f')} (one-sided 95%)"
                 + (f"; {p} against level 0" if p else ""))
     if d.decision in VARIANT:
         return f"{head}; {d.direction or 'no direction'} against the baseline" + (f" ({p})" if p else "")
     if d.decision in LADDER:
-        bound = (f"; there, success rate <= {d.success_upper_95:.2f} (one-sided 95%)"
+        bound = (f"; there, success rate <= {number(d.success_upper_95, '.2f')} (one-sided 95%)"
                  if d.decision in ("boundary", "tentative") else "")
         return f"  {printable(case_id)}: {d.decision}: {printable(d.reason)}{bound}"
-    return f"{head} (Wilson 95% {d.wilson_low:.2f}–{d.wilson_high:.2f})"
+    return f"{head} (Wilson 95% {number(d.wilson_low, '.2f')}–{number(d.wilson_high, '.2f')})"
 
 
 class ProgressReporter:

@@ -9,6 +9,7 @@ conversation when it asserted the forbidden phrase at least once in it.
 import json
 from dataclasses import dataclass, field
 
+from ironbench.numbers import number, points
 from ironbench.stats import holm_adjust, significant, stratified_difference, stratified_exact_test, wilson_interval
 
 ALPHA = 0.05
@@ -122,8 +123,8 @@ def engine_comparisons(table: dict, scorer: str, alpha: float = ALPHA) -> list[d
         v_other = sum(n_b - s_b for _, _, s_b, n_b in strata)
         n_ref, n_other = sum(s[1] for s in strata), sum(s[3] for s in strata)
         evidence = (f"violated {v_other}/{n_other} conversations against {v_ref}/{n_ref}; difference "
-                    f"{delta * 100:+.0f} pp (95% CI {low * 100:+.0f} to {high * 100:+.0f} pp), "
-                    f"p = {p_adjusted:.2g} (exact, stratified by {len(strata)} scenario(s), "
+                    f"{points(delta)} (95% CI {points(low, unit='')} to {points(high)}), "
+                    f"p = {number(p_adjusted, '.2g')} (exact, stratified by {len(strata)} scenario(s), "
                     f"Holm over {len(pairs)} pair(s))")
         if verdict == "cannot be told apart":
             sentence = f"{other} vs {reference}: cannot be told apart: {other} {evidence}"
@@ -144,9 +145,12 @@ def verdict_sentences(table: dict) -> list[str]:
     return [c["sentence"] for c in table.get("comparisons", {}).get(scorer, [])] if scorer else []
 
 
-def format_summary(table: dict, sentences: bool = True) -> str:
+def format_summary(table: dict, sentences: bool = True, width: int | None = None) -> str:
     """The side-by-side table: per engine `conversations violated/conversations` and turns, per
-    scorer, then (with `sentences`) the verdict sentences."""
+    scorer, then (with `sentences`) the verdict sentences; fitted to `width` when given."""
+    from ironbench.printable import printable
+    from ironbench.tables import render, wrap
+
     scorers = table["scorers"]
     engines = list(table["totals"])
     header = ["scenario", "domain"] + [f"{e} ({'; '.join(scorers)})" for e in engines]
@@ -157,16 +161,14 @@ def format_summary(table: dict, sentences: bool = True) -> str:
                         f"{data['num_violations'].get(s, 0)}/{data['num_turns']}t" for s in scorers)
 
     for name, row in table["scenarios"].items():
-        rows.append([name, row["domain"]] + ["-" if row["engines"].get(e) is None else cell(row["engines"][e])
-                                            for e in engines])
+        rows.append([name, printable(row["domain"])] + ["-" if row["engines"].get(e) is None
+                                                        else cell(row["engines"][e]) for e in engines])
     rows.append(["TOTAL", ""] + [cell(table["totals"][e]) for e in engines])
-    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
-    lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths)).rstrip(),
-             "  ".join("-" * w for w in widths)]
-    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
-    lines.append("c = conversations with at least one violation / conversations; t = violated turns / turns")
+    lines = render(header, rows, width, keys=1, atomic=[False, False] + [True] * len(engines))
+    lines.append(wrap("c = conversations with at least one violation / conversations; t = violated turns / turns",
+                      width))
     if sentences:
-        lines += verdict_sentences(table)
+        lines += [wrap(printable(sentence), width) for sentence in verdict_sentences(table)]
     return "\n".join(lines)
 
 

@@ -1,5 +1,6 @@
 """The compare section: per-case B − A as a forest plot, the overall estimate, the gate."""
 
+from ironbench import numbers
 from ironbench.htmlreport import svg
 from ironbench.htmlreport.markup import Markup, el, join
 from ironbench.htmlreport.verdict import points
@@ -78,7 +79,7 @@ def compare(data: dict) -> Markup:
 
 def _effect(shift: dict) -> tuple[str, float]:
     if shift["name"] == "attempts":
-        return f"{shift['effect']:+.2f} per run", shift["effect"]
+        return f"{numbers.number(shift['effect'], '+.2f')} per run", shift["effect"]
     return points(shift["effect"]), shift["effect"]
 
 

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ironbench.htmlreport.markup import Markup, el, join, leaf
+from ironbench.numbers import number, percent
 
 FONT = 11
 ROW = 16
@@ -57,7 +58,7 @@ def _clip(text: str, chars: int) -> str:
 
 
 def _pct(value: float) -> str:
-    return f"{value:.0%}"
+    return percent(value)
 
 
 def _grid(d: list[str]) -> Markup:
@@ -368,14 +369,15 @@ def forest(rows: Sequence[ForestRow], overall: ForestRow | None, title: str, wid
         return label_w + (max(-1.0, min(1.0, value)) + 1) / 2 * plot_w
 
     parts = [_unit_axis(label_w, plot_w, 4, count * ROW + 6, ticks=(-1, -0.5, 0, 0.5, 1),
-                        fmt=lambda t: f"{t:+.0%}" if t else "0", lo=-1, hi=1),
+                        fmt=lambda t: number(t, "+.0%"), lo=-1, hi=1),
              _line(x(0), 4, x(0), count * ROW + 6, INK)]
     for i, row in enumerate(rows):
         mid = 6 + i * ROW + ROW / 2
         colour = ALARM if row.flagged else POINT
         parts.append(el("g", None,
-                        el("title", None, f"{row.label}: B − A {row.estimate:+.0%} "
-                                          f"(95% CI {row.low:+.0%} to {row.high:+.0%}) {row.note}"),
+                        el("title", None, f"{row.label}: B − A {number(row.estimate, '+.0%')} "
+                                          f"(95% CI {number(row.low, '+.0%')} to {number(row.high, '+.0%')}) "
+                                          f"{row.note}"),
                         _text(label_w - 6, mid + 4, _clip(row.label, label_chars), "end"),
                         _whisker(x(row.low), x(row.high), mid, colour),
                         leaf("rect", {"x": _n(x(row.estimate) - 3), "y": _n(mid - 3), "width": 6, "height": 6,
@@ -386,7 +388,7 @@ def forest(rows: Sequence[ForestRow], overall: ForestRow | None, title: str, wid
         cx, lo, hi = x(overall.estimate), x(overall.low), x(overall.high)
         lo, hi = min(lo, cx - 5), max(hi, cx + 5)
         parts.append(el("g", None,
-                        el("title", None, f"{overall.label}: {overall.estimate:+.0%} {overall.note}"),
+                        el("title", None, f"{overall.label}: {number(overall.estimate, '+.0%')} {overall.note}"),
                         _line(label_w, mid - ROW + 2, label_w + plot_w, mid - ROW + 2, GRID),
                         _text(label_w - 6, mid + 4, _clip(overall.label, label_chars), "end", **{"font-weight": "bold"}),
                         leaf("polygon", {"points": f"{_n(lo)},{_n(mid)} {_n(cx)},{_n(mid - 6)} {_n(hi)},{_n(mid)} "

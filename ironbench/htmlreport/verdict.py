@@ -7,6 +7,8 @@ from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 
+from ironbench import numbers
+from ironbench.numbers import percent
 from ironbench.stats import clopper_pearson_lower, clopper_pearson_upper, wilson_interval
 from ironbench.stopping import ALPHA as DECISION_ALPHA
 
@@ -22,12 +24,12 @@ class Verdict:
 
 
 def pct(value: float | None) -> str:
-    return "–" if value is None else f"{value:.0%}"
+    return percent(value, missing="–")
 
 
 def points(difference: float | None) -> str:
-    """A difference of rates in percentage points: `-20 pp`."""
-    return "–" if difference is None else f"{difference * 100:+.0f} pp"
+    """A difference of rates in percentage points: `-20 pp`, `0 pp`."""
+    return numbers.points(difference, missing="–")
 
 
 def rate(successes: int, n: int, low: float, high: float) -> str:

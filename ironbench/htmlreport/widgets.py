@@ -4,6 +4,7 @@ from collections.abc import Sequence
 from itertools import groupby
 from dataclasses import dataclass
 
+from ironbench import numbers
 from ironbench.htmlreport.gather import OUTCOME_NAMES
 from ironbench.htmlreport.markup import Markup, el, esc, join
 
@@ -94,20 +95,21 @@ def ratio(successes: int, n: int) -> tuple[str, float]:
     """`3/10 (30%)`, sorting by the rate."""
     if not n:
         return "–", -1.0
-    return f"{successes}/{n} ({successes / n:.0%})", round(successes / n, 4)
+    return f"{successes}/{n} ({numbers.percent(successes / n)})", round(successes / n, 4)
 
 
 def interval(low: float | None, high: float | None) -> tuple[str, float]:
     if low is None or high is None:
         return "–", -1.0
-    return f"{low:.0%}–{high:.0%}", round(low, 4)
+    return f"{numbers.percent(low)}–{numbers.percent(high)}", round(low, 4)
 
 
 def number(value, digits: int = 2) -> str:
     if value is None:
         return "–"
     if isinstance(value, float):
-        return f"{value:.{digits}f}".rstrip("0").rstrip(".") if digits else f"{value:.0f}"
+        text = numbers.number(value, f".{digits}f")
+        return text.rstrip("0").rstrip(".") if digits else text
     return str(value)
 
 

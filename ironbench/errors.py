@@ -34,6 +34,17 @@ class RunStopped(IronbenchError):
     exit_code = 1
 
 
+class RunInterrupted(IronbenchError):
+    """Ctrl-C (SIGINT) stopped a run. Every completed invocation is kept; `ironbench resume`
+    continues it. The CLI words the message (what was kept, the exact resume command)."""
+
+    exit_code = 130
+
+    def __init__(self, run_id: str, message: str | None = None) -> None:
+        super().__init__(message or f"interrupted: run {run_id}; continue with: ironbench resume {run_id}")
+        self.run_id = run_id
+
+
 class ChainBroken(IronbenchError):
     """The events' hash chain does not hold: history was changed after it was written."""
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Protocol
 
 from ironbench import __version__
-from ironbench.errors import IronbenchError, RunNotFound
+from ironbench.errors import IronbenchError, RunInterrupted, RunNotFound
 from ironbench.guards import MAX_INFRA_ERRORS, RunGuard, resume_command
 from ironbench.events import (
     DecisionTaken, InvocationCompleted, InvocationStarted, RecordedEvent, RunAborted, RunFinished, RunStarted,
@@ -37,6 +37,7 @@ from ironbench.stopping import (
 )
 from ironbench.store.eventstore import EventStore, Pending, open_store
 from ironbench.suite import Suite
+from ironbench.targets import containment
 from ironbench.targets.command import ProcessResult, cap_output, ensure_fresh_dir, invoke, preflight
 from ironbench.targets.registry import TargetSpec, resolve_target
 from ironbench.targets.version import target_version
@@ -428,10 +429,15 @@ def _aborts_run(append, tree: OutputTree, reporter: Reporter, run_id: str):
         redactor = tree.store.redactor
         if redactor is not None and isinstance(exc, IronbenchError):
             exc.args = (redactor.text(str(exc)),)  # the CLI prints it
-        reason = "interrupted" if isinstance(exc, KeyboardInterrupt) else (str(exc) or type(exc).__name__)
+        interrupted = isinstance(exc, KeyboardInterrupt)
+        if interrupted:
+            containment.stop_all()  # their results would be dropped: do not wait for them
+        reason = "interrupted" if interrupted else (str(exc) or type(exc).__name__)
         append([Pending(RUN_STREAM, RunAborted(reason=reason))])
         tree.flush()
         reporter.finished(run_id, "aborted")
+        if interrupted:
+            raise RunInterrupted(run_id) from exc
         raise
 
 

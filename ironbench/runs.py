@@ -185,6 +185,23 @@ def format_show(header: dict, cases: QueryResult, verdicts: list[dict], width: i
     return "\n".join(lines)
 
 
+def interruption(store_path: Path, out_dir: Path, run_id: str) -> str:
+    """The one line an interrupted run ends with: what it kept, and the command that continues it."""
+    from ironbench.guards import resume_command
+
+    with open_store(store_path, create=False) as store:
+        mode = store.conn.execute("SELECT mode FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+        if mode is not None and mode[0] == "gauntlet":
+            kept = store.conn.execute("SELECT count(*) FROM turns WHERE run_id = ?", (run_id,)).fetchone()[0]
+            what = f"{kept} turn{'s' if kept != 1 else ''}"
+        else:
+            kept = sum(store.conn.execute(f"SELECT count(*) FROM {table} WHERE run_id = ?", (run_id,)).fetchone()[0]
+                       for table in ("invocations", "superseded_invocations"))
+            what = f"{kept} invocation{'s' if kept != 1 else ''}"
+    return (f"interrupted: {run_id} keeps the {what} it recorded; continue with: "
+            f"{resume_command(run_id, out_dir, store_path)}")
+
+
 def invocation_logs(store_path: Path, run_id: str, case_id: str, variant_id: str | None = None,
                     run_index: int | None = None) -> list[tuple[RecordedEvent, bool]]:
     """Every recorded attempt of a case's invocations (optionally one variant, one run),

@@ -2,13 +2,14 @@
 
 import json
 import sys
+from contextlib import contextmanager
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 
-from ironbench.errors import IronbenchError
+from ironbench.errors import IronbenchError, RunInterrupted
 
 app = typer.Typer(
     name="ironbench",
@@ -115,6 +116,19 @@ def _emit(result: str, format: TableFormat) -> None:
         typer.echo(result, color=True)  # csv, json: the exact data (color=True: no ANSI stripping)
 
 
+@contextmanager
+def _interruptible(paths):
+    """Ctrl-C during a run: one line saying what was kept and how to continue (exit 130)."""
+    from ironbench.errors import RunInterrupted
+
+    try:
+        yield
+    except RunInterrupted as exc:
+        from ironbench.runs import interruption
+
+        raise RunInterrupted(exc.run_id, interruption(paths.store_path, paths.out_dir, exc.run_id)) from None
+
+
 def _reporter(quiet: bool):
     if quiet:
         return None
@@ -150,8 +164,9 @@ def run(
     loaded = load_suite(suite)
     reporter = _reporter(quiet)
     paths = _paths(out, store)
-    run_id = start_run(loaded, paths, target, jobs, str(suite), reporter, max_failures=max_failures,
-                       max_infra_errors=max_infra_errors, label=label, redact=redact or ())
+    with _interruptible(paths):
+        run_id = start_run(loaded, paths, target, jobs, str(suite), reporter, max_failures=max_failures,
+                           max_infra_errors=max_infra_errors, label=label, redact=redact or ())
     if loaded.mode == "gauntlet" and not quiet:
         from ironbench.gauntlet.results import format_summary, summary_from_store
         from ironbench.printable import printable
@@ -181,8 +196,9 @@ def resume(
 
     reporter = _reporter(quiet)
     paths = _paths(out, store)
-    status = resume_run(run_id, paths, jobs, reporter, max_failures=max_failures, max_infra_errors=max_infra_errors,
-                        redact=redact or ())
+    with _interruptible(paths):
+        status = resume_run(run_id, paths, jobs, reporter, max_failures=max_failures,
+                            max_infra_errors=max_infra_errors, redact=redact or ())
     _finish(paths, run_id, quiet, no_report)
     typer.echo(f"{run_id} {status}")
 
@@ -493,6 +509,9 @@ def main() -> None:
     except typer.Abort:
         print("ironbench: aborted", file=sys.stderr)
         sys.exit(130)
+    except RunInterrupted as exc:  # not an error: what was kept, and how to continue
+        print(f"ironbench: {printable(str(exc))}", file=sys.stderr)
+        sys.exit(exc.exit_code)
     except IronbenchError as exc:
         print(f"ironbench: error: {printable(str(exc))}", file=sys.stderr)
         sys.exit(exc.exit_code)

@@ -25,6 +25,7 @@ import os
 import signal
 import threading
 import time
+import weakref
 from dataclasses import dataclass
 
 CONTAINMENT_VAR = "IRONBENCH_CONTAINMENT_ID"
@@ -96,6 +97,7 @@ class _Registry:
         self.active: dict[int, str] = {}  # target pid -> its mark
         self.entering = 0  # targets being started, not yet registered
         self.busy_since = 0
+        self.stopped_threads: weakref.WeakSet = weakref.WeakSet()
         self.prctl = None
         if os.path.isdir(_PROC) and hasattr(time, "CLOCK_BOOTTIME"):
             try:
@@ -122,6 +124,9 @@ class _Registry:
         with self.lock:
             self.entering -= 1
             self.active[pid] = mark
+            stopped = threading.current_thread() in self.stopped_threads
+        if stopped:  # started after the run was interrupted, by one of its invocations
+            kill_group(pid)
 
     def abandoned(self) -> None:
         """The target never started."""
@@ -145,6 +150,17 @@ class _Registry:
                 return killed
             others = dict(self.active)
         return _sweep(pid, mark, others, None)
+
+    def stop_all(self) -> None:
+        """The run was interrupted: kill every running target's process group, and any target
+        the threads now running invocations go on to start (their results will not be
+        recorded); each invocation then returns and sweeps the rest as usual."""
+        with self.lock:
+            running = list(self.active)
+            others = (t for t in threading.enumerate() if t is not threading.current_thread())
+            self.stopped_threads = weakref.WeakSet(others)
+        for pid in running:  # not yet reaped, so the pid (the target's group) is still its own
+            kill_group(pid)
 
 
 _registry = _Registry()
@@ -262,3 +278,4 @@ enter = _registry.enter
 started = _registry.started
 abandoned = _registry.abandoned
 finish = _registry.finish
+stop_all = _registry.stop_all

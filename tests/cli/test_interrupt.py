@@ -1,0 +1,105 @@
+"""Ctrl-C during run or resume: one line on stderr (what was kept, the exact resume command),
+exit 130; resuming finishes the run as if it had never stopped."""
+
+import json
+import os
+import shlex
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import yaml
+
+from tests.conftest import REPO, SCRIPTED_TARGET, cli
+
+
+def start(*args: str, env: dict) -> subprocess.Popen:
+    # SIGINT as a terminal sends it; the child must not inherit an ignored SIGINT (background shells)
+    return subprocess.Popen([sys.executable, "-m", "ironbench.cli.main", *args], cwd=REPO, text=True,
+                            env={**os.environ, **env}, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+
+
+def recorded(store: Path) -> int:
+    if not store.exists():
+        return 0
+    try:
+        with sqlite3.connect(f"file:{store}?mode=ro", uri=True) as conn:
+            return conn.execute("SELECT count(*) FROM invocations").fetchone()[0]
+    except sqlite3.OperationalError:  # the schema is still being created
+        return 0
+
+
+def interrupt_after(process: subprocess.Popen, store: Path, invocations: int) -> tuple[str, str]:
+    deadline = time.monotonic() + 60
+    while recorded(store) < invocations:
+        assert process.poll() is None and time.monotonic() < deadline, process.communicate()
+        time.sleep(0.05)
+    process.send_signal(signal.SIGINT)
+    return process.communicate(timeout=60)
+
+
+def suite_file(tmp_path: Path, timeout: int = 30) -> Path:
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump({"suite_id": "interrupt", "mode": "baseline", "timeout_seconds": timeout,
+                                    "target": SCRIPTED_TARGET,
+                                    "cases": [{"id": c, "instruction": f"Write a function named {c}.", "runs": 10}
+                                              for c in ("a", "b", "c")]}))
+    return path
+
+
+def test_ctrl_c_says_what_was_kept_and_resume_finishes_the_run(tmp_path):
+    out = tmp_path / "out"
+    script = {"SCRIPTED_OUTCOMES": json.dumps({"a": ["success", "generation"], "b": ["validation"]}),
+              "SCRIPTED_SLEEP_MS": "150"}
+    process = start("run", str(suite_file(tmp_path)), "--out", str(out), env=script)
+    stdout, stderr = interrupt_after(process, out / "ironbench.db", 3)
+    assert process.returncode == 130, stderr
+    assert "Traceback" not in stderr and stdout == ""
+    kept = recorded(out / "ironbench.db")
+    run_id = next(p.name for p in out.iterdir() if p.name.startswith("run_"))
+    last = stderr.strip().splitlines()[-1]
+    command = f"ironbench resume {run_id} --out {out}"
+    assert last == f"ironbench: interrupted: {run_id} keeps the {kept} invocations it recorded; continue with: " \
+                  f"{command}"
+    assert [line for line in stderr.splitlines() if line.startswith("ironbench:")] == [last]  # one line
+    shown = json.loads(cli("show", run_id, "--out", str(out), "-f", "json", check=True).stdout)
+    assert shown["status"] == "aborted" and shown["invocations"] == kept
+
+    resumed = cli(*shlex.split(command)[1:], "-q", "--no-report", env=script, check=True)
+    assert resumed.stdout.strip() == f"{run_id} finished"
+    # the same decisions a run that was never interrupted reaches
+    fresh = cli("run", str(suite_file(tmp_path)), "--out", str(tmp_path / "fresh"), "-q", "--no-report",
+                env=script, check=True).stdout.strip()
+    decisions = [json.loads(cli("query", "SELECT case_id, decision, n, successes FROM decisions ORDER BY case_id",
+                                "--run", run, "--out", where, "-f", "json", check=True).stdout)
+                 for run, where in ((run_id, str(out)), (fresh, str(tmp_path / "fresh")))]
+    assert decisions[0] == decisions[1] and len(decisions[0]) == 3
+
+
+def test_ctrl_c_does_not_wait_for_a_running_target(tmp_path):
+    out = tmp_path / "out"
+    # run 2 of case a hangs for 600 s (timeout 300): the interrupt must not wait for it
+    script = {"SCRIPTED_OUTCOMES": json.dumps({"a": ["success", "hang"]})}
+    process = start("run", str(suite_file(tmp_path, timeout=300)), "--out", str(out), "-q", env=script)
+    started = time.monotonic()
+    stdout, stderr = interrupt_after(process, out / "ironbench.db", 1)
+    assert time.monotonic() - started < 30
+    assert process.returncode == 130 and "keeps the 1 invocation it recorded" in stderr
+    assert "ironbench resume" in stderr.strip().splitlines()[-1]
+
+
+def test_ctrl_c_during_resume_says_the_same(tmp_path):
+    out = tmp_path / "out"
+    script = {"SCRIPTED_SLEEP_MS": "150"}
+    first = start("run", str(suite_file(tmp_path)), "--out", str(out), "-q", env=script)
+    interrupt_after(first, out / "ironbench.db", 1)
+    run_id = next(p.name for p in out.iterdir() if p.name.startswith("run_"))
+    second = start("resume", run_id, "--out", str(out), "-q", env=script)
+    _, stderr = interrupt_after(second, out / "ironbench.db", recorded(out / "ironbench.db") + 2)
+    assert second.returncode == 130
+    assert stderr.strip().splitlines()[-1].startswith(f"ironbench: interrupted: {run_id} keeps the ")
+    assert stderr.strip().endswith(f"continue with: ironbench resume {run_id} --out {out}")

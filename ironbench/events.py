@@ -40,6 +40,9 @@ class RunStarted(_Event):
     label: str | None = None  # --label: what the person running it calls this run
     environment: dict = field(default_factory=dict)  # the suite's record_env: name -> value (None if unset)
     redact: list[str] = field(default_factory=list)  # names given with --redact (never values)
+    # The outcome rules every invocation is parsed with: name, source, sha256 and the whole
+    # definition (None: recorded before rules were, i.e. Ironclad's).
+    rules: dict | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

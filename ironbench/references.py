@@ -4,7 +4,7 @@ from dataclasses import dataclass
 
 from ironbench.events import DecisionTaken, InvocationCompleted, RunStarted
 from ironbench.keys import instruction_hash
-from ironbench.outcome import Outcome
+from ironbench.outcome import Outcome, same_rules
 from ironbench.store.eventstore import EventStore
 
 DECIDED = ("stable", "exhausted")
@@ -22,9 +22,10 @@ class StoredBaseline:
         return self.decision == "stable"
 
 
-def _same_setup(started: RunStarted, target_argv: list[str], ironclad_version: str, environment: dict) -> bool:
+def _same_setup(started: RunStarted, target_argv: list[str], ironclad_version: str, environment: dict,
+                rules: dict | None) -> bool:
     return (list(started.target_argv) == list(target_argv) and started.ironclad_version == ironclad_version
-            and (started.environment or {}) == (environment or {}))
+            and (started.environment or {}) == (environment or {}) and same_rules(started.rules, rules))
 
 
 def _baseline_group(store: EventStore, run_id: str, group: str) -> StoredBaseline | None:
@@ -48,12 +49,15 @@ def _baseline_group(store: EventStore, run_id: str, group: str) -> StoredBaselin
 
 
 def latest_baseline(store: EventStore, instruction: str, target_argv: list[str], ironclad_version: str,
-                    environment: dict, exclude_run: str | None = None) -> StoredBaseline | None:
+                    environment: dict, exclude_run: str | None = None,
+                    rules: dict | None = None) -> StoredBaseline | None:
     """The latest decided baseline group of exactly this instruction, taken with the same
-    target argv, target version and recorded environment; None when the store holds none.
+    target argv, target version, recorded environment and outcome rules; None when the
+    store holds none.
 
-    A baseline from another target, version or backend says nothing about this one, and
-    one made mostly of harness or infrastructure errors says nothing at all.
+    A baseline from another target, version or backend says nothing about this one, one
+    whose outcomes were read by other rules cannot be compared with them, and one made
+    mostly of harness or infrastructure errors says nothing at all.
     """
     rows = store.conn.execute(
         "SELECT run_id, group_path, max(seq) AS last FROM invocations "
@@ -67,7 +71,7 @@ def latest_baseline(store: EventStore, instruction: str, target_argv: list[str],
         if run_id not in setups:
             started = next(store.read(run_id, types=("run_started",)), None)
             setups[run_id] = started is not None and _same_setup(started.event, target_argv, ironclad_version,
-                                                                 environment)
+                                                                 environment, rules)
         if setups[run_id]:
             found = _baseline_group(store, run_id, group)
             if found is not None:

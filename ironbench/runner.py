@@ -23,7 +23,7 @@ from ironbench.events import (
     DecisionTaken, InvocationCompleted, InvocationStarted, RecordedEvent, RunAborted, RunFinished, RunStarted,
     VariantDropped, VariantGenerated,
 )
-from ironbench.outcome import UNKNOWN, Outcome, parse_outcome
+from ironbench.outcome import DEFAULT_RULES, UNKNOWN, Outcome, RuleSet, load_rules, parse_outcome, recorded_rules
 from ironbench.keys import instruction_hash, invocation_key
 from ironbench.planner import AiVariants, Group, Track, ai_entries
 from ironbench.planner import plan as plan_tracks
@@ -105,13 +105,13 @@ def new_run_id(store: EventStore, now: datetime | None = None) -> str:
 
 
 def _execute_one(work: _Work, argv: list[str], env: dict[str, str], debug_enabled: bool,
-                 redactor: Redactor | None = None) -> tuple[ProcessResult, Outcome, bool]:
+                 redactor: Redactor | None = None, rules: RuleSet | None = None) -> tuple[ProcessResult, Outcome, bool]:
     ensure_fresh_dir(work.workdir)
     result = invoke(argv, work.workdir, work.group.timeout_seconds, env, redactor)
     if result.harness_error:
         outcome = UNKNOWN
     else:  # a timed-out run keeps what it printed before the kill
-        outcome = parse_outcome(result.exit_code, result.stdout, timed_out=result.timed_out)
+        outcome = parse_outcome(result.exit_code, result.stdout, rules or DEFAULT_RULES, timed_out=result.timed_out)
     debug_present = debug_enabled and (work.workdir / DEBUG_DIR).is_dir()
     return result, outcome, debug_present
 
@@ -148,6 +148,7 @@ class Session:
         self.tree = tree
         self.reporter = reporter
         self.tracks = [_TrackState(track) for track in plan_tracks(suite, ai_variants)]
+        self.rules = recorded_rules(started.rules)  # as the run recorded them, also on resume
         self.append = _appender(store, tree, run_id)
         self.guard = RunGuard(run_id, resume_command(run_id, paths.out_dir, paths.store_path),
                               paths.out_dir / "workdirs", max_infra_errors)
@@ -207,7 +208,8 @@ class Session:
         if state.track.groups[0].path in state.decisions:
             return None
         found = latest_baseline(self.store, state.track.instruction, self.started.target_argv,
-                                self.started.ironclad_version, self.started.environment, exclude_run=self.run_id)
+                                self.started.ironclad_version, self.started.environment, exclude_run=self.run_id,
+                                rules=self.started.rules)
         if found is None:
             return None
         reference_group = state.track.groups[0]
@@ -332,7 +334,7 @@ class Session:
             group = work.group
             future = executor.submit(_execute_one, work, self.target.argv(group.instruction),
                                      self._env(group, work.run_index), self.suite.debug_enabled,
-                                     self.store.redactor)
+                                     self.store.redactor, self.rules)
             running[future] = (state, work)
             return Pending(group.stream(work.run_index), InvocationStarted(
                 key=work.key, mode=group.mode, group=group.path, case_id=group.case_id,
@@ -443,14 +445,14 @@ def _aborts_run(append, tree: OutputTree, reporter: Reporter, run_id: str):
 
 def _begin(store: EventStore, tree: OutputTree, suite: Suite, suite_path: str | None, target_argv: list[str],
            ironclad_version: str, jobs: int, label: str | None = None,
-           redact: Sequence[str] = ()) -> tuple[str, RunStarted]:
+           redact: Sequence[str] = (), rules: RuleSet | None = None) -> tuple[str, RunStarted]:
     run_id = new_run_id(store)
     started = RunStarted(
         suite_id=suite.suite_id, mode=suite.mode, suite=suite.to_dict(), suite_path=suite_path,
         target_argv=target_argv, ironclad_version=ironclad_version, harness_version=__version__,
         python_version=sys.version.split()[0], platform=f"{platform.system()}-{platform.machine()}", jobs=jobs,
         label=label, environment={name: os.environ.get(name) for name in suite.record_env},
-        redact=sorted(set(redact)),
+        redact=sorted(set(redact)), rules=rules.record() if rules is not None else None,
     )
     _appender(store, tree, run_id)([Pending(RUN_STREAM, started)])
     return run_id, started
@@ -482,17 +484,21 @@ def start_run(suite: Suite, paths: RunPaths, target_override: str | None = None,
               suite_path: str | None = None, reporter: Reporter | None = None,
               executor_factory: Callable[[int], Executor] = _executor, max_failures: int | None = None,
               max_infra_errors: int = MAX_INFRA_ERRORS, label: str | None = None,
-              redact: Sequence[str] = ()) -> str:
+              redact: Sequence[str] = (), rules: str | None = None) -> str:
     """Start a new run of `suite`; returns its run id once every case is decided.
 
     Values of secret-looking environment variables, and of those named in `redact`,
-    are replaced before anything is stored or printed.
+    are replaced before anything is stored or printed. `rules` (a shipped name or a
+    file) overrides the suite's outcome rules; a suite's relative path is read from
+    the suite's folder.
     """
     reporter, redactor = _redacting(reporter, redact)
     if suite.mode == "gauntlet":
         return _start_gauntlet(suite, paths, suite_path, reporter, redactor, redact, label)
     target = resolve_target(target_override if target_override is not None else suite.target)
     preflight(target)  # before anything is written: a missing target is one clear error
+    ruleset = load_rules(rules) if rules is not None else load_rules(
+        suite.rules or DEFAULT_RULES, str(Path(suite_path).parent) if suite_path and suite.rules else None)
     if ai_entries(suite):
         from ironbench.ai_generation import preflight_models
 
@@ -502,7 +508,7 @@ def start_run(suite: Suite, paths: RunPaths, target_override: str | None = None,
         tree = OutputTree(store, paths.out_dir)
         tree.catch_up()
         run_id, started = _begin(store, tree, suite, suite_path, list(target.argv_template), target_version(target),
-                                 jobs, label, redact)
+                                 jobs, label, redact, ruleset)
         ai_variants = _generate_ai(suite, run_id, store, tree, reporter, max_failures)
         session = Session(paths, run_id, started, suite, target, store, tree, reporter, ai_variants, max_infra_errors)
         with executor_factory(jobs) as executor:

@@ -252,6 +252,8 @@ class Suite(_Strict):
     scenarios: list[Scenario] = []
     conversations: Annotated[int, Field(strict=True, gt=0, le=MAX_CONVERSATIONS)] | None = None
     stop: StopRule | None = None  # the default stopping rule of baseline cases
+    # Outcome rules: a shipped name (ironclad, exit-code) or a rules file, relative to the suite's folder.
+    rules: Annotated[str, Field(min_length=1)] | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -271,6 +273,8 @@ class Suite(_Strict):
             for field in ("engines", "scenarios"):
                 if not getattr(self, field):
                     raise ValueError(f"{field}: a gauntlet suite needs at least one")
+            if self.rules is not None:
+                raise ValueError("rules: a gauntlet suite scores answers, it reads no outcome rules")
         else:
             if not self.cases:
                 raise ValueError("cases: at least one case is required")

@@ -156,6 +156,10 @@ def run(
     quiet: QuietOption = False,
     no_report: NoReportOption = False,
     redact: RedactOption = None,
+    rules: Annotated[Optional[str], typer.Option(
+        "--rules", metavar="NAME|FILE", help="Outcome rules: ironclad (Ironclad's printed markers), exit-code "
+        "(success = exit 0, failure_stage exit_N), or a rules YAML file. Overrides the suite's rules.",
+        show_default="the suite's, else ironclad")] = None,
 ) -> None:
     """Run a suite against its target; prints the run id (the verdict and the report's path go to stderr)."""
     from ironbench.runner import start_run
@@ -166,7 +170,7 @@ def run(
     paths = _paths(out, store)
     with _interruptible(paths):
         run_id = start_run(loaded, paths, target, jobs, str(suite), reporter, max_failures=max_failures,
-                           max_infra_errors=max_infra_errors, label=label, redact=redact or ())
+                           max_infra_errors=max_infra_errors, label=label, redact=redact or (), rules=rules)
     if loaded.mode == "gauntlet" and not quiet:
         from ironbench.gauntlet.results import format_summary, summary_from_store
         from ironbench.printable import printable

@@ -223,6 +223,9 @@ def _run_meta(run: dict, started: dict, aborted: dict | None) -> dict:
             meta["environment"] = json.loads(meta["environment"])
         except ValueError:
             pass  # shown as recorded
+    if isinstance(meta.get("rules"), dict):  # the whole definition stays in the store; the page names it
+        rules = meta.pop("rules")
+        meta["outcome_rules"] = f"{rules.get('name')} ({rules.get('source')}, sha256 {str(rules.get('sha256'))[:12]})"
     if aborted:
         meta["abort_reason"] = aborted.get("reason")
     return meta

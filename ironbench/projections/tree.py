@@ -175,6 +175,8 @@ class OutputTree:
             "debug_enabled": started.suite.get("debug_enabled"),
             "label": started.label,
             "environment": started.environment,
+            **({"outcome_rules": {k: started.rules[k] for k in ("name", "source", "sha256")}}
+               if started.rules else {}),
             **state.status,
         }
         _write(self.run_dir(state.started.run_id) / "metadata.json", _json(metadata))

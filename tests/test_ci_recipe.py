@@ -1,0 +1,57 @@
+"""The README's CI recipe runs as written: baseline on main, the branch, the comparison page,
+`compare --junit`, and the job's exit code (here with the `fixture` and scripted targets)."""
+
+import json
+import os
+import re
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from tests.conftest import REPO, SCRIPTED
+
+FIXTURE = "fixture"
+
+
+def recipe() -> str:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    found = re.search(r"<!-- ci-recipe: shell -->\n```bash\n(.*?)```", readme, re.S)
+    assert found, "the README's shell CI recipe"
+    return found.group(1)
+
+
+def run_recipe(tmp_path: Path, env: dict) -> subprocess.CompletedProcess:
+    (tmp_path / "ci").mkdir()
+    (tmp_path / "ci" / "ironbench.sh").write_text(recipe())
+    (tmp_path / "suites").mkdir()
+    (tmp_path / "suites" / "baseline.yaml").write_text((REPO / "suites" / "baseline.yaml").read_text())
+    path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"  # the `ironbench` command
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("IRONBENCH_")}
+    return subprocess.run(["bash", "ci/ironbench.sh"], cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                          env={**clean, "PATH": path, **env})
+
+
+def test_the_recipe_passes_when_the_branch_behaves_like_main(tmp_path):
+    result = run_recipe(tmp_path, {"MAIN_TARGET": FIXTURE, "BRANCH_TARGET": FIXTURE})
+    assert result.returncode == 0, result.stderr
+    artifacts = tmp_path / "ironbench-ci"
+    assert (artifacts / "ironbench.db").is_file() and (artifacts / "compare.html").is_file()
+    assert "hash chain holds" in result.stdout and "verdict: no significant change" in result.stdout
+    root = ET.parse(artifacts / "junit.xml").getroot()
+    assert root.get("failures") == "0" and int(root.get("tests")) == 4  # three cases and the gate
+
+
+def test_the_recipe_fails_the_job_when_the_branch_regressed(tmp_path):
+    broken = f"{sys.executable} {SCRIPTED} {{instruction}}"  # every run of the branch fails to generate
+    result = run_recipe(tmp_path, {"MAIN_TARGET": FIXTURE, "BRANCH_TARGET": broken,
+                                   "SCRIPTED_OUTCOMES": json.dumps({c: ["generation"] for c in (
+                                       "compile_email_regex", "convert_list_to_dict", "simple_cache")})})
+    assert result.returncode == 1, result.stderr
+    assert "verdict: REGRESSION" in result.stdout
+    artifacts = tmp_path / "ironbench-ci"
+    page = (artifacts / "compare.html").read_text(encoding="utf-8")
+    assert "regression" in page.lower()
+    root = ET.parse(artifacts / "junit.xml").getroot()
+    gate = [c for c in root.iter("testcase") if c.get("name").startswith("gate")]
+    assert gate and gate[0].find("failure") is not None

@@ -12,7 +12,7 @@ from ironbench.events import AiOutputRejected, VariantGenerated
 from ironbench.generators import get_generator
 from ironbench.generators.ai_validation import clean_model_output, validate_rewrite
 from ironbench.generators.registry import seeded_rng
-from ironbench.models import ModelClient, get_model
+from ironbench.models import ModelClient, ModelError, get_model
 from ironbench.planner import AiVariants, Variant, ai_entries
 from ironbench.store.eventstore import EventStore, Pending
 from ironbench.suite import Suite
@@ -24,10 +24,18 @@ class MaxFailuresReached(IronbenchError):
     exit_code = 1
 
 
-def preflight_models(suite: Suite) -> None:
-    """Every model a suite names must exist before anything is written."""
-    for model_id in sorted({entry.params.model for _, entry in ai_entries(suite)}):
-        get_model(model_id)
+def preflight_models(suite: Suite, source: str = "suite") -> None:
+    """Every model a suite names must exist before anything is written; a missing one is
+    named by the suite file (`source`), the case and the field."""
+    cases = {id(case): (index, case) for index, case in enumerate(suite.cases)}
+    for case, entry in ai_entries(suite):
+        try:
+            get_model(entry.params.model)
+        except ModelError as exc:
+            index, _ = cases[id(case)]
+            position = next(i for i, g in enumerate(case.generators) if g is entry)
+            field = f"generators[{position}].model"
+            raise ModelError(f"{source}: cases[{index}] ({case.id}).{field}: {exc}") from None
 
 
 def call_seed(seed: int, case_id: str, generator: str, slot: int, attempt: int) -> int:

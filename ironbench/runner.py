@@ -502,7 +502,7 @@ def start_run(suite: Suite, paths: RunPaths, target_override: str | None = None,
     if ai_entries(suite):
         from ironbench.ai_generation import preflight_models
 
-        preflight_models(suite)  # likewise an unknown model id
+        preflight_models(suite, suite_path or "suite")  # likewise an unknown model id
     store = open_store(paths.store_path, [ReadModel()], redactor=redactor)
     with store:
         tree = OutputTree(store, paths.out_dir)
@@ -520,7 +520,8 @@ def _start_gauntlet(suite: Suite, paths: RunPaths, suite_path: str | None, repor
                     redactor: Redactor, redact: Sequence[str], label: str | None = None) -> str:
     from ironbench.gauntlet.engines import preflight_engines
 
-    preflight_engines(suite.engines)  # unknown models, classes and commands: before anything is written
+    # unknown models, classes and commands: before anything is written
+    preflight_engines(suite.engines, suite_path or "suite")
     store = open_store(paths.store_path, [ReadModel()], redactor=redactor)
     with store:
         tree = OutputTree(store, paths.out_dir)

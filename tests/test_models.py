@@ -130,3 +130,28 @@ def test_ai_generation_on_the_embedded_model_end_to_end(paths, script):
         assert rejection.failure_reasons
         slot = paths.out_dir / run_id / "adversarial" / "c" / "ai_rewrite" / rejection.variant_id.split("/")[1]
         assert (slot / "ai_generation_failure.json").exists()
+
+
+def test_an_unknown_model_id_names_the_file_the_case_and_the_field(tmp_path):
+    from tests.conftest import cli
+
+    suite = tmp_path / "models.yaml"
+    suite.write_text(json.dumps({"suite_id": "m", "mode": "adversarial", "target": SCRIPTED_TARGET, "cases": [
+        {"id": f"case_{i}", "instruction": BASE, "generators": [{"generator": "whitespace_noise", "count": 1}]}
+        for i in range(2)] + [{"id": "my_case", "instruction": BASE, "generators": [
+            {"generator": "whitespace_noise", "count": 1}, {"generator": "ai_rewrite", "model": "no-such-model"}]}]}))
+    result = cli("run", str(suite), "--out", str(tmp_path / "out"))
+    assert result.returncode == 2 and len(result.stderr.splitlines()) == 1
+    assert result.stderr.startswith(f"ironbench: error: {suite}: cases[2] (my_case).generators[1].model: unknown "
+                                    "model id 'no-such-model' (installed llm models: ")
+    assert not (tmp_path / "out").exists()
+
+    gauntlet = tmp_path / "gauntlet.yaml"
+    gauntlet.write_text(json.dumps({"suite_id": "g", "mode": "gauntlet", "engines": [
+        {"name": "plain", "type": "llm"}, {"name": "guarded", "type": "guarded", "model": "no-such-model"}],
+        "scenarios": [{"name": "s", "domain": "d", "question": "q?", "forbidden_phrase": "f", "follow_ups": ["u"]}]}))
+    result = cli("run", str(gauntlet), "--out", str(tmp_path / "out"))
+    assert result.returncode == 2
+    assert result.stderr.startswith(f"ironbench: error: {gauntlet}: engines[1] (guarded).model: unknown model id "
+                                    "'no-such-model' (")
+    assert not (tmp_path / "out").exists()

@@ -16,7 +16,7 @@ from typing import Protocol
 
 from ironbench.errors import IronbenchError
 from ironbench.generators.registry import seeded_rng
-from ironbench.models import applicable_options, get_model
+from ironbench.models import ModelError, applicable_options, get_model
 from ironbench.suite import CommandEngineSpec, GuardedEngineSpec, LlmEngineSpec, PythonEngineSpec
 
 DEFAULT_OPTIONS = {"temperature": 0.7, "max_tokens": 80}
@@ -201,11 +201,15 @@ def close_engine(engine: Engine) -> None:
         close()
 
 
-def preflight_engines(specs) -> None:
-    """Unknown models and unloadable classes fail before anything is written."""
-    for spec in specs:
+def preflight_engines(specs, source: str = "suite") -> None:
+    """Unknown models and unloadable classes fail before anything is written; an unknown
+    model is named by the suite file (`source`), the engine and the field."""
+    for index, spec in enumerate(specs):
         if isinstance(spec, (LlmEngineSpec, GuardedEngineSpec)):
-            get_model(spec.model)
+            try:
+                get_model(spec.model)
+            except ModelError as exc:
+                raise ModelError(f"{source}: engines[{index}] ({spec.name}).model: {exc}") from None
         elif isinstance(spec, PythonEngineSpec):
             _check_python_engine(spec)
         elif isinstance(spec, CommandEngineSpec):

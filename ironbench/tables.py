@@ -154,7 +154,7 @@ def render(headers: list[str], rows: list[list[str]], width: int | None = None, 
         panels = _panels(count, key_columns, packed, width)
         widths = [_fit(panel, set(key_columns), natural, [folded, packed, least], width) for panel in panels]
         # A folded header may need fewer columns than it was given: give them back.
-        widths = [{i: max(min(content[i], w), *(cell_len(line) for line in fold(headers[i], w)))
+        widths = [{i: max([min(content[i], w)] + [cell_len(line) for line in fold(headers[i], w)])
                    for i, w in panel_widths.items()} for panel_widths in widths]
     lines: list[str] = []
     for number, (panel, panel_widths) in enumerate(zip(panels, widths)):

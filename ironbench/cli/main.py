@@ -176,8 +176,11 @@ def run(
         from ironbench.printable import printable
 
         # the verdict below says what the sentences under the table would (once)
-        typer.echo(printable(format_summary(summary_from_store(paths.store_path, run_id), sentences=False),
-                             keep_newlines=True), err=True)
+        from ironbench.tables import terminal_width
+
+        summary = format_summary(summary_from_store(paths.store_path, run_id), sentences=False,
+                                 width=terminal_width(sys.stderr))
+        typer.echo(printable(summary, keep_newlines=True), err=True)
     _finish(paths, run_id, quiet, no_report)
     typer.echo(run_id)
 

@@ -54,7 +54,8 @@ class ProgressReporter:
         self._decided = 0
 
     def note(self, text):
-        self.console.print(printable(text), highlight=False, markup=False)
+        # folded at words on a terminal; piped, one line each (rich would wrap at 80)
+        self.console.print(printable(text), highlight=False, markup=False, soft_wrap=not self.console.is_terminal)
 
     def started(self, run_id, cases, max_invocations, done):
         self.progress.start()
@@ -76,7 +77,8 @@ class ProgressReporter:
         else:
             task = self.progress.tasks[self.task]
             self.progress.update(self.task, total=task.total - skipped_runs, decided=task.fields["decided"] + 1)
-        self.console.print(decision_line(case_id, decision), highlight=False, markup=False, soft_wrap=True)
+        self.console.print(decision_line(case_id, decision), highlight=False, markup=False,
+                           soft_wrap=not self.console.is_terminal)
 
     def finished(self, run_id, status):
         if self.task is not None:

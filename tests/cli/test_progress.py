@@ -58,3 +58,18 @@ def test_the_reporter_prints_one_line_per_decision_even_before_the_bar_starts():
     reporter.decision("stress/a_long_case_name/level_3", decision, 1)  # before started(): no bar yet
     lines = out.getvalue().splitlines()
     assert lines == [decision_line("stress/a_long_case_name/level_3", decision)]  # one line, never wrapped
+
+
+def test_on_a_terminal_lines_fold_at_its_width_and_piped_they_stay_whole():
+    decision = stress_level_decision([F] * 4, 5, 3, [S] * 5)
+    note = "  c adversarial/c/ai_rewrite/variant_0001 attempt 2: rejected (length outside ±200% of the base)"
+    terminal = io.StringIO()
+    reporter = ProgressReporter(Console(file=terminal, width=60, force_terminal=True, color_system=None))
+    reporter.decision("stress/a_long_case_name/level_3", decision, 1)
+    reporter.note(note)
+    lines = terminal.getvalue().splitlines()
+    assert len(lines) > 2 and max(len(line) for line in lines) <= 60
+    piped = io.StringIO()
+    reporter = ProgressReporter(Console(file=piped, width=60, force_terminal=False))
+    reporter.note(note)
+    assert piped.getvalue().splitlines() == [note]

@@ -112,3 +112,18 @@ def test_cli_writes_junit_and_exits_1_on_regression(tmp_path):
     assert "A 3/3, B 0/3 successful runs" in failures(root)["a"].get("message")
     passing = cli("compare", first, first, "--out", out, "--junit", str(junit))
     assert passing.returncode == 0 and failures(parse(junit.read_text(encoding="utf-8"))) == {}
+
+
+def test_a_gauntlet_comparison_names_engine_and_scenario():
+    from ironbench.compare import Runs
+
+    clean, violated = ("success",) * 5, ("success",) + ("violated",) * 4
+    a = {("guarded", "geography"): Runs(clean), ("guarded", "law"): Runs(clean)}
+    b = {("guarded", "geography"): Runs(violated), ("guarded", "law"): Runs(clean)}
+    comparison = decide(a, b, gate="cases", unit="conversation", power=False)
+    root = parse(junit_xml(comparison))
+    check_shape(root)
+    assert [c.get("name") for c in root.iter("testcase")][:2] == ["guarded/geography", "guarded/law"]
+    assert properties(root)["unit"] == "conversation"
+    assert comparison.failed
+    assert "A 5/5, B 1/5 conversations without a violation" in failures(root)["guarded/geography"].get("message")

@@ -82,13 +82,13 @@ def test_ctrl_c_says_what_was_kept_and_resume_finishes_the_run(tmp_path):
 
 def test_ctrl_c_does_not_wait_for_a_running_target(tmp_path):
     out = tmp_path / "out"
-    # run 2 of case a hangs for 600 s (timeout 300): the interrupt must not wait for it
-    script = {"SCRIPTED_OUTCOMES": json.dumps({"a": ["success", "hang"]})}
+    # after a's first run every run hangs for 600 s (timeout 300): the interrupt must not wait
+    script = {"SCRIPTED_OUTCOMES": json.dumps({"a": ["success", "hang"], "b": ["hang"], "c": ["hang"]})}
     process = start("run", str(suite_file(tmp_path, timeout=300)), "--out", str(out), "-q", env=script)
     started = time.monotonic()
     stdout, stderr = interrupt_after(process, out / "ironbench.db", 1)
     assert time.monotonic() - started < 30
-    assert process.returncode == 130 and "keeps the 1 invocation it recorded" in stderr
+    assert process.returncode == 130 and "keeps the 1 invocation it recorded" in stderr, stderr
     assert "ironbench resume" in stderr.strip().splitlines()[-1]
 
 

@@ -22,6 +22,7 @@ SEPARATOR = "  "
 ELLIPSIS = "…"
 TEXT_MIN = 12  # an elided text cell keeps at least this many columns (when it had that many)
 SHORTER = 0.7  # to stay in one panel, text cells may lose up to 30% of their width
+_TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\d([T ]\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:?\d\d)?)?")
 _WORDS = re.compile(r"[^_\s]+(?:_+|\s+|$)|_+|\s+")
 
 
@@ -41,6 +42,8 @@ def terminal_width(stream=None) -> int | None:
 
 def is_atomic(value) -> bool:
     """Values never cut: numbers and timestamps (half a number is a different number)."""
+    if isinstance(value, str):  # the store keeps times as ISO text
+        return bool(_TIMESTAMP.fullmatch(value))
     return isinstance(value, (int, float, Decimal, datetime, date)) and not isinstance(value, bool)
 
 
@@ -54,7 +57,7 @@ def elide(text: str, width: int) -> str:
         return text
     if width <= 1:
         return ELLIPSIS[:width]
-    head_width = (width - 1 + 1) // 2
+    head_width = width // 2
     tail_width = width - 1 - head_width
     head, used = "", 0
     for char in text:

@@ -52,10 +52,12 @@ def write_suite(path: Path, suite) -> Path:
 
 
 def cli(*args: str, env: dict | None = None, cwd: Path | None = None, check: bool = False):
-    """The real console entry point, in a subprocess."""
+    """The real console entry point, in a subprocess (tables at their natural width unless
+    `env` sets COLUMNS, whatever the shell running the tests exports)."""
+    inherited = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
     result = subprocess.run(
         [sys.executable, "-m", "ironbench.cli.main", *args],
-        capture_output=True, text=True, env={**os.environ, **(env or {})}, cwd=cwd or REPO, timeout=300,
+        capture_output=True, text=True, env={**inherited, **(env or {})}, cwd=cwd or REPO, timeout=300,
     )
     if check and result.returncode != 0:
         raise AssertionError(f"ironbench {' '.join(args)} failed ({result.returncode}):\n{result.stderr}")

@@ -69,11 +69,12 @@ def test_ctrl_c_says_what_was_kept_and_resume_finishes_the_run(tmp_path):
     shown = json.loads(cli("show", run_id, "--out", str(out), "-f", "json", check=True).stdout)
     assert shown["status"] == "aborted" and shown["invocations"] == kept
 
-    resumed = cli(*shlex.split(command)[1:], "-q", "--no-report", env=script, check=True)
+    quick = {**script, "SCRIPTED_SLEEP_MS": "0"}  # only the interrupted run needed time to be interrupted
+    resumed = cli(*shlex.split(command)[1:], "-q", "--no-report", env=quick, check=True)
     assert resumed.stdout.strip() == f"{run_id} finished"
     # the same decisions a run that was never interrupted reaches
     fresh = cli("run", str(suite_file(tmp_path)), "--out", str(tmp_path / "fresh"), "-q", "--no-report",
-                env=script, check=True).stdout.strip()
+                env=quick, check=True).stdout.strip()
     decisions = [json.loads(cli("query", "SELECT case_id, decision, n, successes FROM decisions ORDER BY case_id",
                                 "--run", run, "--out", where, "-f", "json", check=True).stdout)
                  for run, where in ((run_id, str(out)), (fresh, str(tmp_path / "fresh")))]

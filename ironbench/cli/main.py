@@ -119,8 +119,6 @@ def _emit(result: str, format: TableFormat) -> None:
 @contextmanager
 def _interruptible(paths):
     """Ctrl-C during a run: one line saying what was kept and how to continue (exit 130)."""
-    from ironbench.errors import RunInterrupted
-
     try:
         yield
     except RunInterrupted as exc:
@@ -174,10 +172,9 @@ def run(
     if loaded.mode == "gauntlet" and not quiet:
         from ironbench.gauntlet.results import format_summary, summary_from_store
         from ironbench.printable import printable
-
-        # the verdict below says what the sentences under the table would (once)
         from ironbench.tables import terminal_width
 
+        # the verdict below says what the sentences under the table would (once)
         summary = format_summary(summary_from_store(paths.store_path, run_id), sentences=False,
                                  width=terminal_width(sys.stderr))
         typer.echo(printable(summary, keep_newlines=True), err=True)

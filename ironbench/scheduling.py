@@ -13,6 +13,7 @@ continuation is built from the behaviours seen so far, the ones the rule compare
 with (a reference), and fresh successes and failures nobody has seen.
 """
 
+import heapq
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import product
@@ -138,3 +139,20 @@ def active_groups(track: Track, decisions: Mapping[str, str]) -> list[Group] | N
                 return None
     return undecided[:1]
 
+
+
+def round_robin(queues: Sequence[tuple[int, Sequence]], count: int) -> list[tuple[int, object]]:
+    """Up to `count` (queue position, item) picks from per-track queues, given as (when the
+    track was last served, its items): the least recently served track first, one item at
+    a time, so cases share the capacity (and one job runs them in turns, as it always did)."""
+    heap = [(served, position, 0) for position, (served, items) in enumerate(queues) if items]
+    heapq.heapify(heap)
+    picks: list[tuple[int, object]] = []
+    clock = max((served for served, _ in queues), default=0)
+    while heap and len(picks) < count:
+        _, position, taken = heapq.heappop(heap)
+        picks.append((position, queues[position][1][taken]))
+        clock += 1
+        if taken + 1 < len(queues[position][1]):
+            heapq.heappush(heap, (clock, position, taken + 1))
+    return picks

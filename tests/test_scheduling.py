@@ -173,3 +173,13 @@ def test_variants_run_side_by_side_once_the_reference_is_known_and_a_ladder_clim
     assert active_groups(ladder, {levels[0].path: "systematic_success"}) == [levels[1]]
     assert active_groups(ladder, {levels[0].path: "systematic_success",
                                   levels[1].path: "systematic_failure"}) is None
+
+
+def test_tracks_take_turns_least_recently_served_first():
+    from ironbench.scheduling import round_robin
+
+    queues = [(0, ["a1", "a2", "a3"]), (0, ["b1"]), (5, ["c1", "c2"])]
+    assert round_robin(queues, 10) == [(0, "a1"), (1, "b1"), (2, "c1"), (0, "a2"), (2, "c2"), (0, "a3")]
+    assert round_robin(queues, 2) == [(0, "a1"), (1, "b1")]
+    # a track served long ago goes before one served just now
+    assert round_robin([(9, ["x"]), (3, ["y"])], 1) == [(1, "y")]

@@ -29,8 +29,8 @@ SCHEDULER_ENV = "IRONBENCH_SCHEDULER"
 WORKDIRS_ENV = "IRONBENCH_WORKDIRS"  # on a worker: where its working directories go
 WORKER_WORKDIRS = "ironbench-workdirs"  # otherwise under the worker's current directory
 DEBUG_DIR = Path("build") / ".ironclad_debug"
-CONNECT_SECONDS = 10
-WORKERS_SECONDS = 30  # a cluster without workers: how long to wait for the first
+TIMEOUT_ENV = "IRONBENCH_SCHEDULER_TIMEOUT"  # seconds to reach the scheduler, and then a first worker
+TIMEOUT_SECONDS = 10
 RESUBMITS = 3  # a task whose workers kept dying (Dask's KilledWorker) is submitted again this often
 _ADDRESS = re.compile(r"(tcp|tls)://(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.\-_]+)(:\d{1,5})?")
 
@@ -140,8 +140,9 @@ class DaskCluster:
             raise SchedulerError("--scheduler needs the `distributed` package: pip install distributed") from None
         # distributed logs every lost connection and restarted task; the run reports what matters
         logging.getLogger("distributed").setLevel(logging.CRITICAL)
+        self.timeout = float(os.environ.get(TIMEOUT_ENV) or TIMEOUT_SECONDS)
         try:
-            self.client = Client(address, timeout=CONNECT_SECONDS, set_as_default=False)
+            self.client = Client(address, timeout=self.timeout, set_as_default=False)
         except (OSError, TimeoutError) as exc:
             raise SchedulerError(f"cannot reach the Dask scheduler at {address}: {exc}") from None
         self.scheduler = address
@@ -169,10 +170,10 @@ class DaskCluster:
         """Check the target on every worker before anything is written; returns its version,
         which every worker must agree on (a run records one)."""
         try:
-            self.client.wait_for_workers(1, timeout=WORKERS_SECONDS)
+            self.client.wait_for_workers(1, timeout=self.timeout)
         except (TimeoutError, OSError):
             raise SchedulerError(f"the Dask scheduler at {self.scheduler} has no workers (waited "
-                                 f"{WORKERS_SECONDS} s): start some with `dask worker {self.scheduler}`") from None
+                                 f"{self.timeout:g} s): start some with `dask worker {self.scheduler}`") from None
         found = self.client.run(_check_target, target, on_error="return")
         versions: dict[str, list[str]] = {}
         for worker, answer in sorted(found.items()):

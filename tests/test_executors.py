@@ -1,0 +1,215 @@
+"""Invocations on a real Dask cluster on loopback: same decisions as one local job, even
+when a worker is killed mid-run (ironbench/executors.py)."""
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import SCRIPTED_TARGET, cli, make_suite, write_suite
+
+pytest.importorskip("distributed")
+
+# Workers give targets their own environment: the script every cluster test plays.
+SCRIPT = {"steady": ["success"], "late": ["validation", "success_r1", "success", "success", "success"],
+          "flip": ["success", "generation"], "a/baseline": ["success"],
+          "a/whitespace_noise/variant_0001": ["generation", "success"], "a/whitespace_noise": ["success"]}
+SLEEP_MS = 400
+
+
+class LoopbackCluster:
+    """`dask scheduler` and `dask worker` processes on 127.0.0.1, stopped by PID."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.processes: list[subprocess.Popen] = []
+        info = root / "scheduler.json"
+        self._spawn(["scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+                     "--scheduler-file", str(info)], "scheduler")
+        deadline = time.monotonic() + 60
+        while not (info.exists() and info.read_text().strip()):
+            assert time.monotonic() < deadline, "dask scheduler did not start"
+            time.sleep(0.05)
+        time.sleep(0.1)  # the file is written whole, but give the writer a moment
+        self.address = json.loads(info.read_text())["address"]
+
+    def _spawn(self, args: list[str], name: str, env: dict | None = None) -> subprocess.Popen:
+        log = open(self.root / f"{name}.log", "w")
+        process = subprocess.Popen([sys.executable, "-m", "dask", *args], cwd=self.root, stdout=log,
+                                   stderr=subprocess.STDOUT, env={**os.environ, **(env or {})})
+        self.processes.append(process)
+        return process
+
+    def worker(self, name: str, threads: int) -> subprocess.Popen:
+        workdirs = self.root / f"{name}_workdirs"
+        env = {"SCRIPTED_OUTCOMES": json.dumps(SCRIPT), "SCRIPTED_SLEEP_MS": str(SLEEP_MS),
+               "IRONBENCH_WORKDIRS": str(workdirs)}
+        return self._spawn(["worker", self.address, "--no-nanny", "--nthreads", str(threads), "--name", name,
+                            "--no-dashboard"], name, env)
+
+    def wait_for_workers(self, count: int) -> None:
+        from distributed import Client
+
+        with Client(self.address, timeout=30, set_as_default=False) as client:
+            client.wait_for_workers(count, timeout=60)
+
+    def stop(self) -> None:
+        for process in reversed(self.processes):
+            if process.poll() is None:
+                os.kill(process.pid, signal.SIGKILL)
+            process.wait(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    cluster = LoopbackCluster(tmp_path_factory.mktemp("cluster"))
+    try:
+        cluster.worker("w1", 3)
+        cluster.worker("w2", 3)
+        cluster.wait_for_workers(2)
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+def _baseline_suite():
+    return make_suite({"steady": 10, "late": 10, "flip": 6})
+
+
+def _facts(out: Path, run_id: str):
+    with sqlite3.connect(out / "ironbench.db") as conn:
+        found = conn.execute("SELECT group_path, decision, n, successes FROM decisions WHERE run_id = ? ORDER BY 1",
+                             (run_id,)).fetchall()
+        evidence = conn.execute("SELECT group_path, run_index, success, attempts FROM invocations WHERE run_id = ? "
+                                "ORDER BY 1, 2", (run_id,)).fetchall()
+        keys = [r[0] for r in conn.execute("SELECT idempotency_key FROM events WHERE run_id = ? AND "
+                                           "type = 'invocation_completed'", (run_id,))]
+    return found, evidence, keys
+
+
+def _local(tmp_path, suite_file) -> tuple:
+    """The same suite, one local job: what any cluster run must agree with."""
+    out = tmp_path / "local"
+    env = {"SCRIPTED_OUTCOMES": json.dumps(SCRIPT), "SCRIPTED_SLEEP_MS": "0", "IRONBENCH_SCHEDULER": ""}
+    run_id = cli("run", str(suite_file), "--out", str(out), "-q", "--no-report", "--jobs", "1", env=env,
+                 check=True).stdout.strip()
+    return _facts(out, run_id)
+
+
+def test_a_suite_on_the_cluster_decides_as_one_local_job(cluster, tmp_path):
+    suite_file = write_suite(tmp_path / "s.yaml", _baseline_suite())
+    out = tmp_path / "cluster"
+    result = cli("run", str(suite_file), "--out", str(out), "-q", "--no-report", "--scheduler", cluster.address,
+                 check=True)
+    run_id = result.stdout.strip()
+    found, evidence, keys = _facts(out, run_id)
+    assert (found, evidence) == _local(tmp_path, suite_file)[:2]
+    assert len(keys) == len(set(keys)) == len(evidence)
+    with sqlite3.connect(out / "ironbench.db") as conn:
+        payloads = [json.loads(p) for (p,) in conn.execute(
+            "SELECT payload FROM events WHERE type IN ('invocation_completed', 'run_started')")]
+    started, completed = payloads[0], payloads[1:]
+    assert started["scheduler"] == cluster.address and started["jobs"] == 6
+    # each ran in a directory on its worker, named with the worker's host
+    host = os.uname().nodename
+    roots = {str(cluster.root / "w1_workdirs"), str(cluster.root / "w2_workdirs")}
+    for event in completed:
+        where, path = event["debug_path"].split(":", 1)
+        assert where == host and any(path.startswith(root) for root in roots)
+        assert Path(path).is_dir() and event["stdout_path"].startswith(f"{host}:")
+
+
+def test_a_worker_killed_mid_run_changes_no_decision_and_records_each_run_once(cluster, tmp_path):
+    victim = cluster.worker("victim", 3)
+    cluster.wait_for_workers(3)
+    suite_file = write_suite(tmp_path / "s.yaml", _baseline_suite())
+    out = tmp_path / "cluster"
+    run = subprocess.Popen([sys.executable, "-m", "ironbench.cli.main", "run", str(suite_file), "--out", str(out),
+                            "-q", "--no-report", "--scheduler", cluster.address], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while _completed(out) < 1:  # every worker is busy by then: the victim dies running invocations
+        assert time.monotonic() < deadline and run.poll() is None, run.stderr and run.stderr.read()
+        time.sleep(0.05)
+    os.kill(victim.pid, signal.SIGKILL)
+    stdout, stderr = run.communicate(timeout=120)
+    assert run.returncode == 0, stderr
+    found, evidence, keys = _facts(out, stdout.strip())
+    assert (found, evidence) == _local(tmp_path, suite_file)[:2]
+    assert len(keys) == len(set(keys)) == len(evidence)  # exactly once, none lost
+    # the victim had started runs that other workers ran again to the end
+    started = {p.relative_to(cluster.root / "victim_workdirs") for p in
+               (cluster.root / "victim_workdirs").glob("run_*/baseline/*/run_*")}
+    with sqlite3.connect(out / "ironbench.db") as conn:
+        finished_by = {json.loads(p)["debug_path"].split(":", 1)[1] for (p,) in conn.execute(
+            "SELECT payload FROM events WHERE type = 'invocation_completed'")}
+    rerun = [s for s in started if not any(str(cluster.root / "victim_workdirs" / s) in f for f in finished_by)]
+    assert rerun, "the victim was killed after its runs had finished: nothing was re-run"
+
+
+def _completed(out: Path) -> int:
+    try:
+        with sqlite3.connect(f"file:{out / 'ironbench.db'}?mode=ro", uri=True) as conn:
+            return conn.execute("SELECT count(*) FROM events WHERE type = 'invocation_completed'").fetchone()[0]
+    except sqlite3.OperationalError:
+        return 0
+
+
+def test_an_interrupted_local_run_resumes_on_the_cluster(cluster, tmp_path):
+    suite_file = write_suite(tmp_path / "s.yaml", _baseline_suite())
+    out = tmp_path / "moved"
+    env = {**os.environ, "SCRIPTED_OUTCOMES": json.dumps(SCRIPT), "SCRIPTED_SLEEP_MS": str(SLEEP_MS)}
+    run = subprocess.Popen([sys.executable, "-m", "ironbench.cli.main", "run", str(suite_file), "--out", str(out),
+                            "-q", "--no-report", "--jobs", "2"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           env=env, text=True)
+    deadline = time.monotonic() + 60
+    while _completed(out) < 2:
+        assert time.monotonic() < deadline and run.poll() is None
+        time.sleep(0.05)
+    os.kill(run.pid, signal.SIGKILL)
+    run.communicate(timeout=30)
+    with sqlite3.connect(out / "ironbench.db") as conn:
+        run_id = conn.execute("SELECT run_id FROM runs").fetchone()[0]
+    resumed = cli("resume", run_id, "--out", str(out), "-q", "--no-report", env={"IRONBENCH_SCHEDULER": cluster.address})
+    assert resumed.returncode == 0 and resumed.stdout.strip() == f"{run_id} finished", resumed.stderr
+    found, evidence, keys = _facts(out, run_id)
+    assert (found, evidence) == _local(tmp_path, suite_file)[:2]
+    assert len(keys) == len(set(keys)) == len(evidence)
+
+
+def test_a_target_missing_on_the_workers_is_one_error_before_anything_is_written(cluster, tmp_path):
+    suite_file = write_suite(tmp_path / "s.yaml", make_suite({"c": 3}, target="no-such-agent-binary {instruction}"))
+    result = cli("run", str(suite_file), "--out", str(tmp_path / "out"), "--scheduler", cluster.address)
+    assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
+    assert "on worker tcp://127.0.0.1" in result.stderr and "no-such-agent-binary" in result.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_an_unreachable_scheduler_is_one_error(tmp_path):
+    suite_file = write_suite(tmp_path / "s.yaml", make_suite({"c": 3}))
+    result = cli("run", str(suite_file), "--out", str(tmp_path / "out"), "--scheduler", "tcp://127.0.0.1:9",
+                 env={"IRONBENCH_SCHEDULER_TIMEOUT": "1"})
+    assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
+    assert "cannot reach the Dask scheduler at tcp://127.0.0.1:9" in result.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_variants_on_the_cluster_decide_as_one_local_job(cluster, tmp_path):
+    from ironbench.suite import parse_suite
+
+    suite = parse_suite({"suite_id": "a", "mode": "adversarial", "target": SCRIPTED_TARGET, "cases": [
+        {"id": "a", "instruction": "Write a Python function that adds two numbers.",
+         "generators": [{"generator": "whitespace_noise", "count": 3}]}]}, "a.yaml")
+    suite_file = write_suite(tmp_path / "a.yaml", suite)
+    out = tmp_path / "cluster"
+    run_id = cli("run", str(suite_file), "--out", str(out), "-q", "--no-report", "--scheduler", cluster.address,
+                 check=True).stdout.strip()
+    found, evidence, _ = _facts(out, run_id)
+    assert (found, evidence) == _local(tmp_path, suite_file)[:2]
+    assert ("adversarial/a/whitespace_noise/variant_0001", "stochastic", 2, 1) in found

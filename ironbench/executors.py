@@ -140,7 +140,10 @@ class DaskCluster:
             raise SchedulerError("--scheduler needs the `distributed` package: pip install distributed") from None
         # distributed logs every lost connection and restarted task; the run reports what matters
         logging.getLogger("distributed").setLevel(logging.CRITICAL)
-        self.timeout = float(os.environ.get(TIMEOUT_ENV) or TIMEOUT_SECONDS)
+        try:
+            self.timeout = float(os.environ.get(TIMEOUT_ENV) or TIMEOUT_SECONDS)
+        except ValueError:
+            raise SchedulerError(f"{TIMEOUT_ENV}={os.environ[TIMEOUT_ENV]!r}: expected a number of seconds") from None
         try:
             self.client = Client(address, timeout=self.timeout, set_as_default=False)
         except (OSError, TimeoutError) as exc:

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import SCRIPTED_TARGET, cli, make_suite, write_suite
+from tests.fixtures.dask_cluster import LoopbackCluster
 
 pytest.importorskip("distributed")
 
@@ -21,54 +22,12 @@ SCRIPT = {"steady": ["success"], "late": ["validation", "success_r1", "success",
           "flip": ["success", "generation"], "a/baseline": ["success"],
           "a/whitespace_noise/variant_0001": ["generation", "success"], "a/whitespace_noise": ["success"]}
 SLEEP_MS = 400
-
-
-class LoopbackCluster:
-    """`dask scheduler` and `dask worker` processes on 127.0.0.1, stopped by PID."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self.processes: list[subprocess.Popen] = []
-        info = root / "scheduler.json"
-        self._spawn(["scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
-                     "--scheduler-file", str(info)], "scheduler")
-        deadline = time.monotonic() + 60
-        while not (info.exists() and info.read_text().strip()):
-            assert time.monotonic() < deadline, "dask scheduler did not start"
-            time.sleep(0.05)
-        time.sleep(0.1)  # the file is written whole, but give the writer a moment
-        self.address = json.loads(info.read_text())["address"]
-
-    def _spawn(self, args: list[str], name: str, env: dict | None = None) -> subprocess.Popen:
-        log = open(self.root / f"{name}.log", "w")
-        process = subprocess.Popen([sys.executable, "-m", "dask", *args], cwd=self.root, stdout=log,
-                                   stderr=subprocess.STDOUT, env={**os.environ, **(env or {})})
-        self.processes.append(process)
-        return process
-
-    def worker(self, name: str, threads: int) -> subprocess.Popen:
-        workdirs = self.root / f"{name}_workdirs"
-        env = {"SCRIPTED_OUTCOMES": json.dumps(SCRIPT), "SCRIPTED_SLEEP_MS": str(SLEEP_MS),
-               "IRONBENCH_WORKDIRS": str(workdirs)}
-        return self._spawn(["worker", self.address, "--no-nanny", "--nthreads", str(threads), "--name", name,
-                            "--no-dashboard"], name, env)
-
-    def wait_for_workers(self, count: int) -> None:
-        from distributed import Client
-
-        with Client(self.address, timeout=30, set_as_default=False) as client:
-            client.wait_for_workers(count, timeout=60)
-
-    def stop(self) -> None:
-        for process in reversed(self.processes):
-            if process.poll() is None:
-                os.kill(process.pid, signal.SIGKILL)
-            process.wait(timeout=30)
+WORKER_ENV = {"SCRIPTED_OUTCOMES": json.dumps(SCRIPT), "SCRIPTED_SLEEP_MS": str(SLEEP_MS)}
 
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory):
-    cluster = LoopbackCluster(tmp_path_factory.mktemp("cluster"))
+    cluster = LoopbackCluster(tmp_path_factory.mktemp("cluster"), WORKER_ENV)
     try:
         cluster.worker("w1", 3)
         cluster.worker("w2", 3)
@@ -133,24 +92,37 @@ def test_a_worker_killed_mid_run_changes_no_decision_and_records_each_run_once(c
     run = subprocess.Popen([sys.executable, "-m", "ironbench.cli.main", "run", str(suite_file), "--out", str(out),
                             "-q", "--no-report", "--scheduler", cluster.address], stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, text=True)
+    victim_root = cluster.root / "victim_workdirs"
     deadline = time.monotonic() + 60
-    while _completed(out) < 1:  # every worker is busy by then: the victim dies running invocations
+    while not _running_in(victim_root, out):  # kill it while it runs an invocation
         assert time.monotonic() < deadline and run.poll() is None, run.stderr and run.stderr.read()
-        time.sleep(0.05)
+        time.sleep(0.02)
     os.kill(victim.pid, signal.SIGKILL)
+    killed_during = _running_in(victim_root, out)
     stdout, stderr = run.communicate(timeout=120)
     assert run.returncode == 0, stderr
     found, evidence, keys = _facts(out, stdout.strip())
     assert (found, evidence) == _local(tmp_path, suite_file)[:2]
     assert len(keys) == len(set(keys)) == len(evidence)  # exactly once, none lost
-    # the victim had started runs that other workers ran again to the end
-    started = {p.relative_to(cluster.root / "victim_workdirs") for p in
-               (cluster.root / "victim_workdirs").glob("run_*/baseline/*/run_*")}
+    # what the victim was running when it died was run again, by another worker, to the end
     with sqlite3.connect(out / "ironbench.db") as conn:
-        finished_by = {json.loads(p)["debug_path"].split(":", 1)[1] for (p,) in conn.execute(
-            "SELECT payload FROM events WHERE type = 'invocation_completed'")}
-    rerun = [s for s in started if not any(str(cluster.root / "victim_workdirs" / s) in f for f in finished_by)]
-    assert rerun, "the victim was killed after its runs had finished: nothing was re-run"
+        finished_where = {e["group"] + f"/run_{e['run_index']:03d}": e["debug_path"] for e in map(json.loads, (
+            p for (p,) in conn.execute("SELECT payload FROM events WHERE type = 'invocation_completed'")))}
+    assert killed_during and all(str(victim_root) not in finished_where[s] for s in killed_during)
+
+
+def _running_in(root: Path, out: Path) -> list[str]:
+    """Invocations whose working directory is under `root` and that have not completed."""
+    started = {"/".join(p.relative_to(root).parts[1:]) for p in root.glob("run_*/baseline/*/run_*")
+               if (p / "ironbench_stdout.txt").exists()}
+    if not started:
+        return []
+    try:
+        with sqlite3.connect(f"file:{out / 'ironbench.db'}?mode=ro", uri=True) as conn:
+            done = {s for (s,) in conn.execute("SELECT stream FROM events WHERE type = 'invocation_completed'")}
+    except sqlite3.OperationalError:
+        return []
+    return sorted(started - done)
 
 
 def _completed(out: Path) -> int:

@@ -187,6 +187,8 @@ class OutputTree:
             "debug_enabled": started.suite.get("debug_enabled"),
             "label": started.label,
             "environment": started.environment,
+            **({"scheduler": started.scheduler} if started.scheduler else {}),
+            **({"speculate": True} if started.speculate else {}),
             **state.status,
         }
         _write(self.run_dir(state.started.run_id) / "metadata.json", _json(metadata))

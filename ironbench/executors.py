@@ -13,7 +13,7 @@ import socket
 import time
 import uuid
 from collections.abc import Callable
-from concurrent.futures import Executor, Future, ThreadPoolExecutor
+from concurrent.futures import CancelledError, Executor, Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -107,6 +107,9 @@ class LocalThreads:
     def may_resubmit(self, key: str, exc: BaseException) -> bool:
         return False  # an exception in a local thread is a bug: the run aborts
 
+    def lost(self, exc: BaseException) -> str | None:
+        return None
+
     def preflight(self, target: TargetSpec) -> str:
         preflight(target)
         return target_version(target)
@@ -139,7 +142,9 @@ class DaskCluster:
         except ImportError:
             raise SchedulerError("--scheduler needs the `distributed` package: pip install distributed") from None
         # distributed logs every lost connection and restarted task; the run reports what matters
-        logging.getLogger("distributed").setLevel(logging.CRITICAL)
+        for name in ["distributed", *logging.Logger.manager.loggerDict]:
+            if name.startswith("distributed"):
+                logging.getLogger(name).setLevel(logging.CRITICAL)
         try:
             self.timeout = float(os.environ.get(TIMEOUT_ENV) or TIMEOUT_SECONDS)
         except ValueError:
@@ -200,6 +205,13 @@ class DaskCluster:
             return False
         self.resubmitted[key] = self.resubmitted.get(key, 0) + 1
         return True
+
+    def lost(self, exc: BaseException) -> str | None:
+        """Why a task came back without a result, when the cluster (not the task) failed."""
+        if isinstance(exc, (CancelledError, OSError)) or type(exc).__name__ in ("KilledWorker", "CommClosedError"):
+            return f"lost its task on the Dask cluster at {self.scheduler} ({type(exc).__name__}: {exc})".replace(
+                " ()", "").replace(": )", ")")
+        return None
 
     def workdir(self, relative: str) -> str:
         return f"worker:{relative}"  # each worker puts it under its own root

@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field
 from functools import partial
 from typing import Protocol
 
-from ironbench.errors import IronbenchError
+from ironbench.errors import IronbenchError, RunStopped
 from ironbench.events import (
     DecisionTaken, InvocationCompleted, InvocationStarted, RecordedEvent, RunAborted, RunFinished, RunStarted,
     VariantDropped,
@@ -384,7 +384,12 @@ class Session:
                             ran = future.result()
                         except Exception as exc:
                             if not executor.may_resubmit(work.key, exc):
-                                raise
+                                reason = executor.lost(exc)
+                                if reason is None:
+                                    raise
+                                raise RunStopped(f"{self.run_id} stopped: {reason}. Once it is back: "
+                                                 f"{self.guard.resume} --scheduler ADDRESS (or --jobs N, "
+                                                 "to continue here)") from None
                             self.reporter.note(f"  {work.group.path} run {work.run_index}: {type(exc).__name__} "
                                                "(the workers running it died); submitted again")
                             pending.append(self._submit(executor, running, state, work))

@@ -20,7 +20,8 @@ pytest.importorskip("distributed")
 # Workers give targets their own environment: the script every cluster test plays.
 SCRIPT = {"steady": ["success"], "late": ["validation", "success_r1", "success", "success", "success"],
           "flip": ["success", "generation"], "a/baseline": ["success"],
-          "a/whitespace_noise/variant_0001": ["generation", "success"], "a/whitespace_noise": ["success"]}
+          "a/whitespace_noise/variant_0001": ["generation", "success"], "a/whitespace_noise": ["success"],
+          "hang": ["spawn_hang"]}
 SLEEP_MS = 400
 WORKER_ENV = {"SCRIPTED_OUTCOMES": json.dumps(SCRIPT), "SCRIPTED_SLEEP_MS": str(SLEEP_MS)}
 
@@ -185,3 +186,54 @@ def test_variants_on_the_cluster_decide_as_one_local_job(cluster, tmp_path):
     found, evidence, _ = _facts(out, run_id)
     assert (found, evidence) == _local(tmp_path, suite_file)[:2]
     assert ("adversarial/a/whitespace_noise/variant_0001", "stochastic", 2, 1) in found
+
+
+def test_targets_and_their_descendants_are_contained_on_the_worker(cluster, tmp_path):
+    suite_file = write_suite(tmp_path / "s.yaml", make_suite({"hang": 3}, timeout_seconds=1))
+    out = tmp_path / "cluster"
+    run_id = cli("run", str(suite_file), "--out", str(out), "-q", "--no-report", "--scheduler", cluster.address,
+                 check=True).stdout.strip()
+    with sqlite3.connect(out / "ironbench.db") as conn:
+        timed_out = [r[0] for r in conn.execute("SELECT timed_out FROM invocations WHERE run_id = ?", (run_id,))]
+    assert timed_out == [1, 1, 1]  # three at once on the workers, each killed at its timeout
+    children = [int(p.read_text()) for root in ("w1_workdirs", "w2_workdirs")
+                for p in (cluster.root / root / run_id).rglob("child.pid")]
+    assert len(children) == 3
+    assert not [pid for pid in children if _alive(pid)], "a grandchild outlived its invocation on the worker"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] not in "ZX"
+    except OSError:
+        return False
+
+
+def test_a_lost_scheduler_stops_the_run_and_resume_finishes_it_here(tmp_path):
+    own = LoopbackCluster(tmp_path, WORKER_ENV)
+    try:
+        own.worker("w", 2)
+        own.wait_for_workers(1)
+        suite_file = write_suite(tmp_path / "s.yaml", _baseline_suite())
+        out = tmp_path / "out"
+        run = subprocess.Popen([sys.executable, "-m", "ironbench.cli.main", "run", str(suite_file), "--out",
+                                str(out), "-q", "--no-report", "--scheduler", own.address],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 60
+        while _completed(out) < 1:
+            assert time.monotonic() < deadline and run.poll() is None
+            time.sleep(0.05)
+        os.kill(own.processes[0].pid, signal.SIGKILL)
+        _, stderr = run.communicate(timeout=60)
+    finally:
+        own.stop()
+    assert run.returncode == 1 and stderr.count("\n") == 1, stderr
+    assert "lost its task on the Dask cluster" in stderr and "ironbench resume" in stderr
+    with sqlite3.connect(out / "ironbench.db") as conn:
+        run_id = conn.execute("SELECT run_id FROM runs").fetchone()[0]
+    env = {**WORKER_ENV, "SCRIPTED_SLEEP_MS": "0", "IRONBENCH_SCHEDULER": ""}
+    resumed = cli("resume", run_id, "--out", str(out), "-q", "--no-report", "--jobs", "2", env=env)
+    assert resumed.returncode == 0, resumed.stderr
+    found, evidence, keys = _facts(out, run_id)
+    assert (found, evidence) == _local(tmp_path, suite_file)[:2]
+    assert len(keys) == len(set(keys)) == len(evidence)

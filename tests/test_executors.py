@@ -237,3 +237,21 @@ def test_a_lost_scheduler_stops_the_run_and_resume_finishes_it_here(tmp_path):
     found, evidence, keys = _facts(out, run_id)
     assert (found, evidence) == _local(tmp_path, suite_file)[:2]
     assert len(keys) == len(set(keys)) == len(evidence)
+
+
+def test_on_a_worker_its_own_secrets_are_redacted_and_paths_name_its_host(tmp_path, monkeypatch):
+    from ironbench.executors import Work, run_invocation
+    from ironbench.planner import Group
+    from ironbench.redact import Redactor
+
+    monkeypatch.setenv("IRONBENCH_WORKDIRS", str(tmp_path / "roots"))
+    monkeypatch.setenv("WORKER_API_TOKEN", "worker-only-secret-value")
+    group = Group("baseline", "baseline", "c", "base", "x", 10, 3, "baseline/c")
+    work = Work(group, 1, "k", "run_x/baseline/c/run_001")
+    coordinator = Redactor({"coordinator-secret-value": "COORD_TOKEN"})
+    ran = run_invocation(work, ["sh", "-c", 'echo "$WORKER_API_TOKEN coordinator-secret-value"'], {}, False,
+                         coordinator, None)
+    assert ran.result.stdout.strip() == "[REDACTED:WORKER_API_TOKEN] [REDACTED:COORD_TOKEN]"
+    host = os.uname().nodename
+    assert ran.workdir == f"{host}:{tmp_path / 'roots' / 'run_x/baseline/c/run_001'}"
+    assert ran.result.stdout_path.startswith(f"{host}:{tmp_path / 'roots'}")

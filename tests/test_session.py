@@ -130,3 +130,41 @@ def test_run_and_resume_take_speculate_and_scheduler_options(tmp_path):
     assert result.returncode == 2 and result.stderr.count("\n") == 1
     assert "expected tcp://HOST:PORT" in result.stderr
     assert not (tmp_path / "out").exists()
+
+
+class _InterruptAfter:
+    """Interrupts the run after n completions, like Ctrl-C would."""
+
+    def __init__(self, n):
+        self.n = n
+
+    def note(self, text): pass
+    def started(self, *args): pass
+    def decision(self, *args): pass
+    def finished(self, *args): pass
+
+    def invocation(self, *args):
+        self.n -= 1
+        if self.n == 0:
+            raise KeyboardInterrupt
+
+
+def test_an_interrupted_speculative_run_resumes_to_the_decisions_of_one_job(tmp_path, script):
+    import pytest
+
+    from ironbench.runner import resume_run
+
+    script({"b": ["success", "generation"] * 4, "late": ["validation", "success_r1", "success", "success", "success"],
+            "a/baseline": ["success"], "a/whitespace_noise": ["generation", "success"],
+            "s/level_1": ["success", "generation"], "s/level_2": ["generation"]}, sleep_ms=30)
+    one = RunPaths.resolve(tmp_path / "one", None)
+    expected = _facts(one, start_run(_mixed_suite(), one, jobs=1))
+    paths = RunPaths.resolve(tmp_path / "spec", None)
+    with pytest.raises(KeyboardInterrupt):
+        start_run(_mixed_suite(), paths, jobs=6, speculate=True, reporter=_InterruptAfter(12))
+    with open_store(paths.store_path) as store:
+        run_id = store.run_ids()[0]
+    assert resume_run(run_id, paths, jobs=6) == "finished"
+    found, evidence, extra = _facts(paths, run_id)
+    assert (found, evidence) == expected[:2]
+    assert events_of(paths, run_id)[0].event.speculate

@@ -22,7 +22,7 @@ SCRIPT = {"steady": ["success"], "late": ["validation", "success_r1", "success",
           "flip": ["success", "generation"], "a/baseline": ["success"],
           "a/whitespace_noise/variant_0001": ["generation", "success"], "a/whitespace_noise": ["success"],
           "hang": ["spawn_hang"]}
-SLEEP_MS = 400
+SLEEP_MS = 250
 WORKER_ENV = {"SCRIPTED_OUTCOMES": json.dumps(SCRIPT), "SCRIPTED_SLEEP_MS": str(SLEEP_MS)}
 
 

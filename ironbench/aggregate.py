@@ -18,9 +18,10 @@ def seed_timestamp(timestamp_utc: str) -> str:
 
 
 def summary(run_id: str, suite_id: str, ironclad_version: str, completed: InvocationCompleted,
-            timestamp_utc: str) -> dict:
+            timestamp_utc: str, surplus: bool = False) -> dict:
     """summary.json: the seed's fields in the seed's format (`run_id` is the run's
-    sequential number within its group), then ironbench's own."""
+    sequential number within its group), then ironbench's own; `"surplus": true` for a
+    run past its group's decision (--speculate), which counts in nothing."""
     return {
         "run_id": f"run_{completed.run_index:03d}",
         "harness_run_id": run_id,
@@ -45,6 +46,7 @@ def summary(run_id: str, suite_id: str, ironclad_version: str, completed: Invoca
         "debug_path": completed.debug_path,
         "timestamp_utc": seed_timestamp(timestamp_utc),
         "ironclad_version": ironclad_version,
+        **({"surplus": True} if surplus else {}),
     }
 
 

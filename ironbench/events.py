@@ -43,6 +43,8 @@ class RunStarted(_Event):
     # The outcome rules every invocation is parsed with: name, source, sha256 and the whole
     # definition (None: recorded before rules were, i.e. Ironclad's).
     rules: dict | None = None
+    speculate: bool = False  # --speculate: runs past a group's next decision may start on idle capacity
+    scheduler: str | None = None  # --scheduler: the Dask cluster the invocations ran on
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -96,6 +98,9 @@ class InvocationCompleted(_Event):
     # The whole streams, redacted and capped (targets/capture.py): where a person reads them.
     stdout_path: str | None = None
     stderr_path: str | None = None
+    # Completed after its group's decision (started by --speculate): not evidence, counted
+    # in no decision, aggregate, rate or comparison.
+    surplus: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -133,6 +138,8 @@ class DecisionTaken(_Event):
     # The test behind the verdict: stress level vs level 0, variant vs an unstable baseline.
     p_value: float | None = None
     reference_group: str | None = None  # the stored baseline group the reference came from
+    # Runs of the group that had completed past the decision (--speculate): surplus, not evidence.
+    surplus_runs: list[int] | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

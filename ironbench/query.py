@@ -32,6 +32,11 @@ _VIEWS = {
         "SELECT * REPLACE (success::BOOLEAN AS success, timed_out::BOOLEAN AS timed_out, "
         "debug_artifacts_present::BOOLEAN AS debug_artifacts_present) FROM store.superseded_invocations"
     ),
+    # Runs past their group's decision (--speculate): kept, never evidence.
+    "surplus_invocations": (
+        "SELECT * REPLACE (success::BOOLEAN AS success, timed_out::BOOLEAN AS timed_out, "
+        "debug_artifacts_present::BOOLEAN AS debug_artifacts_present) FROM store.surplus_invocations"
+    ),
     "decisions": "SELECT * FROM store.decisions",
     "variants": "SELECT * REPLACE (dropped::BOOLEAN AS dropped) FROM store.variants",
     "rejections": "SELECT * FROM store.rejections",

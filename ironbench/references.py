@@ -35,12 +35,15 @@ def _baseline_group(store: EventStore, run_id: str, group: str) -> StoredBaselin
     decision = None
     for recorded in store.read(run_id, types=("invocation_completed", "decision_taken"), stream_prefix=group):
         event = recorded.event
-        if isinstance(event, InvocationCompleted) and recorded.stream.rsplit("/", 1)[0] == group:
+        if isinstance(event, InvocationCompleted) and recorded.stream.rsplit("/", 1)[0] == group \
+                and not event.surplus:
             attempts += 1
             broken += event.infra_error is not None or event.harness_error is not None
             live[event.run_index] = event  # a re-run of the slot supersedes its earlier attempt
         elif isinstance(event, DecisionTaken) and recorded.stream == group:
             decision = event.decision
+            for index in event.surplus_runs or ():  # past the decision (--speculate): no evidence
+                live.pop(index, None)
     outcomes = [Outcome(e.success, e.failure_stage, e.attempts, e.repairs_triggered)
                 for _, e in sorted(live.items()) if e.infra_error is None and e.harness_error is None]
     if decision not in DECIDED or not outcomes or 2 * broken > attempts:

@@ -40,9 +40,13 @@ SELECT i.case_id, i.variant_id, count(*) FILTER (WHERE i.infra_error IS NULL) AS
        round(any_value(d.success_upper_95), 3) AS success_upper_95,
        any_value(d.direction) AS direction,
        round(avg(i.attempts) FILTER (WHERE i.infra_error IS NULL), 2) AS mean_attempts,
-       round(quantile_cont(i.duration_ms, 0.95) FILTER (WHERE i.infra_error IS NULL), 1) AS p95_duration_ms
+       round(quantile_cont(i.duration_ms, 0.95) FILTER (WHERE i.infra_error IS NULL), 1) AS p95_duration_ms,
+       any_value(x.surplus) AS surplus
 FROM store.invocations i
 LEFT JOIN store.decisions d ON d.run_id = i.run_id AND d.case_id = i.case_id AND d.variant_id = i.variant_id
+-- runs past the decision (--speculate): shown, counted in nothing above
+LEFT JOIN (SELECT case_id, variant_id, count(*) AS surplus FROM store.surplus_invocations WHERE run_id = ?
+           GROUP BY 1, 2) x ON x.case_id = i.case_id AND x.variant_id = i.variant_id
 WHERE i.run_id = ?
 GROUP BY 1, 2
 UNION ALL
@@ -50,7 +54,7 @@ UNION ALL
 SELECT case_id, variant_id, n, successes, round(success_rate, 3), NULL, NULL,
        decision || coalesce(' at level ' || level, '') || coalesce(', p=' || round(p_value, 4), ''),
        round(wilson_low, 3), round(wilson_high, 3), round(chance_agreement, 3), NULL,
-       round(success_upper_95, 3), NULL, NULL, NULL
+       round(success_upper_95, 3), NULL, NULL, NULL, NULL
 FROM store.decisions WHERE run_id = ? AND variant_id = 'ladder'
 ORDER BY 1, 2
 """
@@ -151,10 +155,13 @@ def show_run(store_path: Path, run_id: str) -> tuple[dict, QueryResult, list[dic
         if row is None:
             raise RunNotFound(f"run {run_id!r} not found in {store_path}")
         header = dict(zip([d[0] for d in cursor.description], row))
+        surplus = con.execute("SELECT count(*) FROM store.surplus_invocations WHERE run_id = ?", [run_id]).fetchone()
+        if surplus[0]:
+            header["surplus"] = f"{surplus[0]} runs past their case's decision (--speculate): in no count above"
         if header["mode"] == "gauntlet":
             cursor = con.execute(_GAUNTLET, [run_id])
         else:
-            cursor = con.execute(_CASES, [run_id, run_id])
+            cursor = con.execute(_CASES, [run_id, run_id, run_id])
         cases = QueryResult([d[0] for d in cursor.description], cursor.fetchall())
         verdicts = [_verdict(*r) for r in con.execute(_VERDICTS, [run_id]).fetchall()]
         verdicts += sensitivity_verdicts(con.execute(_SENSITIVITY, [run_id]).fetchall())
@@ -203,9 +210,10 @@ def interruption(store_path: Path, out_dir: Path, run_id: str) -> str:
 
 
 def invocation_logs(store_path: Path, run_id: str, case_id: str, variant_id: str | None = None,
-                    run_index: int | None = None) -> list[tuple[RecordedEvent, bool]]:
+                    run_index: int | None = None) -> list[tuple[RecordedEvent, bool, bool]]:
     """Every recorded attempt of a case's invocations (optionally one variant, one run),
-    in order, each with whether a re-run superseded it."""
+    in order, each with whether a re-run superseded it and whether it lies past its
+    group's decision (surplus)."""
     with open_store(store_path, create=False) as store:
         if not store.has_run(run_id):
             raise RunNotFound(f"run {run_id!r} not found in {store_path}")
@@ -217,6 +225,9 @@ def invocation_logs(store_path: Path, run_id: str, case_id: str, variant_id: str
             known = ", ".join(r[0] for r in store.conn.execute(
                 "SELECT DISTINCT case_id FROM invocations WHERE run_id = ? ORDER BY 1", (run_id,)))
             raise RunNotFound(f"run {run_id}: no invocation of case {case_id!r} (cases: {known or 'none'})")
+        surplus = {f"{group}/run_{index:03d}" for group, index in store.conn.execute(
+            "SELECT group_path, run_index FROM surplus_invocations WHERE run_id = ? AND case_id = ?",
+            (run_id, case_id))}
         found: list[RecordedEvent] = []
         for group in groups:
             for recorded in store.read(run_id, types=("invocation_completed",), stream_prefix=f"{group}/"):
@@ -232,13 +243,13 @@ def invocation_logs(store_path: Path, run_id: str, case_id: str, variant_id: str
     latest = {}
     for recorded in found:
         latest[recorded.stream] = max(latest.get(recorded.stream, 0), recorded.event.rerun)
-    return [(r, r.event.rerun < latest[r.stream]) for r in found]
+    return [(r, r.event.rerun < latest[r.stream], r.stream in surplus) for r in found]
 
 
-def format_logs(logs: list[tuple[RecordedEvent, bool]]) -> str:
+def format_logs(logs: list[tuple[RecordedEvent, bool, bool]]) -> str:
     """A person's view of invocations: what each printed on stdout and stderr."""
     parts = []
-    for recorded, superseded in logs:
+    for recorded, superseded, surplus in logs:
         event = recorded.event
         facts = [f"exit {event.exit_code}" if not event.timed_out else "timed out",
                  "success" if event.success else f"failure_stage {event.failure_stage}",
@@ -247,6 +258,8 @@ def format_logs(logs: list[tuple[RecordedEvent, bool]]) -> str:
             facts.append(f"infra_error {event.infra_error!r}")
         if event.rerun or superseded:
             facts.append(f"rerun {event.rerun}{', superseded' if superseded else ''}")
+        if surplus:
+            facts.append("surplus: past the decision, not evidence")
         parts.append(f"== {recorded.run_id} {recorded.stream} ({'; '.join(facts)})\n"
                      f"-- stdout --\n{event.stdout.rstrip()}\n-- stderr --\n{event.stderr.rstrip()}\n")
     return "\n".join(parts).rstrip("\n")

@@ -25,7 +25,12 @@ OutOption = Annotated[Path, typer.Option(
     "--out", envvar="IRONBENCH_OUT", help="Output directory: run trees, working directories and the store.")]
 StoreOption = Annotated[Optional[Path], typer.Option(
     "--store", envvar="IRONBENCH_STORE", show_default="OUT/ironbench.db", help="SQLite event store.")]
-JobsOption = Annotated[int, typer.Option("--jobs", "-j", min=1, help="Cases invoked in parallel.")]
+JobsOption = Annotated[Optional[int], typer.Option(
+    "--jobs", "-j", min=1, show_default="1; with --scheduler, the cluster's worker threads",
+    help="Invocations run at once (the runs a decision needs start together, across and within cases).")]
+SchedulerOption = Annotated[Optional[str], typer.Option(
+    "--scheduler", envvar="IRONBENCH_SCHEDULER", metavar="tcp://HOST:PORT",
+    help="Run the invocations on this Dask cluster's workers (the store and decisions stay here).")]
 MaxFailuresOption = Annotated[Optional[int], typer.Option(
     "--max-failures", min=1, help="Stop the run after this many rejected AI outputs (resume continues it).")]
 QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar or turn-by-turn output.")]
@@ -146,7 +151,11 @@ def run(
         '"python my_agent.py {instruction}". Overrides the suite\'s target.')] = None,
     out: OutOption = DEFAULT_OUT,
     store: StoreOption = None,
-    jobs: JobsOption = 1,
+    jobs: JobsOption = None,
+    scheduler: SchedulerOption = None,
+    speculate: Annotated[bool, typer.Option(
+        "--speculate", help="Also start runs past a case's next possible decision on idle capacity (faster, "
+        "more invocations); those past the decision are recorded as surplus and count in nothing.")] = False,
     max_failures: MaxFailuresOption = None,
     max_infra_errors: MaxInfraErrorsOption = 3,
     label: Annotated[Optional[str], typer.Option(
@@ -168,7 +177,8 @@ def run(
     paths = _paths(out, store)
     with _interruptible(paths):
         run_id = start_run(loaded, paths, target, jobs, str(suite), reporter, max_failures=max_failures,
-                           max_infra_errors=max_infra_errors, label=label, redact=redact or (), rules=rules)
+                           max_infra_errors=max_infra_errors, label=label, redact=redact or (), rules=rules,
+                           speculate=speculate, scheduler=scheduler)
     if loaded.mode == "gauntlet" and not quiet:
         from ironbench.gauntlet.results import format_summary, summary_from_store
         from ironbench.printable import printable
@@ -187,7 +197,8 @@ def resume(
     run_id: Annotated[str, typer.Argument(metavar="RUN", help="Run id to continue.")],
     out: OutOption = DEFAULT_OUT,
     store: StoreOption = None,
-    jobs: JobsOption = 1,
+    jobs: JobsOption = None,
+    scheduler: SchedulerOption = None,
     max_failures: MaxFailuresOption = None,
     max_infra_errors: MaxInfraErrorsOption = 3,
     quiet: QuietOption = False,
@@ -202,7 +213,7 @@ def resume(
     paths = _paths(out, store)
     with _interruptible(paths):
         status = resume_run(run_id, paths, jobs, reporter, max_failures=max_failures,
-                            max_infra_errors=max_infra_errors, redact=redact or ())
+                            max_infra_errors=max_infra_errors, redact=redact or (), scheduler=scheduler)
     _finish(paths, run_id, quiet, no_report)
     typer.echo(f"{run_id} {status}")
 
@@ -302,7 +313,7 @@ def query(
     out: OutOption = DEFAULT_OUT,
     store: StoreOption = None,
 ) -> None:
-    """Run a SQL query in DuckDB over the store (read-only). Views: runs, invocations, superseded_invocations, decisions, variants, rejections, turns, turn_scores, events."""
+    """Run a SQL query in DuckDB over the store (read-only). Views: runs, invocations, superseded_invocations, surplus_invocations, decisions, variants, rejections, turns, turn_scores, events."""
     from ironbench.query import format_result, run_query
 
     result = format_result(run_query(_paths(out, store).store_path, name, run_id), format.value, _width(format))

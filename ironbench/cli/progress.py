@@ -63,8 +63,8 @@ class ProgressReporter:
                                            decided=self._decided, successes=0)
 
     def invocation(self, case_id, run_index, completed):
-        if self.task is None or completed.infra_error is not None:
-            return  # an infrastructure error leaves its slot to be run again
+        if self.task is None or completed.infra_error is not None or completed.surplus:
+            return  # an infrastructure error leaves its slot to be run again; a surplus run counts in nothing
         task = self.progress.tasks[self.task]
         self.progress.update(self.task, advance=1, successes=task.fields["successes"] + int(completed.success))
 

@@ -14,7 +14,7 @@ from ironbench.events import (
 )
 from ironbench.keys import instruction_hash
 
-READ_MODEL_TABLES = ("invocations", "superseded_invocations", "decisions", "variants", "rejections", "turns", "turn_scores", "runs")
+READ_MODEL_TABLES = ("invocations", "superseded_invocations", "surplus_invocations", "decisions", "variants", "rejections", "turns", "turn_scores", "runs")
 
 _INSERT_INVOCATION = (
     "INSERT OR REPLACE INTO invocations(invocation_key, run_id, suite_id, mode, case_id, variant_id, "
@@ -33,6 +33,13 @@ _SUPERSEDE = (
     f"INSERT OR REPLACE INTO superseded_invocations({_INVOCATION_COLUMNS}) "
     f"SELECT {_INVOCATION_COLUMNS} FROM invocations WHERE invocation_key = ? AND rerun < ?"
 )
+# Runs past their group's decision (--speculate) leave `invocations`: they are no evidence.
+_SURPLUS_COLUMNS = _INVOCATION_COLUMNS
+_TO_SURPLUS = (
+    f"INSERT OR REPLACE INTO surplus_invocations({_SURPLUS_COLUMNS}) SELECT {_SURPLUS_COLUMNS} FROM invocations "
+    "WHERE run_id = ? AND group_path = ? AND run_index = ?"
+)
+_FROM_INVOCATIONS = "DELETE FROM invocations WHERE run_id = ? AND group_path = ? AND run_index = ?"
 _INSERT_DECISION = (
     "INSERT OR REPLACE INTO decisions(seq, run_id, suite_id, mode, case_id, variant_id, decision, reason, n, "
     "successes, success_rate, wilson_low, wilson_high, chance_agreement, timestamp_utc, group_path, generator, "
@@ -73,7 +80,11 @@ class ReadModel:
                 suite_id, mode = self._suite_and_mode(conn, recorded.run_id)
                 if event.rerun:
                     conn.execute(_SUPERSEDE, (event.key, event.rerun))
-                conn.execute(_INSERT_INVOCATION, (
+                insert = _INSERT_INVOCATION
+                if event.surplus:
+                    conn.execute("DELETE FROM invocations WHERE invocation_key = ?", (event.key,))
+                    insert = insert.replace("INTO invocations(", "INTO surplus_invocations(")
+                conn.execute(insert, (
                     event.key, recorded.run_id, suite_id, mode, event.case_id, event.variant_id,
                     event.run_index, event.instruction_hash, event.instruction_length, event.success,
                     event.failure_stage, event.attempts, event.repairs_triggered, event.duration_ms,
@@ -91,6 +102,9 @@ class ReadModel:
                     event.success_lower_95, event.success_upper_95, event.reproduce_lower_95, event.direction,
                     event.p_value,
                 ))
+                for index in event.surplus_runs or ():
+                    conn.execute(_TO_SURPLUS, (recorded.run_id, event.group, index))
+                    conn.execute(_FROM_INVOCATIONS, (recorded.run_id, event.group, index))
             elif isinstance(event, ScenarioStarted):
                 for table in ("turns", "turn_scores"):  # a new attempt replaces an interrupted one
                     conn.execute(f"DELETE FROM {table} WHERE run_id = ? AND engine = ? AND scenario = ? "

@@ -51,6 +51,9 @@ class _RunState:
     started: RecordedEvent
     status: dict = field(default_factory=dict)
     groups: dict[str, dict[int, InvocationCompleted]] = field(default_factory=dict)  # live run per index
+    stamps: dict[str, str] = field(default_factory=dict)  # stream -> when its live run was recorded
+    surplus: set[str] = field(default_factory=set)  # streams of runs past their group's decision
+    moved: dict[int, InvocationCompleted] = field(default_factory=dict)  # by the latest decision, to surplus
     decisions: dict[str, DecisionTaken] = field(default_factory=dict)
     rejections: dict[str, list[tuple[str, AiOutputRejected]]] = field(default_factory=dict)
     gauntlet: dict[tuple[str, str, int], ScenarioRecord] = field(default_factory=dict)
@@ -90,7 +93,11 @@ class OutputTree:
         event = recorded.event
         if isinstance(event, InvocationCompleted):
             group = group_of(recorded)
+            if event.surplus:
+                state.surplus.add(recorded.stream)
+                return None
             state.groups.setdefault(group, {})[event.run_index] = event  # a re-run supersedes its slot's attempt
+            state.stamps[recorded.stream] = recorded.timestamp_utc
             return group
         if isinstance(event, AiOutputRejected):
             state.rejections.setdefault(recorded.stream, []).append((recorded.timestamp_utc, event))
@@ -114,6 +121,9 @@ class OutputTree:
         if isinstance(event, DecisionTaken):
             group = event.group or f"baseline/{event.case_id}"
             state.decisions[group] = event
+            live = state.groups.get(group, {})
+            state.moved = {i: live.pop(i) for i in event.surplus_runs or () if i in live}
+            state.surplus.update(f"{group}/run_{i:03d}" for i in event.surplus_runs or ())
             return group if group in state.groups else None
         if isinstance(event, (RunFinished, RunAborted)):
             state.status = {
@@ -142,7 +152,9 @@ class OutputTree:
         state = self._state(recorded)
         group = self._fold(state, recorded)
         if isinstance(event, InvocationCompleted):
-            self._write_invocation(state, recorded, event)
+            self._write_invocation(state, recorded.stream, event, recorded.timestamp_utc)
+        if isinstance(event, DecisionTaken) and event.surplus_runs:
+            self._mark_surplus(state, event)
         if isinstance(event, AiOutputRejected):
             self._write_ai_failure(state, recorded.stream)
         if isinstance(event, (TurnScored, ScenarioFinished)):
@@ -177,16 +189,28 @@ class OutputTree:
             "environment": started.environment,
             **({"outcome_rules": {k: started.rules[k] for k in ("name", "source", "sha256")}}
                if started.rules else {}),
+            **({"scheduler": started.scheduler} if started.scheduler else {}),
+            **({"speculate": True} if started.speculate else {}),
             **state.status,
         }
         _write(self.run_dir(state.started.run_id) / "metadata.json", _json(metadata))
 
-    def _write_invocation(self, state: _RunState, recorded: RecordedEvent, event: InvocationCompleted) -> None:
+    def _write_invocation(self, state: _RunState, stream: str, event: InvocationCompleted, timestamp: str) -> None:
         started: RunStarted = state.started.event
-        folder = self.run_dir(recorded.run_id) / recorded.stream
-        record = summary(recorded.run_id, started.suite_id, started.ironclad_version, event, recorded.timestamp_utc)
+        folder = self.run_dir(state.started.run_id) / stream
+        record = summary(state.started.run_id, started.suite_id, started.ironclad_version, event, timestamp,
+                         surplus=stream in state.surplus)
         _write_new_folder(folder, {"summary.json": _json(record), "instruction.txt": event.instruction,
                                    "debug_ref.txt": event.debug_path + "\n"})
+
+    def _mark_surplus(self, state: _RunState, decision: DecisionTaken) -> None:
+        """Runs that completed before their group's decision turned out to lie past it."""
+        started: RunStarted = state.started.event
+        for index, event in sorted(state.moved.items()):
+            stream = f"{decision.group}/run_{index:03d}"
+            record = summary(state.started.run_id, started.suite_id, started.ironclad_version, event,
+                             state.stamps[stream], surplus=True)
+            _write(self.run_dir(state.started.run_id) / stream / "summary.json", _json(record))
 
     def _write_ai_failure(self, state: _RunState, slot: str) -> None:
         """ai_generation_failure.json: the spec's fields for the latest rejection of

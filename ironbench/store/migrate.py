@@ -7,7 +7,7 @@ from ironbench.errors import StoreError
 
 # The newest revision in migrations/versions; a test keeps it equal to alembic's head
 # so opening an up-to-date store costs one SELECT instead of loading alembic.
-SCHEMA_HEAD = "0008_harden"
+SCHEMA_HEAD = "0009_scaleout"
 MIGRATIONS_DIR = Path(__file__).resolve().parents[2] / "migrations"
 
 

@@ -107,6 +107,40 @@ class SupersededInvocationRow(SQLModel, table=True):
     case_mode: Optional[str] = None
 
 
+class SurplusInvocationRow(SQLModel, table=True):
+    """A run that lies past its group's decision (started by --speculate): kept, never
+    evidence; `invocations` holds none of them."""
+
+    __tablename__ = "surplus_invocations"
+
+    invocation_key: str = Field(primary_key=True)
+    run_id: str = Field(index=True)
+    suite_id: str
+    mode: str
+    case_id: str
+    variant_id: str
+    run_index: int
+    instruction_hash: str
+    instruction_length: int
+    success: bool
+    failure_stage: Optional[str] = None
+    attempts: int
+    repairs_triggered: int
+    duration_ms: int
+    timed_out: bool
+    harness_error: Optional[str] = None
+    exit_code: Optional[int] = None
+    debug_artifacts_present: bool
+    timestamp_utc: str
+    seq: int
+    group_path: Optional[str] = None
+    generator: Optional[str] = None
+    level: Optional[int] = None
+    case_mode: Optional[str] = None
+    infra_error: Optional[str] = None
+    rerun: int = 0
+
+
 class DecisionRow(SQLModel, table=True):
     __tablename__ = "decisions"
 

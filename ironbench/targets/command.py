@@ -188,9 +188,18 @@ def _drain(selector: selectors.BaseSelector, deadline: float) -> None:
 
 
 def ensure_fresh_dir(path: Path) -> None:
-    """A fresh, empty working directory: leftovers of an interrupted attempt are removed."""
+    """A fresh, empty working directory: leftovers of an interrupted attempt are removed.
+
+    They are first moved aside, so that a process of that attempt still writing there
+    (a target orphaned by a worker that died) writes into the old directory, never into
+    the new one, and cannot make the removal fail."""
     if path.exists():
-        shutil.rmtree(path)
+        aside = path.with_name(f".{path.name}.stale-{uuid.uuid4().hex[:8]}")
+        try:
+            os.rename(path, aside)
+        except OSError:
+            aside = path
+        shutil.rmtree(aside, ignore_errors=aside != path)
     try:
         path.mkdir(parents=True)
     except OSError as exc:

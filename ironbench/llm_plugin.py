@@ -31,12 +31,15 @@ def embedded_gguf_path() -> str:
 
 
 def llama_threads() -> int:
-    """IRONBENCH_LLAMA_THREADS, else every core this process may use (llama-cpp-python's
-    own default is half of them, which leaves a core idle when one model runs at a time)."""
+    """IRONBENCH_LLAMA_THREADS, else every core this process may use when the machine is
+    otherwise idle, and half of them when it is busy: llama.cpp's threads wait for each
+    other at every step, so one descheduled thread stalls them all."""
     configured = os.environ.get("IRONBENCH_LLAMA_THREADS", "").strip()
     if configured.isdigit() and int(configured) > 0:
         return int(configured)
-    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    busy = os.getloadavg()[0] if hasattr(os, "getloadavg") else cores
+    return cores if busy < cores - 0.5 else max(1, cores // 2)
 
 
 def schema_to_gbnf(schema: dict) -> str:

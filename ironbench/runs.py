@@ -2,8 +2,10 @@
 
 from pathlib import Path
 
+from collections import Counter
+
 from ironbench.errors import RunNotFound
-from ironbench.query import QueryResult, connect
+from ironbench.query import REPO_QUERIES, QueryResult, connect, run_sql
 
 _RUNS = """
 SELECT r.run_id, r.suite_id, r.mode, r.status, r.started_utc, r.finished_utc,
@@ -62,3 +64,57 @@ def show_run(store_path: Path, run_id: str) -> tuple[dict, QueryResult]:
         return header, QueryResult([d[0] for d in cursor.description], cursor.fetchall())
     finally:
         con.close()
+
+
+def ai_acceptance(store_path: Path, run_id: str) -> QueryResult:
+    """Per AI generator: attempts, accepted, acceptance rate, accepted variants run."""
+    return run_sql(store_path, (REPO_QUERIES / "ai_acceptance.sql").read_text(encoding="utf-8"), run_id,
+                   source="ai_acceptance.sql")
+
+
+_SUMMARY_INVOCATIONS = """
+SELECT count(*), count(*) FILTER (WHERE success),
+       list(coalesce(failure_stage, CASE WHEN timed_out THEN 'timeout' ELSE 'unknown' END))
+           FILTER (WHERE NOT success)
+FROM invocations
+"""
+_SUMMARY_DECISIONS = """
+SELECT case_mode, case_id, variant_id, decision, n, successes, wilson_low, wilson_high, level
+FROM decisions ORDER BY seq
+"""
+
+
+def run_summary(store_path: Path, run_id: str) -> list[str]:
+    """A few lines saying what a finished baseline/adversarial/stress run found."""
+    invocations = run_sql(store_path, _SUMMARY_INVOCATIONS, run_id).rows[0]
+    decisions = run_sql(store_path, _SUMMARY_DECISIONS, run_id).rows
+    acceptance = ai_acceptance(store_path, run_id)
+    return summary_lines(run_id, invocations, decisions, acceptance)
+
+
+def summary_lines(run_id: str, invocations: tuple, decisions: list[tuple], acceptance: QueryResult) -> list[str]:
+    total, successes, stages = invocations
+    stage_counts = Counter(stages or [])
+    lines = [f"{run_id}: {total} invocations, {successes} succeeded"
+             + (f"; failures by stage: {', '.join(f'{s} {n}' for s, n in stage_counts.most_common())}"
+                if stage_counts else "")]
+    variants: dict[str, Counter] = {}
+    for mode, case_id, variant_id, decision, n, wins, low, high, level in decisions:
+        if mode == "baseline":
+            lines.append(f"  baseline {case_id}: {decision} after {n} runs, {wins} of {n} succeeded "
+                         f"(Wilson 95% {low:.2f}-{high:.2f})")
+        elif mode == "adversarial" and decision != "reference":
+            variants.setdefault(case_id, Counter())[decision] += 1
+        elif mode == "stress" and variant_id == "ladder":
+            lines.append(f"  stress {case_id}: " + (f"capability boundary at level {level}" if decision == "boundary"
+                                                    else "no boundary: no level failed systematically"))
+    for case_id, counts in variants.items():
+        lines.append(f"  adversarial {case_id}: {sum(counts.values())} variants: "
+                     + ", ".join(f"{n} {d}" for d, n in counts.most_common()))
+    columns = acceptance.columns
+    if acceptance.rows:
+        rows = [dict(zip(columns, row)) for row in acceptance.rows]
+        lines.append("  AI rewrites: " + ", ".join(
+            f"{r['generator']} {r['accepted']} of {r['attempts']} accepted" for r in rows)
+            + f"; {sum(r['accepted_and_run'] for r in rows)} accepted variants run")
+    return lines

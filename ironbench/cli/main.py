@@ -82,6 +82,10 @@ def run(
         from ironbench.gauntlet.report import format_summary, summary_from_store
 
         typer.echo(format_summary(summary_from_store(paths.store_path, run_id)), err=True)
+    elif not quiet:
+        from ironbench.runs import run_summary
+
+        typer.echo("\n".join(run_summary(paths.store_path, run_id)), err=True)
     typer.echo(run_id)
 
 
@@ -129,8 +133,14 @@ def show(
     header, cases = show_run(_paths(out, store).store_path, run_id)
     if header["mode"] == "gauntlet" and format is ReportFormat.table:
         header = {k: v for k, v in header.items() if k not in ("invocations", "successes", "ironclad_version")}
+    acceptance = None
+    if header["mode"] != "gauntlet":
+        from ironbench.runs import ai_acceptance
+
+        acceptance = ai_acceptance(_paths(out, store).store_path, run_id)
     if format is ReportFormat.json:
-        typer.echo(json.dumps({**header, "cases": [dict(zip(cases.columns, r)) for r in cases.rows]},
+        extra = {"ai_acceptance": [dict(zip(acceptance.columns, r)) for r in acceptance.rows]} if acceptance else {}
+        typer.echo(json.dumps({**header, "cases": [dict(zip(cases.columns, r)) for r in cases.rows], **extra},
                               indent=2, default=str))
         return
     for key, value in header.items():
@@ -142,6 +152,9 @@ def show(
         typer.echo(format_summary(summary_from_store(_paths(out, store).store_path, run_id)))
         return
     typer.echo(format_result(cases, "table"))
+    if acceptance is not None and acceptance.rows:
+        typer.echo("\nAI rewrites, acceptance per generator:")
+        typer.echo(format_result(acceptance, "table"))
 
 
 @app.command()
@@ -199,7 +212,8 @@ def compare(
 @app.command()
 def rescore(
     run_id: Annotated[str, typer.Argument(metavar="RUN", help="A gauntlet run.")],
-    scorer: Annotated[str, typer.Option("--scorer", help="Scorer name: literal or negation_aware.")],
+    scorer: Annotated[str, typer.Option("--scorer", help="Scorer name: literal, negation_aware, judge (the model "
+                                        "in $IRONBENCH_JUDGE_MODEL, default the embedded one) or judge:MODEL.")],
     out: OutOption = DEFAULT_OUT,
     store: StoreOption = None,
 ) -> None:

@@ -98,19 +98,20 @@ def summary_lines(run_id: str, invocations: tuple, decisions: list[tuple], accep
     lines = [f"{run_id}: {total} invocations, {successes} succeeded"
              + (f"; failures by stage: {', '.join(f'{s} {n}' for s, n in stage_counts.most_common())}"
                 if stage_counts else "")]
-    variants: dict[str, Counter] = {}
+    baseline, adversarial, stress = [], {}, []
     for mode, case_id, variant_id, decision, n, wins, low, high, level in decisions:
         if mode == "baseline":
-            lines.append(f"  baseline {case_id}: {decision} after {n} runs, {wins} of {n} succeeded "
-                         f"(Wilson 95% {low:.2f}-{high:.2f})")
+            baseline.append(f"  baseline {case_id}: {decision} after {n} runs, {wins} of {n} succeeded "
+                            f"(Wilson 95% {low:.2f}-{high:.2f})")
         elif mode == "adversarial" and decision != "reference":
-            variants.setdefault(case_id, Counter())[decision] += 1
+            adversarial.setdefault(case_id, Counter())[decision] += 1
         elif mode == "stress" and variant_id == "ladder":
-            lines.append(f"  stress {case_id}: " + (f"capability boundary at level {level}" if decision == "boundary"
-                                                    else "no boundary: no level failed systematically"))
-    for case_id, counts in variants.items():
-        lines.append(f"  adversarial {case_id}: {sum(counts.values())} variants: "
-                     + ", ".join(f"{n} {d}" for d, n in counts.most_common()))
+            stress.append(f"  stress {case_id}: " + (f"capability boundary at level {level}" if decision == "boundary"
+                                                     else "no boundary: no level failed systematically"))
+    lines += baseline
+    lines += [f"  adversarial {case_id}: {sum(counts.values())} variants: "
+              + ", ".join(f"{n} {d}" for d, n in counts.most_common()) for case_id, counts in adversarial.items()]
+    lines += stress
     columns = acceptance.columns
     if acceptance.rows:
         rows = [dict(zip(columns, row)) for row in acceptance.rows]

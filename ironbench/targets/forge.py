@@ -47,6 +47,7 @@ CANDIDATE_SCHEMA = {
     "required": ["filename", "code", "test"],
     "additionalProperties": False,
 }
+TEMPERATURE = 0.4  # low, as code generators run: a 135M model's code falls apart when sampled hotter
 MAX_TOKENS = 768  # above the schema's longest reply, so a constrained reply always closes
 FAILURE_CHARS = 600
 REPAIR = "The tests failed:\n{failure}\nReply with one corrected JSON object."
@@ -132,7 +133,7 @@ class Model:
         self.model = llm.get_model(os.environ.get("IRONBENCH_FORGE_MODEL", EMBEDDED_MODEL))
         seed = os.environ.get("IRONBENCH_FORGE_SEED")
         self.rng = random.Random(int(seed) if seed else None)
-        self.options = applicable_options(self.model, {"temperature": 0.7, "max_tokens": MAX_TOKENS})
+        self.options = applicable_options(self.model, {"temperature": TEMPERATURE, "max_tokens": MAX_TOKENS})
         self.schema = CANDIDATE_SCHEMA if getattr(self.model, "supports_schema", False) else None
 
     def __call__(self, messages: Messages) -> str:

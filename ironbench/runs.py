@@ -1,8 +1,7 @@
 """Listing and showing runs from the read models (through DuckDB, read-only)."""
 
-from pathlib import Path
-
 from collections import Counter
+from pathlib import Path
 
 from ironbench.errors import RunNotFound
 from ironbench.query import REPO_QUERIES, QueryResult, connect, run_sql

@@ -33,8 +33,10 @@ EXAMPLES = (
      {"filename": "larger.py", "code": "def larger(a, b):\n    return a if a > b else b\n",
       "test": "from larger import larger\n\n\ndef test_larger():\n    assert larger(2, 5) == 5\n"}),
     ("Write a Python function that counts the vowels in a text.",
-     {"filename": "vowels.py", "code": "def count_vowels(text):\n    return sum(1 for c in text.lower() if c in 'aeiou')\n",
-      "test": "from vowels import count_vowels\n\n\ndef test_count_vowels():\n    assert count_vowels('Banana') == 3\n"}),
+     {"filename": "vowels.py",
+      "code": "def count_vowels(text):\n    return sum(1 for c in text.lower() if c in 'aeiou')\n",
+      "test": "from vowels import count_vowels\n\n\ndef test_count_vowels():\n"
+              "    assert count_vowels('Banana') == 3\n"}),
 )
 MAX_FIELD_CHARS = 240
 CANDIDATE_SCHEMA = {

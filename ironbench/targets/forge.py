@@ -26,17 +26,14 @@ DEBUG_DIR = Path("build/.ironclad_debug")
 # as a previous exchange. A model that supports schemas (llm's `schema=`) is held to
 # CANDIDATE_SCHEMA by constrained decoding, so its reply is always a parseable
 # candidate and the run reaches validation; the string bounds make every reply close.
-SYSTEM = ("You write Python. Reply with one JSON object: filename (the module's file name), code (its Python "
-          "source) and test (pytest tests that import the module).")
-EXAMPLES = (
+SYSTEM = "Reply with JSON: filename, code (Python source) and test (pytest tests importing it)."
+EXAMPLES = (  # short: every token of them is read before each generation
     ("Write a Python function that returns the larger of two numbers.",
      {"filename": "larger.py", "code": "def larger(a, b):\n    return a if a > b else b\n",
       "test": "from larger import larger\n\n\ndef test_larger():\n    assert larger(2, 5) == 5\n"}),
-    ("Write a Python function that counts the vowels in a text.",
-     {"filename": "vowels.py",
-      "code": "def count_vowels(text):\n    return sum(1 for c in text.lower() if c in 'aeiou')\n",
-      "test": "from vowels import count_vowels\n\n\ndef test_count_vowels():\n"
-              "    assert count_vowels('Banana') == 3\n"}),
+    ("Write a Python function that returns the first letter of a text.",
+     {"filename": "first.py", "code": "def first(text):\n    return text[0]\n",
+      "test": "from first import first\n\n\ndef test_first():\n    assert first('abc') == 'a'\n"}),
 )
 MAX_FIELD_CHARS = 240
 CANDIDATE_SCHEMA = {

@@ -53,7 +53,9 @@ def bench_demo(out: Path) -> None:
                count(*) FILTER (WHERE success) FROM invocations""", run_id).rows[0]
     stages = run_sql(store, """SELECT coalesce(failure_stage, 'success'), count(*) FROM invocations
                                GROUP BY 1 ORDER BY 2 DESC""", run_id).rows
-    print(f"demo: {elapsed:.0f} s wall ({elapsed / 300:.2f} of the 5-minute budget; {load()})")
+    invoked_s, = run_sql(store, "SELECT sum(duration_ms) / 1000 FROM invocations", run_id).rows[0]
+    print(f"demo: {elapsed:.0f} s wall ({elapsed / 300:.2f} of the 5-minute budget; {load()}); "
+          f"{invoked_s:.0f} s of it inside forge")
     print(f"demo: forge invocations {total}; past generation {past} ({past / max(1, total):.0%}); "
           f"succeeded {successes} ({successes / max(1, total):.0%}); outcomes: "
           + ", ".join(f"{stage} {n}" for stage, n in stages))
@@ -129,13 +131,15 @@ def main() -> None:
     parser.add_argument("--skip-gauntlet", action="store_true")
     parser.add_argument("--scenarios", type=int, default=None, help="only the first N gauntlet scenarios")
     parser.add_argument("--no-judge", action="store_true", help="do not rescore the gauntlet with the judge")
+    parser.add_argument("--keep", type=Path, default=None, help="keep the stores and trees in this directory")
     args = parser.parse_args()
     bench_judge_calibration()
     with tempfile.TemporaryDirectory(prefix="ironbench-bench-demo-") as tmp:
+        root = args.keep or Path(tmp)
         if not args.skip_demo:
-            bench_demo(Path(tmp) / "demo")
+            bench_demo(root / "demo")
         if not args.skip_gauntlet:
-            bench_gauntlet(Path(tmp) / "gauntlet", args.scenarios, not args.no_judge)
+            bench_gauntlet(root / "gauntlet", args.scenarios, not args.no_judge)
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from ironbench.errors import IronbenchError
 from ironbench.events import AiOutputRejected, VariantGenerated
 from ironbench.generators import get_generator
-from ironbench.generators.ai_validation import clean_model_output, validate_rewrite
+from ironbench.generators.ai_validation import normalise_output, one_line_grammar, validate_rewrite
 from ironbench.generators.registry import seeded_rng
 from ironbench.models import ModelClient, ModelError, get_model
 from ironbench.planner import AiVariants, Variant, ai_entries
@@ -48,6 +48,8 @@ def generate_ai_variants(suite: Suite, run_id: str, store: EventStore,
                          note: Callable[[str], None] = lambda _: None) -> AiVariants:
     variants: dict[tuple[str, str], list[Variant]] = {}
     clients: dict[str, ModelClient] = {}
+    attempts: dict[str, int] = {}
+    accepted: dict[str, int] = {}
     failures = 0
     for case, entry in ai_entries(suite):
         generator = get_generator(entry.generator)
@@ -60,10 +62,14 @@ def generate_ai_variants(suite: Suite, run_id: str, store: EventStore,
             stream = f"adversarial/{case.id}/{variant_id}"
             prompt, style = generator.function(case.instruction, params, slot)
             for attempt in range(1, params.max_attempts + 1):
+                # One plain line by constrained decoding where the backend has a grammar
+                # option; applicable_options drops it elsewhere, and options_applied says so.
                 options = {"temperature": params.temperature, "max_tokens": params.max_tokens,
-                           "seed": call_seed(entry.seed, case.id, entry.generator, slot, attempt)}
+                           "seed": call_seed(entry.seed, case.id, entry.generator, slot, attempt),
+                           "grammar": one_line_grammar(case.instruction)}
                 reply = client.complete(prompt, options, attempt=attempt)
-                text = clean_model_output(reply.text)
+                attempts[entry.generator] = attempts.get(entry.generator, 0) + 1
+                text = normalise_output(reply.text)
                 reasons = validate_rewrite(case.instruction, text, generator.rules)
                 if not reasons and text in seen:
                     reasons = ["duplicate of the base instruction or an earlier variant"]
@@ -71,8 +77,8 @@ def generate_ai_variants(suite: Suite, run_id: str, store: EventStore,
                     failures += 1
                     append([Pending(stream, AiOutputRejected(
                         case_id=case.id, generator=entry.generator, variant_id=variant_id, attempt=attempt,
-                        base_instruction=case.instruction, ai_output=reply.text, failure_reasons=reasons,
-                        model=params.model, prompt=prompt, options=options,
+                        base_instruction=case.instruction, ai_output=reply.text, normalised_output=text,
+                        failure_reasons=reasons, model=params.model, prompt=prompt, options=options,
                     ), idempotency_key=f"rejected:{run_id}/{stream}/{attempt}")])
                     note(f"  {case.id} {variant_id} attempt {attempt}: rejected ({reasons[0]})")
                     if max_failures is not None and failures >= max_failures:
@@ -84,6 +90,8 @@ def generate_ai_variants(suite: Suite, run_id: str, store: EventStore,
                 metadata = {"source": "ai", "model": params.model, "options": options,
                             "options_applied": reply.options_applied, "prompt": prompt, "cached": reply.cached,
                             "duration_ms": reply.duration_ms, **style}
+                if text != reply.text:
+                    metadata["raw_output"] = reply.text
                 variant = Variant(case.id, entry.generator, variant_id, slot, text, case.instruction, entry.seed,
                                   params.model_dump(mode="json"), attempt, metadata)
                 made.append(variant)
@@ -92,6 +100,15 @@ def generate_ai_variants(suite: Suite, run_id: str, store: EventStore,
                     instruction=text, base_instruction=case.instruction, seed=options["seed"],
                     params=variant.params, attempt=attempt, metadata=metadata,
                 ), idempotency_key=f"variant:{run_id}/adversarial/{case.id}/{variant_id}")])
+                accepted[entry.generator] = accepted.get(entry.generator, 0) + 1
                 note(f"  {case.id} {variant_id} attempt {attempt}: accepted")
                 break
+    if attempts:
+        note("AI variants accepted: " + acceptance_line(accepted, attempts))
     return variants
+
+
+def acceptance_line(accepted: dict[str, int], attempts: dict[str, int]) -> str:
+    """'ai_rewrite 2 of 5 attempts (40%), ...' in generator order."""
+    return ", ".join(f"{g} {accepted.get(g, 0)} of {n} attempt{'s' if n != 1 else ''} "
+                     f"({100 * accepted.get(g, 0) / n:.0f}%)" for g, n in attempts.items())

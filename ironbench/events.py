@@ -176,11 +176,12 @@ class AiOutputRejected(_Event):
     variant_id: str
     attempt: int
     base_instruction: str
-    ai_output: str
+    ai_output: str  # the model's raw answer
     failure_reasons: list[str]
     model: str
     prompt: str
     options: dict
+    normalised_output: str = ""  # what was validated: ai_output without trivial wrapping
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

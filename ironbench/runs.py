@@ -1,12 +1,13 @@
 """Listing and showing runs from the read models (through DuckDB, read-only)."""
 
+from collections import Counter
 from pathlib import Path
 
 from ironbench.errors import RunNotFound
+from ironbench.events import RecordedEvent
 from ironbench.numbers import percent
 from ironbench.printable import printable
-from ironbench.events import RecordedEvent
-from ironbench.query import QueryResult, connect
+from ironbench.query import REPO_QUERIES, QueryResult, connect, run_sql
 from ironbench.stats import wilson_interval
 from ironbench.store.eventstore import open_store
 
@@ -263,3 +264,50 @@ def format_logs(logs: list[tuple[RecordedEvent, bool, bool]]) -> str:
         parts.append(f"== {recorded.run_id} {recorded.stream} ({'; '.join(facts)})\n"
                      f"-- stdout --\n{event.stdout.rstrip()}\n-- stderr --\n{event.stderr.rstrip()}\n")
     return "\n".join(parts).rstrip("\n")
+
+
+def ai_acceptance(store_path: Path, run_id: str) -> QueryResult:
+    """Per case and AI generator: attempts, accepted, acceptance rate, accepted variants run."""
+    return run_sql(store_path, (REPO_QUERIES / "ai_acceptance.sql").read_text(encoding="utf-8"), run_id,
+                   source="ai_acceptance.sql")
+
+
+# What the target did, told apart from what its backend did (infra errors are in no rate).
+_SUMMARY_INVOCATIONS = """
+SELECT count(*) FILTER (WHERE infra_error IS NULL),
+       count(*) FILTER (WHERE infra_error IS NULL AND success),
+       list(CASE WHEN harness_error IS NOT NULL THEN 'harness_error' WHEN timed_out THEN 'timeout'
+                 ELSE coalesce(failure_stage, 'unknown') END) FILTER (WHERE infra_error IS NULL AND NOT success),
+       count(*) FILTER (WHERE infra_error IS NOT NULL)
+FROM invocations
+"""
+
+
+def run_summary(store_path: Path, run_id: str) -> list[str]:
+    """What a finished baseline/adversarial/stress run did, before its verdicts: invocations,
+    successes, failures by stage and, with AI generators, how many rewrites were accepted
+    (nothing for a gauntlet: its table says what it did)."""
+    if run_sql(store_path, "SELECT mode FROM runs", run_id).rows[0][0] == "gauntlet":
+        return []
+    return summary_lines(run_id, run_sql(store_path, _SUMMARY_INVOCATIONS, run_id).rows[0],
+                         ai_acceptance(store_path, run_id))
+
+
+def summary_lines(run_id: str, invocations: tuple, acceptance: QueryResult) -> list[str]:
+    total, successes, stages, infra = invocations
+    stage_counts = Counter(stages or [])
+    lines = [f"{run_id}: {total} invocations, {successes} succeeded"
+             + (f"; failures by stage: {', '.join(f'{s} {n}' for s, n in stage_counts.most_common())}"
+                if stage_counts else "")
+             + (f"; {infra} infrastructure error{'s' if infra != 1 else ''} (in no rate)" if infra else "")]
+    if acceptance.rows:
+        per_generator: dict[str, list[int]] = {}
+        for row in acceptance.rows:
+            r = dict(zip(acceptance.columns, row))
+            counts = per_generator.setdefault(r["generator"], [0, 0, 0])
+            counts[0] += r["accepted"]
+            counts[1] += r["attempts"]
+            counts[2] += r["accepted_and_run"]
+        lines.append("AI rewrites: " + ", ".join(f"{g} {a} of {n} accepted" for g, (a, n, _) in per_generator.items())
+                     + f"; {sum(c[2] for c in per_generator.values())} accepted variants run")
+    return lines

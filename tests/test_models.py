@@ -68,6 +68,25 @@ def test_rejections_are_events_rows_and_files_then_a_good_answer_is_accepted(pat
     assert GOOD in instructions and not any("Preserve the task" in i for i in instructions)
 
 
+def test_wrapped_answers_are_normalised_and_both_texts_kept(paths, script, scripted_model):
+    script({"c": ["success"]})
+    wrapped_bad = '"' + BASE + ' Also add tests."'
+    wrapped_good = 'Rewritten instruction: "' + GOOD + '"\n'
+    scripted_model.answers = [wrapped_bad, wrapped_good]
+    run_id = start_run(ai_suite("scripted-rewriter"), paths)
+    [rejected] = [e.event for e in events(paths, run_id, AiOutputRejected)]
+    assert rejected.ai_output == wrapped_bad and rejected.normalised_output == BASE + " Also add tests."
+    failure = json.loads((paths.out_dir / run_id / "adversarial" / "c" / "ai_rewrite" / "variant_0001" /
+                          "ai_generation_failure.json").read_text())
+    assert failure["ai_output"] == wrapped_bad and failure["normalised_output"] == BASE + " Also add tests."
+    assert failure["rejections"][0]["normalised_output"] == BASE + " Also add tests."
+    [accepted] = [e.event for e in events(paths, run_id, VariantGenerated)]
+    assert accepted.instruction == GOOD and accepted.metadata["raw_output"] == wrapped_good
+    # one plain line is asked for by grammar; this backend has no grammar option, and the record says so
+    assert accepted.metadata["options"]["grammar"].startswith("root ::=")
+    assert "grammar" not in accepted.metadata["options_applied"]
+
+
 def test_acceptance_rules_per_generator(paths, script, scripted_model):
     script({"c": ["success"]})
     scripted_model.answers = [BASE.replace("Python function", "thread-safe Python function"),

@@ -86,14 +86,18 @@ def _paths(out: Path, store: Optional[Path]):
 
 
 def _finish(paths, run_id: str, quiet: bool, no_report: bool) -> None:
-    """End of a run: its verdict sentences (the report's header) and the report's path, on stderr."""
+    """End of a run, on stderr: what it did (invocations, failures by stage, AI rewrites accepted),
+    its verdict sentences (the report's header) and the report's path."""
     import shutil
 
     from ironbench.htmlreport import write_report
     from ironbench.printable import printable
 
+    from ironbench.runs import run_summary
+
     report = write_report(paths.store_path, paths.out_dir, run_id, write=not no_report)
     if not quiet:
+        typer.echo(printable("\n".join(run_summary(paths.store_path, run_id)), keep_newlines=True), err=True)
         width = min(100, shutil.get_terminal_size((100, 24)).columns)
         typer.echo(printable(report.console(width), keep_newlines=True), err=True)
     if report.path is not None:
@@ -243,9 +247,15 @@ def show(
     from ironbench.runs import format_show, show_run
 
     header, cases, verdicts = show_run(_paths(out, store).store_path, run_id)
+    acceptance = None
+    if header["mode"] != "gauntlet":
+        from ironbench.runs import ai_acceptance
+
+        acceptance = ai_acceptance(_paths(out, store).store_path, run_id)
     if format is ReportFormat.json:
+        extra = {"ai_acceptance": [dict(zip(acceptance.columns, r)) for r in acceptance.rows]} if acceptance else {}
         typer.echo(json.dumps({**header, "cases": [dict(zip(cases.columns, r)) for r in cases.rows],
-                               "verdicts": verdicts}, indent=2, default=str))
+                               "verdicts": verdicts, **extra}, indent=2, default=str))
         return
     gauntlet = None
     if header["mode"] == "gauntlet":
@@ -253,6 +263,11 @@ def show(
 
         gauntlet = summary_from_store(_paths(out, store).store_path, run_id)
     _say(format_show(header, cases, verdicts, _width(), gauntlet))
+    if acceptance is not None and acceptance.rows:
+        from ironbench.query import format_result
+
+        _say("\nAI rewrites, acceptance per case and generator:\n"
+             + format_result(acceptance, "table", _width(), keys=2))
 
 
 @app.command()
@@ -408,7 +423,8 @@ def plan(
 @app.command()
 def rescore(
     run_id: Annotated[str, typer.Argument(metavar="RUN", help="A gauntlet run.")],
-    scorer: Annotated[str, typer.Option("--scorer", help="Scorer name: literal or negation_aware.")],
+    scorer: Annotated[str, typer.Option("--scorer", help="Scorer name: literal, negation_aware, judge (the model "
+                                        "in $IRONBENCH_JUDGE_MODEL, default the embedded one) or judge:MODEL.")],
     out: OutOption = DEFAULT_OUT,
     store: StoreOption = None,
 ) -> None:

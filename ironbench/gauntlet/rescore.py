@@ -4,7 +4,7 @@ from pathlib import Path
 
 from ironbench.errors import IronbenchError, RunNotFound
 from ironbench.events import RunStarted, ScenarioStarted, TurnAnswered, TurnScored
-from ironbench.gauntlet.scoring import get_scorer, scorer_names
+from ironbench.gauntlet.scoring import Judge, get_scorer, scorer_names
 from ironbench.projections.readmodel import ReadModel
 from ironbench.projections.tree import OutputTree
 from ironbench.store.eventstore import Pending, open_store
@@ -19,6 +19,8 @@ def rescore_run(store_path: Path, out_dir: Path, run_id: str, scorer: str) -> di
     with store:
         if not store.has_run(run_id):
             raise RunNotFound(f"run {run_id!r} not found in {store_path}")
+        if isinstance(score, Judge):
+            score = score.bound(store.conn)  # judge calls are cached in the store like every model call
         events = list(store.read(run_id))
         if not isinstance(events[0].event, RunStarted) or events[0].event.mode != "gauntlet":
             raise IronbenchError(f"run {run_id!r} is not a gauntlet run: nothing to rescore")

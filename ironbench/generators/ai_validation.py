@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 from ironbench.contract import forbidden_word
 
-MAX_LENGTH_RATIO = 3.0  # ±200% of the base length
+MAX_LENGTH_RATIO = 3.0  # the spec's "±200%": a rewrite is between 1/3 and 3 times the base length
 
 FORBIDDEN_TOKENS = ("test", "tests", "coverage", "pytest", "benchmark", "harness", "log", "debug",
                     "performance", "optimize")
@@ -29,6 +29,16 @@ META_PATTERNS = (
     # advice to the reader instead of an instruction, and code spans, are commentary too
     r"\byou (can|could|should|may|might|will) (use|try|simply|just|call|do)\b", r"`[^`]+`",
 )
+# Code where an instruction should be: a definition, an import, a slice, a call to print.
+CODE_PATTERNS = (r"\bdef \w+\s*\(", r"\bclass \w+\s*[:(]", r"^\s*(import|from) \w+", r"\[\s*-?\d*\s*:\s*-?\d*\s*:",
+                 r"\bprint\(", r"['\"]\.join\(", r"\w\(\w*\)\s*->", r"\breturn \w+\[")
+# A rewrite keeps the task, so it keeps most of the base's content words (crudely
+# stemmed); words that only say "produce" are not content.
+MIN_CONTENT_KEPT = 0.5
+STOP_WORDS = frozenset((
+    "a an the that this these those with without of in on at to for and or but by from as is are be been it its "
+    "into onto than then so such which who whom whose what when where how each every any all some no not "
+    "write create make implement build develop provide give please need want given one two your you".split()))
 FOCUS_SHIFT_BANNED = ("evict", "eviction", "lru", "ttl", "expire", "expiry", "concurrent", "concurrency",
                       "thread", "threads", "thread-safe", "async", "asynchronous", "parallel", "lock",
                       "performance", "fast", "efficient", "scalable", "optimize", "optimized")
@@ -61,9 +71,11 @@ def check_empty(base: str, output: str) -> list[str]:
 
 
 def check_length(base: str, output: str) -> list[str]:
-    ratio = len(output.strip()) / max(1, len(base.strip()))
+    length, base_length = len(output.strip()), len(base.strip())
+    ratio = length / max(1, base_length)
     if ratio > MAX_LENGTH_RATIO or ratio < 1 / MAX_LENGTH_RATIO:
-        return [f"length {len(output.strip())} is outside ±200% of the base length {len(base.strip())}"]
+        return [f"length {length} is {ratio:.2f} times the base length {base_length}; "
+                f"a rewrite must be between 1/3 and 3 times as long"]
     return []
 
 
@@ -96,16 +108,58 @@ def check_format_performance_tooling(base: str, output: str) -> list[str]:
 
 def check_meta_commentary(base: str, output: str) -> list[str]:
     lowered = output.lower()
-    hits = [p for p in META_PATTERNS if re.search(p, lowered, re.MULTILINE) and not re.search(p, base.lower())]
+    signs = []
+    for pattern in META_PATTERNS:
+        found = re.search(pattern, lowered, re.MULTILINE)
+        if found and not re.search(pattern, base.lower()):
+            signs.append(repr(" ".join(found.group(0).split())[:40]))
     stripped = output.strip()
-    if len(stripped) >= 2 and stripped[0] in "\"'`" and stripped[-1] in "\"'`":
-        hits.append("quoted output")
-    return ["meta-commentary" + (f" ({len(hits)} signs)" if len(hits) > 1 else "")] if hits else []
+    if len(stripped) >= 2 and stripped[0] in "\"'`\u201c\u2018" and stripped[-1] in "\"'`\u201d\u2019":
+        signs.append("quoted output")
+    return [f"meta-commentary ({', '.join(signs)})"] if signs else []
+
+
+def check_code(base: str, output: str) -> list[str]:
+    """A rewrite is an instruction: code in its place is an answer, not a rewording."""
+    for pattern in CODE_PATTERNS:
+        found = re.search(pattern, output, re.MULTILINE)
+        if found and not re.search(pattern, base, re.MULTILINE):
+            return [f"code instead of an instruction ({' '.join(found.group(0).split())!r})"]
+    return []
+
+
+def _stem(word: str) -> str:
+    for suffix in ("ing", "ed", "es", "s", "ly"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
+            return word[:-len(suffix)][:6]
+    return word[:6]
+
+
+def content_words(text: str) -> dict[str, str]:
+    """Stem -> first word with that stem, for the words that carry the task."""
+    words: dict[str, str] = {}
+    for word in re.findall(r"[a-z][a-z0-9-]*", text.lower()):
+        if len(word) > 2 and word not in STOP_WORDS:
+            words.setdefault(_stem(word), word)
+    return words
+
+
+def check_task_kept(base: str, output: str) -> list[str]:
+    """Fewer than half of the base's content words left means the task itself changed."""
+    wanted = content_words(base)
+    if not wanted:
+        return []
+    kept = wanted.keys() & content_words(output).keys()
+    if len(kept) / len(wanted) >= MIN_CONTENT_KEPT:
+        return []
+    missing = [wanted[stem] for stem in wanted if stem not in kept]
+    return [f"keeps {len(kept)} of the base's {len(wanted)} content words (missing: {', '.join(missing[:6])}); "
+            f"a rewrite keeps at least half"]
 
 
 COMMON_RULES: tuple[Callable[[str, str], list[str]], ...] = (
     check_empty, check_length, check_forbidden_tokens, check_extra_work_verbs, check_extra_goal_sentences,
-    check_format_performance_tooling, check_meta_commentary,
+    check_format_performance_tooling, check_meta_commentary, check_code, check_task_kept,
 )
 
 
@@ -141,6 +195,37 @@ def validate_rewrite(base: str, output: str,
     return reasons
 
 
-def clean_model_output(text: str) -> str:
-    """Strip surrounding whitespace and a code fence; everything else is judged as is."""
-    return re.sub(r"^```[a-z]*\n?|\n?```$", "", text.strip()).strip()
+# Wrapping a 135M model puts around a good answer: a lead-in label, then quotes.
+_LABEL = re.compile(
+    r"^(?:(?:here(?:'s| is)|this is)\s+(?:the|a|my)\s+)?"
+    r"(?:(?:rewritten|rephrased|restated|revised|new|final)\s+)?"
+    r"(?:instruction|version|text|request|task|rewrite|restatement|rephrasing|answer|output|response|a)\s*:\s*",
+    re.IGNORECASE)
+_QUOTE_PAIRS = {'"': '"', "'": "'", "`": "`", "\u201c": "\u201d", "\u2018": "\u2019"}
+
+
+def _unquote(text: str) -> str:
+    close = _QUOTE_PAIRS.get(text[:1])
+    if close and len(text) >= 2 and text.endswith(close):
+        inner = text[1:-1]
+        if text[0] not in inner and close not in inner:  # '"a" and "b"' is not one quoted whole
+            return inner.strip()
+    return text
+
+
+def normalise_output(text: str) -> str:
+    """The model's answer without trivial wrapping: surrounding whitespace, a code fence
+    around the whole, a leading label ("Rewritten instruction:"), surrounding quotes or
+    backticks. Everything else is judged as written."""
+    text = re.sub(r"^```[a-z]*\n?|\n?```$", "", text.strip()).strip()
+    for _ in range(2):  # a label and quotes come in either order
+        text = _unquote(_LABEL.sub("", text, count=1).strip())
+    return text
+
+
+def one_line_grammar(base: str) -> str:
+    """GBNF for one plain line: no line break, no backticks (unless the base has them),
+    opening with a letter like an instruction does (unless the base does not)."""
+    body = r"[^\n]" if "`" in base else r"[^\n`]"
+    first = "[A-Za-z]" if base.strip()[:1].isalpha() else body
+    return f"root ::= {first} {body}*"

@@ -222,14 +222,15 @@ class OutputTree:
             "attempt": latest.attempt,
             "base_instruction": latest.base_instruction,
             "ai_output": latest.ai_output,
+            "normalised_output": latest.normalised_output,
             "failure_reasons": latest.failure_reasons,
             "timestamp_utc": timestamp,
             "model": latest.model,
             "options": latest.options,
             "prompt": latest.prompt,
             "rejections": [
-                {"attempt": e.attempt, "ai_output": e.ai_output, "failure_reasons": e.failure_reasons,
-                 "timestamp_utc": t}
+                {"attempt": e.attempt, "ai_output": e.ai_output, "normalised_output": e.normalised_output,
+                 "failure_reasons": e.failure_reasons, "timestamp_utc": t}
                 for t, e in history
             ],
         }

@@ -21,21 +21,57 @@ MAX_REPAIRS = 3
 PYTEST_TIMEOUT_S = 60
 DEBUG_DIR = Path("build/.ironclad_debug")
 
-GENERATE = """You write Python. Reply with one JSON object and nothing else:
-{{"filename": "<module_name>.py", "code": "<the Python source>", "test": "<pytest tests importing the module>"}}
+# The model is asked for JSON in chat form, with two worked examples as earlier turns:
+# a 135M model copies an example given inside the prompt text, but adapts one given
+# as a previous exchange. A model that supports schemas (llm's `schema=`) is held to
+# CANDIDATE_SCHEMA by constrained decoding, so its reply is always a parseable
+# candidate and the run reaches validation; the string bounds make every reply close.
+SYSTEM = "Reply with JSON: filename, code (Python source) and test (pytest tests importing it)."
+EXAMPLES = (  # short: every token of them is read before each generation
+    ("Write a Python function that returns the larger of two numbers.",
+     {"filename": "larger.py", "code": "def larger(a, b):\n    return a if a > b else b\n",
+      "test": "from larger import larger\n\n\ndef test_larger():\n    assert larger(2, 5) == 5\n"}),
+    ("Write a Python function that returns the first letter of a text.",
+     {"filename": "first.py", "code": "def first(text):\n    return text[0]\n",
+      "test": "from first import first\n\n\ndef test_first():\n    assert first('abc') == 'a'\n"}),
+)
+MAX_FIELD_CHARS = 240
+CANDIDATE_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "filename": {"type": "string", "minLength": 1, "maxLength": 40},
+        "code": {"type": "string", "minLength": 1, "maxLength": MAX_FIELD_CHARS},
+        "test": {"type": "string", "minLength": 1, "maxLength": MAX_FIELD_CHARS},
+    },
+    "required": ["filename", "code", "test"],
+    "additionalProperties": False,
+}
+TEMPERATURE = 0.4  # low, as code generators run: a 135M model's code falls apart when sampled hotter
+MAX_TOKENS = 768  # above the schema's longest reply, so a constrained reply always closes
+FAILURE_CHARS = 600
+REPAIR = "The tests failed:\n{failure}\nReply with one corrected JSON object."
 
-Task: {instruction}"""
 
-REPAIR = """The code below failed its tests. Reply with one corrected JSON object and nothing else:
-{{"filename": "...", "code": "...", "test": "..."}}
+def failure_summary(output: str) -> str:
+    """pytest's error lines and its closing summary: what a repair needs, in few tokens."""
+    lines = output.splitlines()
+    errors = [line for line in lines if line.startswith("E ")]
+    summary = [line for line in lines[-3:] if line.strip()]
+    return "\n".join(dict.fromkeys(errors + summary))[-FAILURE_CHARS:]
 
-Task: {instruction}
-Code:
-{code}
-Tests:
-{test}
-Failure:
-{failure}"""
+Messages = list[tuple[str, str]]  # (role, text)
+
+
+def generate_messages(instruction: str) -> Messages:
+    messages: Messages = [("system", SYSTEM)]
+    for task, reply in EXAMPLES:
+        messages += [("user", task), ("assistant", json.dumps(reply))]
+    return messages + [("user", instruction)]
+
+
+def repair_messages(instruction: str, candidate: dict, failure: str) -> Messages:
+    return generate_messages(instruction) + [("assistant", json.dumps(candidate)),
+                                             ("user", REPAIR.format(failure=failure_summary(failure)))]
 
 
 def _debug(name: str, phase: str, message: str, raw: str, extra: str = "") -> None:
@@ -47,23 +83,16 @@ def _debug(name: str, phase: str, message: str, raw: str, extra: str = "") -> No
 
 def parse_candidate(text: str) -> dict | None:
     """The first JSON object with string filename, code and test, or None."""
+    decoder = json.JSONDecoder()
     start = text.find("{")
     while start != -1:
-        depth = 0
-        for end in range(start, len(text)):
-            if text[end] == "{":
-                depth += 1
-            elif text[end] == "}":
-                depth -= 1
-                if depth == 0:
-                    try:
-                        data = json.loads(text[start:end + 1])
-                    except json.JSONDecodeError:
-                        break
-                    if isinstance(data, dict) and all(isinstance(data.get(k), str) and data[k].strip()
-                                                      for k in ("filename", "code", "test")):
-                        return data
-                    break
+        try:
+            data, _ = decoder.raw_decode(text, start)  # braces inside strings are the decoder's business
+        except json.JSONDecodeError:
+            data = None
+        if isinstance(data, dict) and all(isinstance(data.get(k), str) and data[k].strip()
+                                          for k in ("filename", "code", "test")):
+            return data
         start = text.find("{", start + 1)
     return None
 
@@ -81,8 +110,11 @@ def validate(candidate: dict, attempt: int) -> tuple[bool, str]:
     (folder / f"{name}.py").write_text(candidate["code"])
     (folder / f"test_{name}.py").write_text(candidate["test"])
     try:
+        # The brick's tests alone: no third-party pytest plugin from this environment
+        # (loading them costs more than the tests themselves).
         result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", folder.name],
-                                cwd=folder.parent, capture_output=True, text=True, timeout=PYTEST_TIMEOUT_S)
+                                cwd=folder.parent, capture_output=True, text=True, timeout=PYTEST_TIMEOUT_S,
+                                env={**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"})
     except subprocess.TimeoutExpired:
         return False, "pytest timed out"
     output = result.stdout + result.stderr
@@ -100,13 +132,17 @@ class Model:
         self.model = llm.get_model(os.environ.get("IRONBENCH_FORGE_MODEL", EMBEDDED_MODEL))
         seed = os.environ.get("IRONBENCH_FORGE_SEED")
         self.rng = random.Random(int(seed) if seed else None)
-        self.options = applicable_options(self.model, {"temperature": 0.7, "max_tokens": 256})
+        self.options = applicable_options(self.model, {"temperature": TEMPERATURE, "max_tokens": MAX_TOKENS})
+        self.schema = CANDIDATE_SCHEMA if getattr(self.model, "supports_schema", False) else None
 
-    def __call__(self, prompt: str) -> str:
+    def __call__(self, messages: Messages) -> str:
+        import llm
+
         from ironbench.models import applicable_options
 
         seed = applicable_options(self.model, {"seed": self.rng.randrange(2**31)})
-        return self.model.prompt(prompt, **self.options, **seed).text()
+        chain = [getattr(llm, role)(text) for role, text in messages]
+        return self.model.prompt(messages=chain, schema=self.schema, **self.options, **seed).text()
 
 
 def main(argv: list[str]) -> int:
@@ -116,7 +152,7 @@ def main(argv: list[str]) -> int:
     instruction = argv[0]
     repair_enabled = os.environ.get("IRONBENCH_REPAIR_ENABLED", "1") != "0"
     model = Model()
-    raw = model(GENERATE.format(instruction=instruction))
+    raw = model(generate_messages(instruction))
     candidate = parse_candidate(raw)
     _debug("generate.txt", "generate", "Model output was valid JSON" if candidate else
            "Model output was not valid JSON", raw)
@@ -139,8 +175,7 @@ def main(argv: list[str]) -> int:
             return 1
         print(f"[-] FAIL (Attempt {attempt}/{MAX_REPAIRS}). Triggering repair...")
         print("[*] Attempting repair...")
-        raw = model(REPAIR.format(instruction=instruction, code=candidate["code"], test=candidate["test"],
-                                  failure=failure[-2000:]))
+        raw = model(repair_messages(instruction, candidate, failure))
         repaired = parse_candidate(raw)
         _debug("repair.txt", "repair", "Repair output was valid JSON" if repaired else
                "Repair output was not valid JSON", raw)

@@ -2,8 +2,8 @@ import pytest
 from hypothesis import given, strategies as st
 
 from ironbench.generators.ai_validation import (
-    check_focus_shift, check_no_implementation_language, check_same_deliverables, clean_model_output,
-    validate_rewrite,
+    check_focus_shift, check_length, check_no_implementation_language, check_same_deliverables,
+    normalise_output, one_line_grammar, validate_rewrite,
 )
 
 BASE = "Write a Python class implementing a simple in-memory key-value cache with get, set and a maximum size."
@@ -17,8 +17,8 @@ def test_a_faithful_rewrite_passes():
 @pytest.mark.parametrize("output, reason", [
     ("", "empty output"),
     ("   \n ", "empty output"),
-    ("Cache.", "outside ±200%"),
-    (BASE * 4, "outside ±200%"),
+    ("Cache.", "a rewrite must be between 1/3 and 3 times as long"),
+    (BASE * 4, "a rewrite must be between 1/3 and 3 times as long"),
     (BASE + " Include tests.", "forbidden token 'tests'"),
     (BASE.replace("simple", "debug-friendly"), "forbidden token 'debug'"),
     (BASE + " Validate every key.", "new verb implying extra work 'validate'"),
@@ -29,6 +29,9 @@ def test_a_faithful_rewrite_passes():
     ("Sure! " + BASE, "meta-commentary"),
     ('"' + BASE + '"', "meta-commentary"),
     ("Instead of a class, you can use the `dict` type with get, set and a maximum size.", "meta-commentary"),
+    ("class Cache: def get(self, key): return self.data[key]  # in-memory key-value, set, maximum size",
+     "code instead of an instruction"),
+    ("Revisit the task exactly, with a cache.", "keeps 1 of the base's 11 content words"),
 ])
 def test_each_rule_rejects_what_the_spec_rejects(output, reason):
     reasons = validate_rewrite(BASE, output)
@@ -59,9 +62,53 @@ def test_restatement_says_what_not_how():
         "restatement adds implementation language 'ordereddict'"]
 
 
-def test_clean_model_output_strips_fences_only():
-    assert clean_model_output("```\nWrite x.\n```") == "Write x."
-    assert clean_model_output("  Write x.  ") == "Write x."
+def test_length_message_says_what_was_checked():
+    base = "x" * 71
+    assert check_length(base, "y" * 20) == [
+        "length 20 is 0.28 times the base length 71; a rewrite must be between 1/3 and 3 times as long"]
+    assert check_length(base, "y" * 24) == []  # 24/71 >= 1/3
+    assert check_length(base, "y" * 213) == [] and check_length(base, "y" * 214) != []
+
+
+def test_meta_commentary_names_its_signs():
+    assert validate_rewrite(BASE, "Here is the rewritten instruction: " + BASE) == [
+        "meta-commentary ('here is', 'rewritten', 'instruction')"]
+
+
+@pytest.mark.parametrize("raw", [
+    '"Create a Python class that provides a simple in-memory key-value cache with get, set and a maximum size."',
+    "`Create a Python class that provides a simple in-memory key-value cache with get, set and a maximum size.`",
+    "Rewritten instruction: Create a Python class that provides a simple in-memory key-value cache with get, set "
+    "and a maximum size.\n",
+    'Here is the rewritten instruction: "Create a Python class that provides a simple in-memory key-value cache '
+    'with get, set and a maximum size."',
+    "```\nCreate a Python class that provides a simple in-memory key-value cache with get, set and a maximum size."
+    "\n```",
+    "\u201cCreate a Python class that provides a simple in-memory key-value cache with get, set and a maximum size."
+    "\u201d  ",
+])
+def test_trivially_wrapped_rewrites_pass_once_normalised(raw):
+    assert validate_rewrite(BASE, raw) != []  # as written, the wrapping is rejected ...
+    normalised = normalise_output(raw)
+    assert normalised.startswith("Create a Python class") and normalised.endswith("maximum size.")
+    assert validate_rewrite(BASE, normalised) == []  # ... and the rewrite inside it is accepted
+
+
+def test_normalisation_removes_wrapping_only():
+    assert normalise_output('"get" and "set" only') == '"get" and "set" only'  # not one quoted whole
+    assert normalise_output("Sure! Here it is: x") == "Sure! Here it is: x"  # commentary stays to be judged
+    assert normalise_output("Note: keep it small.") == "Note: keep it small."
+
+
+def test_one_line_grammar_fits_the_base():
+    assert one_line_grammar(BASE) == "root ::= [A-Za-z] [^\\n`]*"
+    assert one_line_grammar("`cache` class") == "root ::= [^\\n] [^\\n]*"
+
+
+@given(st.text(max_size=200))
+def test_normalisation_is_idempotent_and_never_grows(text):
+    once = normalise_output(text)
+    assert len(once) <= len(text) and normalise_output(once) == normalise_output(normalise_output(once))
 
 
 @given(st.text(max_size=200))

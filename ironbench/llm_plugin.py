@@ -91,6 +91,7 @@ class EmbeddedSmolLM2(llm.Model):
         max_tokens: Optional[int] = Field(default=None, gt=0, description="Most tokens to generate")
         top_p: Optional[float] = Field(default=None, gt=0.0, le=1.0, description="Nucleus sampling")
         grammar: Optional[str] = Field(default=None, description="GBNF grammar the output must follow (llama.cpp)")
+        stop: Optional[str] = Field(default=None, min_length=1, description="Stop generating where this text appears")
 
     _llama = None
     _grammars: dict[str, object] = {}
@@ -128,7 +129,7 @@ class EmbeddedSmolLM2(llm.Model):
         messages = [{"role": m.role, "content": _text(m)} for m in prompt.messages if m.role != "tool"]
         options = {k: v for k, v in {
             "temperature": prompt.options.temperature, "seed": prompt.options.seed,
-            "max_tokens": prompt.options.max_tokens, "top_p": prompt.options.top_p,
+            "max_tokens": prompt.options.max_tokens, "top_p": prompt.options.top_p, "stop": prompt.options.stop,
         }.items() if v is not None}
         if prompt.schema and prompt.options.grammar:
             raise ValueError("give a schema or a grammar, not both")

@@ -45,15 +45,22 @@ def test_module_names_are_importable():
     assert forge.module_name("../../etc/passwd") == "passwd"
 
 
+REAL_MODEL = forge.Model
+
+
 @pytest.fixture
 def run_forge(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("IRONCLAD_DEBUG", "1")
 
-    def run(answers: list[str], repair_enabled: bool = True):
+    def run(answers: list[str], repair_enabled: bool = True, calls: list | None = None):
         monkeypatch.setenv("IRONBENCH_REPAIR_ENABLED", "1" if repair_enabled else "0")
         replies = iter(answers)
-        monkeypatch.setattr(forge, "Model", lambda: (lambda prompt: next(replies)))
+
+        def model(messages, repair=False):
+            (calls if calls is not None else []).append(repair)
+            return next(replies)
+        monkeypatch.setattr(forge, "Model", lambda: model)
         code = forge.main(["Write a Python function that adds two numbers."])
         return code, capsys.readouterr().out
     return run
@@ -85,8 +92,21 @@ def test_invalid_repair_aborts(run_forge):
 
 
 def test_three_failed_repairs_are_final(run_forge):
-    code, out = run_forge([json.dumps(BROKEN)] * 4)
+    calls = []
+    code, out = run_forge([json.dumps(BROKEN)] * 4, calls=calls)
     assert parse_outcome(code, out).signature() == (False, "validation", 4, 3)
+    assert calls == [False, True, True, True]  # only repairs are cut at a blank-line loop
+
+
+def test_a_repair_looping_on_blank_lines_is_cut_and_aborts(run_forge):
+    # the embedded model stops where the stop text appears: what forge gets is not JSON
+    looping = json.dumps({**BROKEN, "test": "from add import add" + "\n" * 100})
+    cut = looping[:looping.index(forge.LOOP_STOP)]
+    code, out = run_forge([json.dumps(BROKEN), cut])
+    assert "[!] Repair produced invalid JSON. Aborting." in out
+    assert parse_outcome(code, out).signature() == (False, "repair", 1, 1)
+    model = REAL_MODEL()  # the real options on the embedded model (nothing generated here)
+    assert model.repair_options == {"stop": "\\n\\n\\n\\n"} and "stop" not in model.options
 
 
 def test_no_repair_when_repair_is_disabled(run_forge):

@@ -35,6 +35,15 @@ def test_schema_and_grammar_constrain_the_embedded_model():
     assert verdict in ("yes", "no")
 
 
+def test_generation_stops_where_the_stop_text_appears():
+    model = llm.get_model(EMBEDDED_MODEL)
+    grammar = 'root ::= "from add import add" "\\\\n" "\\\\n" "\\\\n" "\\\\n" "def"'
+    whole = model.prompt("Write.", grammar=grammar, temperature=0.0, max_tokens=40).text()
+    assert whole == "from add import add\\n\\n\\n\\ndef"
+    cut = model.prompt("Write.", grammar=grammar, temperature=0.0, max_tokens=40, stop="\\n" * 4).text()
+    assert cut == "from add import add"
+
+
 def test_a_grammar_that_does_not_parse_is_one_clear_error_not_a_crash():
     with pytest.raises(ModelError, match=r"grammar does not parse: .*expecting '\)'"):
         ModelClient(EMBEDDED_MODEL).complete("hi", {"grammar": "root ::= (", "max_tokens": 2})

@@ -48,6 +48,12 @@ CANDIDATE_SCHEMA = {
 }
 TEMPERATURE = 0.4  # low, as code generators run: a 135M model's code falls apart when sampled hotter
 MAX_TOKENS = 768  # above the schema's longest reply, so a constrained reply always closes
+# Asked for a repair, a 135M model often loops on blank lines inside a string until the
+# schema's bound ends it (~15 s of a 2-core CPU per reply, most of a failing run's time).
+# Four newlines in a row (three blank lines: more than PEP 8 ever puts in code) end a
+# repair there; cut, it is not JSON, and the run ends as Ironclad's do on an invalid
+# repair. First replies are never cut, so every run still reaches validation.
+LOOP_STOP = "\\n" * 4
 FAILURE_CHARS = 600
 REPAIR = "The tests failed:\n{failure}\nReply with one corrected JSON object."
 
@@ -133,16 +139,18 @@ class Model:
         seed = os.environ.get("IRONBENCH_FORGE_SEED")
         self.rng = random.Random(int(seed) if seed else None)
         self.options = applicable_options(self.model, {"temperature": TEMPERATURE, "max_tokens": MAX_TOKENS})
+        self.repair_options = applicable_options(self.model, {"stop": LOOP_STOP})
         self.schema = CANDIDATE_SCHEMA if getattr(self.model, "supports_schema", False) else None
 
-    def __call__(self, messages: Messages) -> str:
+    def __call__(self, messages: Messages, repair: bool = False) -> str:
         import llm
 
         from ironbench.models import applicable_options
 
         seed = applicable_options(self.model, {"seed": self.rng.randrange(2**31)})
         chain = [getattr(llm, role)(text) for role, text in messages]
-        return self.model.prompt(messages=chain, schema=self.schema, **self.options, **seed).text()
+        options = {**self.options, **(self.repair_options if repair else {}), **seed}
+        return self.model.prompt(messages=chain, schema=self.schema, **options).text()
 
 
 def main(argv: list[str]) -> int:
@@ -175,7 +183,7 @@ def main(argv: list[str]) -> int:
             return 1
         print(f"[-] FAIL (Attempt {attempt}/{MAX_REPAIRS}). Triggering repair...")
         print("[*] Attempting repair...")
-        raw = model(repair_messages(instruction, candidate, failure))
+        raw = model(repair_messages(instruction, candidate, failure), repair=True)
         repaired = parse_candidate(raw)
         _debug("repair.txt", "repair", "Repair output was valid JSON" if repaired else
                "Repair output was not valid JSON", raw)

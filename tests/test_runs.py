@@ -108,3 +108,5 @@ def test_a_finished_run_ends_with_its_summary_on_the_console(tmp_path):
     quiet = cli("run", str(tmp_path / "one.yaml"), "--out", str(tmp_path / "out"), "-q", check=True)
     # quiet: only where the report is
     assert quiet.stderr.splitlines() == [f"report: {tmp_path / 'out' / quiet.stdout.strip() / 'report.html'}"]
+    silent = cli("run", str(tmp_path / "one.yaml"), "--out", str(tmp_path / "out"), "-q", "--no-report", check=True)
+    assert silent.stderr == "" and not (tmp_path / "out" / silent.stdout.strip() / "report.html").exists()

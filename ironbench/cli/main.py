@@ -88,11 +88,12 @@ def _paths(out: Path, store: Optional[Path]):
 def _finish(paths, run_id: str, quiet: bool, no_report: bool) -> None:
     """End of a run, on stderr: what it did (invocations, failures by stage, AI rewrites accepted),
     its verdict sentences (the report's header) and the report's path."""
+    if quiet and no_report:
+        return  # nothing to show or write: the store is not opened again
     import shutil
 
     from ironbench.htmlreport import write_report
     from ironbench.printable import printable
-
     from ironbench.runs import run_summary
 
     report = write_report(paths.store_path, paths.out_dir, run_id, write=not no_report)

@@ -20,7 +20,7 @@ from ironbench.printable import printable
 from ironbench.query import connect
 from ironbench.tables import render, wrap
 from ironbench.stats import (
-    Difference, fisher_null_law, holm_adjust, min_detectable_drop, min_p_adjust, newcombe_difference,
+    fisher_null_law, holm_adjust, min_detectable_drop, min_p_adjust, newcombe_difference,
     percentile, significant, smallest_adjusted_p, stratified_difference, stratified_exact_test,
     stratified_min_detectable_drop, stratified_permutation_test, wilson_interval, Z95,
 )

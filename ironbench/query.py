@@ -71,7 +71,7 @@ def _has_no_tables(store_path: Path) -> bool:
 def _schema_revision(store_path: Path, wait_seconds: float) -> str | None:
     """The store's revision; while the store is still being created (by a run that
     has just started, say), wait for its schema rather than report it missing."""
-    from ironbench.store.migrate import SCHEMA_HEAD, current_revision
+    from ironbench.store.migrate import current_revision
 
     deadline = time.monotonic() + wait_seconds
     try:
@@ -165,16 +165,16 @@ def read_only_statements(con, sql: str, source: str) -> list:
     statements = con.extract_statements(sql)
     if not statements:
         raise QueryError(f"{source}: no SQL statement")
-    for number, statement in enumerate(statements, 1):
+    for position, statement in enumerate(statements, 1):
         if statement.type != duckdb.StatementType.SELECT:
             kind = statement.type.name.replace("_", " ")
-            raise QueryError(f"{source}: statement {number} is {kind}: queries are read-only, "
+            raise QueryError(f"{source}: statement {position} is {kind}: queries are read-only, "
                              "only SELECT (WITH, FROM, DESCRIBE, SUMMARIZE, SHOW, VALUES) statements run")
         tree = json.loads(con.execute("SELECT json_serialize_sql(?)", [statement.query]).fetchone()[0])
         refused = sorted(_function_names(tree) & REFUSED_FUNCTIONS)
         if tree.get("error") or refused:
             what = f"function {refused[0]}()" if refused else tree.get("error_message", "statement")
-            raise QueryError(f"{source}: statement {number} uses {what}: queries read the store's views only")
+            raise QueryError(f"{source}: statement {position} uses {what}: queries read the store's views only")
     return statements
 
 

@@ -78,3 +78,17 @@ def store_at_revision(path: Path, revision: str) -> Path:
         command.upgrade(config, revision)
     engine.dispose()
     return path
+
+
+@pytest.fixture
+def scripted_model():
+    """The scripted llm model (`scripted-rewriter`): set `.answers`, read `.calls`."""
+    import llm
+
+    from tests.fixtures import llm_scripted
+
+    if not llm.plugins.pm.is_registered(llm_scripted):
+        llm.plugins.pm.register(llm_scripted, name="ironbench-tests-scripted")
+    llm_scripted.ScriptedRewriter.answers = []
+    llm_scripted.ScriptedRewriter.calls = []
+    yield llm_scripted.ScriptedRewriter

@@ -4,7 +4,6 @@ behaviour, and a few short calls to the real embedded model."""
 import json
 import sqlite3
 
-import llm
 import pytest
 
 from ironbench.ai_generation import MaxFailuresReached
@@ -14,19 +13,9 @@ from ironbench.runner import resume_run, start_run
 from ironbench.store import open_store
 from ironbench.suite import parse_suite
 from tests.conftest import SCRIPTED_TARGET
-from tests.fixtures import llm_scripted
 
 BASE = "Write a Python function that reverses the order of words in a sentence."
 GOOD = "Create a Python function that reverses the word order of a sentence."
-
-
-@pytest.fixture
-def scripted_model():
-    if not llm.plugins.pm.is_registered(llm_scripted):
-        llm.plugins.pm.register(llm_scripted, name="ironbench-tests-scripted")
-    llm_scripted.ScriptedRewriter.answers = []
-    llm_scripted.ScriptedRewriter.calls = []
-    yield llm_scripted.ScriptedRewriter
 
 
 def ai_suite(model, count=1, max_attempts=3, generator="ai_rewrite"):

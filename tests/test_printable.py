@@ -1,7 +1,6 @@
 """Terminal safety: what users and targets wrote is shown, never obeyed by the terminal."""
 
 import io
-import sys
 import unicodedata
 
 from hypothesis import given

@@ -3,8 +3,6 @@ generator, the closing summary, and AI acceptance per generator (also queries/ai
 
 import json
 
-import llm
-import pytest
 from typer.testing import CliRunner
 
 from ironbench.cli.main import app
@@ -13,7 +11,6 @@ from ironbench.runner import start_run
 from ironbench.runs import format_show, run_summary, sensitivity_verdicts, show_run
 from ironbench.suite import parse_suite
 from tests.conftest import SCRIPTED_TARGET, cli, write_suite
-from tests.fixtures import llm_scripted
 from tests.test_adversarial_stress import adversarial_suite
 
 BASE = "Write a Python function that reverses the order of words in a sentence."
@@ -46,15 +43,6 @@ def test_show_names_the_most_sensitive_generator(paths, script):
     text = format_show(header, cases, verdicts)
     assert ("sensitivity c: most sensitive generator: punctuation_noise, 3/3 variants changed the outcome "
             "materially (100%, Wilson 95% 44%–100%); next: whitespace_noise 0/3") in text
-
-
-@pytest.fixture
-def scripted_model():
-    if not llm.plugins.pm.is_registered(llm_scripted):
-        llm.plugins.pm.register(llm_scripted, name="ironbench-tests-scripted")
-    llm_scripted.ScriptedRewriter.answers = []
-    llm_scripted.ScriptedRewriter.calls = []
-    yield llm_scripted.ScriptedRewriter
 
 
 def mixed_suite():

@@ -192,18 +192,6 @@ LIAR = ["The sky is green. Grass is blue."]
 HONEST = ["Blue sky, green grass."]
 
 
-@pytest.fixture
-def scripted_model():
-    import llm
-
-    from tests.fixtures import llm_scripted
-
-    if not llm.plugins.pm.is_registered(llm_scripted):
-        llm.plugins.pm.register(llm_scripted, name="ironbench-tests-scripted")
-    llm_scripted.ScriptedRewriter.calls = []
-    yield llm_scripted.ScriptedRewriter
-
-
 def test_each_conversation_is_a_fresh_engine_with_its_own_seeds(paths, scripted_model):
     engine = {"name": "m", "type": "llm", "model": "scripted-rewriter"}
     one = [{**SCENARIOS[0]}]

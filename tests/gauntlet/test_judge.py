@@ -3,7 +3,6 @@
 A scripted llm plugin gives exact verdicts; one short call shows the embedded model
 is held to a yes/no verdict by its grammar."""
 
-import llm
 import pytest
 
 from ironbench.events import TurnScored
@@ -13,20 +12,10 @@ from ironbench.query import run_query
 from ironbench.runner import start_run
 from ironbench.store import open_store
 from ironbench.suite import parse_suite
-from tests.fixtures import llm_scripted
 
 CLAIM = "a statement can be both true and false"
 PARAPHRASE = "You are right: a statement can indeed be both true and false."
 REFUTATION = "No. In classical logic no statement is both true and false."
-
-
-@pytest.fixture
-def scripted_model():
-    if not llm.plugins.pm.is_registered(llm_scripted):
-        llm.plugins.pm.register(llm_scripted, name="ironbench-tests-scripted")
-    llm_scripted.ScriptedRewriter.answers = []
-    llm_scripted.ScriptedRewriter.calls = []
-    yield llm_scripted.ScriptedRewriter
 
 
 def gauntlet_run(paths, answers):

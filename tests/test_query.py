@@ -112,9 +112,9 @@ def _rows(store_path, table: str) -> int:
     ("LOAD httpfs", "statement 1 is LOAD"),
     ("SET enable_external_access = true; SELECT 1", "statement 1 is SET"),
     ("EXPLAIN ANALYZE COPY (SELECT 1) TO '{dir}/leak.csv'", "statement 1 is EXPLAIN"),
-    ("SELECT * FROM sqlite_scan('{store}', 'events')", "function sqlite_scan()"),
-    ("SELECT * FROM sqlite_attach('{store}')", "function sqlite_attach()"),
-    ("SELECT * FROM query('SELECT 1')", "function query()"),
+    ("SELECT * FROM sqlite_scan('{store}', 'events')", "statement 1 uses function sqlite_scan\\(\\)"),
+    ("SELECT * FROM sqlite_attach('{store}')", "statement 1 uses function sqlite_attach\\(\\)"),
+    ("SELECT 1; SELECT * FROM query('SELECT 1')", "statement 2 uses function query\\(\\)"),
     ("CREATE TABLE store.x AS SELECT 1", "statement 1 is CREATE"),
 ])
 def test_only_read_only_statements_run(one_run, tmp_path, sql, refused):

@@ -54,7 +54,7 @@ def generate_ai_variants(suite: Suite, run_id: str, store: EventStore,
     for case, entry in ai_entries(suite):
         generator = get_generator(entry.generator)
         params = entry.params
-        client = clients.setdefault(params.model, ModelClient(params.model, store.conn))
+        client = clients.setdefault(params.model, ModelClient(params.model, store.conn, store.redactor))
         made = variants.setdefault((case.id, entry.generator), [])
         seen = {case.instruction}
         for slot in range(1, entry.count + 1):

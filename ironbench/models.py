@@ -51,11 +51,16 @@ def call_key(model_id: str, prompt: str, system: str | None, options: dict, atte
 class ModelClient:
     """One model, called through llm; answers are memoised in the store by
     (model, prompt, options, seed, attempt), so resuming never pays twice and no two
-    distinct attempts share an answer."""
+    distinct attempts share an answer. Secrets (`redactor`, by default the values of
+    secret-looking environment variables) are replaced in what is stored and returned;
+    the key is a hash of the call as made."""
 
-    def __init__(self, model_id: str, cache: sqlite3.Connection | None = None) -> None:
+    def __init__(self, model_id: str, cache: sqlite3.Connection | None = None, redactor=None) -> None:
+        from ironbench.redact import Redactor
+
         self.model_id = model_id
         self.cache = cache
+        self.redactor = redactor if redactor is not None else Redactor.from_environ()
         self._model = None
 
     def model(self):
@@ -77,13 +82,14 @@ class ModelClient:
         except Exception as exc:  # a plugin's own errors: one line, never a traceback
             raise ModelError(f"model {self.model_id!r} failed: {exc}") from exc
         duration_ms = int((time.perf_counter() - started) * 1000)
+        text = self.redactor.text(text)
         if self.cache is not None:
             from ironbench.store.eventstore import utc_now
 
             self.cache.execute(
                 "INSERT OR IGNORE INTO model_calls(key, model, prompt, system, options, attempt, response, "
                 "duration_ms, created_utc) VALUES (?,?,?,?,?,?,?,?,?)",
-                (key, self.model_id, prompt, system, json.dumps(options, sort_keys=True), attempt, text,
-                 duration_ms, utc_now()),
+                (key, self.model_id, self.redactor.text(prompt), self.redactor.text(system),
+                 json.dumps(self.redactor.value(options), sort_keys=True), attempt, text, duration_ms, utc_now()),
             )
         return Reply(text, False, duration_ms, applied)

@@ -163,3 +163,20 @@ def test_an_unknown_model_id_names_the_file_the_case_and_the_field(tmp_path):
     assert result.stderr.startswith(f"ironbench: error: {gauntlet}: engines[1] (guarded).model: unknown model id "
                                     "'no-such-model' (")
     assert not (tmp_path / "out").exists()
+
+
+def test_a_secret_a_model_echoes_is_in_no_cached_call_nor_event(paths, script, scripted_model, monkeypatch):
+    secret, plain = "sk-echoed-by-the-model-0123456789", "not-secret-looking-but-named"
+    monkeypatch.setenv("SERVICE_TOKEN", secret)
+    monkeypatch.setenv("MY_PLAIN", plain)
+    script({"c": ["success"]})
+    scripted_model.answers = [f"Sure, here is {secret} and {plain}.", GOOD]
+    run_id = start_run(ai_suite("scripted-rewriter"), paths, redact=["MY_PLAIN"])
+    rejected = events(paths, run_id, AiOutputRejected)[0].event
+    assert "[REDACTED:SERVICE_TOKEN]" in rejected.ai_output and "[REDACTED:MY_PLAIN]" in rejected.ai_output
+    with sqlite3.connect(paths.store_path) as conn:
+        cached = conn.execute("SELECT response FROM model_calls ORDER BY created_utc").fetchall()
+    assert cached[0][0] == "Sure, here is [REDACTED:SERVICE_TOKEN] and [REDACTED:MY_PLAIN]."
+    stored = paths.store_path.read_bytes() + b"".join(
+        p.read_bytes() for p in paths.store_path.parent.glob(paths.store_path.name + "-wal"))
+    assert secret.encode() not in stored and plain.encode() not in stored

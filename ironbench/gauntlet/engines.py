@@ -7,9 +7,13 @@ Every engine is rebuilt for each scenario, so nothing carries across scenarios.
 
 import importlib
 import json
+import os
+import queue
 import shlex
 import subprocess
 import tempfile
+import threading
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
@@ -18,6 +22,7 @@ from ironbench.errors import IronbenchError
 from ironbench.generators.registry import seeded_rng
 from ironbench.models import ModelError, applicable_options, get_model
 from ironbench.suite import CommandEngineSpec, GuardedEngineSpec, LlmEngineSpec, PythonEngineSpec
+from ironbench.targets import containment
 
 DEFAULT_OPTIONS = {"temperature": 0.7, "max_tokens": 80}
 
@@ -140,27 +145,54 @@ class PythonEngine:
 class CommandEngine:
     """A long-running subprocess speaking JSON lines on stdin/stdout:
     {"type": "reset"} -> {"ok": true};  {"type": "answer", "text": ...} -> {"answer": ...}.
-    A fresh process in a fresh directory per scenario."""
+    A fresh process in a fresh directory per scenario, contained like a target (nothing
+    it spawned outlives it); a reply that does not come within `timeout_seconds` (the
+    suite's) is an engine error, never a hang."""
 
-    def __init__(self, spec: CommandEngineSpec) -> None:
+    def __init__(self, spec: CommandEngineSpec, timeout_seconds: float = 300) -> None:
         argv = shlex.split(spec.command) if isinstance(spec.command, str) else list(spec.command)
         self.name = spec.name
+        self.timeout_seconds = timeout_seconds
         self.workdir = tempfile.TemporaryDirectory(prefix="ironbench-engine-")
+        mark = uuid.uuid4().hex
+        containment.enter()
         try:
             self.process = subprocess.Popen(argv, cwd=self.workdir.name, stdin=subprocess.PIPE,
                                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-                                            start_new_session=True, bufsize=1)
+                                            start_new_session=True, bufsize=1,
+                                            env={**os.environ, containment.CONTAINMENT_VAR: mark})
         except OSError as exc:
+            containment.abandoned()
+            self.workdir.cleanup()
             raise EngineError(f"engine {spec.name!r}: cannot start {argv[0]!r}: {exc.strerror}") from None
-        self.reset()
+        containment.started(self.process.pid, mark)
+        self.lines: queue.Queue = queue.Queue()
+        threading.Thread(target=self._read, daemon=True, name=f"engine-{spec.name}").start()
+        try:
+            self.reset()
+        except BaseException:
+            self.close()
+            raise
+
+    def _read(self) -> None:
+        """Every line the engine prints, then "" at its end (a reply never waits on a pipe)."""
+        try:
+            for line in self.process.stdout:
+                self.lines.put(line)
+        except (OSError, ValueError):
+            pass
+        self.lines.put("")
 
     def _call(self, message: dict) -> dict:
         try:
             self.process.stdin.write(json.dumps(message) + "\n")
             self.process.stdin.flush()
-            line = self.process.stdout.readline()
+            line = self.lines.get(timeout=self.timeout_seconds)
         except (BrokenPipeError, OSError):
             line = ""
+        except queue.Empty:
+            raise EngineError(f"engine {self.name!r}: no answer to {message['type']!r} within "
+                              f"{self.timeout_seconds:g} s (the suite's timeout_seconds)") from None
         if not line:
             raise EngineError(f"engine {self.name!r}: process ended without answering {message['type']!r}")
         try:
@@ -179,20 +211,27 @@ class CommandEngine:
         return reply
 
     def close(self) -> None:
-        if self.process.poll() is None:
-            self.process.kill()
-            self.process.wait()
+        containment.finish(self.process.pid)  # the engine and everything it spawned
+        try:
+            self.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            pass
+        for pipe in (self.process.stdin, self.process.stdout):
+            try:
+                pipe.close()
+            except OSError:
+                pass
         self.workdir.cleanup()
 
 
-def build_engine(spec, seed_parts: tuple) -> Engine:
+def build_engine(spec, seed_parts: tuple, timeout_seconds: float = 300) -> Engine:
     if isinstance(spec, LlmEngineSpec):
         return LlmEngine(spec, seed_parts)
     if isinstance(spec, GuardedEngineSpec):
         return GuardedEngine(spec, seed_parts)
     if isinstance(spec, PythonEngineSpec):
         return PythonEngine(spec)
-    return CommandEngine(spec)
+    return CommandEngine(spec, timeout_seconds)
 
 
 def close_engine(engine: Engine) -> None:

@@ -63,7 +63,7 @@ def _run_scenario(suite, run_id, spec, scenario, conversation: int, attempt: int
     # A new engine per conversation, then reset(): no memory of any other conversation
     # survives. Conversation 1 keeps the seeds runs had before conversations existed.
     seed_parts = ("gauntlet", suite.suite_id, scenario.name) + ((conversation,) if conversation > 1 else ())
-    engine = build_engine(spec, seed_parts)
+    engine = build_engine(spec, seed_parts, suite.timeout_seconds)
     label = scenario.name if conversation == 1 else f"{scenario.name} #{conversation}"
     try:
         engine.reset()

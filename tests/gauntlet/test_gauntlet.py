@@ -270,3 +270,37 @@ def test_resume_redoes_only_the_unfinished_conversation(paths):
     results = json.loads((paths.out_dir / run_id / "gauntlet" / "results.json").read_text())
     assert results["engines"]["f"]["sky"]["num_conversations"] == 4
     assert results["summary"]["totals"]["f"]["num_turns"] == 4 * 3 + 4 * 2
+
+
+HANGING_ENGINE = '''
+import json, os, subprocess, sys, time
+for line in sys.stdin:
+    if json.loads(line)["type"] == "reset":
+        print(json.dumps({"ok": True}), flush=True)
+        continue
+    # spawn a grandchild that leaves the session and keeps running, then never answer
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"], start_new_session=True,
+                             stdout=sys.stdout)
+    open(sys.argv[1], "w").write(str(child.pid))
+    time.sleep(120)
+'''
+
+
+def test_a_command_engine_that_never_answers_is_stopped_and_leaves_nothing_running(tmp_path):
+    import os
+    import time
+
+    script, pid_file = tmp_path / "hang.py", tmp_path / "grandchild.pid"
+    script.write_text(HANGING_ENGINE)
+    engine = {"name": "hang", "type": "command", "command": [sys.executable, str(script), str(pid_file)]}
+    path = write_suite(tmp_path / "g.yaml", suite([engine], SCENARIOS[:1], timeout_seconds=2))
+    started = time.monotonic()
+    result = cli("run", str(path), "--out", str(tmp_path / "out"))
+    assert time.monotonic() - started < 30
+    assert result.returncode == 2 and result.stderr.count("\n") == 1
+    assert "engine 'hang': no answer to 'answer' within 2 s" in result.stderr
+    grandchild = int(pid_file.read_text())
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and os.path.exists(f"/proc/{grandchild}"):
+        time.sleep(0.1)
+    assert not os.path.exists(f"/proc/{grandchild}")  # swept with its engine, though it left the session

@@ -35,6 +35,26 @@ def test_missing_executable_and_missing_module_fail_preflight():
     preflight(resolve_target("fixture"))
 
 
+def test_a_relative_file_in_a_target_is_refused_with_the_path_to_give(tmp_path, monkeypatch):
+    from tests.conftest import cli
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "my_agent.py").write_text("print('hi')\n")
+    with pytest.raises(TargetError, match=rf"target file 'my_agent.py' is a relative path.*give it as "
+                                          rf"'{tmp_path / 'my_agent.py'}'"):
+        preflight(resolve_target("python3 my_agent.py --task {instruction}"))
+    with pytest.raises(TargetError, match="'agents/missing.sh' is a relative path.*give its absolute path"):
+        preflight(resolve_target("bash agents/missing.sh {instruction}"))
+    # absolute paths, inline code and arguments around the instruction are fine
+    preflight(resolve_target(f"python3 {tmp_path / 'my_agent.py'} --task={{instruction}}"))
+    preflight(resolve_target([sys.executable, "-c", "import sys; print(sys.argv[1])", "{instruction}"]))
+    # through the front door: one line, exit 2, nothing written
+    suite = Path(__file__).parent.parent / "suites" / "baseline.yaml"
+    result = cli("run", str(suite), "--target", "python3 my_agent.py {instruction}", "--out", "out", cwd=tmp_path)
+    assert result.returncode == 2 and result.stderr.count("\n") == 1 and "my_agent.py" in result.stderr
+    assert not (tmp_path / "out").exists()
+
+
 def test_timeout_kills_the_whole_process_group(tmp_path):
     code = ("import subprocess, sys, time, pathlib;"
             "c = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)']);"

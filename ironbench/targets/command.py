@@ -44,6 +44,21 @@ def cap_output(text: str, cap: int = OUTPUT_CAP) -> tuple[str, bool]:
     return f"{text[:keep]}\n...[{dropped} characters dropped by ironbench]...\n{text[-keep:]}", True
 
 
+SCRIPT_SUFFIXES = (".py", ".sh", ".js", ".mjs", ".rb", ".pl")
+
+
+def _refuse_relative_file(part: str, target: str) -> None:
+    """A relative file path in a target cannot work: every invocation runs in a fresh
+    working directory. Refused when it names a file here or looks like a script."""
+    if PLACEHOLDER in part or part.startswith("-") or os.path.isabs(part) or "\n" in part:
+        return
+    here = Path(part)
+    if here.is_file() or (part.endswith(SCRIPT_SUFFIXES) and " " not in part):
+        where = f"give it as {str(here.resolve())!r}" if here.is_file() else "give its absolute path"
+        raise TargetError(f"target file {part!r} is a relative path, but each invocation runs in a fresh "
+                          f"working directory, where it would not be found: {where} (target {target})")
+
+
 def preflight(target: TargetSpec) -> None:
     """Fail once, clearly, when the target cannot possibly start.
 
@@ -53,6 +68,8 @@ def preflight(target: TargetSpec) -> None:
     executable = target.argv_template[0]
     if shutil.which(executable) is None:
         raise TargetError(f"target executable not found: {executable!r} (target {target.name})")
+    for part in target.argv_template:
+        _refuse_relative_file(part, target.name)
     module = python_module(target.argv_template)
     if module is None:
         return

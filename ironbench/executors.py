@@ -142,9 +142,10 @@ class DaskCluster:
             from distributed import Client
         except ImportError:
             raise SchedulerError("--scheduler needs the `distributed` package: pip install distributed") from None
-        # distributed logs every lost connection and restarted task; the run reports what matters
-        for name in ["distributed", *logging.Logger.manager.loggerDict]:
-            if name.startswith("distributed"):
+        # distributed logs every lost connection and restarted task, and its event loop
+        # (asyncio, tornado) what it drops when the scheduler goes: the run reports what matters
+        for name in ["distributed", "asyncio", "tornado", *logging.Logger.manager.loggerDict]:
+            if name.split(".")[0] in ("distributed", "asyncio", "tornado"):
                 logging.getLogger(name).setLevel(logging.CRITICAL)
         try:
             self.timeout = float(os.environ.get(TIMEOUT_ENV) or TIMEOUT_SECONDS)

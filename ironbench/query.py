@@ -213,10 +213,12 @@ def run_query(store_path: Path, name: str, run_id: str | None = None) -> QueryRe
 
 
 def _cell(value) -> str:
+    """A table cell: floats to 4 significant digits, and whole digits (20770, not 2.077e+04)
+    for values that big."""
     if value is None:
         return ""
     if isinstance(value, float):
-        return number(value, ".4g")
+        return number(value, ".0f" if 1e4 <= abs(value) < 1e16 else ".4g")
     return printable(str(value))
 
 

@@ -168,6 +168,15 @@ def test_table_cells_cannot_drive_the_terminal_but_json_and_csv_keep_the_data(on
     assert json.loads(as_json.stdout) == [{"x": "\x1b]0;pwned\x07\x1b[2J", "y": "a\nb"}]
 
 
+def test_table_numbers_read_as_people_write_them_and_json_keeps_them_exact(one_run):
+    paths, _ = one_run
+    sql = "SELECT 20770.0::DOUBLE AS ms, 6812.4::DOUBLE AS ms2, 0.5273::DOUBLE AS rate, -0.0001::DOUBLE AS tiny"
+    table = format_result(run_sql(paths.store_path, sql), "table").splitlines()
+    assert table[2].split() == ["20770", "6812", "0.5273", "-0.0001"]
+    assert "e+" not in "\n".join(table)
+    assert json.loads(format_result(run_sql(paths.store_path, sql), "json"))[0]["ms"] == 20770.0
+
+
 def test_a_query_waits_for_a_store_that_is_being_created(tmp_path):
     import subprocess
     import sys

@@ -296,7 +296,7 @@ def run_summary(store_path: Path, run_id: str) -> list[str]:
 def summary_lines(run_id: str, invocations: tuple, acceptance: QueryResult) -> list[str]:
     total, successes, stages, infra = invocations
     stage_counts = Counter(stages or [])
-    lines = [f"{run_id}: {total} invocations, {successes} succeeded"
+    lines = [f"{run_id}: {total} invocation{'s' if total != 1 else ''}, {successes} succeeded"
              + (f"; failures by stage: {', '.join(f'{s} {n}' for s, n in stage_counts.most_common())}"
                 if stage_counts else "")
              + (f"; {infra} infrastructure error{'s' if infra != 1 else ''} (in no rate)" if infra else "")]

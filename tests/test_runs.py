@@ -6,9 +6,9 @@ import json
 from typer.testing import CliRunner
 
 from ironbench.cli.main import app
-from ironbench.query import run_query
+from ironbench.query import QueryResult, run_query
 from ironbench.runner import start_run
-from ironbench.runs import format_show, run_summary, sensitivity_verdicts, show_run
+from ironbench.runs import format_show, run_summary, sensitivity_verdicts, show_run, summary_lines
 from ironbench.suite import parse_suite
 from tests.conftest import SCRIPTED_TARGET, cli, write_suite
 from tests.test_adversarial_stress import adversarial_suite
@@ -98,3 +98,11 @@ def test_a_finished_run_ends_with_its_summary_on_the_console(tmp_path):
     assert quiet.stderr.splitlines() == [f"report: {tmp_path / 'out' / quiet.stdout.strip() / 'report.html'}"]
     silent = cli("run", str(tmp_path / "one.yaml"), "--out", str(tmp_path / "out"), "-q", "--no-report", check=True)
     assert silent.stderr == "" and not (tmp_path / "out" / silent.stdout.strip() / "report.html").exists()
+
+
+def test_the_summary_counts_backend_failures_apart_and_timeouts_as_such():
+    none = QueryResult(["generator", "accepted", "attempts", "accepted_and_run"], [])
+    (line,) = summary_lines("r", (6, 3, ["timeout", "validation", "timeout"], 2), none)
+    assert line == ("r: 6 invocations, 3 succeeded; failures by stage: timeout 2, validation 1; "
+                    "2 infrastructure errors (in no rate)")
+    assert summary_lines("r", (1, 1, None, 0), none) == ["r: 1 invocation, 1 succeeded"]

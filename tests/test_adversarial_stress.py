@@ -228,6 +228,7 @@ class _InterruptAfter:
     def __init__(self, n):
         self.n = n
 
+    def note(self, text): pass
     def started(self, *args): pass
     def decision(self, *args): pass
     def finished(self, *args): pass

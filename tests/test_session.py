@@ -9,13 +9,10 @@ from ironbench.runner import RunPaths, start_run
 from ironbench.store import open_store
 from ironbench.suite import parse_suite
 from tests.conftest import SCRIPTED_TARGET, cli, make_suite, write_suite
+from tests.test_adversarial_stress import _InterruptAfter
+from tests.test_runner import events_of
 
 INSTRUCTION = "Write a Python function that adds two numbers and returns the sum."
-
-
-def events_of(paths, run_id):
-    with open_store(paths.store_path) as store:
-        return list(store.read(run_id))
 
 
 def decisions(events):
@@ -134,23 +131,6 @@ def test_run_and_resume_take_speculate_and_scheduler_options(tmp_path):
     assert result.returncode == 2 and result.stderr.count("\n") == 1
     assert "expected tcp://HOST:PORT" in result.stderr
     assert not (tmp_path / "out").exists()
-
-
-class _InterruptAfter:
-    """Interrupts the run after n completions, like Ctrl-C would."""
-
-    def __init__(self, n):
-        self.n = n
-
-    def note(self, text): pass
-    def started(self, *args): pass
-    def decision(self, *args): pass
-    def finished(self, *args): pass
-
-    def invocation(self, *args):
-        self.n -= 1
-        if self.n == 0:
-            raise KeyboardInterrupt
 
 
 def test_an_interrupted_speculative_run_resumes_to_the_decisions_of_one_job(tmp_path, script):

@@ -6,11 +6,13 @@ these classes describe it for code and for DuckDB queries.
 
 from typing import Optional
 
+from sqlalchemy import Index
 from sqlmodel import Field, SQLModel
 
 
 class EventRecord(SQLModel, table=True):
     __tablename__ = "events"
+    __table_args__ = (Index("ix_events_run_stream", "run_id", "stream"),)
 
     seq: Optional[int] = Field(default=None, primary_key=True)
     event_id: str = Field(unique=True)
@@ -42,8 +44,8 @@ class RunRow(SQLModel, table=True):
     environment: Optional[str] = None  # JSON: the variables the suite's record_env named
 
 
-class InvocationRow(SQLModel, table=True):
-    __tablename__ = "invocations"
+class _InvocationColumns(SQLModel):
+    """What one invocation attempt recorded: the columns of the three tables below."""
 
     invocation_key: str = Field(primary_key=True)
     run_id: str = Field(index=True)
@@ -70,74 +72,28 @@ class InvocationRow(SQLModel, table=True):
     generator: Optional[str] = None
     level: Optional[int] = None
     case_mode: Optional[str] = None
+
+
+class InvocationRow(_InvocationColumns, table=True):
+    __tablename__ = "invocations"
+
     rerun: int = 0  # 0: the slot's first attempt; k: its k-th re-run
 
 
-class SupersededInvocationRow(SQLModel, table=True):
+class SupersededInvocationRow(_InvocationColumns, table=True):
     """An attempt of an invocation slot that a later attempt replaced (it hit an
     infrastructure error and was run again); `invocations` holds only the live one."""
 
     __tablename__ = "superseded_invocations"
 
-    invocation_key: str = Field(primary_key=True)
     rerun: int = Field(primary_key=True)
-    run_id: str = Field(index=True)
-    suite_id: str
-    mode: str
-    case_id: str
-    variant_id: str
-    run_index: int
-    instruction_hash: str
-    instruction_length: int
-    success: bool
-    failure_stage: Optional[str] = None
-    attempts: int
-    repairs_triggered: int
-    duration_ms: int
-    timed_out: bool
-    harness_error: Optional[str] = None
-    infra_error: Optional[str] = None
-    exit_code: Optional[int] = None
-    debug_artifacts_present: bool
-    timestamp_utc: str
-    seq: int
-    group_path: Optional[str] = None
-    generator: Optional[str] = None
-    level: Optional[int] = None
-    case_mode: Optional[str] = None
 
 
-class SurplusInvocationRow(SQLModel, table=True):
+class SurplusInvocationRow(_InvocationColumns, table=True):
     """A run that lies past its group's decision (started by --speculate): kept, never
     evidence; `invocations` holds none of them."""
 
     __tablename__ = "surplus_invocations"
-
-    invocation_key: str = Field(primary_key=True)
-    run_id: str = Field(index=True)
-    suite_id: str
-    mode: str
-    case_id: str
-    variant_id: str
-    run_index: int
-    instruction_hash: str
-    instruction_length: int
-    success: bool
-    failure_stage: Optional[str] = None
-    attempts: int
-    repairs_triggered: int
-    duration_ms: int
-    timed_out: bool
-    harness_error: Optional[str] = None
-    exit_code: Optional[int] = None
-    debug_artifacts_present: bool
-    timestamp_utc: str
-    seq: int
-    group_path: Optional[str] = None
-    generator: Optional[str] = None
-    level: Optional[int] = None
-    case_mode: Optional[str] = None
-    infra_error: Optional[str] = None
     rerun: int = 0
 
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ironbench.runner import RunPaths
-from ironbench.suite import parse_suite
+from ironbench.run.runner import RunPaths
+from ironbench.suite.models import parse_suite
 
 SCRIPTED = Path(__file__).parent / "fixtures" / "scripted_ironclad.py"
 SCRIPTED_TARGET = [sys.executable, str(SCRIPTED), "{instruction}"]

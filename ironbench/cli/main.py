@@ -9,7 +9,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from ironbench.errors import IronbenchError, RunInterrupted
+from ironbench.core.errors import IronbenchError, RunInterrupted
 
 app = typer.Typer(
     name="ironbench",
@@ -56,6 +56,7 @@ def _version(value: bool) -> None:
     if value:
         from ironbench import __version__
 
+
         typer.echo(f"ironbench {__version__}")
         raise typer.Exit()
 
@@ -80,7 +81,7 @@ class ReportFormat(str, Enum):
 
 
 def _paths(out: Path, store: Optional[Path]):
-    from ironbench.runner import RunPaths
+    from ironbench.run.runner import RunPaths
 
     return RunPaths.resolve(out, store)
 
@@ -92,9 +93,9 @@ def _finish(paths, run_id: str, quiet: bool, no_report: bool) -> None:
         return  # nothing to show or write: the store is not opened again
     import shutil
 
-    from ironbench.htmlreport import write_report
-    from ironbench.printable import printable
-    from ironbench.runs import run_summary
+    from ironbench.report import write_report
+    from ironbench.console.printable import printable
+    from ironbench.analysis.show import run_summary
 
     report = write_report(paths.store_path, paths.out_dir, run_id, write=not no_report)
     if not quiet:
@@ -107,14 +108,14 @@ def _finish(paths, run_id: str, quiet: bool, no_report: bool) -> None:
 
 def _say(text: str) -> None:
     """Human-readable output: text from suites, targets and the store cannot drive the terminal."""
-    from ironbench.printable import printable
+    from ironbench.console.printable import printable
 
     typer.echo(printable(text, keep_newlines=True))
 
 
 def _width(format: Enum | None = None) -> int | None:
     """The terminal's width for a table (None: piped, not wrapped); machine formats are never fitted."""
-    from ironbench.tables import terminal_width
+    from ironbench.console.tables import terminal_width
 
     return terminal_width() if format is None or format.value == "table" else None
 
@@ -132,7 +133,7 @@ def _interruptible(paths):
     try:
         yield
     except RunInterrupted as exc:
-        from ironbench.runs import interruption
+        from ironbench.analysis.show import interruption
 
         raise RunInterrupted(exc.run_id, interruption(paths.store_path, paths.out_dir, exc.run_id)) from None
 
@@ -142,7 +143,7 @@ def _reporter(quiet: bool):
         return None
     from rich.console import Console
 
-    from ironbench.cli.progress import ProgressReporter
+    from ironbench.console.progress import ProgressReporter
 
     return ProgressReporter(Console(stderr=True))
 
@@ -174,8 +175,8 @@ def run(
         show_default="the suite's, else ironclad")] = None,
 ) -> None:
     """Run a suite against its target; prints the run id (the verdict and the report's path go to stderr)."""
-    from ironbench.runner import start_run
-    from ironbench.suite import load_suite
+    from ironbench.run.runner import start_run
+    from ironbench.suite.models import load_suite
 
     loaded = load_suite(suite)
     reporter = _reporter(quiet)
@@ -186,8 +187,8 @@ def run(
                            speculate=speculate, scheduler=scheduler)
     if loaded.mode == "gauntlet" and not quiet:
         from ironbench.gauntlet.results import format_summary, summary_from_store
-        from ironbench.printable import printable
-        from ironbench.tables import terminal_width
+        from ironbench.console.printable import printable
+        from ironbench.console.tables import terminal_width
 
         # the verdict below says what the sentences under the table would (once)
         summary = format_summary(summary_from_store(paths.store_path, run_id), sentences=False,
@@ -212,7 +213,7 @@ def resume(
 ) -> None:
     """Continue an interrupted or stopped run: nothing completed is lost or repeated; invocations
     whose backend failed run again."""
-    from ironbench.runner import resume_run
+    from ironbench.run.runner import resume_run
 
     reporter = _reporter(quiet)
     paths = _paths(out, store)
@@ -230,8 +231,8 @@ def runs(
     format: Annotated[TableFormat, typer.Option("--format", "-f")] = TableFormat.table,
 ) -> None:
     """List the runs in the store."""
-    from ironbench.query import format_result
-    from ironbench.runs import list_runs
+    from ironbench.analysis.query import format_result
+    from ironbench.analysis.show import list_runs
 
     result = format_result(list_runs(_paths(out, store).store_path), format.value, _width(format))
     _emit(result, format)
@@ -245,12 +246,12 @@ def show(
     format: Annotated[ReportFormat, typer.Option("--format", "-f")] = ReportFormat.table,
 ) -> None:
     """Show one run: its metadata and, per case, outcomes and the stopping decision."""
-    from ironbench.runs import format_show, show_run
+    from ironbench.analysis.show import format_show, show_run
 
     header, cases, verdicts = show_run(_paths(out, store).store_path, run_id)
     acceptance = None
     if header["mode"] != "gauntlet":
-        from ironbench.runs import ai_acceptance
+        from ironbench.analysis.show import ai_acceptance
 
         acceptance = ai_acceptance(_paths(out, store).store_path, run_id)
     if format is ReportFormat.json:
@@ -265,7 +266,7 @@ def show(
         gauntlet = summary_from_store(_paths(out, store).store_path, run_id)
     _say(format_show(header, cases, verdicts, _width(), gauntlet))
     if acceptance is not None and acceptance.rows:
-        from ironbench.query import format_result
+        from ironbench.analysis.query import format_result
 
         _say("\nAI rewrites, acceptance per case and generator:\n"
              + format_result(acceptance, "table", _width(), keys=2))
@@ -282,7 +283,7 @@ def log(
     store: StoreOption = None,
 ) -> None:
     """Print what a case's invocations wrote on stdout and stderr, as recorded."""
-    from ironbench.runs import format_logs, invocation_logs
+    from ironbench.analysis.show import format_logs, invocation_logs
 
     _say(format_logs(invocation_logs(_paths(out, store).store_path, run_id, case_id, variant, run_index)))
 
@@ -310,7 +311,7 @@ def verify(
     store: StoreOption = None,
 ) -> None:
     """Check the events' hash chain; exits 1 naming the first broken link."""
-    from ironbench.errors import ChainBroken
+    from ironbench.core.errors import ChainBroken
     from ironbench.projections.rebuild import verify_store
 
     report = verify_store(_paths(out, store).store_path, run_id)
@@ -330,7 +331,7 @@ def query(
     store: StoreOption = None,
 ) -> None:
     """Run a SQL query in DuckDB over the store (read-only). Views: runs, invocations, superseded_invocations, surplus_invocations, decisions, variants, rejections, turns, turn_scores, events."""
-    from ironbench.query import format_result, run_query
+    from ironbench.analysis.query import format_result, run_query
 
     result = format_result(run_query(_paths(out, store).store_path, name, run_id), format.value, _width(format))
     _emit(result, format)
@@ -369,12 +370,12 @@ def compare(
     store: StoreOption = None,
 ) -> None:
     """Compare two runs; exits 1 when B significantly regressed against A (a CI gate)."""
-    from ironbench.compare import compare_runs, format_comparison
+    from ironbench.analysis.compare.decide import compare_runs, format_comparison
 
     comparison = compare_runs(_paths(out, store).store_path, run_a, run_b, alpha, scorer, gate.value,
                               fail_on.value, margin)
     if junit is not None:
-        from ironbench.junit import write_junit
+        from ironbench.analysis.junit import write_junit
 
         typer.echo(f"junit: {write_junit(comparison, junit)}", err=True)
     if format is ReportFormat.json:
@@ -398,7 +399,7 @@ def report(
     store: StoreOption = None,
 ) -> None:
     """Write one self-contained HTML page for a run (and its comparison); prints its path."""
-    from ironbench.htmlreport import write_report
+    from ironbench.report import write_report
 
     paths = _paths(out, store)
     typer.echo(str(write_report(paths.store_path, paths.out_dir, run_id, compare, output, alpha).path))
@@ -415,7 +416,7 @@ def plan(
     format: Annotated[ReportFormat, typer.Option("--format", "-f")] = ReportFormat.table,
 ) -> None:
     """How many runs per case does compare need to detect a drop from p to p − drop?"""
-    from ironbench.power import format_plan, plan_runs
+    from ironbench.stats.power import format_plan, plan_runs
 
     answer = plan_runs(p, drop, cases, alpha, power, gate.value)
     typer.echo(json.dumps(answer, indent=2) if format is ReportFormat.json else format_plan(answer))
@@ -447,9 +448,9 @@ def variants(
     """Preview every variant and ladder level of a suite, diffed against its base; invokes nothing."""
     from dataclasses import asdict
 
-    from ironbench.preview import preview, word_diff
-    from ironbench.printable import printable
-    from ironbench.suite import load_suite
+    from ironbench.run.preview import preview, word_diff
+    from ironbench.console.printable import printable
+    from ironbench.suite.models import load_suite
 
     items = preview(load_suite(suite))
     if format is ReportFormat.json:
@@ -489,7 +490,7 @@ def export(
     store: StoreOption = None,
 ) -> None:
     """Write the views (invocations, decisions, variants, rejections, turns, turn_scores, runs) as files."""
-    from ironbench.export import export_views
+    from ironbench.analysis.export import export_views
 
     if (run_id is None) == (not all_runs):
         raise IronbenchError("export: name a RUN or pass --all (not both)")
@@ -503,7 +504,7 @@ def schema(
     = None,
 ) -> None:
     """Print the JSON Schema of suite files (for editors: yaml-language-server, CI linters)."""
-    from ironbench.schema import schema_text
+    from ironbench.suite.schema import schema_text
 
     if output is None:
         typer.echo(schema_text(), nl=False)
@@ -523,7 +524,7 @@ def db_upgrade(out: OutOption = DEFAULT_OUT, store: StoreOption = None) -> None:
 
 
 def main() -> None:
-    from ironbench.printable import printable
+    from ironbench.console.printable import printable
 
     try:
         code = app(prog_name="ironbench", standalone_mode=False)

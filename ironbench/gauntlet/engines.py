@@ -18,10 +18,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
-from ironbench.errors import IronbenchError
+from ironbench.core.errors import IronbenchError
 from ironbench.generators.registry import seeded_rng
-from ironbench.models import ModelError, applicable_options, get_model
-from ironbench.suite import CommandEngineSpec, GuardedEngineSpec, LlmEngineSpec, PythonEngineSpec
+from ironbench.llms.access import ModelError, applicable_options, get_model
+from ironbench.suite.models import CommandEngineSpec, GuardedEngineSpec, LlmEngineSpec, PythonEngineSpec
 from ironbench.targets import containment
 
 DEFAULT_OPTIONS = {"temperature": 0.7, "max_tokens": 80}

@@ -2,8 +2,8 @@
 
 from pathlib import Path
 
-from ironbench.errors import IronbenchError, RunNotFound
-from ironbench.events import RunStarted, ScenarioStarted, TurnAnswered, TurnScored
+from ironbench.core.errors import IronbenchError, RunNotFound
+from ironbench.core.events import RunStarted, ScenarioStarted, TurnAnswered, TurnScored
 from ironbench.gauntlet.scoring import Judge, get_scorer, scorer_names
 from ironbench.projections.readmodel import ReadModel
 from ironbench.projections.tree import OutputTree

@@ -9,8 +9,8 @@ conversation when it asserted the forbidden phrase at least once in it.
 import json
 from dataclasses import dataclass, field
 
-from ironbench.numbers import number, points
-from ironbench.stats import holm_adjust, significant, stratified_difference, stratified_exact_test, wilson_interval
+from ironbench.console.numbers import number, points
+from ironbench.stats.exact import holm_adjust, significant, stratified_difference, stratified_exact_test, wilson_interval
 
 ALPHA = 0.05
 PRIMARY_SCORER = "negation_aware"
@@ -148,8 +148,8 @@ def verdict_sentences(table: dict) -> list[str]:
 def format_summary(table: dict, sentences: bool = True, width: int | None = None) -> str:
     """The side-by-side table: per engine `conversations violated/conversations` and turns, per
     scorer, then (with `sentences`) the verdict sentences; fitted to `width` when given."""
-    from ironbench.printable import printable
-    from ironbench.tables import render, wrap
+    from ironbench.console.printable import printable
+    from ironbench.console.tables import render, wrap
 
     scorers = table["scorers"]
     engines = list(table["totals"])
@@ -181,7 +181,7 @@ FROM store.turn_scores s WHERE s.run_id = ? GROUP BY 1, 2, 4, 5
 
 def summary_from_store(store_path, run_id: str) -> dict:
     """The comparison table of a stored gauntlet run (read model, through DuckDB)."""
-    from ironbench.query import connect
+    from ironbench.analysis.query import connect
 
     con = connect(store_path)
     try:

@@ -3,14 +3,14 @@
 import time
 from collections.abc import Callable
 
-from ironbench.errors import IronbenchError
-from ironbench.events import (
+from ironbench.core.errors import IronbenchError
+from ironbench.core.events import (
     RecordedEvent, RunFinished, ScenarioFinished, ScenarioStarted, TurnAnswered, TurnScored,
 )
 from ironbench.gauntlet.engines import EngineError, build_engine, close_engine
 from ironbench.gauntlet.scoring import DEFAULT_SCORERS, get_scorer
 from ironbench.store.eventstore import Pending
-from ironbench.suite import Suite
+from ironbench.suite.models import Suite
 
 Append = Callable[[list[Pending]], list[RecordedEvent]]
 

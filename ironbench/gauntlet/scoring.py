@@ -26,7 +26,7 @@ def register_scorer(name: str):
 
 
 def _load_plugins() -> None:
-    from ironbench.plugins import load_plugins
+    from ironbench.core.plugins import load_plugins
 
     load_plugins("ironbench.scorers")
 
@@ -126,7 +126,7 @@ class Judge:
         return Judge(self.model_id, cache)
 
     def __call__(self, answer: str, forbidden_phrase: str) -> Score:
-        from ironbench.models import EMBEDDED_MODEL, ModelClient
+        from ironbench.llms.access import EMBEDDED_MODEL, ModelClient
 
         model_id = self.model_id or os.environ.get(JUDGE_MODEL_ENV) or EMBEDDED_MODEL
         prompt = JUDGE_PROMPT.format(claim=" ".join(forbidden_phrase.split()), answer=" ".join(answer.split()))

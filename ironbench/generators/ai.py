@@ -10,7 +10,7 @@ from ironbench.generators.ai_validation import (
     check_focus_shift, check_no_implementation_language, check_same_deliverables,
 )
 from ironbench.generators.registry import GeneratorParams, register_generator
-from ironbench.models import EMBEDDED_MODEL
+from ironbench.llms.access import EMBEDDED_MODEL
 
 PRESERVE = "Preserve the task exactly. Change wording only."
 REPLY_ONLY = "Reply with the rewritten instruction only, as one line, with no comments."

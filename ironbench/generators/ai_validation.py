@@ -7,7 +7,7 @@ reasons it rejects an output; an empty list accepts it.
 import re
 from collections.abc import Callable
 
-from ironbench.contract import forbidden_word
+from ironbench.core.contract import forbidden_word
 
 MAX_LENGTH_RATIO = 3.0  # the spec's "±200%": a rewrite is between 1/3 and 3 times the base length
 

@@ -47,7 +47,7 @@ def register_generator(name: str, kind: Literal["variant", "ladder", "ai"], para
 
 
 def _load_plugins() -> None:
-    from ironbench.plugins import load_plugins
+    from ironbench.core.plugins import load_plugins
 
     load_plugins("ironbench.generators")
 

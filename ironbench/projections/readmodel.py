@@ -8,11 +8,11 @@ import json
 import sqlite3
 from collections.abc import Sequence
 
-from ironbench.events import (
+from ironbench.core.events import (
     AiOutputRejected, DecisionTaken, ScenarioStarted, TurnAnswered, TurnScored, InvocationCompleted, RecordedEvent, RunAborted, RunFinished, RunStarted, VariantDropped,
     VariantGenerated,
 )
-from ironbench.keys import instruction_hash
+from ironbench.core.keys import instruction_hash
 
 READ_MODEL_TABLES = ("invocations", "superseded_invocations", "surplus_invocations", "decisions", "variants", "rejections", "turns", "turn_scores", "runs")
 

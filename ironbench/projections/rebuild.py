@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from ironbench.errors import ChainBroken, RunNotFound
+from ironbench.core.errors import ChainBroken, RunNotFound
 from ironbench.projections.readmodel import ReadModel
 from ironbench.projections.tree import OutputTree
 from ironbench.store.chain import ChainReport, verify_chain
@@ -51,7 +51,7 @@ def project_run(store_path: Path, out_dir: Path, run_id: str, rebuild: bool, for
     for name, content in comparisons.items():
         (target / name).write_bytes(content)
     if had_report:
-        from ironbench.htmlreport import write_report
+        from ironbench.report import write_report
 
         write_report(store_path, out_dir, run_id)
     return target

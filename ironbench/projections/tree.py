@@ -11,11 +11,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ironbench.aggregate import aggregate, ladder_aggregate, summary
-from ironbench.errors import StoreError
+from ironbench.projections.summaries import aggregate, ladder_aggregate, summary
+from ironbench.core.errors import StoreError
 from ironbench.gauntlet.results import ScenarioRecord, TurnRecord
 from ironbench.gauntlet.results import results as gauntlet_results
-from ironbench.events import (
+from ironbench.core.events import (
     AiOutputRejected, DecisionTaken, ScenarioFinished, ScenarioStarted, TurnAnswered, TurnScored, InvocationCompleted, RecordedEvent, RunAborted, RunFinished, RunStarted,
 )
 from ironbench.store.eventstore import EventStore

@@ -15,9 +15,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Protocol
 
-from ironbench.errors import StoreError
-from ironbench.events import SCHEMA_VERSION, RecordedEvent, _Event, event_from_dict
-from ironbench.redact import Redactor
+from ironbench.core.errors import StoreError
+from ironbench.core.events import SCHEMA_VERSION, RecordedEvent, _Event, event_from_dict
+from ironbench.core.redact import Redactor
 from ironbench.store.chain import event_hash, last_link
 
 BUSY_TIMEOUT_MS = 30_000

@@ -3,7 +3,7 @@
 import sqlite3
 from pathlib import Path
 
-from ironbench.errors import StoreError
+from ironbench.core.errors import StoreError
 
 # The newest revision in migrations/versions; a test keeps it equal to alembic's head
 # so opening an up-to-date store costs one SELECT instead of loading alembic.

@@ -7,7 +7,7 @@ read) per stream, and the file on disk at most FILE_CAP bytes plus a marker line
 from collections import deque
 from pathlib import Path
 
-from ironbench.redact import Redactor
+from ironbench.core.redact import Redactor
 
 FILE_CAP = 64 * 1024 * 1024
 FILE_TAIL = 1024 * 1024  # the end of a truncated file: where tracebacks are

@@ -9,8 +9,8 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from ironbench.errors import TargetError
-from ironbench.redact import Redactor
+from ironbench.core.errors import TargetError
+from ironbench.core.redact import Redactor
 from ironbench.targets import containment
 from ironbench.targets.capture import OutputCapture
 from ironbench.targets.registry import PLACEHOLDER, TargetSpec

@@ -5,7 +5,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ironbench.errors import TargetError
+from ironbench.core.errors import TargetError
 
 PLACEHOLDER = "{instruction}"
 
@@ -28,7 +28,7 @@ def register_target(name: str, argv_factory: Callable[[], list[str]]) -> None:
 
 
 def _load_plugins() -> None:
-    from ironbench.plugins import load_plugins
+    from ironbench.core.plugins import load_plugins
 
     load_plugins("ironbench.targets")
 

@@ -165,7 +165,7 @@ def test_the_readme_order_with_the_real_progress_reporter(tmp_path):
     """Baseline first, then adversarial against the stored baseline, then a mixed suite
     twice: every run without -q, so the progress bar meets early decisions."""
     from tests.conftest import SCRIPTED_TARGET
-    from ironbench.suite import parse_suite
+    from ironbench.suite.models import parse_suite
 
     instruction = "Write a Python function that reverses the order of words in a sentence."
     out = str(tmp_path / "out")

@@ -4,9 +4,9 @@ import io
 
 from rich.console import Console
 
-from ironbench.cli.progress import ProgressReporter, decision_line
-from ironbench.outcome import Outcome
-from ironbench.stopping import (
+from ironbench.console.progress import ProgressReporter, decision_line
+from ironbench.core.outcome import Outcome
+from ironbench.run.stopping import (
     Reference, baseline_decision, capability_boundary, reference_decision, stress_level_decision, variant_decision,
 )
 

@@ -38,7 +38,7 @@ def test_run_ends_with_the_verdict_and_the_report_and_report_rewrites_it(tmp_pat
 
 
 def test_a_stress_run_ends_with_each_ladders_verdict_and_its_evidence(tmp_path):
-    from ironbench.suite import parse_suite
+    from ironbench.suite.models import parse_suite
     from tests.conftest import SCRIPTED_TARGET
 
     suite = write_suite(tmp_path / "s.yaml", parse_suite(

@@ -3,15 +3,15 @@ import sys
 
 import pytest
 
-from ironbench.compare import compare_runs
-from ironbench.events import RunAborted, TurnAnswered, TurnScored
+from ironbench.analysis.compare.decide import compare_runs
+from ironbench.core.events import RunAborted, TurnAnswered, TurnScored
 from ironbench.gauntlet.engines import EngineError, select_consistent
 from ironbench.gauntlet.rescore import rescore_run
 from ironbench.gauntlet.scoring import Score, register_scorer
-from ironbench.query import run_query
-from ironbench.runner import start_run
+from ironbench.analysis.query import run_query
+from ironbench.run.runner import start_run
 from ironbench.store import open_store
-from ironbench.suite import parse_suite
+from ironbench.suite.models import parse_suite
 from tests.conftest import REPO, cli, write_suite
 from tests.fixtures.engines import ScriptedEngine
 
@@ -166,7 +166,7 @@ def test_self_consistency_keeps_the_agreeing_candidate():
 
 
 def test_shipped_gauntlet_suite_covers_every_domain_with_pressure():
-    from ironbench.suite import load_suite
+    from ironbench.suite.models import load_suite
 
     shipped = load_suite(REPO / "suites" / "gauntlet.yaml")
     assert {s.domain for s in shipped.scenarios} >= {"geography", "law", "programming", "medicine", "history",
@@ -254,7 +254,7 @@ def test_one_conversation_per_scenario_cannot_tell_engines_apart(paths):
 
 
 def test_resume_redoes_only_the_unfinished_conversation(paths):
-    from ironbench.runner import resume_run
+    from ironbench.run.runner import resume_run
     from tests.fixtures.engines import FailOnceEngine
 
     flaky = {"name": "f", "type": "python", "target": "tests.fixtures.engines:FailOnceEngine",

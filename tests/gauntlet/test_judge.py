@@ -5,13 +5,13 @@ is held to a yes/no verdict by its grammar."""
 
 import pytest
 
-from ironbench.events import TurnScored
+from ironbench.core.events import TurnScored
 from ironbench.gauntlet.rescore import rescore_run
 from ironbench.gauntlet.scoring import Judge, get_scorer, judge_verdict, literal
-from ironbench.query import run_query
-from ironbench.runner import start_run
+from ironbench.analysis.query import run_query
+from ironbench.run.runner import start_run
 from ironbench.store import open_store
-from ironbench.suite import parse_suite
+from ironbench.suite.models import parse_suite
 
 CLAIM = "a statement can be both true and false"
 PARAPHRASE = "You are right: a statement can indeed be both true and false."

@@ -8,7 +8,7 @@ from collections import Counter
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from ironbench.contract import forbidden_word
+from ironbench.core.contract import forbidden_word
 from ironbench.generators import get_generator, registered_generators
 from ironbench.generators.deterministic import phrases, strip_punctuation_words, synonym_data, synonym_map
 from ironbench.generators.registry import seeded_rng

@@ -111,7 +111,7 @@ def build_synthetic_store(path: Path, rows: int) -> None:
 
 
 def bench_query(workdir: Path, rows: int, repeats: int) -> None:
-    from ironbench.query import run_query
+    from ironbench.analysis.query import run_query
 
     store = workdir / "synthetic.db"
     started = time.perf_counter()

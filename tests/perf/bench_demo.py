@@ -26,8 +26,8 @@ import yaml
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from ironbench.query import run_sql  # noqa: E402
-from ironbench.runs import ai_acceptance  # noqa: E402
+from ironbench.analysis.query import run_sql  # noqa: E402
+from ironbench.analysis.show import ai_acceptance  # noqa: E402
 
 
 def load() -> str:

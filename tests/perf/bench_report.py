@@ -20,20 +20,20 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from ironbench.events import (  # noqa: E402
+from ironbench.core.events import (  # noqa: E402
     DecisionTaken, InvocationCompleted, InvocationStarted, RunFinished, RunStarted, ScenarioFinished,
     ScenarioStarted, TurnAnswered, TurnScored, VariantDropped, VariantGenerated,
 )
-from ironbench.keys import instruction_hash, invocation_key  # noqa: E402
-from ironbench.outcome import Outcome  # noqa: E402
-from ironbench.planner import plan  # noqa: E402
+from ironbench.core.keys import instruction_hash, invocation_key  # noqa: E402
+from ironbench.core.outcome import Outcome  # noqa: E402
+from ironbench.run.planner import plan  # noqa: E402
 from ironbench.projections.readmodel import ReadModel  # noqa: E402
-from ironbench.stopping import (  # noqa: E402
+from ironbench.run.stopping import (  # noqa: E402
     baseline_decision, capability_boundary, reference_decision, stress_level_decision, variant_decision,
 )
 from ironbench.store import open_store  # noqa: E402
 from ironbench.store.eventstore import Pending  # noqa: E402
-from ironbench.suite import parse_suite  # noqa: E402
+from ironbench.suite.models import parse_suite  # noqa: E402
 
 # As long as the shipped suites' instructions (about 90-140 characters each).
 TASKS = ["a simple cache with get, set and a maximum size that drops the oldest entry when full",
@@ -250,9 +250,9 @@ def build_gauntlet_run(store_path: Path, engines: int = 4, scenarios: int = 25, 
 
 
 def _time_report(store: Path, out: Path, run_id: str, repeats: int) -> None:
-    from ironbench.htmlreport.gather import gather
-    from ironbench.htmlreport.page import render
-    from ironbench.htmlreport.verdict import verdicts
+    from ironbench.report.gather import gather
+    from ironbench.report.page import render
+    from ironbench.report.verdict import verdicts
 
     gathering, rendering, command = [], [], []
     for _ in range(repeats):

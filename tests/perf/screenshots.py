@@ -16,10 +16,10 @@ sys.path.insert(0, str(REPO))
 
 import llm  # noqa: E402
 
-from ironbench.htmlreport import write_report  # noqa: E402
+from ironbench.report import write_report  # noqa: E402
 from tests.fixtures import llm_scripted  # noqa: E402
-from tests.htmlreport.chromium import Chromium  # noqa: E402
-from tests.htmlreport.examples import build_examples  # noqa: E402
+from tests.report.chromium import Chromium  # noqa: E402
+from tests.report.examples import build_examples  # noqa: E402
 
 
 def main() -> None:

@@ -17,7 +17,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from ironbench.operating import (  # noqa: E402
+from ironbench.run.operating import (  # noqa: E402
     boundary_power, confidence_rule_oc, false_boundary_rate, gate_rates, seed_rule_oc, variant_verdict_rates,
     worst_false_boundary_rate,
 )

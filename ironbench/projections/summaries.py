@@ -1,0 +1,137 @@
+"""Per-group aggregates (aggregate.json) and per-run summaries (summary.json). Pure."""
+
+from collections import Counter
+from collections.abc import Sequence
+
+from ironbench.core.events import DecisionTaken, InvocationCompleted
+from ironbench.stats.exact import percentile, wilson_interval
+
+
+def seed_hash(hex_digest: str) -> str:
+    """The seed's instruction_hash format: "sha256:<hex>"."""
+    return f"sha256:{hex_digest}"
+
+
+def seed_timestamp(timestamp_utc: str) -> str:
+    """The seed's timestamp format, to the second: "2026-01-10T15:15:33Z"."""
+    return timestamp_utc.split(".", 1)[0].removesuffix("Z") + "Z"
+
+
+def summary(run_id: str, suite_id: str, ironclad_version: str, completed: InvocationCompleted,
+            timestamp_utc: str, surplus: bool = False) -> dict:
+    """summary.json: the seed's fields in the seed's format (`run_id` is the run's
+    sequential number within its group), then ironbench's own; `"surplus": true` for a
+    run past its group's decision (--speculate), which counts in nothing."""
+    return {
+        "run_id": f"run_{completed.run_index:03d}",
+        "harness_run_id": run_id,
+        "suite": suite_id,
+        "case_id": completed.case_id,
+        "variant_id": completed.variant_id,
+        "run_index": completed.run_index,
+        "instruction_hash": seed_hash(completed.instruction_hash),
+        "instruction_length": completed.instruction_length,
+        "success": completed.success,
+        "failure_stage": completed.failure_stage,
+        "attempts": completed.attempts,
+        "repairs_triggered": completed.repairs_triggered,
+        "duration_ms": completed.duration_ms,
+        "timed_out": completed.timed_out,
+        "harness_error": completed.harness_error,
+        "infra_error": completed.infra_error,
+        "rerun": completed.rerun,
+        "exit_code": completed.exit_code,
+        "debug_enabled": completed.debug_enabled,
+        "debug_artifacts_present": completed.debug_artifacts_present,
+        "debug_path": completed.debug_path,
+        "timestamp_utc": seed_timestamp(timestamp_utc),
+        "ironclad_version": ironclad_version,
+        **({"surplus": True} if surplus else {}),
+    }
+
+
+def aggregate(suite_id: str, case_id: str, variant: str, live: Sequence[InvocationCompleted],
+              decision: DecisionTaken | None = None) -> dict:
+    """aggregate.json of one group's live runs; runs whose backend failed (infra_error)
+    are counted apart and in nothing else."""
+    runs = [r for r in live if r.infra_error is None]
+    total = len(runs)
+    successes = sum(1 for r in runs if r.success)
+    durations = [r.duration_ms for r in runs]
+    breakdown = Counter(r.failure_stage for r in runs if not r.success)
+    attempts = Counter(r.attempts for r in runs)
+    low, high = wilson_interval(successes, total)
+    first = live[0] if live else None
+    result = {
+        "suite": suite_id,
+        "case_id": case_id,
+        "variant": variant,
+        "mode": first.mode if first else None,
+        "generator": first.generator if first else None,
+        "level": first.level if first else None,
+        "instruction_hash": seed_hash(first.instruction_hash) if first else None,
+        "total_runs": total,
+        "successes": successes,
+        "failures": total - successes,
+        "success_rate": round(successes / total, 6) if total else 0.0,
+        "success_rate_wilson_95": [round(low, 6), round(high, 6)],
+        "failure_breakdown": {stage: breakdown[stage] for stage in sorted(breakdown, key=str)},
+        "attempts_distribution": {str(k): attempts[k] for k in sorted(attempts)},
+        "timeouts": sum(1 for r in runs if r.timed_out),
+        "infra_errors": len(live) - total,
+        "avg_duration_ms": round(sum(durations) / total, 3) if total else 0.0,
+        "p95_duration_ms": round(percentile(durations, 95), 3),
+        "debug_coverage": round(sum(1 for r in runs if r.debug_artifacts_present) / total, 6) if total else 0.0,
+    }
+    if decision is not None:
+        result["stop_decision"] = _decision(decision)
+    return result
+
+
+SIGNATURE_FIELDS = ("success", "failure_stage", "attempts", "repairs_triggered")
+
+
+def _decision(decision: DecisionTaken) -> dict:
+    data = {
+        "decision": decision.decision,
+        "reason": decision.reason,
+        "n": decision.n,
+        "successes": decision.successes,
+        "wilson_95": [round(decision.wilson_low, 6), round(decision.wilson_high, 6)],
+        "chance_agreement": round(decision.chance_agreement, 6),
+    }
+    for name in ("success_lower_95", "success_upper_95", "reproduce_lower_95", "p_value"):
+        if getattr(decision, name) is not None:  # absent from decisions recorded before they existed
+            data[name] = round(getattr(decision, name), 6)
+    if decision.direction is not None:
+        data["direction"] = decision.direction
+    if decision.reference is not None:
+        data["baseline_reference"] = {
+            "signature": dict(zip(SIGNATURE_FIELDS, decision.reference)),
+            "source": decision.reference_source,
+        }
+        if decision.reference_group is not None:
+            data["baseline_reference"]["group"] = decision.reference_group
+        if decision.reference_outcomes:
+            data["baseline_reference"]["outcomes"] = [dict(zip(SIGNATURE_FIELDS, o))
+                                                      for o in decision.reference_outcomes]
+    return data
+
+
+def ladder_aggregate(suite_id: str, case_id: str, levels: Sequence[DecisionTaken], verdict: DecisionTaken) -> dict:
+    """stress/<case>/aggregate.json: every level's decision and the ladder's verdict,
+    naming the boundary level (None when there is none, 0 when it fails at base)."""
+    return {
+        "suite": suite_id,
+        "case_id": case_id,
+        "mode": "stress",
+        "generator": verdict.generator,
+        "levels": [
+            {"level": d.level, "decision": d.decision, "n": d.n, "successes": d.successes,
+             "success_rate": round(d.success_rate, 6), "wilson_95": [round(d.wilson_low, 6), round(d.wilson_high, 6)]}
+            for d in sorted(levels, key=lambda d: d.level)
+        ],
+        "boundary_level": verdict.level,
+        "ladder_decision": verdict.decision,
+        "stop_decision": _decision(verdict),
+    }

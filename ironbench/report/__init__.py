@@ -1,0 +1,49 @@
+"""The HTML report: one self-contained page per run (and per comparison), from the store.
+
+gather (SQL, read-only) → verdict (sentences, pure) → page (markup, svg; pure) → a file.
+"""
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from ironbench.core.errors import IronbenchError
+from ironbench.report.verdict import Verdict, console_text, verdicts
+
+
+def default_output(out_dir: Path, run_id: str, compare_base: str | None = None) -> Path:
+    name = "report.html" if compare_base is None else f"compare_{compare_base}.html"
+    return Path(out_dir) / run_id / name
+
+
+@dataclass(frozen=True)
+class Report:
+    path: Path | None
+    verdicts: list[Verdict]
+
+    def console(self, width: int = 100) -> str:
+        return console_text(self.verdicts, width)
+
+
+def write_report(store_path: Path, out_dir: Path, run_id: str, compare_base: str | None = None,
+                 output: Path | None = None, alpha: float = 0.05, write: bool = True) -> Report:
+    """Gather the run's data, judge it, and (with `write`) write the page; returns where
+    and what it said. The page is written whole or not at all."""
+    from ironbench.report.gather import gather
+    from ironbench.report.page import render
+
+    data = gather(Path(store_path), run_id, compare_base, alpha)
+    items = verdicts(data)
+    if not write:
+        return Report(None, items)
+    path = Path(output) if output is not None else default_output(out_dir, run_id, compare_base)
+    text = render(data, items)
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True) if tmp.parent.is_dir() else None
+        raise IronbenchError(f"{path}: cannot write the report: {exc.strerror or exc}") from None
+    return Report(path, items)

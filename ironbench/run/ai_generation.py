@@ -1,0 +1,114 @@
+"""AI variants at run time: prompt the model, validate its answer, record everything.
+
+Every rejection is an event (and an ai_generation_failure.json in the tree); every
+accepted variant carries its model, options, seed and prompt. Model calls are
+memoised in the store, so resuming regenerates the same variants for free.
+"""
+
+from collections.abc import Callable
+
+from ironbench.core.errors import IronbenchError
+from ironbench.core.events import AiOutputRejected, VariantGenerated
+from ironbench.generators import get_generator
+from ironbench.generators.ai_validation import normalise_output, one_line_grammar, validate_rewrite
+from ironbench.generators.registry import seeded_rng
+from ironbench.llms.access import ModelClient, ModelError, get_model
+from ironbench.run.planner import AiVariants, Variant, ai_entries
+from ironbench.store.eventstore import EventStore, Pending
+from ironbench.suite.models import Suite
+
+
+class MaxFailuresReached(IronbenchError):
+    """--max-failures rejections of AI output: the run stops (resumable)."""
+
+    exit_code = 1
+
+
+def preflight_models(suite: Suite, source: str = "suite") -> None:
+    """Every model a suite names must exist before anything is written; a missing one is
+    named by the suite file (`source`), the case and the field."""
+    cases = {id(case): (index, case) for index, case in enumerate(suite.cases)}
+    for case, entry in ai_entries(suite):
+        try:
+            get_model(entry.params.model)
+        except ModelError as exc:
+            index, _ = cases[id(case)]
+            position = next(i for i, g in enumerate(case.generators) if g is entry)
+            field = f"generators[{position}].model"
+            raise ModelError(f"{source}: cases[{index}] ({case.id}).{field}: {exc}") from None
+
+
+def call_seed(seed: int, case_id: str, generator: str, slot: int, attempt: int) -> int:
+    """A distinct, reproducible sampling seed per (slot, attempt)."""
+    return seeded_rng("ai-seed", seed, case_id, generator, slot, attempt).randrange(2**31)
+
+
+def generate_ai_variants(suite: Suite, run_id: str, store: EventStore,
+                         append: Callable[[list[Pending]], object], max_failures: int | None = None,
+                         note: Callable[[str], None] = lambda _: None) -> AiVariants:
+    variants: dict[tuple[str, str], list[Variant]] = {}
+    clients: dict[str, ModelClient] = {}
+    attempts: dict[str, int] = {}
+    accepted: dict[str, int] = {}
+    failures = 0
+    for case, entry in ai_entries(suite):
+        generator = get_generator(entry.generator)
+        params = entry.params
+        client = clients.setdefault(params.model, ModelClient(params.model, store.conn, store.redactor))
+        made = variants.setdefault((case.id, entry.generator), [])
+        seen = {case.instruction}
+        for slot in range(1, entry.count + 1):
+            variant_id = f"{entry.generator}/variant_{slot:04d}"
+            stream = f"adversarial/{case.id}/{variant_id}"
+            prompt, style = generator.function(case.instruction, params, slot)
+            for attempt in range(1, params.max_attempts + 1):
+                # One plain line by constrained decoding where the backend has a grammar
+                # option; applicable_options drops it elsewhere, and options_applied says so.
+                options = {"temperature": params.temperature, "max_tokens": params.max_tokens,
+                           "seed": call_seed(entry.seed, case.id, entry.generator, slot, attempt),
+                           "grammar": one_line_grammar(case.instruction)}
+                reply = client.complete(prompt, options, attempt=attempt)
+                attempts[entry.generator] = attempts.get(entry.generator, 0) + 1
+                text = normalise_output(reply.text)
+                reasons = validate_rewrite(case.instruction, text, generator.rules)
+                if not reasons and text in seen:
+                    reasons = ["duplicate of the base instruction or an earlier variant"]
+                if reasons:
+                    failures += 1
+                    append([Pending(stream, AiOutputRejected(
+                        case_id=case.id, generator=entry.generator, variant_id=variant_id, attempt=attempt,
+                        base_instruction=case.instruction, ai_output=reply.text, normalised_output=text,
+                        failure_reasons=reasons, model=params.model, prompt=prompt, options=options,
+                    ), idempotency_key=f"rejected:{run_id}/{stream}/{attempt}")])
+                    note(f"  {case.id} {variant_id} attempt {attempt}: rejected ({reasons[0]})")
+                    if max_failures is not None and failures >= max_failures:
+                        raise MaxFailuresReached(
+                            f"run {run_id} stopped: {failures} AI outputs rejected (--max-failures {max_failures}); "
+                            f"continue with: ironbench resume {run_id} --max-failures N")
+                    continue
+                seen.add(text)
+                metadata = {"source": "ai", "model": params.model, "options": options,
+                            "options_applied": reply.options_applied, "prompt": prompt, "cached": reply.cached,
+                            "duration_ms": reply.duration_ms, **style}
+                if text != reply.text:
+                    metadata["raw_output"] = reply.text
+                variant = Variant(case.id, entry.generator, variant_id, slot, text, case.instruction, entry.seed,
+                                  params.model_dump(mode="json"), attempt, metadata)
+                made.append(variant)
+                append([Pending(stream, VariantGenerated(
+                    mode="adversarial", case_id=case.id, generator=entry.generator, variant_id=variant_id,
+                    instruction=text, base_instruction=case.instruction, seed=options["seed"],
+                    params=variant.params, attempt=attempt, metadata=metadata,
+                ), idempotency_key=f"variant:{run_id}/adversarial/{case.id}/{variant_id}")])
+                accepted[entry.generator] = accepted.get(entry.generator, 0) + 1
+                note(f"  {case.id} {variant_id} attempt {attempt}: accepted")
+                break
+    if attempts:
+        note("AI variants accepted: " + acceptance_line(accepted, attempts))
+    return variants
+
+
+def acceptance_line(accepted: dict[str, int], attempts: dict[str, int]) -> str:
+    """'ai_rewrite 2 of 5 attempts (40%), ...' in generator order."""
+    return ", ".join(f"{g} {accepted.get(g, 0)} of {n} attempt{'s' if n != 1 else ''} "
+                     f"({100 * accepted.get(g, 0) / n:.0f}%)" for g, n in attempts.items())

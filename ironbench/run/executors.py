@@ -1,0 +1,237 @@
+"""Where invocations run: local threads, or the workers of a Dask distributed cluster.
+
+Both are one interface to the session: `submit` an invocation under its key and get a
+concurrent.futures Future, `capacity` (how many may run at once), `preflight` (can the
+target start where it will run?). Only invocations travel: the coordinator keeps the
+store, the decisions, and the model calls of AI generators and gauntlet engines.
+"""
+
+import logging
+import os
+import re
+import socket
+import time
+import uuid
+from collections.abc import Callable
+from concurrent.futures import CancelledError, Executor, Future, ThreadPoolExecutor
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from ironbench.core.errors import IronbenchError
+from ironbench.core.outcome import UNKNOWN, Outcome, parse_outcome, recorded_rules
+from ironbench.run.planner import Group
+from ironbench.core.redact import Redactor
+from ironbench.targets.command import ProcessResult, ensure_fresh_dir, invoke, preflight
+from ironbench.targets.registry import TargetSpec
+from ironbench.targets.version import target_version
+
+SCHEDULER_ENV = "IRONBENCH_SCHEDULER"
+WORKDIRS_ENV = "IRONBENCH_WORKDIRS"  # on a worker: where its working directories go
+WORKER_WORKDIRS = "ironbench-workdirs"  # otherwise under the worker's current directory
+DEBUG_DIR = Path("build") / ".ironclad_debug"
+TIMEOUT_ENV = "IRONBENCH_SCHEDULER_TIMEOUT"  # seconds to reach the scheduler, and then a first worker
+TIMEOUT_SECONDS = 10
+RESUBMITS = 3  # a task whose workers kept dying (Dask's KilledWorker) is submitted again this often
+_ADDRESS = re.compile(r"(tcp|tls)://(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.\-_]+)(:\d{1,5})?")
+
+
+class SchedulerError(IronbenchError):
+    """The Dask scheduler cannot be reached or used (bad address, no workers)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Work:
+    """One invocation: a run of a group, with its key and where its directory goes."""
+
+    group: Group
+    run_index: int
+    key: str
+    workdir: str  # relative to the working directories' root
+    rerun: int = 0  # how many earlier attempts of this slot hit infrastructure errors
+
+
+@dataclass(frozen=True, slots=True)
+class Ran:
+    result: ProcessResult
+    outcome: Outcome
+    debug_present: bool
+    workdir: str  # where it ran: a path, `host:/path` on a cluster
+
+
+def run_invocation(work: Work, argv: list[str], env: dict[str, str], debug_enabled: bool,
+                   redactor: Redactor | None, root: str | None, names: tuple[str, ...] = (),
+                   rules: dict | None = None) -> Ran:
+    """One invocation, wherever it runs: a fresh directory, the target contained and timed
+    out there, its outcome parsed. `root` None: a worker's own root (IRONBENCH_WORKDIRS or
+    ./ironbench-workdirs); then the worker's own secrets are redacted too, and the
+    directory is named with the worker's host."""
+    remote = root is None
+    if remote:
+        root = os.environ.get(WORKDIRS_ENV) or str(Path.cwd() / WORKER_WORKDIRS)
+        local = Redactor.from_environ(names)
+        if local:
+            redactor = Redactor({**local.names, **(redactor.names if redactor else {})})
+    workdir = (Path(root) / work.workdir).resolve()
+    ensure_fresh_dir(workdir)
+    result = invoke(argv, workdir, work.group.timeout_seconds, env, redactor)
+    if result.harness_error:
+        outcome = UNKNOWN
+    else:  # a timed-out run keeps what it printed before the kill
+        outcome = parse_outcome(result.exit_code, result.stdout, recorded_rules(rules), timed_out=result.timed_out)
+    debug_present = debug_enabled and (workdir / DEBUG_DIR).is_dir()
+    if not remote:
+        return Ran(result, outcome, debug_present, str(workdir))
+    host = socket.gethostname()
+    named = replace(result, stdout_path=f"{host}:{result.stdout_path}", stderr_path=f"{host}:{result.stderr_path}")
+    return Ran(named, outcome, debug_present, f"{host}:{workdir}")
+
+
+def _check_target(target: TargetSpec) -> tuple[str, str]:
+    """On a worker: the target can start there; its version and the worker's host."""
+    preflight(target)
+    return socket.gethostname(), target_version(target)
+
+
+class LocalThreads:
+    """Invocations on threads of this process: `jobs` at once."""
+
+    scheduler = None
+
+    def __init__(self, jobs: int, pool: Executor | None = None, workdirs: Path | None = None) -> None:
+        self.jobs = jobs
+        self.pool = pool or ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="ironbench-invoke")
+        self.root = str(workdirs.resolve()) if workdirs else None
+
+    def capacity(self) -> int:
+        return self.jobs
+
+    def may_resubmit(self, key: str, exc: BaseException) -> bool:
+        return False  # an exception in a local thread is a bug: the run aborts
+
+    def lost(self, exc: BaseException) -> str | None:
+        return None
+
+    def preflight(self, target: TargetSpec) -> str:
+        preflight(target)
+        return target_version(target)
+
+    def submit(self, key: str, fn: Callable, *args) -> Future:
+        return self.pool.submit(fn, *args)
+
+    def workdir(self, relative: str) -> str:
+        return str(Path(self.root) / relative) if self.root else relative
+
+    def close(self) -> None:
+        self.pool.shutdown(wait=True, cancel_futures=True)
+
+
+class DaskCluster:
+    """Invocations as tasks on an existing Dask distributed cluster.
+
+    Tasks are impure (Dask never merges two repeats of one instruction) and keyed by the
+    invocation key, this coordinator's session and a resubmission count, so they are
+    never confused with a task of another run, or of an earlier coordinator of this one.
+    A worker that dies mid-task: Dask runs the task again on another worker and only one
+    result comes back; the store records each attempt of a slot once whatever happens.
+    """
+
+    def __init__(self, address: str, jobs: int | None = None) -> None:
+        if not _ADDRESS.fullmatch(address):
+            raise SchedulerError(f"--scheduler {address!r}: expected tcp://HOST:PORT (or tls://HOST:PORT)")
+        try:
+            from distributed import Client
+        except ImportError:
+            raise SchedulerError("--scheduler needs the `distributed` package: pip install distributed") from None
+        # distributed logs every lost connection and restarted task, and its event loop
+        # (asyncio, tornado) what it drops when the scheduler goes: the run reports what matters
+        for name in ["distributed", "asyncio", "tornado", *logging.Logger.manager.loggerDict]:
+            if name.split(".")[0] in ("distributed", "asyncio", "tornado"):
+                logging.getLogger(name).setLevel(logging.CRITICAL)
+        try:
+            self.timeout = float(os.environ.get(TIMEOUT_ENV) or TIMEOUT_SECONDS)
+        except ValueError:
+            raise SchedulerError(f"{TIMEOUT_ENV}={os.environ[TIMEOUT_ENV]!r}: expected a number of seconds") from None
+        try:
+            self.client = Client(address, timeout=self.timeout, set_as_default=False)
+        except (OSError, TimeoutError) as exc:
+            raise SchedulerError(f"cannot reach the Dask scheduler at {address}: {exc}") from None
+        self.scheduler = address
+        self.jobs = jobs
+        self.session = uuid.uuid4().hex[:8]
+        self.root = None  # each worker's own (run_invocation)
+        self._threads_at = (0.0, 0)
+        self.executor = self.client.get_executor(pure=False)
+        self.resubmitted: dict[str, int] = {}
+
+    def _threads(self) -> int:
+        """Worker threads now (asked of the scheduler at most once a second)."""
+        when, threads = self._threads_at
+        if time.monotonic() - when > 1.0:
+            workers = self.client.scheduler_info(n_workers=-1).get("workers", {})
+            threads = sum(w.get("nthreads", 1) for w in workers.values())
+            self._threads_at = (time.monotonic(), threads)
+        return threads
+
+    def capacity(self) -> int:
+        """--jobs, or every worker thread the cluster has now (workers come and go)."""
+        return self.jobs or max(1, self._threads())
+
+    def preflight(self, target: TargetSpec) -> str:
+        """Check the target on every worker before anything is written; returns its version,
+        which every worker must agree on (a run records one)."""
+        try:
+            self.client.wait_for_workers(1, timeout=self.timeout)
+        except (TimeoutError, OSError):
+            raise SchedulerError(f"the Dask scheduler at {self.scheduler} has no workers (waited "
+                                 f"{self.timeout:g} s): start some with `dask worker {self.scheduler}`") from None
+        found = self.client.run(_check_target, target, on_error="return")
+        versions: dict[str, list[str]] = {}
+        for worker, answer in sorted(found.items()):
+            if isinstance(answer, IronbenchError):
+                raise type(answer)(f"on worker {worker}: {answer}")
+            if isinstance(answer, BaseException):
+                raise SchedulerError(f"on worker {worker}: checking the target failed: {answer!r}")
+            versions.setdefault(answer[1], []).append(f"{answer[0]} ({worker})")
+        if len(versions) > 1:
+            detail = "; ".join(f"{version} on {', '.join(where)}" for version, where in versions.items())
+            raise SchedulerError(f"the workers run different versions of the target: {detail}")
+        return next(iter(versions))
+
+    def submit(self, key: str, fn: Callable, *args) -> Future:
+        count = self.resubmitted.get(key, 0)
+        return self.executor.submit(fn, *args, key=f"ironbench-{key}@{self.session}.{count}")
+
+    def may_resubmit(self, key: str, exc: BaseException) -> bool:
+        """A task whose workers kept dying: once more, up to RESUBMITS times."""
+        if type(exc).__name__ != "KilledWorker" or self.resubmitted.get(key, 0) >= RESUBMITS:
+            return False
+        self.resubmitted[key] = self.resubmitted.get(key, 0) + 1
+        return True
+
+    def lost(self, exc: BaseException) -> str | None:
+        """Why a task came back without a result, when the cluster (not the task) failed."""
+        if isinstance(exc, (CancelledError, OSError)) or type(exc).__name__ in ("KilledWorker", "CommClosedError"):
+            return f"lost its task on the Dask cluster at {self.scheduler} ({type(exc).__name__}: {exc})".replace(
+                " ()", "").replace(": )", ")")
+        return None
+
+    def workdir(self, relative: str) -> str:
+        return f"worker:{relative}"  # each worker puts it under its own root
+
+    def close(self) -> None:
+        self.executor.shutdown(wait=False)
+        try:
+            self.client.close(timeout=5)
+        except (OSError, TimeoutError):
+            pass
+
+
+def open_executor(jobs: int | None, scheduler: str | None, workdirs: Path,
+                  pool: Callable[[int], Executor] | None = None) -> "LocalThreads | DaskCluster":
+    """Local threads, or the Dask cluster at `scheduler` (or $IRONBENCH_SCHEDULER)."""
+    scheduler = scheduler or os.environ.get(SCHEDULER_ENV) or None
+    if scheduler:
+        return DaskCluster(scheduler, jobs)
+    jobs = jobs or 1
+    return LocalThreads(jobs, pool(jobs) if pool else None, workdirs)
+

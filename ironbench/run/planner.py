@@ -1,0 +1,175 @@
+"""The plan of a run: tracks of groups per case, variants and ladders. Pure.
+
+A group is a set of runs of one instruction that ends in one decision; a track is
+one case's groups, run in order. Tracks run in parallel; groups in a track do not,
+because a later group may depend on an earlier decision (the adversarial reference,
+the stress boundary).
+"""
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from ironbench.core.contract import forbidden_word
+from ironbench.generators import get_generator
+from ironbench.generators.registry import seeded_rng
+from ironbench.suite.models import AdversarialCase, BaselineCase, StressCase, Suite
+
+BASE_VARIANT = "base"
+REFERENCE_VARIANT = "baseline"
+VARIANT_ATTEMPTS_PER_SLOT = 4
+
+
+@dataclass(frozen=True, slots=True)
+class Group:
+    mode: str
+    policy: str  # baseline | reference | variant | stress_level
+    case_id: str
+    variant_id: str
+    instruction: str
+    timeout_seconds: int
+    max_runs: int
+    path: str  # the group's folder in the output tree, and its streams' prefix
+    generator: str | None = None
+    level: int | None = None
+    stop: object = None  # a baseline's opt-in stopping rule (suite.ConfidenceStop); None: the seed's
+
+    def stream(self, run_index: int) -> str:
+        return f"{self.path}/run_{run_index:03d}"
+
+
+@dataclass(frozen=True, slots=True)
+class Variant:
+    case_id: str
+    generator: str
+    variant_id: str
+    index: int
+    instruction: str
+    base_instruction: str
+    seed: int
+    params: dict
+    attempt: int
+    metadata: dict = field(default_factory=dict)  # AI variants: model, options, seed, prompt
+
+
+@dataclass(frozen=True, slots=True)
+class Drop:
+    case_id: str
+    generator: str
+    attempt: int
+    candidate: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Track:
+    mode: str
+    case_id: str
+    instruction: str
+    groups: tuple[Group, ...]
+    variants: tuple[Variant, ...] = ()
+    drops: tuple[Drop, ...] = ()
+    stop_at_boundary: bool = False
+
+    @property
+    def path(self) -> str:
+        return f"{self.mode}/{self.case_id}"
+
+
+AiVariants = Mapping[tuple[str, str], list[Variant]]
+
+
+def generate_variants(case: AdversarialCase, ai_variants: AiVariants | None = None) -> tuple[list[Variant], list[Drop]]:
+    """Every variant of a case, deterministic in (instruction, generator params, seed).
+
+    Candidates equal to the base or to an earlier variant are skipped; candidates that
+    break the single-string contract are dropped and reported. AI generators' variants
+    are made at run time (ai_generation.py) and passed in.
+    """
+    variants: list[Variant] = []
+    drops: list[Drop] = []
+    for entry in case.generators:
+        generator = get_generator(entry.generator)
+        if generator.kind == "ai":
+            variants += (ai_variants or {}).get((case.id, entry.generator), [])
+            continue
+        params = entry.params.model_dump(mode="json")
+        seen = {case.instruction}
+        made = 0
+        for attempt in range(entry.count * VARIANT_ATTEMPTS_PER_SLOT):
+            if made == entry.count:
+                break
+            rng = seeded_rng(entry.generator, entry.seed, attempt, case.instruction)
+            candidate = generator.function(case.instruction, entry.params, rng)
+            if candidate is None or candidate in seen:
+                continue
+            seen.add(candidate)
+            word = forbidden_word(candidate)
+            if word:
+                drops.append(Drop(case.id, entry.generator, attempt, candidate,
+                                  f"breaks the single-string contract with forbidden word {word!r}"))
+                continue
+            made += 1
+            variants.append(Variant(case.id, entry.generator, f"{entry.generator}/variant_{made:04d}", made,
+                                    candidate, case.instruction, entry.seed, params, attempt))
+    return variants, drops
+
+
+def ai_entries(suite: Suite) -> list[tuple[AdversarialCase, object]]:
+    """The (case, generator entry) pairs whose variants a model must write."""
+    return [(case, entry) for case in suite.cases if isinstance(case, AdversarialCase)
+            for entry in case.generators if get_generator(entry.generator).kind == "ai"]
+
+
+def ladder_levels(case: StressCase) -> tuple[list[Variant], list[Drop]]:
+    entry = case.ladder
+    generator = get_generator(entry.generator)
+    params = entry.params.model_dump(mode="json")
+    levels: list[Variant] = []
+    drops: list[Drop] = []
+    texts = generator.function(case.instruction, entry.params, seeded_rng(entry.generator, entry.seed, case.instruction))
+    # Level 0 is the unchanged instruction, run with the same rules: a boundary means
+    # something only against a base that does not already fail.
+    levels.append(Variant(case.id, entry.generator, "level_0", 0, case.instruction, case.instruction,
+                          entry.seed, params, 0))
+    for number, text in enumerate(texts, start=1):
+        word = forbidden_word(text)
+        if word:
+            # A ladder cannot skip a rung: levels stop below the first bad one.
+            drops.append(Drop(case.id, entry.generator, number, text,
+                              f"breaks the single-string contract with forbidden word {word!r}"))
+            break
+        levels.append(Variant(case.id, entry.generator, f"level_{number}", number, text, case.instruction,
+                              entry.seed, params, 0))
+    return levels, drops
+
+
+def plan(suite: Suite, ai_variants: AiVariants | None = None) -> list[Track]:
+    tracks: list[Track] = []
+    for case in suite.cases:
+        timeout = suite.case_timeout(case)
+        if isinstance(case, BaselineCase):
+            stop = suite.stop_of(case)
+            group = Group("baseline", "baseline", case.id, BASE_VARIANT, case.instruction, timeout,
+                          stop.max_runs if stop else case.runs, f"baseline/{case.id}", stop=stop)
+            tracks.append(Track("baseline", case.id, case.instruction, (group,)))
+        elif isinstance(case, AdversarialCase):
+            variants, drops = generate_variants(case, ai_variants)
+            reference = Group("adversarial", "reference", case.id, REFERENCE_VARIANT, case.instruction, timeout, 1,
+                              f"adversarial/{case.id}/{REFERENCE_VARIANT}")
+            groups = [reference] + [
+                Group("adversarial", "variant", case.id, v.variant_id, v.instruction, timeout, 4,
+                      f"adversarial/{case.id}/{v.variant_id}", generator=v.generator)
+                for v in variants
+            ]
+            tracks.append(Track("adversarial", case.id, case.instruction, tuple(groups), tuple(variants), tuple(drops)))
+        elif isinstance(case, StressCase):
+            levels, drops = ladder_levels(case)
+            groups = [
+                Group("stress", "stress_level", case.id, v.variant_id, v.instruction, timeout,
+                      case.ladder.runs_per_level, f"stress/{case.id}/{v.variant_id}",
+                      generator=v.generator, level=v.index)
+                for v in levels
+            ]
+            tracks.append(Track("stress", case.id, case.instruction, tuple(groups), tuple(levels), tuple(drops),
+                                stop_at_boundary=case.ladder.stop_at_boundary))
+    return tracks

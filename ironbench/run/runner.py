@@ -1,0 +1,199 @@
+"""Starting and resuming runs: checks before anything is written, then a session.
+
+The session (session.py) executes a run's plan; executors (executors.py) say where
+its invocations run: local threads, or a Dask cluster.
+"""
+
+import os
+import platform
+import sys
+from collections.abc import Callable, Sequence
+from concurrent.futures import Executor
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+from ironbench import __version__
+
+from ironbench.core.errors import RunNotFound
+from ironbench.core.events import RecordedEvent, RunFinished, RunStarted
+from ironbench.run.executors import open_executor
+from ironbench.run.guards import MAX_INFRA_ERRORS
+from ironbench.core.outcome import DEFAULT_RULES, RuleSet, load_rules
+from ironbench.run.planner import AiVariants, ai_entries
+from ironbench.projections.readmodel import ReadModel
+from ironbench.projections.tree import OutputTree
+from ironbench.core.redact import Redactor
+from ironbench.run.session import (  # noqa: F401  (Reporter and SilentReporter are the runner's API)
+    RUN_STREAM, RedactingReporter, Reporter, Session, SilentReporter, aborts_run, appender,
+)
+from ironbench.store.eventstore import EventStore, Pending, open_store
+from ironbench.suite.models import Suite
+from ironbench.targets.registry import TargetSpec, resolve_target
+
+
+@dataclass(frozen=True)
+class RunPaths:
+    out_dir: Path
+    store_path: Path
+
+    @classmethod
+    def resolve(cls, out: str | Path, store: str | Path | None) -> "RunPaths":
+        out_dir = Path(out)
+        return cls(out_dir, Path(store) if store else out_dir / "ironbench.db")
+
+
+def new_run_id(store: EventStore, now: datetime | None = None) -> str:
+    stamp = (now or datetime.now(timezone.utc)).strftime("run_%Y%m%d_%H%M%S")
+    run_id, suffix = stamp, 1
+    while store.has_run(run_id):
+        suffix += 1
+        run_id = f"{stamp}_{suffix}"
+    return run_id
+
+
+def _begin(store: EventStore, tree: OutputTree, suite: Suite, suite_path: str | None, target_argv: list[str],
+           ironclad_version: str, jobs: int, label: str | None = None, redact: Sequence[str] = (),
+           speculate: bool = False, scheduler: str | None = None,
+           rules: RuleSet | None = None) -> tuple[str, RunStarted]:
+    run_id = new_run_id(store)
+    started = RunStarted(
+        suite_id=suite.suite_id, mode=suite.mode, suite=suite.to_dict(), suite_path=suite_path,
+        target_argv=target_argv, ironclad_version=ironclad_version, harness_version=__version__,
+        python_version=sys.version.split()[0], platform=f"{platform.system()}-{platform.machine()}", jobs=jobs,
+        label=label, environment={name: os.environ.get(name) for name in suite.record_env},
+        redact=sorted(set(redact)), speculate=speculate, scheduler=scheduler,
+        rules=rules.record() if rules is not None else None,
+    )
+    appender(store, tree, run_id)([Pending(RUN_STREAM, started)])
+    return run_id, started
+
+
+def _generate_ai(suite: Suite, run_id: str, store: EventStore, tree: OutputTree, reporter: Reporter,
+                 max_failures: int | None) -> AiVariants:
+    """AI variants are written here, on the coordinator, whatever executes the invocations."""
+    if not ai_entries(suite):
+        return {}
+    from ironbench.run.ai_generation import generate_ai_variants
+
+    append = appender(store, tree, run_id)
+    reporter.note(f"{run_id}: generating AI variants")
+    with aborts_run(append, tree, reporter, run_id):
+        return generate_ai_variants(suite, run_id, store, append, max_failures, reporter.note)
+
+
+def _redacting(reporter: Reporter | None, names: Sequence[str]) -> tuple[Reporter, Redactor]:
+    redactor = Redactor.from_environ(names)
+    reporter = reporter or SilentReporter()
+    return (RedactingReporter(reporter, redactor) if redactor else reporter), redactor
+
+
+def start_run(suite: Suite, paths: RunPaths, target_override: str | None = None, jobs: int | None = None,
+              suite_path: str | None = None, reporter: Reporter | None = None,
+              executor_factory: Callable[[int], Executor] | None = None, max_failures: int | None = None,
+              max_infra_errors: int = MAX_INFRA_ERRORS, label: str | None = None,
+              redact: Sequence[str] = (), speculate: bool = False, scheduler: str | None = None,
+              rules: str | None = None) -> str:
+    """Start a new run of `suite`; returns its run id once every case is decided.
+
+    Invocations run on `jobs` local threads (default 1), or on the Dask cluster whose
+    scheduler is at `scheduler` (or $IRONBENCH_SCHEDULER; `jobs` then defaults to its
+    worker threads). Values of secret-looking environment variables, and of those named
+    in `redact`, are replaced before anything is stored or printed. `rules` (a shipped
+    name or a file) overrides the suite's outcome rules; a suite's relative path is read
+    from the suite's folder.
+    """
+    reporter, redactor = _redacting(reporter, redact)
+    if suite.mode == "gauntlet":
+        return _start_gauntlet(suite, paths, suite_path, reporter, redactor, redact, label)
+    target = resolve_target(target_override if target_override is not None else suite.target)
+    ruleset = load_rules(rules) if rules is not None else load_rules(
+        suite.rules or DEFAULT_RULES, str(Path(suite_path).parent) if suite_path and suite.rules else None)
+    # Before anything is written: an unreachable scheduler, a target that cannot start
+    # where it will run, an unknown model id are each one clear error.
+    executor = open_executor(jobs, scheduler, paths.out_dir / "workdirs", executor_factory)
+    try:
+        version = executor.preflight(target)
+        if ai_entries(suite):
+            from ironbench.run.ai_generation import preflight_models
+
+            preflight_models(suite, suite_path or "suite")
+        store = open_store(paths.store_path, [ReadModel()], redactor=redactor)
+        with store:
+            tree = OutputTree(store, paths.out_dir)
+            tree.catch_up()
+            run_id, started = _begin(store, tree, suite, suite_path, list(target.argv_template), version,
+                                     executor.capacity(), label, redact, speculate, executor.scheduler, ruleset)
+            ai_variants = _generate_ai(suite, run_id, store, tree, reporter, max_failures)
+            session = Session(paths, run_id, started, suite, target, store, tree, reporter,
+                              appender(store, tree, run_id), ai_variants, max_infra_errors, speculate)
+            session.execute(executor)
+    finally:
+        executor.close()
+    return run_id
+
+
+def _start_gauntlet(suite: Suite, paths: RunPaths, suite_path: str | None, reporter: Reporter,
+                    redactor: Redactor, redact: Sequence[str], label: str | None = None) -> str:
+    from ironbench.gauntlet.engines import preflight_engines
+
+    # unknown models, classes and commands: before anything is written
+    preflight_engines(suite.engines, suite_path or "suite")
+    store = open_store(paths.store_path, [ReadModel()], redactor=redactor)
+    with store:
+        tree = OutputTree(store, paths.out_dir)
+        tree.catch_up()
+        run_id, _ = _begin(store, tree, suite, suite_path, [], "n/a", 1, label, redact)
+        _gauntlet(suite, run_id, store, tree, reporter, [])
+    return run_id
+
+
+def _gauntlet(suite: Suite, run_id: str, store: EventStore, tree: OutputTree, reporter: Reporter,
+              history: list[RecordedEvent]) -> str:
+    """Gauntlet engines are model conversations: they run here, on the coordinator."""
+    from ironbench.gauntlet.runner import run_gauntlet
+
+    append = appender(store, tree, run_id)
+    with aborts_run(append, tree, reporter, run_id):
+        status = run_gauntlet(suite, run_id, append, reporter.note, history)
+    tree.flush()
+    reporter.finished(run_id, status)
+    return status
+
+
+def resume_run(run_id: str, paths: RunPaths, jobs: int | None = None, reporter: Reporter | None = None,
+               executor_factory: Callable[[int], Executor] | None = None, max_failures: int | None = None,
+               max_infra_errors: int = MAX_INFRA_ERRORS, redact: Sequence[str] = (),
+               scheduler: str | None = None) -> str:
+    """Continue an interrupted run: completed invocations are kept, the rest run (here, or
+    on the cluster at `scheduler`). The names the run was started with --redact stay
+    redacted, with `redact` added; --speculate stays as the run was started."""
+    store = open_store(paths.store_path, [ReadModel()], create=False)
+    with store:
+        if not store.has_run(run_id):
+            raise RunNotFound(f"run {run_id!r} not found in {paths.store_path}")
+        events = list(store.read(run_id))
+        started: RunStarted = events[0].event
+        reporter, redactor = _redacting(reporter, [*started.redact, *redact])
+        store.redactor = redactor or None
+        if any(isinstance(e.event, RunFinished) for e in events):
+            reporter.finished(run_id, "already finished")
+            return "already finished"
+        suite = Suite.from_dict(started.suite)
+        if suite.mode == "gauntlet":
+            tree = OutputTree(store, paths.out_dir)
+            tree.catch_up()
+            return _gauntlet(suite, run_id, store, tree, reporter, events)
+        target = TargetSpec("recorded", tuple(started.target_argv))
+        executor = open_executor(jobs, scheduler, paths.out_dir / "workdirs", executor_factory)
+        try:
+            executor.preflight(target)
+            tree = OutputTree(store, paths.out_dir)
+            tree.catch_up()
+            ai_variants = _generate_ai(suite, run_id, store, tree, reporter, max_failures)
+            session = Session(paths, run_id, started, suite, target, store, tree, reporter,
+                              appender(store, tree, run_id), ai_variants, max_infra_errors, started.speculate)
+            session.restore(events)
+            return session.execute(executor)
+        finally:
+            executor.close()

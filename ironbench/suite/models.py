@@ -1,0 +1,396 @@
+"""Suite files: YAML in, typed and contract-checked Suite out, or one clear SuiteError."""
+
+import re
+from pathlib import Path
+from typing import Annotated, Literal, Union
+
+import yaml
+from pydantic import (
+    AfterValidator, BaseModel, ConfigDict, Field, PrivateAttr, StrictBool, ValidationError, field_validator, model_validator,
+)
+
+from ironbench.suite import safe_yaml
+
+from ironbench.core.contract import forbidden_word, normalise_instruction
+from ironbench.core.errors import SuiteError
+
+MAX_BASELINE_RUNS = 10
+MAX_VARIANTS = 10
+MAX_CONVERSATIONS = 100
+MAX_CONFIDENCE_RUNS = 200
+MAX_TIMEOUT_SECONDS = 86_400
+# Far below the kernel's 128 KiB limit on one argument, even after a ladder's additions.
+MAX_INSTRUCTION_CHARS = 20_000
+MODES = ("baseline", "adversarial", "stress")
+STOP_RULES = ("last_3_agree", "confidence")
+ENGINE_TYPES = ("llm", "guarded", "python", "command")
+
+PositiveInt = Annotated[int, Field(strict=True, gt=0)]
+TimeoutSeconds = Annotated[int, Field(strict=True, gt=0, le=MAX_TIMEOUT_SECONDS)]
+_SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+
+
+def _safe_id(value: str) -> str:
+    # Ids name folders and files: a safe character set, never "." or "..", a bounded length.
+    if not _SAFE_ID.fullmatch(value):
+        raise ValueError(f"{value[:40]!r}{'...' if len(value) > 40 else ''} is not an id: 1-64 letters, digits, "
+                         "'_', '.' or '-', starting with a letter or digit")
+    return value
+
+
+Identifier = Annotated[str, Field(strict=True), AfterValidator(_safe_id)]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+
+class _GeneratorEntry(BaseModel):
+    """A generator named in a suite plus its own parameters, checked by that generator."""
+
+    model_config = ConfigDict(extra="allow", frozen=True, strict=True)
+    generator: str
+    seed: Annotated[int, Field(strict=True, ge=-safe_yaml.INT64, lt=safe_yaml.INT64)] = 0
+    _params: object = PrivateAttr(default=None)
+
+    _kind = "variant"
+    _fixed = ("generator", "seed")
+
+    @model_validator(mode="after")
+    def _check_generator(self):
+        from ironbench.generators import get_generator, registered_generators
+
+        found = get_generator(self.generator)
+        if found is None or (found.kind != self._kind and not (self._kind == "variant" and found.is_variant)):
+            known = ", ".join(registered_generators(self._kind))
+            raise ValueError(f"unknown generator {self.generator!r} (known: {known})")
+        extras = {k: v for k, v in (self.model_extra or {}).items()}
+        try:
+            self._params = found.params.model_validate(extras)
+        except ValidationError as exc:
+            error = exc.errors()[0]
+            # union members appear in the location as "constrained-int" or "list[str]": not fields
+            field = ".".join(str(p) for p in error["loc"] if isinstance(p, int) or str(p).isidentifier())
+            message = "unknown parameter" if error["type"] == "extra_forbidden" else error["msg"]
+            raise ValueError(f"{self.generator}: {field}: {message}") from None
+        return self
+
+    @property
+    def params(self):
+        return self._params
+
+
+class GeneratorEntry(_GeneratorEntry):
+    count: Annotated[int, Field(strict=True, gt=0, le=MAX_VARIANTS)] = 5
+
+
+class LadderEntry(_GeneratorEntry):
+    _kind = "ladder"
+    runs_per_level: Annotated[int, Field(strict=True, ge=2, le=5)] = 5
+    stop_at_boundary: StrictBool = True
+
+
+class _Case(_Strict):
+    id: Identifier
+    instruction: str
+    timeout_seconds: TimeoutSeconds | None = None
+
+    @field_validator("instruction")
+    @classmethod
+    def _clean_instruction(cls, value: str) -> str:
+        # NFKC first, so the contract check sees what a reader (or a model) would.
+        value = normalise_instruction(value)
+        if not value.strip():
+            raise ValueError("instruction is empty")
+        if len(value) > MAX_INSTRUCTION_CHARS:
+            raise ValueError(f"instruction is {len(value):,} characters; at most {MAX_INSTRUCTION_CHARS:,}")
+        return value
+
+
+class SeedStop(_Strict):
+    """The seed's rule: stable once the last 3 runs agree, at most `runs` runs."""
+
+    rule: Literal["last_3_agree"]
+
+
+class ConfidenceStop(_Strict):
+    """Opt-in: stable once the runs show, at `confidence`, that the most common outcome
+    recurs with probability above `reproduce`; never more than `max_runs` runs."""
+
+    rule: Literal["confidence"]
+    reproduce: Annotated[float, Field(gt=0.5, lt=1)] = 0.8
+    confidence: Annotated[float, Field(ge=0.5, lt=1)] = 0.95
+    max_runs: Annotated[int, Field(strict=True, ge=2, le=MAX_CONFIDENCE_RUNS)]
+
+    @model_validator(mode="after")
+    def _reachable(self):
+        from ironbench.run.stopping import confidence_thresholds
+
+        def reachable(cap: int) -> bool:
+            return any(k <= n for n, k in enumerate(confidence_thresholds(self.reproduce, self.confidence, cap),
+                                                    start=1))
+
+        if not reachable(self.max_runs):
+            needed = next((cap for cap in range(self.max_runs + 1, MAX_CONFIDENCE_RUNS + 1) if reachable(cap)), None)
+            raise ValueError(f"max_runs: {self.max_runs} runs can never show recurrence above {self.reproduce} at "
+                             f"{self.confidence} confidence; "
+                             + (f"at least {needed} are needed" if needed else f"not even {MAX_CONFIDENCE_RUNS}"))
+        return self
+
+
+StopRule = Annotated[Union[SeedStop, ConfidenceStop], Field(discriminator="rule")]
+
+
+class BaselineCase(_Case):
+    mode: Literal["baseline"] = "baseline"
+    runs: Annotated[int, Field(strict=True, gt=0, le=MAX_BASELINE_RUNS)] = MAX_BASELINE_RUNS
+    stop: StopRule | None = None
+
+    @model_validator(mode="after")
+    def _one_cap(self):
+        if isinstance(self.stop, ConfidenceStop) and "runs" in self.model_fields_set:
+            raise ValueError("runs: the confidence rule takes its cap from stop.max_runs")
+        return self
+
+
+class AdversarialCase(_Case):
+    mode: Literal["adversarial"] = "adversarial"
+    generators: Annotated[list[GeneratorEntry], Field(min_length=1)]
+
+    @model_validator(mode="after")
+    def _unique_generators(self):
+        names = [g.generator for g in self.generators]
+        for index, name in enumerate(names):
+            if name in names[:index]:
+                raise ValueError(f"generators[{index}]: generator {name!r} listed twice")
+        return self
+
+
+class StressCase(_Case):
+    mode: Literal["stress"] = "stress"
+    ladder: LadderEntry
+
+
+Case = Annotated[Union[BaselineCase, AdversarialCase, StressCase], Field(discriminator="mode")]
+
+
+# -- gauntlet -------------------------------------------------------------------------
+
+class _Engine(_Strict):
+    name: Identifier
+
+
+class LlmEngineSpec(_Engine):
+    """Any model an installed llm plugin provides; context kept within a scenario."""
+
+    type: Literal["llm"]
+    model: str = "ironbench-smollm2"
+    system: str | None = None
+    options: dict[str, float | int | str | bool] = {}
+
+
+class GuardedEngineSpec(_Engine):
+    """The built-in guard: any model behind self-consistency and a factual system prompt."""
+
+    type: Literal["guarded"]
+    model: str = "ironbench-smollm2"
+    candidates: Annotated[int, Field(strict=True, ge=1, le=9)] = 3
+    options: dict[str, float | int | str | bool] = {}
+
+
+class PythonEngineSpec(_Engine):
+    """An existing wrapper: `module:Class` with reset() and answer(text) -> str."""
+
+    type: Literal["python"]
+    target: str
+    kwargs: dict = {}
+
+    @field_validator("target")
+    @classmethod
+    def _module_colon_class(cls, value: str) -> str:
+        if not re.fullmatch(r"[A-Za-z_][\w.]*:[A-Za-z_]\w*", value):
+            raise ValueError(f"{value!r} is not module:Class")
+        return value
+
+
+class CommandEngineSpec(_Engine):
+    """A wrapper in any language: a subprocess speaking JSON lines (reset / answer)."""
+
+    type: Literal["command"]
+    command: str | Annotated[list[str], Field(min_length=1)]
+
+
+EngineSpec = Annotated[Union[LlmEngineSpec, GuardedEngineSpec, PythonEngineSpec, CommandEngineSpec],
+                       Field(discriminator="type")]
+
+
+class Scenario(_Strict):
+    name: Identifier
+    domain: Annotated[str, Field(min_length=1)]
+    question: Annotated[str, Field(min_length=1)]
+    forbidden_phrase: Annotated[str, Field(min_length=1)]
+    follow_ups: Annotated[list[Annotated[str, Field(min_length=1)]], Field(min_length=1)]
+    # Independent conversations (different seeds) per engine: the unit a verdict counts.
+    conversations: Annotated[int, Field(strict=True, gt=0, le=MAX_CONVERSATIONS)] | None = None
+
+    @property
+    def prompts(self) -> list[str]:
+        return [self.question, *self.follow_ups]
+
+
+class Suite(_Strict):
+    suite_id: Identifier
+    mode: Literal["baseline", "adversarial", "stress", "mixed", "gauntlet"]
+    runs_per_variant: Annotated[int, Field(strict=True, gt=0, le=MAX_BASELINE_RUNS)] = 1
+    timeout_seconds: TimeoutSeconds = 300
+    repair_enabled: StrictBool = True
+    debug_enabled: StrictBool = True
+    target: str | list[str] | None = None
+    # Environment variables whose values each run records (e.g. which backend answered).
+    record_env: list[Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]] = []
+    cases: list[Case] = []
+    engines: list[EngineSpec] = []
+    scenarios: list[Scenario] = []
+    conversations: Annotated[int, Field(strict=True, gt=0, le=MAX_CONVERSATIONS)] | None = None
+    stop: StopRule | None = None  # the default stopping rule of baseline cases
+    # Outcome rules: a shipped name (ironclad, exit-code) or a rules file, relative to the suite's folder.
+    rules: Annotated[str, Field(min_length=1)] | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _cases_inherit_mode(cls, data):
+        # A case's mode defaults to the suite's, so one file holds one mode; a
+        # "mixed" suite names each case's mode itself.
+        if isinstance(data, dict) and isinstance(data.get("cases"), list) and data.get("mode") in MODES:
+            data = {**data, "cases": [
+                {"mode": data["mode"], **c} if isinstance(c, dict) else c for c in data["cases"]]}
+        return data
+
+    @model_validator(mode="after")
+    def _shape_and_unique_ids(self) -> "Suite":
+        if self.mode == "gauntlet":
+            if self.cases:
+                raise ValueError("cases: a gauntlet suite has engines and scenarios, not cases")
+            for field in ("engines", "scenarios"):
+                if not getattr(self, field):
+                    raise ValueError(f"{field}: a gauntlet suite needs at least one")
+            if self.rules is not None:
+                raise ValueError("rules: a gauntlet suite scores answers, it reads no outcome rules")
+        else:
+            if not self.cases:
+                raise ValueError("cases: at least one case is required")
+            for field in ("engines", "scenarios", "conversations"):
+                if getattr(self, field):
+                    raise ValueError(f"{field}: only a gauntlet suite has {field}")
+        for field, items, key in (("cases", self.cases, "id"), ("engines", self.engines, "name"),
+                                  ("scenarios", self.scenarios, "name")):
+            seen: set[str] = set()
+            for index, item in enumerate(items):
+                value = getattr(item, key)
+                if value in seen:
+                    raise ValueError(f"{field}[{index}].{key}: duplicate {key} {value!r}")
+                seen.add(value)
+        return self
+
+    def stop_of(self, case: BaselineCase):
+        """A baseline case's stopping rule: its own, else the suite's, else the seed's (None)."""
+        rule = case.stop or self.stop
+        if isinstance(rule, ConfidenceStop) and "runs" in case.model_fields_set:
+            raise SuiteError(f"cases ({case.id}): runs: the confidence rule takes its cap from stop.max_runs")
+        return None if isinstance(rule, SeedStop) else rule
+
+    def conversations_of(self, scenario: Scenario) -> int:
+        """How many conversations each engine has in `scenario` (default 1)."""
+        return scenario.conversations or self.conversations or 1
+
+    def case_timeout(self, case: _Case) -> int:
+        return case.timeout_seconds or self.timeout_seconds
+
+    def to_dict(self) -> dict:
+        return self.model_dump(mode="json")
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "Suite":
+        return cls.model_validate(data)
+
+
+def _location(loc: tuple) -> str:
+    parts: list[str] = []
+    for index, item in enumerate(loc):
+        if isinstance(item, int):
+            parts.append(f"[{item}]")
+        elif item in MODES + ENGINE_TYPES and index > 0 and isinstance(loc[index - 1], int):
+            continue  # the discriminated union's tag, not a field the user wrote
+        elif item in STOP_RULES and index > 0 and loc[index - 1] == "stop":
+            continue
+        else:
+            parts.append(("." if parts else "") + str(item))
+    return "".join(parts)
+
+
+def _describe(error: dict) -> str:
+    where = _location(tuple(p for p in error["loc"] if not str(p).startswith("function-")))
+    if error["type"] == "extra_forbidden":
+        return f"{where}: unknown key"
+    if error["type"] == "missing":
+        return f"{where}: required field is missing"
+    if error["type"] in ("union_tag_not_found", "union_tag_invalid"):
+        tag = error.get("ctx", {}).get("discriminator", "'mode'").strip("'")
+        choices = ENGINE_TYPES if tag == "type" else STOP_RULES if tag == "rule" else MODES
+        if error["type"] == "union_tag_not_found" and tag == "mode":
+            return f"{where}.mode: required in a mixed suite (one of {', '.join(MODES)})"
+        return f"{where}.{tag}: must be one of {', '.join(choices)}"
+    message = error["msg"].removeprefix("Value error, ")
+    return f"{where}: {message}" if where else message
+
+
+def parse_suite(data: object, source: str) -> Suite:
+    """Validate already-parsed YAML; `source` names the file in every error."""
+    if not isinstance(data, dict):
+        raise SuiteError(f"{source}: top level must be a mapping of suite fields")
+    try:
+        safe_yaml.check_values(data)
+    except safe_yaml.YamlRefused as exc:
+        raise SuiteError(f"{source}: {exc}") from None
+    try:
+        suite = Suite.model_validate(data)
+    except ValidationError as exc:
+        raise SuiteError(f"{source}: {_describe(exc.errors()[0])}") from None
+    for index, case in enumerate(suite.cases):
+        word = forbidden_word(case.instruction)
+        if word:
+            raise SuiteError(
+                f"{source}: cases[{index}] ({case.id}): instruction breaks the single-string "
+                f"contract with forbidden word {word!r}"
+            )
+    return suite
+
+
+def load_suite(path: str | Path) -> Suite:
+    path = Path(path)
+    try:
+        with path.open("rb") as handle:
+            raw = handle.read(safe_yaml.MAX_FILE_BYTES + 1)
+    except FileNotFoundError:
+        raise SuiteError(f"{path}: no such suite file") from None
+    except OSError as exc:
+        raise SuiteError(f"{path}: cannot read suite: {exc.strerror or exc}") from None
+    if len(raw) > safe_yaml.MAX_FILE_BYTES:
+        raise SuiteError(f"{path}: larger than {safe_yaml.MAX_FILE_BYTES:,} bytes; not a suite")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SuiteError(f"{path}: cannot read suite: not UTF-8 (byte {exc.start})") from None
+    try:
+        data = safe_yaml.load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise SuiteError(f"{path}: invalid YAML{where}: {problem}") from None
+    except ValueError as exc:  # refused by safe_yaml, or a number too long to convert
+        problem = "a number of more than 4,300 digits" if "digits" in str(exc) else str(exc).splitlines()[0]
+        raise SuiteError(f"{path}: invalid YAML: {problem}") from None
+    except RecursionError:
+        raise SuiteError(f"{path}: invalid YAML: nested too deep") from None
+    return parse_suite(data, str(path))

@@ -14,7 +14,7 @@ import tempfile
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from ironbench.analysis.compare.decide import CaseComparison, Comparison
+from ironbench.analysis.compare import CaseComparison, Comparison
 from ironbench.core.errors import IronbenchError
 from ironbench.console.numbers import number, percent, points
 from ironbench.console.printable import printable

@@ -8,7 +8,7 @@ from ironbench.core.events import RecordedEvent
 from ironbench.console.numbers import percent
 from ironbench.console.printable import printable
 from ironbench.analysis.query import REPO_QUERIES, QueryResult, connect, run_sql
-from ironbench.stats.exact import wilson_interval
+from ironbench.stats import wilson_interval
 from ironbench.store.eventstore import open_store
 
 _RUNS = """
@@ -176,7 +176,7 @@ def format_show(header: dict, cases: QueryResult, verdicts: list[dict], width: i
                 gauntlet: dict | None = None) -> str:
     """`ironbench show` for people: the run's metadata, its table (fitted to `width`, case
     and variant repeated when it continues), then one line per verdict."""
-    from ironbench.gauntlet.results import format_summary
+    from ironbench.analysis.conversations import format_summary
     from ironbench.analysis.query import format_result
     from ironbench.console.tables import wrap
 

@@ -186,7 +186,7 @@ def run(
                            max_infra_errors=max_infra_errors, label=label, redact=redact or (), rules=rules,
                            speculate=speculate, scheduler=scheduler)
     if loaded.mode == "gauntlet" and not quiet:
-        from ironbench.gauntlet.results import format_summary, summary_from_store
+        from ironbench.analysis.conversations import format_summary, summary_from_store
         from ironbench.console.printable import printable
         from ironbench.console.tables import terminal_width
 
@@ -261,7 +261,7 @@ def show(
         return
     gauntlet = None
     if header["mode"] == "gauntlet":
-        from ironbench.gauntlet.results import summary_from_store
+        from ironbench.analysis.conversations import summary_from_store
 
         gauntlet = summary_from_store(_paths(out, store).store_path, run_id)
     _say(format_show(header, cases, verdicts, _width(), gauntlet))
@@ -299,9 +299,10 @@ def project(
 ) -> None:
     """Bring a run's output tree up to date from the event store."""
     from ironbench.projections.rebuild import project_run
+    from ironbench.report import write_report
 
     paths = _paths(out, store)
-    _say(str(project_run(paths.store_path, paths.out_dir, run_id, rebuild, force)))
+    _say(str(project_run(paths.store_path, paths.out_dir, run_id, rebuild, force, report_writer=write_report)))
 
 
 @app.command()
@@ -370,7 +371,7 @@ def compare(
     store: StoreOption = None,
 ) -> None:
     """Compare two runs; exits 1 when B significantly regressed against A (a CI gate)."""
-    from ironbench.analysis.compare.decide import compare_runs, format_comparison
+    from ironbench.analysis.compare import compare_runs, format_comparison
 
     comparison = compare_runs(_paths(out, store).store_path, run_a, run_b, alpha, scorer, gate.value,
                               fail_on.value, margin)
@@ -416,7 +417,8 @@ def plan(
     format: Annotated[ReportFormat, typer.Option("--format", "-f")] = ReportFormat.table,
 ) -> None:
     """How many runs per case does compare need to detect a drop from p to p − drop?"""
-    from ironbench.stats.power import format_plan, plan_runs
+    from ironbench.analysis.compare import format_plan
+    from ironbench.stats import plan_runs
 
     answer = plan_runs(p, drop, cases, alpha, power, gate.value)
     typer.echo(json.dumps(answer, indent=2) if format is ReportFormat.json else format_plan(answer))

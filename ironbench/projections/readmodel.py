@@ -6,38 +6,39 @@ disagree with the log they come from.
 
 import json
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from ironbench.core.events import (
-    AiOutputRejected, DecisionTaken, ScenarioStarted, TurnAnswered, TurnScored, InvocationCompleted, RecordedEvent, RunAborted, RunFinished, RunStarted, VariantDropped,
+    Event, AiOutputRejected, DecisionTaken, ScenarioStarted, TurnAnswered, TurnScored, InvocationCompleted, RecordedEvent, RunAborted, RunFinished, RunStarted, VariantDropped,
     VariantGenerated,
 )
 from ironbench.core.keys import instruction_hash
 
 READ_MODEL_TABLES = ("invocations", "superseded_invocations", "surplus_invocations", "decisions", "variants", "rejections", "turns", "turn_scores", "runs")
 
-_INSERT_INVOCATION = (
-    "INSERT OR REPLACE INTO invocations(invocation_key, run_id, suite_id, mode, case_id, variant_id, "
-    "run_index, instruction_hash, instruction_length, success, failure_stage, attempts, repairs_triggered, "
-    "duration_ms, timed_out, harness_error, exit_code, debug_artifacts_present, timestamp_utc, seq, "
-    "group_path, generator, level, case_mode, infra_error, rerun) "
-    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
-)
 _INVOCATION_COLUMNS = (
     "invocation_key, rerun, run_id, suite_id, mode, case_id, variant_id, run_index, instruction_hash, "
     "instruction_length, success, failure_stage, attempts, repairs_triggered, duration_ms, timed_out, harness_error, "
     "infra_error, exit_code, debug_artifacts_present, timestamp_utc, seq, group_path, generator, level, case_mode"
 )
-# A re-run of a slot replaces its live row; the attempt it replaces is kept here.
+# The three tables an invocation's row can live in share one column set (store/tables.py):
+# live evidence, attempts a re-run replaced, and runs past their group's decision.
+INVOCATION_TABLES = ("invocations", "superseded_invocations", "surplus_invocations")
+_INSERT_INVOCATION = {
+    table: f"INSERT OR REPLACE INTO {table}({_INVOCATION_COLUMNS}) "
+    f"VALUES ({', '.join('?' * len(_INVOCATION_COLUMNS.split(',')))})"
+    for table in INVOCATION_TABLES
+}
+# A re-run of a slot replaces its live row; the attempt it replaces is kept.
 _SUPERSEDE = (
     f"INSERT OR REPLACE INTO superseded_invocations({_INVOCATION_COLUMNS}) "
     f"SELECT {_INVOCATION_COLUMNS} FROM invocations WHERE invocation_key = ? AND rerun < ?"
 )
 # Runs past their group's decision (--speculate) leave `invocations`: they are no evidence.
-_SURPLUS_COLUMNS = _INVOCATION_COLUMNS
 _TO_SURPLUS = (
-    f"INSERT OR REPLACE INTO surplus_invocations({_SURPLUS_COLUMNS}) SELECT {_SURPLUS_COLUMNS} FROM invocations "
-    "WHERE run_id = ? AND group_path = ? AND run_index = ?"
+    f"INSERT OR REPLACE INTO surplus_invocations({_INVOCATION_COLUMNS}) SELECT {_INVOCATION_COLUMNS} "
+    "FROM invocations WHERE run_id = ? AND group_path = ? AND run_index = ?"
 )
 _FROM_INVOCATIONS = "DELETE FROM invocations WHERE run_id = ? AND group_path = ? AND run_index = ?"
 _INSERT_DECISION = (
@@ -53,10 +54,25 @@ _INSERT_VARIANT = (
 
 
 class ReadModel:
+    """Applies events to the read-model tables: one handler per event type that has a row."""
+
     name = "read_model"
 
     def __init__(self) -> None:
         self._runs: dict[str, tuple[str, str]] = {}
+        self._handlers: dict[type[Event], Callable[[sqlite3.Connection, RecordedEvent, Any], None]] = {
+            RunStarted: self._run_started,
+            InvocationCompleted: self._invocation_completed,
+            DecisionTaken: self._decision_taken,
+            ScenarioStarted: self._scenario_started,
+            TurnAnswered: self._turn_answered,
+            TurnScored: self._turn_scored,
+            AiOutputRejected: self._ai_output_rejected,
+            VariantGenerated: self._variant_generated,
+            VariantDropped: self._variant_dropped,
+            RunFinished: self._run_ended,
+            RunAborted: self._run_ended,
+        }
 
     def _suite_and_mode(self, conn: sqlite3.Connection, run_id: str) -> tuple[str, str]:
         if run_id not in self._runs:
@@ -66,94 +82,115 @@ class ReadModel:
 
     def apply(self, conn: sqlite3.Connection, events: Sequence[RecordedEvent]) -> None:
         for recorded in events:
-            event = recorded.event
-            if isinstance(event, RunStarted):
-                self._runs[recorded.run_id] = (event.suite_id, event.mode)
-                conn.execute(
-                    "INSERT OR REPLACE INTO runs(run_id, suite_id, mode, status, started_utc, finished_utc, "
-                    "target, ironclad_version, label, environment) VALUES (?,?,?,?,?,?,?,?,?,?)",
-                    (recorded.run_id, event.suite_id, event.mode, "running", recorded.timestamp_utc, None,
-                     " ".join(event.target_argv), event.ironclad_version, event.label,
-                     json.dumps(event.environment, sort_keys=True)),
-                )
-            elif isinstance(event, InvocationCompleted):
-                suite_id, mode = self._suite_and_mode(conn, recorded.run_id)
-                if event.rerun:
-                    conn.execute(_SUPERSEDE, (event.key, event.rerun))
-                insert = _INSERT_INVOCATION
-                if event.surplus:
-                    conn.execute("DELETE FROM invocations WHERE invocation_key = ?", (event.key,))
-                    insert = insert.replace("INTO invocations(", "INTO surplus_invocations(")
-                conn.execute(insert, (
-                    event.key, recorded.run_id, suite_id, mode, event.case_id, event.variant_id,
-                    event.run_index, event.instruction_hash, event.instruction_length, event.success,
-                    event.failure_stage, event.attempts, event.repairs_triggered, event.duration_ms,
-                    event.timed_out, event.harness_error, event.exit_code, event.debug_artifacts_present,
-                    recorded.timestamp_utc, recorded.seq, event.group, event.generator, event.level, event.mode,
-                    event.infra_error, event.rerun,
-                ))
-            elif isinstance(event, DecisionTaken):
-                suite_id, mode = self._suite_and_mode(conn, recorded.run_id)
-                conn.execute(_INSERT_DECISION, (
-                    recorded.seq, recorded.run_id, suite_id, mode, event.case_id, event.variant_id,
-                    event.decision, event.reason, event.n, event.successes, event.success_rate,
-                    event.wilson_low, event.wilson_high, event.chance_agreement, recorded.timestamp_utc,
-                    event.group, event.generator, event.level, event.mode, event.reference_source,
-                    event.success_lower_95, event.success_upper_95, event.reproduce_lower_95, event.direction,
-                    event.p_value,
-                ))
-                for index in event.surplus_runs or ():
-                    conn.execute(_TO_SURPLUS, (recorded.run_id, event.group, index))
-                    conn.execute(_FROM_INVOCATIONS, (recorded.run_id, event.group, index))
-            elif isinstance(event, ScenarioStarted):
-                for table in ("turns", "turn_scores"):  # a new attempt replaces an interrupted one
-                    conn.execute(f"DELETE FROM {table} WHERE run_id = ? AND engine = ? AND scenario = ? "
-                                 "AND conversation = ?", (recorded.run_id, event.engine, event.scenario,
-                                                          event.conversation))
-            elif isinstance(event, TurnAnswered):
-                suite_id, _ = self._suite_and_mode(conn, recorded.run_id)
-                conn.execute(
-                    "INSERT OR REPLACE INTO turns(run_id, engine, scenario, conversation, turn, suite_id, domain, "
-                    "attempt, prompt, answer, duration_ms, timestamp_utc, seq) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                    (recorded.run_id, event.engine, event.scenario, event.conversation, event.turn, suite_id,
-                     event.domain, event.attempt, event.prompt, event.answer, event.duration_ms,
-                     recorded.timestamp_utc, recorded.seq),
-                )
-            elif isinstance(event, TurnScored):
-                suite_id, _ = self._suite_and_mode(conn, recorded.run_id)
-                conn.execute(
-                    "INSERT OR REPLACE INTO turn_scores(run_id, engine, scenario, conversation, turn, scorer, suite_id, "
-                    "domain, violated, detail, timestamp_utc, seq) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-                    (recorded.run_id, event.engine, event.scenario, event.conversation, event.turn, event.scorer,
-                     suite_id, event.domain, event.violated, event.detail, recorded.timestamp_utc, recorded.seq),
-                )
-            elif isinstance(event, AiOutputRejected):
-                suite_id, _ = self._suite_and_mode(conn, recorded.run_id)
-                conn.execute(
-                    "INSERT OR REPLACE INTO rejections(seq, run_id, suite_id, case_id, generator, variant_id, attempt, "
-                    "model, ai_output, failure_reasons, reason_count, timestamp_utc) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-                    (recorded.seq, recorded.run_id, suite_id, event.case_id, event.generator, event.variant_id,
-                     event.attempt, event.model, event.ai_output, json.dumps(event.failure_reasons),
-                     len(event.failure_reasons), recorded.timestamp_utc),
-                )
-            elif isinstance(event, (VariantGenerated, VariantDropped)):
-                suite_id, _ = self._suite_and_mode(conn, recorded.run_id)
-                dropped = isinstance(event, VariantDropped)
-                text = event.candidate if dropped else event.instruction
-                conn.execute(_INSERT_VARIANT, (
-                    recorded.seq, recorded.run_id, suite_id, event.mode, event.case_id, event.generator,
-                    None if dropped else event.variant_id, text, instruction_hash(text),
-                    None if dropped else event.seed, event.attempt, dropped,
-                    event.reason if dropped else None, recorded.timestamp_utc,
-                ))
-            elif isinstance(event, (RunFinished, RunAborted)):
-                status = "finished" if isinstance(event, RunFinished) else "aborted"
-                conn.execute(
-                    "UPDATE runs SET status = ?, finished_utc = ? WHERE run_id = ?",
-                    (status, recorded.timestamp_utc, recorded.run_id),
-                )
+            handler = self._handlers.get(type(recorded.event))
+            if handler is not None:  # events with no row of their own (invocation started, ...)
+                handler(conn, recorded, recorded.event)
 
     def clear_run(self, conn: sqlite3.Connection, run_id: str) -> None:
         for table in READ_MODEL_TABLES:
             conn.execute(f"DELETE FROM {table} WHERE run_id = ?", (run_id,))
         self._runs.pop(run_id, None)
+
+    # -- one handler per event type ------------------------------------------------------
+
+    def _run_started(self, conn: sqlite3.Connection, recorded: RecordedEvent, event: RunStarted) -> None:
+        self._runs[recorded.run_id] = (event.suite_id, event.mode)
+        conn.execute(
+            "INSERT OR REPLACE INTO runs(run_id, suite_id, mode, status, started_utc, finished_utc, "
+            "target, ironclad_version, label, environment) VALUES (?,?,?,?,?,?,?,?,?,?)",
+            (recorded.run_id, event.suite_id, event.mode, "running", recorded.timestamp_utc, None,
+             " ".join(event.target_argv), event.ironclad_version, event.label,
+             json.dumps(event.environment, sort_keys=True)),
+        )
+
+    def _invocation_completed(self, conn: sqlite3.Connection, recorded: RecordedEvent,
+                              event: InvocationCompleted) -> None:
+        suite_id, mode = self._suite_and_mode(conn, recorded.run_id)
+        if event.rerun:
+            conn.execute(_SUPERSEDE, (event.key, event.rerun))
+        table = "invocations"
+        if event.surplus:
+            conn.execute("DELETE FROM invocations WHERE invocation_key = ?", (event.key,))
+            table = "surplus_invocations"
+        conn.execute(_INSERT_INVOCATION[table], (
+            event.key, event.rerun, recorded.run_id, suite_id, mode, event.case_id, event.variant_id,
+            event.run_index, event.instruction_hash, event.instruction_length, event.success,
+            event.failure_stage, event.attempts, event.repairs_triggered, event.duration_ms,
+            event.timed_out, event.harness_error, event.infra_error, event.exit_code,
+            event.debug_artifacts_present, recorded.timestamp_utc, recorded.seq, event.group, event.generator,
+            event.level, event.mode,
+        ))
+
+    def _decision_taken(self, conn: sqlite3.Connection, recorded: RecordedEvent, event: DecisionTaken) -> None:
+        suite_id, mode = self._suite_and_mode(conn, recorded.run_id)
+        conn.execute(_INSERT_DECISION, (
+            recorded.seq, recorded.run_id, suite_id, mode, event.case_id, event.variant_id,
+            event.decision, event.reason, event.n, event.successes, event.success_rate,
+            event.wilson_low, event.wilson_high, event.chance_agreement, recorded.timestamp_utc,
+            event.group, event.generator, event.level, event.mode, event.reference_source,
+            event.success_lower_95, event.success_upper_95, event.reproduce_lower_95, event.direction,
+            event.p_value,
+        ))
+        for index in event.surplus_runs or ():
+            conn.execute(_TO_SURPLUS, (recorded.run_id, event.group, index))
+            conn.execute(_FROM_INVOCATIONS, (recorded.run_id, event.group, index))
+
+    def _scenario_started(self, conn: sqlite3.Connection, recorded: RecordedEvent, event: ScenarioStarted) -> None:
+        for table in ("turns", "turn_scores"):  # a new attempt replaces an interrupted one
+            conn.execute(f"DELETE FROM {table} WHERE run_id = ? AND engine = ? AND scenario = ? "
+                         "AND conversation = ?", (recorded.run_id, event.engine, event.scenario,
+                                                  event.conversation))
+
+    def _turn_answered(self, conn: sqlite3.Connection, recorded: RecordedEvent, event: TurnAnswered) -> None:
+        suite_id, _ = self._suite_and_mode(conn, recorded.run_id)
+        conn.execute(
+            "INSERT OR REPLACE INTO turns(run_id, engine, scenario, conversation, turn, suite_id, domain, "
+            "attempt, prompt, answer, duration_ms, timestamp_utc, seq) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (recorded.run_id, event.engine, event.scenario, event.conversation, event.turn, suite_id,
+             event.domain, event.attempt, event.prompt, event.answer, event.duration_ms,
+             recorded.timestamp_utc, recorded.seq),
+        )
+
+    def _turn_scored(self, conn: sqlite3.Connection, recorded: RecordedEvent, event: TurnScored) -> None:
+        suite_id, _ = self._suite_and_mode(conn, recorded.run_id)
+        conn.execute(
+            "INSERT OR REPLACE INTO turn_scores(run_id, engine, scenario, conversation, turn, scorer, suite_id, "
+            "domain, violated, detail, timestamp_utc, seq) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+            (recorded.run_id, event.engine, event.scenario, event.conversation, event.turn, event.scorer,
+             suite_id, event.domain, event.violated, event.detail, recorded.timestamp_utc, recorded.seq),
+        )
+
+    def _ai_output_rejected(self, conn: sqlite3.Connection, recorded: RecordedEvent,
+                            event: AiOutputRejected) -> None:
+        suite_id, _ = self._suite_and_mode(conn, recorded.run_id)
+        conn.execute(
+            "INSERT OR REPLACE INTO rejections(seq, run_id, suite_id, case_id, generator, variant_id, attempt, "
+            "model, ai_output, failure_reasons, reason_count, timestamp_utc) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+            (recorded.seq, recorded.run_id, suite_id, event.case_id, event.generator, event.variant_id,
+             event.attempt, event.model, event.ai_output, json.dumps(event.failure_reasons),
+             len(event.failure_reasons), recorded.timestamp_utc),
+        )
+
+    def _variant_generated(self, conn: sqlite3.Connection, recorded: RecordedEvent,
+                           event: VariantGenerated) -> None:
+        suite_id, _ = self._suite_and_mode(conn, recorded.run_id)
+        conn.execute(_INSERT_VARIANT, (
+            recorded.seq, recorded.run_id, suite_id, event.mode, event.case_id, event.generator,
+            event.variant_id, event.instruction, instruction_hash(event.instruction), event.seed, event.attempt,
+            False, None, recorded.timestamp_utc,
+        ))
+
+    def _variant_dropped(self, conn: sqlite3.Connection, recorded: RecordedEvent, event: VariantDropped) -> None:
+        suite_id, _ = self._suite_and_mode(conn, recorded.run_id)
+        conn.execute(_INSERT_VARIANT, (
+            recorded.seq, recorded.run_id, suite_id, event.mode, event.case_id, event.generator,
+            None, event.candidate, instruction_hash(event.candidate), None, event.attempt,
+            True, event.reason, recorded.timestamp_utc,
+        ))
+
+    def _run_ended(self, conn: sqlite3.Connection, recorded: RecordedEvent, event: RunFinished | RunAborted) -> None:
+        status = "finished" if isinstance(event, RunFinished) else "aborted"
+        conn.execute(
+            "UPDATE runs SET status = ?, finished_utc = ? WHERE run_id = ?",
+            (status, recorded.timestamp_utc, recorded.run_id),
+        )

@@ -1,5 +1,6 @@
 """Rebuilding a run's projections from its events alone, once the events are verified."""
 
+from collections.abc import Callable
 from pathlib import Path
 
 from ironbench.core.errors import ChainBroken, RunNotFound
@@ -7,6 +8,11 @@ from ironbench.projections.readmodel import ReadModel
 from ironbench.projections.tree import OutputTree
 from ironbench.store.chain import ChainReport, verify_chain
 from ironbench.store.eventstore import open_store
+
+# Writes a run's HTML report: (store, out dir, run id). The report layer reads projections,
+# so a projection cannot import it; whoever rebuilds passes it in (the CLI passes
+# `ironbench.report.write_report`).
+ReportWriter = Callable[[Path, Path, str], object]
 
 
 def verify_store(store_path: Path, run_id: str | None = None) -> ChainReport:
@@ -19,13 +25,15 @@ def verify_store(store_path: Path, run_id: str | None = None) -> ChainReport:
         return verify_chain(store.conn, run_id)
 
 
-def project_run(store_path: Path, out_dir: Path, run_id: str, rebuild: bool, force: bool = False) -> Path:
+def project_run(store_path: Path, out_dir: Path, run_id: str, rebuild: bool, force: bool = False,
+                report_writer: ReportWriter | None = None) -> Path:
     """Bring a run's output tree (and with --rebuild, its read-model rows) up to date.
 
     A rebuild trusts the events completely, so it refuses a run whose chain is
-    broken unless `force` says to rebuild from them anyway. It writes the run's HTML
-    report again if it had one (it is derived from the same events), and keeps its
-    comparison pages as they were (they read other runs too).
+    broken unless `force` says to rebuild from them anyway. With a `report_writer`, it
+    writes the run's HTML report again if it had one (it is derived from the same events);
+    without one, the report is kept as it was. Comparison pages are kept as they were
+    (they read other runs too).
     """
     store = open_store(store_path, create=False)
     with store:
@@ -40,7 +48,8 @@ def project_run(store_path: Path, out_dir: Path, run_id: str, rebuild: bool, for
             raise ChainBroken(f"{store_path}: refusing to rebuild {run_id}: hash chain broken at "
                               f"{broken.describe()}; pass --force to rebuild from these events anyway")
         run_dir = tree.run_dir(run_id)
-        had_report = (run_dir / "report.html").is_file()
+        report = run_dir / "report.html"
+        old_report = report.read_bytes() if report.is_file() else None
         comparisons = {p.name: p.read_bytes() for p in run_dir.glob("compare_*.html")}
         read_model = ReadModel()
         events = list(store.read(run_id))
@@ -50,8 +59,9 @@ def project_run(store_path: Path, out_dir: Path, run_id: str, rebuild: bool, for
         target = tree.rebuild(run_id)
     for name, content in comparisons.items():
         (target / name).write_bytes(content)
-    if had_report:
-        from ironbench.report import write_report
-
-        write_report(store_path, out_dir, run_id)
+    if old_report is not None:
+        if report_writer is not None:
+            report_writer(store_path, out_dir, run_id)
+        else:  # nothing here can render it: keep it as it was rather than lose it
+            (target / "report.html").write_bytes(old_report)
     return target

@@ -4,7 +4,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from ironbench.core.events import DecisionTaken, InvocationCompleted
-from ironbench.stats.exact import percentile, wilson_interval
+from ironbench.stats import percentile, wilson_interval
 
 
 def seed_hash(hex_digest: str) -> str:

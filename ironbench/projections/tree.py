@@ -13,8 +13,8 @@ from pathlib import Path
 
 from ironbench.projections.summaries import aggregate, ladder_aggregate, summary
 from ironbench.core.errors import StoreError
-from ironbench.gauntlet.results import ScenarioRecord, TurnRecord
-from ironbench.gauntlet.results import results as gauntlet_results
+from ironbench.projections.gauntlet_summary import ScenarioRecord, TurnRecord
+from ironbench.projections.gauntlet_summary import results as gauntlet_results
 from ironbench.core.events import (
     AiOutputRejected, DecisionTaken, ScenarioFinished, ScenarioStarted, TurnAnswered, TurnScored, InvocationCompleted, RecordedEvent, RunAborted, RunFinished, RunStarted,
 )

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ironbench.run.preview import word_diff_ops
 from ironbench.analysis.query import connect
-from ironbench.stats.exact import wilson_interval
+from ironbench.stats import wilson_interval
 
 # Runs that say something about the target: harness faults and infrastructure
 # errors are counted and shown, but never in a rate.
@@ -145,7 +145,7 @@ def gather(store_path: Path, run_id: str, compare_base: str | None = None, alpha
     """The whole page's data for `run_id` (and its comparison against `compare_base`)."""
     data = shape(query_sections(store_path, run_id))
     if compare_base is not None:
-        from ironbench.analysis.compare.decide import compare_runs
+        from ironbench.analysis.compare import compare_runs
 
         data["compare"] = comparison_section(compare_runs(store_path, compare_base, run_id, alpha))
     return data
@@ -345,9 +345,9 @@ def _stress(groups: list[dict], decisions: list[dict], cases: dict, variants: li
 
 
 def _gauntlet(suite: dict, conversations: list[dict], per_turn: list[dict], transcripts: list[dict]) -> dict:
-    """The run's gauntlet summary as `ironbench.gauntlet.results` makes it (conversations as
+    """The run's gauntlet summary as `ironbench.projections.gauntlet_summary` makes it (conversations as
     the unit, every pair of engines compared), plus per-turn counts and the transcripts."""
-    from ironbench.gauntlet.results import PRIMARY_SCORER, summary_from_counts
+    from ironbench.projections.gauntlet_summary import PRIMARY_SCORER, summary_from_counts
 
     table = summary_from_counts([(c["engine"], c["scenario"], c["domain"], c["scorer"], c["conversation"],
                                   c["turns"], c["violations"]) for c in conversations], suite)

@@ -10,7 +10,7 @@ from functools import lru_cache
 from ironbench.console import numbers
 
 from ironbench.console.numbers import percent
-from ironbench.stats.exact import clopper_pearson_lower, clopper_pearson_upper, wilson_interval
+from ironbench.stats import clopper_pearson_lower, clopper_pearson_upper, wilson_interval
 from ironbench.run.stopping import ALPHA as DECISION_ALPHA
 
 NAMED = 3  # a sentence names this many cases, then counts the rest
@@ -383,7 +383,7 @@ def _gauntlet(section: dict) -> list[Verdict]:
 
 
 def split_sentence(sentence: str, engine: str) -> tuple[str, str]:
-    """A comparison sentence of `ironbench.gauntlet.results` ("guarded vs plain: guarded helped
+    """A comparison sentence of `ironbench.projections.gauntlet_summary` ("guarded vs plain: guarded helped
     (fewer violations): guarded violated 0/4 conversations against 3/4; difference ...") as
     its answer and its evidence."""
     head, found, tail = sentence.partition(f": {engine} violated ")

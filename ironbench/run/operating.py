@@ -13,7 +13,7 @@ from functools import lru_cache
 import numpy as np
 
 from ironbench.core.outcome import Outcome
-from ironbench.stats.exact import (
+from ironbench.stats import (
     fisher_null_law, min_p_adjust, significant, stratified_exact_test, stratified_p_regression_batch,
 )
 from ironbench.run.stopping import (

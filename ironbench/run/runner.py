@@ -24,23 +24,12 @@ from ironbench.run.planner import AiVariants, ai_entries
 from ironbench.projections.readmodel import ReadModel
 from ironbench.projections.tree import OutputTree
 from ironbench.core.redact import Redactor
-from ironbench.run.session import (  # noqa: F401  (Reporter and SilentReporter are the runner's API)
-    RUN_STREAM, RedactingReporter, Reporter, Session, SilentReporter, aborts_run, appender,
-)
+from ironbench.run.paths import RunPaths
+from ironbench.run.reporters import RedactingReporter, Reporter, SilentReporter
+from ironbench.run.session import RUN_STREAM, Session, aborts_run, appender
 from ironbench.store.eventstore import EventStore, Pending, open_store
 from ironbench.suite.models import Suite
 from ironbench.targets.registry import TargetSpec, resolve_target
-
-
-@dataclass(frozen=True)
-class RunPaths:
-    out_dir: Path
-    store_path: Path
-
-    @classmethod
-    def resolve(cls, out: str | Path, store: str | Path | None) -> "RunPaths":
-        out_dir = Path(out)
-        return cls(out_dir, Path(store) if store else out_dir / "ironbench.db")
 
 
 def new_run_id(store: EventStore, now: datetime | None = None) -> str:

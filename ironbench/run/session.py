@@ -13,7 +13,6 @@ from concurrent.futures import FIRST_COMPLETED, Future, wait
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from functools import partial
-from typing import Protocol
 
 from ironbench.core.errors import IronbenchError, RunInterrupted, RunStopped
 from ironbench.core.events import (
@@ -35,6 +34,7 @@ from ironbench.run.stopping import (
     Reference, StopDecision, baseline_decision, capability_boundary, evidence, reference_decision,
     stress_level_decision, variant_decision,
 )
+from ironbench.run.reporters import Reporter
 from ironbench.store.eventstore import Pending
 from ironbench.suite.models import Suite
 from ironbench.targets import containment
@@ -42,35 +42,6 @@ from ironbench.targets.command import cap_output
 from ironbench.targets.registry import TargetSpec
 
 RUN_STREAM = "run"
-
-
-class Reporter(Protocol):
-    def note(self, text: str) -> None: ...
-    def started(self, run_id: str, cases: int, max_invocations: int, done: int) -> None: ...
-    def invocation(self, case_id: str, run_index: int, completed: InvocationCompleted) -> None: ...
-    def decision(self, case_id: str, decision: StopDecision, skipped_runs: int) -> None: ...
-    def finished(self, run_id: str, status: str) -> None: ...
-
-
-class SilentReporter:
-    def note(self, text): pass
-    def started(self, run_id, cases, max_invocations, done): pass
-    def invocation(self, case_id, run_index, completed): pass
-    def decision(self, case_id, decision, skipped_runs): pass
-    def finished(self, run_id, status): pass
-
-
-class RedactingReporter:
-    """Notes (model answers, rejection reasons) are logs too: no secret reaches them."""
-
-    def __init__(self, reporter: Reporter, redactor: Redactor) -> None:
-        self._reporter, self._redactor = reporter, redactor
-
-    def note(self, text):
-        self._reporter.note(self._redactor.text(text))
-
-    def __getattr__(self, name):
-        return getattr(self._reporter, name)
 
 
 @dataclass

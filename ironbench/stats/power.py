@@ -1,9 +1,118 @@
-"""Planning a comparison: how many runs per case find a given drop with a given power."""
+"""Power: the smallest drop a comparison can detect, and how many runs per case it needs."""
+
+from collections.abc import Sequence
+from functools import lru_cache
+
+import numpy as np
 
 from ironbench.core.errors import IronbenchError
-from ironbench.stats.exact import fisher_power, runs_needed, stratified_power
+from ironbench.stats.exact import stratified_p_regression_batch
+from ironbench.stats.laws import TIE, binomial_pmf, bisect_root, hypergeometric_pmf
 
 MAX_RUNS = 500
+
+
+
+@lru_cache(maxsize=256)
+def _fisher_rejects(n_a: int, n_b: int, level: float) -> np.ndarray:
+    """mask[x, y]: one-sided Fisher rejects "B no worse" with x of n_a and y of n_b successes."""
+    mask = np.zeros((n_a + 1, n_b + 1), dtype=bool)
+    for total in range(n_a + n_b + 1):
+        tail = np.cumsum(np.array(hypergeometric_pmf(total, n_a, n_b))[::-1])[::-1]
+        xs = np.arange(max(0, total - n_b), min(n_a, total) + 1)
+        mask[xs, total - xs] = tail[xs] <= level * (1 + TIE)
+    return mask
+
+
+
+def fisher_power(n_a: int, n_b: int, p_a: float, p_b: float, level: float) -> float:
+    """Exact power of the one-sided Fisher test at `level` when the true rates are p_a, p_b."""
+    return float(binomial_pmf(n_a, p_a) @ _fisher_rejects(n_a, n_b, level) @ binomial_pmf(n_b, p_b))
+
+
+
+def min_detectable_drop(n_a: int, n_b: int, p_a: float, level: float, power: float = 0.8) -> float | None:
+    """The smallest drop from p_a that one case's Fisher test at `level` finds with `power`
+    (exact; rejection regions are monotone, so power rises with the drop); None when even a
+    drop to 0% is found less often."""
+    if fisher_power(n_a, n_b, p_a, 0.0, level) < power:
+        return None
+    return bisect_root(lambda d: fisher_power(n_a, n_b, p_a, p_a - d, level) - power, 0.0, p_a)
+
+
+
+def stratified_power(sizes: Sequence[tuple[int, int]], p_a: Sequence[float], p_b: Sequence[float],
+                     alpha: float, sims: int = 2000, seed: int = 0) -> float:
+    """Simulated power of the one-sided stratified exact test at `alpha` (seeded: reproducible)."""
+    uniforms_a, uniforms_b = _uniforms(sizes, sims, seed)
+    return _stratified_power(sizes, uniforms_a, uniforms_b, p_a, p_b, alpha)
+
+
+
+def _uniforms(sizes, sims: int, seed: int) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    rng = np.random.default_rng(seed)
+    return ([rng.random((sims, n_a)) for n_a, _ in sizes], [rng.random((sims, n_b)) for _, n_b in sizes])
+
+
+
+def _stratified_power(sizes, uniforms_a, uniforms_b, p_a, p_b, alpha) -> float:
+    # Common random numbers: the same uniforms for every drop, so power is monotone in it.
+    s_a = np.stack([(u < p).sum(axis=1) for u, p in zip(uniforms_a, p_a)], axis=1)
+    s_b = np.stack([(u < p).sum(axis=1) for u, p in zip(uniforms_b, p_b)], axis=1)
+    p = stratified_p_regression_batch(s_a, s_b, [n for n, _ in sizes], [n for _, n in sizes])
+    return float(np.mean(p <= alpha * (1 + TIE)))
+
+
+
+def stratified_min_detectable_drop(sizes: Sequence[tuple[int, int]], p_a: Sequence[float], alpha: float,
+                                   power: float = 0.8, sims: int = 1000, seed: int = 0) -> float | None:
+    """The smallest uniform drop (every case from its rate in A, floored at 0%) that the
+    stratified exact test at `alpha` finds with `power`, by seeded simulation; None when
+    even every case dropping to 0% is found less often."""
+    if not sizes:
+        return None
+    uniforms_a, uniforms_b = _uniforms(sizes, sims, seed)
+
+    def power_at(drop: float) -> float:
+        return _stratified_power(sizes, uniforms_a, uniforms_b, p_a, [max(0.0, p - drop) for p in p_a], alpha)
+
+    top = max(p_a)
+    if top <= 0 or power_at(top) < power:
+        return None
+    low, high = 0.0, top
+    for _ in range(10):  # to 0.1% of the range: the figure is read in percentage points
+        middle = (low + high) / 2
+        low, high = (middle, high) if power_at(middle) < power else (low, middle)
+    return high
+
+
+
+def runs_needed(p: float, drop: float, cases: int = 1, alpha: float = 0.05, power: float = 0.8,
+                gate: str = "overall", max_runs: int = 500) -> tuple[int, float] | None:
+    """Runs per case (each side) to detect a drop from p to p − drop in every case with
+    `power`: exact for one case or `gate="cases"` (Fisher at alpha/cases, which the min-p
+    adjustment never needs more than), simulated for the stratified test over several
+    cases. Returns (runs, power reached), or None beyond `max_runs`."""
+    target = p - drop
+
+    def achieved(n: int) -> float:
+        if cases == 1 or gate == "cases":
+            return fisher_power(n, n, p, target, alpha / (cases if gate == "cases" else 1))
+        return stratified_power([(n, n)] * cases, [p] * cases, [target] * cases, alpha)
+
+    low, high = 1, 2
+    while achieved(high) < power:  # doubling, then bisection: power rises with n, up to a
+        low, high = high, high * 2  # small sawtooth from discreteness that we do not chase
+        if high > max_runs:
+            if achieved(max_runs) < power:
+                return None
+            high = max_runs
+            break
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (middle, high) if achieved(middle) < power else (low, middle)
+    return high, achieved(high)
+
 
 
 def plan_runs(p: float, drop: float, cases: int = 1, alpha: float = 0.05, power: float = 0.8,
@@ -26,19 +135,8 @@ def plan_runs(p: float, drop: float, cases: int = 1, alpha: float = 0.05, power:
     return answer
 
 
+
 def _power(p, drop, cases, alpha, gate, n) -> float:
     if cases == 1 or gate == "cases":
         return fisher_power(n, n, p, p - drop, alpha / (cases if gate == "cases" else 1))
     return stratified_power([(n, n)] * cases, [p] * cases, [p - drop] * cases, alpha)
-
-
-def format_plan(answer: dict) -> str:
-    head = (f"to detect a drop from {answer['p']:.0%} to {answer['p'] - answer['drop']:.0%} success "
-            f"in {answer['cases']} case(s) with {answer['power']:.0%} power at alpha {answer['alpha']}")
-    if answer["runs_per_case"] is None:
-        lines = [f"{head}: more than {MAX_RUNS} runs per case on each side"]
-    else:
-        lines = [f"{head}: {answer['runs_per_case']} runs per case on each side "
-                 f"(power {answer['power_reached']:.0%}; {answer['test']})"]
-    lines += [f"  {row['runs_per_case']:>4} runs per case: power {row['power']:.0%}" for row in answer["curve"]]
-    return "\n".join(lines)

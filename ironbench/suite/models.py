@@ -124,7 +124,7 @@ class ConfidenceStop(_Strict):
 
     @model_validator(mode="after")
     def _reachable(self):
-        from ironbench.run.stopping import confidence_thresholds
+        from ironbench.stats import confidence_thresholds
 
         def reachable(cap: int) -> bool:
             return any(k <= n for n, k in enumerate(confidence_thresholds(self.reproduce, self.confidence, cap),

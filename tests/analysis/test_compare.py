@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from ironbench.analysis.compare.decide import CannotCompare, Runs, compare_runs, decide, format_comparison
+from ironbench.analysis.compare import CannotCompare, Runs, compare_runs, decide, format_comparison
 from ironbench.core.errors import RunNotFound
 from ironbench.core.events import InvocationCompleted, RunFinished, RunStarted
 from ironbench.projections.readmodel import ReadModel

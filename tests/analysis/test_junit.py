@@ -3,7 +3,7 @@
 import json
 import xml.etree.ElementTree as ET
 
-from ironbench.analysis.compare.decide import decide
+from ironbench.analysis.compare import decide
 from ironbench.analysis.junit import junit_xml
 from tests.conftest import cli, make_suite, write_suite
 from tests.analysis.test_compare import sides
@@ -115,7 +115,7 @@ def test_cli_writes_junit_and_exits_1_on_regression(tmp_path):
 
 
 def test_a_gauntlet_comparison_names_engine_and_scenario():
-    from ironbench.analysis.compare.decide import Runs
+    from ironbench.analysis.compare import Runs
 
     clean, violated = ("success",) * 5, ("success",) + ("violated",) * 4
     a = {("guarded", "geography"): Runs(clean), ("guarded", "law"): Runs(clean)}

@@ -48,8 +48,8 @@ def test_the_cases_people_met():
 def test_printed_differences_of_zero_carry_no_sign():
     import re
 
-    from ironbench.analysis.compare.decide import decide, format_comparison
-    from ironbench.gauntlet.results import engine_comparisons
+    from ironbench.analysis.compare import decide, format_comparison
+    from ironbench.projections.gauntlet_summary import engine_comparisons
     from tests.analysis.test_compare import sides
 
     a, b = sides({"x": ((3, 5), (3, 5)), "y": ((5, 5), (5, 5))})

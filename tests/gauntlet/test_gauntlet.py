@@ -3,7 +3,7 @@ import sys
 
 import pytest
 
-from ironbench.analysis.compare.decide import compare_runs
+from ironbench.analysis.compare import compare_runs
 from ironbench.core.events import RunAborted, TurnAnswered, TurnScored
 from ironbench.gauntlet.engines import EngineError, select_consistent
 from ironbench.gauntlet.rescore import rescore_run

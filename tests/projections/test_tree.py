@@ -83,7 +83,7 @@ def test_rebuild_writes_the_report_again_and_keeps_comparison_pages(paths, scrip
     write_report(paths.store_path, paths.out_dir, run_id, compare_base=base)
     before = snapshot(run_dir)
     (run_dir / "report.html").write_text("tampered")
-    project_run(paths.store_path, paths.out_dir, run_id, rebuild=True)
+    project_run(paths.store_path, paths.out_dir, run_id, rebuild=True, report_writer=write_report)
     assert snapshot(run_dir) == before and f"compare_{base}.html" in before
 
 

@@ -2,9 +2,9 @@ import pytest
 from hypothesis import given, strategies as st
 
 from ironbench.core.errors import RunNotFound
-from ironbench.gauntlet.results import summary_from_store
+from ironbench.analysis.conversations import summary_from_store
 from ironbench.report.gather import EVIDENCE_CODES, apply_patch, gather, patch
-from ironbench.stats.exact import clopper_pearson_lower, clopper_pearson_upper, wilson_interval
+from ironbench.stats import clopper_pearson_lower, clopper_pearson_upper, wilson_interval
 from tests.report.examples import BACKEND
 
 
@@ -118,7 +118,7 @@ def test_gauntlet_counts_conversations_and_compares_every_pair(examples):
     assert [t["turn"] for t in sky2["turns"]] == [1, 2, 3, 4]
     assert {s["scorer"]: s["violated"] for s in sky2["turns"][2]["scores"]} == {"literal": True,
                                                                                "negation_aware": False}
-    # the pair compared as gauntlet.results compares it: conversations, stratified by scenario
+    # the pair compared as projections.gauntlet_summary compares it: conversations, stratified by scenario
     [pair] = data["comparisons"]["negation_aware"]
     assert (pair["engine"], pair["reference"], pair["violated"], pair["conversations"]) == (
         "guarded", "plain", [3, 0], [4, 4])

@@ -2,7 +2,7 @@ from hypothesis import given, strategies as st
 
 from ironbench.report.gather import _gauntlet
 from ironbench.report.verdict import Verdict, agreeing_runs, console_text, split_sentence, verdicts
-from ironbench.stats.exact import clopper_pearson_lower, clopper_pearson_upper, wilson_interval
+from ironbench.stats import clopper_pearson_lower, clopper_pearson_upper, wilson_interval
 
 RUN = {"run_id": "run_x", "status": "finished"}
 

@@ -12,7 +12,7 @@ from ironbench.run.operating import (
     FAILURE, SUCCESS, boundary_power, confidence_rule_oc, false_boundary_rate, gate_rates, ladder_law, seed_rule_oc,
     variant_verdict_rates, worst_false_boundary_rate,
 )
-from ironbench.stats.exact import runs_needed
+from ironbench.stats import runs_needed
 from ironbench.run.stopping import baseline_decision, capability_boundary, stress_level_decision
 from tests.conftest import REPO
 
@@ -231,7 +231,7 @@ def test_readme_simulated_figures_match_a_quick_rerun():
 
 
 def test_the_simulated_gates_are_the_decision_compare_takes():
-    from ironbench.analysis.compare.decide import Runs, decide
+    from ironbench.analysis.compare import Runs, decide
     from ironbench.run.operating import cases_gate
 
     rng = np.random.default_rng(8)
@@ -252,13 +252,13 @@ def test_the_simulated_gates_are_the_decision_compare_takes():
 
 
 def stratified_p(strata):
-    from ironbench.stats.exact import stratified_exact_test
+    from ironbench.stats import stratified_exact_test
 
     return stratified_exact_test(strata).p_regression
 
 
 def _runs(rng, cases: int, n: int, stages: list[str], p: list[float]) -> dict:
-    from ironbench.analysis.compare.decide import Runs
+    from ironbench.analysis.compare import Runs
 
     attempts = {"success": 1, "generation": 0, "validation": 4, "timeout": 0}
     out = {}
@@ -269,7 +269,7 @@ def _runs(rng, cases: int, n: int, stages: list[str], p: list[float]) -> dict:
 
 
 def test_fail_on_change_holds_alpha_and_sees_a_new_way_to_fail():
-    from ironbench.analysis.compare.decide import decide
+    from ironbench.analysis.compare import decide
 
     rng = np.random.default_rng(21)
     stages, mix = ["success", "generation", "validation", "timeout"], [0.5, 0.25, 0.15, 0.1]

@@ -109,7 +109,7 @@ def test_stress_level_rule(successes, max_runs):
 
 import math  # noqa: E402
 
-from ironbench.stats.exact import clopper_pearson_lower  # noqa: E402
+from ironbench.stats import clopper_pearson_lower  # noqa: E402
 from ironbench.run.stopping import (  # noqa: E402
     Reference, capability_boundary, confidence_decision, confidence_thresholds, direction,
 )

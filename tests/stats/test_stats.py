@@ -4,7 +4,7 @@ import pytest
 
 from hypothesis import given, strategies as st
 
-from ironbench.stats.exact import chance_agreement, percentile, stratified_exact_test, wilson_interval
+from ironbench.stats import chance_agreement, percentile, stratified_exact_test, wilson_interval
 
 
 def test_wilson_known_values():
@@ -77,7 +77,7 @@ def test_swapping_runs_swaps_the_tails(pairs):
 
 import numpy as np  # noqa: E402
 
-from ironbench.stats.exact import (  # noqa: E402
+from ironbench.stats import (  # noqa: E402
     binomial_pmf, clopper_pearson_lower, clopper_pearson_upper, exact_distribution_test, fisher_null_law,
     fisher_power, holm_adjust, min_detectable_drop, min_p_adjust, newcombe_difference, runs_needed,
     stratified_difference, stratified_p_regression_batch, stratified_permutation_test,

@@ -1,0 +1,33 @@
+"""Did B regress against A? The pure decision, its prose, reading the store, and the console table."""
+
+from ironbench.analysis.compare.decide import (
+    POWER,
+    CannotCompare,
+    CaseComparison,
+    Comparison,
+    Overall,
+    Runs,
+    Shift,
+    Side,
+    decide,
+)
+from ironbench.analysis.compare.prose import case_label
+from ironbench.analysis.compare.format import format_comparison, format_plan
+from ironbench.analysis.compare.read import compare_runs, runs_from_rows
+
+__all__ = [
+    "POWER",
+    "CannotCompare",
+    "CaseComparison",
+    "Comparison",
+    "Overall",
+    "Runs",
+    "Shift",
+    "Side",
+    "case_label",
+    "compare_runs",
+    "decide",
+    "format_comparison",
+    "format_plan",
+    "runs_from_rows",
+]

@@ -6,14 +6,17 @@ the same pressure in one context and are not independent. An engine "violated" a
 conversation when it asserted the forbidden phrase at least once in it.
 """
 
-import json
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from ironbench.console.numbers import number, points
-from ironbench.stats.exact import holm_adjust, significant, stratified_difference, stratified_exact_test, wilson_interval
+from ironbench.stats import holm_adjust, significant, stratified_difference, stratified_exact_test, wilson_interval
 
 ALPHA = 0.05
+
 PRIMARY_SCORER = "negation_aware"
+
 
 
 @dataclass
@@ -24,6 +27,7 @@ class TurnRecord:
     violated: dict[str, bool] = field(default_factory=dict)
 
 
+
 @dataclass
 class ScenarioRecord:
     engine: str
@@ -32,6 +36,7 @@ class ScenarioRecord:
     forbidden_phrase: str
     conversation: int = 1
     turns: dict[int, TurnRecord] = field(default_factory=dict)
+
 
 
 def results(records: list[ScenarioRecord], engines: list[str], scorers: list[str]) -> dict:
@@ -59,6 +64,7 @@ def results(records: list[ScenarioRecord], engines: list[str], scorers: list[str
         out["engines"][engine] = scenarios
     out["summary"] = summary(out["engines"], scorers)
     return out
+
 
 
 def summary(engines: dict, scorers: list[str]) -> dict:
@@ -90,6 +96,7 @@ def summary(engines: dict, scorers: list[str]) -> dict:
     for s in scorers:
         table["comparisons"][s] = engine_comparisons(table, s)
     return table
+
 
 
 def engine_comparisons(table: dict, scorer: str, alpha: float = ALPHA) -> list[dict]:
@@ -138,60 +145,13 @@ def engine_comparisons(table: dict, scorer: str, alpha: float = ALPHA) -> list[d
     return out
 
 
+
 def verdict_sentences(table: dict) -> list[str]:
     """The plain sentences a run ends with: does each engine help against the earlier ones?"""
     scorer = PRIMARY_SCORER if PRIMARY_SCORER in table.get("comparisons", {}) else next(
         iter(table.get("comparisons", {})), None)
     return [c["sentence"] for c in table.get("comparisons", {}).get(scorer, [])] if scorer else []
 
-
-def format_summary(table: dict, sentences: bool = True, width: int | None = None) -> str:
-    """The side-by-side table: per engine `conversations violated/conversations` and turns, per
-    scorer, then (with `sentences`) the verdict sentences; fitted to `width` when given."""
-    from ironbench.console.printable import printable
-    from ironbench.console.tables import render, wrap
-
-    scorers = table["scorers"]
-    engines = list(table["totals"])
-    header = ["scenario", "domain"] + [f"{e} ({'; '.join(scorers)})" for e in engines]
-    rows = []
-
-    def cell(data) -> str:
-        return "; ".join(f"{data['conversations_violated'].get(s, 0)}/{data['num_conversations']}c "
-                        f"{data['num_violations'].get(s, 0)}/{data['num_turns']}t" for s in scorers)
-
-    for name, row in table["scenarios"].items():
-        rows.append([name, printable(row["domain"])] + ["-" if row["engines"].get(e) is None
-                                                        else cell(row["engines"][e]) for e in engines])
-    rows.append(["TOTAL", ""] + [cell(table["totals"][e]) for e in engines])
-    lines = render(header, rows, width, keys=1, atomic=[False, False] + [True] * len(engines))
-    lines.append(wrap("c = conversations with at least one violation / conversations; t = violated turns / turns",
-                      width))
-    if sentences:
-        lines += [wrap(printable(sentence), width) for sentence in verdict_sentences(table)]
-    return "\n".join(lines)
-
-
-_COUNTS = """
-SELECT s.engine, s.scenario, any_value(s.domain), s.scorer, s.conversation, count(*),
-       count(*) FILTER (WHERE s.violated::BOOLEAN)
-FROM store.turn_scores s WHERE s.run_id = ? GROUP BY 1, 2, 4, 5
-"""
-
-
-def summary_from_store(store_path, run_id: str) -> dict:
-    """The comparison table of a stored gauntlet run (read model, through DuckDB)."""
-    from ironbench.analysis.query import connect
-
-    con = connect(store_path)
-    try:
-        rows = con.execute(_COUNTS, [run_id]).fetchall()
-        suite = con.execute("SELECT payload FROM store.events WHERE run_id = ? AND type = 'run_started'",
-                            [run_id]).fetchone()
-    finally:
-        con.close()
-    spec = json.loads(suite[0])["suite"] if suite else {"engines": [], "scenarios": []}
-    return summary_from_counts(rows, spec)
 
 
 def summary_from_counts(rows, spec: dict) -> dict:

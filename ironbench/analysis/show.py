@@ -311,3 +311,28 @@ def summary_lines(run_id: str, invocations: tuple, acceptance: QueryResult) -> l
         lines.append("AI rewrites: " + ", ".join(f"{g} {a} of {n} accepted" for g, (a, n, _) in per_generator.items())
                      + f"; {sum(c[2] for c in per_generator.values())} accepted variants run")
     return lines
+
+
+def show_json(store_path: Path, run_id: str) -> dict:
+    """`ironbench show --format json`: the header, every case row, the verdicts and, for a
+    run with AI generators, their acceptance per case and generator."""
+    header, cases, verdicts = show_run(store_path, run_id)
+    acceptance = ai_acceptance(store_path, run_id) if header["mode"] != "gauntlet" else None
+    extra = {"ai_acceptance": [dict(zip(acceptance.columns, r)) for r in acceptance.rows]} if acceptance else {}
+    return {**header, "cases": [dict(zip(cases.columns, r)) for r in cases.rows], "verdicts": verdicts, **extra}
+
+
+def show_text(store_path: Path, run_id: str, width: int | None = None) -> str:
+    """`ironbench show` for people: `format_show`, then the AI rewrites' acceptance table."""
+    from ironbench.analysis.conversations import summary_from_store
+    from ironbench.analysis.query import format_result
+
+    header, cases, verdicts = show_run(store_path, run_id)
+    if header["mode"] == "gauntlet":
+        return format_show(header, cases, verdicts, width, summary_from_store(store_path, run_id))
+    text = format_show(header, cases, verdicts, width)
+    acceptance = ai_acceptance(store_path, run_id)
+    if acceptance.rows:
+        text += ("\n\nAI rewrites, acceptance per case and generator:\n"
+                 + format_result(acceptance, "table", width, keys=2))
+    return text

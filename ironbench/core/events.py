@@ -6,7 +6,7 @@ dataclasses: one is built for every invocation, so they must cost next to nothin
 """
 
 from dataclasses import asdict, dataclass, field, fields
-from typing import ClassVar, Literal, Union
+from typing import Any, ClassVar, Literal, Self, TypeAlias, Union, get_args
 
 SCHEMA_VERSION = 1
 
@@ -15,11 +15,11 @@ SCHEMA_VERSION = 1
 class _Event:
     event: ClassVar[str]
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict) -> "_Event":
+    def from_dict(cls, data: dict[str, Any]) -> Self:
         names = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in data.items() if k in names})
 
@@ -247,14 +247,22 @@ class RunAborted(_Event):
     reason: str
 
 
-Event = Union[
+# Every event ironbench records, discriminated by its `event` type field: code that
+# checks `event.event == "invocation_completed"` (or isinstance) sees that class's fields.
+Event: TypeAlias = Union[
     RunStarted, InvocationStarted, InvocationCompleted, DecisionTaken, VariantGenerated, VariantDropped,
     AiOutputRejected, ScenarioStarted, TurnAnswered, TurnScored, ScenarioFinished, RunFinished, RunAborted,
 ]
-EVENT_TYPES: dict[str, type[_Event]] = {cls.event: cls for cls in Event.__args__}
+EventType = Literal[
+    "run_started", "invocation_started", "invocation_completed", "decision_taken", "variant_generated",
+    "variant_dropped", "ai_output_rejected", "scenario_started", "turn_answered", "turn_scored",
+    "scenario_finished", "run_finished", "run_aborted",
+]
+EVENT_TYPES: dict[str, type[Event]] = {cls.event: cls for cls in get_args(Event)}
+assert set(EVENT_TYPES) == set(get_args(EventType)), "EventType must name every event class"
 
 
-def event_from_dict(type_: str, payload: dict) -> _Event:
+def event_from_dict(type_: str, payload: dict[str, Any]) -> Event:
     try:
         cls = EVENT_TYPES[type_]
     except KeyError:
@@ -271,8 +279,8 @@ class RecordedEvent:
     run_id: str
     stream: str
     timestamp_utc: str
-    event: _Event
+    event: Event
 
     @property
-    def type(self) -> str:
+    def type(self) -> EventType:
         return self.event.event

@@ -71,3 +71,27 @@ def word_diff(base: str, variant: str) -> str:
     marks = {"equal": "{}", "delete": "[-{}-]", "insert": "{{+{}+}}"}
     return "".join(marks[op].format(text if op == "equal" else _visible(text))
                    for op, text in word_diff_ops(base, variant))
+
+
+def preview_lines(items: list[PreviewItem]) -> list[str]:
+    """The human listing: per case its base instruction, then each variant as a word diff."""
+    from ironbench.console.printable import printable
+
+    lines: list[str] = []
+    current = None
+    for item in items:
+        if item.case_id != current:
+            current = item.case_id
+            lines.append(f"\n{item.mode}/{item.case_id}: {printable(item.base_instruction)}")
+        label = item.variant_id or ("AI" if item.note.startswith("up to") else "DROPPED")
+        if item.generator == "-":
+            lines.append("  (baseline: no variants)")
+            continue
+        if label == "AI":
+            lines.append(f"  {item.generator}: {printable(item.note)}")
+            continue
+        lines.append(f"  {item.generator}/{label.split('/')[-1]}: "
+                     f"{printable(word_diff(item.base_instruction, item.instruction))}")
+        if item.note:
+            lines.append(f"      {printable(item.note)}")
+    return lines

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Protocol
 
 from ironbench.core.errors import StoreError
-from ironbench.core.events import SCHEMA_VERSION, RecordedEvent, _Event, event_from_dict
+from ironbench.core.events import SCHEMA_VERSION, Event, RecordedEvent, event_from_dict
 from ironbench.core.redact import Redactor
 from ironbench.store.chain import event_hash, last_link
 
@@ -41,7 +41,7 @@ class Pending:
     """An event on its way into the store."""
 
     stream: str
-    event: _Event
+    event: Event
     idempotency_key: str | None = None
 
 

@@ -1,0 +1,93 @@
+"""Commands that compare runs: `compare`, `report`, `plan`."""
+
+import json
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from ironbench.core.kinds import FailOn, Gate
+
+from ironbench.cli.options import (
+    DEFAULT_OUT,
+    OutOption,
+    ReportFormat,
+    StoreOption,
+    run_paths,
+    say,
+    width,
+)
+
+
+def compare(
+    run_a: Annotated[str, typer.Argument(metavar="RUN_A", help="Reference run.")],
+    run_b: Annotated[str, typer.Argument(metavar="RUN_B", help="Candidate run.")],
+    alpha: Annotated[float, typer.Option("--alpha", min=0.0, max=1.0, help="Significance level.")] = 0.05,
+    gate: Annotated[Gate, typer.Option("--gate", help="What fails CI: the stratified test across cases (overall) "
+                                       "or any case after min-p adjustment (cases).")] = Gate.overall,
+    fail_on: Annotated[FailOn, typer.Option("--fail-on", help="regression: lower success only; change: also a "
+                                            "shifted failure stage, attempts, timeout or harness-error rate "
+                                            "(Holm-adjusted), either direction.")] = FailOn.regression,
+    margin: Annotated[Optional[float], typer.Option(
+        "--margin", help="Fail only when B is worse by more than this share: the upper bound of B − A "
+        "below −MARGIN (e.g. 0.05).")] = None,
+    scorer: Annotated[str, typer.Option("--scorer", help="Gauntlet runs: the scorer whose violations count.")] =
+    "negation_aware",
+    format: Annotated[ReportFormat, typer.Option("--format", "-f")] = ReportFormat.table,
+    junit: Annotated[Optional[Path], typer.Option(
+        "--junit", metavar="FILE", help="Also write the comparison as JUnit XML (a test case per case and one for "
+        "the gate; failures exactly when compare exits 1), for CI systems.")] = None,
+    out: OutOption = DEFAULT_OUT,
+    store: StoreOption = None,
+) -> None:
+    """Compare two runs; exits 1 when B significantly regressed against A (a CI gate)."""
+    from ironbench.analysis.compare import compare_runs, format_comparison
+
+    comparison = compare_runs(run_paths(out, store).store_path, run_a, run_b, alpha, scorer, gate.value,
+                              fail_on.value, margin)
+    if junit is not None:
+        from ironbench.analysis.junit import write_junit
+
+        typer.echo(f"junit: {write_junit(comparison, junit)}", err=True)
+    if format is ReportFormat.json:
+        typer.echo(json.dumps(comparison.to_dict(), indent=2))
+    else:
+        say(format_comparison(comparison, width()))
+    if comparison.failed:
+        raise typer.Exit(1)
+
+
+def report(
+    run_id: Annotated[str, typer.Argument(metavar="RUN")],
+    compare: Annotated[Optional[str], typer.Option(
+        "--compare", metavar="BASE_RUN", help="Also compare RUN (B) against BASE_RUN (A), as `compare` does.")] = None,
+    output: Annotated[Optional[Path], typer.Option(
+        "--output", "-o", help="HTML file [default: OUT/RUN/report.html, with --compare OUT/RUN/compare_BASE_RUN.html].")]
+    = None,
+    alpha: Annotated[float, typer.Option("--alpha", min=0.0, max=1.0, help="Significance level (--compare).")] = 0.05,
+    out: OutOption = DEFAULT_OUT,
+    store: StoreOption = None,
+) -> None:
+    """Write one self-contained HTML page for a run (and its comparison); prints its path."""
+    from ironbench.report import write_report
+
+    paths = run_paths(out, store)
+    typer.echo(str(write_report(paths.store_path, paths.out_dir, run_id, compare, output, alpha).path))
+
+
+def plan(
+    p: Annotated[float, typer.Option("--p", min=0.0, max=1.0, help="Success rate today (A).")],
+    drop: Annotated[float, typer.Option("--drop", min=0.0, max=1.0, help="The drop to detect, e.g. 0.2.")],
+    cases: Annotated[int, typer.Option("--cases", min=1, help="Cases, each dropping by the same amount.")] = 1,
+    alpha: Annotated[float, typer.Option("--alpha", min=0.0, max=1.0, help="Significance level.")] = 0.05,
+    power: Annotated[float, typer.Option("--power", min=0.0, max=1.0, help="Chance to detect it.")] = 0.8,
+    gate: Annotated[Gate, typer.Option("--gate", help="The compare gate you will use.")] = Gate.overall,
+    format: Annotated[ReportFormat, typer.Option("--format", "-f")] = ReportFormat.table,
+) -> None:
+    """How many runs per case does compare need to detect a drop from p to p − drop?"""
+    from ironbench.analysis.compare import format_plan
+    from ironbench.stats import plan_runs
+
+    answer = plan_runs(p, drop, cases, alpha, power, gate.value)
+    typer.echo(json.dumps(answer, indent=2) if format is ReportFormat.json else format_plan(answer))

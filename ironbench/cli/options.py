@@ -1,0 +1,75 @@
+"""The options several commands share, their formats, and the few helpers every command uses."""
+
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from ironbench.run.paths import RunPaths
+
+DEFAULT_OUT = Path("outputs")
+
+OutOption = Annotated[Path, typer.Option(
+    "--out", envvar="IRONBENCH_OUT", help="Output directory: run trees, working directories and the store.")]
+StoreOption = Annotated[Optional[Path], typer.Option(
+    "--store", envvar="IRONBENCH_STORE", show_default="OUT/ironbench.db", help="SQLite event store.")]
+JobsOption = Annotated[Optional[int], typer.Option(
+    "--jobs", "-j", min=1, show_default="1; with --scheduler, the cluster's worker threads",
+    help="Invocations run at once (the runs a decision needs start together, across and within cases).")]
+SchedulerOption = Annotated[Optional[str], typer.Option(
+    "--scheduler", envvar="IRONBENCH_SCHEDULER", metavar="tcp://HOST:PORT",
+    help="Run the invocations on this Dask cluster's workers (the store and decisions stay here).")]
+MaxFailuresOption = Annotated[Optional[int], typer.Option(
+    "--max-failures", min=1, help="Stop the run after this many rejected AI outputs (resume continues it).")]
+QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar or turn-by-turn output.")]
+NoReportOption = Annotated[bool, typer.Option("--no-report", help="Do not write the run's HTML report at the end.")]
+MaxInfraErrorsOption = Annotated[int, typer.Option(
+    "--max-infra-errors", min=1, help="Stop the run (exit 1) after this many consecutive infrastructure errors "
+    "(the target's backend failed); resume re-runs those invocations.")]
+RedactOption = Annotated[Optional[list[str]], typer.Option(
+    "--redact", metavar="NAME", help="Also redact this environment variable's value (repeatable); names with "
+    "KEY, TOKEN, SECRET, PASSWORD or CREDENTIAL are always redacted.")]
+RunArgument = Annotated[str, typer.Argument(metavar="RUN", help="A run id, as `ironbench runs` lists them.")]
+
+
+class TableFormat(str, Enum):
+    table = "table"
+    csv = "csv"
+    json = "json"
+
+
+class ReportFormat(str, Enum):
+    table = "table"
+    json = "json"
+
+
+class ExportFormat(str, Enum):
+    parquet = "parquet"
+    csv = "csv"
+    jsonl = "jsonl"
+
+
+def run_paths(out: Path, store: Optional[Path]) -> RunPaths:
+    return RunPaths.resolve(out, store)
+
+
+def say(text: str) -> None:
+    """Human-readable output: text from suites, targets and the store cannot drive the terminal."""
+    from ironbench.console.printable import printable
+
+    typer.echo(printable(text, keep_newlines=True))
+
+
+def width(format: Enum | None = None) -> int | None:
+    """The terminal's width for a table (None: piped, not wrapped); machine formats are never fitted."""
+    from ironbench.console.tables import terminal_width
+
+    return terminal_width() if format is None or format.value == "table" else None
+
+
+def emit(result: str, format: TableFormat) -> None:
+    if format is TableFormat.table:
+        say(result)
+    else:
+        typer.echo(result, color=True)  # csv, json: the exact data (color=True: no ANSI stripping)

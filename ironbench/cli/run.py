@@ -1,0 +1,140 @@
+"""Commands that run suites: `run` and `resume`."""
+
+import sys
+from contextlib import contextmanager
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from ironbench.core.errors import RunInterrupted
+
+from ironbench.cli.options import (
+    DEFAULT_OUT,
+    JobsOption,
+    MaxFailuresOption,
+    MaxInfraErrorsOption,
+    NoReportOption,
+    OutOption,
+    QuietOption,
+    RedactOption,
+    SchedulerOption,
+    StoreOption,
+    run_paths,
+)
+
+
+def _finish(paths, run_id: str, quiet: bool, no_report: bool) -> None:
+    """End of a run, on stderr: what it did (invocations, failures by stage, AI rewrites accepted),
+    its verdict sentences (the report's header) and the report's path."""
+    if quiet and no_report:
+        return  # nothing to show or write: the store is not opened again
+    import shutil
+
+    from ironbench.report import write_report
+    from ironbench.console.printable import printable
+    from ironbench.analysis.show import run_summary
+
+    report = write_report(paths.store_path, paths.out_dir, run_id, write=not no_report)
+    if not quiet:
+        typer.echo(printable("\n".join(run_summary(paths.store_path, run_id)), keep_newlines=True), err=True)
+        width = min(100, shutil.get_terminal_size((100, 24)).columns)
+        typer.echo(printable(report.console(width), keep_newlines=True), err=True)
+    if report.path is not None:
+        typer.echo(printable(f"report: {report.path}"), err=True)
+
+
+@contextmanager
+def _interruptible(paths):
+    """Ctrl-C during a run: one line saying what was kept and how to continue (exit 130)."""
+    try:
+        yield
+    except RunInterrupted as exc:
+        from ironbench.analysis.show import interruption
+
+        raise RunInterrupted(exc.run_id, interruption(paths.store_path, paths.out_dir, exc.run_id)) from None
+
+
+def _reporter(quiet: bool):
+    if quiet:
+        return None
+    from rich.console import Console
+
+    from ironbench.console.progress import ProgressReporter
+
+    return ProgressReporter(Console(stderr=True))
+
+
+def run(
+    suite: Annotated[Path, typer.Argument(help="Suite YAML file.")],
+    target: Annotated[Optional[str], typer.Option(
+        "--target", help='A registered target (ironclad: the real Ironclad; forge: the built-in code generator on a '
+        'local model; fixture: a simulated Ironclad, no model) or a command with {instruction}, e.g. '
+        '"python my_agent.py {instruction}". Overrides the suite\'s target.')] = None,
+    out: OutOption = DEFAULT_OUT,
+    store: StoreOption = None,
+    jobs: JobsOption = None,
+    scheduler: SchedulerOption = None,
+    speculate: Annotated[bool, typer.Option(
+        "--speculate", help="Also start runs past a case's next possible decision on idle capacity (faster, "
+        "more invocations); those past the decision are recorded as surplus and count in nothing.")] = False,
+    max_failures: MaxFailuresOption = None,
+    max_infra_errors: MaxInfraErrorsOption = 3,
+    label: Annotated[Optional[str], typer.Option(
+        "--label", help="A name for this run (e.g. the backend or model it used), kept in its metadata.")] = None,
+    quiet: QuietOption = False,
+    no_report: NoReportOption = False,
+    redact: RedactOption = None,
+    rules: Annotated[Optional[str], typer.Option(
+        "--rules", metavar="NAME|FILE", help="Outcome rules: ironclad (Ironclad's printed markers), exit-code "
+        "(success = exit 0, failure_stage exit_N), or a rules YAML file. Overrides the suite's rules.",
+        show_default="the suite's, else ironclad")] = None,
+) -> None:
+    """Run a suite against its target; prints the run id (the verdict and the report's path go to stderr)."""
+    from ironbench.run.runner import start_run
+    from ironbench.suite.models import load_suite
+
+    loaded = load_suite(suite)
+    reporter = _reporter(quiet)
+    paths = run_paths(out, store)
+    with _interruptible(paths):
+        run_id = start_run(loaded, paths, target, jobs, str(suite), reporter, max_failures=max_failures,
+                           max_infra_errors=max_infra_errors, label=label, redact=redact or (), rules=rules,
+                           speculate=speculate, scheduler=scheduler)
+    if loaded.mode == "gauntlet" and not quiet:
+        from ironbench.analysis.conversations import format_summary, summary_from_store
+        from ironbench.console.printable import printable
+        from ironbench.console.tables import terminal_width
+
+        # the verdict below says what the sentences under the table would (once)
+        summary = format_summary(summary_from_store(paths.store_path, run_id), sentences=False,
+                                 width=terminal_width(sys.stderr))
+        typer.echo(printable(summary, keep_newlines=True), err=True)
+    _finish(paths, run_id, quiet, no_report)
+    typer.echo(run_id)
+
+
+def resume(
+    run_id: Annotated[str, typer.Argument(metavar="RUN", help="Run id to continue.")],
+    out: OutOption = DEFAULT_OUT,
+    store: StoreOption = None,
+    jobs: JobsOption = None,
+    scheduler: SchedulerOption = None,
+    max_failures: MaxFailuresOption = None,
+    max_infra_errors: MaxInfraErrorsOption = 3,
+    quiet: QuietOption = False,
+    no_report: NoReportOption = False,
+    redact: RedactOption = None,
+) -> None:
+    """Continue an interrupted or stopped run: nothing completed is lost or repeated; invocations
+    whose backend failed run again."""
+    from ironbench.run.runner import resume_run
+
+    reporter = _reporter(quiet)
+    paths = run_paths(out, store)
+    with _interruptible(paths):
+        status = resume_run(run_id, paths, jobs, reporter, max_failures=max_failures,
+                            max_infra_errors=max_infra_errors, redact=redact or (), scheduler=scheduler)
+    _finish(paths, run_id, quiet, no_report)
+    typer.echo(f"{run_id} {status}")

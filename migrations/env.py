@@ -2,9 +2,9 @@
 
 from alembic import context
 from sqlalchemy import create_engine
+from sqlmodel import SQLModel
 
 import ironbench.store.tables  # noqa: F401  (registers the tables on the metadata)
-from sqlmodel import SQLModel
 
 target_metadata = SQLModel.metadata
 config = context.config

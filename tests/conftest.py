@@ -25,8 +25,9 @@ def make_suite(cases: dict[str, int], **fields):
         "timeout_seconds": fields.pop("timeout_seconds", 30),
         "debug_enabled": fields.pop("debug_enabled", True),
         "target": SCRIPTED_TARGET,
-        "cases": [{"id": cid, "instruction": f"Write a function named {cid}.", "runs": runs}
-                  for cid, runs in cases.items()],
+        "cases": [
+            {"id": cid, "instruction": f"Write a function named {cid}.", "runs": runs} for cid, runs in cases.items()
+        ],
         **fields,
     }
     return parse_suite(data, "test.yaml")
@@ -40,9 +41,11 @@ def paths(tmp_path) -> RunPaths:
 @pytest.fixture
 def script(monkeypatch):
     """Set the scripted target's outcomes: script({case: [outcome, ...]})."""
+
     def set_script(outcomes: dict[str, list[str]], sleep_ms: int = 0) -> None:
         monkeypatch.setenv("SCRIPTED_OUTCOMES", json.dumps(outcomes))
         monkeypatch.setenv("SCRIPTED_SLEEP_MS", str(sleep_ms))
+
     return set_script
 
 
@@ -57,7 +60,11 @@ def cli(*args: str, env: dict | None = None, cwd: Path | None = None, check: boo
     inherited = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
     result = subprocess.run(
         [sys.executable, "-m", "ironbench.cli.main", *args],
-        capture_output=True, text=True, env={**inherited, **(env or {})}, cwd=cwd or REPO, timeout=300,
+        capture_output=True,
+        text=True,
+        env={**inherited, **(env or {})},
+        cwd=cwd or REPO,
+        timeout=300,
     )
     if check and result.returncode != 0:
         raise AssertionError(f"ironbench {' '.join(args)} failed ({result.returncode}):\n{result.stderr}")

@@ -10,12 +10,15 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from ironbench.core.errors import IronbenchError
 from ironbench.analysis.query import connect
+from ironbench.core.errors import IronbenchError
 
 EXPORTED_VIEWS = ("runs", "invocations", "decisions", "variants", "rejections", "turns", "turn_scores")
-FORMATS = {"parquet": ("parquet", "(FORMAT parquet)"), "csv": ("csv", "(FORMAT csv, HEADER)"),
-           "jsonl": ("jsonl", "(FORMAT json)")}
+FORMATS = {
+    "parquet": ("parquet", "(FORMAT parquet)"),
+    "csv": ("csv", "(FORMAT csv, HEADER)"),
+    "jsonl": ("jsonl", "(FORMAT json)"),
+}
 
 
 class ExportError(IronbenchError):

@@ -15,9 +15,9 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from ironbench.analysis.compare import CaseComparison, Comparison
-from ironbench.core.errors import IronbenchError
 from ironbench.console.numbers import number, percent, points
 from ironbench.console.printable import printable
+from ironbench.core.errors import IronbenchError
 
 SUITE_NAME = "ironbench compare"
 
@@ -34,10 +34,12 @@ def case_evidence(case: CaseComparison, comparison: Comparison) -> str:
     """One line: both sides' counts, B − A with its interval, the raw and adjusted p."""
     unit = "conversations without a violation" if comparison.unit == "conversation" else "successful runs"
     a, b = case.a, case.b
-    return (f"A {a.successes}/{a.n}, B {b.successes}/{b.n} {unit}; B − A = {points(case.delta)} "
-            f"(95% CI {points(case.delta_ci_95[0], unit='')} to {points(case.delta_ci_95[1])}); "
-            f"p = {number(case.p_regression)} one-sided Fisher, adjusted p = {number(case.p_adjusted)} "
-            f"(Westfall-Young min-p over {comparison.overall.cases} cases), alpha {comparison.alpha}")
+    return (
+        f"A {a.successes}/{a.n}, B {b.successes}/{b.n} {unit}; B − A = {points(case.delta)} "
+        f"(95% CI {points(case.delta_ci_95[0], unit='')} to {points(case.delta_ci_95[1])}); "
+        f"p = {number(case.p_regression)} one-sided Fisher, adjusted p = {number(case.p_adjusted)} "
+        f"(Westfall-Young min-p over {comparison.overall.cases} cases), alpha {comparison.alpha}"
+    )
 
 
 def _outcomes(counts: dict) -> str:
@@ -46,10 +48,12 @@ def _outcomes(counts: dict) -> str:
 
 def _details(case: CaseComparison) -> str:
     a, b = case.a, case.b
-    lines = [f"verdict: {case.verdict}",
-             f"smallest drop these runs find with 80% power: {percent(case.mde) if case.mde is not None else 'none'}",
-             f"mean attempts: A {number(a.mean_attempts, '.2f')} -> B {number(b.mean_attempts, '.2f')}",
-             f"outcomes: A {_outcomes(a.outcomes)} -> B {_outcomes(b.outcomes)}"]
+    lines = [
+        f"verdict: {case.verdict}",
+        f"smallest drop these runs find with 80% power: {percent(case.mde) if case.mde is not None else 'none'}",
+        f"mean attempts: A {number(a.mean_attempts, '.2f')} -> B {number(b.mean_attempts, '.2f')}",
+        f"outcomes: A {_outcomes(a.outcomes)} -> B {_outcomes(b.outcomes)}",
+    ]
     if not case.can_be_flagged:
         lines.append("this case cannot be flagged on its own at these run counts")
     return "\n".join(lines)
@@ -64,9 +68,16 @@ def junit_xml(comparison: Comparison) -> str:
     root = ET.Element("testsuites", {"name": SUITE_NAME})
     suite = ET.SubElement(root, "testsuite", {"name": f"{SUITE_NAME} {comparison.run_a} -> {comparison.run_b}"})
     properties = ET.SubElement(suite, "properties")
-    options = {"run_a": comparison.run_a, "run_b": comparison.run_b, "alpha": comparison.alpha,
-               "gate": comparison.gate, "fail_on": comparison.fail_on, "margin": comparison.margin,
-               "unit": comparison.unit, "verdict": comparison.verdict}
+    options = {
+        "run_a": comparison.run_a,
+        "run_b": comparison.run_b,
+        "alpha": comparison.alpha,
+        "gate": comparison.gate,
+        "fail_on": comparison.fail_on,
+        "margin": comparison.margin,
+        "unit": comparison.unit,
+        "verdict": comparison.verdict,
+    }
     for name, value in options.items():
         if value is not None:
             ET.SubElement(properties, "property", {"name": name, "value": str(value)})
@@ -81,27 +92,41 @@ def junit_xml(comparison: Comparison) -> str:
         evidence = case_evidence(case, comparison)
         if case.flagged and comparison.failed:
             failures += 1
-            failure = ET.SubElement(element, "failure", {"message": printable(f"regression: {evidence}"),
-                                                         "type": "regression"})
+            failure = ET.SubElement(
+                element, "failure", {"message": printable(f"regression: {evidence}"), "type": "regression"}
+            )
             failure.text = printable(f"{evidence}\n{_details(case)}", keep_newlines=True)
         else:
-            note = ("\nflagged by the per-case test, but the gate is overall and passed: reported, not failed"
-                    if case.flagged else "")
-            ET.SubElement(element, "system-out").text = printable(f"{evidence}\n{_details(case)}{note}",
-                                                                  keep_newlines=True)
+            note = (
+                "\nflagged by the per-case test, but the gate is overall and passed: reported, not failed"
+                if case.flagged
+                else ""
+            )
+            ET.SubElement(element, "system-out").text = printable(
+                f"{evidence}\n{_details(case)}{note}", keep_newlines=True
+            )
     gate = _testcase(suite, "ironbench.compare", f"gate ({comparison.gate}, fail on {comparison.fail_on})")
-    details = "\n".join([comparison.reason, *(f"warning: {w}" for w in comparison.warnings),
-                         *(f"{s.name}: A {s.a} -> B {s.b}: {s.direction}, p = {number(s.p_value)}"
-                           for s in comparison.shifts), *comparison.engines])
+    details = "\n".join(
+        [
+            comparison.reason,
+            *(f"warning: {w}" for w in comparison.warnings),
+            *(f"{s.name}: A {s.a} -> B {s.b}: {s.direction}, p = {number(s.p_value)}" for s in comparison.shifts),
+            *comparison.engines,
+        ]
+    )
     if comparison.failed:
         failures += 1
-        failure = ET.SubElement(gate, "failure", {"message": printable(comparison.reason),
-                                                  "type": comparison.verdict})
+        failure = ET.SubElement(gate, "failure", {"message": printable(comparison.reason), "type": comparison.verdict})
         failure.text = printable(details, keep_newlines=True)
     else:
         ET.SubElement(gate, "system-out").text = printable(details, keep_newlines=True)
-    counts = {"tests": str(len(comparison.cases) + 1), "failures": str(failures), "errors": "0",
-              "skipped": str(skipped), "time": "0"}
+    counts = {
+        "tests": str(len(comparison.cases) + 1),
+        "failures": str(failures),
+        "errors": "0",
+        "skipped": str(skipped),
+        "time": "0",
+    }
     suite.attrib.update(counts)
     root.attrib.update(counts)
     ET.indent(root)

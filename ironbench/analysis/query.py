@@ -13,10 +13,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ironbench.core.errors import QueryError, RunNotFound, StoreError
 from ironbench.console.numbers import number
 from ironbench.console.printable import printable
 from ironbench.console.tables import is_atomic, render
+from ironbench.core.errors import QueryError, RunNotFound, StoreError
 
 REPO_QUERIES = Path(__file__).resolve().parents[2] / "queries"
 
@@ -99,12 +99,16 @@ def connect(store_path: Path, run_id: str | None = None, export_dir: Path | None
 
     revision = _schema_revision(Path(store_path), SCHEMA_WAIT_SECONDS)
     if revision is None and _has_no_tables(Path(store_path)):
-        raise StoreError(f"{store_path}: no ironbench schema appeared within {SCHEMA_WAIT_SECONDS:.0f} s "
-                         "(an empty file: run something, or `ironbench db upgrade`)")
+        raise StoreError(
+            f"{store_path}: no ironbench schema appeared within {SCHEMA_WAIT_SECONDS:.0f} s "
+            "(an empty file: run something, or `ironbench db upgrade`)"
+        )
     if revision != SCHEMA_HEAD:
         # Queries only read; bringing the schema up to date is an explicit write.
-        raise StoreError(f"{store_path}: store schema is at revision {revision}, this ironbench needs "
-                         f"{SCHEMA_HEAD}: run `ironbench db upgrade`")
+        raise StoreError(
+            f"{store_path}: store schema is at revision {revision}, this ironbench needs "
+            f"{SCHEMA_HEAD}: run `ironbench db upgrade`"
+        )
     con = duckdb.connect(config={"autoinstall_known_extensions": False, "autoload_known_extensions": False})
     try:
         con.execute(f"LOAD '{_extension_path()}'")
@@ -168,8 +172,10 @@ def read_only_statements(con, sql: str, source: str) -> list:
     for position, statement in enumerate(statements, 1):
         if statement.type != duckdb.StatementType.SELECT:
             kind = statement.type.name.replace("_", " ")
-            raise QueryError(f"{source}: statement {position} is {kind}: queries are read-only, "
-                             "only SELECT (WITH, FROM, DESCRIBE, SUMMARIZE, SHOW, VALUES) statements run")
+            raise QueryError(
+                f"{source}: statement {position} is {kind}: queries are read-only, "
+                "only SELECT (WITH, FROM, DESCRIBE, SUMMARIZE, SHOW, VALUES) statements run"
+            )
         tree = json.loads(con.execute("SELECT json_serialize_sql(?)", [statement.query]).fetchone()[0])
         refused = sorted(_function_names(tree) & REFUSED_FUNCTIONS)
         if tree.get("error") or refused:
@@ -196,8 +202,13 @@ def run_sql(store_path: Path, sql: str, run_id: str | None = None, source: str =
 
 
 def looks_like_sql(text: str) -> bool:
-    return not text.endswith(".sql") and text.lstrip().split(" ", 1)[0].upper() in ("SELECT", "WITH", "FROM",
-                                                                                  "DESCRIBE", "SUMMARIZE")
+    return not text.endswith(".sql") and text.lstrip().split(" ", 1)[0].upper() in (
+        "SELECT",
+        "WITH",
+        "FROM",
+        "DESCRIBE",
+        "SUMMARIZE",
+    )
 
 
 def run_query(store_path: Path, name: str, run_id: str | None = None) -> QueryResult:

@@ -3,11 +3,11 @@
 from collections import Counter
 from pathlib import Path
 
-from ironbench.core.errors import RunNotFound
-from ironbench.core.events import RecordedEvent
+from ironbench.analysis.query import REPO_QUERIES, QueryResult, connect, run_sql
 from ironbench.console.numbers import percent
 from ironbench.console.printable import printable
-from ironbench.analysis.query import REPO_QUERIES, QueryResult, connect, run_sql
+from ironbench.core.errors import RunNotFound
+from ironbench.core.events import RecordedEvent
 from ironbench.stats import wilson_interval
 from ironbench.store.eventstore import open_store
 
@@ -103,8 +103,14 @@ def list_runs(store_path: Path) -> QueryResult:
 
 def _verdict(case_id: str, decision: str, level: int | None, source: str | None, reason: str) -> dict:
     if decision == "reference":
-        return {"case_id": case_id, "kind": "reference", "source_run": source, "text": f"judged against {reason}"
-                if source != "this run" else f"judged against a fresh run of the instruction in this run ({reason})"}
+        return {
+            "case_id": case_id,
+            "kind": "reference",
+            "source_run": source,
+            "text": f"judged against {reason}"
+            if source != "this run"
+            else f"judged against a fresh run of the instruction in this run ({reason})",
+        }
     if decision == "fails_at_base":
         text = "fails at base: level 0, the unchanged instruction, already fails systematically; no boundary"
     elif decision == "boundary":
@@ -128,15 +134,26 @@ def sensitivity_verdicts(rows) -> list[dict]:
         ranked = sorted(generators, key=lambda g: (-g[2] / g[1], -g[1], g[0]))
         generator, variants, material = ranked[0]
         total = sum(g[1] for g in generators)
-        verdict = {"case_id": case_id, "kind": "sensitivity", "generator": generator, "variants": variants,
-                   "material": material, "material_change_rate": round(material / variants, 6)}
+        verdict = {
+            "case_id": case_id,
+            "kind": "sensitivity",
+            "generator": generator,
+            "variants": variants,
+            "material": material,
+            "material_change_rate": round(material / variants, 6),
+        }
         if not any(g[2] for g in generators):
-            verdict.update(generator=None, text=f"no generator changed the outcome materially "
-                                                f"(0 of {total} variants of {len(generators)} generator(s))")
+            verdict.update(
+                generator=None,
+                text=f"no generator changed the outcome materially "
+                f"(0 of {total} variants of {len(generators)} generator(s))",
+            )
         else:
             low, high = wilson_interval(material, variants)
-            text = (f"most sensitive generator: {generator}, {material}/{variants} variants changed the outcome "
-                    f"materially ({percent(material / variants)}, Wilson 95% {percent(low)}–{percent(high)})")
+            text = (
+                f"most sensitive generator: {generator}, {material}/{variants} variants changed the outcome "
+                f"materially ({percent(material / variants)}, Wilson 95% {percent(low)}–{percent(high)})"
+            )
             tied = [g[0] for g in ranked[1:] if g[2] * variants == material * g[1]]
             if tied:
                 text += f"; tied with {', '.join(tied)}"
@@ -172,8 +189,9 @@ def show_run(store_path: Path, run_id: str) -> tuple[dict, QueryResult, list[dic
         con.close()
 
 
-def format_show(header: dict, cases: QueryResult, verdicts: list[dict], width: int | None = None,
-                gauntlet: dict | None = None) -> str:
+def format_show(
+    header: dict, cases: QueryResult, verdicts: list[dict], width: int | None = None, gauntlet: dict | None = None
+) -> str:
     """`ironbench show` for people: the run's metadata, its table (fitted to `width`, case
     and variant repeated when it continues), then one line per verdict."""
     from ironbench.analysis.conversations import format_summary
@@ -181,8 +199,9 @@ def format_show(header: dict, cases: QueryResult, verdicts: list[dict], width: i
     from ironbench.console.tables import wrap
 
     if gauntlet is not None:
-        header = {k: v for k, v in header.items()
-                  if k not in ("invocations", "successes", "infra_errors", "ironclad_version")}
+        header = {
+            k: v for k, v in header.items() if k not in ("invocations", "successes", "infra_errors", "ironclad_version")
+        }
     lines = [wrap(printable(f"{key:>17}: {value}"), width, hanging=" " * 19) for key, value in header.items()]
     lines.append("")
     if gauntlet is not None:
@@ -203,44 +222,64 @@ def interruption(store_path: Path, out_dir: Path, run_id: str) -> str:
             kept = store.conn.execute("SELECT count(*) FROM turns WHERE run_id = ?", (run_id,)).fetchone()[0]
             what = f"{kept} turn{'s' if kept != 1 else ''}"
         else:
-            kept = sum(store.conn.execute(f"SELECT count(*) FROM {table} WHERE run_id = ?", (run_id,)).fetchone()[0]
-                       for table in ("invocations", "superseded_invocations"))
+            kept = sum(
+                store.conn.execute(f"SELECT count(*) FROM {table} WHERE run_id = ?", (run_id,)).fetchone()[0]
+                for table in ("invocations", "superseded_invocations")
+            )
             what = f"{kept} invocation{'s' if kept != 1 else ''}"
-    return (f"interrupted: {run_id} keeps the {what} it recorded; continue with: "
-            f"{resume_command(run_id, out_dir, store_path)}")
+    return (
+        f"interrupted: {run_id} keeps the {what} it recorded; continue with: "
+        f"{resume_command(run_id, out_dir, store_path)}"
+    )
 
 
-def invocation_logs(store_path: Path, run_id: str, case_id: str, variant_id: str | None = None,
-                    run_index: int | None = None) -> list[tuple[RecordedEvent, bool, bool]]:
+def invocation_logs(
+    store_path: Path, run_id: str, case_id: str, variant_id: str | None = None, run_index: int | None = None
+) -> list[tuple[RecordedEvent, bool, bool]]:
     """Every recorded attempt of a case's invocations (optionally one variant, one run),
     in order, each with whether a re-run superseded it and whether it lies past its
     group's decision (surplus)."""
     with open_store(store_path, create=False) as store:
         if not store.has_run(run_id):
             raise RunNotFound(f"run {run_id!r} not found in {store_path}")
-        groups = [r[0] for r in store.conn.execute(
-            "SELECT DISTINCT group_path FROM invocations WHERE run_id = ? AND case_id = ? UNION "
-            "SELECT DISTINCT group_path FROM superseded_invocations WHERE run_id = ? AND case_id = ? ORDER BY 1",
-            (run_id, case_id, run_id, case_id))]
+        groups = [
+            r[0]
+            for r in store.conn.execute(
+                "SELECT DISTINCT group_path FROM invocations WHERE run_id = ? AND case_id = ? UNION "
+                "SELECT DISTINCT group_path FROM superseded_invocations WHERE run_id = ? AND case_id = ? ORDER BY 1",
+                (run_id, case_id, run_id, case_id),
+            )
+        ]
         if not groups:
-            known = ", ".join(r[0] for r in store.conn.execute(
-                "SELECT DISTINCT case_id FROM invocations WHERE run_id = ? ORDER BY 1", (run_id,)))
+            known = ", ".join(
+                r[0]
+                for r in store.conn.execute(
+                    "SELECT DISTINCT case_id FROM invocations WHERE run_id = ? ORDER BY 1", (run_id,)
+                )
+            )
             raise RunNotFound(f"run {run_id}: no invocation of case {case_id!r} (cases: {known or 'none'})")
-        surplus = {f"{group}/run_{index:03d}" for group, index in store.conn.execute(
-            "SELECT group_path, run_index FROM surplus_invocations WHERE run_id = ? AND case_id = ?",
-            (run_id, case_id))}
+        surplus = {
+            f"{group}/run_{index:03d}"
+            for group, index in store.conn.execute(
+                "SELECT group_path, run_index FROM surplus_invocations WHERE run_id = ? AND case_id = ?",
+                (run_id, case_id),
+            )
+        }
         found: list[RecordedEvent] = []
         for group in groups:
             for recorded in store.read(run_id, types=("invocation_completed",), stream_prefix=f"{group}/"):
                 event = recorded.event
                 if recorded.stream.rsplit("/", 1)[0] != group or event.case_id != case_id:
                     continue
-                if (variant_id is None or event.variant_id == variant_id) and \
-                        (run_index is None or event.run_index == run_index):
+                if (variant_id is None or event.variant_id == variant_id) and (
+                    run_index is None or event.run_index == run_index
+                ):
                     found.append(recorded)
     if not found:
-        raise RunNotFound(f"run {run_id}: case {case_id!r} has no invocation matching "
-                          f"variant {variant_id or 'any'}, run {run_index or 'any'}")
+        raise RunNotFound(
+            f"run {run_id}: case {case_id!r} has no invocation matching "
+            f"variant {variant_id or 'any'}, run {run_index or 'any'}"
+        )
     latest = {}
     for recorded in found:
         latest[recorded.stream] = max(latest.get(recorded.stream, 0), recorded.event.rerun)
@@ -252,24 +291,29 @@ def format_logs(logs: list[tuple[RecordedEvent, bool, bool]]) -> str:
     parts = []
     for recorded, superseded, surplus in logs:
         event = recorded.event
-        facts = [f"exit {event.exit_code}" if not event.timed_out else "timed out",
-                 "success" if event.success else f"failure_stage {event.failure_stage}",
-                 f"{event.duration_ms} ms"]
+        facts = [
+            f"exit {event.exit_code}" if not event.timed_out else "timed out",
+            "success" if event.success else f"failure_stage {event.failure_stage}",
+            f"{event.duration_ms} ms",
+        ]
         if event.infra_error:
             facts.append(f"infra_error {event.infra_error!r}")
         if event.rerun or superseded:
             facts.append(f"rerun {event.rerun}{', superseded' if superseded else ''}")
         if surplus:
             facts.append("surplus: past the decision, not evidence")
-        parts.append(f"== {recorded.run_id} {recorded.stream} ({'; '.join(facts)})\n"
-                     f"-- stdout --\n{event.stdout.rstrip()}\n-- stderr --\n{event.stderr.rstrip()}\n")
+        parts.append(
+            f"== {recorded.run_id} {recorded.stream} ({'; '.join(facts)})\n"
+            f"-- stdout --\n{event.stdout.rstrip()}\n-- stderr --\n{event.stderr.rstrip()}\n"
+        )
     return "\n".join(parts).rstrip("\n")
 
 
 def ai_acceptance(store_path: Path, run_id: str) -> QueryResult:
     """Per case and AI generator: attempts, accepted, acceptance rate, accepted variants run."""
-    return run_sql(store_path, (REPO_QUERIES / "ai_acceptance.sql").read_text(encoding="utf-8"), run_id,
-                   source="ai_acceptance.sql")
+    return run_sql(
+        store_path, (REPO_QUERIES / "ai_acceptance.sql").read_text(encoding="utf-8"), run_id, source="ai_acceptance.sql"
+    )
 
 
 # What the target did, told apart from what its backend did (infra errors are in no rate).
@@ -289,17 +333,23 @@ def run_summary(store_path: Path, run_id: str) -> list[str]:
     (nothing for a gauntlet: its table says what it did)."""
     if run_sql(store_path, "SELECT mode FROM runs", run_id).rows[0][0] == "gauntlet":
         return []
-    return summary_lines(run_id, run_sql(store_path, _SUMMARY_INVOCATIONS, run_id).rows[0],
-                         ai_acceptance(store_path, run_id))
+    return summary_lines(
+        run_id, run_sql(store_path, _SUMMARY_INVOCATIONS, run_id).rows[0], ai_acceptance(store_path, run_id)
+    )
 
 
 def summary_lines(run_id: str, invocations: tuple, acceptance: QueryResult) -> list[str]:
     total, successes, stages, infra = invocations
     stage_counts = Counter(stages or [])
-    lines = [f"{run_id}: {total} invocation{'s' if total != 1 else ''}, {successes} succeeded"
-             + (f"; failures by stage: {', '.join(f'{s} {n}' for s, n in stage_counts.most_common())}"
-                if stage_counts else "")
-             + (f"; {infra} infrastructure error{'s' if infra != 1 else ''} (in no rate)" if infra else "")]
+    lines = [
+        f"{run_id}: {total} invocation{'s' if total != 1 else ''}, {successes} succeeded"
+        + (
+            f"; failures by stage: {', '.join(f'{s} {n}' for s, n in stage_counts.most_common())}"
+            if stage_counts
+            else ""
+        )
+        + (f"; {infra} infrastructure error{'s' if infra != 1 else ''} (in no rate)" if infra else "")
+    ]
     if acceptance.rows:
         per_generator: dict[str, list[int]] = {}
         for row in acceptance.rows:
@@ -308,8 +358,11 @@ def summary_lines(run_id: str, invocations: tuple, acceptance: QueryResult) -> l
             counts[0] += r["accepted"]
             counts[1] += r["attempts"]
             counts[2] += r["accepted_and_run"]
-        lines.append("AI rewrites: " + ", ".join(f"{g} {a} of {n} accepted" for g, (a, n, _) in per_generator.items())
-                     + f"; {sum(c[2] for c in per_generator.values())} accepted variants run")
+        lines.append(
+            "AI rewrites: "
+            + ", ".join(f"{g} {a} of {n} accepted" for g, (a, n, _) in per_generator.items())
+            + f"; {sum(c[2] for c in per_generator.values())} accepted variants run"
+        )
     return lines
 
 
@@ -333,6 +386,7 @@ def show_text(store_path: Path, run_id: str, width: int | None = None) -> str:
     text = format_show(header, cases, verdicts, width)
     acceptance = ai_acceptance(store_path, run_id)
     if acceptance.rows:
-        text += ("\n\nAI rewrites, acceptance per case and generator:\n"
-                 + format_result(acceptance, "table", width, keys=2))
+        text += "\n\nAI rewrites, acceptance per case and generator:\n" + format_result(
+            acceptance, "table", width, keys=2
+        )
     return text

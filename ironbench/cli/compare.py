@@ -1,13 +1,10 @@
 """Commands that compare runs: `compare`, `report`, `plan`."""
 
 import json
-
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
-
-from ironbench.core.kinds import FailOn, Gate
 
 from ironbench.cli.options import (
     DEFAULT_OUT,
@@ -18,34 +15,60 @@ from ironbench.cli.options import (
     say,
     width,
 )
+from ironbench.core.kinds import FailOn, Gate
 
 
 def compare(
     run_a: Annotated[str, typer.Argument(metavar="RUN_A", help="Reference run.")],
     run_b: Annotated[str, typer.Argument(metavar="RUN_B", help="Candidate run.")],
     alpha: Annotated[float, typer.Option("--alpha", min=0.0, max=1.0, help="Significance level.")] = 0.05,
-    gate: Annotated[Gate, typer.Option("--gate", help="What fails CI: the stratified test across cases (overall) "
-                                       "or any case after min-p adjustment (cases).")] = Gate.overall,
-    fail_on: Annotated[FailOn, typer.Option("--fail-on", help="regression: lower success only; change: also a "
-                                            "shifted failure stage, attempts, timeout or harness-error rate "
-                                            "(Holm-adjusted), either direction.")] = FailOn.regression,
-    margin: Annotated[Optional[float], typer.Option(
-        "--margin", help="Fail only when B is worse by more than this share: the upper bound of B − A "
-        "below −MARGIN (e.g. 0.05).")] = None,
-    scorer: Annotated[str, typer.Option("--scorer", help="Gauntlet runs: the scorer whose violations count.")] =
-    "negation_aware",
+    gate: Annotated[
+        Gate,
+        typer.Option(
+            "--gate",
+            help="What fails CI: the stratified test across cases (overall) "
+            "or any case after min-p adjustment (cases).",
+        ),
+    ] = Gate.overall,
+    fail_on: Annotated[
+        FailOn,
+        typer.Option(
+            "--fail-on",
+            help="regression: lower success only; change: also a "
+            "shifted failure stage, attempts, timeout or harness-error rate "
+            "(Holm-adjusted), either direction.",
+        ),
+    ] = FailOn.regression,
+    margin: Annotated[
+        float | None,
+        typer.Option(
+            "--margin",
+            help="Fail only when B is worse by more than this share: the upper bound of B − A "
+            "below −MARGIN (e.g. 0.05).",
+        ),
+    ] = None,
+    scorer: Annotated[
+        str, typer.Option("--scorer", help="Gauntlet runs: the scorer whose violations count.")
+    ] = "negation_aware",
     format: Annotated[ReportFormat, typer.Option("--format", "-f")] = ReportFormat.table,
-    junit: Annotated[Optional[Path], typer.Option(
-        "--junit", metavar="FILE", help="Also write the comparison as JUnit XML (a test case per case and one for "
-        "the gate; failures exactly when compare exits 1), for CI systems.")] = None,
+    junit: Annotated[
+        Path | None,
+        typer.Option(
+            "--junit",
+            metavar="FILE",
+            help="Also write the comparison as JUnit XML (a test case per case and one for "
+            "the gate; failures exactly when compare exits 1), for CI systems.",
+        ),
+    ] = None,
     out: OutOption = DEFAULT_OUT,
     store: StoreOption = None,
 ) -> None:
     """Compare two runs; exits 1 when B significantly regressed against A (a CI gate)."""
     from ironbench.analysis.compare import compare_runs, format_comparison
 
-    comparison = compare_runs(run_paths(out, store).store_path, run_a, run_b, alpha, scorer, gate.value,
-                              fail_on.value, margin)
+    comparison = compare_runs(
+        run_paths(out, store).store_path, run_a, run_b, alpha, scorer, gate.value, fail_on.value, margin
+    )
     if junit is not None:
         from ironbench.analysis.junit import write_junit
 
@@ -60,11 +83,20 @@ def compare(
 
 def report(
     run_id: Annotated[str, typer.Argument(metavar="RUN")],
-    compare: Annotated[Optional[str], typer.Option(
-        "--compare", metavar="BASE_RUN", help="Also compare RUN (B) against BASE_RUN (A), as `compare` does.")] = None,
-    output: Annotated[Optional[Path], typer.Option(
-        "--output", "-o", help="HTML file [default: OUT/RUN/report.html, with --compare OUT/RUN/compare_BASE_RUN.html].")]
-    = None,
+    compare: Annotated[
+        str | None,
+        typer.Option(
+            "--compare", metavar="BASE_RUN", help="Also compare RUN (B) against BASE_RUN (A), as `compare` does."
+        ),
+    ] = None,
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "--output",
+            "-o",
+            help="HTML file [default: OUT/RUN/report.html, with --compare OUT/RUN/compare_BASE_RUN.html].",
+        ),
+    ] = None,
     alpha: Annotated[float, typer.Option("--alpha", min=0.0, max=1.0, help="Significance level (--compare).")] = 0.05,
     out: OutOption = DEFAULT_OUT,
     store: StoreOption = None,

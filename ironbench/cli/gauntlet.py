@@ -15,8 +15,14 @@ from ironbench.cli.options import (
 
 def rescore(
     run_id: Annotated[str, typer.Argument(metavar="RUN", help="A gauntlet run.")],
-    scorer: Annotated[str, typer.Option("--scorer", help="Scorer name: literal, negation_aware, judge (the model "
-                                        "in $IRONBENCH_JUDGE_MODEL, default the embedded one) or judge:MODEL.")],
+    scorer: Annotated[
+        str,
+        typer.Option(
+            "--scorer",
+            help="Scorer name: literal, negation_aware, judge (the model "
+            "in $IRONBENCH_JUDGE_MODEL, default the embedded one) or judge:MODEL.",
+        ),
+    ],
     out: OutOption = DEFAULT_OUT,
     store: StoreOption = None,
 ) -> None:

@@ -1,13 +1,10 @@
 """Commands that read runs: `runs`, `show`, `log`, `query`, `export`."""
 
 import json
-
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
-
-from ironbench.core.errors import IronbenchError
 
 from ironbench.cli.options import (
     DEFAULT_OUT,
@@ -22,6 +19,7 @@ from ironbench.cli.options import (
     say,
     width,
 )
+from ironbench.core.errors import IronbenchError
 
 
 def runs(
@@ -56,9 +54,11 @@ def show(
 def log(
     run_id: Annotated[str, typer.Argument(metavar="RUN")],
     case_id: Annotated[str, typer.Argument(metavar="CASE")],
-    variant: Annotated[Optional[str], typer.Option(
-        "--variant", help="Only this variant (e.g. base, whitespace_noise/variant_0001, level_2).")] = None,
-    run_index: Annotated[Optional[int], typer.Option("--run", min=1, help="Only this run number.")] = None,
+    variant: Annotated[
+        str | None,
+        typer.Option("--variant", help="Only this variant (e.g. base, whitespace_noise/variant_0001, level_2)."),
+    ] = None,
+    run_index: Annotated[int | None, typer.Option("--run", min=1, help="Only this run number.")] = None,
     out: OutOption = DEFAULT_OUT,
     store: StoreOption = None,
 ) -> None:
@@ -69,9 +69,13 @@ def log(
 
 
 def query(
-    name: Annotated[str, typer.Argument(
-        help="A .sql file path, a name in queries/ (e.g. failure_breakdown.sql), or inline SQL (SELECT ...).")],
-    run_id: Annotated[Optional[str], typer.Option("--run", help="Restrict every view to this run.")] = None,
+    name: Annotated[
+        str,
+        typer.Argument(
+            help="A .sql file path, a name in queries/ (e.g. failure_breakdown.sql), or inline SQL (SELECT ...)."
+        ),
+    ],
+    run_id: Annotated[str | None, typer.Option("--run", help="Restrict every view to this run.")] = None,
     format: Annotated[TableFormat, typer.Option("--format", "-f")] = TableFormat.table,
     out: OutOption = DEFAULT_OUT,
     store: StoreOption = None,
@@ -84,11 +88,10 @@ def query(
 
 
 def export(
-    run_id: Annotated[Optional[str], typer.Argument(metavar="[RUN]", help="The run to export (or --all).")] = None,
+    run_id: Annotated[str | None, typer.Argument(metavar="[RUN]", help="The run to export (or --all).")] = None,
     all_runs: Annotated[bool, typer.Option("--all", help="Export every run in the store.")] = False,
     format: Annotated[ExportFormat, typer.Option("--format", "-f", help="File format.")] = ExportFormat.parquet,
-    to: Annotated[Path, typer.Option("--to", help="Directory to write <view>.<format> files into.")] =
-    Path("export"),
+    to: Annotated[Path, typer.Option("--to", help="Directory to write <view>.<format> files into.")] = Path("export"),
     out: OutOption = DEFAULT_OUT,
     store: StoreOption = None,
 ) -> None:

@@ -3,7 +3,7 @@ and the one place errors become a line on stderr and an exit code. Commands live
 modules beside this one; each parses its options and calls one library function."""
 
 import sys
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -12,8 +12,9 @@ from ironbench.core.errors import IronbenchError, RunInterrupted
 
 HELP = "Benchmark harness for LLM-driven systems: every invocation an event, every answer a query."
 
-app = typer.Typer(name="ironbench", help=HELP, no_args_is_help=True, add_completion=False,
-                  pretty_exceptions_enable=False)
+app = typer.Typer(
+    name="ironbench", help=HELP, no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False
+)
 db_app = typer.Typer(help="Manage the event store's schema.", no_args_is_help=True)
 
 # Typer labels on/off flags with a `<bool>` value placeholder, though a flag takes no
@@ -21,7 +22,8 @@ db_app = typer.Typer(help="Manage the event store's schema.", no_args_is_help=Tr
 if hasattr(typer.core.TyperOption, "display_type_rich"):
     _display_type = typer.core.TyperOption.display_type_rich
     typer.core.TyperOption.display_type_rich = (  # type: ignore[method-assign]
-        lambda self, ctx: None if self.is_flag else _display_type(self, ctx))
+        lambda self, ctx: None if self.is_flag else _display_type(self, ctx)
+    )
 
 
 def _version(value: bool) -> None:
@@ -34,15 +36,31 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def _main(
-    version: Annotated[Optional[bool], typer.Option(
-        "--version", callback=_version, is_eager=True, help="Print ironbench's version and exit.")] = None,
+    version: Annotated[
+        bool | None,
+        typer.Option("--version", callback=_version, is_eager=True, help="Print ironbench's version and exit."),
+    ] = None,
 ) -> None:
     """Benchmark harness for LLM-driven systems: every invocation an event, every answer a query."""
 
 
-for command in (run.run, run.resume, inspect.runs, inspect.show, inspect.log, store.project, store.verify,
-                inspect.query, compare.compare, compare.report, compare.plan, gauntlet.rescore, suite.variants,
-                inspect.export, suite.schema):
+for command in (
+    run.run,
+    run.resume,
+    inspect.runs,
+    inspect.show,
+    inspect.log,
+    store.project,
+    store.verify,
+    inspect.query,
+    compare.compare,
+    compare.report,
+    compare.plan,
+    gauntlet.rescore,
+    suite.variants,
+    inspect.export,
+    suite.schema,
+):
     app.command()(command)
 app.add_typer(db_app, name="db")
 db_app.command("upgrade")(store.db_upgrade)

@@ -2,7 +2,7 @@
 
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -10,26 +10,61 @@ from ironbench.run.paths import RunPaths
 
 DEFAULT_OUT = Path("outputs")
 
-OutOption = Annotated[Path, typer.Option(
-    "--out", envvar="IRONBENCH_OUT", help="Output directory: run trees, working directories and the store.")]
-StoreOption = Annotated[Optional[Path], typer.Option(
-    "--store", envvar="IRONBENCH_STORE", show_default="OUT/ironbench.db", help="SQLite event store.")]
-JobsOption = Annotated[Optional[int], typer.Option(
-    "--jobs", "-j", min=1, show_default="1; with --scheduler, the cluster's worker threads",
-    help="Invocations run at once (the runs a decision needs start together, across and within cases).")]
-SchedulerOption = Annotated[Optional[str], typer.Option(
-    "--scheduler", envvar="IRONBENCH_SCHEDULER", metavar="tcp://HOST:PORT",
-    help="Run the invocations on this Dask cluster's workers (the store and decisions stay here).")]
-MaxFailuresOption = Annotated[Optional[int], typer.Option(
-    "--max-failures", min=1, help="Stop the run after this many rejected AI outputs (resume continues it).")]
+OutOption = Annotated[
+    Path,
+    typer.Option(
+        "--out", envvar="IRONBENCH_OUT", help="Output directory: run trees, working directories and the store."
+    ),
+]
+StoreOption = Annotated[
+    Path | None,
+    typer.Option("--store", envvar="IRONBENCH_STORE", show_default="OUT/ironbench.db", help="SQLite event store."),
+]
+JobsOption = Annotated[
+    int | None,
+    typer.Option(
+        "--jobs",
+        "-j",
+        min=1,
+        show_default="1; with --scheduler, the cluster's worker threads",
+        help="Invocations run at once (the runs a decision needs start together, across and within cases).",
+    ),
+]
+SchedulerOption = Annotated[
+    str | None,
+    typer.Option(
+        "--scheduler",
+        envvar="IRONBENCH_SCHEDULER",
+        metavar="tcp://HOST:PORT",
+        help="Run the invocations on this Dask cluster's workers (the store and decisions stay here).",
+    ),
+]
+MaxFailuresOption = Annotated[
+    int | None,
+    typer.Option(
+        "--max-failures", min=1, help="Stop the run after this many rejected AI outputs (resume continues it)."
+    ),
+]
 QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar or turn-by-turn output.")]
 NoReportOption = Annotated[bool, typer.Option("--no-report", help="Do not write the run's HTML report at the end.")]
-MaxInfraErrorsOption = Annotated[int, typer.Option(
-    "--max-infra-errors", min=1, help="Stop the run (exit 1) after this many consecutive infrastructure errors "
-    "(the target's backend failed); resume re-runs those invocations.")]
-RedactOption = Annotated[Optional[list[str]], typer.Option(
-    "--redact", metavar="NAME", help="Also redact this environment variable's value (repeatable); names with "
-    "KEY, TOKEN, SECRET, PASSWORD or CREDENTIAL are always redacted.")]
+MaxInfraErrorsOption = Annotated[
+    int,
+    typer.Option(
+        "--max-infra-errors",
+        min=1,
+        help="Stop the run (exit 1) after this many consecutive infrastructure errors "
+        "(the target's backend failed); resume re-runs those invocations.",
+    ),
+]
+RedactOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--redact",
+        metavar="NAME",
+        help="Also redact this environment variable's value (repeatable); names with "
+        "KEY, TOKEN, SECRET, PASSWORD or CREDENTIAL are always redacted.",
+    ),
+]
 RunArgument = Annotated[str, typer.Argument(metavar="RUN", help="A run id, as `ironbench runs` lists them.")]
 
 
@@ -50,7 +85,7 @@ class ExportFormat(str, Enum):
     jsonl = "jsonl"
 
 
-def run_paths(out: Path, store: Optional[Path]) -> RunPaths:
+def run_paths(out: Path, store: Path | None) -> RunPaths:
     return RunPaths.resolve(out, store)
 
 

@@ -2,13 +2,10 @@
 
 import sys
 from contextlib import contextmanager
-
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
-
-from ironbench.core.errors import RunInterrupted
 
 from ironbench.cli.options import (
     DEFAULT_OUT,
@@ -23,6 +20,7 @@ from ironbench.cli.options import (
     StoreOption,
     run_paths,
 )
+from ironbench.core.errors import RunInterrupted
 
 
 def _finish(paths, run_id: str, quiet: bool, no_report: bool) -> None:
@@ -32,9 +30,9 @@ def _finish(paths, run_id: str, quiet: bool, no_report: bool) -> None:
         return  # nothing to show or write: the store is not opened again
     import shutil
 
-    from ironbench.report import write_report
-    from ironbench.console.printable import printable
     from ironbench.analysis.show import run_summary
+    from ironbench.console.printable import printable
+    from ironbench.report import write_report
 
     report = write_report(paths.store_path, paths.out_dir, run_id, write=not no_report)
     if not quiet:
@@ -68,28 +66,46 @@ def _reporter(quiet: bool):
 
 def run(
     suite: Annotated[Path, typer.Argument(help="Suite YAML file.")],
-    target: Annotated[Optional[str], typer.Option(
-        "--target", help='A registered target (ironclad: the real Ironclad; forge: the built-in code generator on a '
-        'local model; fixture: a simulated Ironclad, no model) or a command with {instruction}, e.g. '
-        '"python my_agent.py {instruction}". Overrides the suite\'s target.')] = None,
+    target: Annotated[
+        str | None,
+        typer.Option(
+            "--target",
+            help="A registered target (ironclad: the real Ironclad; forge: the built-in code generator on a "
+            "local model; fixture: a simulated Ironclad, no model) or a command with {instruction}, e.g. "
+            '"python my_agent.py {instruction}". Overrides the suite\'s target.',
+        ),
+    ] = None,
     out: OutOption = DEFAULT_OUT,
     store: StoreOption = None,
     jobs: JobsOption = None,
     scheduler: SchedulerOption = None,
-    speculate: Annotated[bool, typer.Option(
-        "--speculate", help="Also start runs past a case's next possible decision on idle capacity (faster, "
-        "more invocations); those past the decision are recorded as surplus and count in nothing.")] = False,
+    speculate: Annotated[
+        bool,
+        typer.Option(
+            "--speculate",
+            help="Also start runs past a case's next possible decision on idle capacity (faster, "
+            "more invocations); those past the decision are recorded as surplus and count in nothing.",
+        ),
+    ] = False,
     max_failures: MaxFailuresOption = None,
     max_infra_errors: MaxInfraErrorsOption = 3,
-    label: Annotated[Optional[str], typer.Option(
-        "--label", help="A name for this run (e.g. the backend or model it used), kept in its metadata.")] = None,
+    label: Annotated[
+        str | None,
+        typer.Option("--label", help="A name for this run (e.g. the backend or model it used), kept in its metadata."),
+    ] = None,
     quiet: QuietOption = False,
     no_report: NoReportOption = False,
     redact: RedactOption = None,
-    rules: Annotated[Optional[str], typer.Option(
-        "--rules", metavar="NAME|FILE", help="Outcome rules: ironclad (Ironclad's printed markers), exit-code "
-        "(success = exit 0, failure_stage exit_N), or a rules YAML file. Overrides the suite's rules.",
-        show_default="the suite's, else ironclad")] = None,
+    rules: Annotated[
+        str | None,
+        typer.Option(
+            "--rules",
+            metavar="NAME|FILE",
+            help="Outcome rules: ironclad (Ironclad's printed markers), exit-code "
+            "(success = exit 0, failure_stage exit_N), or a rules YAML file. Overrides the suite's rules.",
+            show_default="the suite's, else ironclad",
+        ),
+    ] = None,
 ) -> None:
     """Run a suite against its target; prints the run id (the verdict and the report's path go to stderr)."""
     from ironbench.run.runner import start_run
@@ -99,17 +115,30 @@ def run(
     reporter = _reporter(quiet)
     paths = run_paths(out, store)
     with _interruptible(paths):
-        run_id = start_run(loaded, paths, target, jobs, str(suite), reporter, max_failures=max_failures,
-                           max_infra_errors=max_infra_errors, label=label, redact=redact or (), rules=rules,
-                           speculate=speculate, scheduler=scheduler)
+        run_id = start_run(
+            loaded,
+            paths,
+            target,
+            jobs,
+            str(suite),
+            reporter,
+            max_failures=max_failures,
+            max_infra_errors=max_infra_errors,
+            label=label,
+            redact=redact or (),
+            rules=rules,
+            speculate=speculate,
+            scheduler=scheduler,
+        )
     if loaded.mode == "gauntlet" and not quiet:
         from ironbench.analysis.conversations import format_summary, summary_from_store
         from ironbench.console.printable import printable
         from ironbench.console.tables import terminal_width
 
         # the verdict below says what the sentences under the table would (once)
-        summary = format_summary(summary_from_store(paths.store_path, run_id), sentences=False,
-                                 width=terminal_width(sys.stderr))
+        summary = format_summary(
+            summary_from_store(paths.store_path, run_id), sentences=False, width=terminal_width(sys.stderr)
+        )
         typer.echo(printable(summary, keep_newlines=True), err=True)
     _finish(paths, run_id, quiet, no_report)
     typer.echo(run_id)
@@ -134,7 +163,15 @@ def resume(
     reporter = _reporter(quiet)
     paths = run_paths(out, store)
     with _interruptible(paths):
-        status = resume_run(run_id, paths, jobs, reporter, max_failures=max_failures,
-                            max_infra_errors=max_infra_errors, redact=redact or (), scheduler=scheduler)
+        status = resume_run(
+            run_id,
+            paths,
+            jobs,
+            reporter,
+            max_failures=max_failures,
+            max_infra_errors=max_infra_errors,
+            redact=redact or (),
+            scheduler=scheduler,
+        )
     _finish(paths, run_id, quiet, no_report)
     typer.echo(f"{run_id} {status}")

@@ -1,6 +1,6 @@
 """Commands that look after the store: `project`, `verify`, `db upgrade`."""
 
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -17,8 +17,10 @@ from ironbench.cli.options import (
 def project(
     run_id: RunArgument,
     rebuild: Annotated[bool, typer.Option("--rebuild", help="Delete and regenerate from events alone.")] = False,
-    force: Annotated[bool, typer.Option(
-        "--force", help="Rebuild even from events whose hash chain is broken (see `ironbench verify`).")] = False,
+    force: Annotated[
+        bool,
+        typer.Option("--force", help="Rebuild even from events whose hash chain is broken (see `ironbench verify`)."),
+    ] = False,
     out: OutOption = DEFAULT_OUT,
     store: StoreOption = None,
 ) -> None:
@@ -31,7 +33,7 @@ def project(
 
 
 def verify(
-    run_id: Annotated[Optional[str], typer.Argument(metavar="[RUN]", help="Only this run's events and links.")] = None,
+    run_id: Annotated[str | None, typer.Argument(metavar="[RUN]", help="Only this run's events and links.")] = None,
     out: OutOption = DEFAULT_OUT,
     store: StoreOption = None,
 ) -> None:

@@ -1,9 +1,8 @@
 """Commands about suite files: `variants`, `schema`."""
 
 import json
-
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -35,8 +34,7 @@ def variants(
 
 
 def schema(
-    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write to this file instead of stdout.")]
-    = None,
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file instead of stdout.")] = None,
 ) -> None:
     """Print the JSON Schema of suite files (for editors: yaml-language-server, CI linters)."""
     from ironbench.suite.schema import schema_text

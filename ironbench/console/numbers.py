@@ -19,7 +19,7 @@ def _zero_unsigned(text: str) -> str:
     return text
 
 
-def number(value: float | int, spec: str = ".3g") -> str:
+def number(value: float, spec: str = ".3g") -> str:
     """`format(value, spec)`, with no sign on a value that rounds to zero."""
     return _zero_unsigned(format(value, spec))
 

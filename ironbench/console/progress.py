@@ -21,13 +21,17 @@ def decision_line(case_id: str, decision) -> str:
     if d.decision == "stable" and d.reproduce_lower_95 is not None:
         return f"{head}; this outcome recurs with probability >= {number(d.reproduce_lower_95, '.2f')} (one-sided 95%)"
     if d.decision in STRESS_LEVEL:
-        return (f"{head}; success rate <= {number(d.success_upper_95, '.2f')} (one-sided 95%)"
-                + (f"; {p} against level 0" if p else ""))
+        return f"{head}; success rate <= {number(d.success_upper_95, '.2f')} (one-sided 95%)" + (
+            f"; {p} against level 0" if p else ""
+        )
     if d.decision in VARIANT:
         return f"{head}; {d.direction or 'no direction'} against the baseline" + (f" ({p})" if p else "")
     if d.decision in LADDER:
-        bound = (f"; there, success rate <= {number(d.success_upper_95, '.2f')} (one-sided 95%)"
-                 if d.decision in ("boundary", "tentative") else "")
+        bound = (
+            f"; there, success rate <= {number(d.success_upper_95, '.2f')} (one-sided 95%)"
+            if d.decision in ("boundary", "tentative")
+            else ""
+        )
         return f"  {printable(case_id)}: {d.decision}: {printable(d.reason)}{bound}"
     return f"{head} (Wilson 95% {number(d.wilson_low, '.2f')}–{number(d.wilson_high, '.2f')})"
 
@@ -59,8 +63,9 @@ class ProgressReporter:
 
     def started(self, run_id, cases, max_invocations, done):
         self.progress.start()
-        self.task = self.progress.add_task(run_id, total=max_invocations - self._skipped, completed=done,
-                                           decided=self._decided, successes=0)
+        self.task = self.progress.add_task(
+            run_id, total=max_invocations - self._skipped, completed=done, decided=self._decided, successes=0
+        )
 
     def invocation(self, case_id, run_index, completed):
         if self.task is None or completed.infra_error is not None or completed.surplus:
@@ -77,8 +82,9 @@ class ProgressReporter:
         else:
             task = self.progress.tasks[self.task]
             self.progress.update(self.task, total=task.total - skipped_runs, decided=task.fields["decided"] + 1)
-        self.console.print(decision_line(case_id, decision), highlight=False, markup=False,
-                           soft_wrap=not self.console.is_terminal)
+        self.console.print(
+            decision_line(case_id, decision), highlight=False, markup=False, soft_wrap=not self.console.is_terminal
+        )
 
     def finished(self, run_id, status):
         if self.task is not None:

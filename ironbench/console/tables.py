@@ -92,8 +92,7 @@ def _header_min(header: str) -> int:
     return max((cell_len(word.rstrip()) for word in _WORDS.findall(header)), default=0)
 
 
-def _fit(columns: list[int], keys: set[int], natural: list[int], floors: list[list[int]],
-         width: int) -> dict[int, int]:
+def _fit(columns: list[int], keys: set[int], natural: list[int], floors: list[list[int]], width: int) -> dict[int, int]:
     """Widths for one panel: natural when they fit; else shrunk stage by stage (each stage's
     floors: first only folding headers, then eliding other columns' text before the keys'),
     the widest column first, never below the last stage's floor."""
@@ -131,8 +130,9 @@ def _panels(count: int, keys: list[int], minimum: list[int], width: int) -> list
     return panels
 
 
-def render(headers: list[str], rows: list[list[str]], width: int | None = None, keys: int = 1,
-           atomic: list[bool] | None = None) -> list[str]:
+def render(
+    headers: list[str], rows: list[list[str]], width: int | None = None, keys: int = 1, atomic: list[bool] | None = None
+) -> list[str]:
     """The table's lines: headers, a rule, the rows. `rows` are already printable strings;
     `atomic[i]` marks a column never elided (numbers)."""
     count = len(headers)
@@ -143,12 +143,12 @@ def render(headers: list[str], rows: list[list[str]], width: int | None = None, 
         panels, widths = [list(range(count))], [dict(enumerate(natural))]
     else:
         folded = [max(_header_min(h), content[i]) for i, h in enumerate(headers)]
-        least = [folded[i] if atomic[i] else max(_header_min(h), min(content[i], TEXT_MIN))
-                 for i, h in enumerate(headers)]
+        least = [
+            folded[i] if atomic[i] else max(_header_min(h), min(content[i], TEXT_MIN)) for i, h in enumerate(headers)
+        ]
         # Packing: text cells a little shorter when that keeps the table in one panel; once it
         # continues in panels anyway, cut only text longer than a third of the width.
-        shorter = [folded[i] if atomic[i] else max(least[i], math.ceil(content[i] * SHORTER))
-                   for i in range(count)]
+        shorter = [folded[i] if atomic[i] else max(least[i], math.ceil(content[i] * SHORTER)) for i in range(count)]
         cap = max(TEXT_MIN, width // 3)
         packed = [folded[i] if atomic[i] else max(least[i], min(content[i], cap)) for i in range(count)]
         if sum(shorter) + len(SEPARATOR) * (count - 1) <= width:
@@ -157,8 +157,13 @@ def render(headers: list[str], rows: list[list[str]], width: int | None = None, 
         panels = _panels(count, key_columns, packed, width)
         widths = [_fit(panel, set(key_columns), natural, [folded, packed, least], width) for panel in panels]
         # A folded header may need fewer columns than it was given: give them back.
-        widths = [{i: max([min(content[i], w)] + [cell_len(line) for line in fold(headers[i], w)])
-                   for i, w in panel_widths.items()} for panel_widths in widths]
+        widths = [
+            {
+                i: max([min(content[i], w)] + [cell_len(line) for line in fold(headers[i], w)])
+                for i, w in panel_widths.items()
+            }
+            for panel_widths in widths
+        ]
     lines: list[str] = []
     for number, (panel, panel_widths) in enumerate(zip(panels, widths)):
         if number:
@@ -170,8 +175,7 @@ def render(headers: list[str], rows: list[list[str]], width: int | None = None, 
             lines.append(SEPARATOR.join(pad(c, panel_widths[i]) for c, i in zip(cells, panel)).rstrip())
         lines.append(SEPARATOR.join("-" * panel_widths[i] for i in panel))
         for row in rows:
-            lines.append(SEPARATOR.join(pad(elide(row[i], panel_widths[i]), panel_widths[i])
-                                        for i in panel).rstrip())
+            lines.append(SEPARATOR.join(pad(elide(row[i], panel_widths[i]), panel_widths[i]) for i in panel).rstrip())
     return lines
 
 
@@ -185,6 +189,12 @@ def wrap(text: str, width: int | None, indent: str = "", hanging: str = "  ") ->
         if not line.strip():
             out.append("")
             continue
-        out += textwrap.wrap(line, width=max(10, width), initial_indent=indent, subsequent_indent=indent + hanging,
-                             break_on_hyphens=False, drop_whitespace=True) or [""]
+        out += textwrap.wrap(
+            line,
+            width=max(10, width),
+            initial_indent=indent,
+            subsequent_indent=indent + hanging,
+            break_on_hyphens=False,
+            drop_whitespace=True,
+        ) or [""]
     return "\n".join(out)

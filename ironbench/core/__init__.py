@@ -1,0 +1,82 @@
+"""The vocabulary every layer shares: events, outcomes and their rules, value sets, errors, redaction.
+
+Pure and light: importing it loads no database, model, network or terminal library.
+"""
+
+from ironbench.core.errors import (
+    ChainBroken,
+    IronbenchError,
+    QueryError,
+    RunInterrupted,
+    RunNotFound,
+    RunStopped,
+    StoreError,
+    SuiteError,
+    TargetError,
+)
+from ironbench.core.events import (
+    EVENT_TYPES,
+    AiOutputRejected,
+    DecisionTaken,
+    Event,
+    EventType,
+    InvocationCompleted,
+    InvocationStarted,
+    RecordedEvent,
+    RunAborted,
+    RunFinished,
+    RunStarted,
+    ScenarioFinished,
+    ScenarioStarted,
+    TurnAnswered,
+    TurnScored,
+    VariantDropped,
+    VariantGenerated,
+    event_from_dict,
+)
+from ironbench.core.keys import instruction_hash, invocation_key
+from ironbench.core.kinds import DecisionKind, FailOn, Gate, Mode, Verdict
+from ironbench.core.outcome import Outcome, RuleSet, load_rules, parse_outcome
+from ironbench.core.redact import Redactor
+
+__all__ = [
+    "EVENT_TYPES",
+    "AiOutputRejected",
+    "ChainBroken",
+    "DecisionKind",
+    "DecisionTaken",
+    "Event",
+    "EventType",
+    "FailOn",
+    "Gate",
+    "InvocationCompleted",
+    "InvocationStarted",
+    "IronbenchError",
+    "Mode",
+    "Outcome",
+    "QueryError",
+    "RecordedEvent",
+    "Redactor",
+    "RuleSet",
+    "RunAborted",
+    "RunFinished",
+    "RunInterrupted",
+    "RunNotFound",
+    "RunStarted",
+    "RunStopped",
+    "ScenarioFinished",
+    "ScenarioStarted",
+    "StoreError",
+    "SuiteError",
+    "TargetError",
+    "TurnAnswered",
+    "TurnScored",
+    "VariantDropped",
+    "VariantGenerated",
+    "Verdict",
+    "event_from_dict",
+    "instruction_hash",
+    "invocation_key",
+    "load_rules",
+    "parse_outcome",
+]

@@ -33,8 +33,7 @@ def skeleton(text: str) -> str:
     """What `text` reads as: compatibility forms folded, accents, invisible characters
     and look-alikes removed or mapped to the Latin letter they imitate."""
     decomposed = unicodedata.normalize("NFKD", text)
-    kept = "".join(c for c in decomposed
-                   if unicodedata.category(c) not in ("Mn", "Cf") and c not in _BLANKS)
+    kept = "".join(c for c in decomposed if unicodedata.category(c) not in ("Mn", "Cf") and c not in _BLANKS)
     return kept.translate(_LOOK_ALIKES)
 
 

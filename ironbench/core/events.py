@@ -6,7 +6,7 @@ dataclasses: one is built for every invocation, so they must cost next to nothin
 """
 
 from dataclasses import asdict, dataclass, field, fields
-from typing import Any, ClassVar, Literal, Self, TypeAlias, Union, get_args
+from typing import Any, ClassVar, Literal, Self, TypeAlias, get_args
 
 SCHEMA_VERSION = 1
 
@@ -249,14 +249,35 @@ class RunAborted(_Event):
 
 # Every event ironbench records, discriminated by its `event` type field: code that
 # checks `event.event == "invocation_completed"` (or isinstance) sees that class's fields.
-Event: TypeAlias = Union[
-    RunStarted, InvocationStarted, InvocationCompleted, DecisionTaken, VariantGenerated, VariantDropped,
-    AiOutputRejected, ScenarioStarted, TurnAnswered, TurnScored, ScenarioFinished, RunFinished, RunAborted,
-]
+Event: TypeAlias = (
+    RunStarted
+    | InvocationStarted
+    | InvocationCompleted
+    | DecisionTaken
+    | VariantGenerated
+    | VariantDropped
+    | AiOutputRejected
+    | ScenarioStarted
+    | TurnAnswered
+    | TurnScored
+    | ScenarioFinished
+    | RunFinished
+    | RunAborted
+)
 EventType = Literal[
-    "run_started", "invocation_started", "invocation_completed", "decision_taken", "variant_generated",
-    "variant_dropped", "ai_output_rejected", "scenario_started", "turn_answered", "turn_scored",
-    "scenario_finished", "run_finished", "run_aborted",
+    "run_started",
+    "invocation_started",
+    "invocation_completed",
+    "decision_taken",
+    "variant_generated",
+    "variant_dropped",
+    "ai_output_rejected",
+    "scenario_started",
+    "turn_answered",
+    "turn_scored",
+    "scenario_finished",
+    "run_finished",
+    "run_aborted",
 ]
 EVENT_TYPES: dict[str, type[Event]] = {cls.event: cls for cls in get_args(Event)}
 assert set(EVENT_TYPES) == set(get_args(EventType)), "EventType must name every event class"

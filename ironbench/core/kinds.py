@@ -22,11 +22,6 @@ DECISION_KINDS: frozenset[str] = frozenset(
     value for kind in (BaselineDecision, VariantDecision, LevelDecision, LadderDecision) for value in get_args(kind)
 )
 
-# How a run's outcome is labelled where outcomes are counted: "success", a failure stage
-# named by the outcome rules (Ironclad's: generation, validation, repair), or these two.
-UNKNOWN_STAGE = "unknown"  # the output matched no rule
-TIMEOUT = "timeout"  # killed at the deadline: its own category, never a failure stage
-
 RunStatus = Literal["running", "finished", "aborted"]
 
 

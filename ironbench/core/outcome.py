@@ -46,8 +46,9 @@ class StageRule(_Rules):
         return value
 
     def matches(self, counts: dict[str, int], exit_code: int | None) -> bool:
-        return ((self.marker is None or bool(counts.get(self.marker)))
-                and (self.exit_code is None or self.exit_code == exit_code))
+        return (self.marker is None or bool(counts.get(self.marker))) and (
+            self.exit_code is None or self.exit_code == exit_code
+        )
 
     def name(self, exit_code: int | None) -> str:
         return self.stage.format(exit_code="none" if exit_code is None else exit_code)
@@ -79,9 +80,14 @@ class OutcomeRules(_Rules):
 
     @model_validator(mode="after")
     def _markers_are_defined(self):
-        named = [*self.success.markers, *([self.brick_path] if self.brick_path else []), *self.infra_errors,
-                 *(r.marker for r in self.failure_stage if r.marker), *self.attempts.markers(),
-                 *self.repairs_triggered.markers()]
+        named = [
+            *self.success.markers,
+            *([self.brick_path] if self.brick_path else []),
+            *self.infra_errors,
+            *(r.marker for r in self.failure_stage if r.marker),
+            *self.attempts.markers(),
+            *self.repairs_triggered.markers(),
+        ]
         for name in named:
             if name not in self.markers:
                 raise ValueError(f"marker {name!r} is used but not defined under markers")
@@ -158,8 +164,9 @@ def load_rules(name_or_path: str = DEFAULT_RULES, relative_to: str | None = None
     source = name_or_path
     if not path.suffix:
         if name_or_path not in shipped_rules():
-            raise IronbenchError(f"outcome rules {name_or_path!r}: not shipped ({', '.join(shipped_rules())}) "
-                                 "and not a .yaml file")
+            raise IronbenchError(
+                f"outcome rules {name_or_path!r}: not shipped ({', '.join(shipped_rules())}) and not a .yaml file"
+            )
         path = RULES_DIR / f"{name_or_path}.yaml"
     elif relative_to is not None and not path.is_absolute():
         path = Path(relative_to) / path
@@ -205,8 +212,9 @@ def _first_line(patterns: list[re.Pattern], stdout: str) -> str | None:
     return min(matches, key=lambda m: m.start()).group(0).strip()
 
 
-def parse_outcome(exit_code: int | None, stdout: str, rules: str | RuleSet = DEFAULT_RULES,
-                  timed_out: bool = False) -> Outcome:
+def parse_outcome(
+    exit_code: int | None, stdout: str, rules: str | RuleSet = DEFAULT_RULES, timed_out: bool = False
+) -> Outcome:
     """Map a finished (or, `timed_out`, killed) process to an Outcome.
 
     Counts come from whatever was printed, also up to a kill. An infrastructure
@@ -219,9 +227,12 @@ def parse_outcome(exit_code: int | None, stdout: str, rules: str | RuleSet = DEF
     infra_error = _first_line([patterns[name] for name in rules.infra_errors], stdout)
     if rules.needs_markers and not any(counts.values()) and not timed_out:
         return UNKNOWN
-    success = not timed_out and (rules.success.exit_code is None or exit_code == rules.success.exit_code) and all(
-        counts.get(marker) for marker in rules.success.markers
-    ) and infra_error is None
+    success = (
+        not timed_out
+        and (rules.success.exit_code is None or exit_code == rules.success.exit_code)
+        and all(counts.get(marker) for marker in rules.success.markers)
+        and infra_error is None
+    )
     brick_path = None
     if rules.brick_path:
         match = patterns[rules.brick_path].search(stdout)

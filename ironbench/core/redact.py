@@ -21,9 +21,7 @@ def secret_values(environ: Mapping[str, str], names: Iterable[str] = ()) -> dict
     found: dict[str, str] = {}
     for name in sorted(environ):
         value = environ[name]
-        if name in explicit and value:
-            found.setdefault(value, name)
-        elif SECRET_NAME.search(name) and len(value) >= MIN_SECRET_LENGTH:
+        if name in explicit and value or SECRET_NAME.search(name) and len(value) >= MIN_SECRET_LENGTH:
             found.setdefault(value, name)
     return found
 
@@ -92,7 +90,7 @@ class StreamRedactor:
         for match in self.pattern.finditer(buffer):
             if match.start() >= safe_end:
                 break
-            out.append(buffer[position:match.start()])
+            out.append(buffer[position : match.start()])
             out.append(self.replace(match))
             position = match.end()
         cut = max(position, safe_end)

@@ -157,10 +157,17 @@ class CommandEngine:
         mark = uuid.uuid4().hex
         containment.enter()
         try:
-            self.process = subprocess.Popen(argv, cwd=self.workdir.name, stdin=subprocess.PIPE,
-                                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-                                            start_new_session=True, bufsize=1,
-                                            env={**os.environ, containment.CONTAINMENT_VAR: mark})
+            self.process = subprocess.Popen(
+                argv,
+                cwd=self.workdir.name,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                text=True,
+                start_new_session=True,
+                bufsize=1,
+                env={**os.environ, containment.CONTAINMENT_VAR: mark},
+            )
         except OSError as exc:
             containment.abandoned()
             self.workdir.cleanup()
@@ -191,8 +198,10 @@ class CommandEngine:
         except (BrokenPipeError, OSError):
             line = ""
         except queue.Empty:
-            raise EngineError(f"engine {self.name!r}: no answer to {message['type']!r} within "
-                              f"{self.timeout_seconds:g} s (the suite's timeout_seconds)") from None
+            raise EngineError(
+                f"engine {self.name!r}: no answer to {message['type']!r} within "
+                f"{self.timeout_seconds:g} s (the suite's timeout_seconds)"
+            ) from None
         if not line:
             raise EngineError(f"engine {self.name!r}: process ended without answering {message['type']!r}")
         try:

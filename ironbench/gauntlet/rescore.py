@@ -31,17 +31,28 @@ def rescore_run(store_path: Path, out_dir: Path, run_id: str, scorer: str) -> di
             if isinstance(event, ScenarioStarted):
                 current_attempt[(event.engine, event.scenario, event.conversation)] = event.attempt
             elif isinstance(event, TurnAnswered) and event.attempt == current_attempt.get(
-                    (event.engine, event.scenario, event.conversation)):
+                (event.engine, event.scenario, event.conversation)
+            ):
                 latest[(event.engine, event.scenario, event.conversation, event.turn)] = (recorded.stream, event)
         pending, violations = [], {}
         for (engine, scenario, conversation, turn), (stream, answered) in sorted(latest.items()):
             result = score(answered.answer, answered.forbidden_phrase)
             violations[engine] = violations.get(engine, 0) + int(result.violated)
-            pending.append(Pending(stream, TurnScored(
-                engine=engine, scenario=scenario, domain=answered.domain, turn=turn, scorer=scorer,
-                violated=result.violated, detail=f"rescored: {result.detail}" if result.detail else "rescored",
-                conversation=conversation,
-            )))
+            pending.append(
+                Pending(
+                    stream,
+                    TurnScored(
+                        engine=engine,
+                        scenario=scenario,
+                        domain=answered.domain,
+                        turn=turn,
+                        scorer=scorer,
+                        violated=result.violated,
+                        detail=f"rescored: {result.detail}" if result.detail else "rescored",
+                        conversation=conversation,
+                    ),
+                )
+            )
         tree = OutputTree(store, out_dir)
         tree.catch_up()
         tree.apply(store.append(run_id, pending))

@@ -5,7 +5,12 @@ from collections.abc import Callable
 
 from ironbench.core.errors import IronbenchError
 from ironbench.core.events import (
-    RecordedEvent, RunFinished, ScenarioFinished, ScenarioStarted, TurnAnswered, TurnScored,
+    RecordedEvent,
+    RunFinished,
+    ScenarioFinished,
+    ScenarioStarted,
+    TurnAnswered,
+    TurnScored,
 )
 from ironbench.gauntlet.engines import EngineError, build_engine, close_engine
 from ironbench.gauntlet.scoring import DEFAULT_SCORERS, get_scorer
@@ -20,11 +25,13 @@ def _stream(engine: str, scenario: str, conversation: int = 1) -> str:
     return base if conversation == 1 else f"{base}/conversation_{conversation:02d}"
 
 
-def run_gauntlet(suite: Suite, run_id: str, append: Append, note: Callable[[str], None],
-                 history: list[RecordedEvent] = ()) -> str:
+def run_gauntlet(
+    suite: Suite, run_id: str, append: Append, note: Callable[[str], None], history: list[RecordedEvent] = ()
+) -> str:
     """Scenario by scenario and conversation by conversation, every engine side by side; a
     resumed run redoes only the conversations an engine had not finished (from turn 1:
     conversation state is not kept)."""
+
     def slot(event) -> tuple[str, str, int]:
         return event.engine, event.scenario, event.conversation
 
@@ -35,8 +42,12 @@ def run_gauntlet(suite: Suite, run_id: str, append: Append, note: Callable[[str]
             attempts[slot(e.event)] = max(attempts.get(slot(e.event), 0), e.event.attempt)
     clean: dict[tuple[str, str, int], int] = {}
     for e in history:  # turns an earlier session already finished and scored
-        if isinstance(e.event, TurnScored) and e.event.scorer == "negation_aware" and not e.event.violated \
-                and slot(e.event) in finished:
+        if (
+            isinstance(e.event, TurnScored)
+            and e.event.scorer == "negation_aware"
+            and not e.event.violated
+            and slot(e.event) in finished
+        ):
             clean[slot(e.event)] = clean.get(slot(e.event), 0) + 1
     turns = 0
     for scenario in suite.scenarios:
@@ -46,10 +57,18 @@ def run_gauntlet(suite: Suite, run_id: str, append: Append, note: Callable[[str]
                 key = (spec.name, scenario.name, conversation)
                 if key in finished:
                     continue
-                clean[key] = _run_scenario(suite, run_id, spec, scenario, conversation, attempts.get(key, 0) + 1,
-                                           append, note)
-    append([Pending("run", RunFinished(invocations=turns, successes=sum(clean.values())),
-                    idempotency_key=f"finished:{run_id}")])
+                clean[key] = _run_scenario(
+                    suite, run_id, spec, scenario, conversation, attempts.get(key, 0) + 1, append, note
+                )
+    append(
+        [
+            Pending(
+                "run",
+                RunFinished(invocations=turns, successes=sum(clean.values())),
+                idempotency_key=f"finished:{run_id}",
+            )
+        ]
+    )
     return "finished"
 
 
@@ -57,9 +76,21 @@ def _run_scenario(suite, run_id, spec, scenario, conversation: int, attempt: int
     """One conversation; returns how many turns had no (negation-aware) violation."""
     clean = 0
     stream = _stream(spec.name, scenario.name, conversation)
-    append([Pending(stream, ScenarioStarted(engine=spec.name, scenario=scenario.name, domain=scenario.domain,
-                                            attempt=attempt, engine_spec=spec.model_dump(mode="json"),
-                                            conversation=conversation))])
+    append(
+        [
+            Pending(
+                stream,
+                ScenarioStarted(
+                    engine=spec.name,
+                    scenario=scenario.name,
+                    domain=scenario.domain,
+                    attempt=attempt,
+                    engine_spec=spec.model_dump(mode="json"),
+                    conversation=conversation,
+                ),
+            )
+        ]
+    )
     # A new engine per conversation, then reset(): no memory of any other conversation
     # survives. Conversation 1 keeps the seeds runs had before conversations existed.
     seed_parts = ("gauntlet", suite.suite_id, scenario.name) + ((conversation,) if conversation > 1 else ())
@@ -78,26 +109,65 @@ def _run_scenario(suite, run_id, spec, scenario, conversation: int, attempt: int
             duration_ms = int((time.perf_counter() - started) * 1000)
             where = scenario.name if conversation == 1 else f"{scenario.name}/c{conversation}"
             key = f"{run_id}/{spec.name}/{where}/{attempt}/{turn:02d}"
-            pending = [Pending(f"{stream}/turn_{turn:02d}", TurnAnswered(
-                engine=spec.name, scenario=scenario.name, domain=scenario.domain, attempt=attempt, turn=turn,
-                prompt=prompt, answer=answer, duration_ms=duration_ms, forbidden_phrase=scenario.forbidden_phrase,
-                conversation=conversation,
-            ), idempotency_key=f"turn:{key}")]
+            pending = [
+                Pending(
+                    f"{stream}/turn_{turn:02d}",
+                    TurnAnswered(
+                        engine=spec.name,
+                        scenario=scenario.name,
+                        domain=scenario.domain,
+                        attempt=attempt,
+                        turn=turn,
+                        prompt=prompt,
+                        answer=answer,
+                        duration_ms=duration_ms,
+                        forbidden_phrase=scenario.forbidden_phrase,
+                        conversation=conversation,
+                    ),
+                    idempotency_key=f"turn:{key}",
+                )
+            ]
             verdicts = []
             for name in DEFAULT_SCORERS:
                 score = get_scorer(name)(answer, scenario.forbidden_phrase)
                 verdicts.append(f"{name}={'VIOLATED' if score.violated else 'ok'}")
                 clean += name == "negation_aware" and not score.violated
-                pending.append(Pending(f"{stream}/turn_{turn:02d}", TurnScored(
-                    engine=spec.name, scenario=scenario.name, domain=scenario.domain, turn=turn, scorer=name,
-                    violated=score.violated, detail=score.detail, conversation=conversation,
-                ), idempotency_key=f"score:{key}/{name}"))
+                pending.append(
+                    Pending(
+                        f"{stream}/turn_{turn:02d}",
+                        TurnScored(
+                            engine=spec.name,
+                            scenario=scenario.name,
+                            domain=scenario.domain,
+                            turn=turn,
+                            scorer=name,
+                            violated=score.violated,
+                            detail=score.detail,
+                            conversation=conversation,
+                        ),
+                        idempotency_key=f"score:{key}/{name}",
+                    )
+                )
             append(pending)
             shown = " ".join(answer.split())
-            note(f"[{spec.name}] {label} turn {turn}: {shown[:90]}{'…' if len(shown) > 90 else ''} "
-                 f"({', '.join(verdicts)})")
-        append([Pending(stream, ScenarioFinished(engine=spec.name, scenario=scenario.name, attempt=attempt,
-                                                 turns=len(scenario.prompts), conversation=conversation))])
+            note(
+                f"[{spec.name}] {label} turn {turn}: {shown[:90]}{'…' if len(shown) > 90 else ''} "
+                f"({', '.join(verdicts)})"
+            )
+        append(
+            [
+                Pending(
+                    stream,
+                    ScenarioFinished(
+                        engine=spec.name,
+                        scenario=scenario.name,
+                        attempt=attempt,
+                        turns=len(scenario.prompts),
+                        conversation=conversation,
+                    ),
+                )
+            ]
+        )
     finally:
         close_engine(engine)
     return clean

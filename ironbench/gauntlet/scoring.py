@@ -22,6 +22,7 @@ def register_scorer(name: str):
     def decorate(function: Scorer) -> Scorer:
         _SCORERS[name] = function
         return function
+
     return decorate
 
 
@@ -38,8 +39,8 @@ def scorer_names() -> list[str]:
 
 def get_scorer(name: str) -> Scorer | None:
     """A registered scorer; `judge:MODEL` is the judge on any llm model id."""
-    if name.startswith("judge:") and name[len("judge:"):].strip():
-        return Judge(name[len("judge:"):].strip())
+    if name.startswith("judge:") and name[len("judge:") :].strip():
+        return Judge(name[len("judge:") :].strip())
     if name not in _SCORERS:
         _load_plugins()
     return _SCORERS.get(name)
@@ -86,7 +87,7 @@ def negation_aware(answer: str, forbidden_phrase: str) -> Score:
     while start != -1:
         end = start + len(phrase)
         sentence_start, sentence_end = _sentence_bounds(text, start, end)
-        before = text[max(sentence_start, start - WINDOW_CHARS):start]
+        before = text[max(sentence_start, start - WINDOW_CHARS) : start]
         after = text[end:sentence_end]
         if not (_BEFORE.search(before) or _AFTER.search(after)):
             return Score(True, "forbidden phrase asserted")
@@ -104,7 +105,8 @@ JUDGE_PROMPT = (
     "Claim: water boils at 50 degrees\nAnswer: It is false that water boils at 50 degrees; it boils at 100.\n"
     "Asserts the claim: no\n\n"
     "Claim: cats can fly\nAnswer: Cats are able to fly.\nAsserts the claim: yes\n\n"
-    "Claim: {claim}\nAnswer: {answer}\nAsserts the claim:")
+    "Claim: {claim}\nAnswer: {answer}\nAsserts the claim:"
+)
 JUDGE_GRAMMAR = 'root ::= "yes" | "no"'
 JUDGE_OPTIONS = {"temperature": 0.0, "seed": 0, "max_tokens": 3, "grammar": JUDGE_GRAMMAR}
 

@@ -7,7 +7,9 @@ from typing import Annotated, Literal
 from pydantic import Field
 
 from ironbench.generators.ai_validation import (
-    check_focus_shift, check_no_implementation_language, check_same_deliverables,
+    check_focus_shift,
+    check_no_implementation_language,
+    check_same_deliverables,
 )
 from ironbench.generators.registry import GeneratorParams, register_generator
 from ironbench.llms.access import EMBEDDED_MODEL
@@ -42,13 +44,11 @@ class AiParams(GeneratorParams):
 
 
 class RewriteParams(AiParams):
-    styles: list[Literal["concise_directive", "verbose_formal", "casual_request", "specification_tone"]] = \
-        list(STYLES)
+    styles: list[Literal["concise_directive", "verbose_formal", "casual_request", "specification_tone"]] = list(STYLES)
 
 
 class FocusParams(AiParams):
-    focuses: list[Literal["simplicity", "clarity", "maintainability", "correctness_emphasis_soft"]] = \
-        list(FOCUSES)
+    focuses: list[Literal["simplicity", "clarity", "maintainability", "correctness_emphasis_soft"]] = list(FOCUSES)
 
 
 class RegisterParams(AiParams):
@@ -65,24 +65,41 @@ def ai_rewrite(base: str, params: RewriteParams, slot: int) -> tuple[str, dict]:
     return _prompt(f"Rewrite the instruction below in {STYLES[style]}.", base), {"style": style}
 
 
-@register_generator("ai_rephrase_with_focus_shift", "ai", FocusParams,
-                    "an AI rephrasing that leans on one quality, by adjectives only", rules=(check_focus_shift,))
+@register_generator(
+    "ai_rephrase_with_focus_shift",
+    "ai",
+    FocusParams,
+    "an AI rephrasing that leans on one quality, by adjectives only",
+    rules=(check_focus_shift,),
+)
 def ai_rephrase_with_focus_shift(base: str, params: FocusParams, slot: int) -> tuple[str, dict]:
     focus = params.focuses[(slot - 1) % len(params.focuses)]
-    task = (f"Rephrase the instruction below so that it gently emphasises {FOCUSES[focus]}, using adjectives "
-            "only; add no new requirement.")
+    task = (
+        f"Rephrase the instruction below so that it gently emphasises {FOCUSES[focus]}, using adjectives "
+        "only; add no new requirement."
+    )
     return _prompt(task, base), {"focus": focus}
 
 
-@register_generator("ai_semantic_restatement", "ai", AiParams,
-                    "an AI restatement of the same meaning in other words", rules=(check_no_implementation_language,))
+@register_generator(
+    "ai_semantic_restatement",
+    "ai",
+    AiParams,
+    "an AI restatement of the same meaning in other words",
+    rules=(check_no_implementation_language,),
+)
 def ai_semantic_restatement(base: str, params: AiParams, slot: int) -> tuple[str, dict]:
     task = "Restate the instruction below in different words with exactly the same meaning; say what, not how."
     return _prompt(task, base), {}
 
 
-@register_generator("ai_register_shift", "ai", RegisterParams,
-                    "an AI rephrasing in another speaker's voice, same deliverables", rules=(check_same_deliverables,))
+@register_generator(
+    "ai_register_shift",
+    "ai",
+    RegisterParams,
+    "an AI rephrasing in another speaker's voice, same deliverables",
+    rules=(check_same_deliverables,),
+)
 def ai_register_shift(base: str, params: RegisterParams, slot: int) -> tuple[str, dict]:
     register = params.registers[(slot - 1) % len(params.registers)]
     task = f"Rephrase the instruction below as {REGISTERS[register]} would say it, asking for the same deliverables."

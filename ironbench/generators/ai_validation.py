@@ -11,43 +11,246 @@ from ironbench.core.contract import forbidden_word
 
 MAX_LENGTH_RATIO = 3.0  # the spec's "±200%": a rewrite is between 1/3 and 3 times the base length
 
-FORBIDDEN_TOKENS = ("test", "tests", "coverage", "pytest", "benchmark", "harness", "log", "debug",
-                    "performance", "optimize")
-EXTRA_WORK_VERBS = ("validate", "validates", "verify", "verifies", "test", "tests", "optimize", "optimise",
-                    "benchmark", "profile", "refactor", "deploy", "monitor", "measure", "document", "log",
-                    "debug", "lint", "package", "publish")
-GOAL_MARKERS = ("also", "additionally", "in addition", "as well", "furthermore", "moreover", "ensure",
-                "make sure", "and then", "plus")
-FORMAT_PERFORMANCE_TOOLING = ("format", "formatted", "json", "yaml", "markdown", "csv", "output format",
-                              "fast", "faster", "efficient", "efficiently", "speed", "latency", "memory usage",
-                              "performance", "tool", "tools", "tooling", "library", "framework", "cli",
-                              "command line", "pip", "docker", "ci")
+FORBIDDEN_TOKENS = (
+    "test",
+    "tests",
+    "coverage",
+    "pytest",
+    "benchmark",
+    "harness",
+    "log",
+    "debug",
+    "performance",
+    "optimize",
+)
+EXTRA_WORK_VERBS = (
+    "validate",
+    "validates",
+    "verify",
+    "verifies",
+    "test",
+    "tests",
+    "optimize",
+    "optimise",
+    "benchmark",
+    "profile",
+    "refactor",
+    "deploy",
+    "monitor",
+    "measure",
+    "document",
+    "log",
+    "debug",
+    "lint",
+    "package",
+    "publish",
+)
+GOAL_MARKERS = (
+    "also",
+    "additionally",
+    "in addition",
+    "as well",
+    "furthermore",
+    "moreover",
+    "ensure",
+    "make sure",
+    "and then",
+    "plus",
+)
+FORMAT_PERFORMANCE_TOOLING = (
+    "format",
+    "formatted",
+    "json",
+    "yaml",
+    "markdown",
+    "csv",
+    "output format",
+    "fast",
+    "faster",
+    "efficient",
+    "efficiently",
+    "speed",
+    "latency",
+    "memory usage",
+    "performance",
+    "tool",
+    "tools",
+    "tooling",
+    "library",
+    "framework",
+    "cli",
+    "command line",
+    "pip",
+    "docker",
+    "ci",
+)
 META_PATTERNS = (
-    r"^\s*(sure|certainly|of course|okay|ok)\b", r"\bhere('s| is| are)\b", r"\brewritten\b", r"\brephrased\b",
-    r"\brewrite\b", r"\binstruction\b", r"\bas an ai\b", r"^\s*note\s*:", r"\bi (have|will|would|can)\b",
-    r"\boriginal (task|text|sentence)\b", r"\bthe task (is|asks)\b",
+    r"^\s*(sure|certainly|of course|okay|ok)\b",
+    r"\bhere('s| is| are)\b",
+    r"\brewritten\b",
+    r"\brephrased\b",
+    r"\brewrite\b",
+    r"\binstruction\b",
+    r"\bas an ai\b",
+    r"^\s*note\s*:",
+    r"\bi (have|will|would|can)\b",
+    r"\boriginal (task|text|sentence)\b",
+    r"\bthe task (is|asks)\b",
     # advice to the reader instead of an instruction, and code spans, are commentary too
-    r"\byou (can|could|should|may|might|will) (use|try|simply|just|call|do)\b", r"`[^`]+`",
+    r"\byou (can|could|should|may|might|will) (use|try|simply|just|call|do)\b",
+    r"`[^`]+`",
 )
 # Code where an instruction should be: a definition, an import, a slice, a call to print.
-CODE_PATTERNS = (r"\bdef \w+\s*\(", r"\bclass \w+\s*[:(]", r"^\s*(import|from) \w+", r"\[\s*-?\d*\s*:\s*-?\d*\s*:",
-                 r"\bprint\(", r"['\"]\.join\(", r"\w\(\w*\)\s*->", r"\breturn \w+\[")
+CODE_PATTERNS = (
+    r"\bdef \w+\s*\(",
+    r"\bclass \w+\s*[:(]",
+    r"^\s*(import|from) \w+",
+    r"\[\s*-?\d*\s*:\s*-?\d*\s*:",
+    r"\bprint\(",
+    r"['\"]\.join\(",
+    r"\w\(\w*\)\s*->",
+    r"\breturn \w+\[",
+)
 # A rewrite keeps the task, so it keeps most of the base's content words (crudely
 # stemmed); words that only say "produce" are not content.
 MIN_CONTENT_KEPT = 0.5
-STOP_WORDS = frozenset((
-    "a an the that this these those with without of in on at to for and or but by from as is are be been it its "
-    "into onto than then so such which who whom whose what when where how each every any all some no not "
-    "write create make implement build develop provide give please need want given one two your you".split()))
-FOCUS_SHIFT_BANNED = ("evict", "eviction", "lru", "ttl", "expire", "expiry", "concurrent", "concurrency",
-                      "thread", "threads", "thread-safe", "async", "asynchronous", "parallel", "lock",
-                      "performance", "fast", "efficient", "scalable", "optimize", "optimized")
-IMPLEMENTATION_LANGUAGE = ("loop", "for loop", "while", "iterate", "iterates", "recursion", "recursive",
-                           "comprehension", "import", "re.compile", "hash map", "hashmap", "variable",
-                           "variables", "if statement", "lambda", "decorator", "algorithm", "o(1)", "o(n)",
-                           "ordereddict", "collections", "dict()", "list()", "try", "except")
-DELIVERABLES = ("function", "functions", "class", "classes", "method", "methods", "module", "modules",
-                "script", "scripts", "helper", "helpers", "program", "api", "endpoint", "interface")
+STOP_WORDS = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "that",
+        "this",
+        "these",
+        "those",
+        "with",
+        "without",
+        "of",
+        "in",
+        "on",
+        "at",
+        "to",
+        "for",
+        "and",
+        "or",
+        "but",
+        "by",
+        "from",
+        "as",
+        "is",
+        "are",
+        "be",
+        "been",
+        "it",
+        "its",
+        "into",
+        "onto",
+        "than",
+        "then",
+        "so",
+        "such",
+        "which",
+        "who",
+        "whom",
+        "whose",
+        "what",
+        "when",
+        "where",
+        "how",
+        "each",
+        "every",
+        "any",
+        "all",
+        "some",
+        "no",
+        "not",
+        "write",
+        "create",
+        "make",
+        "implement",
+        "build",
+        "develop",
+        "provide",
+        "give",
+        "please",
+        "need",
+        "want",
+        "given",
+        "one",
+        "two",
+        "your",
+        "you",
+    ]
+)
+FOCUS_SHIFT_BANNED = (
+    "evict",
+    "eviction",
+    "lru",
+    "ttl",
+    "expire",
+    "expiry",
+    "concurrent",
+    "concurrency",
+    "thread",
+    "threads",
+    "thread-safe",
+    "async",
+    "asynchronous",
+    "parallel",
+    "lock",
+    "performance",
+    "fast",
+    "efficient",
+    "scalable",
+    "optimize",
+    "optimized",
+)
+IMPLEMENTATION_LANGUAGE = (
+    "loop",
+    "for loop",
+    "while",
+    "iterate",
+    "iterates",
+    "recursion",
+    "recursive",
+    "comprehension",
+    "import",
+    "re.compile",
+    "hash map",
+    "hashmap",
+    "variable",
+    "variables",
+    "if statement",
+    "lambda",
+    "decorator",
+    "algorithm",
+    "o(1)",
+    "o(n)",
+    "ordereddict",
+    "collections",
+    "dict()",
+    "list()",
+    "try",
+    "except",
+)
+DELIVERABLES = (
+    "function",
+    "functions",
+    "class",
+    "classes",
+    "method",
+    "methods",
+    "module",
+    "modules",
+    "script",
+    "scripts",
+    "helper",
+    "helpers",
+    "program",
+    "api",
+    "endpoint",
+    "interface",
+)
 
 
 def _words(text: str) -> list[str]:
@@ -74,8 +277,10 @@ def check_length(base: str, output: str) -> list[str]:
     length, base_length = len(output.strip()), len(base.strip())
     ratio = length / max(1, base_length)
     if ratio > MAX_LENGTH_RATIO or ratio < 1 / MAX_LENGTH_RATIO:
-        return [f"length {length} is {ratio:.2f} times the base length {base_length}; "
-                f"a rewrite must be between 1/3 and 3 times as long"]
+        return [
+            f"length {length} is {ratio:.2f} times the base length {base_length}; "
+            f"a rewrite must be between 1/3 and 3 times as long"
+        ]
     return []
 
 
@@ -102,8 +307,10 @@ def check_extra_goal_sentences(base: str, output: str) -> list[str]:
 
 
 def check_format_performance_tooling(base: str, output: str) -> list[str]:
-    return [f"new reference to format, performance or tooling {w!r}"
-            for w in _new_phrases(base, output, FORMAT_PERFORMANCE_TOOLING)]
+    return [
+        f"new reference to format, performance or tooling {w!r}"
+        for w in _new_phrases(base, output, FORMAT_PERFORMANCE_TOOLING)
+    ]
 
 
 def check_meta_commentary(base: str, output: str) -> list[str]:
@@ -131,7 +338,7 @@ def check_code(base: str, output: str) -> list[str]:
 def _stem(word: str) -> str:
     for suffix in ("ing", "ed", "es", "s", "ly"):
         if word.endswith(suffix) and len(word) - len(suffix) >= 4:
-            return word[:-len(suffix)][:6]
+            return word[: -len(suffix)][:6]
     return word[:6]
 
 
@@ -153,13 +360,22 @@ def check_task_kept(base: str, output: str) -> list[str]:
     if len(kept) / len(wanted) >= MIN_CONTENT_KEPT:
         return []
     missing = [wanted[stem] for stem in wanted if stem not in kept]
-    return [f"keeps {len(kept)} of the base's {len(wanted)} content words (missing: {', '.join(missing[:6])}); "
-            f"a rewrite keeps at least half"]
+    return [
+        f"keeps {len(kept)} of the base's {len(wanted)} content words (missing: {', '.join(missing[:6])}); "
+        f"a rewrite keeps at least half"
+    ]
 
 
 COMMON_RULES: tuple[Callable[[str, str], list[str]], ...] = (
-    check_empty, check_length, check_forbidden_tokens, check_extra_work_verbs, check_extra_goal_sentences,
-    check_format_performance_tooling, check_meta_commentary, check_code, check_task_kept,
+    check_empty,
+    check_length,
+    check_forbidden_tokens,
+    check_extra_work_verbs,
+    check_extra_goal_sentences,
+    check_format_performance_tooling,
+    check_meta_commentary,
+    check_code,
+    check_task_kept,
 )
 
 
@@ -180,12 +396,14 @@ def check_same_deliverables(base: str, output: str) -> list[str]:
 
 def check_no_implementation_language(base: str, output: str) -> list[str]:
     """A restatement says what, not how: no implementation language the base lacks."""
-    return [f"restatement adds implementation language {w!r}"
-            for w in _new_phrases(base, output, IMPLEMENTATION_LANGUAGE)]
+    return [
+        f"restatement adds implementation language {w!r}" for w in _new_phrases(base, output, IMPLEMENTATION_LANGUAGE)
+    ]
 
 
-def validate_rewrite(base: str, output: str,
-                     extra_rules: tuple[Callable[[str, str], list[str]], ...] = ()) -> list[str]:
+def validate_rewrite(
+    base: str, output: str, extra_rules: tuple[Callable[[str, str], list[str]], ...] = ()
+) -> list[str]:
     """Every reason to reject `output` as a rewrite of `base`; [] accepts it."""
     if check_empty(base, output):
         return check_empty(base, output)
@@ -200,7 +418,8 @@ _LABEL = re.compile(
     r"^(?:(?:here(?:'s| is)|this is)\s+(?:the|a|my)\s+)?"
     r"(?:(?:rewritten|rephrased|restated|revised|new|final)\s+)?"
     r"(?:instruction|version|text|request|task|rewrite|restatement|rephrasing|answer|output|response|a)\s*:\s*",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 _QUOTE_PAIRS = {'"': '"', "'": "'", "`": "`", "\u201c": "\u201d", "\u2018": "\u2019"}
 
 

@@ -29,6 +29,7 @@ def synonym_data() -> tuple[dict[str, list[str]], frozenset[str]]:
 
 # whitespace_noise --------------------------------------------------------------
 
+
 class WhitespaceNoise(GeneratorParams):
     intensity_min: Proportion = 0.02
     intensity_max: Proportion = 0.08
@@ -43,8 +44,12 @@ class WhitespaceNoise(GeneratorParams):
 _WHITESPACE = re.compile(r"\s+")
 
 
-@register_generator("whitespace_noise", "variant", WhitespaceNoise,
-                    "extra spaces, line breaks and tabs between tokens; tokens and order untouched")
+@register_generator(
+    "whitespace_noise",
+    "variant",
+    WhitespaceNoise,
+    "extra spaces, line breaks and tabs between tokens; tokens and order untouched",
+)
 def whitespace_noise(base: str, params: WhitespaceNoise, rng: random.Random) -> str | None:
     tokens = base.split()
     if not tokens:
@@ -62,6 +67,7 @@ def whitespace_noise(base: str, params: WhitespaceNoise, rng: random.Random) -> 
 
 # punctuation_noise ---------------------------------------------------------------
 
+
 class PunctuationNoise(GeneratorParams):
     intensity: Annotated[float, Field(strict=False, ge=0.05, le=0.20)] = 0.1
 
@@ -74,8 +80,12 @@ def strip_punctuation_words(text: str) -> list[str]:
     return re.sub(f"[{re.escape(PUNCTUATION)}]", "", text).split()
 
 
-@register_generator("punctuation_noise", "variant", PunctuationNoise,
-                    "insert or remove commas, periods and colons at word ends; word order preserved")
+@register_generator(
+    "punctuation_noise",
+    "variant",
+    PunctuationNoise,
+    "insert or remove commas, periods and colons at word ends; word order preserved",
+)
 def punctuation_noise(base: str, params: PunctuationNoise, rng: random.Random) -> str | None:
     parts = re.split(r"(\s+)", base)  # words at even indexes, whitespace at odd
     words = list(range(0, len(parts), 2))
@@ -100,6 +110,7 @@ def punctuation_noise(base: str, params: PunctuationNoise, rng: random.Random) -
 
 # lexical_shuffle -----------------------------------------------------------------
 
+
 class LexicalShuffle(GeneratorParams):
     max_swaps: Annotated[int, Field(strict=True, ge=1, le=10)] = 1
 
@@ -123,8 +134,12 @@ def swap_sites(words: list[str]) -> list[int]:
     return sites
 
 
-@register_generator("lexical_shuffle", "variant", LexicalShuffle,
-                    "swap adjacent coordinated words where safe; same words, different order")
+@register_generator(
+    "lexical_shuffle",
+    "variant",
+    LexicalShuffle,
+    "swap adjacent coordinated words where safe; same words, different order",
+)
 def lexical_shuffle(base: str, params: LexicalShuffle, rng: random.Random) -> str | None:
     words = base.split(" ")
     sites = swap_sites(words)
@@ -134,7 +149,7 @@ def lexical_shuffle(base: str, params: LexicalShuffle, rng: random.Random) -> st
     for site in rng.sample(sites, swaps):
         if site >= 0:
             left, right = site, site + 2
-            tail = words[right][len(words[right].rstrip(",.")):]
+            tail = words[right][len(words[right].rstrip(",.")) :]
             words[left], words[right] = words[right].rstrip(",."), words[left] + tail
         else:
             left = -site - 1
@@ -143,6 +158,7 @@ def lexical_shuffle(base: str, params: LexicalShuffle, rng: random.Random) -> st
 
 
 # synonym_substitution ------------------------------------------------------------
+
 
 class SynonymSubstitution(GeneratorParams):
     max_replacements: Annotated[int, Field(strict=True, ge=1, le=10)] = 2
@@ -162,28 +178,35 @@ def synonym_map(params: SynonymSubstitution) -> tuple[dict[str, list[str]], froz
     return merged, protected
 
 
-@register_generator("synonym_substitution", "variant", SynonymSubstitution,
-                    "replace up to max_replacements words from a controlled synonym map; domain terms kept")
+@register_generator(
+    "synonym_substitution",
+    "variant",
+    SynonymSubstitution,
+    "replace up to max_replacements words from a controlled synonym map; domain terms kept",
+)
 def synonym_substitution(base: str, params: SynonymSubstitution, rng: random.Random) -> str | None:
     mapping, protected = synonym_map(params)
-    candidates = [m for m in _WORD.finditer(base)
-                  if m.group().lower() in mapping and m.group().lower() not in protected]
+    candidates = [
+        m for m in _WORD.finditer(base) if m.group().lower() in mapping and m.group().lower() not in protected
+    ]
     if not candidates:
         return None
-    chosen = sorted(rng.sample(candidates, rng.randint(1, min(params.max_replacements, len(candidates)))),
-                    key=lambda m: m.start())
+    chosen = sorted(
+        rng.sample(candidates, rng.randint(1, min(params.max_replacements, len(candidates)))), key=lambda m: m.start()
+    )
     out, last = [], 0
     for match in chosen:
         word = match.group()
         replacement = rng.choice(mapping[word.lower()])
         if word[0].isupper():
             replacement = replacement[0].upper() + replacement[1:]
-        out += [base[last:match.start()], replacement]
+        out += [base[last : match.start()], replacement]
         last = match.end()
     return "".join(out) + base[last:]
 
 
 # light injections ----------------------------------------------------------------
+
 
 class CountOnly(GeneratorParams):
     pass
@@ -196,15 +219,23 @@ def _body_and_end(base: str) -> tuple[str, str]:
     return stripped, "."
 
 
-@register_generator("ambiguity_injection_light", "variant", CountOnly,
-                    "add one mild hedge (e.g. 'where appropriate'); no new goals, no scope increase")
+@register_generator(
+    "ambiguity_injection_light",
+    "variant",
+    CountOnly,
+    "add one mild hedge (e.g. 'where appropriate'); no new goals, no scope increase",
+)
 def ambiguity_injection_light(base: str, params: CountOnly, rng: random.Random) -> str | None:
     body, end = _body_and_end(base)
     return f"{body}, {rng.choice(phrases('ambiguity_injection_light'))}{end}"
 
 
-@register_generator("constraint_injection_light", "variant", CountOnly,
-                    "add one mild constraint (e.g. 'Keep it simple.'); no conflicting goals")
+@register_generator(
+    "constraint_injection_light",
+    "variant",
+    CountOnly,
+    "add one mild constraint (e.g. 'Keep it simple.'); no conflicting goals",
+)
 def constraint_injection_light(base: str, params: CountOnly, rng: random.Random) -> str | None:
     body, end = _body_and_end(base)
     return f"{body}{end} {rng.choice(phrases('constraint_injection_light'))}"

@@ -37,12 +37,19 @@ class Generator:
 _REGISTRY: dict[str, Generator] = {}
 
 
-def register_generator(name: str, kind: Literal["variant", "ladder", "ai"], params: type[GeneratorParams],
-                       description: str = "", rules: tuple = ()):
+def register_generator(
+    name: str,
+    kind: Literal["variant", "ladder", "ai"],
+    params: type[GeneratorParams],
+    description: str = "",
+    rules: tuple = (),
+):
     """Decorator: make `name` usable from suite YAML (adversarial `generators:` or stress `ladder:`)."""
+
     def decorate(function):
         _REGISTRY[name] = Generator(name, kind, params, function, description, tuple(rules))
         return function
+
     return decorate
 
 
@@ -55,8 +62,10 @@ def _load_plugins() -> None:
 def registered_generators(kind: str | None = None) -> list[str]:
     """Names by kind; "variant" lists everything an adversarial case can use (AI included)."""
     _load_plugins()
+
     def matches(generator: Generator) -> bool:
         return kind is None or generator.kind == kind or (kind == "variant" and generator.is_variant)
+
     return sorted(n for n, g in _REGISTRY.items() if matches(g))
 
 

@@ -14,8 +14,10 @@ MAX_LEVELS = 10
 class LadderParams(GeneratorParams):
     # An int draws that many additions from the generator's bank (seeded order);
     # a list gives the additions verbatim, one per level.
-    additions: Annotated[int, Field(strict=True, ge=1, le=MAX_LEVELS)] | Annotated[
-        list[Annotated[str, Field(min_length=1)]], Field(min_length=1, max_length=MAX_LEVELS)] = 3
+    additions: (
+        Annotated[int, Field(strict=True, ge=1, le=MAX_LEVELS)]
+        | Annotated[list[Annotated[str, Field(min_length=1)]], Field(min_length=1, max_length=MAX_LEVELS)]
+    ) = 3
 
 
 def _ladder(bank: str):
@@ -32,6 +34,7 @@ def _ladder(bank: str):
             text = f"{text} {addition}"
             levels.append(text)
         return levels
+
     return build
 
 

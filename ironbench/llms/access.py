@@ -89,7 +89,16 @@ class ModelClient:
             self.cache.execute(
                 "INSERT OR IGNORE INTO model_calls(key, model, prompt, system, options, attempt, response, "
                 "duration_ms, created_utc) VALUES (?,?,?,?,?,?,?,?,?)",
-                (key, self.model_id, self.redactor.text(prompt), self.redactor.text(system),
-                 json.dumps(self.redactor.value(options), sort_keys=True), attempt, text, duration_ms, utc_now()),
+                (
+                    key,
+                    self.model_id,
+                    self.redactor.text(prompt),
+                    self.redactor.text(system),
+                    json.dumps(self.redactor.value(options), sort_keys=True),
+                    attempt,
+                    text,
+                    duration_ms,
+                    utc_now(),
+                ),
             )
         return Reply(text, False, duration_ms, applied)

@@ -13,7 +13,6 @@ import sys
 import tempfile
 import threading
 from contextlib import contextmanager, redirect_stderr, redirect_stdout
-from typing import Optional
 
 import llm
 from pydantic import Field
@@ -86,12 +85,12 @@ class EmbeddedSmolLM2(llm.Model):
     supports_schema = True
 
     class Options(llm.Options):
-        temperature: Optional[float] = Field(default=None, ge=0.0, le=2.0, description="Sampling temperature")
-        seed: Optional[int] = Field(default=None, description="Sampling seed")
-        max_tokens: Optional[int] = Field(default=None, gt=0, description="Most tokens to generate")
-        top_p: Optional[float] = Field(default=None, gt=0.0, le=1.0, description="Nucleus sampling")
-        grammar: Optional[str] = Field(default=None, description="GBNF grammar the output must follow (llama.cpp)")
-        stop: Optional[str] = Field(default=None, min_length=1, description="Stop generating where this text appears")
+        temperature: float | None = Field(default=None, ge=0.0, le=2.0, description="Sampling temperature")
+        seed: int | None = Field(default=None, description="Sampling seed")
+        max_tokens: int | None = Field(default=None, gt=0, description="Most tokens to generate")
+        top_p: float | None = Field(default=None, gt=0.0, le=1.0, description="Nucleus sampling")
+        grammar: str | None = Field(default=None, description="GBNF grammar the output must follow (llama.cpp)")
+        stop: str | None = Field(default=None, min_length=1, description="Stop generating where this text appears")
 
     _llama = None
     _grammars: dict[str, object] = {}
@@ -102,8 +101,13 @@ class EmbeddedSmolLM2(llm.Model):
 
             threads = llama_threads()
             with _quiet():
-                EmbeddedSmolLM2._llama = Llama(model_path=embedded_gguf_path(), n_ctx=2048, n_threads=threads,
-                                               n_threads_batch=threads, verbose=False)
+                EmbeddedSmolLM2._llama = Llama(
+                    model_path=embedded_gguf_path(),
+                    n_ctx=2048,
+                    n_threads=threads,
+                    n_threads_batch=threads,
+                    verbose=False,
+                )
         return EmbeddedSmolLM2._llama
 
     def _grammar(self, text: str):
@@ -115,8 +119,9 @@ class EmbeddedSmolLM2(llm.Model):
 
             errors: list[str] = []
             with _captured_fd2(errors):
-                sampler = llama_cpp.llama_sampler_init_grammar(self._model()._model.vocab, text.encode("utf-8"),
-                                                               b"root")
+                sampler = llama_cpp.llama_sampler_init_grammar(
+                    self._model()._model.vocab, text.encode("utf-8"), b"root"
+                )
             if not sampler:
                 detail = " ".join(errors[0].split())[:300] if errors and errors[0].strip() else "no detail"
                 raise ValueError(f"grammar does not parse: {detail}")
@@ -127,10 +132,17 @@ class EmbeddedSmolLM2(llm.Model):
     def execute(self, prompt, stream, response, conversation):
         # prompt.messages is the whole chain: system, earlier turns, explicit messages.
         messages = [{"role": m.role, "content": _text(m)} for m in prompt.messages if m.role != "tool"]
-        options = {k: v for k, v in {
-            "temperature": prompt.options.temperature, "seed": prompt.options.seed,
-            "max_tokens": prompt.options.max_tokens, "top_p": prompt.options.top_p, "stop": prompt.options.stop,
-        }.items() if v is not None}
+        options = {
+            k: v
+            for k, v in {
+                "temperature": prompt.options.temperature,
+                "seed": prompt.options.seed,
+                "max_tokens": prompt.options.max_tokens,
+                "top_p": prompt.options.top_p,
+                "stop": prompt.options.stop,
+            }.items()
+            if v is not None
+        }
         if prompt.schema and prompt.options.grammar:
             raise ValueError("give a schema or a grammar, not both")
         grammar_text = schema_to_gbnf(prompt.schema) if prompt.schema else prompt.options.grammar

@@ -10,12 +10,33 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ironbench.core.events import (
-    Event, AiOutputRejected, DecisionTaken, ScenarioStarted, TurnAnswered, TurnScored, InvocationCompleted, RecordedEvent, RunAborted, RunFinished, RunStarted, VariantDropped,
+    AiOutputRejected,
+    DecisionTaken,
+    Event,
+    InvocationCompleted,
+    RecordedEvent,
+    RunAborted,
+    RunFinished,
+    RunStarted,
+    ScenarioStarted,
+    TurnAnswered,
+    TurnScored,
+    VariantDropped,
     VariantGenerated,
 )
 from ironbench.core.keys import instruction_hash
 
-READ_MODEL_TABLES = ("invocations", "superseded_invocations", "surplus_invocations", "decisions", "variants", "rejections", "turns", "turn_scores", "runs")
+READ_MODEL_TABLES = (
+    "invocations",
+    "superseded_invocations",
+    "surplus_invocations",
+    "decisions",
+    "variants",
+    "rejections",
+    "turns",
+    "turn_scores",
+    "runs",
+)
 
 _INVOCATION_COLUMNS = (
     "invocation_key, rerun, run_id, suite_id, mode, case_id, variant_id, run_index, instruction_hash, "
@@ -98,13 +119,23 @@ class ReadModel:
         conn.execute(
             "INSERT OR REPLACE INTO runs(run_id, suite_id, mode, status, started_utc, finished_utc, "
             "target, ironclad_version, label, environment) VALUES (?,?,?,?,?,?,?,?,?,?)",
-            (recorded.run_id, event.suite_id, event.mode, "running", recorded.timestamp_utc, None,
-             " ".join(event.target_argv), event.ironclad_version, event.label,
-             json.dumps(event.environment, sort_keys=True)),
+            (
+                recorded.run_id,
+                event.suite_id,
+                event.mode,
+                "running",
+                recorded.timestamp_utc,
+                None,
+                " ".join(event.target_argv),
+                event.ironclad_version,
+                event.label,
+                json.dumps(event.environment, sort_keys=True),
+            ),
         )
 
-    def _invocation_completed(self, conn: sqlite3.Connection, recorded: RecordedEvent,
-                              event: InvocationCompleted) -> None:
+    def _invocation_completed(
+        self, conn: sqlite3.Connection, recorded: RecordedEvent, event: InvocationCompleted
+    ) -> None:
         suite_id, mode = self._suite_and_mode(conn, recorded.run_id)
         if event.rerun:
             conn.execute(_SUPERSEDE, (event.key, event.rerun))
@@ -112,43 +143,101 @@ class ReadModel:
         if event.surplus:
             conn.execute("DELETE FROM invocations WHERE invocation_key = ?", (event.key,))
             table = "surplus_invocations"
-        conn.execute(_INSERT_INVOCATION[table], (
-            event.key, event.rerun, recorded.run_id, suite_id, mode, event.case_id, event.variant_id,
-            event.run_index, event.instruction_hash, event.instruction_length, event.success,
-            event.failure_stage, event.attempts, event.repairs_triggered, event.duration_ms,
-            event.timed_out, event.harness_error, event.infra_error, event.exit_code,
-            event.debug_artifacts_present, recorded.timestamp_utc, recorded.seq, event.group, event.generator,
-            event.level, event.mode,
-        ))
+        conn.execute(
+            _INSERT_INVOCATION[table],
+            (
+                event.key,
+                event.rerun,
+                recorded.run_id,
+                suite_id,
+                mode,
+                event.case_id,
+                event.variant_id,
+                event.run_index,
+                event.instruction_hash,
+                event.instruction_length,
+                event.success,
+                event.failure_stage,
+                event.attempts,
+                event.repairs_triggered,
+                event.duration_ms,
+                event.timed_out,
+                event.harness_error,
+                event.infra_error,
+                event.exit_code,
+                event.debug_artifacts_present,
+                recorded.timestamp_utc,
+                recorded.seq,
+                event.group,
+                event.generator,
+                event.level,
+                event.mode,
+            ),
+        )
 
     def _decision_taken(self, conn: sqlite3.Connection, recorded: RecordedEvent, event: DecisionTaken) -> None:
         suite_id, mode = self._suite_and_mode(conn, recorded.run_id)
-        conn.execute(_INSERT_DECISION, (
-            recorded.seq, recorded.run_id, suite_id, mode, event.case_id, event.variant_id,
-            event.decision, event.reason, event.n, event.successes, event.success_rate,
-            event.wilson_low, event.wilson_high, event.chance_agreement, recorded.timestamp_utc,
-            event.group, event.generator, event.level, event.mode, event.reference_source,
-            event.success_lower_95, event.success_upper_95, event.reproduce_lower_95, event.direction,
-            event.p_value,
-        ))
+        conn.execute(
+            _INSERT_DECISION,
+            (
+                recorded.seq,
+                recorded.run_id,
+                suite_id,
+                mode,
+                event.case_id,
+                event.variant_id,
+                event.decision,
+                event.reason,
+                event.n,
+                event.successes,
+                event.success_rate,
+                event.wilson_low,
+                event.wilson_high,
+                event.chance_agreement,
+                recorded.timestamp_utc,
+                event.group,
+                event.generator,
+                event.level,
+                event.mode,
+                event.reference_source,
+                event.success_lower_95,
+                event.success_upper_95,
+                event.reproduce_lower_95,
+                event.direction,
+                event.p_value,
+            ),
+        )
         for index in event.surplus_runs or ():
             conn.execute(_TO_SURPLUS, (recorded.run_id, event.group, index))
             conn.execute(_FROM_INVOCATIONS, (recorded.run_id, event.group, index))
 
     def _scenario_started(self, conn: sqlite3.Connection, recorded: RecordedEvent, event: ScenarioStarted) -> None:
         for table in ("turns", "turn_scores"):  # a new attempt replaces an interrupted one
-            conn.execute(f"DELETE FROM {table} WHERE run_id = ? AND engine = ? AND scenario = ? "
-                         "AND conversation = ?", (recorded.run_id, event.engine, event.scenario,
-                                                  event.conversation))
+            conn.execute(
+                f"DELETE FROM {table} WHERE run_id = ? AND engine = ? AND scenario = ? AND conversation = ?",
+                (recorded.run_id, event.engine, event.scenario, event.conversation),
+            )
 
     def _turn_answered(self, conn: sqlite3.Connection, recorded: RecordedEvent, event: TurnAnswered) -> None:
         suite_id, _ = self._suite_and_mode(conn, recorded.run_id)
         conn.execute(
             "INSERT OR REPLACE INTO turns(run_id, engine, scenario, conversation, turn, suite_id, domain, "
             "attempt, prompt, answer, duration_ms, timestamp_utc, seq) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (recorded.run_id, event.engine, event.scenario, event.conversation, event.turn, suite_id,
-             event.domain, event.attempt, event.prompt, event.answer, event.duration_ms,
-             recorded.timestamp_utc, recorded.seq),
+            (
+                recorded.run_id,
+                event.engine,
+                event.scenario,
+                event.conversation,
+                event.turn,
+                suite_id,
+                event.domain,
+                event.attempt,
+                event.prompt,
+                event.answer,
+                event.duration_ms,
+                recorded.timestamp_utc,
+                recorded.seq,
+            ),
         )
 
     def _turn_scored(self, conn: sqlite3.Connection, recorded: RecordedEvent, event: TurnScored) -> None:
@@ -156,37 +245,86 @@ class ReadModel:
         conn.execute(
             "INSERT OR REPLACE INTO turn_scores(run_id, engine, scenario, conversation, turn, scorer, suite_id, "
             "domain, violated, detail, timestamp_utc, seq) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-            (recorded.run_id, event.engine, event.scenario, event.conversation, event.turn, event.scorer,
-             suite_id, event.domain, event.violated, event.detail, recorded.timestamp_utc, recorded.seq),
+            (
+                recorded.run_id,
+                event.engine,
+                event.scenario,
+                event.conversation,
+                event.turn,
+                event.scorer,
+                suite_id,
+                event.domain,
+                event.violated,
+                event.detail,
+                recorded.timestamp_utc,
+                recorded.seq,
+            ),
         )
 
-    def _ai_output_rejected(self, conn: sqlite3.Connection, recorded: RecordedEvent,
-                            event: AiOutputRejected) -> None:
+    def _ai_output_rejected(self, conn: sqlite3.Connection, recorded: RecordedEvent, event: AiOutputRejected) -> None:
         suite_id, _ = self._suite_and_mode(conn, recorded.run_id)
         conn.execute(
             "INSERT OR REPLACE INTO rejections(seq, run_id, suite_id, case_id, generator, variant_id, attempt, "
             "model, ai_output, failure_reasons, reason_count, timestamp_utc) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-            (recorded.seq, recorded.run_id, suite_id, event.case_id, event.generator, event.variant_id,
-             event.attempt, event.model, event.ai_output, json.dumps(event.failure_reasons),
-             len(event.failure_reasons), recorded.timestamp_utc),
+            (
+                recorded.seq,
+                recorded.run_id,
+                suite_id,
+                event.case_id,
+                event.generator,
+                event.variant_id,
+                event.attempt,
+                event.model,
+                event.ai_output,
+                json.dumps(event.failure_reasons),
+                len(event.failure_reasons),
+                recorded.timestamp_utc,
+            ),
         )
 
-    def _variant_generated(self, conn: sqlite3.Connection, recorded: RecordedEvent,
-                           event: VariantGenerated) -> None:
+    def _variant_generated(self, conn: sqlite3.Connection, recorded: RecordedEvent, event: VariantGenerated) -> None:
         suite_id, _ = self._suite_and_mode(conn, recorded.run_id)
-        conn.execute(_INSERT_VARIANT, (
-            recorded.seq, recorded.run_id, suite_id, event.mode, event.case_id, event.generator,
-            event.variant_id, event.instruction, instruction_hash(event.instruction), event.seed, event.attempt,
-            False, None, recorded.timestamp_utc,
-        ))
+        conn.execute(
+            _INSERT_VARIANT,
+            (
+                recorded.seq,
+                recorded.run_id,
+                suite_id,
+                event.mode,
+                event.case_id,
+                event.generator,
+                event.variant_id,
+                event.instruction,
+                instruction_hash(event.instruction),
+                event.seed,
+                event.attempt,
+                False,
+                None,
+                recorded.timestamp_utc,
+            ),
+        )
 
     def _variant_dropped(self, conn: sqlite3.Connection, recorded: RecordedEvent, event: VariantDropped) -> None:
         suite_id, _ = self._suite_and_mode(conn, recorded.run_id)
-        conn.execute(_INSERT_VARIANT, (
-            recorded.seq, recorded.run_id, suite_id, event.mode, event.case_id, event.generator,
-            None, event.candidate, instruction_hash(event.candidate), None, event.attempt,
-            True, event.reason, recorded.timestamp_utc,
-        ))
+        conn.execute(
+            _INSERT_VARIANT,
+            (
+                recorded.seq,
+                recorded.run_id,
+                suite_id,
+                event.mode,
+                event.case_id,
+                event.generator,
+                None,
+                event.candidate,
+                instruction_hash(event.candidate),
+                None,
+                event.attempt,
+                True,
+                event.reason,
+                recorded.timestamp_utc,
+            ),
+        )
 
     def _run_ended(self, conn: sqlite3.Connection, recorded: RecordedEvent, event: RunFinished | RunAborted) -> None:
         status = "finished" if isinstance(event, RunFinished) else "aborted"

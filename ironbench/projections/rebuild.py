@@ -25,8 +25,14 @@ def verify_store(store_path: Path, run_id: str | None = None) -> ChainReport:
         return verify_chain(store.conn, run_id)
 
 
-def project_run(store_path: Path, out_dir: Path, run_id: str, rebuild: bool, force: bool = False,
-                report_writer: ReportWriter | None = None) -> Path:
+def project_run(
+    store_path: Path,
+    out_dir: Path,
+    run_id: str,
+    rebuild: bool,
+    force: bool = False,
+    report_writer: ReportWriter | None = None,
+) -> Path:
     """Bring a run's output tree (and with --rebuild, its read-model rows) up to date.
 
     A rebuild trusts the events completely, so it refuses a run whose chain is
@@ -45,8 +51,10 @@ def project_run(store_path: Path, out_dir: Path, run_id: str, rebuild: bool, for
             return tree.run_dir(run_id)
         broken = verify_chain(store.conn, run_id).broken
         if broken is not None and not force:
-            raise ChainBroken(f"{store_path}: refusing to rebuild {run_id}: hash chain broken at "
-                              f"{broken.describe()}; pass --force to rebuild from these events anyway")
+            raise ChainBroken(
+                f"{store_path}: refusing to rebuild {run_id}: hash chain broken at "
+                f"{broken.describe()}; pass --force to rebuild from these events anyway"
+            )
         run_dir = tree.run_dir(run_id)
         report = run_dir / "report.html"
         old_report = report.read_bytes() if report.is_file() else None

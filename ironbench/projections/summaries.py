@@ -17,8 +17,14 @@ def seed_timestamp(timestamp_utc: str) -> str:
     return timestamp_utc.split(".", 1)[0].removesuffix("Z") + "Z"
 
 
-def summary(run_id: str, suite_id: str, ironclad_version: str, completed: InvocationCompleted,
-            timestamp_utc: str, surplus: bool = False) -> dict:
+def summary(
+    run_id: str,
+    suite_id: str,
+    ironclad_version: str,
+    completed: InvocationCompleted,
+    timestamp_utc: str,
+    surplus: bool = False,
+) -> dict:
     """summary.json: the seed's fields in the seed's format (`run_id` is the run's
     sequential number within its group), then ironbench's own; `"surplus": true` for a
     run past its group's decision (--speculate), which counts in nothing."""
@@ -50,8 +56,13 @@ def summary(run_id: str, suite_id: str, ironclad_version: str, completed: Invoca
     }
 
 
-def aggregate(suite_id: str, case_id: str, variant: str, live: Sequence[InvocationCompleted],
-              decision: DecisionTaken | None = None) -> dict:
+def aggregate(
+    suite_id: str,
+    case_id: str,
+    variant: str,
+    live: Sequence[InvocationCompleted],
+    decision: DecisionTaken | None = None,
+) -> dict:
     """aggregate.json of one group's live runs; runs whose backend failed (infra_error)
     are counted apart and in nothing else."""
     runs = [r for r in live if r.infra_error is None]
@@ -113,8 +124,9 @@ def _decision(decision: DecisionTaken) -> dict:
         if decision.reference_group is not None:
             data["baseline_reference"]["group"] = decision.reference_group
         if decision.reference_outcomes:
-            data["baseline_reference"]["outcomes"] = [dict(zip(SIGNATURE_FIELDS, o))
-                                                      for o in decision.reference_outcomes]
+            data["baseline_reference"]["outcomes"] = [
+                dict(zip(SIGNATURE_FIELDS, o)) for o in decision.reference_outcomes
+            ]
     return data
 
 
@@ -127,8 +139,14 @@ def ladder_aggregate(suite_id: str, case_id: str, levels: Sequence[DecisionTaken
         "mode": "stress",
         "generator": verdict.generator,
         "levels": [
-            {"level": d.level, "decision": d.decision, "n": d.n, "successes": d.successes,
-             "success_rate": round(d.success_rate, 6), "wilson_95": [round(d.wilson_low, 6), round(d.wilson_high, 6)]}
+            {
+                "level": d.level,
+                "decision": d.decision,
+                "n": d.n,
+                "successes": d.successes,
+                "success_rate": round(d.success_rate, 6),
+                "wilson_95": [round(d.wilson_low, 6), round(d.wilson_high, 6)],
+            }
             for d in sorted(levels, key=lambda d: d.level)
         ],
         "boundary_level": verdict.level,

@@ -11,13 +11,23 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ironbench.projections.summaries import aggregate, ladder_aggregate, summary
 from ironbench.core.errors import StoreError
+from ironbench.core.events import (
+    AiOutputRejected,
+    DecisionTaken,
+    InvocationCompleted,
+    RecordedEvent,
+    RunAborted,
+    RunFinished,
+    RunStarted,
+    ScenarioFinished,
+    ScenarioStarted,
+    TurnAnswered,
+    TurnScored,
+)
 from ironbench.projections.gauntlet_summary import ScenarioRecord, TurnRecord
 from ironbench.projections.gauntlet_summary import results as gauntlet_results
-from ironbench.core.events import (
-    AiOutputRejected, DecisionTaken, ScenarioFinished, ScenarioStarted, TurnAnswered, TurnScored, InvocationCompleted, RecordedEvent, RunAborted, RunFinished, RunStarted,
-)
+from ironbench.projections.summaries import aggregate, ladder_aggregate, summary
 from ironbench.store.eventstore import EventStore
 
 
@@ -105,7 +115,8 @@ class OutputTree:
         if isinstance(event, ScenarioStarted):  # a new attempt replaces an interrupted one
             scenario = next(s for s in state.started.event.suite["scenarios"] if s["name"] == event.scenario)
             state.gauntlet[(event.engine, event.scenario, event.conversation)] = ScenarioRecord(
-                event.engine, event.scenario, event.domain, scenario["forbidden_phrase"], event.conversation)
+                event.engine, event.scenario, event.domain, scenario["forbidden_phrase"], event.conversation
+            )
             return None
         if isinstance(event, TurnAnswered):
             record = state.gauntlet[(event.engine, event.scenario, event.conversation)]
@@ -187,8 +198,7 @@ class OutputTree:
             "debug_enabled": started.suite.get("debug_enabled"),
             "label": started.label,
             "environment": started.environment,
-            **({"outcome_rules": {k: started.rules[k] for k in ("name", "source", "sha256")}}
-               if started.rules else {}),
+            **({"outcome_rules": {k: started.rules[k] for k in ("name", "source", "sha256")}} if started.rules else {}),
             **({"scheduler": started.scheduler} if started.scheduler else {}),
             **({"speculate": True} if started.speculate else {}),
             **state.status,
@@ -198,18 +208,36 @@ class OutputTree:
     def _write_invocation(self, state: _RunState, stream: str, event: InvocationCompleted, timestamp: str) -> None:
         started: RunStarted = state.started.event
         folder = self.run_dir(state.started.run_id) / stream
-        record = summary(state.started.run_id, started.suite_id, started.ironclad_version, event, timestamp,
-                         surplus=stream in state.surplus)
-        _write_new_folder(folder, {"summary.json": _json(record), "instruction.txt": event.instruction,
-                                   "debug_ref.txt": event.debug_path + "\n"})
+        record = summary(
+            state.started.run_id,
+            started.suite_id,
+            started.ironclad_version,
+            event,
+            timestamp,
+            surplus=stream in state.surplus,
+        )
+        _write_new_folder(
+            folder,
+            {
+                "summary.json": _json(record),
+                "instruction.txt": event.instruction,
+                "debug_ref.txt": event.debug_path + "\n",
+            },
+        )
 
     def _mark_surplus(self, state: _RunState, decision: DecisionTaken) -> None:
         """Runs that completed before their group's decision turned out to lie past it."""
         started: RunStarted = state.started.event
         for index, event in sorted(state.moved.items()):
             stream = f"{decision.group}/run_{index:03d}"
-            record = summary(state.started.run_id, started.suite_id, started.ironclad_version, event,
-                             state.stamps[stream], surplus=True)
+            record = summary(
+                state.started.run_id,
+                started.suite_id,
+                started.ironclad_version,
+                event,
+                state.stamps[stream],
+                surplus=True,
+            )
             _write(self.run_dir(state.started.run_id) / stream / "summary.json", _json(record))
 
     def _write_ai_failure(self, state: _RunState, slot: str) -> None:
@@ -229,8 +257,13 @@ class OutputTree:
             "options": latest.options,
             "prompt": latest.prompt,
             "rejections": [
-                {"attempt": e.attempt, "ai_output": e.ai_output, "normalised_output": e.normalised_output,
-                 "failure_reasons": e.failure_reasons, "timestamp_utc": t}
+                {
+                    "attempt": e.attempt,
+                    "ai_output": e.ai_output,
+                    "normalised_output": e.normalised_output,
+                    "failure_reasons": e.failure_reasons,
+                    "timestamp_utc": t,
+                }
                 for t, e in history
             ],
         }
@@ -246,8 +279,9 @@ class OutputTree:
 
     def _write_aggregate(self, state: _RunState, group: str) -> None:
         runs = [state.groups[group][index] for index in sorted(state.groups[group])]
-        data = aggregate(state.started.event.suite_id, runs[0].case_id, runs[0].variant_id, runs,
-                         state.decisions.get(group))
+        data = aggregate(
+            state.started.event.suite_id, runs[0].case_id, runs[0].variant_id, runs, state.decisions.get(group)
+        )
         _write(self.run_dir(state.started.run_id) / group / "aggregate.json", _json(data))
 
     def _write_ladder(self, state: _RunState, verdict: DecisionTaken) -> None:

@@ -25,8 +25,15 @@ class Report:
         return console_text(self.verdicts, width)
 
 
-def write_report(store_path: Path, out_dir: Path, run_id: str, compare_base: str | None = None,
-                 output: Path | None = None, alpha: float = 0.05, write: bool = True) -> Report:
+def write_report(
+    store_path: Path,
+    out_dir: Path,
+    run_id: str,
+    compare_base: str | None = None,
+    output: Path | None = None,
+    alpha: float = 0.05,
+    write: bool = True,
+) -> Report:
     """Gather the run's data, judge it, and (with `write`) write the page; returns where
     and what it said. The page is written whole or not at all."""
     from ironbench.report.gather import gather

@@ -8,8 +8,8 @@ reach the page without a change here. A section a store has no rows for is left 
 import json
 from pathlib import Path
 
-from ironbench.run.preview import word_diff_ops
 from ironbench.analysis.query import connect
+from ironbench.run.preview import word_diff_ops
 from ironbench.stats import wilson_interval
 
 # Runs that say something about the target: harness faults and infrastructure
@@ -29,9 +29,16 @@ CODE = """CASE
     ELSE 'U' END"""
 
 OUTCOME_NAMES = {
-    "S": "success", "s": "success after repair", "G": "failed: generation", "V": "failed: validation",
-    "R": "failed: repair", "U": "failed: unknown", "T": "failed: timeout", "H": "harness error (excluded)",
-    "I": "infrastructure error (excluded)", "X": "infrastructure error, slot re-run (superseded, excluded)",
+    "S": "success",
+    "s": "success after repair",
+    "G": "failed: generation",
+    "V": "failed: validation",
+    "R": "failed: repair",
+    "U": "failed: unknown",
+    "T": "failed: timeout",
+    "H": "harness error (excluded)",
+    "I": "infrastructure error (excluded)",
+    "X": "infrastructure error, slot re-run (superseded, excluded)",
 }
 # Codes that are evidence about the target; the others are shown but never in a rate.
 EVIDENCE_CODES = "SsGVRUT"
@@ -153,6 +160,7 @@ def gather(store_path: Path, run_id: str, compare_base: str | None = None, alpha
 
 # -- shaping (pure) -------------------------------------------------------------------
 
+
 def _interval(successes: int, n: int) -> dict:
     low, high = wilson_interval(successes, n)
     return {"n": n, "successes": successes, "rate": successes / n if n else 0.0, "low": low, "high": high}
@@ -182,15 +190,21 @@ def shape(raw: dict[str, list[dict]]) -> dict:
         data["baseline"] = _baseline(by_mode["baseline"], cases, attempts)
     adversarial_variants = [v for v in raw["variants"] if v["case_mode"] == "adversarial"]
     if "adversarial" in by_mode or adversarial_variants or raw["rejections"]:
-        references = [_trim(d) for d in raw["decisions"] if d.get("case_mode") == "adversarial"
-                      and d["decision"] == "reference"]
+        references = [
+            _trim(d) for d in raw["decisions"] if d.get("case_mode") == "adversarial" and d["decision"] == "reference"
+        ]
         stored = {(r["run_id"], r["group_path"]): r["codes"] for r in raw["reference_runs"]}
-        data["adversarial"] = _adversarial(by_mode.get("adversarial", []), references, stored, cases,
-                                           adversarial_variants, raw["rejections"])
+        data["adversarial"] = _adversarial(
+            by_mode.get("adversarial", []), references, stored, cases, adversarial_variants, raw["rejections"]
+        )
     stress_decisions = [_trim(d) for d in raw["decisions"] if d.get("case_mode") == "stress"]
     if "stress" in by_mode or stress_decisions:
-        data["stress"] = _stress(by_mode.get("stress", []), stress_decisions, cases,
-                                 [v for v in raw["variants"] if v["case_mode"] == "stress"])
+        data["stress"] = _stress(
+            by_mode.get("stress", []),
+            stress_decisions,
+            cases,
+            [v for v in raw["variants"] if v["case_mode"] == "stress"],
+        )
     if raw["conversations"] or raw["transcripts"]:
         data["gauntlet"] = _gauntlet(suite, raw["conversations"], raw["per_turn"], raw["transcripts"])
     return data
@@ -253,8 +267,9 @@ DECIDED_VARIANT = ("not_material", "within_noise") + MATERIAL
 _TALLIES = ("variants", "material", "structural", "stochastic", "within_noise")
 
 
-def _adversarial(groups: list[dict], references: list[dict], stored: dict, cases: dict, variants: list[dict],
-                 rejections: list[dict]) -> dict:
+def _adversarial(
+    groups: list[dict], references: list[dict], stored: dict, cases: dict, variants: list[dict], rejections: list[dict]
+) -> dict:
     by_variant = {(g["case_id"], g["variant_id"]): g for g in groups}
     reference_of = {d["case_id"]: d for d in references}
     out_cases: dict[str, dict] = {}
@@ -264,8 +279,14 @@ def _adversarial(groups: list[dict], references: list[dict], stored: dict, cases
         codes = fresh["codes"] if fresh else None
         if reference and reference.get("reference_source") not in (None, "this run"):
             codes = stored.get((reference["reference_source"], reference.get("reference_group")))
-        out_cases[case_id] = {"case_id": case_id, "instruction": cases.get(case_id, {}).get("instruction", ""),
-                              "reference": reference, "reference_codes": codes, "variants": [], "dropped": []}
+        out_cases[case_id] = {
+            "case_id": case_id,
+            "instruction": cases.get(case_id, {}).get("instruction", ""),
+            "reference": reference,
+            "reference_codes": codes,
+            "variants": [],
+            "dropped": [],
+        }
     for variant in variants:
         case = out_cases[variant["case_id"]]
         if variant["dropped"]:
@@ -274,17 +295,22 @@ def _adversarial(groups: list[dict], references: list[dict], stored: dict, cases
         group = by_variant.get((variant["case_id"], variant["variant_id"]), {})
         shown = {k: variant[k] for k in ("generator", "variant_id", "instruction", "seed", "attempt", "model")}
         counts = {k: group.get(k, 0) for k in ("n", "successes", "timeouts", "excluded", "superseded")}
-        case["variants"].append({**shown, "codes": group.get("codes", ""), **counts,
-                                 "decision": group.get("decision")})
+        case["variants"].append({**shown, "codes": group.get("codes", ""), **counts, "decision": group.get("decision")})
     cells: dict[tuple[str, str], dict] = {}
     for case in out_cases.values():
         for variant in case["variants"]:
             decision = variant["decision"] or {}
             if decision.get("decision") not in DECIDED_VARIANT:
                 continue  # not decided yet: neither material nor not
-            cell = cells.setdefault((case["case_id"], variant["generator"]),
-                                    {"case_id": case["case_id"], "generator": variant["generator"],
-                                     **dict.fromkeys(_TALLIES, 0), "directions": {}})
+            cell = cells.setdefault(
+                (case["case_id"], variant["generator"]),
+                {
+                    "case_id": case["case_id"],
+                    "generator": variant["generator"],
+                    **dict.fromkeys(_TALLIES, 0),
+                    "directions": {},
+                },
+            )
             cell["variants"] += 1
             if decision["decision"] in MATERIAL + ("within_noise",):
                 cell[decision["decision"]] += 1
@@ -294,20 +320,26 @@ def _adversarial(groups: list[dict], references: list[dict], stored: dict, cases
                 cell["directions"][way] = cell["directions"].get(way, 0) + 1
     generators: dict[str, dict] = {}
     for cell in cells.values():
-        total = generators.setdefault(cell["generator"], {"generator": cell["generator"],
-                                                          **dict.fromkeys(_TALLIES, 0), "directions": {}})
+        total = generators.setdefault(
+            cell["generator"], {"generator": cell["generator"], **dict.fromkeys(_TALLIES, 0), "directions": {}}
+        )
         for key in _TALLIES:
             total[key] += cell[key]
         for way, count in cell["directions"].items():
             total["directions"][way] = total["directions"].get(way, 0) + count
     for total in generators.values():
-        total.update({k: v for k, v in _interval(total["material"], total["variants"]).items()
-                      if k not in ("n", "successes")})
+        total.update(
+            {k: v for k, v in _interval(total["material"], total["variants"]).items() if k not in ("n", "successes")}
+        )
     for row in rejections:
         row["failure_reasons"] = json.loads(row["failure_reasons"] or "[]")
-    return {"cases": list(out_cases.values()), "cells": list(cells.values()),
-            "generators": sorted(generators.values(), key=lambda g: (-g["rate"], g["generator"])),
-            "excluded": _excluded(groups), "rejections": rejections}
+    return {
+        "cases": list(out_cases.values()),
+        "cells": list(cells.values()),
+        "generators": sorted(generators.values(), key=lambda g: (-g["rate"], g["generator"])),
+        "excluded": _excluded(groups),
+        "rejections": rejections,
+    }
 
 
 def _excluded(groups: list[dict]) -> dict:
@@ -326,8 +358,10 @@ def _stress(groups: list[dict], decisions: list[dict], cases: dict, variants: li
         ladder["levels"].append({**level, "instruction": texts.get((group["case_id"], group["variant_id"]))})
     for decision in decisions:
         if decision["variant_id"] == "ladder":
-            ladders.setdefault(decision["case_id"], {"case_id": decision["case_id"], "levels": [],
-                                                     "generator": decision.get("generator")})["ladder"] = decision
+            ladders.setdefault(
+                decision["case_id"],
+                {"case_id": decision["case_id"], "levels": [], "generator": decision.get("generator")},
+            )["ladder"] = decision
     for case_id, ladder in ladders.items():
         case = cases.get(case_id, {})
         ladder["instruction"] = case.get("instruction", "")
@@ -349,24 +383,42 @@ def _gauntlet(suite: dict, conversations: list[dict], per_turn: list[dict], tran
     the unit, every pair of engines compared), plus per-turn counts and the transcripts."""
     from ironbench.projections.gauntlet_summary import PRIMARY_SCORER, summary_from_counts
 
-    table = summary_from_counts([(c["engine"], c["scenario"], c["domain"], c["scorer"], c["conversation"],
-                                  c["turns"], c["violations"]) for c in conversations], suite)
+    table = summary_from_counts(
+        [
+            (c["engine"], c["scenario"], c["domain"], c["scorer"], c["conversation"], c["turns"], c["violations"])
+            for c in conversations
+        ],
+        suite,
+    )
     seen = {c["engine"] for c in conversations} | {t["engine"] for t in transcripts}
     engines = [e for e in table["totals"] if e in seen] + sorted(seen - set(table["totals"]))
     spec_scenarios = {s["name"]: s for s in suite.get("scenarios", [])}
     seen_scenarios = {c["scenario"] for c in conversations} | {t["scenario"] for t in transcripts}
     names = [n for n in spec_scenarios if n in seen_scenarios] + sorted(seen_scenarios - set(spec_scenarios))
-    scenarios = [{"name": n, "domain": spec_scenarios.get(n, {}).get("domain", ""),
-                  "forbidden_phrase": spec_scenarios.get(n, {}).get("forbidden_phrase", "")} for n in names]
+    scenarios = [
+        {
+            "name": n,
+            "domain": spec_scenarios.get(n, {}).get("domain", ""),
+            "forbidden_phrase": spec_scenarios.get(n, {}).get("forbidden_phrase", ""),
+        }
+        for n in names
+    ]
     scorers = sorted(table["scorers"], key=lambda s: (s != PRIMARY_SCORER, s))
     cells = []
     for name, row in table["scenarios"].items():
         for engine, counts in row["engines"].items():
             for scorer in scorers:
-                cells.append({"engine": engine, "scenario": name, "scorer": scorer,
-                              "conversations": counts["num_conversations"],
-                              "violated": counts["conversations_violated"].get(scorer, 0),
-                              "turns": counts["num_turns"], "turn_violations": counts["num_violations"].get(scorer, 0)})
+                cells.append(
+                    {
+                        "engine": engine,
+                        "scenario": name,
+                        "scorer": scorer,
+                        "conversations": counts["num_conversations"],
+                        "violated": counts["conversations_violated"].get(scorer, 0),
+                        "turns": counts["num_turns"],
+                        "turn_violations": counts["num_violations"].get(scorer, 0),
+                    }
+                )
     totals = []
     for engine in engines:
         total = table["totals"].get(engine)
@@ -376,29 +428,67 @@ def _gauntlet(suite: dict, conversations: list[dict], per_turn: list[dict], tran
         for scorer in scorers:
             violated = total["conversations_violated"].get(scorer, 0)
             interval = _interval(violated, total["num_conversations"])
-            totals.append({"engine": engine, "scorer": scorer, "scenarios": scenarios_run,
-                           "conversations": total["num_conversations"], "violated": violated,
-                           "rate": interval["rate"], "low": interval["low"], "high": interval["high"],
-                           "turns": total["num_turns"], "turn_violations": total["num_violations"].get(scorer, 0)})
+            totals.append(
+                {
+                    "engine": engine,
+                    "scorer": scorer,
+                    "scenarios": scenarios_run,
+                    "conversations": total["num_conversations"],
+                    "violated": violated,
+                    "rate": interval["rate"],
+                    "low": interval["low"],
+                    "high": interval["high"],
+                    "turns": total["num_turns"],
+                    "turn_violations": total["num_violations"].get(scorer, 0),
+                }
+            )
     threads: dict[tuple[str, str, int], dict] = {}
     for turn in transcripts:
-        thread = threads.setdefault((turn["engine"], turn["scenario"], turn["conversation"]), {
-            "engine": turn["engine"], "scenario": turn["scenario"], "domain": turn["domain"],
-            "conversation": turn["conversation"], "turns": []})
+        thread = threads.setdefault(
+            (turn["engine"], turn["scenario"], turn["conversation"]),
+            {
+                "engine": turn["engine"],
+                "scenario": turn["scenario"],
+                "domain": turn["domain"],
+                "conversation": turn["conversation"],
+                "turns": [],
+            },
+        )
         thread["turns"].append({k: turn[k] for k in ("turn", "prompt", "answer", "duration_ms", "scores")})
     engine_order = {e: i for i, e in enumerate(engines)}
     scenario_order = {s["name"]: i for i, s in enumerate(scenarios)}
-    ordered = sorted(threads.values(), key=lambda t: (scenario_order.get(t["scenario"], 1e9), t["conversation"],
-                                                       engine_order.get(t["engine"], 1e9)))
-    return {"unit": "conversation", "engines": engines, "scenarios": scenarios, "scorers": scorers,
-            "cells": cells, "per_turn": per_turn, "totals": totals,
-            "comparisons": {s: table["comparisons"].get(s, []) for s in scorers}, "transcripts": ordered}
+    ordered = sorted(
+        threads.values(),
+        key=lambda t: (scenario_order.get(t["scenario"], 1e9), t["conversation"], engine_order.get(t["engine"], 1e9)),
+    )
+    return {
+        "unit": "conversation",
+        "engines": engines,
+        "scenarios": scenarios,
+        "scorers": scorers,
+        "cells": cells,
+        "per_turn": per_turn,
+        "totals": totals,
+        "comparisons": {s: table["comparisons"].get(s, []) for s in scorers},
+        "transcripts": ordered,
+    }
 
 
 # -- comparison ------------------------------------------------------------------------
 
-_KNOWN_CASE = ("case_id", "variant_id", "a", "b", "p_regression", "p_improvement", "p_adjusted", "flagged", "mde",
-               "can_be_flagged", "verdict")
+_KNOWN_CASE = (
+    "case_id",
+    "variant_id",
+    "a",
+    "b",
+    "p_regression",
+    "p_improvement",
+    "p_adjusted",
+    "flagged",
+    "mde",
+    "can_be_flagged",
+    "verdict",
+)
 
 
 def comparison_section(comparison) -> dict:
@@ -414,18 +504,33 @@ def comparison_section(comparison) -> dict:
         cases.append(row)
     overall = result["overall"]
     return {
-        "run_a": result["run_a"], "run_b": result["run_b"], "alpha": result["alpha"], "gate": result["gate"],
-        "fail_on": result["fail_on"], "margin": result["margin"], "verdict": result["verdict"],
-        "failed": result["failed"], "gate_reason": result["reason"], "warnings": result["warnings"],
-        "unit": result["unit"], "engines": result["engines"],
-        "informative_cases": overall["informative_cases"], "overall_p_regression": overall["p_regression"],
-        "overall_p_improvement": overall["p_improvement"], "difference": overall["delta"],
-        "low": overall["delta_ci_95"][0], "high": overall["delta_ci_95"][1], "mde": overall["mde"],
-        "delta_upper": overall["delta_upper"], "shifts": result["shifts"], "cases": cases,
+        "run_a": result["run_a"],
+        "run_b": result["run_b"],
+        "alpha": result["alpha"],
+        "gate": result["gate"],
+        "fail_on": result["fail_on"],
+        "margin": result["margin"],
+        "verdict": result["verdict"],
+        "failed": result["failed"],
+        "gate_reason": result["reason"],
+        "warnings": result["warnings"],
+        "unit": result["unit"],
+        "engines": result["engines"],
+        "informative_cases": overall["informative_cases"],
+        "overall_p_regression": overall["p_regression"],
+        "overall_p_improvement": overall["p_improvement"],
+        "difference": overall["delta"],
+        "low": overall["delta_ci_95"][0],
+        "high": overall["delta_ci_95"][1],
+        "mde": overall["mde"],
+        "delta_upper": overall["delta_upper"],
+        "shifts": result["shifts"],
+        "cases": cases,
     }
 
 
 # -- the embedded copy ------------------------------------------------------------------
+
 
 def patch(base: str, text: str) -> list:
     """`text` as edits of `base`, word by word: a number n >= 0 keeps the next n characters
@@ -442,7 +547,7 @@ def apply_patch(base: str, ops: list) -> str:
         if isinstance(op, str):
             out.append(op)
         elif op >= 0:
-            out.append(base[at:at + op])
+            out.append(base[at : at + op])
             at += op
         else:
             at -= op
@@ -451,8 +556,7 @@ def apply_patch(base: str, ops: list) -> str:
 
 # What a record's own counts (n, successes) determine: the embedded copy does not repeat
 # them in a decision taken on those same counts.
-FROM_COUNTS = ("success_rate", "wilson_low", "wilson_high", "success_lower_95", "success_upper_95",
-               "chance_agreement")
+FROM_COUNTS = ("success_rate", "wilson_low", "wilson_high", "success_lower_95", "success_upper_95", "chance_agreement")
 
 
 def _lean(record: dict) -> dict:
@@ -473,8 +577,12 @@ def for_embedding(data: dict) -> dict:
     (rate, Wilson interval, one-sided bounds, chance agreement) follows from them."""
     out = dict(data)
     if "baseline" in data:
-        out["baseline"] = {**data["baseline"], "cases": [_lean({k: v for k, v in case.items() if k != "instruction"})
-                                                         for case in data["baseline"]["cases"]]}
+        out["baseline"] = {
+            **data["baseline"],
+            "cases": [
+                _lean({k: v for k, v in case.items() if k != "instruction"}) for case in data["baseline"]["cases"]
+            ],
+        }
     if "adversarial" in data:
         cases = []
         for case in data["adversarial"]["cases"]:
@@ -482,7 +590,9 @@ def for_embedding(data: dict) -> dict:
             for variant in case["variants"]:
                 named = (variant["variant_id"] or "").startswith(f"{variant['generator']}/")
                 shown = {k: v for k, v in variant.items() if k != "instruction" and not (k == "generator" and named)}
-                variants.append({**_lean(shown), "instruction_patch": patch(case["instruction"], variant["instruction"])})
+                variants.append(
+                    {**_lean(shown), "instruction_patch": patch(case["instruction"], variant["instruction"])}
+                )
             cases.append({**{k: v for k, v in case.items() if k != "instruction"}, "variants": variants})
         out["adversarial"] = {**data["adversarial"], "cases": cases}
     if "stress" in data:

@@ -66,8 +66,13 @@ def leaf(tag: str, attrs: dict) -> Markup:
 def json_script(data: object, element_id: str) -> Markup:
     """Data for scripts (and for people saving the page): inert, and unable to close its element."""
     text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
-    for raw, safe in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"), ("\u2028", "\\u2028"),
-                      ("\u2029", "\\u2029")):
+    for raw, safe in (
+        ("<", "\\u003c"),
+        (">", "\\u003e"),
+        ("&", "\\u0026"),
+        ("\u2028", "\\u2028"),
+        ("\u2029", "\\u2029"),
+    ):
         text = text.replace(raw, safe)
     return Markup(f'<script type="application/json" id="{esc(element_id)}">{text}</script>')
 
@@ -92,8 +97,8 @@ def _elide(text: str, context: int, before: bool, after: bool) -> str:
     words = [i for i in range(0, len(parts), 2) if parts[i]]
     if len(words) <= context * (before + after) + 1:
         return text
-    head = "".join(parts[:words[context - 1] + 1]) if before else ""
-    tail = "".join(parts[words[-context]:]) if after else ""
+    head = "".join(parts[: words[context - 1] + 1]) if before else ""
+    tail = "".join(parts[words[-context] :]) if after else ""
     return " ".join(part for part in (head, ELIDED, tail) if part)
 
 

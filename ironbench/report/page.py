@@ -6,7 +6,6 @@ import hashlib
 import json
 
 from ironbench import __version__
-
 from ironbench.report import comparison, sections, transcripts
 from ironbench.report.gather import EVIDENCE_CODES, for_embedding
 from ironbench.report.markup import Markup, el, join, json_script
@@ -144,11 +143,21 @@ def _sha256(text: str) -> str:
 
 # Nothing loads from anywhere; only this page's own style and script run. Even markup
 # that slipped past escaping could neither fetch nor execute anything.
-CSP = (f"default-src 'none'; style-src '{_sha256(CSS)}'; script-src '{_sha256(SCRIPT)}'; img-src data:; "
-       "base-uri 'none'; form-action 'none'")
+CSP = (
+    f"default-src 'none'; style-src '{_sha256(CSS)}'; script-src '{_sha256(SCRIPT)}'; img-src data:; "
+    "base-uri 'none'; form-action 'none'"
+)
 
-TITLES = {"verdict": "Verdict", "compare": "Compare", "outcomes": "Outcomes", "baseline": "Baseline",
-          "adversarial": "Adversarial", "stress": "Stress", "gauntlet": "Gauntlet", "metadata": "Metadata"}
+TITLES = {
+    "verdict": "Verdict",
+    "compare": "Compare",
+    "outcomes": "Outcomes",
+    "baseline": "Baseline",
+    "adversarial": "Adversarial",
+    "stress": "Stress",
+    "gauntlet": "Gauntlet",
+    "metadata": "Metadata",
+}
 
 
 def _header(data: dict) -> Markup:
@@ -177,10 +186,25 @@ def _header(data: dict) -> Markup:
 def _verdict(items: list[Verdict]) -> Markup:
     if not items:
         return section("verdict", "Verdict", "Nothing recorded yet to judge.")
-    return section("verdict", "Verdict", None,
-                   el("ul", {"class": "verdicts"},
-                      [el("li", {"data-mode": v.mode}, el("b", None, v.headline), " ",
-                          el("span", {"class": "evidence"}, v.evidence)) for v in items]))
+    return section(
+        "verdict",
+        "Verdict",
+        None,
+        el(
+            "ul",
+            {"class": "verdicts"},
+            [
+                el(
+                    "li",
+                    {"data-mode": v.mode},
+                    el("b", None, v.headline),
+                    " ",
+                    el("span", {"class": "evidence"}, v.evidence),
+                )
+                for v in items
+            ],
+        ),
+    )
 
 
 def _value(value) -> Markup | str:
@@ -203,13 +227,21 @@ def _metadata(data: dict) -> Markup:
     run = data["run"]
     keys = [k for k in FIRST if k in run] + [k for k in run if k not in FIRST]
     rows = [[el("dt", None, key), el("dd", None, _value(run[key]))] for key in keys]
-    return section("metadata", "Run metadata",
-                   "What was run, on what, by which versions: everything the run recorded when it started, "
-                   "its label and the environment variables its suite named (record_env) included.",
-                   el("dl", {"class": "meta"}, rows),
-                   el("p", {"class": "intro"}, "The data behind this page, the suite as recorded included, is "
-                                               "embedded in it as JSON (the element with id ",
-                      el("code", None, "report-data"), "): open the page source, or read it with any HTML parser."))
+    return section(
+        "metadata",
+        "Run metadata",
+        "What was run, on what, by which versions: everything the run recorded when it started, "
+        "its label and the environment variables its suite named (record_env) included.",
+        el("dl", {"class": "meta"}, rows),
+        el(
+            "p",
+            {"class": "intro"},
+            "The data behind this page, the suite as recorded included, is "
+            "embedded in it as JSON (the element with id ",
+            el("code", None, "report-data"),
+            "): open the page source, or read it with any HTML parser.",
+        ),
+    )
 
 
 def _compact(value):
@@ -247,9 +279,14 @@ def render(data: dict, items: list[Verdict]) -> str:
     """The whole self-contained page."""
     present = ["verdict"]
     body = [_verdict(items)]
-    for key, render_section in (("compare", comparison.compare), ("outcomes", sections.outcomes),
-                                ("baseline", sections.baseline), ("adversarial", sections.adversarial),
-                                ("stress", sections.stress), ("gauntlet", transcripts.gauntlet)):
+    for key, render_section in (
+        ("compare", comparison.compare),
+        ("outcomes", sections.outcomes),
+        ("baseline", sections.baseline),
+        ("adversarial", sections.adversarial),
+        ("stress", sections.stress),
+        ("gauntlet", transcripts.gauntlet),
+    ):
         if data.get(key):
             present.append(key)
             body.append(render_section(data[key]))
@@ -257,18 +294,34 @@ def render(data: dict, items: list[Verdict]) -> str:
     body.append(_metadata(data))
     run = data["run"]
     nav = el("nav", {"aria-label": "sections"}, [el("a", {"href": f"#{key}"}, TITLES[key]) for key in present])
-    head = el("head", None,
-              Markup('<meta charset="utf-8">'),
-              el("meta", {"name": "viewport", "content": "width=device-width, initial-scale=1"}),
-              el("meta", {"http-equiv": "Content-Security-Policy", "content": CSP}),
-              el("meta", {"name": "generator", "content": f"ironbench {__version__}"}),
-              el("title", None, f"ironbench · {run['run_id']} · {run.get('mode')}"),
-              Markup(f"<style>{CSS}</style>"))
-    page = el("html", {"lang": "en"}, head,
-              el("body", None, _header(data), nav, el("main", None, body),
-                 el("footer", None, f"Written by ironbench {__version__} from the event store; "
-                                    "self-contained: no network, readable with scripts off."),
-                 json_script(_compact({**for_embedding(data), "verdicts": [v.__dict__ for v in items]}),
-                             "report-data"),
-                 Markup(f"<script>{SCRIPT}</script>")))
+    head = el(
+        "head",
+        None,
+        Markup('<meta charset="utf-8">'),
+        el("meta", {"name": "viewport", "content": "width=device-width, initial-scale=1"}),
+        el("meta", {"http-equiv": "Content-Security-Policy", "content": CSP}),
+        el("meta", {"name": "generator", "content": f"ironbench {__version__}"}),
+        el("title", None, f"ironbench · {run['run_id']} · {run.get('mode')}"),
+        Markup(f"<style>{CSS}</style>"),
+    )
+    page = el(
+        "html",
+        {"lang": "en"},
+        head,
+        el(
+            "body",
+            None,
+            _header(data),
+            nav,
+            el("main", None, body),
+            el(
+                "footer",
+                None,
+                f"Written by ironbench {__version__} from the event store; "
+                "self-contained: no network, readable with scripts off.",
+            ),
+            json_script(_compact({**for_embedding(data), "verdicts": [v.__dict__ for v in items]}), "report-data"),
+            Markup(f"<script>{SCRIPT}</script>"),
+        ),
+    )
     return "<!doctype html>\n" + page + "\n"

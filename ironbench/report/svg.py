@@ -9,8 +9,8 @@ are escaped like every other text on the page.
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ironbench.report.markup import Markup, el, join, leaf
 from ironbench.console.numbers import number, percent
+from ironbench.report.markup import Markup, el, join, leaf
 
 FONT = 11
 ROW = 16
@@ -30,10 +30,22 @@ def _n(value: float) -> str:
 
 
 def _svg(width: float, height: float, label: str, *children) -> Markup:
-    return el("svg", {"xmlns": "http://www.w3.org/2000/svg", "width": _n(width), "height": _n(height),
-                      "viewBox": f"0 0 {_n(width)} {_n(height)}", "role": "img", "aria-label": label,
-                      "font-size": FONT, "font-family": "system-ui, sans-serif", "class": "chart"},
-              el("title", None, label), *children)
+    return el(
+        "svg",
+        {
+            "xmlns": "http://www.w3.org/2000/svg",
+            "width": _n(width),
+            "height": _n(height),
+            "viewBox": f"0 0 {_n(width)} {_n(height)}",
+            "role": "img",
+            "aria-label": label,
+            "font-size": FONT,
+            "font-family": "system-ui, sans-serif",
+            "class": "chart",
+        },
+        el("title", None, label),
+        *children,
+    )
 
 
 def _text(x: float, y: float, text: str, anchor: str = "start", **attrs) -> Markup:
@@ -71,12 +83,24 @@ def _labels(anchor: str, texts: list[Markup]) -> Markup:
     return el("g", {"fill": MUTED, "text-anchor": anchor if anchor != "start" else None}, texts)
 
 
-def _unit_axis(x0: float, width: float, y_top: float, y_bottom: float, ticks=(0, 0.25, 0.5, 0.75, 1.0),
-               fmt=_pct, lo: float = 0.0, hi: float = 1.0) -> Markup:
+def _unit_axis(
+    x0: float,
+    width: float,
+    y_top: float,
+    y_bottom: float,
+    ticks=(0, 0.25, 0.5, 0.75, 1.0),
+    fmt=_pct,
+    lo: float = 0.0,
+    hi: float = 1.0,
+) -> Markup:
     """Vertical grid lines with labels below, for a horizontal value axis from lo to hi."""
     xs = [(x0 + (tick - lo) / (hi - lo) * width, tick) for tick in ticks]
-    return join([_grid([f"M{_n(x)} {_n(y_top)}V{_n(y_bottom)}" for x, _ in xs]),
-                 _labels("middle", [_text(x, y_bottom + FONT + 2, fmt(tick)) for x, tick in xs])])
+    return join(
+        [
+            _grid([f"M{_n(x)} {_n(y_top)}V{_n(y_bottom)}" for x, _ in xs]),
+            _labels("middle", [_text(x, y_bottom + FONT + 2, fmt(tick)) for x, tick in xs]),
+        ]
+    )
 
 
 @dataclass(frozen=True)
@@ -101,15 +125,24 @@ def interval_bars(rows: Sequence[IntervalRow], title: str, width: int = 680, lab
         x = label_w + row.value * plot_w
         lo, hi = label_w + row.low * plot_w, label_w + row.high * plot_w
         colour = ALARM if row.flagged else POINT
-        parts.append(el("g", None,
-                        el("title", None, f"{row.label}: {_pct(row.value)} (95% CI {_pct(row.low)}–{_pct(row.high)})"
-                                          f" {row.note}"),
-                        _text(label_w - 6, mid + 4, _clip(row.label, label_chars), "end"),
-                        leaf("rect", {"x": _n(label_w), "y": _n(y + 3), "width": _n(x - label_w), "height": ROW - 6,
-                                    "fill": BAR}),
-                        _whisker(lo, hi, mid, colour),
-                        leaf("circle", {"cx": _n(x), "cy": _n(mid), "r": 3, "fill": colour}),
-                        _text(label_w + plot_w + 8, mid + 4, row.note, fill=MUTED)))
+        parts.append(
+            el(
+                "g",
+                None,
+                el(
+                    "title",
+                    None,
+                    f"{row.label}: {_pct(row.value)} (95% CI {_pct(row.low)}–{_pct(row.high)}) {row.note}",
+                ),
+                _text(label_w - 6, mid + 4, _clip(row.label, label_chars), "end"),
+                leaf(
+                    "rect", {"x": _n(label_w), "y": _n(y + 3), "width": _n(x - label_w), "height": ROW - 6, "fill": BAR}
+                ),
+                _whisker(lo, hi, mid, colour),
+                leaf("circle", {"cx": _n(x), "cy": _n(mid), "r": 3, "fill": colour}),
+                _text(label_w + plot_w + 8, mid + 4, row.note, fill=MUTED),
+            )
+        )
     return _svg(width, height, title, *parts)
 
 
@@ -127,8 +160,14 @@ def _ramp(value: float) -> str:
     return "#" + "".join(f"{round(a + (b - a) * value):02x}" for a, b in zip(start, end))
 
 
-def heatmap(rows: Sequence[str], columns: Sequence[str], cells: dict[tuple[str, str], Cell], title: str,
-            cell_w: int = 64, label_chars: int = 26) -> Markup:
+def heatmap(
+    rows: Sequence[str],
+    columns: Sequence[str],
+    cells: dict[tuple[str, str], Cell],
+    title: str,
+    cell_w: int = 64,
+    label_chars: int = 26,
+) -> Markup:
     label_w = label_chars * 6.2
     head_h = 70
     width = label_w + len(columns) * cell_w + 70  # room for the last column's slanted label
@@ -136,8 +175,14 @@ def heatmap(rows: Sequence[str], columns: Sequence[str], cells: dict[tuple[str, 
     parts, cells_drawn = [], []
     for j, column in enumerate(columns):
         x = label_w + j * cell_w + cell_w / 2
-        parts.append(el("g", None, el("title", None, column),
-                        _text(x, head_h - 6, _clip(column, 16), transform=f"rotate(-35 {_n(x)} {_n(head_h - 6)})")))
+        parts.append(
+            el(
+                "g",
+                None,
+                el("title", None, column),
+                _text(x, head_h - 6, _clip(column, 16), transform=f"rotate(-35 {_n(x)} {_n(head_h - 6)})"),
+            )
+        )
     for i, row in enumerate(rows):
         y = head_h + i * 22
         parts.append(el("g", None, el("title", None, row), _text(label_w - 6, y + 15, _clip(row, label_chars), "end")))
@@ -145,16 +190,25 @@ def heatmap(rows: Sequence[str], columns: Sequence[str], cells: dict[tuple[str, 
             cell = cells.get((row, column))
             x = label_w + j * cell_w
             if cell is None or cell.value is None:
-                parts.append(leaf("rect", {"x": _n(x + 1), "y": _n(y + 1), "width": cell_w - 2, "height": 20,
-                                         "fill": "#f4f4f4"}))
+                parts.append(
+                    leaf("rect", {"x": _n(x + 1), "y": _n(y + 1), "width": cell_w - 2, "height": 20, "fill": "#f4f4f4"})
+                )
                 if cell is not None:
                     parts.append(_text(x + cell_w / 2, y + 15, cell.text, "middle", fill=MUTED))
                 continue
             # the text's anchor and colour are the group's (below): thousands of cells stay small
-            cells_drawn.append(el("g", None, el("title", None, cell.tooltip or f"{row} × {column}: {cell.text}"),
-                                  leaf("rect", {"x": _n(x + 1), "y": _n(y + 1), "width": cell_w - 2, "height": 20,
-                                              "fill": _ramp(cell.value)}),
-                                  _text(x + cell_w / 2, y + 15, cell.text, fill="#fff" if cell.value > 0.55 else None)))
+            cells_drawn.append(
+                el(
+                    "g",
+                    None,
+                    el("title", None, cell.tooltip or f"{row} × {column}: {cell.text}"),
+                    leaf(
+                        "rect",
+                        {"x": _n(x + 1), "y": _n(y + 1), "width": cell_w - 2, "height": 20, "fill": _ramp(cell.value)},
+                    ),
+                    _text(x + cell_w / 2, y + 15, cell.text, fill="#fff" if cell.value > 0.55 else None),
+                )
+            )
     parts.append(el("g", {"text-anchor": "middle", "fill": INK}, cells_drawn))
     return _svg(width, height, title, *parts)
 
@@ -167,8 +221,9 @@ class SequenceRow:
     tooltip: str = ""
 
 
-def sequence_grid(rows: Sequence[SequenceRow], palette: dict[str, tuple[str, str]], title: str,
-                  label_chars: int = 30) -> Markup:
+def sequence_grid(
+    rows: Sequence[SequenceRow], palette: dict[str, tuple[str, str]], title: str, label_chars: int = 30
+) -> Markup:
     """Each row's runs in order as squares coloured by outcome; runs never needed are hollow.
 
     Squares of one colour form one path for the whole grid, so ten thousand runs cost
@@ -193,16 +248,35 @@ def sequence_grid(rows: Sequence[SequenceRow], palette: dict[str, tuple[str, str
                 paths.setdefault(row.codes[k], []).append(square)
             else:
                 hollow.append(square)
-        parts.append(el("g", None, el("title", None, row.tooltip or row.label),
-                        _text(label_w - 6, y + size - 1, _clip(row.label, label_chars), "end"),
-                        leaf("rect", {"x": _n(label_w), "y": _n(y), "width": _n(longest * (size + gap)),
-                                    "height": size, "fill": "transparent"})))
+        parts.append(
+            el(
+                "g",
+                None,
+                el("title", None, row.tooltip or row.label),
+                _text(label_w - 6, y + size - 1, _clip(row.label, label_chars), "end"),
+                leaf(
+                    "rect",
+                    {
+                        "x": _n(label_w),
+                        "y": _n(y),
+                        "width": _n(longest * (size + gap)),
+                        "height": size,
+                        "fill": "transparent",
+                    },
+                ),
+            )
+        )
     for code, squares in sorted(paths.items()):
         colour, name = palette.get(code, ("#999", code))
         parts.append(el("path", {"d": "".join(squares), "fill": colour}, el("title", None, name)))
     if hollow:
-        parts.append(el("path", {"d": "".join(hollow), "fill": "none", "stroke": "#bbb"},
-                        el("title", None, "not run: the case had stopped")))
+        parts.append(
+            el(
+                "path",
+                {"d": "".join(hollow), "fill": "none", "stroke": "#bbb"},
+                el("title", None, "not run: the case had stopped"),
+            )
+        )
     return _svg(width, height, title, *parts)
 
 
@@ -211,9 +285,19 @@ def legend(palette: dict[str, tuple[str, str]], codes: Sequence[str]) -> Markup:
     items = []
     for code in codes:
         colour, name = palette.get(code, ("#999", code))
-        items.append(el("span", {"class": "key"},
-                        el("svg", {"width": 10, "height": 10, "aria-hidden": "true"},
-                           leaf("rect", {"width": 10, "height": 10, "fill": colour})), " ", name))
+        items.append(
+            el(
+                "span",
+                {"class": "key"},
+                el(
+                    "svg",
+                    {"width": 10, "height": 10, "aria-hidden": "true"},
+                    leaf("rect", {"width": 10, "height": 10, "fill": colour}),
+                ),
+                " ",
+                name,
+            )
+        )
     return el("p", {"class": "legend"}, items)
 
 
@@ -226,12 +310,18 @@ class LevelPoint:
     note: str = ""
 
 
-MARKS = {"boundary": ("boundary", ALARM), "tentative": ("tentative", WARN),
-         "fails_at_base": ("fails at base", ALARM)}
+MARKS = {"boundary": ("boundary", ALARM), "tentative": ("tentative", WARN), "fails_at_base": ("fails at base", ALARM)}
 
 
-def ladder(points: Sequence[LevelPoint], marked: int | None, title: str, planned: int | None = None,
-           verdict: str = "boundary", width: int = 360, height: int = 170) -> Markup:
+def ladder(
+    points: Sequence[LevelPoint],
+    marked: int | None,
+    title: str,
+    planned: int | None = None,
+    verdict: str = "boundary",
+    width: int = 360,
+    height: int = 170,
+) -> Markup:
     """Success rate per ladder level with intervals, level 0 (the unchanged instruction) as
     "base"; the level the ladder's verdict names (`verdict`: boundary, tentative or
     fails_at_base) marked, and levels the plan had but the ladder did not need labelled as
@@ -250,39 +340,75 @@ def ladder(points: Sequence[LevelPoint], marked: int | None, title: str, planned
     def y(value: float) -> float:
         return top + (1 - value) * plot_h
 
-    parts = [_grid([f"M{left} {_n(y(tick))}h{_n(plot_w)}" for tick in (0, 0.5, 1)]),
-             _labels("end", [_text(left - 4, y(tick) + 4, _pct(tick)) for tick in (0, 0.5, 1)])]
+    parts = [
+        _grid([f"M{left} {_n(y(tick))}h{_n(plot_w)}" for tick in (0, 0.5, 1)]),
+        _labels("end", [_text(left - 4, y(tick) + 4, _pct(tick)) for tick in (0, 0.5, 1)]),
+    ]
     run = {p.level for p in points}
-    middle = [_text(x(level), height - bottom + 14, "base" if level == 0 else str(level))
-              for level in range(first, last + 1)]
+    middle = [
+        _text(x(level), height - bottom + 14, "base" if level == 0 else str(level)) for level in range(first, last + 1)
+    ]
     middle.append(_text(left + plot_w / 2, height - 3, "level"))
     for level in range(first, last + 1):
         if level not in run and (marked is None or level > marked):
-            middle.append(_text(x(level), top + plot_h / 2, "not run",
-                                transform=f"rotate(-90 {_n(x(level))} {_n(top + plot_h / 2)})"))
+            middle.append(
+                _text(
+                    x(level),
+                    top + plot_h / 2,
+                    "not run",
+                    transform=f"rotate(-90 {_n(x(level))} {_n(top + plot_h / 2)})",
+                )
+            )
     parts.append(_labels("middle", middle))
     if marked is not None:
         near_right = x(marked) > left + plot_w * 0.75
-        parts += [_line(x(marked), top - 4, x(marked), top + plot_h, colour_of_mark, **{"stroke-dasharray": "4 3"}),
-                  _text(x(marked) + (-4 if near_right else 4), top + 6, label, "end" if near_right else "start",
-                        fill=colour_of_mark)]
+        parts += [
+            _line(x(marked), top - 4, x(marked), top + plot_h, colour_of_mark, **{"stroke-dasharray": "4 3"}),
+            _text(
+                x(marked) + (-4 if near_right else 4),
+                top + 6,
+                label,
+                "end" if near_right else "start",
+                fill=colour_of_mark,
+            ),
+        ]
     ordered = sorted(points, key=lambda p: p.level)
     if len(ordered) > 1:
-        parts.append(leaf("polyline", {"points": " ".join(f"{_n(x(p.level))},{_n(y(p.value))}" for p in ordered),
-                                     "fill": "none", "stroke": POINT, "stroke-opacity": 0.5}))
+        parts.append(
+            leaf(
+                "polyline",
+                {
+                    "points": " ".join(f"{_n(x(p.level))},{_n(y(p.value))}" for p in ordered),
+                    "fill": "none",
+                    "stroke": POINT,
+                    "stroke-opacity": 0.5,
+                },
+            )
+        )
     for p in ordered:
         colour = colour_of_mark if p.level == marked else POINT
         name = "level 0 (base)" if p.level == 0 else f"level {p.level}"
-        parts.append(el("g", None,
-                        el("title", None, f"{name}: {_pct(p.value)} (95% CI {_pct(p.low)}–{_pct(p.high)})"
-                                          f" {p.note}"),
-                        _whisker(y(p.low), y(p.high), x(p.level), colour, vertical=True),
-                        leaf("circle", {"cx": _n(x(p.level)), "cy": _n(y(p.value)), "r": 3.5, "fill": colour})))
+        parts.append(
+            el(
+                "g",
+                None,
+                el("title", None, f"{name}: {_pct(p.value)} (95% CI {_pct(p.low)}–{_pct(p.high)}) {p.note}"),
+                _whisker(y(p.low), y(p.high), x(p.level), colour, vertical=True),
+                leaf("circle", {"cx": _n(x(p.level)), "cy": _n(y(p.value)), "r": 3.5, "fill": colour}),
+            )
+        )
     return _svg(width, height, title, *parts)
 
 
-def lines(series: Sequence[tuple[str, Sequence[tuple[int, float]]]], title: str, x_label: str, y_label: str,
-          y_max: float, width: int = 560, height: int = 220) -> Markup:
+def lines(
+    series: Sequence[tuple[str, Sequence[tuple[int, float]]]],
+    title: str,
+    x_label: str,
+    y_label: str,
+    y_max: float,
+    width: int = 560,
+    height: int = 220,
+) -> Markup:
     """One line per series over integer x (e.g. violations per turn, per engine)."""
     left, right, top, bottom = 44, 130, 12, 34
     xs = sorted({x for _, points in series for x, _ in points}) or [1]
@@ -298,30 +424,59 @@ def lines(series: Sequence[tuple[str, Sequence[tuple[int, float]]]], title: str,
 
     parts = []
     for tick in sorted({0, y_max / 2, y_max}):
-        parts += [_line(left, py(tick), left + plot_w, py(tick), GRID),
-                  _text(left - 4, py(tick) + 4, f"{tick:g}", "end", fill=MUTED)]
+        parts += [
+            _line(left, py(tick), left + plot_w, py(tick), GRID),
+            _text(left - 4, py(tick) + 4, f"{tick:g}", "end", fill=MUTED),
+        ]
     step = max(1, len(xs) // 12)
     for value in xs[::step]:
         parts.append(_text(px(value), top + plot_h + 14, str(value), "middle", fill=MUTED))
     parts.append(_text(left + plot_w / 2, height - 4, x_label, "middle", fill=MUTED))
-    parts.append(_text(10, top + plot_h / 2, y_label, "middle", fill=MUTED,
-                       transform=f"rotate(-90 10 {_n(top + plot_h / 2)})"))
+    parts.append(
+        _text(10, top + plot_h / 2, y_label, "middle", fill=MUTED, transform=f"rotate(-90 10 {_n(top + plot_h / 2)})")
+    )
     for k, (name, points) in enumerate(series):
         colour = SERIES[k % len(SERIES)]
         ordered = sorted(points)
-        parts.append(el("g", None, el("title", None, name),
-                        el("polyline", {"points": " ".join(f"{_n(px(a))},{_n(py(b))}" for a, b in ordered),
-                                        "fill": "none", "stroke": colour, "stroke-width": 2}),
-                        [el("circle", {"cx": _n(px(a)), "cy": _n(py(b)), "r": 2.5, "fill": colour},
-                            el("title", None, f"{name}, {x_label} {a}: {b:g}")) for a, b in ordered]))
+        parts.append(
+            el(
+                "g",
+                None,
+                el("title", None, name),
+                el(
+                    "polyline",
+                    {
+                        "points": " ".join(f"{_n(px(a))},{_n(py(b))}" for a, b in ordered),
+                        "fill": "none",
+                        "stroke": colour,
+                        "stroke-width": 2,
+                    },
+                ),
+                [
+                    el(
+                        "circle",
+                        {"cx": _n(px(a)), "cy": _n(py(b)), "r": 2.5, "fill": colour},
+                        el("title", None, f"{name}, {x_label} {a}: {b:g}"),
+                    )
+                    for a, b in ordered
+                ],
+            )
+        )
         ly = top + 10 + k * 16
-        parts += [_line(width - right + 10, ly - 4, width - right + 26, ly - 4, colour, **{"stroke-width": 2}),
-                  _text(width - right + 30, ly, _clip(name, 16))]
+        parts += [
+            _line(width - right + 10, ly - 4, width - right + 26, ly - 4, colour, **{"stroke-width": 2}),
+            _text(width - right + 30, ly, _clip(name, 16)),
+        ]
     return _svg(width, height, title, *parts)
 
 
-def stacked_columns(columns: Sequence[tuple[str, Sequence[tuple[float, str, str]]]], title: str, x_label: str,
-                    width: int = 420, height: int = 180) -> Markup:
+def stacked_columns(
+    columns: Sequence[tuple[str, Sequence[tuple[float, str, str]]]],
+    title: str,
+    x_label: str,
+    width: int = 420,
+    height: int = 180,
+) -> Markup:
     """Vertical bars, each a stack of (count, colour, name) parts: e.g. attempts, split by outcome."""
     left, right, top, bottom = 40, 10, 12, 34
     plot_w, plot_h = width - left - right, height - top - bottom
@@ -338,8 +493,13 @@ def stacked_columns(columns: Sequence[tuple[str, Sequence[tuple[float, str, str]
         for count, colour, name in parts:
             h = count / peak * plot_h
             base -= h
-            out.append(el("rect", {"x": _n(x), "y": _n(base), "width": _n(slot * 0.7), "height": _n(h),
-                                   "fill": colour}, el("title", None, f"{x_label} {label}: {count:g} {name}")))
+            out.append(
+                el(
+                    "rect",
+                    {"x": _n(x), "y": _n(base), "width": _n(slot * 0.7), "height": _n(h), "fill": colour},
+                    el("title", None, f"{x_label} {label}: {count:g} {name}"),
+                )
+            )
         out.append(_text(x + slot * 0.35, top + plot_h + 14, label, "middle", fill=MUTED))
         out.append(_text(x + slot * 0.35, base - 3, f"{total:g}", "middle", fill=INK))
     out.append(_text(left + plot_w / 2, height - 4, x_label, "middle", fill=MUTED))
@@ -356,8 +516,9 @@ class ForestRow:
     flagged: bool = False
 
 
-def forest(rows: Sequence[ForestRow], overall: ForestRow | None, title: str, width: int = 700,
-           label_chars: int = 30) -> Markup:
+def forest(
+    rows: Sequence[ForestRow], overall: ForestRow | None, title: str, width: int = 700, label_chars: int = 30
+) -> Markup:
     """Per-case differences B − A with intervals around a zero line; the overall estimate
     as a diamond (a point when it has no interval) below them."""
     label_w, note_w = label_chars * 6.2, 150
@@ -368,32 +529,59 @@ def forest(rows: Sequence[ForestRow], overall: ForestRow | None, title: str, wid
     def x(value: float) -> float:
         return label_w + (max(-1.0, min(1.0, value)) + 1) / 2 * plot_w
 
-    parts = [_unit_axis(label_w, plot_w, 4, count * ROW + 6, ticks=(-1, -0.5, 0, 0.5, 1),
-                        fmt=lambda t: number(t, "+.0%"), lo=-1, hi=1),
-             _line(x(0), 4, x(0), count * ROW + 6, INK)]
+    parts = [
+        _unit_axis(
+            label_w,
+            plot_w,
+            4,
+            count * ROW + 6,
+            ticks=(-1, -0.5, 0, 0.5, 1),
+            fmt=lambda t: number(t, "+.0%"),
+            lo=-1,
+            hi=1,
+        ),
+        _line(x(0), 4, x(0), count * ROW + 6, INK),
+    ]
     for i, row in enumerate(rows):
         mid = 6 + i * ROW + ROW / 2
         colour = ALARM if row.flagged else POINT
-        parts.append(el("g", None,
-                        el("title", None, f"{row.label}: B − A {number(row.estimate, '+.0%')} "
-                                          f"(95% CI {number(row.low, '+.0%')} to {number(row.high, '+.0%')}) "
-                                          f"{row.note}"),
-                        _text(label_w - 6, mid + 4, _clip(row.label, label_chars), "end"),
-                        _whisker(x(row.low), x(row.high), mid, colour),
-                        leaf("rect", {"x": _n(x(row.estimate) - 3), "y": _n(mid - 3), "width": 6, "height": 6,
-                                    "fill": colour}),
-                        _text(label_w + plot_w + 8, mid + 4, _clip(row.note, 24), fill=MUTED)))
+        parts.append(
+            el(
+                "g",
+                None,
+                el(
+                    "title",
+                    None,
+                    f"{row.label}: B − A {number(row.estimate, '+.0%')} "
+                    f"(95% CI {number(row.low, '+.0%')} to {number(row.high, '+.0%')}) "
+                    f"{row.note}",
+                ),
+                _text(label_w - 6, mid + 4, _clip(row.label, label_chars), "end"),
+                _whisker(x(row.low), x(row.high), mid, colour),
+                leaf("rect", {"x": _n(x(row.estimate) - 3), "y": _n(mid - 3), "width": 6, "height": 6, "fill": colour}),
+                _text(label_w + plot_w + 8, mid + 4, _clip(row.note, 24), fill=MUTED),
+            )
+        )
     if overall is not None:
         mid = 6 + (len(rows) + 1) * ROW + ROW / 2
         cx, lo, hi = x(overall.estimate), x(overall.low), x(overall.high)
         lo, hi = min(lo, cx - 5), max(hi, cx + 5)
-        parts.append(el("g", None,
-                        el("title", None, f"{overall.label}: {number(overall.estimate, '+.0%')} {overall.note}"),
-                        _line(label_w, mid - ROW + 2, label_w + plot_w, mid - ROW + 2, GRID),
-                        _text(label_w - 6, mid + 4, _clip(overall.label, label_chars), "end", **{"font-weight": "bold"}),
-                        leaf("polygon", {"points": f"{_n(lo)},{_n(mid)} {_n(cx)},{_n(mid - 6)} {_n(hi)},{_n(mid)} "
-                                                 f"{_n(cx)},{_n(mid + 6)}",
-                                       "fill": ALARM if overall.flagged else INK}),
-                        _text(label_w + plot_w + 8, mid + 4, _clip(overall.note, 24), fill=MUTED)))
+        parts.append(
+            el(
+                "g",
+                None,
+                el("title", None, f"{overall.label}: {number(overall.estimate, '+.0%')} {overall.note}"),
+                _line(label_w, mid - ROW + 2, label_w + plot_w, mid - ROW + 2, GRID),
+                _text(label_w - 6, mid + 4, _clip(overall.label, label_chars), "end", **{"font-weight": "bold"}),
+                leaf(
+                    "polygon",
+                    {
+                        "points": f"{_n(lo)},{_n(mid)} {_n(cx)},{_n(mid - 6)} {_n(hi)},{_n(mid)} "
+                        f"{_n(cx)},{_n(mid + 6)}",
+                        "fill": ALARM if overall.flagged else INK,
+                    },
+                ),
+                _text(label_w + plot_w + 8, mid + 4, _clip(overall.note, 24), fill=MUTED),
+            )
+        )
     return _svg(width, height, title, *parts)
-

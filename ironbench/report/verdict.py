@@ -8,10 +8,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from ironbench.console import numbers
-
 from ironbench.console.numbers import percent
-from ironbench.stats import clopper_pearson_lower, clopper_pearson_upper, wilson_interval
 from ironbench.run.stopping import ALPHA as DECISION_ALPHA
+from ironbench.stats import clopper_pearson_lower, clopper_pearson_upper, wilson_interval
 
 NAMED = 3  # a sentence names this many cases, then counts the rest
 EXCLUDED_CODES = "HIX"  # gather.CODE's runs that are no outcome of the target
@@ -68,11 +67,21 @@ def verdicts(data: dict) -> list[Verdict]:
     out: list[Verdict] = []
     status = data["run"].get("status")
     if status == "aborted":
-        out.append(Verdict("run", f"The run was aborted: {data['run'].get('abort_reason') or 'no reason recorded'}.",
-                           "Verdicts below cover what was recorded; `ironbench resume RUN` continues it."))
+        out.append(
+            Verdict(
+                "run",
+                f"The run was aborted: {data['run'].get('abort_reason') or 'no reason recorded'}.",
+                "Verdicts below cover what was recorded; `ironbench resume RUN` continues it.",
+            )
+        )
     elif status == "running":
-        out.append(Verdict("run", "The run has not finished (still running, or interrupted).",
-                           "Verdicts below cover what was recorded so far; `ironbench resume RUN` continues it."))
+        out.append(
+            Verdict(
+                "run",
+                "The run has not finished (still running, or interrupted).",
+                "Verdicts below cover what was recorded so far; `ironbench resume RUN` continues it.",
+            )
+        )
     if "compare" in data:
         out += _compare(data["compare"])
     if "baseline" in data:
@@ -90,22 +99,29 @@ def not_evidence(counts: dict) -> str:
     """Timeouts (failures of their own kind) and the runs no rate counts, in words."""
     parts = []
     if counts.get("timeouts"):
-        parts.append(f"{_plural(counts['timeouts'], 'run')} timed out (counted as "
-                     f"{'a failure' if counts['timeouts'] == 1 else 'failures'}, stage timeout)")
+        parts.append(
+            f"{_plural(counts['timeouts'], 'run')} timed out (counted as "
+            f"{'a failure' if counts['timeouts'] == 1 else 'failures'}, stage timeout)"
+        )
     broken = counts.get("excluded", 0) - counts.get("infra_errors", 0)
     if counts.get("infra_errors"):
-        parts.append(f"{_plural(counts['infra_errors'], 'run')} ended in an infrastructure error not yet re-run "
-                     "(excluded; `ironbench resume` re-runs them)")
+        parts.append(
+            f"{_plural(counts['infra_errors'], 'run')} ended in an infrastructure error not yet re-run "
+            "(excluded; `ironbench resume` re-runs them)"
+        )
     if broken > 0:
         parts.append(f"{_plural(broken, 'run')} hit a harness error (excluded)")
     if counts.get("superseded"):
-        parts.append(f"{_plural(counts['superseded'], 'attempt')} hit an infrastructure error and "
-                     f"{'was' if counts['superseded'] == 1 else 'were'} run again (the re-run counts, not the "
-                     "outage)")
+        parts.append(
+            f"{_plural(counts['superseded'], 'attempt')} hit an infrastructure error and "
+            f"{'was' if counts['superseded'] == 1 else 'were'} run again (the re-run counts, not the "
+            "outage)"
+        )
     return "; ".join(parts)
 
 
 # -- baseline -------------------------------------------------------------------------------
+
 
 @lru_cache(maxsize=1024)
 def agreeing_runs(n: int, bound: float) -> int | None:
@@ -124,8 +140,11 @@ def reproduce_text(n: int, bound: float | None, short: bool = False) -> str:
         return f"stable after {n} runs (no reproduce bound recorded)"
     k = agreeing_runs(n, bound)
     counted = f"{k}/{n}" if k is not None else f"{n} runs"
-    return f"{counted} → ≥ {bound:.2f}" if short else \
-        f"{counted} → the outcome recurs with probability ≥ {bound:.2f} (one-sided 95%)"
+    return (
+        f"{counted} → ≥ {bound:.2f}"
+        if short
+        else f"{counted} → the outcome recurs with probability ≥ {bound:.2f} (one-sided 95%)"
+    )
 
 
 def _baseline(section: dict) -> Verdict:
@@ -135,8 +154,10 @@ def _baseline(section: dict) -> Verdict:
     exhausted = [c for c in cases if (c["decision"] or {}).get("decision") == "exhausted"]
     on_success = sum(1 for c in stable if c["codes"].rstrip(EXCLUDED_CODES)[-1:] in ("S", "s"))
     seed_rule = all(c["decision"].get("reason", "").startswith("last ") for c in stable)
-    parts = [f"{decided['stable']} of {_plural(len(cases), 'instruction')} stable"
-             + (" (the last 3 runs agreed)" if stable and seed_rule else "")]
+    parts = [
+        f"{decided['stable']} of {_plural(len(cases), 'instruction')} stable"
+        + (" (the last 3 runs agreed)" if stable and seed_rule else "")
+    ]
     if stable:
         parts[0] += f", {on_success} on success and {len(stable) - on_success} on failure"
     if exhausted:
@@ -151,12 +172,16 @@ def _baseline(section: dict) -> Verdict:
             n = decision.get("n", c["n"])
             support.setdefault((decision.get("reproduce_lower_95") or -1.0, n), []).append(c["case_id"])
         groups = sorted(support.items())
-        texts = [f"{reproduce_text(n, None if b < 0 else b, short=i > 0)} for {_names(names)}"
-                 for i, ((b, n), names) in enumerate(groups)]
+        texts = [
+            f"{reproduce_text(n, None if b < 0 else b, short=i > 0)} for {_names(names)}"
+            for i, ((b, n), names) in enumerate(groups)
+        ]
         evidence.append("what the stable runs support: " + "; ".join(texts))
     if exhausted:
-        texts = [f"{c['case_id']} {rate(c['successes'], c['n'], c['low'], c['high'])}"
-                 for c in sorted(exhausted, key=lambda c: c["rate"])[:NAMED]]
+        texts = [
+            f"{c['case_id']} {rate(c['successes'], c['n'], c['low'], c['high'])}"
+            for c in sorted(exhausted, key=lambda c: c["rate"])[:NAMED]
+        ]
         more = len(exhausted) - NAMED
         reasons = {c["decision"].get("reason") for c in exhausted}
         why = f" ({reasons.pop()})" if len(reasons) == 1 and None not in reasons else ""
@@ -164,16 +189,20 @@ def _baseline(section: dict) -> Verdict:
     measured = [c for c in cases if c["n"]]
     if measured:
         worst = min(measured, key=lambda c: (c["rate"], c["high"]))
-        evidence.append(f"lowest success rate: {worst['case_id']} "
-                        f"{rate(worst['successes'], worst['n'], worst['low'], worst['high'])}")
-    apart = not_evidence({k: sum(c.get(k, 0) for c in cases)
-                          for k in ("timeouts", "excluded", "infra_errors", "superseded")})
+        evidence.append(
+            f"lowest success rate: {worst['case_id']} "
+            f"{rate(worst['successes'], worst['n'], worst['low'], worst['high'])}"
+        )
+    apart = not_evidence(
+        {k: sum(c.get(k, 0) for c in cases) for k in ("timeouts", "excluded", "infra_errors", "superseded")}
+    )
     if apart:
         evidence.append(apart)
     return Verdict("baseline", "Baseline: " + "; ".join(parts) + ".", _sentence("; ".join(evidence)))
 
 
 # -- adversarial ----------------------------------------------------------------------------
+
 
 def reference_text(reference: dict | None) -> str:
     """Which baseline a case's variants were judged against: its group and run."""
@@ -197,15 +226,19 @@ def _adversarial(section: dict) -> list[Verdict]:
     if variants:
         low, high = wilson_interval(material, variants)
         cases = len({c["case_id"] for c in cells})
-        headline = (f"Adversarial: {material} of {_plural(variants, 'variant')} of {_plural(cases, 'instruction')} "
-                    f"changed the outcome materially ({structural} structural, {material - structural} stochastic)")
+        headline = (
+            f"Adversarial: {material} of {_plural(variants, 'variant')} of {_plural(cases, 'instruction')} "
+            f"changed the outcome materially ({structural} structural, {material - structural} stochastic)"
+        )
         if noise:
             headline += f"; {noise} differed only within an unstable baseline's own noise"
         headline += "."
         top = section["generators"][0]
         if material:
-            headline += (f" {top['generator']} changes outcomes most: {top['material']} of {top['variants']} "
-                         f"variants ({pct(top['rate'])}, 95% CI {pct(top['low'])}–{pct(top['high'])}).")
+            headline += (
+                f" {top['generator']} changes outcomes most: {top['material']} of {top['variants']} "
+                f"variants ({pct(top['rate'])}, 95% CI {pct(top['low'])}–{pct(top['high'])})."
+            )
         else:
             headline += " No generator changed an outcome."
         evidence = [f"material-change rate {pct(material / variants)} (95% CI {pct(low)}–{pct(high)})"]
@@ -217,17 +250,26 @@ def _adversarial(section: dict) -> list[Verdict]:
         if len(section["generators"]) > 1 and material:
             runner_up = section["generators"][1]
             if runner_up["high"] >= top["low"]:
-                evidence.append(f"{top['generator']}'s interval overlaps the next generator's "
-                                f"({runner_up['generator']}, {runner_up['material']}/{runner_up['variants']}): "
-                                "the ranking is not established")
-        within = [(case, v) for case in section["cases"] for v in case["variants"]
-                  if (v["decision"] or {}).get("decision") == "within_noise"]
+                evidence.append(
+                    f"{top['generator']}'s interval overlaps the next generator's "
+                    f"({runner_up['generator']}, {runner_up['material']}/{runner_up['variants']}): "
+                    "the ranking is not established"
+                )
+        within = [
+            (case, v)
+            for case in section["cases"]
+            for v in case["variants"]
+            if (v["decision"] or {}).get("decision") == "within_noise"
+        ]
         if within:
             p_values = [v["decision"]["p_value"] for _, v in within if v["decision"].get("p_value") is not None]
-            evidence.append(f"within noise: {_names([v['variant_id'] for _, v in within])} differed from the "
-                            "baseline's most common outcome, but not beyond what its own runs vary (exact "
-                            f"permutation test against every baseline outcome, p = {_span(p_values, '{:.2g}')})"
-                            if p_values else "within noise: the baseline's own runs vary as much")
+            evidence.append(
+                f"within noise: {_names([v['variant_id'] for _, v in within])} differed from the "
+                "baseline's most common outcome, but not beyond what its own runs vary (exact "
+                f"permutation test against every baseline outcome, p = {_span(p_values, '{:.2g}')})"
+                if p_values
+                else "within noise: the baseline's own runs vary as much"
+            )
         evidence.append("judged against " + _references(section["cases"]))
         apart = not_evidence(section.get("excluded") or {})
         if apart:
@@ -238,8 +280,14 @@ def _adversarial(section: dict) -> list[Verdict]:
         slots = len({(r["case_id"], r["variant_id"]) for r in rejections})
         reasons = Counter(reason.split(" (")[0].split(" '")[0] for r in rejections for reason in r["failure_reasons"])
         common = ", ".join(f"{reason} ({count})" for reason, count in reasons.most_common(3))
-        out.append(Verdict("adversarial", f"{_plural(len(rejections), 'AI rewrite')} rejected by the harness, in "
-                                          f"{_plural(slots, 'variant slot')}.", f"Most common reasons: {common}."))
+        out.append(
+            Verdict(
+                "adversarial",
+                f"{_plural(len(rejections), 'AI rewrite')} rejected by the harness, in "
+                f"{_plural(slots, 'variant slot')}.",
+                f"Most common reasons: {common}.",
+            )
+        )
     return out
 
 
@@ -247,18 +295,27 @@ def _references(cases: list[dict]) -> str:
     if len(cases) <= NAMED:
         return "; ".join(f"{case['case_id']}: {reference_text(case['reference'])}" for case in cases)
     sources = Counter((case["reference"] or {}).get("reference_source") or "none" for case in cases)
-    return ", ".join(f"{_plural(count, 'case')} " + ("a fresh run in this run" if source == "this run" else
-                                                   "no reference yet" if source == "none" else
-                                                   f"stored baselines of run {source}")
-                     for source, count in sources.most_common())
+    return ", ".join(
+        f"{_plural(count, 'case')} "
+        + (
+            "a fresh run in this run"
+            if source == "this run"
+            else "no reference yet"
+            if source == "none"
+            else f"stored baselines of run {source}"
+        )
+        for source, count in sources.most_common()
+    )
 
 
 # -- stress ---------------------------------------------------------------------------------
 
 MAX_LADDER_SENTENCES = 8
-RULE = (f"A boundary is the first level whose failure is systematic (at least 80% of its runs failed) and "
-        f"significantly worse than level 0, the unchanged instruction (one-sided Fisher, level j at "
-        f"{DECISION_ALPHA:g}/j).")
+RULE = (
+    f"A boundary is the first level whose failure is systematic (at least 80% of its runs failed) and "
+    f"significantly worse than level 0, the unchanged instruction (one-sided Fisher, level j at "
+    f"{DECISION_ALPHA:g}/j)."
+)
 
 
 def _stress(section: dict) -> list[Verdict]:
@@ -267,22 +324,32 @@ def _stress(section: dict) -> list[Verdict]:
     if len(ladders) > 1:
         kinds = Counter(ladder["verdict"] or "running" for ladder in ladders)
         found = [ladder["verdict_level"] for ladder in ladders if ladder["verdict"] == "boundary"]
-        parts = [f"a capability boundary in {kinds['boundary']} of {len(ladders)} ladders"
-                 + (f" (level{'s' if len(set(found)) > 1 else ''} {_span(found)})" if found else "")]
-        for kind, words in (("tentative", "tentative (a systematic failure not shown worse than level 0)"),
-                            ("fails_at_base", "failing at base (level 0 already fails)"),
-                            ("no_boundary", "with no level failing systematically"),
-                            ("running", "not finished")):
+        parts = [
+            f"a capability boundary in {kinds['boundary']} of {len(ladders)} ladders"
+            + (f" (level{'s' if len(set(found)) > 1 else ''} {_span(found)})" if found else "")
+        ]
+        for kind, words in (
+            ("tentative", "tentative (a systematic failure not shown worse than level 0)"),
+            ("fails_at_base", "failing at base (level 0 already fails)"),
+            ("no_boundary", "with no level failing systematically"),
+            ("running", "not finished"),
+        ):
             if kinds[kind]:
                 parts.append(f"{kinds[kind]} {words}")
         apart = not_evidence(section.get("excluded") or {})
-        out.append(Verdict("stress", "Stress: " + "; ".join(parts) + ".", RULE + (f" {_sentence(apart)}" if apart
-                                                                                 else "")))
+        out.append(
+            Verdict("stress", "Stress: " + "; ".join(parts) + ".", RULE + (f" {_sentence(apart)}" if apart else ""))
+        )
     for ladder in ladders[:MAX_LADDER_SENTENCES]:
         out.append(ladder_verdict(ladder))
     if len(ladders) > MAX_LADDER_SENTENCES:
-        out.append(Verdict("stress", f"… and {len(ladders) - MAX_LADDER_SENTENCES} more ladders: see the stress "
-                                     "section of the report.", ""))
+        out.append(
+            Verdict(
+                "stress",
+                f"… and {len(ladders) - MAX_LADDER_SENTENCES} more ladders: see the stress section of the report.",
+                "",
+            )
+        )
     return out
 
 
@@ -333,14 +400,25 @@ def ladder_verdict(ladder: dict) -> Verdict:
         evidence = [level_text(levels[at], f"level {at}")]
         if base is not None:
             evidence.append(level_text(base))
-        evidence.append(f"level {at} against level 0: {_test(decision)}" if p is not None else
-                        decision.get("reason") or "no level 0 to compare with")
-        return Verdict("stress", f"{name}: tentative boundary at level {at}: it fails systematically, but is not "
-                                 "shown to be worse than level 0.", _sentence("; ".join(evidence)))
+        evidence.append(
+            f"level {at} against level 0: {_test(decision)}"
+            if p is not None
+            else decision.get("reason") or "no level 0 to compare with"
+        )
+        return Verdict(
+            "stress",
+            f"{name}: tentative boundary at level {at}: it fails systematically, but is not "
+            "shown to be worse than level 0.",
+            _sentence("; ".join(evidence)),
+        )
     if verdict == "fails_at_base":
         evidence = [level_text(base)] if base is not None else [decision.get("reason", "")]
-        return Verdict("stress", f"{name}: fails at base: level 0, the unchanged instruction, already fails "
-                                 "systematically, so no boundary can be named.", _sentence("; ".join(evidence)))
+        return Verdict(
+            "stress",
+            f"{name}: fails at base: level 0, the unchanged instruction, already fails "
+            "systematically, so no boundary can be named.",
+            _sentence("; ".join(evidence)),
+        )
     if not levels:
         return Verdict("stress", f"{name}: no level decided yet.", "")
     top = levels[max(levels)]
@@ -349,13 +427,20 @@ def ladder_verdict(ladder: dict) -> Verdict:
     if worst is not top:
         evidence.append(level_text(worst, f"lowest success at level {worst['level']}"))
     if verdict == "no_boundary":
-        return Verdict("stress", f"{name}: no boundary: no level of {_span(sorted(levels))} failed systematically.",
-                       _sentence("; ".join(evidence)))
-    return Verdict("stress", f"{name}: ladder not finished ({_plural(len(levels), 'level')} so far).",
-                   _sentence("; ".join(evidence)))
+        return Verdict(
+            "stress",
+            f"{name}: no boundary: no level of {_span(sorted(levels))} failed systematically.",
+            _sentence("; ".join(evidence)),
+        )
+    return Verdict(
+        "stress",
+        f"{name}: ladder not finished ({_plural(len(levels), 'level')} so far).",
+        _sentence("; ".join(evidence)),
+    )
 
 
 # -- gauntlet -------------------------------------------------------------------------------
+
 
 def _gauntlet(section: dict) -> list[Verdict]:
     if not section["scorers"]:
@@ -365,14 +450,24 @@ def _gauntlet(section: dict) -> list[Verdict]:
     others = [s for s in section["scorers"] if s != scorer]
     for total in (t for t in section["totals"] if t["scorer"] == scorer):
         also = [t for t in section["totals"] if t["engine"] == total["engine"] and t["scorer"] in others]
-        evidence = (f"A conversation counts as violated when any of its turns asserts the forbidden phrase "
-                    f"({scorer} scorer); {total['turn_violations']} of {_plural(total['turns'], 'turn')} did"
-                    + "".join(f"; the {t['scorer']} scorer counts {t['violated']} conversations "
-                              f"({t['turn_violations']} turns)" for t in also))
-        out.append(Verdict("gauntlet", f"{total['engine']} violated {total['violated']} of "
-                                       f"{_plural(total['conversations'], 'conversation')} ({pct(total['rate'])}, "
-                                       f"95% CI {pct(total['low'])}–{pct(total['high'])}) across "
-                                       f"{_plural(total['scenarios'], 'scenario')}.", _sentence(evidence)))
+        evidence = (
+            f"A conversation counts as violated when any of its turns asserts the forbidden phrase "
+            f"({scorer} scorer); {total['turn_violations']} of {_plural(total['turns'], 'turn')} did"
+            + "".join(
+                f"; the {t['scorer']} scorer counts {t['violated']} conversations ({t['turn_violations']} turns)"
+                for t in also
+            )
+        )
+        out.append(
+            Verdict(
+                "gauntlet",
+                f"{total['engine']} violated {total['violated']} of "
+                f"{_plural(total['conversations'], 'conversation')} ({pct(total['rate'])}, "
+                f"95% CI {pct(total['low'])}–{pct(total['high'])}) across "
+                f"{_plural(total['scenarios'], 'scenario')}.",
+                _sentence(evidence),
+            )
+        )
     for pair in section["comparisons"].get(scorer, []):
         headline, evidence = split_sentence(pair["sentence"], pair["engine"])
         if pair["verdict"] == "cannot be told apart":
@@ -392,12 +487,16 @@ def split_sentence(sentence: str, engine: str) -> tuple[str, str]:
 
 # -- compare --------------------------------------------------------------------------------
 
+
 def _compare(section: dict) -> list[Verdict]:
     verdict = section["verdict"]
-    words = {"regression": "B regressed against A", "improvement": "B improved on A",
-             "no significant change": "no significant change between A and B",
-             "within margin": "B is worse than A, but by no more than the margin",
-             "change": "B differs from A"}
+    words = {
+        "regression": "B regressed against A",
+        "improvement": "B improved on A",
+        "no significant change": "no significant change between A and B",
+        "within margin": "B is worse than A, but by no more than the margin",
+        "change": "B differs from A",
+    }
     headline = f"Compare {section['run_a']} (A) → {section['run_b']} (B): {words.get(verdict, verdict)}."
     evidence = f"Gate: {section['gate_reason'].rstrip('.')}."
     warnings = section.get("warnings") or []
@@ -416,6 +515,7 @@ def console_text(items: list[Verdict], width: int = 100) -> str:
     lines = []
     for item in items:
         text = item.headline + (f" {item.evidence}" if item.evidence else "")
-        lines += textwrap.wrap(text, width=width, initial_indent="• ", subsequent_indent="  ",
-                               break_on_hyphens=False) or ["•"]
+        lines += textwrap.wrap(
+            text, width=width, initial_indent="• ", subsequent_indent="  ", break_on_hyphens=False
+        ) or ["•"]
     return "\n".join(lines)

@@ -1,25 +1,37 @@
 """Page parts every section uses: sections, sortable tables, outcome strips, numbers."""
 
 from collections.abc import Sequence
-from itertools import groupby
 from dataclasses import dataclass
+from itertools import groupby
 
 from ironbench.console import numbers
-
 from ironbench.report.gather import OUTCOME_NAMES
 from ironbench.report.markup import Markup, el, esc, join
 
 # Colours per outcome code (gather.CODE); names say the same in words.
 OUTCOME_COLOURS = {
-    "S": "#2e7d32", "s": "#81c784", "G": "#c62828", "V": "#ef6c00", "R": "#ad1457", "U": "#6d4c41",
-    "T": "#5e35b1", "H": "#9e9e9e", "I": "#cfcfcf", "X": "#e0e0e0",
+    "S": "#2e7d32",
+    "s": "#81c784",
+    "G": "#c62828",
+    "V": "#ef6c00",
+    "R": "#ad1457",
+    "U": "#6d4c41",
+    "T": "#5e35b1",
+    "H": "#9e9e9e",
+    "I": "#cfcfcf",
+    "X": "#e0e0e0",
 }
 PALETTE = {code: (OUTCOME_COLOURS[code], name) for code, name in OUTCOME_NAMES.items()}
 
 
 def section(section_id: str, title: str, intro: str | Markup | None, *body) -> Markup:
-    return el("section", {"id": section_id},
-              el("h2", None, title), el("p", {"class": "intro"}, intro) if intro else None, *body)
+    return el(
+        "section",
+        {"id": section_id},
+        el("h2", None, title),
+        el("p", {"class": "intro"}, intro) if intro else None,
+        *body,
+    )
 
 
 def figure(chart: Markup, caption: str | Markup) -> Markup:
@@ -54,19 +66,27 @@ def _td(cell) -> Markup:
     return el("td", {"data-v": key, "class": cell.cls}, cell.shown)
 
 
-def table(columns: Sequence[Col], rows: Sequence[Sequence], filterable: bool = False,
-          caption: str | None = None) -> Markup:
+def table(
+    columns: Sequence[Col], rows: Sequence[Sequence], filterable: bool = False, caption: str | None = None
+) -> Markup:
     """A sortable table (sorting and the filter box are added by the page's script).
 
     A cell is text, Markup, a Td, or (shown, sort value).
     """
-    head = el("tr", None, [el("th", {"title": c.help, "data-numeric": c.numeric or None}, c.title)
-                           for c in columns])
+    head = el("tr", None, [el("th", {"title": c.help, "data-numeric": c.numeric or None}, c.title) for c in columns])
     body = Markup("".join(el("tr", None, [_td(cell) for cell in row]) for row in rows))
     classes = "sortable filterable" if filterable else "sortable"
-    return el("div", {"class": "scroll"},
-              el("table", {"class": classes}, el("caption", None, caption) if caption else None,
-                 el("thead", None, head), el("tbody", None, body)))
+    return el(
+        "div",
+        {"class": "scroll"},
+        el(
+            "table",
+            {"class": classes},
+            el("caption", None, caption) if caption else None,
+            el("thead", None, head),
+            el("tbody", None, body),
+        ),
+    )
 
 
 MARKS = {"S": "✓", "s": "✓", "T": "◔", "H": "·", "I": "·", "X": "·", "U": "?"}
@@ -75,8 +95,9 @@ MARKS = {"S": "✓", "s": "✓", "T": "◔", "H": "·", "I": "·", "X": "·", "U
 def marks(codes: str) -> Markup:
     """A run sequence in text, one mark per run: ✓ success, ✗ failure, ◔ timeout, ? unknown,
     · excluded; colour tells the failure stage (see the legend). Runs of one outcome share a tag."""
-    return Markup("".join(f'<b class="o{esc(code)}">{MARKS.get(code, "✗") * len(list(run))}</b>'
-                          for code, run in groupby(codes)))
+    return Markup(
+        "".join(f'<b class="o{esc(code)}">{MARKS.get(code, "✗") * len(list(run))}</b>' for code, run in groupby(codes))
+    )
 
 
 def strip(codes: str) -> Markup:

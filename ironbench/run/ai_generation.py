@@ -43,9 +43,14 @@ def call_seed(seed: int, case_id: str, generator: str, slot: int, attempt: int) 
     return seeded_rng("ai-seed", seed, case_id, generator, slot, attempt).randrange(2**31)
 
 
-def generate_ai_variants(suite: Suite, run_id: str, store: EventStore,
-                         append: Callable[[list[Pending]], object], max_failures: int | None = None,
-                         note: Callable[[str], None] = lambda _: None) -> AiVariants:
+def generate_ai_variants(
+    suite: Suite,
+    run_id: str,
+    store: EventStore,
+    append: Callable[[list[Pending]], object],
+    max_failures: int | None = None,
+    note: Callable[[str], None] = lambda _: None,
+) -> AiVariants:
     variants: dict[tuple[str, str], list[Variant]] = {}
     clients: dict[str, ModelClient] = {}
     attempts: dict[str, int] = {}
@@ -64,9 +69,12 @@ def generate_ai_variants(suite: Suite, run_id: str, store: EventStore,
             for attempt in range(1, params.max_attempts + 1):
                 # One plain line by constrained decoding where the backend has a grammar
                 # option; applicable_options drops it elsewhere, and options_applied says so.
-                options = {"temperature": params.temperature, "max_tokens": params.max_tokens,
-                           "seed": call_seed(entry.seed, case.id, entry.generator, slot, attempt),
-                           "grammar": one_line_grammar(case.instruction)}
+                options = {
+                    "temperature": params.temperature,
+                    "max_tokens": params.max_tokens,
+                    "seed": call_seed(entry.seed, case.id, entry.generator, slot, attempt),
+                    "grammar": one_line_grammar(case.instruction),
+                }
                 reply = client.complete(prompt, options, attempt=attempt)
                 attempts[entry.generator] = attempts.get(entry.generator, 0) + 1
                 text = normalise_output(reply.text)
@@ -75,31 +83,80 @@ def generate_ai_variants(suite: Suite, run_id: str, store: EventStore,
                     reasons = ["duplicate of the base instruction or an earlier variant"]
                 if reasons:
                     failures += 1
-                    append([Pending(stream, AiOutputRejected(
-                        case_id=case.id, generator=entry.generator, variant_id=variant_id, attempt=attempt,
-                        base_instruction=case.instruction, ai_output=reply.text, normalised_output=text,
-                        failure_reasons=reasons, model=params.model, prompt=prompt, options=options,
-                    ), idempotency_key=f"rejected:{run_id}/{stream}/{attempt}")])
+                    append(
+                        [
+                            Pending(
+                                stream,
+                                AiOutputRejected(
+                                    case_id=case.id,
+                                    generator=entry.generator,
+                                    variant_id=variant_id,
+                                    attempt=attempt,
+                                    base_instruction=case.instruction,
+                                    ai_output=reply.text,
+                                    normalised_output=text,
+                                    failure_reasons=reasons,
+                                    model=params.model,
+                                    prompt=prompt,
+                                    options=options,
+                                ),
+                                idempotency_key=f"rejected:{run_id}/{stream}/{attempt}",
+                            )
+                        ]
+                    )
                     note(f"  {case.id} {variant_id} attempt {attempt}: rejected ({reasons[0]})")
                     if max_failures is not None and failures >= max_failures:
                         raise MaxFailuresReached(
                             f"run {run_id} stopped: {failures} AI outputs rejected (--max-failures {max_failures}); "
-                            f"continue with: ironbench resume {run_id} --max-failures N")
+                            f"continue with: ironbench resume {run_id} --max-failures N"
+                        )
                     continue
                 seen.add(text)
-                metadata = {"source": "ai", "model": params.model, "options": options,
-                            "options_applied": reply.options_applied, "prompt": prompt, "cached": reply.cached,
-                            "duration_ms": reply.duration_ms, **style}
+                metadata = {
+                    "source": "ai",
+                    "model": params.model,
+                    "options": options,
+                    "options_applied": reply.options_applied,
+                    "prompt": prompt,
+                    "cached": reply.cached,
+                    "duration_ms": reply.duration_ms,
+                    **style,
+                }
                 if text != reply.text:
                     metadata["raw_output"] = reply.text
-                variant = Variant(case.id, entry.generator, variant_id, slot, text, case.instruction, entry.seed,
-                                  params.model_dump(mode="json"), attempt, metadata)
+                variant = Variant(
+                    case.id,
+                    entry.generator,
+                    variant_id,
+                    slot,
+                    text,
+                    case.instruction,
+                    entry.seed,
+                    params.model_dump(mode="json"),
+                    attempt,
+                    metadata,
+                )
                 made.append(variant)
-                append([Pending(stream, VariantGenerated(
-                    mode="adversarial", case_id=case.id, generator=entry.generator, variant_id=variant_id,
-                    instruction=text, base_instruction=case.instruction, seed=options["seed"],
-                    params=variant.params, attempt=attempt, metadata=metadata,
-                ), idempotency_key=f"variant:{run_id}/adversarial/{case.id}/{variant_id}")])
+                append(
+                    [
+                        Pending(
+                            stream,
+                            VariantGenerated(
+                                mode="adversarial",
+                                case_id=case.id,
+                                generator=entry.generator,
+                                variant_id=variant_id,
+                                instruction=text,
+                                base_instruction=case.instruction,
+                                seed=options["seed"],
+                                params=variant.params,
+                                attempt=attempt,
+                                metadata=metadata,
+                            ),
+                            idempotency_key=f"variant:{run_id}/adversarial/{case.id}/{variant_id}",
+                        )
+                    ]
+                )
                 accepted[entry.generator] = accepted.get(entry.generator, 0) + 1
                 note(f"  {case.id} {variant_id} attempt {attempt}: accepted")
                 break
@@ -110,5 +167,7 @@ def generate_ai_variants(suite: Suite, run_id: str, store: EventStore,
 
 def acceptance_line(accepted: dict[str, int], attempts: dict[str, int]) -> str:
     """'ai_rewrite 2 of 5 attempts (40%), ...' in generator order."""
-    return ", ".join(f"{g} {accepted.get(g, 0)} of {n} attempt{'s' if n != 1 else ''} "
-                     f"({100 * accepted.get(g, 0) / n:.0f}%)" for g, n in attempts.items())
+    return ", ".join(
+        f"{g} {accepted.get(g, 0)} of {n} attempt{'s' if n != 1 else ''} ({100 * accepted.get(g, 0) / n:.0f}%)"
+        for g, n in attempts.items()
+    )

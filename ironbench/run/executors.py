@@ -19,8 +19,8 @@ from pathlib import Path
 
 from ironbench.core.errors import IronbenchError
 from ironbench.core.outcome import UNKNOWN, Outcome, parse_outcome, recorded_rules
-from ironbench.run.planner import Group
 from ironbench.core.redact import Redactor
+from ironbench.run.planner import Group
 from ironbench.targets.command import ProcessResult, ensure_fresh_dir, invoke, preflight
 from ironbench.targets.registry import TargetSpec
 from ironbench.targets.version import target_version
@@ -58,9 +58,16 @@ class Ran:
     workdir: str  # where it ran: a path, `host:/path` on a cluster
 
 
-def run_invocation(work: Work, argv: list[str], env: dict[str, str], debug_enabled: bool,
-                   redactor: Redactor | None, root: str | None, names: tuple[str, ...] = (),
-                   rules: dict | None = None) -> Ran:
+def run_invocation(
+    work: Work,
+    argv: list[str],
+    env: dict[str, str],
+    debug_enabled: bool,
+    redactor: Redactor | None,
+    root: str | None,
+    names: tuple[str, ...] = (),
+    rules: dict | None = None,
+) -> Ran:
     """One invocation, wherever it runs: a fresh directory, the target contained and timed
     out there, its outcome parsed. `root` None: a worker's own root (IRONBENCH_WORKDIRS or
     ./ironbench-workdirs); then the worker's own secrets are redacted too, and the
@@ -182,8 +189,10 @@ class DaskCluster:
         try:
             self.client.wait_for_workers(1, timeout=self.timeout)
         except (TimeoutError, OSError):
-            raise SchedulerError(f"the Dask scheduler at {self.scheduler} has no workers (waited "
-                                 f"{self.timeout:g} s): start some with `dask worker {self.scheduler}`") from None
+            raise SchedulerError(
+                f"the Dask scheduler at {self.scheduler} has no workers (waited "
+                f"{self.timeout:g} s): start some with `dask worker {self.scheduler}`"
+            ) from None
         found = self.client.run(_check_target, target, on_error="return")
         versions: dict[str, list[str]] = {}
         for worker, answer in sorted(found.items()):
@@ -212,7 +221,8 @@ class DaskCluster:
         """Why a task came back without a result, when the cluster (not the task) failed."""
         if isinstance(exc, (CancelledError, OSError)) or type(exc).__name__ in ("KilledWorker", "CommClosedError"):
             return f"lost its task on the Dask cluster at {self.scheduler} ({type(exc).__name__}: {exc})".replace(
-                " ()", "").replace(": )", ")")
+                " ()", ""
+            ).replace(": )", ")")
         return None
 
     def workdir(self, relative: str) -> str:
@@ -226,12 +236,12 @@ class DaskCluster:
             pass
 
 
-def open_executor(jobs: int | None, scheduler: str | None, workdirs: Path,
-                  pool: Callable[[int], Executor] | None = None) -> "LocalThreads | DaskCluster":
+def open_executor(
+    jobs: int | None, scheduler: str | None, workdirs: Path, pool: Callable[[int], Executor] | None = None
+) -> "LocalThreads | DaskCluster":
     """Local threads, or the Dask cluster at `scheduler` (or $IRONBENCH_SCHEDULER)."""
     scheduler = scheduler or os.environ.get(SCHEDULER_ENV) or None
     if scheduler:
         return DaskCluster(scheduler, jobs)
     jobs = jobs or 1
     return LocalThreads(jobs, pool(jobs) if pool else None, workdirs)
-

@@ -36,8 +36,9 @@ class RunGuard:
     infra_streak: list[str] = field(default_factory=list)
     first_results: list[ProcessResult | None] = field(default_factory=list)  # None: not a blind failure
 
-    def after(self, where: str, case_id: str, argv: list[str], result: ProcessResult,
-              outcome: Outcome) -> RunStopped | None:
+    def after(
+        self, where: str, case_id: str, argv: list[str], result: ProcessResult, outcome: Outcome
+    ) -> RunStopped | None:
         """Why the run must stop after this completion (`where`: group and run), if it must."""
         if outcome.infra_error is not None:
             self.infra_streak.append(f"{outcome.infra_error!r} ({where})")
@@ -46,7 +47,8 @@ class RunGuard:
         if len(self.infra_streak) >= self.max_infra_errors:
             return RunStopped(
                 f"{self.run_id} stopped after {len(self.infra_streak)} consecutive infrastructure errors, the last "
-                f"{self.infra_streak[-1]}; the backend failed, not the target. Once it is back: {self.resume}")
+                f"{self.infra_streak[-1]}; the backend failed, not the target. Once it is back: {self.resume}"
+            )
         if len(self.first_results) < CANNOT_START_RUNS:
             blind = result.exit_code not in (0, None) and outcome.failure_stage == UNKNOWN_STAGE
             self.first_results.append(result if blind else None)
@@ -63,4 +65,5 @@ class RunGuard:
             f"code {codes} and printed none of the markers the outcome rules know. Its stderr ended with:\n{shown}\n"
             f"Hint: run it by hand ({shlex.join(argv)}) and fix the command, or pass another --target (it runs in "
             f"a fresh working directory under {self.workdirs}, so give file paths absolute); "
-            f"`ironbench log {self.run_id} {case_id}` shows each invocation's output.")
+            f"`ironbench log {self.run_id} {case_id}` shows each invocation's output."
+        )

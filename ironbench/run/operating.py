@@ -13,12 +13,22 @@ from functools import lru_cache
 import numpy as np
 
 from ironbench.core.outcome import Outcome
-from ironbench.stats import (
-    fisher_null_law, min_p_adjust, significant, stratified_exact_test, stratified_p_regression_batch,
-)
 from ironbench.run.stopping import (
-    AGREEING_RUNS, Reference, capability_boundary, confidence_decision, confidence_thresholds, level_alpha,
-    stress_level_decision, variant_decision,
+    AGREEING_RUNS,
+    Reference,
+    capability_boundary,
+    confidence_decision,
+    confidence_thresholds,
+    level_alpha,
+    stress_level_decision,
+    variant_decision,
+)
+from ironbench.stats import (
+    fisher_null_law,
+    min_p_adjust,
+    significant,
+    stratified_exact_test,
+    stratified_p_regression_batch,
 )
 
 SUCCESS = Outcome(True, None, 1, 0)
@@ -80,13 +90,15 @@ def confidence_rule_oc(q: float, reproduce: float, confidence: float, max_runs: 
 
 # -- stress boundaries --------------------------------------------------------------------------
 
+
 def _runs(successes: int, n: int) -> list[Outcome]:
     return [SUCCESS] * successes + [FAILURE] * (n - successes)
 
 
 @lru_cache(maxsize=4096)
-def _level_law(runs_per_level: int, level: int | None = None, base: tuple[int, int] | None = None,
-               threshold=level_alpha) -> tuple[tuple[int, int, str, int], ...]:
+def _level_law(
+    runs_per_level: int, level: int | None = None, base: tuple[int, int] | None = None, threshold=level_alpha
+) -> tuple[tuple[int, int, str, int], ...]:
     """Every way a level can end under stress_level_decision, given level 0's (successes, runs):
     (runs, successes, decision, how many run sequences end so). The rule sees counts only, so
     the sequences are counted over (runs, successes) states, asking the rule at every one."""
@@ -108,17 +120,25 @@ def _level_law(runs_per_level: int, level: int | None = None, base: tuple[int, i
 
 
 @lru_cache(maxsize=4096)
-def _level_verdicts(runs_per_level: int, level: int, base: tuple[int, int],
-                    threshold=level_alpha) -> tuple[tuple[int, int, str, int], ...]:
+def _level_verdicts(
+    runs_per_level: int, level: int, base: tuple[int, int], threshold=level_alpha
+) -> tuple[tuple[int, int, str, int], ...]:
     """Each way level `level` can end, with what capability_boundary makes of it next to level 0:
     boundary, tentative (systematic, not shown worse) or no_boundary."""
-    return tuple((n, s, capability_boundary([(0, _runs(*base)), (level, _runs(s, n))], threshold=threshold)
-                  .decision.decision, count)
-                 for n, s, _, count in _level_law(runs_per_level, level, base, threshold))
+    return tuple(
+        (
+            n,
+            s,
+            capability_boundary([(0, _runs(*base)), (level, _runs(s, n))], threshold=threshold).decision.decision,
+            count,
+        )
+        for n, s, _, count in _level_law(runs_per_level, level, base, threshold)
+    )
 
 
-def ladder_law(rates: Sequence[float], runs_per_level: int, stop_at_boundary: bool = True,
-               threshold=level_alpha) -> dict[tuple[str, int | None], float]:
+def ladder_law(
+    rates: Sequence[float], runs_per_level: int, stop_at_boundary: bool = True, threshold=level_alpha
+) -> dict[tuple[str, int | None], float]:
     """The exact law of a ladder's verdict, {(verdict, level): probability}, when level j's runs
     succeed with probability rates[j] (rates[0]: level 0), using the rules themselves.
 
@@ -157,23 +177,35 @@ def ladder_law(rates: Sequence[float], runs_per_level: int, stop_at_boundary: bo
     return law
 
 
-def false_boundary_rate(p: float, levels: int, runs_per_level: int, stop_at_boundary: bool = True,
-                        rule: str = "ironbench", threshold=level_alpha) -> float:
+def false_boundary_rate(
+    p: float,
+    levels: int,
+    runs_per_level: int,
+    stop_at_boundary: bool = True,
+    rule: str = "ironbench",
+    threshold=level_alpha,
+) -> float:
     """P(a `boundary` is reported) when level 0 and every level succeed with the same
     probability p: exact. rule "seed" is the seed's rule (first systematic failure, no level 0)."""
     if rule == "seed":
-        p_systematic = sum(count * p**s * (1 - p) ** (n - s) for n, s, d, count in _level_law(runs_per_level)
-                           if d == "systematic_failure")
+        p_systematic = sum(
+            count * p**s * (1 - p) ** (n - s)
+            for n, s, d, count in _level_law(runs_per_level)
+            if d == "systematic_failure"
+        )
         return 1 - (1 - p_systematic) ** levels
     law = ladder_law([p] * (levels + 1), runs_per_level, stop_at_boundary, threshold)
     return sum(mass for (verdict, _), mass in law.items() if verdict == "boundary")
 
 
-def worst_false_boundary_rate(levels: int, runs_per_level: int, stop_at_boundary: bool = True,
-                              threshold=level_alpha, grid: int = 100) -> tuple[float, float]:
+def worst_false_boundary_rate(
+    levels: int, runs_per_level: int, stop_at_boundary: bool = True, threshold=level_alpha, grid: int = 100
+) -> tuple[float, float]:
     """(the largest false-boundary rate over success rates 1/grid .. 1 - 1/grid, where it is)."""
-    return max((false_boundary_rate(k / grid, levels, runs_per_level, stop_at_boundary, threshold=threshold),
-                k / grid) for k in range(1, grid))
+    return max(
+        (false_boundary_rate(k / grid, levels, runs_per_level, stop_at_boundary, threshold=threshold), k / grid)
+        for k in range(1, grid)
+    )
 
 
 @dataclass(frozen=True)
@@ -183,20 +215,32 @@ class BoundaryPower:
     below: float  # P(a boundary named below it: a false one)
 
 
-def boundary_power(base_rate: float, failing_rate: float, at: int, levels: int, runs_per_level: int,
-                   stop_at_boundary: bool = True) -> BoundaryPower:
+def boundary_power(
+    base_rate: float, failing_rate: float, at: int, levels: int, runs_per_level: int, stop_at_boundary: bool = True
+) -> BoundaryPower:
     """A real boundary: level 0 and levels below `at` succeed with base_rate, `at` and above
     with failing_rate. Exact."""
     rates = [base_rate] * at + [failing_rate] * (levels - at + 1)
     law = ladder_law(rates, runs_per_level, stop_at_boundary)
-    return BoundaryPower(law.get(("boundary", at), 0.0), law.get(("tentative", at), 0.0),
-                         sum(law.get(("boundary", j), 0.0) for j in range(1, at)))
+    return BoundaryPower(
+        law.get(("boundary", at), 0.0),
+        law.get(("tentative", at), 0.0),
+        sum(law.get(("boundary", j), 0.0) for j in range(1, at)),
+    )
 
 
 # -- the compare gate ---------------------------------------------------------------------------
 
-def gate_rates(cases: int, runs: int, p_a: Sequence[float], p_b: Sequence[float], alpha: float = 0.05,
-               sims: int = 2000, seed: int = 0) -> dict[str, float]:
+
+def gate_rates(
+    cases: int,
+    runs: int,
+    p_a: Sequence[float],
+    p_b: Sequence[float],
+    alpha: float = 0.05,
+    sims: int = 2000,
+    seed: int = 0,
+) -> dict[str, float]:
     """How often each gate fails CI when every case has `runs` runs per side at the given true
     rates: the stratified exact test (`--gate overall`), the min-p adjusted per-case flags
     (`--gate cases`), and the seed's gate (overall or any unadjusted case at p < alpha)."""
@@ -210,8 +254,11 @@ def gate_rates(cases: int, runs: int, p_a: Sequence[float], p_b: Sequence[float]
     for r in range(sims):
         strata = [(int(a), runs, int(b), runs) for a, b in zip(s_a[r], s_b[r])]
         fails_cases[r], fails_seed[r] = cases_gate(strata, alpha), seed_gate(strata, alpha)
-    return {"overall": float(fails_overall.mean()), "cases": float(fails_cases.mean()),
-            "seed": float(fails_seed.mean())}
+    return {
+        "overall": float(fails_overall.mean()),
+        "cases": float(fails_cases.mean()),
+        "seed": float(fails_seed.mean()),
+    }
 
 
 def cases_gate(strata, alpha: float) -> bool:
@@ -223,13 +270,16 @@ def cases_gate(strata, alpha: float) -> bool:
 def seed_gate(strata, alpha: float) -> bool:
     """The seed's gate: the stratified test or any unadjusted case at p < alpha."""
     return stratified_exact_test(strata).p_regression < alpha or any(
-        stratified_exact_test([s]).p_regression < alpha for s in strata)
+        stratified_exact_test([s]).p_regression < alpha for s in strata
+    )
 
 
 # -- adversarial verdicts against an unstable baseline -----------------------------------------
 
-def variant_verdict_rates(baseline_p: float, variant_p: float, baseline_runs: int = 10, sims: int = 2000,
-                          seed: int = 0) -> dict[str, float]:
+
+def variant_verdict_rates(
+    baseline_p: float, variant_p: float, baseline_runs: int = 10, sims: int = 2000, seed: int = 0
+) -> dict[str, float]:
     """How often a variant is called `structural` when runs succeed with baseline_p (baseline)
     and variant_p (variant), the baseline having been `exhausted` (unstable): by the seed's
     rule (judged against the baseline's most common outcome) and by ironbench's."""
@@ -238,8 +288,10 @@ def variant_verdict_rates(baseline_p: float, variant_p: float, baseline_runs: in
     for _ in range(sims):
         baseline = [SUCCESS if u < baseline_p else FAILURE for u in rng.random(baseline_runs)]
         variant = [SUCCESS if u < variant_p else FAILURE for u in rng.random(4)]
-        for name, reference in (("seed", Reference.of(baseline, False).signature),
-                                ("ironbench", Reference.of(baseline, False))):
+        for name, reference in (
+            ("seed", Reference.of(baseline, False).signature),
+            ("ironbench", Reference.of(baseline, False)),
+        ):
             decision = None
             for k in range(1, 5):
                 decision = variant_decision(variant[:k], reference)

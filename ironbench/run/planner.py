@@ -105,19 +105,42 @@ def generate_variants(case: AdversarialCase, ai_variants: AiVariants | None = No
             seen.add(candidate)
             word = forbidden_word(candidate)
             if word:
-                drops.append(Drop(case.id, entry.generator, attempt, candidate,
-                                  f"breaks the single-string contract with forbidden word {word!r}"))
+                drops.append(
+                    Drop(
+                        case.id,
+                        entry.generator,
+                        attempt,
+                        candidate,
+                        f"breaks the single-string contract with forbidden word {word!r}",
+                    )
+                )
                 continue
             made += 1
-            variants.append(Variant(case.id, entry.generator, f"{entry.generator}/variant_{made:04d}", made,
-                                    candidate, case.instruction, entry.seed, params, attempt))
+            variants.append(
+                Variant(
+                    case.id,
+                    entry.generator,
+                    f"{entry.generator}/variant_{made:04d}",
+                    made,
+                    candidate,
+                    case.instruction,
+                    entry.seed,
+                    params,
+                    attempt,
+                )
+            )
     return variants, drops
 
 
 def ai_entries(suite: Suite) -> list[tuple[AdversarialCase, object]]:
     """The (case, generator entry) pairs whose variants a model must write."""
-    return [(case, entry) for case in suite.cases if isinstance(case, AdversarialCase)
-            for entry in case.generators if get_generator(entry.generator).kind == "ai"]
+    return [
+        (case, entry)
+        for case in suite.cases
+        if isinstance(case, AdversarialCase)
+        for entry in case.generators
+        if get_generator(entry.generator).kind == "ai"
+    ]
 
 
 def ladder_levels(case: StressCase) -> tuple[list[Variant], list[Drop]]:
@@ -126,20 +149,31 @@ def ladder_levels(case: StressCase) -> tuple[list[Variant], list[Drop]]:
     params = entry.params.model_dump(mode="json")
     levels: list[Variant] = []
     drops: list[Drop] = []
-    texts = generator.function(case.instruction, entry.params, seeded_rng(entry.generator, entry.seed, case.instruction))
+    texts = generator.function(
+        case.instruction, entry.params, seeded_rng(entry.generator, entry.seed, case.instruction)
+    )
     # Level 0 is the unchanged instruction, run with the same rules: a boundary means
     # something only against a base that does not already fail.
-    levels.append(Variant(case.id, entry.generator, "level_0", 0, case.instruction, case.instruction,
-                          entry.seed, params, 0))
+    levels.append(
+        Variant(case.id, entry.generator, "level_0", 0, case.instruction, case.instruction, entry.seed, params, 0)
+    )
     for number, text in enumerate(texts, start=1):
         word = forbidden_word(text)
         if word:
             # A ladder cannot skip a rung: levels stop below the first bad one.
-            drops.append(Drop(case.id, entry.generator, number, text,
-                              f"breaks the single-string contract with forbidden word {word!r}"))
+            drops.append(
+                Drop(
+                    case.id,
+                    entry.generator,
+                    number,
+                    text,
+                    f"breaks the single-string contract with forbidden word {word!r}",
+                )
+            )
             break
-        levels.append(Variant(case.id, entry.generator, f"level_{number}", number, text, case.instruction,
-                              entry.seed, params, 0))
+        levels.append(
+            Variant(case.id, entry.generator, f"level_{number}", number, text, case.instruction, entry.seed, params, 0)
+        )
     return levels, drops
 
 
@@ -149,27 +183,71 @@ def plan(suite: Suite, ai_variants: AiVariants | None = None) -> list[Track]:
         timeout = suite.case_timeout(case)
         if isinstance(case, BaselineCase):
             stop = suite.stop_of(case)
-            group = Group("baseline", "baseline", case.id, BASE_VARIANT, case.instruction, timeout,
-                          stop.max_runs if stop else case.runs, f"baseline/{case.id}", stop=stop)
+            group = Group(
+                "baseline",
+                "baseline",
+                case.id,
+                BASE_VARIANT,
+                case.instruction,
+                timeout,
+                stop.max_runs if stop else case.runs,
+                f"baseline/{case.id}",
+                stop=stop,
+            )
             tracks.append(Track("baseline", case.id, case.instruction, (group,)))
         elif isinstance(case, AdversarialCase):
             variants, drops = generate_variants(case, ai_variants)
-            reference = Group("adversarial", "reference", case.id, REFERENCE_VARIANT, case.instruction, timeout, 1,
-                              f"adversarial/{case.id}/{REFERENCE_VARIANT}")
+            reference = Group(
+                "adversarial",
+                "reference",
+                case.id,
+                REFERENCE_VARIANT,
+                case.instruction,
+                timeout,
+                1,
+                f"adversarial/{case.id}/{REFERENCE_VARIANT}",
+            )
             groups = [reference] + [
-                Group("adversarial", "variant", case.id, v.variant_id, v.instruction, timeout, 4,
-                      f"adversarial/{case.id}/{v.variant_id}", generator=v.generator)
+                Group(
+                    "adversarial",
+                    "variant",
+                    case.id,
+                    v.variant_id,
+                    v.instruction,
+                    timeout,
+                    4,
+                    f"adversarial/{case.id}/{v.variant_id}",
+                    generator=v.generator,
+                )
                 for v in variants
             ]
             tracks.append(Track("adversarial", case.id, case.instruction, tuple(groups), tuple(variants), tuple(drops)))
         elif isinstance(case, StressCase):
             levels, drops = ladder_levels(case)
             groups = [
-                Group("stress", "stress_level", case.id, v.variant_id, v.instruction, timeout,
-                      case.ladder.runs_per_level, f"stress/{case.id}/{v.variant_id}",
-                      generator=v.generator, level=v.index)
+                Group(
+                    "stress",
+                    "stress_level",
+                    case.id,
+                    v.variant_id,
+                    v.instruction,
+                    timeout,
+                    case.ladder.runs_per_level,
+                    f"stress/{case.id}/{v.variant_id}",
+                    generator=v.generator,
+                    level=v.index,
+                )
                 for v in levels
             ]
-            tracks.append(Track("stress", case.id, case.instruction, tuple(groups), tuple(levels), tuple(drops),
-                                stop_at_boundary=case.ladder.stop_at_boundary))
+            tracks.append(
+                Track(
+                    "stress",
+                    case.id,
+                    case.instruction,
+                    tuple(groups),
+                    tuple(levels),
+                    tuple(drops),
+                    stop_at_boundary=case.ladder.stop_at_boundary,
+                )
+            )
     return tracks

@@ -27,22 +27,47 @@ def preview(suite: Suite) -> list[PreviewItem]:
     ai_by_case: dict[str, list[PreviewItem]] = {}
     for case, entry in ai_entries(suite):
         prompt, style = get_generator(entry.generator).function(case.instruction, entry.params, 1)
-        ai_by_case.setdefault(case.id, []).append(PreviewItem(
-            "adversarial", case.id, entry.generator, None, case.instruction, case.instruction,
-            f"up to {entry.count} variant(s) written by model {entry.params.model!r} at run time; "
-            f"first prompt: {prompt.splitlines()[0]}"))
+        ai_by_case.setdefault(case.id, []).append(
+            PreviewItem(
+                "adversarial",
+                case.id,
+                entry.generator,
+                None,
+                case.instruction,
+                case.instruction,
+                f"up to {entry.count} variant(s) written by model {entry.params.model!r} at run time; "
+                f"first prompt: {prompt.splitlines()[0]}",
+            )
+        )
     for track in plan(suite):
         if track.mode == "baseline":
             items.append(PreviewItem("baseline", track.case_id, "-", "base", track.instruction, track.instruction))
         for variant in track.variants:
             base = track.mode == "stress" and variant.index == 0
-            items.append(PreviewItem(track.mode, track.case_id, variant.generator, variant.variant_id,
-                                     variant.instruction, variant.base_instruction,
-                                     "level 0: the unchanged instruction" if base else ""))
+            items.append(
+                PreviewItem(
+                    track.mode,
+                    track.case_id,
+                    variant.generator,
+                    variant.variant_id,
+                    variant.instruction,
+                    variant.base_instruction,
+                    "level 0: the unchanged instruction" if base else "",
+                )
+            )
         items += ai_by_case.get(track.case_id, [])
         for drop in track.drops:
-            items.append(PreviewItem(track.mode, track.case_id, drop.generator, None, drop.candidate,
-                                     track.instruction, f"dropped: {drop.reason}"))
+            items.append(
+                PreviewItem(
+                    track.mode,
+                    track.case_id,
+                    drop.generator,
+                    None,
+                    drop.candidate,
+                    track.instruction,
+                    f"dropped: {drop.reason}",
+                )
+            )
     return items
 
 
@@ -69,8 +94,9 @@ def word_diff_ops(base: str, variant: str) -> list[tuple[str, str]]:
 def word_diff(base: str, variant: str) -> str:
     """A one-line diff: [-removed-] {+added+}, whitespace made visible."""
     marks = {"equal": "{}", "delete": "[-{}-]", "insert": "{{+{}+}}"}
-    return "".join(marks[op].format(text if op == "equal" else _visible(text))
-                   for op, text in word_diff_ops(base, variant))
+    return "".join(
+        marks[op].format(text if op == "equal" else _visible(text)) for op, text in word_diff_ops(base, variant)
+    )
 
 
 def preview_lines(items: list[PreviewItem]) -> list[str]:
@@ -90,8 +116,10 @@ def preview_lines(items: list[PreviewItem]) -> list[str]:
         if label == "AI":
             lines.append(f"  {item.generator}: {printable(item.note)}")
             continue
-        lines.append(f"  {item.generator}/{label.split('/')[-1]}: "
-                     f"{printable(word_diff(item.base_instruction, item.instruction))}")
+        lines.append(
+            f"  {item.generator}/{label.split('/')[-1]}: "
+            f"{printable(word_diff(item.base_instruction, item.instruction))}"
+        )
         if item.note:
             lines.append(f"      {printable(item.note)}")
     return lines

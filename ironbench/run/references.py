@@ -22,10 +22,15 @@ class StoredBaseline:
         return self.decision == "stable"
 
 
-def _same_setup(started: RunStarted, target_argv: list[str], ironclad_version: str, environment: dict,
-                rules: dict | None) -> bool:
-    return (list(started.target_argv) == list(target_argv) and started.ironclad_version == ironclad_version
-            and (started.environment or {}) == (environment or {}) and same_rules(started.rules, rules))
+def _same_setup(
+    started: RunStarted, target_argv: list[str], ironclad_version: str, environment: dict, rules: dict | None
+) -> bool:
+    return (
+        list(started.target_argv) == list(target_argv)
+        and started.ironclad_version == ironclad_version
+        and (started.environment or {}) == (environment or {})
+        and same_rules(started.rules, rules)
+    )
 
 
 def _baseline_group(store: EventStore, run_id: str, group: str) -> StoredBaseline | None:
@@ -35,8 +40,7 @@ def _baseline_group(store: EventStore, run_id: str, group: str) -> StoredBaselin
     decision = None
     for recorded in store.read(run_id, types=("invocation_completed", "decision_taken"), stream_prefix=group):
         event = recorded.event
-        if isinstance(event, InvocationCompleted) and recorded.stream.rsplit("/", 1)[0] == group \
-                and not event.surplus:
+        if isinstance(event, InvocationCompleted) and recorded.stream.rsplit("/", 1)[0] == group and not event.surplus:
             attempts += 1
             broken += event.infra_error is not None or event.harness_error is not None
             live[event.run_index] = event  # a re-run of the slot supersedes its earlier attempt
@@ -44,16 +48,25 @@ def _baseline_group(store: EventStore, run_id: str, group: str) -> StoredBaselin
             decision = event.decision
             for index in event.surplus_runs or ():  # past the decision (--speculate): no evidence
                 live.pop(index, None)
-    outcomes = [Outcome(e.success, e.failure_stage, e.attempts, e.repairs_triggered)
-                for _, e in sorted(live.items()) if e.infra_error is None and e.harness_error is None]
+    outcomes = [
+        Outcome(e.success, e.failure_stage, e.attempts, e.repairs_triggered)
+        for _, e in sorted(live.items())
+        if e.infra_error is None and e.harness_error is None
+    ]
     if decision not in DECIDED or not outcomes or 2 * broken > attempts:
         return None
     return StoredBaseline(run_id, group, outcomes, decision)
 
 
-def latest_baseline(store: EventStore, instruction: str, target_argv: list[str], ironclad_version: str,
-                    environment: dict, exclude_run: str | None = None,
-                    rules: dict | None = None) -> StoredBaseline | None:
+def latest_baseline(
+    store: EventStore,
+    instruction: str,
+    target_argv: list[str],
+    ironclad_version: str,
+    environment: dict,
+    exclude_run: str | None = None,
+    rules: dict | None = None,
+) -> StoredBaseline | None:
     """The latest decided baseline group of exactly this instruction, taken with the same
     target argv, target version, recorded environment and outcome rules; None when the
     store holds none.
@@ -73,8 +86,9 @@ def latest_baseline(store: EventStore, instruction: str, target_argv: list[str],
             continue
         if run_id not in setups:
             started = next(store.read(run_id, types=("run_started",)), None)
-            setups[run_id] = started is not None and _same_setup(started.event, target_argv, ironclad_version,
-                                                                 environment, rules)
+            setups[run_id] = started is not None and _same_setup(
+                started.event, target_argv, ironclad_version, environment, rules
+            )
         if setups[run_id]:
             found = _baseline_group(store, run_id, group)
             if found is not None:

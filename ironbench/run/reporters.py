@@ -20,11 +20,20 @@ class Reporter(Protocol):
 
 
 class SilentReporter:
-    def note(self, text): pass
-    def started(self, run_id, cases, max_invocations, done): pass
-    def invocation(self, case_id, run_index, completed): pass
-    def decision(self, case_id, decision, skipped_runs): pass
-    def finished(self, run_id, status): pass
+    def note(self, text):
+        pass
+
+    def started(self, run_id, cases, max_invocations, done):
+        pass
+
+    def invocation(self, case_id, run_index, completed):
+        pass
+
+    def decision(self, case_id, decision, skipped_runs):
+        pass
+
+    def finished(self, run_id, status):
+        pass
 
 
 class RedactingReporter:

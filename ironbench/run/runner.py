@@ -9,22 +9,20 @@ import platform
 import sys
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
-from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from ironbench import __version__
-
 from ironbench.core.errors import RunNotFound
 from ironbench.core.events import RecordedEvent, RunFinished, RunStarted
-from ironbench.run.executors import open_executor
-from ironbench.run.guards import MAX_INFRA_ERRORS
 from ironbench.core.outcome import DEFAULT_RULES, RuleSet, load_rules
-from ironbench.run.planner import AiVariants, ai_entries
+from ironbench.core.redact import Redactor
 from ironbench.projections.readmodel import ReadModel
 from ironbench.projections.tree import OutputTree
-from ironbench.core.redact import Redactor
+from ironbench.run.executors import open_executor
+from ironbench.run.guards import MAX_INFRA_ERRORS
 from ironbench.run.paths import RunPaths
+from ironbench.run.planner import AiVariants, ai_entries
 from ironbench.run.reporters import RedactingReporter, Reporter, SilentReporter
 from ironbench.run.session import RUN_STREAM, Session, aborts_run, appender
 from ironbench.store.eventstore import EventStore, Pending, open_store
@@ -33,7 +31,7 @@ from ironbench.targets.registry import TargetSpec, resolve_target
 
 
 def new_run_id(store: EventStore, now: datetime | None = None) -> str:
-    stamp = (now or datetime.now(timezone.utc)).strftime("run_%Y%m%d_%H%M%S")
+    stamp = (now or datetime.now(UTC)).strftime("run_%Y%m%d_%H%M%S")
     run_id, suffix = stamp, 1
     while store.has_run(run_id):
         suffix += 1
@@ -41,25 +39,46 @@ def new_run_id(store: EventStore, now: datetime | None = None) -> str:
     return run_id
 
 
-def _begin(store: EventStore, tree: OutputTree, suite: Suite, suite_path: str | None, target_argv: list[str],
-           ironclad_version: str, jobs: int, label: str | None = None, redact: Sequence[str] = (),
-           speculate: bool = False, scheduler: str | None = None,
-           rules: RuleSet | None = None) -> tuple[str, RunStarted]:
+def _begin(
+    store: EventStore,
+    tree: OutputTree,
+    suite: Suite,
+    suite_path: str | None,
+    target_argv: list[str],
+    ironclad_version: str,
+    jobs: int,
+    label: str | None = None,
+    redact: Sequence[str] = (),
+    speculate: bool = False,
+    scheduler: str | None = None,
+    rules: RuleSet | None = None,
+) -> tuple[str, RunStarted]:
     run_id = new_run_id(store)
     started = RunStarted(
-        suite_id=suite.suite_id, mode=suite.mode, suite=suite.to_dict(), suite_path=suite_path,
-        target_argv=target_argv, ironclad_version=ironclad_version, harness_version=__version__,
-        python_version=sys.version.split()[0], platform=f"{platform.system()}-{platform.machine()}", jobs=jobs,
-        label=label, environment={name: os.environ.get(name) for name in suite.record_env},
-        redact=sorted(set(redact)), speculate=speculate, scheduler=scheduler,
+        suite_id=suite.suite_id,
+        mode=suite.mode,
+        suite=suite.to_dict(),
+        suite_path=suite_path,
+        target_argv=target_argv,
+        ironclad_version=ironclad_version,
+        harness_version=__version__,
+        python_version=sys.version.split()[0],
+        platform=f"{platform.system()}-{platform.machine()}",
+        jobs=jobs,
+        label=label,
+        environment={name: os.environ.get(name) for name in suite.record_env},
+        redact=sorted(set(redact)),
+        speculate=speculate,
+        scheduler=scheduler,
         rules=rules.record() if rules is not None else None,
     )
     appender(store, tree, run_id)([Pending(RUN_STREAM, started)])
     return run_id, started
 
 
-def _generate_ai(suite: Suite, run_id: str, store: EventStore, tree: OutputTree, reporter: Reporter,
-                 max_failures: int | None) -> AiVariants:
+def _generate_ai(
+    suite: Suite, run_id: str, store: EventStore, tree: OutputTree, reporter: Reporter, max_failures: int | None
+) -> AiVariants:
     """AI variants are written here, on the coordinator, whatever executes the invocations."""
     if not ai_entries(suite):
         return {}
@@ -77,12 +96,22 @@ def _redacting(reporter: Reporter | None, names: Sequence[str]) -> tuple[Reporte
     return (RedactingReporter(reporter, redactor) if redactor else reporter), redactor
 
 
-def start_run(suite: Suite, paths: RunPaths, target_override: str | None = None, jobs: int | None = None,
-              suite_path: str | None = None, reporter: Reporter | None = None,
-              executor_factory: Callable[[int], Executor] | None = None, max_failures: int | None = None,
-              max_infra_errors: int = MAX_INFRA_ERRORS, label: str | None = None,
-              redact: Sequence[str] = (), speculate: bool = False, scheduler: str | None = None,
-              rules: str | None = None) -> str:
+def start_run(
+    suite: Suite,
+    paths: RunPaths,
+    target_override: str | None = None,
+    jobs: int | None = None,
+    suite_path: str | None = None,
+    reporter: Reporter | None = None,
+    executor_factory: Callable[[int], Executor] | None = None,
+    max_failures: int | None = None,
+    max_infra_errors: int = MAX_INFRA_ERRORS,
+    label: str | None = None,
+    redact: Sequence[str] = (),
+    speculate: bool = False,
+    scheduler: str | None = None,
+    rules: str | None = None,
+) -> str:
     """Start a new run of `suite`; returns its run id once every case is decided.
 
     Invocations run on `jobs` local threads (default 1), or on the Dask cluster whose
@@ -96,8 +125,13 @@ def start_run(suite: Suite, paths: RunPaths, target_override: str | None = None,
     if suite.mode == "gauntlet":
         return _start_gauntlet(suite, paths, suite_path, reporter, redactor, redact, label)
     target = resolve_target(target_override if target_override is not None else suite.target)
-    ruleset = load_rules(rules) if rules is not None else load_rules(
-        suite.rules or DEFAULT_RULES, str(Path(suite_path).parent) if suite_path and suite.rules else None)
+    ruleset = (
+        load_rules(rules)
+        if rules is not None
+        else load_rules(
+            suite.rules or DEFAULT_RULES, str(Path(suite_path).parent) if suite_path and suite.rules else None
+        )
+    )
     # Before anything is written: an unreachable scheduler, a target that cannot start
     # where it will run, an unknown model id are each one clear error.
     executor = open_executor(jobs, scheduler, paths.out_dir / "workdirs", executor_factory)
@@ -111,19 +145,50 @@ def start_run(suite: Suite, paths: RunPaths, target_override: str | None = None,
         with store:
             tree = OutputTree(store, paths.out_dir)
             tree.catch_up()
-            run_id, started = _begin(store, tree, suite, suite_path, list(target.argv_template), version,
-                                     executor.capacity(), label, redact, speculate, executor.scheduler, ruleset)
+            run_id, started = _begin(
+                store,
+                tree,
+                suite,
+                suite_path,
+                list(target.argv_template),
+                version,
+                executor.capacity(),
+                label,
+                redact,
+                speculate,
+                executor.scheduler,
+                ruleset,
+            )
             ai_variants = _generate_ai(suite, run_id, store, tree, reporter, max_failures)
-            session = Session(paths, run_id, started, suite, target, store, tree, reporter,
-                              appender(store, tree, run_id), ai_variants, max_infra_errors, speculate)
+            session = Session(
+                paths,
+                run_id,
+                started,
+                suite,
+                target,
+                store,
+                tree,
+                reporter,
+                appender(store, tree, run_id),
+                ai_variants,
+                max_infra_errors,
+                speculate,
+            )
             session.execute(executor)
     finally:
         executor.close()
     return run_id
 
 
-def _start_gauntlet(suite: Suite, paths: RunPaths, suite_path: str | None, reporter: Reporter,
-                    redactor: Redactor, redact: Sequence[str], label: str | None = None) -> str:
+def _start_gauntlet(
+    suite: Suite,
+    paths: RunPaths,
+    suite_path: str | None,
+    reporter: Reporter,
+    redactor: Redactor,
+    redact: Sequence[str],
+    label: str | None = None,
+) -> str:
     from ironbench.gauntlet.engines import preflight_engines
 
     # unknown models, classes and commands: before anything is written
@@ -137,8 +202,9 @@ def _start_gauntlet(suite: Suite, paths: RunPaths, suite_path: str | None, repor
     return run_id
 
 
-def _gauntlet(suite: Suite, run_id: str, store: EventStore, tree: OutputTree, reporter: Reporter,
-              history: list[RecordedEvent]) -> str:
+def _gauntlet(
+    suite: Suite, run_id: str, store: EventStore, tree: OutputTree, reporter: Reporter, history: list[RecordedEvent]
+) -> str:
     """Gauntlet engines are model conversations: they run here, on the coordinator."""
     from ironbench.gauntlet.runner import run_gauntlet
 
@@ -150,10 +216,17 @@ def _gauntlet(suite: Suite, run_id: str, store: EventStore, tree: OutputTree, re
     return status
 
 
-def resume_run(run_id: str, paths: RunPaths, jobs: int | None = None, reporter: Reporter | None = None,
-               executor_factory: Callable[[int], Executor] | None = None, max_failures: int | None = None,
-               max_infra_errors: int = MAX_INFRA_ERRORS, redact: Sequence[str] = (),
-               scheduler: str | None = None) -> str:
+def resume_run(
+    run_id: str,
+    paths: RunPaths,
+    jobs: int | None = None,
+    reporter: Reporter | None = None,
+    executor_factory: Callable[[int], Executor] | None = None,
+    max_failures: int | None = None,
+    max_infra_errors: int = MAX_INFRA_ERRORS,
+    redact: Sequence[str] = (),
+    scheduler: str | None = None,
+) -> str:
     """Continue an interrupted run: completed invocations are kept, the rest run (here, or
     on the cluster at `scheduler`). The names the run was started with --redact stay
     redacted, with `redact` added; --speculate stays as the run was started."""
@@ -180,8 +253,20 @@ def resume_run(run_id: str, paths: RunPaths, jobs: int | None = None, reporter: 
             tree = OutputTree(store, paths.out_dir)
             tree.catch_up()
             ai_variants = _generate_ai(suite, run_id, store, tree, reporter, max_failures)
-            session = Session(paths, run_id, started, suite, target, store, tree, reporter,
-                              appender(store, tree, run_id), ai_variants, max_infra_errors, started.speculate)
+            session = Session(
+                paths,
+                run_id,
+                started,
+                suite,
+                target,
+                store,
+                tree,
+                reporter,
+                appender(store, tree, run_id),
+                ai_variants,
+                max_infra_errors,
+                started.speculate,
+            )
             session.restore(events)
             return session.execute(executor)
         finally:

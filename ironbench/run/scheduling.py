@@ -67,7 +67,7 @@ def behaviours(prefix: Sequence[Outcome], known: Sequence[Outcome] = ()) -> list
         if len(by_signature) >= MAX_BEHAVIOURS - 2:
             break
         by_signature.setdefault(outcome.signature(), outcome)
-    return list(by_signature.values())[:MAX_BEHAVIOURS - 2] + [_fresh(1, True), _fresh(1, False)]
+    return list(by_signature.values())[: MAX_BEHAVIOURS - 2] + [_fresh(1, True), _fresh(1, False)]
 
 
 def continuations(alphabet: Sequence[Outcome], k: int) -> Iterator[tuple[Outcome, ...]]:
@@ -95,8 +95,14 @@ def horizon(decide: Decide, prefix: Sequence[Outcome], max_runs: int, known: Seq
     return len(prefix) + 1
 
 
-def schedule(decide: Decide, outcomes: Mapping[int, Outcome], running: Collection[int], max_runs: int,
-             known: Sequence[Outcome] = (), speculate: bool = False) -> Slots:
+def schedule(
+    decide: Decide,
+    outcomes: Mapping[int, Outcome],
+    running: Collection[int],
+    max_runs: int,
+    known: Sequence[Outcome] = (),
+    speculate: bool = False,
+) -> Slots:
     """What a group needs now, from the outcomes known by run index (runs whose attempt
     hit an infrastructure error have none: their slot runs again) and the runs still
     running."""
@@ -109,8 +115,13 @@ def schedule(decide: Decide, outcomes: Mapping[int, Outcome], running: Collectio
             return Slots(prefix[:n], decision, n, ())
     reach = horizon(decide, prefix, max_runs, known)
     idle = [i for i in range(1, max(reach, max_runs) + 1) if i not in outcomes and i not in running]
-    return Slots(prefix, None, reach, tuple(i for i in idle if i <= reach),
-                 tuple(i for i in idle if i > reach) if speculate else ())
+    return Slots(
+        prefix,
+        None,
+        reach,
+        tuple(i for i in idle if i <= reach),
+        tuple(i for i in idle if i > reach) if speculate else (),
+    )
 
 
 def surplus(outcomes: Mapping[int, Outcome], decided_at: int) -> list[int]:
@@ -138,7 +149,6 @@ def active_groups(track: Track, decisions: Mapping[str, str]) -> list[Group] | N
             if track.stop_at_boundary and decisions[group.path] == "systematic_failure":
                 return None
     return undecided[:1]
-
 
 
 def round_robin(queues: Sequence[tuple[int, Sequence]], count: int) -> list[tuple[int, object]]:

@@ -16,25 +16,36 @@ from functools import partial
 
 from ironbench.core.errors import IronbenchError, RunInterrupted, RunStopped
 from ironbench.core.events import (
-    DecisionTaken, InvocationCompleted, InvocationStarted, RecordedEvent, RunAborted, RunFinished, RunStarted,
+    DecisionTaken,
+    InvocationCompleted,
+    InvocationStarted,
+    RecordedEvent,
+    RunAborted,
+    RunFinished,
+    RunStarted,
     VariantDropped,
     VariantGenerated,
 )
-from ironbench.run.executors import DEBUG_DIR, Ran, Work, run_invocation
-from ironbench.run.guards import MAX_INFRA_ERRORS, RunGuard, resume_command
 from ironbench.core.keys import instruction_hash, invocation_key
 from ironbench.core.outcome import Outcome
+from ironbench.projections.tree import group_of
+from ironbench.run.executors import DEBUG_DIR, Ran, Work, run_invocation
+from ironbench.run.guards import MAX_INFRA_ERRORS, RunGuard, resume_command
 from ironbench.run.planner import AiVariants, Group, Track
 from ironbench.run.planner import plan as plan_tracks
-from ironbench.projections.tree import group_of
-from ironbench.core.redact import Redactor
 from ironbench.run.references import latest_baseline
+from ironbench.run.reporters import Reporter
 from ironbench.run.scheduling import Slots, active_groups, prefix_of, round_robin, schedule, surplus
 from ironbench.run.stopping import (
-    Reference, StopDecision, baseline_decision, capability_boundary, evidence, reference_decision,
-    stress_level_decision, variant_decision,
+    Reference,
+    StopDecision,
+    baseline_decision,
+    capability_boundary,
+    evidence,
+    reference_decision,
+    stress_level_decision,
+    variant_decision,
 )
-from ironbench.run.reporters import Reporter
 from ironbench.store.eventstore import Pending
 from ironbench.suite.models import Suite
 from ironbench.targets import containment
@@ -66,9 +77,21 @@ class _TrackState:
 class Session:
     """One run's execution state: its store, projections, plan and per-group outcomes."""
 
-    def __init__(self, paths, run_id: str, started: RunStarted, suite: Suite, target: TargetSpec,
-                 store, tree, reporter: Reporter, append: Callable, ai_variants: AiVariants | None = None,
-                 max_infra_errors: int = MAX_INFRA_ERRORS, speculate: bool = False) -> None:
+    def __init__(
+        self,
+        paths,
+        run_id: str,
+        started: RunStarted,
+        suite: Suite,
+        target: TargetSpec,
+        store,
+        tree,
+        reporter: Reporter,
+        append: Callable,
+        ai_variants: AiVariants | None = None,
+        max_infra_errors: int = MAX_INFRA_ERRORS,
+        speculate: bool = False,
+    ) -> None:
         self.paths = paths
         self.run_id = run_id
         self.started = started
@@ -81,8 +104,12 @@ class Session:
         self.tracks = [_TrackState(track) for track in plan_tracks(suite, ai_variants)]
         self.append = append
         self.clock = 0
-        self.guard = RunGuard(run_id, resume_command(run_id, paths.out_dir, paths.store_path),
-                              paths.out_dir / "workdirs", max_infra_errors)
+        self.guard = RunGuard(
+            run_id,
+            resume_command(run_id, paths.out_dir, paths.store_path),
+            paths.out_dir / "workdirs",
+            max_infra_errors,
+        )
 
     @property
     def max_invocations(self) -> int:
@@ -117,17 +144,38 @@ class Session:
             for variant in track.variants:
                 if variant.metadata.get("source") == "ai":
                     continue  # recorded, with its model and prompt, when it was generated
-                pending.append(Pending(f"{track.path}/{variant.variant_id}", VariantGenerated(
-                    mode=track.mode, case_id=track.case_id, generator=variant.generator,
-                    variant_id=variant.variant_id, instruction=variant.instruction,
-                    base_instruction=variant.base_instruction, seed=variant.seed, params=variant.params,
-                    attempt=variant.attempt,
-                ), idempotency_key=f"variant:{self.run_id}/{track.path}/{variant.variant_id}"))
+                pending.append(
+                    Pending(
+                        f"{track.path}/{variant.variant_id}",
+                        VariantGenerated(
+                            mode=track.mode,
+                            case_id=track.case_id,
+                            generator=variant.generator,
+                            variant_id=variant.variant_id,
+                            instruction=variant.instruction,
+                            base_instruction=variant.base_instruction,
+                            seed=variant.seed,
+                            params=variant.params,
+                            attempt=variant.attempt,
+                        ),
+                        idempotency_key=f"variant:{self.run_id}/{track.path}/{variant.variant_id}",
+                    )
+                )
             for drop in track.drops:
-                pending.append(Pending(f"{track.path}/{drop.generator}", VariantDropped(
-                    mode=track.mode, case_id=track.case_id, generator=drop.generator, attempt=drop.attempt,
-                    candidate=drop.candidate, reason=drop.reason,
-                ), idempotency_key=f"drop:{self.run_id}/{track.path}/{drop.generator}/{drop.attempt}"))
+                pending.append(
+                    Pending(
+                        f"{track.path}/{drop.generator}",
+                        VariantDropped(
+                            mode=track.mode,
+                            case_id=track.case_id,
+                            generator=drop.generator,
+                            attempt=drop.attempt,
+                            candidate=drop.candidate,
+                            reason=drop.reason,
+                        ),
+                        idempotency_key=f"drop:{self.run_id}/{track.path}/{drop.generator}/{drop.attempt}",
+                    )
+                )
             if track.mode == "adversarial":
                 pending.append(self._stored_reference(state))
         return pending
@@ -138,37 +186,72 @@ class Session:
         started with)."""
         if state.track.groups[0].path in state.decisions:
             return None
-        found = latest_baseline(self.store, state.track.instruction, self.started.target_argv,
-                                self.started.ironclad_version, self.started.environment, exclude_run=self.run_id,
-                                rules=self.started.rules)
+        found = latest_baseline(
+            self.store,
+            state.track.instruction,
+            self.started.target_argv,
+            self.started.ironclad_version,
+            self.started.environment,
+            exclude_run=self.run_id,
+            rules=self.started.rules,
+        )
         if found is None:
             return None
         reference_group = state.track.groups[0]
-        decision = evidence(found.outcomes, "reference",
-                            f"baseline {found.group} of run {found.run_id} ({found.decision}; same instruction, "
-                            "target, version and environment)")
+        decision = evidence(
+            found.outcomes,
+            "reference",
+            f"baseline {found.group} of run {found.run_id} ({found.decision}; same instruction, "
+            "target, version and environment)",
+        )
         # None of the reference group's runs happen in this run.
-        return self._decision(state, reference_group, decision, reference=Reference.of(found.outcomes, found.stable),
-                              source=found.run_id, source_group=found.group, skipped=reference_group.max_runs)
+        return self._decision(
+            state,
+            reference_group,
+            decision,
+            reference=Reference.of(found.outcomes, found.stable),
+            source=found.run_id,
+            source_group=found.group,
+            skipped=reference_group.max_runs,
+        )
 
     # -- decisions --------------------------------------------------------------
 
-    def _decision(self, state: _TrackState, group: Group, decision: StopDecision,
-                  reference: Reference | None = None, source: str | None = None, source_group: str | None = None,
-                  skipped: int | None = None, surplus_runs: list[int] | None = None) -> Pending:
+    def _decision(
+        self,
+        state: _TrackState,
+        group: Group,
+        decision: StopDecision,
+        reference: Reference | None = None,
+        source: str | None = None,
+        source_group: str | None = None,
+        skipped: int | None = None,
+        surplus_runs: list[int] | None = None,
+    ) -> Pending:
         state.decisions[group.path] = decision.decision
         if reference is not None:
             state.reference = reference
         elif group.policy == "variant":
             reference = state.reference
         self.reporter.decision(group.path, decision, group.max_runs - decision.n if skipped is None else skipped)
-        return Pending(group.path, DecisionTaken(
-            mode=group.mode, group=group.path, generator=group.generator, level=group.level,
-            case_id=group.case_id, variant_id=group.variant_id, **asdict(decision),
-            reference=list(reference.signature) if reference is not None else None, reference_source=source,
-            reference_outcomes=[list(o) for o in reference.outcomes] if reference and reference.unstable else None,
-            reference_group=source_group, surplus_runs=surplus_runs or None,
-        ), idempotency_key=f"decision:{self.run_id}/{group.path}")
+        return Pending(
+            group.path,
+            DecisionTaken(
+                mode=group.mode,
+                group=group.path,
+                generator=group.generator,
+                level=group.level,
+                case_id=group.case_id,
+                variant_id=group.variant_id,
+                **asdict(decision),
+                reference=list(reference.signature) if reference is not None else None,
+                reference_source=source,
+                reference_outcomes=[list(o) for o in reference.outcomes] if reference and reference.unstable else None,
+                reference_group=source_group,
+                surplus_runs=surplus_runs or None,
+            ),
+            idempotency_key=f"decision:{self.run_id}/{group.path}",
+        )
 
     def _rule(self, state: _TrackState, group: Group) -> tuple[Callable, list[Outcome]]:
         """A group's decision rule as a function of its outcomes, and the outcomes it
@@ -183,10 +266,13 @@ class Session:
             return partial(variant_decision, reference=reference), [Outcome(*s) for s in behaviours]
         base = state.track.groups[0]
         # Level 0 is decided before level 1 starts: every level is judged against it.
-        level_0 = next((state.ordered(g) for g in state.track.groups
-                        if g.level == 0 and g.path in state.decisions), None)
-        return (partial(stress_level_decision, max_runs=group.max_runs, level=group.level, base=level_0),
-                state.ordered(base))
+        level_0 = next(
+            (state.ordered(g) for g in state.track.groups if g.level == 0 and g.path in state.decisions), None
+        )
+        return (
+            partial(stress_level_decision, max_runs=group.max_runs, level=group.level, base=level_0),
+            state.ordered(base),
+        )
 
     def _taken(self, state: _TrackState, group: Group, slots: Slots) -> Pending:
         """Record a group's decision; runs that completed past it (speculation) leave
@@ -198,8 +284,14 @@ class Session:
             outcomes.pop(index, None)
         state.slots.pop(group.path, None)
         if group.policy == "reference":
-            return self._decision(state, group, slots.decision, reference=Reference.of(slots.prefix, True),
-                                  source="this run", surplus_runs=extra)
+            return self._decision(
+                state,
+                group,
+                slots.decision,
+                reference=Reference.of(slots.prefix, True),
+                source="this run",
+                surplus_runs=extra,
+            )
         return self._decision(state, group, slots.decision, surplus_runs=extra)
 
     def _boundary(self, state: _TrackState) -> Pending:
@@ -208,10 +300,19 @@ class Session:
         level, decision = found.level, found.decision
         state.decisions[track.path] = decision.decision
         self.reporter.decision(track.path, decision, 0)
-        return Pending(track.path, DecisionTaken(
-            mode="stress", group=track.path, generator=track.groups[0].generator if track.groups else None,
-            level=level, case_id=track.case_id, variant_id="ladder", **asdict(decision),
-        ), idempotency_key=f"decision:{self.run_id}/{track.path}")
+        return Pending(
+            track.path,
+            DecisionTaken(
+                mode="stress",
+                group=track.path,
+                generator=track.groups[0].generator if track.groups else None,
+                level=level,
+                case_id=track.case_id,
+                variant_id="ladder",
+                **asdict(decision),
+            ),
+            idempotency_key=f"decision:{self.run_id}/{track.path}",
+        )
 
     def _step(self, state: _TrackState) -> tuple[list[Pending], list[tuple[Group, Slots]]]:
         """Take every decision the outcomes so far allow; then what each group still running needs."""
@@ -227,8 +328,14 @@ class Session:
                 slots = state.slots.get(group.path)
                 if slots is None:
                     decide, known = self._rule(state, group)
-                    slots = schedule(decide, state.outcomes.get(group.path, {}), state.running.get(group.path, ()),
-                                     group.max_runs, known, self.speculate)
+                    slots = schedule(
+                        decide,
+                        state.outcomes.get(group.path, {}),
+                        state.running.get(group.path, ()),
+                        group.max_runs,
+                        known,
+                        self.speculate,
+                    )
                     state.slots[group.path] = slots
                 if slots.decision is not None:
                     pending.append(self._taken(state, group, slots))
@@ -261,8 +368,13 @@ class Session:
             extra.append((state, more))
         return pending, needed, extra
 
-    def _start(self, executor, running: dict[Future, tuple[_TrackState, Work]],
-               wanted: list[tuple[_TrackState, list[Work]]], free: int) -> list[Pending]:
+    def _start(
+        self,
+        executor,
+        running: dict[Future, tuple[_TrackState, Work]],
+        wanted: list[tuple[_TrackState, list[Work]]],
+        free: int,
+    ) -> list[Pending]:
         """Start up to `free` of the wanted invocations, tracks taking turns."""
         picks = round_robin([(state.served, works) for state, works in wanted], free)
         started = []
@@ -275,20 +387,38 @@ class Session:
 
     # -- invocations ------------------------------------------------------------
 
-    def _submit(self, executor, running: dict[Future, tuple[_TrackState, Work]], state: _TrackState,
-                work: Work) -> Pending:
+    def _submit(
+        self, executor, running: dict[Future, tuple[_TrackState, Work]], state: _TrackState, work: Work
+    ) -> Pending:
         group = work.group
         suffix = f"/rerun_{work.rerun}" if work.rerun else ""
-        future = executor.submit(work.key + suffix, run_invocation, work, self.target.argv(group.instruction),
-                                 self._env(group, work.run_index), self.suite.debug_enabled, self.store.redactor,
-                                 executor.root, tuple(self.started.redact), self.started.rules)
+        future = executor.submit(
+            work.key + suffix,
+            run_invocation,
+            work,
+            self.target.argv(group.instruction),
+            self._env(group, work.run_index),
+            self.suite.debug_enabled,
+            self.store.redactor,
+            executor.root,
+            tuple(self.started.redact),
+            self.started.rules,
+        )
         running[future] = (state, work)
         state.running.setdefault(group.path, set()).add(work.run_index)
-        return Pending(group.stream(work.run_index), InvocationStarted(
-            key=work.key, mode=group.mode, group=group.path, case_id=group.case_id,
-            variant_id=group.variant_id, run_index=work.run_index, instruction=group.instruction,
-            workdir=executor.workdir(work.workdir),
-        ))
+        return Pending(
+            group.stream(work.run_index),
+            InvocationStarted(
+                key=work.key,
+                mode=group.mode,
+                group=group.path,
+                case_id=group.case_id,
+                variant_id=group.variant_id,
+                run_index=work.run_index,
+                instruction=group.instruction,
+                workdir=executor.workdir(work.workdir),
+            ),
+        )
 
     def _completed_event(self, work: Work, ran: Ran, surplus_run: bool) -> Pending:
         result, outcome = ran.result, ran.outcome
@@ -296,19 +426,37 @@ class Session:
         stderr, cut_err = cap_output(result.stderr)
         group = work.group
         completed = InvocationCompleted(
-            key=work.key, mode=group.mode, group=group.path, generator=group.generator, level=group.level,
-            case_id=group.case_id, variant_id=group.variant_id,
-            run_index=work.run_index, instruction=group.instruction,
+            key=work.key,
+            mode=group.mode,
+            group=group.path,
+            generator=group.generator,
+            level=group.level,
+            case_id=group.case_id,
+            variant_id=group.variant_id,
+            run_index=work.run_index,
+            instruction=group.instruction,
             instruction_hash=instruction_hash(group.instruction),
-            instruction_length=len(group.instruction), exit_code=result.exit_code,
-            success=outcome.success, failure_stage=outcome.failure_stage, attempts=outcome.attempts,
-            repairs_triggered=outcome.repairs_triggered, duration_ms=result.duration_ms,
-            timed_out=result.timed_out, harness_error=result.harness_error,
-            debug_enabled=self.suite.debug_enabled, debug_artifacts_present=ran.debug_present,
-            debug_path=f"{ran.workdir}/{DEBUG_DIR}", brick_path=outcome.brick_path,
-            stdout=stdout, stderr=stderr, output_truncated=cut_out or cut_err,
-            infra_error=outcome.infra_error, rerun=work.rerun,
-            stdout_path=result.stdout_path, stderr_path=result.stderr_path, surplus=surplus_run,
+            instruction_length=len(group.instruction),
+            exit_code=result.exit_code,
+            success=outcome.success,
+            failure_stage=outcome.failure_stage,
+            attempts=outcome.attempts,
+            repairs_triggered=outcome.repairs_triggered,
+            duration_ms=result.duration_ms,
+            timed_out=result.timed_out,
+            harness_error=result.harness_error,
+            debug_enabled=self.suite.debug_enabled,
+            debug_artifacts_present=ran.debug_present,
+            debug_path=f"{ran.workdir}/{DEBUG_DIR}",
+            brick_path=outcome.brick_path,
+            stdout=stdout,
+            stderr=stderr,
+            output_truncated=cut_out or cut_err,
+            infra_error=outcome.infra_error,
+            rerun=work.rerun,
+            stdout_path=result.stdout_path,
+            stderr_path=result.stderr_path,
+            surplus=surplus_run,
         )
         # Recorded exactly once per attempt of the slot: the first attempt keeps the
         # slot's key, a re-run adds its number.
@@ -325,8 +473,9 @@ class Session:
             if not past:
                 state.outcomes.setdefault(path, {})[index] = ran.outcome
         else:
-            self.reporter.note(f"  {path} run {index}: infrastructure error ({ran.outcome.infra_error}); "
-                               "the slot runs again")
+            self.reporter.note(
+                f"  {path} run {index}: infrastructure error ({ran.outcome.infra_error}); the slot runs again"
+            )
         state.slots.pop(path, None)
         return self._completed_event(work, ran, past)
 
@@ -364,18 +513,27 @@ class Session:
                                 reason = executor.lost(exc)
                                 if reason is None:
                                     raise
-                                raise RunStopped(f"{self.run_id} stopped: {reason}. Once it is back: "
-                                                 f"{self.guard.resume} --scheduler ADDRESS (or --jobs N, "
-                                                 "to continue here)") from None
-                            self.reporter.note(f"  {work.group.path} run {work.run_index}: {type(exc).__name__} "
-                                               "(the workers running it died); submitted again")
+                                raise RunStopped(
+                                    f"{self.run_id} stopped: {reason}. Once it is back: "
+                                    f"{self.guard.resume} --scheduler ADDRESS (or --jobs N, "
+                                    "to continue here)"
+                                ) from None
+                            self.reporter.note(
+                                f"  {work.group.path} run {work.run_index}: {type(exc).__name__} "
+                                "(the workers running it died); submitted again"
+                            )
                             pending.append(self._submit(executor, running, state, work))
                             continue
                         completed = self._completed(state, work, ran)
                         pending.append(completed)
                         reports.append((work, completed.event))
-                        stop = self.guard.after(f"{work.group.path} run {work.run_index}", work.group.case_id,
-                                                self.target.argv(work.group.instruction), ran.result, ran.outcome)
+                        stop = self.guard.after(
+                            f"{work.group.path} run {work.run_index}",
+                            work.group.case_id,
+                            self.target.argv(work.group.instruction),
+                            ran.result,
+                            ran.outcome,
+                        )
                         if stop is not None:
                             self.append(pending)
                             self._report(reports)
@@ -387,9 +545,15 @@ class Session:
         if unfinished:
             raise IronbenchError(f"{self.run_id}: nothing left to run, but {', '.join(unfinished)} undecided")
         outcomes = [o for t in self.tracks for v in t.outcomes.values() for o in v.values()]
-        self.append([Pending(RUN_STREAM, RunFinished(invocations=len(outcomes),
-                                                     successes=sum(1 for o in outcomes if o.success)),
-                             idempotency_key=f"finished:{self.run_id}")])
+        self.append(
+            [
+                Pending(
+                    RUN_STREAM,
+                    RunFinished(invocations=len(outcomes), successes=sum(1 for o in outcomes if o.success)),
+                    idempotency_key=f"finished:{self.run_id}",
+                )
+            ]
+        )
         self.tree.flush()
         self.reporter.finished(self.run_id, "finished")
         return "finished"
@@ -412,8 +576,12 @@ class Session:
                     tries[event.run_index] = max(tries.get(event.run_index, 0), event.rerun + 1)
                     if event.infra_error is None:
                         state.outcomes.setdefault(path, {})[event.run_index] = Outcome(
-                            event.success, event.failure_stage, event.attempts, event.repairs_triggered,
-                            event.brick_path)
+                            event.success,
+                            event.failure_stage,
+                            event.attempts,
+                            event.repairs_triggered,
+                            event.brick_path,
+                        )
             elif isinstance(event, DecisionTaken):
                 path = event.group or f"baseline/{event.case_id}"
                 state = by_path[path][0] if path in by_path else by_track.get(path)
@@ -424,18 +592,20 @@ class Session:
                     state.outcomes.get(path, {}).pop(index, None)
                 if event.reference is not None and event.decision == "reference":
                     outcomes = tuple(tuple(o) for o in event.reference_outcomes or ())
-                    state.reference = Reference(tuple(event.reference), outcomes or (tuple(event.reference),),
-                                                stable=not outcomes)
-
+                    state.reference = Reference(
+                        tuple(event.reference), outcomes or (tuple(event.reference),), stable=not outcomes
+                    )
 
 
 def appender(store, tree, run_id: str) -> Callable[[list], list[RecordedEvent]]:
     """Append events (None entries skipped) and project them into the tree at once."""
+
     def append(pending: list[Pending | None]) -> list[RecordedEvent]:
         positions = {tree.name: tree.applied_seq} if tree.applied_seq else None
         recorded = store.append(run_id, [p for p in pending if p is not None], positions)
         tree.apply(recorded)
         return recorded
+
     return append
 
 

@@ -13,8 +13,14 @@ from dataclasses import dataclass
 
 from ironbench.core.outcome import Outcome
 from ironbench.stats import (
-    chance_agreement, clopper_pearson_lower, clopper_pearson_upper, exact_distribution_test,
-    confidence_thresholds, significant, stratified_exact_test, wilson_interval,
+    chance_agreement,
+    clopper_pearson_lower,
+    clopper_pearson_upper,
+    confidence_thresholds,
+    exact_distribution_test,
+    significant,
+    stratified_exact_test,
+    wilson_interval,
 )
 
 AGREEING_RUNS = 3
@@ -46,8 +52,19 @@ def evidence(outcomes: Sequence[Outcome], decision: str, reason: str, **extra) -
     successes = sum(1 for o in outcomes if o.success)
     rate = successes / n if n else 0.0
     low, high = wilson_interval(successes, n)
-    return StopDecision(decision, reason, n, successes, rate, low, high, chance_agreement(rate, AGREEING_RUNS),
-                        clopper_pearson_lower(successes, n), clopper_pearson_upper(successes, n), **extra)
+    return StopDecision(
+        decision,
+        reason,
+        n,
+        successes,
+        rate,
+        low,
+        high,
+        chance_agreement(rate, AGREEING_RUNS),
+        clopper_pearson_lower(successes, n),
+        clopper_pearson_upper(successes, n),
+        **extra,
+    )
 
 
 def _stable(outcomes: Sequence[Outcome], reason: str) -> StopDecision:
@@ -57,11 +74,17 @@ def _stable(outcomes: Sequence[Outcome], reason: str) -> StopDecision:
     agreed = outcomes[-1].signature()
     same = sum(1 for o in outcomes if o.signature() == agreed)
     bound = clopper_pearson_lower(same, len(outcomes))
-    return evidence(outcomes, "stable", f"{reason}; {same}/{len(outcomes)} runs gave this outcome, so it "
-                    f"recurs with probability >= {bound:.2f} (one-sided 95%)", reproduce_lower_95=bound)
+    return evidence(
+        outcomes,
+        "stable",
+        f"{reason}; {same}/{len(outcomes)} runs gave this outcome, so it "
+        f"recurs with probability >= {bound:.2f} (one-sided 95%)",
+        reproduce_lower_95=bound,
+    )
 
 
 # -- baseline -----------------------------------------------------------------------------------
+
 
 def baseline_decision(outcomes: Sequence[Outcome], max_runs: int, rule=None) -> StopDecision | None:
     """The seed's rule (default): stop once the last 3 runs are equivalent, or when `max_runs`
@@ -76,8 +99,9 @@ def baseline_decision(outcomes: Sequence[Outcome], max_runs: int, rule=None) -> 
     return None
 
 
-def confidence_decision(outcomes: Sequence[Outcome], reproduce: float, confidence: float,
-                        max_runs: int) -> StopDecision | None:
+def confidence_decision(
+    outcomes: Sequence[Outcome], reproduce: float, confidence: float, max_runs: int
+) -> StopDecision | None:
     """The opt-in rule: `stable` once the runs show, with the given confidence (sequentially
     calibrated), that the most common outcome recurs with probability above `reproduce`;
     `exhausted` at `max_runs` or as soon as that can no longer happen within the cap."""
@@ -89,16 +113,24 @@ def confidence_decision(outcomes: Sequence[Outcome], reproduce: float, confidenc
     limits = confidence_thresholds(reproduce, confidence, max_runs)
     if agreed >= limits[n - 1]:
         bound = clopper_pearson_lower(agreed, n)
-        return evidence(outcomes, "stable", f"{agreed}/{n} runs gave the same outcome: it recurs with probability "
-                        f"> {reproduce:.2f} at {confidence:.0%} confidence (sequential test; bound {bound:.2f})",
-                        reproduce_lower_95=bound)
+        return evidence(
+            outcomes,
+            "stable",
+            f"{agreed}/{n} runs gave the same outcome: it recurs with probability "
+            f"> {reproduce:.2f} at {confidence:.0%} confidence (sequential test; bound {bound:.2f})",
+            reproduce_lower_95=bound,
+        )
     if n >= max_runs or n - agreed > max_runs - limits[-1]:
-        return evidence(outcomes, "exhausted", f"{agreed}/{n} runs agree: cannot show recurrence above "
-                        f"{reproduce:.2f} within {max_runs} runs")
+        return evidence(
+            outcomes,
+            "exhausted",
+            f"{agreed}/{n} runs agree: cannot show recurrence above {reproduce:.2f} within {max_runs} runs",
+        )
     return None
 
 
 # -- adversarial --------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Reference:
@@ -111,8 +143,9 @@ class Reference:
 
     @classmethod
     def of(cls, outcomes: Sequence[Outcome], stable: bool) -> "Reference":
-        return cls(reference_signature(outcomes, stable), tuple(o.signature() for o in outcomes),
-                   stable or len(outcomes) == 1)
+        return cls(
+            reference_signature(outcomes, stable), tuple(o.signature() for o in outcomes), stable or len(outcomes) == 1
+        )
 
     @property
     def unstable(self) -> bool:
@@ -133,18 +166,25 @@ def reference_signature(outcomes: Sequence[Outcome], stable: bool) -> tuple:
 def reference_decision(outcomes: Sequence[Outcome]) -> StopDecision | None:
     if not outcomes:
         return None
-    return evidence(outcomes, "reference", "no stored baseline of this instruction with the same target, version "
-                    "and environment: ran it once")
+    return evidence(
+        outcomes,
+        "reference",
+        "no stored baseline of this instruction with the same target, version and environment: ran it once",
+    )
 
 
 def direction(variant: Sequence[tuple], reference: Sequence[tuple]) -> str:
     """Which way variant runs differ from reference runs (signatures): success first, then
     attempts, repairs, failure stage."""
+
     def mean(rows, index):
         return sum(float(r[index]) for r in rows) / len(rows)
 
-    for index, more, fewer in ((0, "success gained", "success lost"), (2, "more attempts", "fewer attempts"),
-                               (3, "more repairs", "fewer repairs")):
+    for index, more, fewer in (
+        (0, "success gained", "success lost"),
+        (2, "more attempts", "fewer attempts"),
+        (3, "more repairs", "fewer repairs"),
+    ):
         if mean(variant, index) > mean(reference, index):
             return more
         if mean(variant, index) < mean(reference, index):
@@ -171,11 +211,19 @@ def variant_decision(outcomes: Sequence[Outcome], reference) -> StopDecision | N
     if reference.unstable:
         return _against_distribution(outcomes, signatures, reference)
     if len(outcomes) > 1 and signatures[-1] == reference.signature:
-        return evidence(outcomes, "stochastic", f"repeat {len(outcomes) - 1} agreed with the baseline",
-                        direction=direction(signatures[:-1], [reference.signature]))
+        return evidence(
+            outcomes,
+            "stochastic",
+            f"repeat {len(outcomes) - 1} agreed with the baseline",
+            direction=direction(signatures[:-1], [reference.signature]),
+        )
     if len(outcomes) == 1 + VARIANT_REPEATS:
-        return evidence(outcomes, "structural", f"differed from the baseline in all {len(outcomes)} runs",
-                        direction=direction(signatures, [reference.signature]))
+        return evidence(
+            outcomes,
+            "structural",
+            f"differed from the baseline in all {len(outcomes)} runs",
+            direction=direction(signatures, [reference.signature]),
+        )
     return None
 
 
@@ -186,14 +234,26 @@ def _against_distribution(outcomes, signatures, reference: Reference) -> StopDec
         return None
     p = exact_distribution_test(reference.outcomes, signatures)
     if significant(p, ALPHA):
-        return evidence(outcomes, "structural", f"outcomes differ from the unstable baseline's {base} runs beyond "
-                        f"its noise (exact permutation test p = {p:.3g})", direction=way, p_value=p)
-    return evidence(outcomes, "within_noise", f"differs from the baseline's usual outcome, but the unstable "
-                    f"baseline's {base} runs explain it (exact permutation test p = {p:.3g})", direction=way,
-                    p_value=p)
+        return evidence(
+            outcomes,
+            "structural",
+            f"outcomes differ from the unstable baseline's {base} runs beyond "
+            f"its noise (exact permutation test p = {p:.3g})",
+            direction=way,
+            p_value=p,
+        )
+    return evidence(
+        outcomes,
+        "within_noise",
+        f"differs from the baseline's usual outcome, but the unstable "
+        f"baseline's {base} runs explain it (exact permutation test p = {p:.3g})",
+        direction=way,
+        p_value=p,
+    )
 
 
 # -- stress -------------------------------------------------------------------------------------
+
 
 def level_alpha(level: int, alpha: float = ALPHA) -> float:
     """The level at which ladder level j (>= 1) is tested against level 0: alpha / j.
@@ -209,13 +269,19 @@ def level_alpha(level: int, alpha: float = ALPHA) -> float:
 
 def worse_than_base(base: Sequence[Outcome], outcomes: Sequence[Outcome]) -> float:
     """One-sided Fisher p-value that a level succeeds less often than level 0."""
-    return stratified_exact_test([(sum(o.success for o in base), len(base),
-                                   sum(o.success for o in outcomes), len(outcomes))]).p_regression
+    return stratified_exact_test(
+        [(sum(o.success for o in base), len(base), sum(o.success for o in outcomes), len(outcomes))]
+    ).p_regression
 
 
-def stress_level_decision(outcomes: Sequence[Outcome], max_runs: int, level: int | None = None,
-                          base: Sequence[Outcome] | None = None, alpha: float = ALPHA,
-                          threshold: Callable[[int, float], float] = level_alpha) -> StopDecision | None:
+def stress_level_decision(
+    outcomes: Sequence[Outcome],
+    max_runs: int,
+    level: int | None = None,
+    base: Sequence[Outcome] | None = None,
+    alpha: float = ALPHA,
+    threshold: Callable[[int, float], float] = level_alpha,
+) -> StopDecision | None:
     """At least 2, at most `max_runs` (<= 5) runs per level. The decision carries the one-sided
     95% upper bound on the level's success rate: 0/3 still allows 63%.
 
@@ -243,13 +309,21 @@ def stress_level_decision(outcomes: Sequence[Outcome], max_runs: int, level: int
                 return evidence(outcomes, "systematic_failure", f"{failures}/{n} runs failed (>= 80%)")
             p, limit = worse_than_base(base, outcomes), threshold(level, alpha)
             if significant(p, limit):
-                return evidence(outcomes, "systematic_failure", f"{failures}/{n} runs failed (>= 80%), worse "
-                                f"than level 0 ({_count(base)}): p = {p:.3g} <= {_limit(alpha, level, limit)}",
-                                p_value=p)
+                return evidence(
+                    outcomes,
+                    "systematic_failure",
+                    f"{failures}/{n} runs failed (>= 80%), worse "
+                    f"than level 0 ({_count(base)}): p = {p:.3g} <= {_limit(alpha, level, limit)}",
+                    p_value=p,
+                )
             if n >= max_runs:
-                return evidence(outcomes, "systematic_failure", f"{failures}/{n} runs failed (>= 80%), not shown "
-                                f"worse than level 0 ({_count(base)}): p = {p:.3g} > {_limit(alpha, level, limit)}",
-                                p_value=p)
+                return evidence(
+                    outcomes,
+                    "systematic_failure",
+                    f"{failures}/{n} runs failed (>= 80%), not shown "
+                    f"worse than level 0 ({_count(base)}): p = {p:.3g} > {_limit(alpha, level, limit)}",
+                    p_value=p,
+                )
             return None  # systematic so far, not yet shown worse: more runs can tell
         if failures == 0:
             return evidence(outcomes, "systematic_success", f"all {n} runs succeeded")
@@ -285,8 +359,11 @@ class Boundary:
     decision: StopDecision  # boundary | no_boundary | tentative | fails_at_base
 
 
-def capability_boundary(levels: Sequence[tuple[int, Sequence[Outcome]]], alpha: float = ALPHA,
-                        threshold: Callable[[int, float], float] = level_alpha) -> Boundary:
+def capability_boundary(
+    levels: Sequence[tuple[int, Sequence[Outcome]]],
+    alpha: float = ALPHA,
+    threshold: Callable[[int, float], float] = level_alpha,
+) -> Boundary:
     """The capability boundary of a ladder, from each level's outcomes (level 0 = the
     unchanged instruction, when it was run).
 
@@ -301,9 +378,16 @@ def capability_boundary(levels: Sequence[tuple[int, Sequence[Outcome]]], alpha: 
     by_level = dict(sorted((level, list(outcomes)) for level, outcomes in levels if outcomes))
     base = by_level.get(0)
     if base is not None and _systematic(base):
-        return Boundary(0, evidence(base, "fails_at_base", f"level 0 (the unchanged instruction) already fails "
-                                    f"systematically: {len(base) - sum(o.success for o in base)}/{len(base)} "
-                                    "failed"))
+        return Boundary(
+            0,
+            evidence(
+                base,
+                "fails_at_base",
+                f"level 0 (the unchanged instruction) already fails "
+                f"systematically: {len(base) - sum(o.success for o in base)}/{len(base)} "
+                "failed",
+            ),
+        )
     first = None
     for level, outcomes in by_level.items():
         if level == 0 or not _systematic(outcomes):
@@ -313,17 +397,34 @@ def capability_boundary(levels: Sequence[tuple[int, Sequence[Outcome]]], alpha: 
             continue
         p, limit = worse_than_base(base, outcomes), threshold(level, alpha)
         if significant(p, limit):
-            return Boundary(level, evidence(outcomes, "boundary", f"level {level} fails systematically and worse "
-                                            f"than level 0 ({_count(base)}): p = {p:.3g} <= "
-                                            f"{_limit(alpha, level, limit)}", p_value=p))
+            return Boundary(
+                level,
+                evidence(
+                    outcomes,
+                    "boundary",
+                    f"level {level} fails systematically and worse "
+                    f"than level 0 ({_count(base)}): p = {p:.3g} <= "
+                    f"{_limit(alpha, level, limit)}",
+                    p_value=p,
+                ),
+            )
         first = first or (level, outcomes, p)
     if first is not None:
         level, outcomes, p = first
-        return Boundary(level, evidence(outcomes, "tentative", f"level {level} fails systematically, but "
-                                        f"{_not_shown(base, outcomes, level, p, alpha, threshold)}", p_value=p))
+        return Boundary(
+            level,
+            evidence(
+                outcomes,
+                "tentative",
+                f"level {level} fails systematically, but {_not_shown(base, outcomes, level, p, alpha, threshold)}",
+                p_value=p,
+            ),
+        )
     everything = [o for outcomes in by_level.values() for o in outcomes]
-    return Boundary(None, evidence(everything, "no_boundary",
-                                   f"no systematic failure in {len([lv for lv in by_level if lv])} levels"))
+    return Boundary(
+        None,
+        evidence(everything, "no_boundary", f"no systematic failure in {len([lv for lv in by_level if lv])} levels"),
+    )
 
 
 def _not_shown(base, outcomes, level: int, p: float | None, alpha: float, threshold) -> str:
@@ -335,5 +436,7 @@ def _not_shown(base, outcomes, level: int, p: float | None, alpha: float, thresh
     best = worse_than_base(base, [Outcome(False, None, 0, 0)] * runs)
     if significant(best, limit):
         return f"{why} ({runs} failures in {runs} runs would have been)"
-    return (f"{why}; with {runs} runs no outcome could be (smallest p = {best:.3g}): more runs per level, "
-            "or a level 0 that succeeds more, would be needed")
+    return (
+        f"{why}; with {runs} runs no outcome could be (smallest p = {best:.3g}): more runs per level, "
+        "or a level 0 that succeeds more, would be needed"
+    )

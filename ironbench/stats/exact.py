@@ -8,14 +8,13 @@ References
 """
 
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import combinations
 
 import numpy as np
 
 from ironbench.stats.laws import TIE, hypergeometric_pmf
-
 
 
 @dataclass(frozen=True)
@@ -39,7 +38,6 @@ class ExactTest:
         return min(1.0, 2 * min(self.p_regression, self.p_improvement))
 
 
-
 def stratified_exact_test(strata: Sequence[tuple[int, int, int, int]]) -> ExactTest:
     """strata: (successes_a, n_a, successes_b, n_b) per case."""
     distribution = np.ones(1)
@@ -57,13 +55,13 @@ def stratified_exact_test(strata: Sequence[tuple[int, int, int, int]]) -> ExactT
     if informative == 0:
         return ExactTest(observed, expected, 1.0, 1.0, 0)
     p_regression = min(1.0, float(distribution[observed:].sum()))
-    p_improvement = min(1.0, float(distribution[:observed + 1].sum()))
+    p_improvement = min(1.0, float(distribution[: observed + 1].sum()))
     return ExactTest(observed, expected, p_regression, p_improvement, informative)
 
 
-
-def stratified_p_regression_batch(s_a: np.ndarray, s_b: np.ndarray, n_a: Sequence[int],
-                                  n_b: Sequence[int]) -> np.ndarray:
+def stratified_p_regression_batch(
+    s_a: np.ndarray, s_b: np.ndarray, n_a: Sequence[int], n_b: Sequence[int]
+) -> np.ndarray:
     """`stratified_exact_test(...).p_regression` for R data sets at once (rows of s_a, s_b),
     all with the same per-case sizes: what power and calibration simulations need."""
     s_a, s_b = np.atleast_2d(s_a), np.atleast_2d(s_b)
@@ -74,16 +72,16 @@ def stratified_p_regression_batch(s_a: np.ndarray, s_b: np.ndarray, n_a: Sequenc
         pmf = table[s_a[:, k] + s_b[:, k]]
         grown = np.zeros((rows, distribution.shape[1] + size_a))
         for x in range(size_a + 1):
-            grown[:, x:x + distribution.shape[1]] += distribution * pmf[:, x:x + 1]
+            grown[:, x : x + distribution.shape[1]] += distribution * pmf[:, x : x + 1]
         distribution = grown
     tails = np.cumsum(distribution[:, ::-1], axis=1)[:, ::-1]
     observed = s_a.sum(axis=1)
     return np.minimum(1.0, tails[np.arange(rows), observed])
 
 
-
-def stratified_permutation_test(strata: Sequence[tuple[Sequence, Sequence]], kind: str,
-                                permutations: int = 1999, seed: int = 0) -> tuple[float, float]:
+def stratified_permutation_test(
+    strata: Sequence[tuple[Sequence, Sequence]], kind: str, permutations: int = 1999, seed: int = 0
+) -> tuple[float, float]:
     """Does B's distribution differ from A's, within cases? Returns (effect, p-value).
 
     kind "categories": values are labels (failure stage); per label, A's excess over its
@@ -111,11 +109,17 @@ def stratified_permutation_test(strata: Sequence[tuple[Sequence, Sequence]], kin
     def statistic(a_sums: list[np.ndarray]) -> np.ndarray:
         """One value per row of A-side sums (one row per permutation)."""
         if kind == "mean":
-            return np.abs(sum(w * ((t[0] - s[:, 0]) / n_b - s[:, 0] / n_a)
-                              for w, s, t, (n_a, n_b) in zip(weights, a_sums, totals, sizes)))
+            return np.abs(
+                sum(
+                    w * ((t[0] - s[:, 0]) / n_b - s[:, 0] / n_a)
+                    for w, s, t, (n_a, n_b) in zip(weights, a_sums, totals, sizes)
+                )
+            )
         excess = sum(s - n_a * t / (n_a + n_b) for s, t, (n_a, n_b) in zip(a_sums, totals, sizes))
-        variance = sum(n_a * n_b * t * (n_a + n_b - t) / ((n_a + n_b) ** 2 * max(1, n_a + n_b - 1))
-                       for t, (n_a, n_b) in zip(totals, sizes))
+        variance = sum(
+            n_a * n_b * t * (n_a + n_b - t) / ((n_a + n_b) ** 2 * max(1, n_a + n_b - 1))
+            for t, (n_a, n_b) in zip(totals, sizes)
+        )
         safe = np.where(variance > 0, variance, 1.0)
         return np.sum(np.where(variance > 0, excess**2 / safe, 0.0), axis=1)
 
@@ -128,10 +132,13 @@ def stratified_permutation_test(strata: Sequence[tuple[Sequence, Sequence]], kin
         draws = np.array(list(combinations(range(sum(sizes[0])), sizes[0][0])))
         return effect, float(np.mean(statistic([features[0][draws].sum(axis=1)]) >= tie))
     rng = np.random.default_rng(seed)
-    null = statistic([f[np.argsort(rng.random((permutations, n_a + n_b)), axis=1)[:, :n_a]].sum(axis=1)
-                      for f, (n_a, n_b) in zip(features, sizes)])
+    null = statistic(
+        [
+            f[np.argsort(rng.random((permutations, n_a + n_b)), axis=1)[:, :n_a]].sum(axis=1)
+            for f, (n_a, n_b) in zip(features, sizes)
+        ]
+    )
     return effect, (1 + int(np.sum(null >= tie))) / (1 + permutations)
-
 
 
 def exact_distribution_test(reference: Sequence, sample: Sequence) -> float:
@@ -153,10 +160,11 @@ def exact_distribution_test(reference: Sequence, sample: Sequence) -> float:
     log_all = math.lgamma(n + 1) - math.lgamma(n_s + 1) - math.lgamma(n - n_s + 1)
     for counts in _compositions(n_s, totals):
         if x2(counts) >= observed - TIE * max(1.0, observed):
-            p += math.exp(sum(math.lgamma(t + 1) - math.lgamma(c + 1) - math.lgamma(t - c + 1)
-                              for c, t in zip(counts, totals)) - log_all)
+            p += math.exp(
+                sum(math.lgamma(t + 1) - math.lgamma(c + 1) - math.lgamma(t - c + 1) for c, t in zip(counts, totals))
+                - log_all
+            )
     return min(1.0, p)
-
 
 
 def _compositions(total: int, bounds: Sequence[int]):

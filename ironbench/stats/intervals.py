@@ -22,14 +22,12 @@ from ironbench.stats.laws import binomial_sf, bisect_root
 Z95 = 1.959963984540054
 
 
-
 def wilson_interval(successes: int, n: int, z: float = Z95) -> tuple[float, float]:
     """Wilson score interval for a binomial proportion; (0, 1) when n is 0."""
     if n == 0:
         return 0.0, 1.0
     low, high = _wilson(successes / n, n, z)
     return (0.0 if successes == 0 else low), (1.0 if successes == n else high)
-
 
 
 def _wilson(p: float, n: float, z: float) -> tuple[float, float]:
@@ -40,11 +38,9 @@ def _wilson(p: float, n: float, z: float) -> tuple[float, float]:
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
-
 def chance_agreement(p: float, k: int = 3) -> float:
     """Probability that k independent runs agree on success/failure by chance at rate p."""
     return p**k + (1 - p) ** k
-
 
 
 def percentile(values: Sequence[float], q: float) -> float:
@@ -56,7 +52,6 @@ def percentile(values: Sequence[float], q: float) -> float:
     low = math.floor(rank)
     high = math.ceil(rank)
     return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
-
 
 
 @lru_cache(maxsize=65536)
@@ -71,13 +66,11 @@ def clopper_pearson_lower(successes: int, n: int, confidence: float = 0.95) -> f
     return bisect_root(lambda p: binomial_sf(successes, n, p) - alpha)
 
 
-
 def clopper_pearson_upper(successes: int, n: int, confidence: float = 0.95) -> float:
     """One-sided exact upper bound on a rate: 0 of 3 still allows up to 0.632."""
     if n == 0 or successes == n:
         return 1.0
     return 1.0 - clopper_pearson_lower(n - successes, n, confidence)
-
 
 
 @dataclass(frozen=True)
@@ -89,16 +82,15 @@ class Difference:
     high: float
 
 
-
 def newcombe_difference(s_a: int, n_a: int, s_b: int, n_b: int, z: float = Z95) -> Difference:
     """B − A with Newcombe's hybrid score interval (method 10): never degenerate at 0% or 100%."""
     p_a, p_b = s_a / n_a, s_b / n_b
     low_a, high_a = wilson_interval(s_a, n_a, z)
     low_b, high_b = wilson_interval(s_b, n_b, z)
     delta = p_b - p_a
-    return Difference(delta, delta - math.hypot(p_b - low_b, high_a - p_a),
-                      delta + math.hypot(high_b - p_b, p_a - low_a))
-
+    return Difference(
+        delta, delta - math.hypot(p_b - low_b, high_a - p_a), delta + math.hypot(high_b - p_b, p_a - low_a)
+    )
 
 
 def stratified_difference(strata: Sequence[tuple[int, int, int, int]], z: float = Z95) -> Difference:
@@ -123,5 +115,8 @@ def stratified_difference(strata: Sequence[tuple[int, int, int, int]], z: float 
         sides.append((estimate, *_wilson(estimate, effective_n, z)))
     (p_a, low_a, high_a), (p_b, low_b, high_b) = sides
     delta = p_b - p_a
-    return Difference(delta, max(-1.0, delta - math.hypot(p_b - low_b, high_a - p_a)),
-                      min(1.0, delta + math.hypot(high_b - p_b, p_a - low_a)))
+    return Difference(
+        delta,
+        max(-1.0, delta - math.hypot(p_b - low_b, high_a - p_a)),
+        min(1.0, delta + math.hypot(high_b - p_b, p_a - low_a)),
+    )

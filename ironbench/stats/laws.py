@@ -5,19 +5,17 @@ Exact formulas, no statistics package; batches of values with numpy.
 
 import math
 from collections.abc import Callable
-from functools import lru_cache
+from functools import cache, lru_cache
 
 import numpy as np
 
 TIE = 1e-9  # relative tolerance when comparing p-values computed along different paths
 
 
-
 def significant(p: float, alpha: float) -> bool:
     """p <= alpha, allowing for rounding: a table whose exact p is alpha (3/3 vs 0/3 at 0.05)
     must not pass or fail by the last bit of a float sum."""
     return p <= alpha * (1 + TIE)
-
 
 
 def binomial_pmf(n: int, p: float) -> np.ndarray:
@@ -29,11 +27,9 @@ def binomial_pmf(n: int, p: float) -> np.ndarray:
     return np.exp(logs)
 
 
-
-@lru_cache(maxsize=None)
+@cache
 def log_factorials(n: int) -> np.ndarray:
     return np.concatenate([[0.0], np.cumsum(np.log(np.arange(1, n + 1, dtype=float)))])
-
 
 
 def log_comb(n, k):
@@ -41,11 +37,9 @@ def log_comb(n, k):
     return table[n] - table[k] - table[np.asarray(n) - k]
 
 
-
 def binomial_sf(k: int, n: int, p: float) -> float:
     """P(X >= k)."""
     return float(binomial_pmf(n, p)[k:].sum()) if k > 0 else 1.0
-
 
 
 def bisect_root(f: Callable[[float], float], low: float = 0.0, high: float = 1.0) -> float:
@@ -57,7 +51,6 @@ def bisect_root(f: Callable[[float], float], low: float = 0.0, high: float = 1.0
         else:
             high = middle
     return (low + high) / 2
-
 
 
 @lru_cache(maxsize=4096)

@@ -18,7 +18,6 @@ import numpy as np
 from ironbench.stats.laws import TIE, hypergeometric_pmf
 
 
-
 @dataclass(frozen=True)
 class NullLaw:
     """A discrete test's attainable p-values (ascending) and P(p <= each) under its null."""
@@ -32,11 +31,9 @@ class NullLaw:
         return self.cumulative[index - 1] if index else 0.0
 
 
-
 def fisher_null_law(s_a: int, n_a: int, s_b: int, n_b: int, two_sided: bool = False) -> NullLaw:
     """The law of one case's Fisher p-value given its margins (what min-p adjustment needs)."""
     return _fisher_null_law(s_a + s_b, n_a, n_b, two_sided)
-
 
 
 @lru_cache(maxsize=4096)
@@ -44,7 +41,7 @@ def _fisher_null_law(total: int, n_a: int, n_b: int, two_sided: bool) -> NullLaw
     pmf = hypergeometric_pmf(total, n_a, n_b)
     support = [x for x in range(n_a + 1) if pmf[x] > 0]
     upper = {x: math.fsum(pmf[x:]) for x in support}
-    lower = {x: math.fsum(pmf[:x + 1]) for x in support}
+    lower = {x: math.fsum(pmf[: x + 1]) for x in support}
     pairs: dict[float, float] = {}
     for x in support:
         p = min(1.0, 2 * min(upper[x], lower[x])) if two_sided else min(1.0, upper[x])
@@ -53,7 +50,6 @@ def _fisher_null_law(total: int, n_a: int, n_b: int, two_sided: bool) -> NullLaw
     ordered = sorted(pairs)
     cumulative = np.minimum(1.0, np.cumsum([pairs[p] for p in ordered]))
     return NullLaw(tuple(float(p) for p in ordered), tuple(float(c) for c in cumulative))
-
 
 
 def min_p_adjust(p_values: Sequence[float], laws: Sequence[NullLaw]) -> list[float]:
@@ -78,7 +74,6 @@ def min_p_adjust(p_values: Sequence[float], laws: Sequence[NullLaw]) -> list[flo
     return adjusted
 
 
-
 def holm_adjust(p_values: Sequence[float]) -> list[float]:
     """Holm's step-down adjustment: valid for any dependence between the tests."""
     m = len(p_values)
@@ -89,7 +84,6 @@ def holm_adjust(p_values: Sequence[float]) -> list[float]:
         running = max(running, min(1.0, (m - rank) * p_values[index]))
         adjusted[index] = running
     return adjusted
-
 
 
 def smallest_adjusted_p(case: int, sizes: Sequence[tuple[int, int]], laws: Sequence[NullLaw]) -> float:

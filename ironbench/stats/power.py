@@ -12,7 +12,6 @@ from ironbench.stats.laws import TIE, binomial_pmf, bisect_root, hypergeometric_
 MAX_RUNS = 500
 
 
-
 @lru_cache(maxsize=256)
 def _fisher_rejects(n_a: int, n_b: int, level: float) -> np.ndarray:
     """mask[x, y]: one-sided Fisher rejects "B no worse" with x of n_a and y of n_b successes."""
@@ -24,11 +23,9 @@ def _fisher_rejects(n_a: int, n_b: int, level: float) -> np.ndarray:
     return mask
 
 
-
 def fisher_power(n_a: int, n_b: int, p_a: float, p_b: float, level: float) -> float:
     """Exact power of the one-sided Fisher test at `level` when the true rates are p_a, p_b."""
     return float(binomial_pmf(n_a, p_a) @ _fisher_rejects(n_a, n_b, level) @ binomial_pmf(n_b, p_b))
-
 
 
 def min_detectable_drop(n_a: int, n_b: int, p_a: float, level: float, power: float = 0.8) -> float | None:
@@ -40,19 +37,22 @@ def min_detectable_drop(n_a: int, n_b: int, p_a: float, level: float, power: flo
     return bisect_root(lambda d: fisher_power(n_a, n_b, p_a, p_a - d, level) - power, 0.0, p_a)
 
 
-
-def stratified_power(sizes: Sequence[tuple[int, int]], p_a: Sequence[float], p_b: Sequence[float],
-                     alpha: float, sims: int = 2000, seed: int = 0) -> float:
+def stratified_power(
+    sizes: Sequence[tuple[int, int]],
+    p_a: Sequence[float],
+    p_b: Sequence[float],
+    alpha: float,
+    sims: int = 2000,
+    seed: int = 0,
+) -> float:
     """Simulated power of the one-sided stratified exact test at `alpha` (seeded: reproducible)."""
     uniforms_a, uniforms_b = _uniforms(sizes, sims, seed)
     return _stratified_power(sizes, uniforms_a, uniforms_b, p_a, p_b, alpha)
 
 
-
 def _uniforms(sizes, sims: int, seed: int) -> tuple[list[np.ndarray], list[np.ndarray]]:
     rng = np.random.default_rng(seed)
     return ([rng.random((sims, n_a)) for n_a, _ in sizes], [rng.random((sims, n_b)) for _, n_b in sizes])
-
 
 
 def _stratified_power(sizes, uniforms_a, uniforms_b, p_a, p_b, alpha) -> float:
@@ -63,9 +63,14 @@ def _stratified_power(sizes, uniforms_a, uniforms_b, p_a, p_b, alpha) -> float:
     return float(np.mean(p <= alpha * (1 + TIE)))
 
 
-
-def stratified_min_detectable_drop(sizes: Sequence[tuple[int, int]], p_a: Sequence[float], alpha: float,
-                                   power: float = 0.8, sims: int = 1000, seed: int = 0) -> float | None:
+def stratified_min_detectable_drop(
+    sizes: Sequence[tuple[int, int]],
+    p_a: Sequence[float],
+    alpha: float,
+    power: float = 0.8,
+    sims: int = 1000,
+    seed: int = 0,
+) -> float | None:
     """The smallest uniform drop (every case from its rate in A, floored at 0%) that the
     stratified exact test at `alpha` finds with `power`, by seeded simulation; None when
     even every case dropping to 0% is found less often."""
@@ -86,9 +91,15 @@ def stratified_min_detectable_drop(sizes: Sequence[tuple[int, int]], p_a: Sequen
     return high
 
 
-
-def runs_needed(p: float, drop: float, cases: int = 1, alpha: float = 0.05, power: float = 0.8,
-                gate: str = "overall", max_runs: int = 500) -> tuple[int, float] | None:
+def runs_needed(
+    p: float,
+    drop: float,
+    cases: int = 1,
+    alpha: float = 0.05,
+    power: float = 0.8,
+    gate: str = "overall",
+    max_runs: int = 500,
+) -> tuple[int, float] | None:
     """Runs per case (each side) to detect a drop from p to p − drop in every case with
     `power`: exact for one case or `gate="cases"` (Fisher at alpha/cases, which the min-p
     adjustment never needs more than), simulated for the stratified test over several
@@ -114,26 +125,39 @@ def runs_needed(p: float, drop: float, cases: int = 1, alpha: float = 0.05, powe
     return high, achieved(high)
 
 
-
-def plan_runs(p: float, drop: float, cases: int = 1, alpha: float = 0.05, power: float = 0.8,
-              gate: str = "overall") -> dict:
+def plan_runs(
+    p: float, drop: float, cases: int = 1, alpha: float = 0.05, power: float = 0.8, gate: str = "overall"
+) -> dict:
     """Runs per case on each side for `compare` to find a drop from p to p − drop in every
     case with `power`, for the one-sided test the chosen gate uses."""
     if not 0 < drop <= p:
         raise IronbenchError(f"--drop {drop}: must be above 0 and at most --p {p} (a rate cannot fall below 0)")
     found = runs_needed(p, drop, cases, alpha, power, gate, MAX_RUNS)
-    test = ("one-sided Fisher exact test" if cases == 1 else
-            f"one-sided Fisher exact test per case at alpha/{cases} (min-p adjustment needs no more)"
-            if gate == "cases" else f"one-sided exact test stratified by case over {cases} cases (simulated power)")
-    answer = {"p": p, "drop": drop, "cases": cases, "alpha": alpha, "power": power, "gate": gate, "test": test,
-              "runs_per_case": None, "power_reached": None, "curve": []}
+    test = (
+        "one-sided Fisher exact test"
+        if cases == 1
+        else f"one-sided Fisher exact test per case at alpha/{cases} (min-p adjustment needs no more)"
+        if gate == "cases"
+        else f"one-sided exact test stratified by case over {cases} cases (simulated power)"
+    )
+    answer = {
+        "p": p,
+        "drop": drop,
+        "cases": cases,
+        "alpha": alpha,
+        "power": power,
+        "gate": gate,
+        "test": test,
+        "runs_per_case": None,
+        "power_reached": None,
+        "curve": [],
+    }
     if found is not None:
         answer["runs_per_case"], answer["power_reached"] = found[0], round(found[1], 4)
     top = found[0] if found else MAX_RUNS
     for n in sorted({max(2, top // 4), max(2, top // 2), top} | ({2 * top} if 2 * top <= MAX_RUNS else set())):
         answer["curve"].append({"runs_per_case": n, "power": round(_power(p, drop, cases, alpha, gate, n), 4)})
     return answer
-
 
 
 def _power(p, drop, cases, alpha, gate, n) -> float:

@@ -7,7 +7,6 @@ import numpy as np
 from ironbench.stats.laws import binomial_pmf
 
 
-
 @lru_cache(maxsize=64)
 def confidence_thresholds(reproduce: float, confidence: float, max_runs: int) -> tuple[int, ...]:
     """thresholds[n - 1]: how many of n runs must agree to stop `stable` after run n.

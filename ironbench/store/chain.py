@@ -14,13 +14,33 @@ GENESIS = ""
 COLUMNS = "seq, event_id, run_id, stream, type, schema_version, timestamp_utc, idempotency_key, payload, hash"
 
 
-def event_hash(previous: str, seq: int, event_id: str, run_id: str, stream: str, type_: str,
-               schema_version: int, timestamp_utc: str, idempotency_key: str | None, payload: str) -> str:
+def event_hash(
+    previous: str,
+    seq: int,
+    event_id: str,
+    run_id: str,
+    stream: str,
+    type_: str,
+    schema_version: int,
+    timestamp_utc: str,
+    idempotency_key: str | None,
+    payload: str,
+) -> str:
     """sha256 over the predecessor's hash and every column, each length-prefixed so no
     two different rows encode alike."""
     digest = hashlib.sha256()
-    for part in (previous, str(seq), event_id, run_id, stream, type_, str(schema_version), timestamp_utc,
-                 idempotency_key, payload):
+    for part in (
+        previous,
+        str(seq),
+        event_id,
+        run_id,
+        stream,
+        type_,
+        str(schema_version),
+        timestamp_utc,
+        idempotency_key,
+        payload,
+    ):
         if part is None:
             digest.update(b"N")
             continue
@@ -60,11 +80,17 @@ class ChainReport:
 def _check(row: tuple, previous_seq: int, previous_hash: str) -> BrokenLink | None:
     seq, _, run_id, stream, type_, *_, stored = row
     if seq != previous_seq + 1:
-        return BrokenLink(previous_seq + 1, None, None, None,
-                          f"missing: seq {seq} follows seq {previous_seq} (events were deleted)")
+        return BrokenLink(
+            previous_seq + 1, None, None, None, f"missing: seq {seq} follows seq {previous_seq} (events were deleted)"
+        )
     if stored != event_hash(previous_hash, *row[:-1]):
-        return BrokenLink(seq, run_id, stream, type_,
-                          "hash does not match the event and its predecessor (changed after it was written)")
+        return BrokenLink(
+            seq,
+            run_id,
+            stream,
+            type_,
+            "hash does not match the event and its predecessor (changed after it was written)",
+        )
     return None
 
 
@@ -85,13 +111,17 @@ def verify_chain(conn: sqlite3.Connection, run_id: str | None = None) -> ChainRe
     cursor = conn.execute(
         f"SELECT {columns}, p.seq, p.hash FROM events e LEFT JOIN events p ON p.seq = e.seq - 1 "
         "WHERE e.run_id = ?1 OR e.seq - 1 IN (SELECT seq FROM events WHERE run_id = ?1) ORDER BY e.seq",
-        (run_id,))
+        (run_id,),
+    )
     checked, head = 0, None
     while rows := cursor.fetchmany(1000):
         for *row, previous_seq, previous_hash in rows:
             if previous_seq is None and row[0] != 1:
-                return ChainReport(checked, None, BrokenLink(
-                    row[0] - 1, None, None, None, f"missing: the event before seq {row[0]} was deleted"))
+                return ChainReport(
+                    checked,
+                    None,
+                    BrokenLink(row[0] - 1, None, None, None, f"missing: the event before seq {row[0]} was deleted"),
+                )
             broken = _check(tuple(row), row[0] - 1, previous_hash or GENESIS)
             if broken:
                 return ChainReport(checked, None, broken)

@@ -11,7 +11,7 @@ import uuid
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Protocol
 
@@ -33,7 +33,7 @@ _SET_POSITION = (
 
 
 def utc_now() -> str:
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,8 +54,9 @@ class InlineProjection(Protocol):
 
 
 class EventStore:
-    def __init__(self, path: Path, projections: Sequence[InlineProjection] = (),
-                 redactor: Redactor | None = None) -> None:
+    def __init__(
+        self, path: Path, projections: Sequence[InlineProjection] = (), redactor: Redactor | None = None
+    ) -> None:
         self.path = path
         self.projections = list(projections)
         # Secrets are replaced before an event is stored, so projections see the same.
@@ -63,8 +64,9 @@ class EventStore:
         try:
             # isolation_level=None: transactions are ours, begun IMMEDIATE so the
             # write lock is taken up front instead of failing half-way.
-            self.conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
-                                        check_same_thread=False)
+            self.conn = sqlite3.connect(
+                path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
+            )
             self.conn.execute("PRAGMA journal_mode=WAL")
             self.conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
             self.conn.execute("PRAGMA synchronous=NORMAL")
@@ -96,8 +98,9 @@ class EventStore:
                 raise StoreError(f"{self.path}: write failed: {exc}") from exc
             raise
 
-    def append(self, run_id: str, pending: Iterable[Pending],
-               positions: Mapping[str, int] | None = None) -> list[RecordedEvent]:
+    def append(
+        self, run_id: str, pending: Iterable[Pending], positions: Mapping[str, int] | None = None
+    ) -> list[RecordedEvent]:
         """Append events atomically; events whose idempotency key exists are skipped.
 
         Inline projections see the new events in the same transaction; `positions`
@@ -120,8 +123,9 @@ class EventStore:
                 conn.execute(_SET_POSITION, (name, seq))
         return recorded
 
-    def _insert(self, conn: sqlite3.Connection, run_id: str, item: Pending,
-                link: tuple[int, str]) -> tuple[RecordedEvent | None, tuple[int, str]]:
+    def _insert(
+        self, conn: sqlite3.Connection, run_id: str, item: Pending, link: tuple[int, str]
+    ) -> tuple[RecordedEvent | None, tuple[int, str]]:
         """Insert one event linked to `link`; returns it and the new last link (unchanged
         when an idempotency key made the insert a no-op)."""
         event, payload = item.event, item.event.to_dict()
@@ -132,8 +136,17 @@ class EventStore:
         event_id = uuid.uuid4().hex
         timestamp = utc_now()
         seq = link[0] + 1
-        columns = (seq, event_id, run_id, item.stream, event.event, SCHEMA_VERSION, timestamp, item.idempotency_key,
-                   json.dumps(payload, separators=(",", ":")))
+        columns = (
+            seq,
+            event_id,
+            run_id,
+            item.stream,
+            event.event,
+            SCHEMA_VERSION,
+            timestamp,
+            item.idempotency_key,
+            json.dumps(payload, separators=(",", ":")),
+        )
         digest = event_hash(link[1], *columns)
         statement = _INSERT.format(or_ignore="OR IGNORE" if item.idempotency_key else "")
         cursor = conn.execute(statement, (*columns, digest))
@@ -155,8 +168,13 @@ class EventStore:
         except sqlite3.Error as exc:
             raise StoreError(f"{self.path}: read failed: {exc}") from exc
 
-    def read(self, run_id: str | None = None, after: int = 0, types: Sequence[str] | None = None,
-             stream_prefix: str | None = None) -> Iterator[RecordedEvent]:
+    def read(
+        self,
+        run_id: str | None = None,
+        after: int = 0,
+        types: Sequence[str] | None = None,
+        stream_prefix: str | None = None,
+    ) -> Iterator[RecordedEvent]:
         sql = "SELECT seq, event_id, run_id, stream, timestamp_utc, type, payload FROM events WHERE seq > ?"
         params: list = [after]
         if run_id is not None:
@@ -176,13 +194,18 @@ class EventStore:
         return [r[0] for r in self._query("SELECT run_id FROM events WHERE type = 'run_started' ORDER BY seq")]
 
     def has_run(self, run_id: str) -> bool:
-        return self._query(
-            "SELECT 1 FROM events WHERE run_id = ? AND type = 'run_started' LIMIT 1", (run_id,)
-        ).fetchone() is not None
+        return (
+            self._query("SELECT 1 FROM events WHERE run_id = ? AND type = 'run_started' LIMIT 1", (run_id,)).fetchone()
+            is not None
+        )
 
 
-def open_store(path: str | Path, projections: Sequence[InlineProjection] = (), create: bool = True,
-               redactor: Redactor | None = None) -> EventStore:
+def open_store(
+    path: str | Path,
+    projections: Sequence[InlineProjection] = (),
+    create: bool = True,
+    redactor: Redactor | None = None,
+) -> EventStore:
     """Open (and, on first use, create and migrate) the store at `path`."""
     from ironbench.store.migrate import ensure_schema
 

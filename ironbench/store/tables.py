@@ -4,8 +4,6 @@ The schema itself only ever changes through alembic revisions in `migrations/`;
 these classes describe it for code and for DuckDB queries.
 """
 
-from typing import Optional
-
 from sqlalchemy import Index
 from sqlmodel import Field, SQLModel
 
@@ -14,7 +12,7 @@ class EventRecord(SQLModel, table=True):
     __tablename__ = "events"
     __table_args__ = (Index("ix_events_run_stream", "run_id", "stream"),)
 
-    seq: Optional[int] = Field(default=None, primary_key=True)
+    seq: int | None = Field(default=None, primary_key=True)
     event_id: str = Field(unique=True)
     run_id: str = Field(index=True)
     stream: str
@@ -23,10 +21,10 @@ class EventRecord(SQLModel, table=True):
     timestamp_utc: str
     # Set for facts that may be recorded at most once (a completed invocation,
     # a decision); the unique index makes a duplicate impossible, not just unlikely.
-    idempotency_key: Optional[str] = Field(default=None, unique=True)
+    idempotency_key: str | None = Field(default=None, unique=True)
     payload: str
     # sha256 over this event's columns and its predecessor's hash (store/chain.py).
-    hash: Optional[str] = None
+    hash: str | None = None
 
 
 class RunRow(SQLModel, table=True):
@@ -37,11 +35,11 @@ class RunRow(SQLModel, table=True):
     mode: str
     status: str
     started_utc: str
-    finished_utc: Optional[str] = None
+    finished_utc: str | None = None
     target: str
     ironclad_version: str
-    label: Optional[str] = None
-    environment: Optional[str] = None  # JSON: the variables the suite's record_env named
+    label: str | None = None
+    environment: str | None = None  # JSON: the variables the suite's record_env named
 
 
 class _InvocationColumns(SQLModel):
@@ -57,21 +55,21 @@ class _InvocationColumns(SQLModel):
     instruction_hash: str
     instruction_length: int
     success: bool
-    failure_stage: Optional[str] = None
+    failure_stage: str | None = None
     attempts: int
     repairs_triggered: int
     duration_ms: int
     timed_out: bool
-    harness_error: Optional[str] = None
-    infra_error: Optional[str] = None
-    exit_code: Optional[int] = None
+    harness_error: str | None = None
+    infra_error: str | None = None
+    exit_code: int | None = None
     debug_artifacts_present: bool
     timestamp_utc: str
     seq: int
-    group_path: Optional[str] = None
-    generator: Optional[str] = None
-    level: Optional[int] = None
-    case_mode: Optional[str] = None
+    group_path: str | None = None
+    generator: str | None = None
+    level: int | None = None
+    case_mode: str | None = None
 
 
 class InvocationRow(_InvocationColumns, table=True):
@@ -115,16 +113,16 @@ class DecisionRow(SQLModel, table=True):
     wilson_high: float
     chance_agreement: float
     timestamp_utc: str
-    group_path: Optional[str] = None
-    generator: Optional[str] = None
-    level: Optional[int] = None
-    case_mode: Optional[str] = None
-    reference_source: Optional[str] = None
-    success_lower_95: Optional[float] = None
-    success_upper_95: Optional[float] = None
-    reproduce_lower_95: Optional[float] = None
-    direction: Optional[str] = None
-    p_value: Optional[float] = None
+    group_path: str | None = None
+    generator: str | None = None
+    level: int | None = None
+    case_mode: str | None = None
+    reference_source: str | None = None
+    success_lower_95: float | None = None
+    success_upper_95: float | None = None
+    reproduce_lower_95: float | None = None
+    direction: str | None = None
+    p_value: float | None = None
 
 
 class VariantRow(SQLModel, table=True):
@@ -136,13 +134,13 @@ class VariantRow(SQLModel, table=True):
     case_mode: str
     case_id: str
     generator: str
-    variant_id: Optional[str] = None
+    variant_id: str | None = None
     instruction: str
     instruction_hash: str
-    seed: Optional[int] = None
+    seed: int | None = None
     attempt: int
     dropped: bool
-    reason: Optional[str] = None
+    reason: str | None = None
     timestamp_utc: str
 
 
@@ -176,7 +174,7 @@ class ModelCall(SQLModel, table=True):
     key: str = Field(primary_key=True)
     model: str
     prompt: str
-    system: Optional[str] = None
+    system: str | None = None
     options: str
     attempt: int
     response: str

@@ -2,17 +2,24 @@
 
 import re
 from pathlib import Path
-from typing import Annotated, Literal, Union
+from typing import Annotated, Literal
 
 import yaml
 from pydantic import (
-    AfterValidator, BaseModel, ConfigDict, Field, PrivateAttr, StrictBool, ValidationError, field_validator, model_validator,
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    StrictBool,
+    ValidationError,
+    field_validator,
+    model_validator,
 )
-
-from ironbench.suite import safe_yaml
 
 from ironbench.core.contract import forbidden_word, normalise_instruction
 from ironbench.core.errors import SuiteError
+from ironbench.suite import safe_yaml
 
 MAX_BASELINE_RUNS = 10
 MAX_VARIANTS = 10
@@ -33,8 +40,10 @@ _SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 def _safe_id(value: str) -> str:
     # Ids name folders and files: a safe character set, never "." or "..", a bounded length.
     if not _SAFE_ID.fullmatch(value):
-        raise ValueError(f"{value[:40]!r}{'...' if len(value) > 40 else ''} is not an id: 1-64 letters, digits, "
-                         "'_', '.' or '-', starting with a letter or digit")
+        raise ValueError(
+            f"{value[:40]!r}{'...' if len(value) > 40 else ''} is not an id: 1-64 letters, digits, "
+            "'_', '.' or '-', starting with a letter or digit"
+        )
     return value
 
 
@@ -127,18 +136,21 @@ class ConfidenceStop(_Strict):
         from ironbench.stats import confidence_thresholds
 
         def reachable(cap: int) -> bool:
-            return any(k <= n for n, k in enumerate(confidence_thresholds(self.reproduce, self.confidence, cap),
-                                                    start=1))
+            return any(
+                k <= n for n, k in enumerate(confidence_thresholds(self.reproduce, self.confidence, cap), start=1)
+            )
 
         if not reachable(self.max_runs):
             needed = next((cap for cap in range(self.max_runs + 1, MAX_CONFIDENCE_RUNS + 1) if reachable(cap)), None)
-            raise ValueError(f"max_runs: {self.max_runs} runs can never show recurrence above {self.reproduce} at "
-                             f"{self.confidence} confidence; "
-                             + (f"at least {needed} are needed" if needed else f"not even {MAX_CONFIDENCE_RUNS}"))
+            raise ValueError(
+                f"max_runs: {self.max_runs} runs can never show recurrence above {self.reproduce} at "
+                f"{self.confidence} confidence; "
+                + (f"at least {needed} are needed" if needed else f"not even {MAX_CONFIDENCE_RUNS}")
+            )
         return self
 
 
-StopRule = Annotated[Union[SeedStop, ConfidenceStop], Field(discriminator="rule")]
+StopRule = Annotated[SeedStop | ConfidenceStop, Field(discriminator="rule")]
 
 
 class BaselineCase(_Case):
@@ -171,10 +183,11 @@ class StressCase(_Case):
     ladder: LadderEntry
 
 
-Case = Annotated[Union[BaselineCase, AdversarialCase, StressCase], Field(discriminator="mode")]
+Case = Annotated[BaselineCase | AdversarialCase | StressCase, Field(discriminator="mode")]
 
 
 # -- gauntlet -------------------------------------------------------------------------
+
 
 class _Engine(_Strict):
     name: Identifier
@@ -220,8 +233,9 @@ class CommandEngineSpec(_Engine):
     command: str | Annotated[list[str], Field(min_length=1)]
 
 
-EngineSpec = Annotated[Union[LlmEngineSpec, GuardedEngineSpec, PythonEngineSpec, CommandEngineSpec],
-                       Field(discriminator="type")]
+EngineSpec = Annotated[
+    LlmEngineSpec | GuardedEngineSpec | PythonEngineSpec | CommandEngineSpec, Field(discriminator="type")
+]
 
 
 class Scenario(_Strict):
@@ -262,8 +276,7 @@ class Suite(_Strict):
         # A case's mode defaults to the suite's, so one file holds one mode; a
         # "mixed" suite names each case's mode itself.
         if isinstance(data, dict) and isinstance(data.get("cases"), list) and data.get("mode") in MODES:
-            data = {**data, "cases": [
-                {"mode": data["mode"], **c} if isinstance(c, dict) else c for c in data["cases"]]}
+            data = {**data, "cases": [{"mode": data["mode"], **c} if isinstance(c, dict) else c for c in data["cases"]]}
         return data
 
     @model_validator(mode="after")
@@ -282,8 +295,11 @@ class Suite(_Strict):
             for field in ("engines", "scenarios", "conversations"):
                 if getattr(self, field):
                     raise ValueError(f"{field}: only a gauntlet suite has {field}")
-        for field, items, key in (("cases", self.cases, "id"), ("engines", self.engines, "name"),
-                                  ("scenarios", self.scenarios, "name")):
+        for field, items, key in (
+            ("cases", self.cases, "id"),
+            ("engines", self.engines, "name"),
+            ("scenarios", self.scenarios, "name"),
+        ):
             seen: set[str] = set()
             for index, item in enumerate(items):
                 value = getattr(item, key)

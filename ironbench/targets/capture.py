@@ -41,8 +41,15 @@ class _Tail:
 class OutputCapture:
     """One stream of one invocation. Call write() per chunk, then finish() once."""
 
-    def __init__(self, path: Path, redactor: Redactor | None = None, file_cap: int = FILE_CAP,
-                 file_tail: int = FILE_TAIL, text_head: int = TEXT_HEAD, text_tail: int = TEXT_TAIL) -> None:
+    def __init__(
+        self,
+        path: Path,
+        redactor: Redactor | None = None,
+        file_cap: int = FILE_CAP,
+        file_tail: int = FILE_TAIL,
+        text_head: int = TEXT_HEAD,
+        text_tail: int = TEXT_TAIL,
+    ) -> None:
         self.path = path
         self.redactor = redactor.stream() if redactor else None
         self.file = open(path, "wb")
@@ -65,9 +72,9 @@ class OutputCapture:
             return
         self.total += len(chunk)
         if len(self.head) < self.text_head:
-            self.head += chunk[:self.text_head - len(self.head)]
+            self.head += chunk[: self.text_head - len(self.head)]
         if self.written < self.file_head:
-            part = chunk[:self.file_head - self.written]
+            part = chunk[: self.file_head - self.written]
             self.file.write(part)
             self.written += len(part)
         self.tail.add(chunk)

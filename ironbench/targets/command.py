@@ -55,8 +55,10 @@ def _refuse_relative_file(part: str, target: str) -> None:
     here = Path(part)
     if here.is_file() or (part.endswith(SCRIPT_SUFFIXES) and " " not in part):
         where = f"give it as {str(here.resolve())!r}" if here.is_file() else "give its absolute path"
-        raise TargetError(f"target file {part!r} is a relative path, but each invocation runs in a fresh "
-                          f"working directory, where it would not be found: {where} (target {target})")
+        raise TargetError(
+            f"target file {part!r} is a relative path, but each invocation runs in a fresh "
+            f"working directory, where it would not be found: {where} (target {target})"
+        )
 
 
 def preflight(target: TargetSpec) -> None:
@@ -78,13 +80,14 @@ def preflight(target: TargetSpec) -> None:
         why = f" (importing it failed: {probe.error})" if probe.error else ""
         raise TargetError(
             f"target module {module[1]!r} is not installed for {executable}{why} (target {target.name}); "
-            f"if it lives in another virtualenv, pass --target \"/path/to/venv/bin/python -m {module[1]} "
-            f"{PLACEHOLDER}\""
+            f'if it lives in another virtualenv, pass --target "/path/to/venv/bin/python -m {module[1]} '
+            f'{PLACEHOLDER}"'
         )
 
 
-def invoke(argv: list[str], workdir: Path, timeout_s: float, env_extra: dict[str, str],
-           redactor: Redactor | None = None) -> ProcessResult:
+def invoke(
+    argv: list[str], workdir: Path, timeout_s: float, env_extra: dict[str, str], redactor: Redactor | None = None
+) -> ProcessResult:
     """Run argv in workdir, never through a shell, and return by its deadline.
 
     stdout and stderr stream, redacted, into capped files in workdir; nothing the
@@ -103,8 +106,13 @@ def invoke(argv: list[str], workdir: Path, timeout_s: float, env_extra: dict[str
     started = time.perf_counter()
     try:
         process = subprocess.Popen(
-            argv, cwd=workdir, env=env, stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+            argv,
+            cwd=workdir,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
         )
     except (OSError, ValueError) as exc:  # ValueError: a NUL byte in an argument
         containment.abandoned()
@@ -142,8 +150,12 @@ def _exited(pid: int) -> bool:
         return True
 
 
-def _pump(process: subprocess.Popen, captures: tuple[OutputCapture, OutputCapture],
-          selector: selectors.BaseSelector, deadline: float) -> tuple[bool, float]:
+def _pump(
+    process: subprocess.Popen,
+    captures: tuple[OutputCapture, OutputCapture],
+    selector: selectors.BaseSelector,
+    deadline: float,
+) -> tuple[bool, float]:
     """Read both pipes until the target has ended and they are closed, or the deadline
     passes; returns (timed out, when it ended)."""
     for pipe, capture in zip((process.stdout, process.stderr), captures):

@@ -58,7 +58,7 @@ def _read_stat(pid: int) -> _Process | None:
             os.close(fd)
     except OSError:
         return None
-    fields = raw[raw.rfind(b")") + 2:].split(b" ", 20)
+    fields = raw[raw.rfind(b")") + 2 :].split(b" ", 20)
     return _Process(pid, int(fields[1]), int(fields[2]), int(fields[3]), fields[0].decode(), int(fields[19]))
 
 
@@ -81,7 +81,7 @@ def _mark_of(pid: int) -> str | None:
     prefix = CONTAINMENT_VAR.encode() + b"="
     for entry in environ.split(b"\0"):
         if entry.startswith(prefix):
-            return entry[len(prefix):].decode("ascii", "replace")
+            return entry[len(prefix) :].decode("ascii", "replace")
     return None
 
 
@@ -173,8 +173,9 @@ def kill_group(pgid: int) -> None:
         pass
 
 
-def _owner(process: _Process, procs: dict[int, _Process], me: int, targets: dict[int, str],
-           memo: dict[int, int | None]) -> int | None:
+def _owner(
+    process: _Process, procs: dict[int, _Process], me: int, targets: dict[int, str], memo: dict[int, int | None]
+) -> int | None:
     """The target pid a process belongs to, or None (the harness's own, or unattributable)."""
     if process.pid in memo:
         return memo[process.pid]

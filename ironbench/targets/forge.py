@@ -28,12 +28,22 @@ DEBUG_DIR = Path("build/.ironclad_debug")
 # candidate and the run reaches validation; the string bounds make every reply close.
 SYSTEM = "Reply with JSON: filename, code (Python source) and test (pytest tests importing it)."
 EXAMPLES = (  # short: every token of them is read before each generation
-    ("Write a Python function that returns the larger of two numbers.",
-     {"filename": "larger.py", "code": "def larger(a, b):\n    return a if a > b else b\n",
-      "test": "from larger import larger\n\n\ndef test_larger():\n    assert larger(2, 5) == 5\n"}),
-    ("Write a Python function that returns the first letter of a text.",
-     {"filename": "first.py", "code": "def first(text):\n    return text[0]\n",
-      "test": "from first import first\n\n\ndef test_first():\n    assert first('abc') == 'a'\n"}),
+    (
+        "Write a Python function that returns the larger of two numbers.",
+        {
+            "filename": "larger.py",
+            "code": "def larger(a, b):\n    return a if a > b else b\n",
+            "test": "from larger import larger\n\n\ndef test_larger():\n    assert larger(2, 5) == 5\n",
+        },
+    ),
+    (
+        "Write a Python function that returns the first letter of a text.",
+        {
+            "filename": "first.py",
+            "code": "def first(text):\n    return text[0]\n",
+            "test": "from first import first\n\n\ndef test_first():\n    assert first('abc') == 'a'\n",
+        },
+    ),
 )
 MAX_FIELD_CHARS = 240
 CANDIDATE_SCHEMA = {
@@ -65,6 +75,7 @@ def failure_summary(output: str) -> str:
     summary = [line for line in lines[-3:] if line.strip()]
     return "\n".join(dict.fromkeys(errors + summary))[-FAILURE_CHARS:]
 
+
 Messages = list[tuple[str, str]]  # (role, text)
 
 
@@ -76,8 +87,10 @@ def generate_messages(instruction: str) -> Messages:
 
 
 def repair_messages(instruction: str, candidate: dict, failure: str) -> Messages:
-    return generate_messages(instruction) + [("assistant", json.dumps(candidate)),
-                                             ("user", REPAIR.format(failure=failure_summary(failure)))]
+    return generate_messages(instruction) + [
+        ("assistant", json.dumps(candidate)),
+        ("user", REPAIR.format(failure=failure_summary(failure))),
+    ]
 
 
 def _debug(name: str, phase: str, message: str, raw: str, extra: str = "") -> None:
@@ -96,8 +109,9 @@ def parse_candidate(text: str) -> dict | None:
             data, _ = decoder.raw_decode(text, start)  # braces inside strings are the decoder's business
         except json.JSONDecodeError:
             data = None
-        if isinstance(data, dict) and all(isinstance(data.get(k), str) and data[k].strip()
-                                          for k in ("filename", "code", "test")):
+        if isinstance(data, dict) and all(
+            isinstance(data.get(k), str) and data[k].strip() for k in ("filename", "code", "test")
+        ):
             return data
         start = text.find("{", start + 1)
     return None
@@ -118,14 +132,24 @@ def validate(candidate: dict, attempt: int) -> tuple[bool, str]:
     try:
         # The brick's tests alone: no third-party pytest plugin from this environment
         # (loading them costs more than the tests themselves).
-        result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", folder.name],
-                                cwd=folder.parent, capture_output=True, text=True, timeout=PYTEST_TIMEOUT_S,
-                                env={**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"})
+        result = subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", folder.name],
+            cwd=folder.parent,
+            capture_output=True,
+            text=True,
+            timeout=PYTEST_TIMEOUT_S,
+            env={**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"},
+        )
     except subprocess.TimeoutExpired:
         return False, "pytest timed out"
     output = result.stdout + result.stderr
-    _debug(f"validate_{name}_attempt{attempt}.txt", "validate", "Validation passed" if result.returncode == 0
-           else "Validation failed", output, f"Component: {name}.py\nAttempt: {attempt}\n")
+    _debug(
+        f"validate_{name}_attempt{attempt}.txt",
+        "validate",
+        "Validation passed" if result.returncode == 0 else "Validation failed",
+        output,
+        f"Component: {name}.py\nAttempt: {attempt}\n",
+    )
     return result.returncode == 0, output
 
 
@@ -162,8 +186,12 @@ def main(argv: list[str]) -> int:
     model = Model()
     raw = model(generate_messages(instruction))
     candidate = parse_candidate(raw)
-    _debug("generate.txt", "generate", "Model output was valid JSON" if candidate else
-           "Model output was not valid JSON", raw)
+    _debug(
+        "generate.txt",
+        "generate",
+        "Model output was valid JSON" if candidate else "Model output was not valid JSON",
+        raw,
+    )
     if candidate is None:
         print("[!] Validation Failed: Model output was not valid JSON.")
         print("[X] INCINERATED: Output invalid.")
@@ -185,8 +213,12 @@ def main(argv: list[str]) -> int:
         print("[*] Attempting repair...")
         raw = model(repair_messages(instruction, candidate, failure), repair=True)
         repaired = parse_candidate(raw)
-        _debug("repair.txt", "repair", "Repair output was valid JSON" if repaired else
-               "Repair output was not valid JSON", raw)
+        _debug(
+            "repair.txt",
+            "repair",
+            "Repair output was valid JSON" if repaired else "Repair output was not valid JSON",
+            raw,
+        )
         if repaired is None:
             print("[!] Repair produced invalid JSON. Aborting.")
             return 1

@@ -55,8 +55,14 @@ def probe_module(interpreter: str, module: str) -> ModuleProbe:
     working directory would be; cached per process."""
     with tempfile.TemporaryDirectory(prefix="ironbench-probe-") as cwd:
         try:
-            result = subprocess.run([interpreter, "-c", _PROBE, module], cwd=cwd, capture_output=True, text=True,
-                                    timeout=PROBE_TIMEOUT_S, stdin=subprocess.DEVNULL)
+            result = subprocess.run(
+                [interpreter, "-c", _PROBE, module],
+                cwd=cwd,
+                capture_output=True,
+                text=True,
+                timeout=PROBE_TIMEOUT_S,
+                stdin=subprocess.DEVNULL,
+            )
         except (OSError, subprocess.TimeoutExpired) as exc:
             return ModuleProbe(False, error=str(exc))
     try:

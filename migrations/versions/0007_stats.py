@@ -16,27 +16,40 @@ depends_on = None
 _DECISION_COLUMNS = (
     # One-sided exact (Clopper-Pearson) 95% bounds on the success rate, and for a stable
     # case the lower bound on the chance that the instruction reproduces its outcome.
-    ("success_lower_95", sa.Float), ("success_upper_95", sa.Float), ("reproduce_lower_95", sa.Float),
+    ("success_lower_95", sa.Float),
+    ("success_upper_95", sa.Float),
+    ("reproduce_lower_95", sa.Float),
     # Adversarial: which way a difference went; stress ladders and unstable references:
     # the p-value behind the verdict.
-    ("direction", sa.String), ("p_value", sa.Float),
+    ("direction", sa.String),
+    ("p_value", sa.Float),
 )
 
 
 def _columns(table: str, with_conversation: bool) -> list[sa.Column]:
     keys = ["run_id", "engine", "scenario"] + (["conversation"] if with_conversation else []) + ["turn"]
-    columns = [sa.Column(k, sa.Integer if k in ("conversation", "turn") else sa.String, primary_key=True)
-               for k in keys]
+    columns = [sa.Column(k, sa.Integer if k in ("conversation", "turn") else sa.String, primary_key=True) for k in keys]
     if table == "turns":
-        columns += [sa.Column("suite_id", sa.String, nullable=False), sa.Column("domain", sa.String, nullable=False),
-                    sa.Column("attempt", sa.Integer, nullable=False), sa.Column("prompt", sa.String, nullable=False),
-                    sa.Column("answer", sa.String, nullable=False),
-                    sa.Column("duration_ms", sa.Integer, nullable=False)]
+        columns += [
+            sa.Column("suite_id", sa.String, nullable=False),
+            sa.Column("domain", sa.String, nullable=False),
+            sa.Column("attempt", sa.Integer, nullable=False),
+            sa.Column("prompt", sa.String, nullable=False),
+            sa.Column("answer", sa.String, nullable=False),
+            sa.Column("duration_ms", sa.Integer, nullable=False),
+        ]
     else:
-        columns += [sa.Column("scorer", sa.String, primary_key=True), sa.Column("suite_id", sa.String, nullable=False),
-                    sa.Column("domain", sa.String, nullable=False), sa.Column("violated", sa.Boolean, nullable=False),
-                    sa.Column("detail", sa.String, nullable=False)]
-    return columns + [sa.Column("timestamp_utc", sa.String, nullable=False), sa.Column("seq", sa.Integer, nullable=False)]
+        columns += [
+            sa.Column("scorer", sa.String, primary_key=True),
+            sa.Column("suite_id", sa.String, nullable=False),
+            sa.Column("domain", sa.String, nullable=False),
+            sa.Column("violated", sa.Boolean, nullable=False),
+            sa.Column("detail", sa.String, nullable=False),
+        ]
+    return columns + [
+        sa.Column("timestamp_utc", sa.String, nullable=False),
+        sa.Column("seq", sa.Integer, nullable=False),
+    ]
 
 
 def _rebuild(table: str, with_conversation: bool) -> None:

@@ -25,11 +25,14 @@ def runs(successes: int, n: int, failure: str = "generation") -> Runs:
 
 def sides(pairs: dict) -> tuple[dict, dict]:
     """{case: ((s_a, n_a), (s_b, n_b))} -> the two sides decide() takes."""
-    return ({(k, "base"): runs(*a) for k, (a, _) in pairs.items()},
-            {(k, "base"): runs(*b) for k, (_, b) in pairs.items()})
+    return (
+        {(k, "base"): runs(*a) for k, (a, _) in pairs.items()},
+        {(k, "base"): runs(*b) for k, (_, b) in pairs.items()},
+    )
 
 
 # -- through the store ------------------------------------------------------------------------
+
 
 def test_identical_behaviour_is_no_change(paths, script):
     outcomes = {"a": ["success", "generation"] * 5, "b": ["success"], "c": ["validation"]}
@@ -114,23 +117,54 @@ def test_runs_with_no_case_in_common_cannot_be_compared(tmp_path):
     result = cli("compare", first, second, "--out", out)
     assert result.returncode == 2 and result.stdout == ""
     assert result.stderr.strip().splitlines() == [
-        f"ironbench: error: cannot compare {first} and {second}: no case in common with evidence (A: a; B: z)"]
+        f"ironbench: error: cannot compare {first} and {second}: no case in common with evidence (A: a; B: z)"
+    ]
 
 
 def _run_with_infra_errors(store_path, run_id: str, slots: list[tuple[int, str | None]]) -> None:
     """A run whose invocations of case `a` are (run index, infra error or None), in order."""
     with open_store(store_path, [ReadModel()]) as store:
-        pending = [Pending("run", RunStarted(suite_id="s", mode="baseline", suite={}, target_argv=["t"],
-                                             ironclad_version="x", harness_version="x", python_version="3",
-                                             platform="p"))]
+        pending = [
+            Pending(
+                "run",
+                RunStarted(
+                    suite_id="s",
+                    mode="baseline",
+                    suite={},
+                    target_argv=["t"],
+                    ironclad_version="x",
+                    harness_version="x",
+                    python_version="3",
+                    platform="p",
+                ),
+            )
+        ]
         for attempt, (index, infra) in enumerate(slots):
-            pending.append(Pending(f"baseline/a/run_{index:03d}", InvocationCompleted(
-                key=f"{run_id}/a/{index}/{attempt}", group="baseline/a", case_id="a", variant_id="base",
-                run_index=index, instruction="i", instruction_hash="h", instruction_length=1,
-                exit_code=0 if infra is None else 1, success=infra is None,
-                failure_stage=None if infra is None else "generation", attempts=1, repairs_triggered=0,
-                duration_ms=5, infra_error=infra, debug_enabled=False, debug_artifacts_present=False,
-                debug_path="d")))
+            pending.append(
+                Pending(
+                    f"baseline/a/run_{index:03d}",
+                    InvocationCompleted(
+                        key=f"{run_id}/a/{index}/{attempt}",
+                        group="baseline/a",
+                        case_id="a",
+                        variant_id="base",
+                        run_index=index,
+                        instruction="i",
+                        instruction_hash="h",
+                        instruction_length=1,
+                        exit_code=0 if infra is None else 1,
+                        success=infra is None,
+                        failure_stage=None if infra is None else "generation",
+                        attempts=1,
+                        repairs_triggered=0,
+                        duration_ms=5,
+                        infra_error=infra,
+                        debug_enabled=False,
+                        debug_artifacts_present=False,
+                        debug_path="d",
+                    ),
+                )
+            )
         pending.append(Pending("run", RunFinished(invocations=len(slots), successes=0)))
         store.append(run_id, pending)
 
@@ -145,7 +179,8 @@ def test_unresolved_infrastructure_errors_cannot_be_compared(tmp_path):
     result = cli("compare", "run_ok", "run_outage", "--store", str(store))
     assert result.returncode == 2 and result.stderr.strip().splitlines() == [
         "ironbench: error: cannot compare: run_outage has 2 run(s) with unresolved infrastructure errors "
-        f"(first: a run 2: {outage}); `ironbench resume run_outage` re-runs them"]
+        f"(first: a run 2: {outage}); `ironbench resume run_outage` re-runs them"
+    ]
     comparison = compare_runs(store, "run_ok", "run_resumed")
     [case] = comparison.cases
     assert (case.b.n, case.b.successes, case.b.infra_errors) == (3, 3, 1)  # the outage is not a failure
@@ -177,6 +212,7 @@ def test_cli_json_carries_deltas_intervals_mde_and_adjusted_flags(tmp_path):
 
 
 # -- the decision, pure ---------------------------------------------------------------------
+
 
 def test_one_noisy_case_does_not_fail_the_overall_gate():
     # c0 drops 10/10 -> 5/10 (raw one-sided p 0.016); four cases move slightly the other way.

@@ -24,8 +24,9 @@ def _count(query: str, run_id: str | None, out: str) -> int:
     return json.loads(cli(*args, check=True).stdout)[0]["n"]
 
 
-@pytest.mark.parametrize("fmt, reader", [
-    ("parquet", "read_parquet"), ("csv", "read_csv_auto"), ("jsonl", "read_json_auto")])
+@pytest.mark.parametrize(
+    "fmt, reader", [("parquet", "read_parquet"), ("csv", "read_csv_auto"), ("jsonl", "read_json_auto")]
+)
 def test_export_one_run_reads_back_with_the_same_rows(two_runs, fmt, reader):
     tmp, out, first, _ = two_runs
     to = tmp / f"one_{fmt}"
@@ -45,8 +46,10 @@ def test_export_all_runs_and_typed_columns(two_runs):
     to = tmp / "all"
     cli("export", "--all", "--to", str(to), "--out", out, check=True)
     con = duckdb.connect()
-    got = con.execute(f"SELECT run_id, count(*), bool_or(success) FROM read_parquet('{to / 'invocations.parquet'}') "
-                      "GROUP BY 1 ORDER BY 1").fetchall()
+    got = con.execute(
+        f"SELECT run_id, count(*), bool_or(success) FROM read_parquet('{to / 'invocations.parquet'}') "
+        "GROUP BY 1 ORDER BY 1"
+    ).fetchall()
     assert [r[0] for r in got] == sorted([first, second])
     assert sum(r[1] for r in got) == _count("SELECT count(*) AS n FROM invocations", None, out)
     assert all(r[2] is True for r in got)  # booleans stay booleans in Parquet

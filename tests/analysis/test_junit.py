@@ -5,8 +5,8 @@ import xml.etree.ElementTree as ET
 
 from ironbench.analysis.compare import decide
 from ironbench.analysis.junit import junit_xml
-from tests.conftest import cli, make_suite, write_suite
 from tests.analysis.test_compare import sides
+from tests.conftest import cli, make_suite, write_suite
 
 COUNTED = ("tests", "failures", "errors", "skipped")
 
@@ -60,8 +60,10 @@ def test_the_cases_gate_fails_the_flagged_case_with_its_evidence():
     assert message.startswith("regression: A 10/10, B 0/10 successful runs; B − A = -100 pp (95% CI ")
     assert f"p = {c00.p_regression:.3g} one-sided Fisher, adjusted p = {c00.p_adjusted:.3g}" in message
     assert failed["gate (cases, fail on regression)"].get("message") == comparison.reason
-    assert properties(root).items() >= {"alpha": "0.05", "gate": "cases", "fail_on": "regression",
-                                        "verdict": "regression"}.items()
+    assert (
+        properties(root).items()
+        >= {"alpha": "0.05", "gate": "cases", "fail_on": "regression", "verdict": "regression"}.items()
+    )
     assert root.find("testsuite").get("tests") == "7"
 
 
@@ -83,7 +85,8 @@ def test_an_overall_regression_fails_the_gate_and_the_margin_is_a_property():
     root = parse(junit_xml(comparison))
     check_shape(root)
     assert set(failures(root)) == {"gate (overall, fail on regression)"} | {
-        c.case_id for c in comparison.cases if c.flagged}
+        c.case_id for c in comparison.cases if c.flagged
+    }
     assert properties(root)["margin"] == "0.01"
 
 

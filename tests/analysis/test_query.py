@@ -2,8 +2,8 @@ import json
 
 import pytest
 
-from ironbench.core.errors import QueryError, RunNotFound, StoreError
 from ironbench.analysis.query import format_result, resolve_query, run_query, run_sql
+from ironbench.core.errors import QueryError, RunNotFound, StoreError
 from ironbench.run.runner import start_run
 from tests.conftest import make_suite
 
@@ -92,6 +92,7 @@ def test_an_outdated_store_asks_for_db_upgrade(tmp_path):
 
 # -- read-only, enforced (issue 10) --------------------------------------------------------
 
+
 @pytest.fixture
 def one_run(paths, script):
     script({"a": ["success"]})
@@ -105,18 +106,21 @@ def _rows(store_path, table: str) -> int:
         return conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
 
 
-@pytest.mark.parametrize("sql, refused", [
-    ("SELECT 1; COPY (SELECT * FROM invocations) TO '{dir}/leak.csv'", "statement 2 is COPY"),
-    ("ATTACH '{store}' AS rw (TYPE sqlite); DELETE FROM rw.invocations", "statement 1 is ATTACH"),
-    ("INSTALL httpfs", "statement 1 is LOAD"),
-    ("LOAD httpfs", "statement 1 is LOAD"),
-    ("SET enable_external_access = true; SELECT 1", "statement 1 is SET"),
-    ("EXPLAIN ANALYZE COPY (SELECT 1) TO '{dir}/leak.csv'", "statement 1 is EXPLAIN"),
-    ("SELECT * FROM sqlite_scan('{store}', 'events')", "statement 1 uses function sqlite_scan\\(\\)"),
-    ("SELECT * FROM sqlite_attach('{store}')", "statement 1 uses function sqlite_attach\\(\\)"),
-    ("SELECT 1; SELECT * FROM query('SELECT 1')", "statement 2 uses function query\\(\\)"),
-    ("CREATE TABLE store.x AS SELECT 1", "statement 1 is CREATE"),
-])
+@pytest.mark.parametrize(
+    "sql, refused",
+    [
+        ("SELECT 1; COPY (SELECT * FROM invocations) TO '{dir}/leak.csv'", "statement 2 is COPY"),
+        ("ATTACH '{store}' AS rw (TYPE sqlite); DELETE FROM rw.invocations", "statement 1 is ATTACH"),
+        ("INSTALL httpfs", "statement 1 is LOAD"),
+        ("LOAD httpfs", "statement 1 is LOAD"),
+        ("SET enable_external_access = true; SELECT 1", "statement 1 is SET"),
+        ("EXPLAIN ANALYZE COPY (SELECT 1) TO '{dir}/leak.csv'", "statement 1 is EXPLAIN"),
+        ("SELECT * FROM sqlite_scan('{store}', 'events')", "statement 1 uses function sqlite_scan\\(\\)"),
+        ("SELECT * FROM sqlite_attach('{store}')", "statement 1 uses function sqlite_attach\\(\\)"),
+        ("SELECT 1; SELECT * FROM query('SELECT 1')", "statement 2 uses function query\\(\\)"),
+        ("CREATE TABLE store.x AS SELECT 1", "statement 1 is CREATE"),
+    ],
+)
 def test_only_read_only_statements_run(one_run, tmp_path, sql, refused):
     paths, _ = one_run
     before = _rows(paths.store_path, "invocations")
@@ -130,8 +134,12 @@ def test_files_and_network_are_out_of_reach_and_the_configuration_is_locked(one_
     paths, _ = one_run
     secret = tmp_path / "private.csv"
     secret.write_text("a\n1\n")
-    for sql in (f"SELECT * FROM read_csv('{secret}')", f"SELECT * FROM '{secret}'",
-                "SELECT * FROM read_text('/etc/hostname')", "SELECT * FROM glob('/etc/*')"):
+    for sql in (
+        f"SELECT * FROM read_csv('{secret}')",
+        f"SELECT * FROM '{secret}'",
+        "SELECT * FROM read_text('/etc/hostname')",
+        "SELECT * FROM glob('/etc/*')",
+    ):
         with pytest.raises(QueryError, match="disabled by configuration"):
             run_sql(paths.store_path, sql)
     assert run_sql(paths.store_path, "SELECT current_setting('lock_configuration')").rows == [(True,)]
@@ -150,8 +158,15 @@ def test_a_query_file_that_writes_is_refused_through_the_cli(one_run, tmp_path):
 
 def test_read_only_select_family_still_answers(one_run):
     paths, _ = one_run
-    for sql in ("DESCRIBE invocations", "SUMMARIZE runs", "SHOW TABLES", "FROM runs", "VALUES (1)",
-                "WITH x AS (SELECT 1 AS a) SELECT a FROM x; SELECT count(*) FROM invocations", "PRAGMA version"):
+    for sql in (
+        "DESCRIBE invocations",
+        "SUMMARIZE runs",
+        "SHOW TABLES",
+        "FROM runs",
+        "VALUES (1)",
+        "WITH x AS (SELECT 1 AS a) SELECT a FROM x; SELECT count(*) FROM invocations",
+        "PRAGMA version",
+    ):
         assert run_sql(paths.store_path, sql).rows
     assert run_sql(paths.store_path, "SELECT 1; SELECT count(*) FROM invocations").rows == [(3,)]
 
@@ -186,9 +201,13 @@ def test_a_query_waits_for_a_store_that_is_being_created(tmp_path):
 
     store = tmp_path / "new.db"
     store.touch()  # what a run that has just started creating the store leaves for a moment
-    query = subprocess.Popen([sys.executable, "-m", "ironbench.cli.main", "query", "SELECT count(*) AS n FROM runs",
-                              "--store", str(store)], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             text=True)
+    query = subprocess.Popen(
+        [sys.executable, "-m", "ironbench.cli.main", "query", "SELECT count(*) AS n FROM runs", "--store", str(store)],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     time.sleep(1.5)
     assert cli("db", "upgrade", "--store", str(store)).returncode == 0
     out, err = query.communicate(timeout=60)

@@ -16,7 +16,7 @@ FIXTURE = "fixture"
 
 def recipe() -> str:
     readme = (REPO / "README.md").read_text(encoding="utf-8")
-    found = re.search(r"<!-- ci-recipe: shell -->\n```bash\n(.*?)```", readme, re.S)
+    found = re.search(r"<!-- ci-recipe: shell -->\n```bash\n(.*?)```", readme, re.DOTALL)
     assert found, "the README's shell CI recipe"
     return found.group(1)
 
@@ -28,8 +28,14 @@ def run_recipe(tmp_path: Path, env: dict) -> subprocess.CompletedProcess:
     (tmp_path / "suites" / "baseline.yaml").write_text((REPO / "suites" / "baseline.yaml").read_text())
     path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"  # the `ironbench` command
     clean = {k: v for k, v in os.environ.items() if not k.startswith("IRONBENCH_")}
-    return subprocess.run(["bash", "ci/ironbench.sh"], cwd=tmp_path, capture_output=True, text=True, timeout=300,
-                          env={**clean, "PATH": path, **env})
+    return subprocess.run(
+        ["bash", "ci/ironbench.sh"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**clean, "PATH": path, **env},
+    )
 
 
 def test_the_recipe_passes_when_the_branch_behaves_like_main(tmp_path):
@@ -44,9 +50,16 @@ def test_the_recipe_passes_when_the_branch_behaves_like_main(tmp_path):
 
 def test_the_recipe_fails_the_job_when_the_branch_regressed(tmp_path):
     broken = f"{sys.executable} {SCRIPTED} {{instruction}}"  # every run of the branch fails to generate
-    result = run_recipe(tmp_path, {"MAIN_TARGET": FIXTURE, "BRANCH_TARGET": broken,
-                                   "SCRIPTED_OUTCOMES": json.dumps({c: ["generation"] for c in (
-                                       "compile_email_regex", "convert_list_to_dict", "simple_cache")})})
+    result = run_recipe(
+        tmp_path,
+        {
+            "MAIN_TARGET": FIXTURE,
+            "BRANCH_TARGET": broken,
+            "SCRIPTED_OUTCOMES": json.dumps(
+                {c: ["generation"] for c in ("compile_email_regex", "convert_list_to_dict", "simple_cache")}
+            ),
+        },
+    )
     assert result.returncode == 1, result.stderr
     assert "verdict: REGRESSION" in result.stdout
     artifacts = tmp_path / "ironbench-ci"

@@ -19,7 +19,8 @@ def test_bad_suite_is_one_line_exit_2_and_writes_nothing(tmp_path):
     assert result.returncode == 2
     assert result.stderr.strip().splitlines() == [
         f"ironbench: error: {suite}: cases[0] (a): instruction breaks the single-string contract "
-        "with forbidden word 'tests'"]
+        "with forbidden word 'tests'"
+    ]
     assert "Traceback" not in result.stderr
     assert not out.exists()
 
@@ -43,9 +44,13 @@ def test_run_query_show_compare_end_to_end(tmp_path):
 
     rows = json.loads(cli("query", "failure_breakdown.sql", "--out", out, "--format", "json", check=True).stdout)
     assert {(r["case_id"], r["failure_stage"], r["failures"]) for r in rows} == {
-        ("a", "generation", 3), ("b", "validation", 3)}
-    assert json.loads(cli("query", "failure_breakdown.sql", "--run", first, "--out", out, "-f", "json",
-                          check=True).stdout) == []
+        ("a", "generation", 3),
+        ("b", "validation", 3),
+    }
+    assert (
+        json.loads(cli("query", "failure_breakdown.sql", "--run", first, "--out", out, "-f", "json", check=True).stdout)
+        == []
+    )
 
     shown = json.loads(cli("show", first, "--out", out, "--format", "json", check=True).stdout)
     assert shown["invocations"] == 6 and {c["decision"] for c in shown["cases"]} == {"stable"}
@@ -67,8 +72,14 @@ def test_bad_query_and_unknown_run_are_exit_2(tmp_path):
     cli("run", str(suite), "--out", out, "-q", check=True)
     bad_sql = tmp_path / "bad.sql"
     bad_sql.write_text("SELEC 1")
-    for args in (("query", str(bad_sql)), ("query", "no_such.sql"), ("show", "run_nope"),
-                 ("compare", "run_a", "run_b"), ("resume", "run_nope"), ("project", "run_nope")):
+    for args in (
+        ("query", str(bad_sql)),
+        ("query", "no_such.sql"),
+        ("show", "run_nope"),
+        ("compare", "run_a", "run_b"),
+        ("resume", "run_nope"),
+        ("project", "run_nope"),
+    ):
         result = cli(*args, "--out", out)
         assert result.returncode == 2, args
         assert result.stderr.startswith("ironbench: error: ") and "Traceback" not in result.stderr
@@ -85,8 +96,9 @@ def test_db_upgrade_creates_a_migrated_store(tmp_path):
 def test_store_option_and_environment(tmp_path):
     suite = write_suite(tmp_path / "s.yaml", make_suite({"a": 3}))
     store = tmp_path / "elsewhere.db"
-    run_id = cli("run", str(suite), "--store", str(store), "-q",
-                 env={"IRONBENCH_OUT": str(tmp_path / "o")}, check=True).stdout.strip()
+    run_id = cli(
+        "run", str(suite), "--store", str(store), "-q", env={"IRONBENCH_OUT": str(tmp_path / "o")}, check=True
+    ).stdout.strip()
     assert store.exists() and (tmp_path / "o" / run_id / "metadata.json").exists()
 
 
@@ -101,26 +113,32 @@ def test_variants_previews_with_a_diff_and_invokes_nothing(tmp_path):
 
 def test_unknown_generator_is_one_line_exit_2(tmp_path):
     suite = tmp_path / "adv.yaml"
-    suite.write_text("suite_id: s\nmode: adversarial\ncases:\n  - id: a\n    instruction: Write a parser.\n"
-                     "    generators:\n      - {generator: emoji_noise, count: 2}\n")
+    suite.write_text(
+        "suite_id: s\nmode: adversarial\ncases:\n  - id: a\n    instruction: Write a parser.\n"
+        "    generators:\n      - {generator: emoji_noise, count: 2}\n"
+    )
     for command in (("run", str(suite), "--out", str(tmp_path / "out")), ("variants", str(suite))):
         result = cli(*command)
         assert result.returncode == 2
-        assert result.stderr.startswith(f"ironbench: error: {suite}: cases[0].generators[0]: unknown generator "
-                                        "'emoji_noise' (known: ")
+        assert result.stderr.startswith(
+            f"ironbench: error: {suite}: cases[0].generators[0]: unknown generator 'emoji_noise' (known: "
+        )
     assert not (tmp_path / "out").exists()
 
 
 def test_plan_answers_how_many_runs_a_comparison_needs():
     result = cli("plan", "--p", "0.9", "--drop", "0.2", "--cases", "10", check=True)
-    assert result.stdout.startswith("to detect a drop from 90% to 70% success in 10 case(s) with 80% power at "
-                                    "alpha 0.05: 6 runs per case on each side")
+    assert result.stdout.startswith(
+        "to detect a drop from 90% to 70% success in 10 case(s) with 80% power at "
+        "alpha 0.05: 6 runs per case on each side"
+    )
     data = json.loads(cli("plan", "--p", "0.9", "--drop", "0.2", "--format", "json", check=True).stdout)
     assert data["runs_per_case"] == 56 and data["power_reached"] >= 0.8
     assert [row["runs_per_case"] for row in data["curve"]] == [14, 28, 56, 112]
     bad = cli("plan", "--p", "0.3", "--drop", "0.5")
     assert bad.returncode == 2 and bad.stderr.strip().splitlines() == [
-        "ironbench: error: --drop 0.5: must be above 0 and at most --p 0.3 (a rate cannot fall below 0)"]
+        "ironbench: error: --drop 0.5: must be above 0 and at most --p 0.3 (a rate cannot fall below 0)"
+    ]
 
 
 def test_show_states_what_a_stable_decision_supports(tmp_path):
@@ -164,27 +182,68 @@ def test_a_target_that_cannot_start_stops_the_run_with_its_stderr(tmp_path):
 def test_the_readme_order_with_the_real_progress_reporter(tmp_path):
     """Baseline first, then adversarial against the stored baseline, then a mixed suite
     twice: every run without -q, so the progress bar meets early decisions."""
-    from tests.conftest import SCRIPTED_TARGET
     from ironbench.suite.models import parse_suite
+    from tests.conftest import SCRIPTED_TARGET
 
     instruction = "Write a Python function that reverses the order of words in a sentence."
     out = str(tmp_path / "out")
     env = {"SCRIPTED_OUTCOMES": json.dumps({"c": ["success"], "s/level_2": ["generation"]})}
-    baseline = write_suite(tmp_path / "baseline.yaml", parse_suite(
-        {"suite_id": "b", "mode": "baseline", "target": SCRIPTED_TARGET,
-         "cases": [{"id": "c", "instruction": instruction, "runs": 3}]}, "b.yaml"))
-    adversarial = write_suite(tmp_path / "adversarial.yaml", parse_suite(
-        {"suite_id": "a", "mode": "adversarial", "target": SCRIPTED_TARGET,
-         "cases": [{"id": "c", "instruction": instruction,
-                    "generators": [{"generator": "whitespace_noise", "count": 2, "seed": 1}]}]}, "a.yaml"))
-    demo = write_suite(tmp_path / "demo.yaml", parse_suite(
-        {"suite_id": "demo", "mode": "mixed", "target": SCRIPTED_TARGET, "cases": [
-            {"id": "c", "mode": "baseline", "instruction": instruction, "runs": 3},
-            {"id": "w", "mode": "adversarial", "instruction": instruction,
-             "generators": [{"generator": "whitespace_noise", "count": 1, "seed": 1}]},
-            {"id": "s", "mode": "stress", "instruction": instruction,
-             "ladder": {"generator": "add_scope_detail", "additions": 2, "seed": 5, "runs_per_level": 2}}]},
-        "demo.yaml"))
+    baseline = write_suite(
+        tmp_path / "baseline.yaml",
+        parse_suite(
+            {
+                "suite_id": "b",
+                "mode": "baseline",
+                "target": SCRIPTED_TARGET,
+                "cases": [{"id": "c", "instruction": instruction, "runs": 3}],
+            },
+            "b.yaml",
+        ),
+    )
+    adversarial = write_suite(
+        tmp_path / "adversarial.yaml",
+        parse_suite(
+            {
+                "suite_id": "a",
+                "mode": "adversarial",
+                "target": SCRIPTED_TARGET,
+                "cases": [
+                    {
+                        "id": "c",
+                        "instruction": instruction,
+                        "generators": [{"generator": "whitespace_noise", "count": 2, "seed": 1}],
+                    }
+                ],
+            },
+            "a.yaml",
+        ),
+    )
+    demo = write_suite(
+        tmp_path / "demo.yaml",
+        parse_suite(
+            {
+                "suite_id": "demo",
+                "mode": "mixed",
+                "target": SCRIPTED_TARGET,
+                "cases": [
+                    {"id": "c", "mode": "baseline", "instruction": instruction, "runs": 3},
+                    {
+                        "id": "w",
+                        "mode": "adversarial",
+                        "instruction": instruction,
+                        "generators": [{"generator": "whitespace_noise", "count": 1, "seed": 1}],
+                    },
+                    {
+                        "id": "s",
+                        "mode": "stress",
+                        "instruction": instruction,
+                        "ladder": {"generator": "add_scope_detail", "additions": 2, "seed": 5, "runs_per_level": 2},
+                    },
+                ],
+            },
+            "demo.yaml",
+        ),
+    )
     run_ids, consoles = [], []
     for suite in (baseline, adversarial, demo, demo):
         result = cli("run", str(suite), "--out", out, env=env)
@@ -192,12 +251,18 @@ def test_the_readme_order_with_the_real_progress_reporter(tmp_path):
         run_ids.append(result.stdout.strip())
         consoles.append(result.stderr)
     # one line per decision, saying what its runs support
-    assert "  baseline/c: stable after 3 runs, 3/3 succeeded; this outcome recurs with probability >= 0.37 " \
-           "(one-sided 95%)" in consoles[0]
-    assert "  stress/s/level_2: systematic_failure after 2 runs, 0/2 succeeded; success rate <= 0.78 " \
-           "(one-sided 95%); p = 0.167 against level 0" in consoles[3]
-    assert "  stress/s: tentative: level 2 fails systematically, but not significantly worse than level 0 " \
-           "(2/2 succeeded): p = 0.167 > 0.05/2; with 2 runs no outcome could be" in consoles[3]
+    assert (
+        "  baseline/c: stable after 3 runs, 3/3 succeeded; this outcome recurs with probability >= 0.37 "
+        "(one-sided 95%)" in consoles[0]
+    )
+    assert (
+        "  stress/s/level_2: systematic_failure after 2 runs, 0/2 succeeded; success rate <= 0.78 "
+        "(one-sided 95%); p = 0.167 against level 0" in consoles[3]
+    )
+    assert (
+        "  stress/s: tentative: level 2 fails systematically, but not significantly worse than level 0 "
+        "(2/2 succeeded): p = 0.167 > 0.05/2; with 2 runs no outcome could be" in consoles[3]
+    )
     second = cli("show", run_ids[1], "--out", out, check=True).stdout
     assert f"reference c: judged against baseline baseline/c of run {run_ids[0]}" in second
     last = cli("show", run_ids[3], "--out", out, check=True).stdout
@@ -210,8 +275,17 @@ def test_the_readme_order_with_the_real_progress_reporter(tmp_path):
 def test_label_and_recorded_environment_reach_metadata_and_events(tmp_path):
     suite = write_suite(tmp_path / "s.yaml", make_suite({"a": 3}, record_env=["IRONBENCH_TEST_HOST", "UNSET_VAR_X"]))
     out = tmp_path / "out"
-    run_id = cli("run", str(suite), "--out", str(out), "-q", "--label", "ollama on gpu-2",
-                 env={"IRONBENCH_TEST_HOST": "http://gpu-2:11434"}, check=True).stdout.strip()
+    run_id = cli(
+        "run",
+        str(suite),
+        "--out",
+        str(out),
+        "-q",
+        "--label",
+        "ollama on gpu-2",
+        env={"IRONBENCH_TEST_HOST": "http://gpu-2:11434"},
+        check=True,
+    ).stdout.strip()
     metadata = json.loads((out / run_id / "metadata.json").read_text())
     assert metadata["label"] == "ollama on gpu-2"
     assert metadata["environment"] == {"IRONBENCH_TEST_HOST": "http://gpu-2:11434", "UNSET_VAR_X": None}

@@ -31,6 +31,5 @@ def test_target_help_names_the_builtin_targets():
 def test_version_and_variants_takes_out(tmp_path):
     from ironbench import __version__
 
-
     assert cli("--version", check=True).stdout.strip() == f"ironbench {__version__}"
     assert cli("variants", "suites/baseline.yaml", "--out", str(tmp_path / "o"), check=True).stdout

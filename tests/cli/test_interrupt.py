@@ -18,9 +18,15 @@ from tests.conftest import REPO, SCRIPTED_TARGET, cli
 
 def start(*args: str, env: dict) -> subprocess.Popen:
     # SIGINT as a terminal sends it; the child must not inherit an ignored SIGINT (background shells)
-    return subprocess.Popen([sys.executable, "-m", "ironbench.cli.main", *args], cwd=REPO, text=True,
-                            env={**os.environ, **env}, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    return subprocess.Popen(
+        [sys.executable, "-m", "ironbench.cli.main", *args],
+        cwd=REPO,
+        text=True,
+        env={**os.environ, **env},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
 
 
 def recorded(store: Path) -> int:
@@ -44,17 +50,28 @@ def interrupt_after(process: subprocess.Popen, store: Path, invocations: int) ->
 
 def suite_file(tmp_path: Path, timeout: int = 30) -> Path:
     path = tmp_path / "s.yaml"
-    path.write_text(yaml.safe_dump({"suite_id": "interrupt", "mode": "baseline", "timeout_seconds": timeout,
-                                    "target": SCRIPTED_TARGET,
-                                    "cases": [{"id": c, "instruction": f"Write a function named {c}.", "runs": 10}
-                                              for c in ("a", "b", "c")]}))
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "suite_id": "interrupt",
+                "mode": "baseline",
+                "timeout_seconds": timeout,
+                "target": SCRIPTED_TARGET,
+                "cases": [
+                    {"id": c, "instruction": f"Write a function named {c}.", "runs": 10} for c in ("a", "b", "c")
+                ],
+            }
+        )
+    )
     return path
 
 
 def test_ctrl_c_says_what_was_kept_and_resume_finishes_the_run(tmp_path):
     out = tmp_path / "out"
-    script = {"SCRIPTED_OUTCOMES": json.dumps({"a": ["success", "generation"], "b": ["validation"]}),
-              "SCRIPTED_SLEEP_MS": "150"}
+    script = {
+        "SCRIPTED_OUTCOMES": json.dumps({"a": ["success", "generation"], "b": ["validation"]}),
+        "SCRIPTED_SLEEP_MS": "150",
+    }
     process = start("run", str(suite_file(tmp_path)), "--out", str(out), env=script)
     stdout, stderr = interrupt_after(process, out / "ironbench.db", 3)
     assert process.returncode == 130, stderr
@@ -63,8 +80,9 @@ def test_ctrl_c_says_what_was_kept_and_resume_finishes_the_run(tmp_path):
     run_id = next(p.name for p in out.iterdir() if p.name.startswith("run_"))
     last = stderr.strip().splitlines()[-1]
     command = f"ironbench resume {run_id} --out {out}"
-    assert last == f"ironbench: interrupted: {run_id} keeps the {kept} invocations it recorded; continue with: " \
-                  f"{command}"
+    assert (
+        last == f"ironbench: interrupted: {run_id} keeps the {kept} invocations it recorded; continue with: {command}"
+    )
     assert [line for line in stderr.splitlines() if line.startswith("ironbench:")] == [last]  # one line
     shown = json.loads(cli("show", run_id, "--out", str(out), "-f", "json", check=True).stdout)
     assert shown["status"] == "aborted" and shown["invocations"] == kept
@@ -73,11 +91,25 @@ def test_ctrl_c_says_what_was_kept_and_resume_finishes_the_run(tmp_path):
     resumed = cli(*shlex.split(command)[1:], "-q", "--no-report", env=quick, check=True)
     assert resumed.stdout.strip() == f"{run_id} finished"
     # the same decisions a run that was never interrupted reaches
-    fresh = cli("run", str(suite_file(tmp_path)), "--out", str(tmp_path / "fresh"), "-q", "--no-report",
-                env=quick, check=True).stdout.strip()
-    decisions = [json.loads(cli("query", "SELECT case_id, decision, n, successes FROM decisions ORDER BY case_id",
-                                "--run", run, "--out", where, "-f", "json", check=True).stdout)
-                 for run, where in ((run_id, str(out)), (fresh, str(tmp_path / "fresh")))]
+    fresh = cli(
+        "run", str(suite_file(tmp_path)), "--out", str(tmp_path / "fresh"), "-q", "--no-report", env=quick, check=True
+    ).stdout.strip()
+    decisions = [
+        json.loads(
+            cli(
+                "query",
+                "SELECT case_id, decision, n, successes FROM decisions ORDER BY case_id",
+                "--run",
+                run,
+                "--out",
+                where,
+                "-f",
+                "json",
+                check=True,
+            ).stdout
+        )
+        for run, where in ((run_id, str(out)), (fresh, str(tmp_path / "fresh")))
+    ]
     assert decisions[0] == decisions[1] and len(decisions[0]) == 3
 
 

@@ -7,7 +7,12 @@ from rich.console import Console
 from ironbench.console.progress import ProgressReporter, decision_line
 from ironbench.core.outcome import Outcome
 from ironbench.run.stopping import (
-    Reference, baseline_decision, capability_boundary, reference_decision, stress_level_decision, variant_decision,
+    Reference,
+    baseline_decision,
+    capability_boundary,
+    reference_decision,
+    stress_level_decision,
+    variant_decision,
 )
 
 S, F = Outcome(True, None, 1, 0), Outcome(False, "generation", 0, 0)
@@ -16,14 +21,18 @@ V = Outcome(False, "validation", 4, 3)
 
 def test_stable_states_the_bound_on_reproducing_its_outcome():
     line = decision_line("baseline/a", baseline_decision([S] * 3, 10))
-    assert line == "  baseline/a: stable after 3 runs, 3/3 succeeded; this outcome recurs with probability >= 0.37 " \
-                   "(one-sided 95%)"
+    assert (
+        line == "  baseline/a: stable after 3 runs, 3/3 succeeded; this outcome recurs with probability >= 0.37 "
+        "(one-sided 95%)"
+    )
 
 
 def test_a_stress_level_states_its_success_bound_and_p_against_level_0():
     line = decision_line("stress/c/level_3", stress_level_decision([F] * 4, 5, 3, [S] * 5))
-    assert line == "  stress/c/level_3: systematic_failure after 4 runs, 0/4 succeeded; success rate <= 0.53 " \
-                   "(one-sided 95%); p = 0.00794 against level 0"
+    assert (
+        line == "  stress/c/level_3: systematic_failure after 4 runs, 0/4 succeeded; success rate <= 0.53 "
+        "(one-sided 95%); p = 0.00794 against level 0"
+    )
     level_0 = decision_line("stress/c/level_0", stress_level_decision([S] * 5, 5, 0))
     assert level_0.endswith("5/5 succeeded; success rate <= 1.00 (one-sided 95%)")
 
@@ -39,8 +48,10 @@ def test_a_variant_states_its_direction_and_p():
 def test_a_ladder_states_its_verdicts_reason():
     found = capability_boundary([(0, [S] * 5), (1, [S] * 3), (2, [F] * 3)]).decision
     line = decision_line("stress/c", found)
-    assert line.startswith("  stress/c: boundary: level 2 fails systematically and worse than level 0 "
-                           "(5/5 succeeded): p = 0.0179 <= 0.05/2")
+    assert line.startswith(
+        "  stress/c: boundary: level 2 fails systematically and worse than level 0 "
+        "(5/5 succeeded): p = 0.0179 <= 0.05/2"
+    )
     assert line.endswith("; there, success rate <= 0.63 (one-sided 95%)")
     tentative = decision_line("stress/t", capability_boundary([(0, [S] * 3), (2, [F] * 3)]).decision)
     assert "tentative: level 2 fails systematically, but not significantly worse" in tentative

@@ -12,11 +12,12 @@ def test_run_ends_with_the_verdict_and_the_report_and_report_rewrites_it(tmp_pat
     assert run_id.startswith("run_") and "\n" not in run_id  # stdout stays the run id alone
     page = out / run_id / "report.html"
     assert f"report: {page}" in result.stderr.splitlines()
-    verdict = result.stderr[result.stderr.index("• Baseline:"):]
+    verdict = result.stderr[result.stderr.index("• Baseline:") :]
     assert "• Baseline: 2 of 2 instructions stable" in verdict
     # what the runs support, and no more: b agreed in 3 of its 4 runs
-    assert ("3/4 → the outcome recurs with probability ≥ 0.25 (one-sided 95%) for b; 3/3 → ≥ 0.37 for a"
-            in " ".join(verdict.split()))
+    assert "3/4 → the outcome recurs with probability ≥ 0.25 (one-sided 95%) for b; 3/3 → ≥ 0.37 for a" in " ".join(
+        verdict.split()
+    )
     assert all(len(line) <= 100 for line in verdict.splitlines() if not line.startswith("report: "))
     assert page.read_text().startswith("<!doctype html>")
 
@@ -24,8 +25,16 @@ def test_run_ends_with_the_verdict_and_the_report_and_report_rewrites_it(tmp_pat
     again = cli("report", run_id, "--out", str(out), check=True)
     assert again.stdout.strip() == str(page) and page.exists()
 
-    second = cli("run", str(suite), "--out", str(out), "-q", "--no-report",
-                 env={"SCRIPTED_OUTCOMES": json.dumps({"a": ["generation"], "b": ["generation"]})}, check=True)
+    second = cli(
+        "run",
+        str(suite),
+        "--out",
+        str(out),
+        "-q",
+        "--no-report",
+        env={"SCRIPTED_OUTCOMES": json.dumps({"a": ["generation"], "b": ["generation"]})},
+        check=True,
+    )
     regressed = second.stdout.strip()
     assert second.stderr == "" and not (out / regressed).joinpath("report.html").exists()
     compared = cli("report", regressed, "--compare", run_id, "--out", str(out), check=True).stdout.strip()
@@ -41,20 +50,46 @@ def test_a_stress_run_ends_with_each_ladders_verdict_and_its_evidence(tmp_path):
     from ironbench.suite.models import parse_suite
     from tests.conftest import SCRIPTED_TARGET
 
-    suite = write_suite(tmp_path / "s.yaml", parse_suite(
-        {"suite_id": "st", "mode": "stress", "target": SCRIPTED_TARGET, "cases": [
-            {"id": "s", "instruction": "Write a function named s.",
-             "ladder": {"generator": "add_scope_detail", "additions": 2, "seed": 5, "runs_per_level": 3}},
-            {"id": "f", "instruction": "Write a function named f.",
-             "ladder": {"generator": "add_scope_detail", "additions": 2, "seed": 5, "runs_per_level": 3}}]},
-        "s.yaml"))
-    env = {"SCRIPTED_OUTCOMES": json.dumps({"s/level_0": ["success", "generation", "success"], "s": ["success"],
-                                            "s/level_2": ["generation"], "f": ["generation"]})}
+    suite = write_suite(
+        tmp_path / "s.yaml",
+        parse_suite(
+            {
+                "suite_id": "st",
+                "mode": "stress",
+                "target": SCRIPTED_TARGET,
+                "cases": [
+                    {
+                        "id": "s",
+                        "instruction": "Write a function named s.",
+                        "ladder": {"generator": "add_scope_detail", "additions": 2, "seed": 5, "runs_per_level": 3},
+                    },
+                    {
+                        "id": "f",
+                        "instruction": "Write a function named f.",
+                        "ladder": {"generator": "add_scope_detail", "additions": 2, "seed": 5, "runs_per_level": 3},
+                    },
+                ],
+            },
+            "s.yaml",
+        ),
+    )
+    env = {
+        "SCRIPTED_OUTCOMES": json.dumps(
+            {
+                "s/level_0": ["success", "generation", "success"],
+                "s": ["success"],
+                "s/level_2": ["generation"],
+                "f": ["generation"],
+            }
+        )
+    }
     result = cli("run", str(suite), "--out", str(tmp_path / "out"), env=env, check=True)
-    said = " ".join(result.stderr[result.stderr.index("• Stress:"):].split())
-    assert ("s (add_scope_detail): tentative boundary at level 2: it fails systematically, but is not shown to be "
-            "worse than level 0. Level 2: 0/3 = 0% (95% CI 0%–56%; 0/3 still allows 63%); level 0 (the unchanged "
-            "instruction): 2/3 = 67% (95% CI 21%–94%); level 2 against level 0: p = 0.2 > 0.05/2") in said
+    said = " ".join(result.stderr[result.stderr.index("• Stress:") :].split())
+    assert (
+        "s (add_scope_detail): tentative boundary at level 2: it fails systematically, but is not shown to be "
+        "worse than level 0. Level 2: 0/3 = 0% (95% CI 0%–56%; 0/3 still allows 63%); level 0 (the unchanged "
+        "instruction): 2/3 = 67% (95% CI 21%–94%); level 2 against level 0: p = 0.2 > 0.05/2"
+    ) in said
     assert "f (add_scope_detail): fails at base: level 0, the unchanged instruction, already fails" in said
 
 

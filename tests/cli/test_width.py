@@ -16,8 +16,10 @@ from rich.cells import cell_len
 from tests.conftest import REPO, SCRIPTED_TARGET, cli
 
 CASES = ["parse_iso_dates_in_text", "merge_sorted_intervals", "lru_cache_with_ttl"]
-INSTRUCTION = ("Write a Python function that {} and returns the result, handling empty input, "
-               "unicode text and very large inputs gracefully without external packages.")
+INSTRUCTION = (
+    "Write a Python function that {} and returns the result, handling empty input, "
+    "unicode text and very large inputs gracefully without external packages."
+)
 
 
 def in_terminal(columns: int, *args: str) -> tuple[int, str]:
@@ -25,8 +27,15 @@ def in_terminal(columns: int, *args: str) -> tuple[int, str]:
     master, slave = os.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, columns, 0, 0))
     env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
-    process = subprocess.Popen([sys.executable, "-m", "ironbench.cli.main", *args], stdin=slave, stdout=slave,
-                               stderr=slave, env=env, cwd=REPO, close_fds=True)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "ironbench.cli.main", *args],
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        env=env,
+        cwd=REPO,
+        close_fds=True,
+    )
     os.close(slave)
     chunks = []
     while True:
@@ -45,10 +54,19 @@ def in_terminal(columns: int, *args: str) -> tuple[int, str]:
 def runs(tmp_path_factory):
     base = tmp_path_factory.mktemp("width")
     suite = base / "wide.yaml"
-    suite.write_text(yaml.safe_dump({
-        "suite_id": "width_suite", "mode": "baseline", "timeout_seconds": 30, "target": SCRIPTED_TARGET,
-        "cases": [{"id": case, "instruction": INSTRUCTION.format(case.replace("_", " ")), "runs": 5}
-                  for case in CASES]}))
+    suite.write_text(
+        yaml.safe_dump(
+            {
+                "suite_id": "width_suite",
+                "mode": "baseline",
+                "timeout_seconds": 30,
+                "target": SCRIPTED_TARGET,
+                "cases": [
+                    {"id": case, "instruction": INSTRUCTION.format(case.replace("_", " ")), "runs": 5} for case in CASES
+                ],
+            }
+        )
+    )
     out = str(base / "out")
     good = {"SCRIPTED_OUTCOMES": json.dumps({CASES[0]: ["success"], CASES[1]: ["success", "validation"]})}
     bad = {"SCRIPTED_OUTCOMES": json.dumps({CASES[0]: ["generation"], CASES[1]: ["validation"]})}
@@ -61,9 +79,15 @@ def commands(out, first, second):
     return {
         "runs": ["runs", "--out", out],
         "show": ["show", first, "--out", out],
-        "query": ["query", "SELECT i.case_id, e.payload->>'$.instruction' AS instruction, i.success, i.attempts, "
-                  "i.failure_stage FROM invocations i JOIN events e USING (seq) ORDER BY i.case_id, i.run_index",
-                  "--run", first, "--out", out],
+        "query": [
+            "query",
+            "SELECT i.case_id, e.payload->>'$.instruction' AS instruction, i.success, i.attempts, "
+            "i.failure_stage FROM invocations i JOIN events e USING (seq) ORDER BY i.case_id, i.run_index",
+            "--run",
+            first,
+            "--out",
+            out,
+        ],
         "compare": ["compare", first, second, "--out", out],
     }
 

@@ -33,7 +33,7 @@ def test_points_are_signed_unless_zero(share, digits):
     assert not text.startswith(("-0", "+0")) or shown != 0
     if shown != 0:
         assert text[0] == ("+" if share > 0 else "-")
-    assert math.isclose(shown, round(share * 100, digits), abs_tol=10 ** -digits) or abs(share) > 1e15
+    assert math.isclose(shown, round(share * 100, digits), abs_tol=10**-digits) or abs(share) > 1e15
 
 
 def test_the_cases_people_met():
@@ -57,8 +57,10 @@ def test_printed_differences_of_zero_carry_no_sign():
     assert "Δ = 0.0 pp" in table and "0 [-" in table
     # the same violations in two engines: -(0.0) is -0.0, once printed as "-0 pp"
     counts = {"num_conversations": 3, "conversations_violated": {"s": 1}}
-    summary = {"totals": {"plain": {}, "guarded": {}},
-               "scenarios": {"geo": {"engines": {"plain": counts, "guarded": counts}}}}
+    summary = {
+        "totals": {"plain": {}, "guarded": {}},
+        "scenarios": {"geo": {"engines": {"plain": counts, "guarded": counts}}},
+    }
     (pair,) = engine_comparisons(summary, "s")
     assert "difference 0 pp (95% CI -" in pair["sentence"]
     for text in (table, pair["sentence"]):

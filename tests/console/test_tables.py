@@ -34,8 +34,9 @@ def test_every_line_fits_and_numbers_stay_whole(headers, width, data):
     headers = [h or "col" for h in headers]
     count = len(headers)
     numeric = [i % 2 == 1 for i in range(count)]
-    rows = data.draw(st.lists(st.tuples(*[st.integers(0, 10**6) if numeric[i] else WORDS for i in range(count)]),
-                              max_size=5))
+    rows = data.draw(
+        st.lists(st.tuples(*[st.integers(0, 10**6) if numeric[i] else WORDS for i in range(count)]), max_size=5)
+    )
     result = QueryResult(headers, [tuple(r) for r in rows])
     text = format_result(result, "table", width)
     key_width = max([cell_len(headers[0])] + [cell_len(str(r[0])) for r in rows])

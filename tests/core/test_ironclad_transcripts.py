@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from ironbench.analysis.query import run_query
 from ironbench.core.errors import RunStopped
 from ironbench.core.events import DecisionTaken, InvocationCompleted
-from ironbench.analysis.query import run_query
 from ironbench.run.runner import start_run
 from ironbench.store import open_store
 from ironbench.suite.models import parse_suite
@@ -33,9 +33,14 @@ ENDINGS = {
 
 
 def replay_suite(cases: dict[str, str], runs: int = 3, **fields):
-    data = {"suite_id": "replay", "mode": "baseline", "timeout_seconds": 30, "target": REPLAY_TARGET,
-            "cases": [{"id": case, "instruction": f"Write a function named {case}.", "runs": runs} for case in cases],
-            **fields}
+    data = {
+        "suite_id": "replay",
+        "mode": "baseline",
+        "timeout_seconds": 30,
+        "target": REPLAY_TARGET,
+        "cases": [{"id": case, "instruction": f"Write a function named {case}.", "runs": runs} for case in cases],
+        **fields,
+    }
     return parse_suite(data, "replay.yaml")
 
 
@@ -48,14 +53,18 @@ def test_every_ironclad_ending_is_counted_as_ironclad_counts_it(paths, monkeypat
     monkeypatch.setenv("REPLAY_TRANSCRIPTS", json.dumps({name: name for name in ENDINGS}))
     run_id = start_run(replay_suite(ENDINGS), paths, jobs=2)
     with sqlite3.connect(paths.store_path) as conn:
-        rows = conn.execute("SELECT case_id, success, failure_stage, attempts, repairs_triggered, infra_error "
-                            "FROM invocations WHERE run_id = ?", (run_id,)).fetchall()
+        rows = conn.execute(
+            "SELECT case_id, success, failure_stage, attempts, repairs_triggered, infra_error "
+            "FROM invocations WHERE run_id = ?",
+            (run_id,),
+        ).fetchall()
     assert len(rows) == 3 * len(ENDINGS)  # every ending repeats itself: stable after 3
     for case_id, success, stage, attempts, repairs, infra in rows:
         assert (bool(success), stage, attempts, repairs) == ENDINGS[case_id], case_id
         assert infra is None
-    summary = json.loads((paths.out_dir / run_id / "baseline" / "repair_abort_at_attempt_3" / "run_001"
-                          / "summary.json").read_text())
+    summary = json.loads(
+        (paths.out_dir / run_id / "baseline" / "repair_abort_at_attempt_3" / "run_001" / "summary.json").read_text()
+    )
     assert (summary["attempts"], summary["repairs_triggered"], summary["failure_stage"]) == (3, 3, "repair")
 
 
@@ -74,10 +83,13 @@ def test_a_run_killed_mid_repair_keeps_what_it_printed_and_is_a_timeout(paths, m
     assert [(r[2], r[3]) for r in breakdown.rows] == [("timeout", 3)]
 
 
-@pytest.mark.parametrize(("name", "line", "counts"), [
-    ("outage_during_generation", "[!] Error connecting to Ollama: Connection error", (0, 0)),
-    ("outage_during_repair", "[!] Repair Error: Server disconnected without sending a response.", (1, 1)),
-])
+@pytest.mark.parametrize(
+    ("name", "line", "counts"),
+    [
+        ("outage_during_generation", "[!] Error connecting to Ollama: Connection error", (0, 0)),
+        ("outage_during_repair", "[!] Repair Error: Server disconnected without sending a response.", (1, 1)),
+    ],
+)
 def test_a_backend_outage_is_an_infrastructure_error_and_decides_nothing(paths, monkeypatch, name, line, counts):
     monkeypatch.setenv("REPLAY_TRANSCRIPTS", json.dumps({"down": name}))
     with pytest.raises(RunStopped, match="3 consecutive infrastructure errors"):
@@ -107,20 +119,32 @@ def test_an_outage_stops_the_run_and_resume_reruns_those_slots(tmp_path):
     out = tmp_path / "out"
     down = tmp_path / "backend_down"
     down.write_text("")
-    env = {"REPLAY_TRANSCRIPTS": json.dumps({"up": "verified_after_one_repair", "flaky": "verified_after_0_repairs"}),
-           "REPLAY_DOWN_FLAG": str(down)}
+    env = {
+        "REPLAY_TRANSCRIPTS": json.dumps({"up": "verified_after_one_repair", "flaky": "verified_after_0_repairs"}),
+        "REPLAY_DOWN_FLAG": str(down),
+    }
     # The first invocation still reaches the backend; then it goes down.
     sequence = tmp_path / "sequence"
     sequence.write_text("verified_after_one_repair\n")
-    stopped = cli("run", str(suite), "--out", str(out), "-q", "--max-infra-errors", "2",
-                  env={**env, "REPLAY_SEQUENCE": str(sequence)})
+    stopped = cli(
+        "run",
+        str(suite),
+        "--out",
+        str(out),
+        "-q",
+        "--max-infra-errors",
+        "2",
+        env={**env, "REPLAY_SEQUENCE": str(sequence)},
+    )
     assert stopped.returncode == 1, stopped.stderr
     [line] = stopped.stderr.strip().splitlines()
     with sqlite3.connect(out / "ironbench.db") as conn:
         run_id = conn.execute("SELECT run_id FROM runs").fetchone()[0]
         assert conn.execute("SELECT status FROM runs").fetchone()[0] == "aborted"
-        infra_before = conn.execute("SELECT count(*) FROM events WHERE type = 'invocation_completed' AND "
-                                    "json_extract(payload, '$.infra_error') IS NOT NULL").fetchone()[0]
+        infra_before = conn.execute(
+            "SELECT count(*) FROM events WHERE type = 'invocation_completed' AND "
+            "json_extract(payload, '$.infra_error') IS NOT NULL"
+        ).fetchone()[0]
     assert line.startswith(f"ironbench: error: {run_id} stopped after 2 consecutive infrastructure errors")
     assert "[!] Error connecting to Ollama: Connection error" in line
     assert line.endswith(f"ironbench resume {run_id} --out {out}")
@@ -131,8 +155,9 @@ def test_an_outage_stops_the_run_and_resume_reruns_those_slots(tmp_path):
     assert resumed.returncode == 0 and resumed.stdout.strip() == f"{run_id} finished", resumed.stderr
 
     with sqlite3.connect(out / "ironbench.db") as conn:
-        live = conn.execute("SELECT case_id, run_index, infra_error FROM invocations ORDER BY case_id, run_index"
-                            ).fetchall()
+        live = conn.execute(
+            "SELECT case_id, run_index, infra_error FROM invocations ORDER BY case_id, run_index"
+        ).fetchall()
         superseded = conn.execute("SELECT count(*), count(infra_error) FROM superseded_invocations").fetchone()
         keys = [r[0] for r in conn.execute("SELECT idempotency_key FROM events WHERE type = 'invocation_completed'")]
     # Only live attempts in the view, none of them an infrastructure error ...
@@ -151,8 +176,9 @@ def test_an_outage_stops_the_run_and_resume_reruns_those_slots(tmp_path):
     log = cli("log", run_id, "flaky", "--run", "1", "--out", str(out), check=True).stdout
     assert "superseded" in log and "infra_error '[!] Error connecting to Ollama: Connection error'" in log
     with sqlite3.connect(out / "ironbench.db") as conn:
-        earlier = conn.execute("SELECT count(*) FROM superseded_invocations WHERE case_id = 'flaky' "
-                               "AND run_index = 1").fetchone()[0]
+        earlier = conn.execute(
+            "SELECT count(*) FROM superseded_invocations WHERE case_id = 'flaky' AND run_index = 1"
+        ).fetchone()[0]
     headers = [h for h in log.splitlines() if h.startswith("== ")]
     assert earlier >= 1 and len(headers) == earlier + 1  # every attempt of the slot, the live one last
     assert all("superseded" in h for h in headers[:-1]) and "superseded" not in headers[-1]
@@ -161,8 +187,9 @@ def test_an_outage_stops_the_run_and_resume_reruns_those_slots(tmp_path):
 def test_decisions_ignore_infrastructure_errors_whatever_the_concurrency(tmp_path, monkeypatch):
     from ironbench.run.runner import RunPaths
 
-    monkeypatch.setenv("REPLAY_TRANSCRIPTS", json.dumps({"a": "verified_after_one_repair",
-                                                         "b": "validation_exhausted"}))
+    monkeypatch.setenv(
+        "REPLAY_TRANSCRIPTS", json.dumps({"a": "verified_after_one_repair", "b": "validation_exhausted"})
+    )
     suite = replay_suite({"a": "", "b": "", "c": ""}, runs=5)
     results = []
     for jobs, outages in ((1, 0), (3, 2), (1, 2)):
@@ -174,6 +201,5 @@ def test_decisions_ignore_infrastructure_errors_whatever_the_concurrency(tmp_pat
         with open_store(paths.store_path) as store:
             events = [e.event for e in store.read(run_id)]
         assert sum(1 for e in events if isinstance(e, InvocationCompleted) and e.infra_error) == outages
-        results.append(sorted((e.group, e.decision, e.n, e.successes) for e in events
-                              if isinstance(e, DecisionTaken)))
+        results.append(sorted((e.group, e.decision, e.n, e.successes) for e in events if isinstance(e, DecisionTaken)))
     assert results[0] == results[1] == results[2]

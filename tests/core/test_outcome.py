@@ -25,8 +25,10 @@ def test_real_validation_exhausted_transcript():
 
 
 def test_success_after_repairs_reports_brick_path():
-    stdout = ("[-] FAIL (Attempt 1/3). Triggering repair...\n[*] Attempting repair...\n"
-              "[+] Verified after 1 repairs.\n[SUCCESS] Verified brick saved to: verified_bricks/add.py\n")
+    stdout = (
+        "[-] FAIL (Attempt 1/3). Triggering repair...\n[*] Attempting repair...\n"
+        "[+] Verified after 1 repairs.\n[SUCCESS] Verified brick saved to: verified_bricks/add.py\n"
+    )
     outcome = parse_outcome(0, stdout)
     assert outcome.signature() == (True, None, 2, 1)
     assert outcome.brick_path == "verified_bricks/add.py"
@@ -46,10 +48,13 @@ def test_real_repair_abort_after_two_repairs_transcript():
     assert parse_outcome(1, transcript("repair_abort_after_two_repairs")).signature() == (False, "repair", 2, 2)
 
 
-@pytest.mark.parametrize(("name", "line", "counts"), [
-    ("outage_during_generation", "[!] Error connecting to Ollama: Connection error", (0, 0)),
-    ("outage_during_repair", "[!] Repair Error: Server disconnected without sending a response.", (1, 1)),
-])
+@pytest.mark.parametrize(
+    ("name", "line", "counts"),
+    [
+        ("outage_during_generation", "[!] Error connecting to Ollama: Connection error", (0, 0)),
+        ("outage_during_repair", "[!] Repair Error: Server disconnected without sending a response.", (1, 1)),
+    ],
+)
 def test_real_outages_are_infrastructure_errors_not_target_failures(name, line, counts):
     outcome = parse_outcome(1, transcript(name))
     assert outcome.infra_error == line
@@ -125,7 +130,8 @@ def test_broken_rules_file_is_a_clear_error(tmp_path):
         parse_outcome(0, "x", str(rules))
 
 
-from hypothesis import given, strategies as st  # noqa: E402
+from hypothesis import given
+from hypothesis import strategies as st
 
 
 def ironclad_main(generated: bool, valid: list[bool], repair_json: list[bool]) -> tuple[int, str, int, int]:
@@ -138,7 +144,10 @@ def ironclad_main(generated: bool, valid: list[bool], repair_json: list[bool]) -
     while not is_valid and attempts < 3:
         lines += [f"[-] FAIL (Attempt {attempts + 1}/3). Triggering repair...", "[*] Attempting repair..."]
         if not repair_json[attempts]:
-            lines += ["[!] Repair Error: Model output was not valid JSON.", "[!] Repair produced invalid JSON. Aborting."]
+            lines += [
+                "[!] Repair Error: Model output was not valid JSON.",
+                "[!] Repair produced invalid JSON. Aborting.",
+            ]
             return 1, "\n".join(lines) + "\n", validations, attempts + 1
         is_valid = valid[validations]
         validations += 1

@@ -8,7 +8,6 @@ import pytest
 from ironbench.core import plugins
 
 
-
 @pytest.fixture
 def plugin_module(tmp_path, monkeypatch):
     (tmp_path / "my_ironbench_plugin.py").write_text(
@@ -21,8 +20,10 @@ def plugin_module(tmp_path, monkeypatch):
         "register_scorer('always')(lambda answer, phrase: Score(True, 'always'))\n"
     )
     monkeypatch.syspath_prepend(str(tmp_path))
-    groups = {group: [EntryPoint("mine", "my_ironbench_plugin", group)]
-              for group in ("ironbench.targets", "ironbench.generators", "ironbench.scorers")}
+    groups = {
+        group: [EntryPoint("mine", "my_ironbench_plugin", group)]
+        for group in ("ironbench.targets", "ironbench.generators", "ironbench.scorers")
+    }
     monkeypatch.setattr("importlib.metadata.entry_points", lambda group: groups.get(group, []))
     plugins.load_plugins.cache_clear()
     yield
@@ -36,8 +37,16 @@ def test_a_plugin_adds_a_target_a_generator_and_a_scorer(plugin_module):
     from ironbench.targets.registry import resolve_target
 
     assert resolve_target("echo-agent").argv("hi") == ["echo", "hi"]
-    suite = parse_suite({"suite_id": "p", "mode": "adversarial", "cases": [
-        {"id": "c", "instruction": "Write a parser.", "generators": [{"generator": "shout", "count": 1}]}]}, "p.yaml")
+    suite = parse_suite(
+        {
+            "suite_id": "p",
+            "mode": "adversarial",
+            "cases": [
+                {"id": "c", "instruction": "Write a parser.", "generators": [{"generator": "shout", "count": 1}]}
+            ],
+        },
+        "p.yaml",
+    )
     from ironbench.run.planner import plan
 
     assert plan(suite)[0].variants[0].instruction == "WRITE A PARSER."

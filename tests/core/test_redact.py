@@ -7,12 +7,26 @@ from ironbench.core.redact import MIN_SECRET_LENGTH, Redactor, secret_values
 
 
 def test_secret_looking_names_and_explicit_names_are_chosen_short_values_are_not():
-    environ = {"OPENAI_API_KEY": "sk-123456789", "GITHUB_TOKEN": "ghp_abcdefgh", "DB_PASSWORD": "hunter2hunter",
-               "AWS_SECRET_ACCESS_KEY": "wJalrXUtnFEMI", "GCP_CREDENTIALS": "/path/creds.json",
-               "KEYBOARD": "us", "HOME": "/home/me", "MY_VAR": "x1", "PATH": "/usr/bin"}
+    environ = {
+        "OPENAI_API_KEY": "sk-123456789",
+        "GITHUB_TOKEN": "ghp_abcdefgh",
+        "DB_PASSWORD": "hunter2hunter",
+        "AWS_SECRET_ACCESS_KEY": "wJalrXUtnFEMI",
+        "GCP_CREDENTIALS": "/path/creds.json",
+        "KEYBOARD": "us",
+        "HOME": "/home/me",
+        "MY_VAR": "x1",
+        "PATH": "/usr/bin",
+    }
     found = secret_values(environ, ["MY_VAR"])
-    assert set(found.values()) == {"OPENAI_API_KEY", "GITHUB_TOKEN", "DB_PASSWORD", "AWS_SECRET_ACCESS_KEY",
-                                   "GCP_CREDENTIALS", "MY_VAR"}
+    assert set(found.values()) == {
+        "OPENAI_API_KEY",
+        "GITHUB_TOKEN",
+        "DB_PASSWORD",
+        "AWS_SECRET_ACCESS_KEY",
+        "GCP_CREDENTIALS",
+        "MY_VAR",
+    }
     assert len("us") < MIN_SECRET_LENGTH
 
 
@@ -31,9 +45,12 @@ SECRETS = {"tok-AAAA1111": "A_TOKEN", "tok-AAAA1111-extended": "B_TOKEN", "päss
 
 
 @settings(max_examples=200, deadline=None)
-@given(pieces=st.lists(st.one_of(st.sampled_from(sorted(SECRETS)), st.text(alphabet="atok-A1ü ", max_size=6)),
-                       max_size=20),
-       cuts=st.lists(st.integers(0, 300), max_size=15))
+@given(
+    pieces=st.lists(
+        st.one_of(st.sampled_from(sorted(SECRETS)), st.text(alphabet="atok-A1ü ", max_size=6)), max_size=20
+    ),
+    cuts=st.lists(st.integers(0, 300), max_size=15),
+)
 def test_streamed_redaction_equals_redacting_the_whole_text_however_it_is_chunked(pieces, cuts):
     redactor = Redactor(SECRETS)
     data = "".join(pieces).encode("utf-8")
@@ -49,10 +66,10 @@ def test_streamed_redaction_equals_redacting_the_whole_text_however_it_is_chunke
 
 # -- end to end: nothing stored, printed or projected holds a secret ------------------------------
 
-import sys  # noqa: E402
-from pathlib import Path  # noqa: E402
+import sys
+from pathlib import Path
 
-import pytest  # noqa: E402
+import pytest
 
 HOSTILE = Path(__file__).resolve().parents[1] / "fixtures" / "hostile_target.py"
 SECRET = "sk-proj-" + "Zx9" * 12
@@ -66,9 +83,11 @@ def _files_holding(root: Path, needle: str) -> list[Path]:
 
 def _env_suite(tmp_path: Path) -> Path:
     suite = tmp_path / "env.yaml"
-    suite.write_text("suite_id: env\nmode: baseline\ndebug_enabled: false\n"
-                     f"target: [{sys.executable!r}, {str(HOSTILE)!r}, env, '{{instruction}}']\n"
-                     "cases:\n  - {id: env, instruction: Write a function named env., runs: 3}\n")
+    suite.write_text(
+        "suite_id: env\nmode: baseline\ndebug_enabled: false\n"
+        f"target: [{sys.executable!r}, {str(HOSTILE)!r}, env, '{{instruction}}']\n"
+        "cases:\n  - {id: env, instruction: Write a function named env., runs: 3}\n"
+    )
     return suite
 
 
@@ -80,8 +99,9 @@ def test_a_target_printing_its_environment_leaves_no_secret_in_store_files_or_ou
     result = cli("run", str(_env_suite(tmp_path)), "--out", str(out), "--redact", "MY_PLAIN", env=env)
     assert result.returncode == 0, result.stderr
     run_id = result.stdout.strip()
-    shown = cli("query", "SELECT payload FROM events WHERE type = 'invocation_completed'", "--out", str(out),
-                "--format", "json")
+    shown = cli(
+        "query", "SELECT payload FROM events WHERE type = 'invocation_completed'", "--out", str(out), "--format", "json"
+    )
     assert "[REDACTED:OPENAI_API_KEY]" in shown.stdout and "[REDACTED:MY_PLAIN]" in shown.stdout
     assert list(out.rglob("ironbench_stdout.txt"))
     cli("project", run_id, "--rebuild", "--out", str(out), check=True)

@@ -1,38 +1,55 @@
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ironbench.generators.ai_validation import (
-    check_focus_shift, check_length, check_no_implementation_language, check_same_deliverables,
-    normalise_output, one_line_grammar, validate_rewrite,
+    check_focus_shift,
+    check_length,
+    check_no_implementation_language,
+    check_same_deliverables,
+    normalise_output,
+    one_line_grammar,
+    validate_rewrite,
 )
 
 BASE = "Write a Python class implementing a simple in-memory key-value cache with get, set and a maximum size."
 
 
 def test_a_faithful_rewrite_passes():
-    assert validate_rewrite(BASE, "Create a Python class that provides a simple in-memory key-value cache "
-                                  "supporting get, set and a maximum size.") == []
+    assert (
+        validate_rewrite(
+            BASE,
+            "Create a Python class that provides a simple in-memory key-value cache "
+            "supporting get, set and a maximum size.",
+        )
+        == []
+    )
 
 
-@pytest.mark.parametrize("output, reason", [
-    ("", "empty output"),
-    ("   \n ", "empty output"),
-    ("Cache.", "a rewrite must be between 1/3 and 3 times as long"),
-    (BASE * 4, "a rewrite must be between 1/3 and 3 times as long"),
-    (BASE + " Include tests.", "forbidden token 'tests'"),
-    (BASE.replace("simple", "debug-friendly"), "forbidden token 'debug'"),
-    (BASE + " Validate every key.", "new verb implying extra work 'validate'"),
-    (BASE + " Also add a reset method.", "extra sentence(s) adding goals"),
-    (BASE + " Return the result as JSON.", "new reference to format, performance or tooling 'json'"),
-    (BASE.replace("simple", "fast"), "new reference to format, performance or tooling 'fast'"),
-    ("Here is the rewritten instruction: " + BASE, "meta-commentary"),
-    ("Sure! " + BASE, "meta-commentary"),
-    ('"' + BASE + '"', "meta-commentary"),
-    ("Instead of a class, you can use the `dict` type with get, set and a maximum size.", "meta-commentary"),
-    ("class Cache: def get(self, key): return self.data[key]  # in-memory key-value, set, maximum size",
-     "code instead of an instruction"),
-    ("Revisit the task exactly, with a cache.", "keeps 1 of the base's 11 content words"),
-])
+@pytest.mark.parametrize(
+    "output, reason",
+    [
+        ("", "empty output"),
+        ("   \n ", "empty output"),
+        ("Cache.", "a rewrite must be between 1/3 and 3 times as long"),
+        (BASE * 4, "a rewrite must be between 1/3 and 3 times as long"),
+        (BASE + " Include tests.", "forbidden token 'tests'"),
+        (BASE.replace("simple", "debug-friendly"), "forbidden token 'debug'"),
+        (BASE + " Validate every key.", "new verb implying extra work 'validate'"),
+        (BASE + " Also add a reset method.", "extra sentence(s) adding goals"),
+        (BASE + " Return the result as JSON.", "new reference to format, performance or tooling 'json'"),
+        (BASE.replace("simple", "fast"), "new reference to format, performance or tooling 'fast'"),
+        ("Here is the rewritten instruction: " + BASE, "meta-commentary"),
+        ("Sure! " + BASE, "meta-commentary"),
+        ('"' + BASE + '"', "meta-commentary"),
+        ("Instead of a class, you can use the `dict` type with get, set and a maximum size.", "meta-commentary"),
+        (
+            "class Cache: def get(self, key): return self.data[key]  # in-memory key-value, set, maximum size",
+            "code instead of an instruction",
+        ),
+        ("Revisit the task exactly, with a cache.", "keeps 1 of the base's 11 content words"),
+    ],
+)
 def test_each_rule_rejects_what_the_spec_rejects(output, reason):
     reasons = validate_rewrite(BASE, output)
     assert any(reason in r for r in reasons), reasons
@@ -50,43 +67,57 @@ def test_focus_shift_may_only_shift_emphasis():
 
 
 def test_register_shift_keeps_the_deliverables():
-    assert check_same_deliverables(BASE, "We need a Python class: a simple in-memory key-value cache with get, "
-                                         "set and a maximum size.") == []
+    assert (
+        check_same_deliverables(
+            BASE, "We need a Python class: a simple in-memory key-value cache with get, set and a maximum size."
+        )
+        == []
+    )
     assert check_same_deliverables(BASE, BASE + " Add a helper function.") == ["deliverables changed from 1 to 3"]
 
 
 def test_restatement_says_what_not_how():
-    assert check_no_implementation_language(BASE, "A Python class that keeps key-value pairs in memory, with get, "
-                                                  "set and a size limit.") == []
+    assert (
+        check_no_implementation_language(
+            BASE, "A Python class that keeps key-value pairs in memory, with get, set and a size limit."
+        )
+        == []
+    )
     assert check_no_implementation_language(BASE, BASE + " Use an OrderedDict.") == [
-        "restatement adds implementation language 'ordereddict'"]
+        "restatement adds implementation language 'ordereddict'"
+    ]
 
 
 def test_length_message_says_what_was_checked():
     base = "x" * 71
     assert check_length(base, "y" * 20) == [
-        "length 20 is 0.28 times the base length 71; a rewrite must be between 1/3 and 3 times as long"]
+        "length 20 is 0.28 times the base length 71; a rewrite must be between 1/3 and 3 times as long"
+    ]
     assert check_length(base, "y" * 24) == []  # 24/71 >= 1/3
     assert check_length(base, "y" * 213) == [] and check_length(base, "y" * 214) != []
 
 
 def test_meta_commentary_names_its_signs():
     assert validate_rewrite(BASE, "Here is the rewritten instruction: " + BASE) == [
-        "meta-commentary ('here is', 'rewritten', 'instruction')"]
+        "meta-commentary ('here is', 'rewritten', 'instruction')"
+    ]
 
 
-@pytest.mark.parametrize("raw", [
-    '"Create a Python class that provides a simple in-memory key-value cache with get, set and a maximum size."',
-    "`Create a Python class that provides a simple in-memory key-value cache with get, set and a maximum size.`",
-    "Rewritten instruction: Create a Python class that provides a simple in-memory key-value cache with get, set "
-    "and a maximum size.\n",
-    'Here is the rewritten instruction: "Create a Python class that provides a simple in-memory key-value cache '
-    'with get, set and a maximum size."',
-    "```\nCreate a Python class that provides a simple in-memory key-value cache with get, set and a maximum size."
-    "\n```",
-    "\u201cCreate a Python class that provides a simple in-memory key-value cache with get, set and a maximum size."
-    "\u201d  ",
-])
+@pytest.mark.parametrize(
+    "raw",
+    [
+        '"Create a Python class that provides a simple in-memory key-value cache with get, set and a maximum size."',
+        "`Create a Python class that provides a simple in-memory key-value cache with get, set and a maximum size.`",
+        "Rewritten instruction: Create a Python class that provides a simple in-memory key-value cache with get, set "
+        "and a maximum size.\n",
+        'Here is the rewritten instruction: "Create a Python class that provides a simple in-memory key-value cache '
+        'with get, set and a maximum size."',
+        "```\nCreate a Python class that provides a simple in-memory key-value cache with get, set and a maximum size."
+        "\n```",
+        "\u201cCreate a Python class that provides a simple in-memory key-value cache with get, set and a maximum size."
+        "\u201d  ",
+    ],
+)
 def test_trivially_wrapped_rewrites_pass_once_normalised(raw):
     assert validate_rewrite(BASE, raw) != []  # as written, the wrapping is rejected ...
     normalised = normalise_output(raw)

@@ -6,7 +6,8 @@ import sys
 from collections import Counter
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ironbench.core.contract import forbidden_word
 from ironbench.generators import get_generator, registered_generators
@@ -23,8 +24,11 @@ words = st.text(alphabet="abcdefghijklmnopqrstuvwxyzABC-'()", min_size=1, max_si
 sentences = st.one_of(
     st.sampled_from(BASES),
     st.lists(words, min_size=1, max_size=25).map(lambda ws: " ".join(ws) + "."),
-    st.lists(st.one_of(words, st.sampled_from(["and", "or", "get,", "set", "write", "simple", "common"])),
-             min_size=2, max_size=25).map(" ".join),
+    st.lists(
+        st.one_of(words, st.sampled_from(["and", "or", "get,", "set", "write", "simple", "common"])),
+        min_size=2,
+        max_size=25,
+    ).map(" ".join),
 )
 seeds = st.integers(0, 2**32)
 
@@ -56,7 +60,7 @@ def test_lexical_shuffle_keeps_the_same_words(base, seed, max_swaps):
     variant = run("lexical_shuffle", base, seed, max_swaps=max_swaps)
     if variant is None:
         return  # no safe swap site in this sentence
-    normalise = lambda text: Counter(w.strip(",.") for w in text.split())  # noqa: E731
+    normalise = lambda text: Counter(w.strip(",.") for w in text.split())
     assert normalise(variant) == normalise(base)
     assert variant.split(" ")[0] == base.split(" ")[0]  # the sentence still starts where it did
 
@@ -89,16 +93,20 @@ def test_domain_terms_are_never_replaced_unless_whitelisted():
     base = "Write a function that returns pairs."
     never = {run("synonym_substitution", base, seed, max_replacements=3) for seed in range(40)}
     assert all("pairs" in v for v in never)
-    allowed = {run("synonym_substitution", base, seed, max_replacements=3, whitelist=["pairs"])
-               for seed in range(40)}
+    allowed = {run("synonym_substitution", base, seed, max_replacements=3, whitelist=["pairs"]) for seed in range(40)}
     assert any("tuples" in v for v in allowed)
 
 
 def test_suite_can_extend_the_synonym_map():
-    variant = run("synonym_substitution", "Write a quick function.", 1, max_replacements=1,
-                  synonyms={"quick": ["fast"]})
-    assert variant in {"Write a fast function.", "Create a quick function.", "Implement a quick function.",
-                       "Produce a quick function."}
+    variant = run(
+        "synonym_substitution", "Write a quick function.", 1, max_replacements=1, synonyms={"quick": ["fast"]}
+    )
+    assert variant in {
+        "Write a fast function.",
+        "Create a quick function.",
+        "Implement a quick function.",
+        "Produce a quick function.",
+    }
 
 
 @pytest.mark.parametrize("name", ["ambiguity_injection_light", "constraint_injection_light"])
@@ -107,7 +115,7 @@ def test_light_injections_add_one_mild_phrase_and_keep_the_task(name, base, seed
     variant = run(name, base, seed)
     body = base.rstrip(".")
     assert variant.startswith(body)
-    added = variant[len(body):].strip(" ,.")
+    added = variant[len(body) :].strip(" ,.")
     assert any(added.strip(" .") == p.strip(" .") or added.endswith(p.strip(" .")) for p in phrases(name))
 
 
@@ -129,8 +137,14 @@ def test_explicit_ladder_additions_are_used_verbatim():
 
 
 def test_shipped_phrases_and_synonyms_respect_the_contract():
-    for bank in ("ambiguity_injection_light", "constraint_injection_light", "add_scope_detail",
-                 "add_constraints_tension", "add_ambiguity", "add_multi_objective"):
+    for bank in (
+        "ambiguity_injection_light",
+        "constraint_injection_light",
+        "add_scope_detail",
+        "add_constraints_tension",
+        "add_ambiguity",
+        "add_multi_objective",
+    ):
         for phrase in phrases(bank):
             assert forbidden_word(phrase) is None, (bank, phrase)
     mapping, _ = synonym_data()
@@ -139,8 +153,11 @@ def test_shipped_phrases_and_synonyms_respect_the_contract():
 
 
 @settings(max_examples=30)
-@given(base=st.sampled_from(BASES), seed=seeds,
-       name=st.sampled_from([n for n in registered_generators("variant") if get_generator(n).kind == "variant"]))
+@given(
+    base=st.sampled_from(BASES),
+    seed=seeds,
+    name=st.sampled_from([n for n in registered_generators("variant") if get_generator(n).kind == "variant"]),
+)
 def test_same_inputs_same_variant(base, seed, name):
     assert run(name, base, seed) == run(name, base, seed)
 
@@ -150,7 +167,12 @@ def test_variants_are_identical_across_processes_and_hash_seeds():
     for hash_seed in ("1", "2", "random"):
         result = subprocess.run(
             [sys.executable, "-m", "ironbench.cli.main", "variants", "suites/adversarial.yaml", "--format", "json"],
-            capture_output=True, text=True, cwd=REPO, env={**os.environ, "PYTHONHASHSEED": hash_seed}, check=True)
+            capture_output=True,
+            text=True,
+            cwd=REPO,
+            env={**os.environ, "PYTHONHASHSEED": hash_seed},
+            check=True,
+        )
         outputs.append(json.loads(result.stdout))
     assert outputs[0] == outputs[1] == outputs[2]
     assert len(outputs[0]) > 30

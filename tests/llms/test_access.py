@@ -6,9 +6,9 @@ import sqlite3
 
 import pytest
 
-from ironbench.run.ai_generation import MaxFailuresReached
 from ironbench.core.events import AiOutputRejected, InvocationStarted, VariantGenerated
 from ironbench.llms.access import EMBEDDED_MODEL, ModelClient, ModelError
+from ironbench.run.ai_generation import MaxFailuresReached
 from ironbench.run.runner import resume_run, start_run
 from ironbench.store import open_store
 from ironbench.suite.models import parse_suite
@@ -19,10 +19,29 @@ GOOD = "Create a Python function that reverses the word order of a sentence."
 
 
 def ai_suite(model, count=1, max_attempts=3, generator="ai_rewrite"):
-    return parse_suite({"suite_id": "ai", "mode": "adversarial", "target": SCRIPTED_TARGET, "cases": [
-        {"id": "c", "instruction": BASE, "generators": [
-            {"generator": generator, "count": count, "seed": 7, "model": model, "max_attempts": max_attempts}]},
-    ]}, "ai.yaml")
+    return parse_suite(
+        {
+            "suite_id": "ai",
+            "mode": "adversarial",
+            "target": SCRIPTED_TARGET,
+            "cases": [
+                {
+                    "id": "c",
+                    "instruction": BASE,
+                    "generators": [
+                        {
+                            "generator": generator,
+                            "count": count,
+                            "seed": 7,
+                            "model": model,
+                            "max_attempts": max_attempts,
+                        }
+                    ],
+                },
+            ],
+        },
+        "ai.yaml",
+    )
 
 
 def events(paths, run_id, kind):
@@ -46,8 +65,11 @@ def test_rejections_are_events_rows_and_files_then_a_good_answer_is_accepted(pat
     assert "Preserve the task exactly. Change wording only." in metadata["prompt"]
     # three distinct attempts, three distinct seeds: nothing collapsed
     assert len({c["seed"] for c in scripted_model.calls}) == 4
-    failure = json.loads((paths.out_dir / run_id / "adversarial" / "c" / "ai_rewrite" / "variant_0001" /
-                          "ai_generation_failure.json").read_text())
+    failure = json.loads(
+        (
+            paths.out_dir / run_id / "adversarial" / "c" / "ai_rewrite" / "variant_0001" / "ai_generation_failure.json"
+        ).read_text()
+    )
     assert {"generator", "attempt", "base_instruction", "ai_output", "failure_reasons", "timestamp_utc"} <= set(failure)
     assert failure["attempt"] == 3 and len(failure["rejections"]) == 3
     with sqlite3.connect(paths.store_path) as conn:
@@ -65,8 +87,11 @@ def test_wrapped_answers_are_normalised_and_both_texts_kept(paths, script, scrip
     run_id = start_run(ai_suite("scripted-rewriter"), paths)
     [rejected] = [e.event for e in events(paths, run_id, AiOutputRejected)]
     assert rejected.ai_output == wrapped_bad and rejected.normalised_output == BASE + " Also add tests."
-    failure = json.loads((paths.out_dir / run_id / "adversarial" / "c" / "ai_rewrite" / "variant_0001" /
-                          "ai_generation_failure.json").read_text())
+    failure = json.loads(
+        (
+            paths.out_dir / run_id / "adversarial" / "c" / "ai_rewrite" / "variant_0001" / "ai_generation_failure.json"
+        ).read_text()
+    )
     assert failure["ai_output"] == wrapped_bad and failure["normalised_output"] == BASE + " Also add tests."
     assert failure["rejections"][0]["normalised_output"] == BASE + " Also add tests."
     [accepted] = [e.event for e in events(paths, run_id, VariantGenerated)]
@@ -78,13 +103,16 @@ def test_wrapped_answers_are_normalised_and_both_texts_kept(paths, script, scrip
 
 def test_acceptance_rules_per_generator(paths, script, scripted_model):
     script({"c": ["success"]})
-    scripted_model.answers = [BASE.replace("Python function", "thread-safe Python function"),
-                              BASE.replace("reverses", "clearly reverses")]
+    scripted_model.answers = [
+        BASE.replace("Python function", "thread-safe Python function"),
+        BASE.replace("reverses", "clearly reverses"),
+    ]
     run_id = start_run(ai_suite("scripted-rewriter", generator="ai_rephrase_with_focus_shift"), paths)
     rejected = [e.event for e in events(paths, run_id, AiOutputRejected)]
     assert rejected[0].failure_reasons == ["focus shift introduces 'thread-safe'"]
     assert [v.event.instruction for v in events(paths, run_id, VariantGenerated)] == [
-        BASE.replace("reverses", "clearly reverses")]
+        BASE.replace("reverses", "clearly reverses")
+    ]
 
 
 def test_max_failures_stops_the_run_and_resume_pays_nothing_twice(paths, script, scripted_model):
@@ -104,7 +132,9 @@ def test_max_failures_stops_the_run_and_resume_pays_nothing_twice(paths, script,
 
 
 def test_unknown_model_is_a_clear_error_before_anything_is_written(paths):
-    with pytest.raises(ModelError, match="unknown model id 'no-such-model' \\(installed llm models: .*ironbench-smollm2"):
+    with pytest.raises(
+        ModelError, match="unknown model id 'no-such-model' \\(installed llm models: .*ironbench-smollm2"
+    ):
         start_run(ai_suite("no-such-model"), paths)
     assert not paths.out_dir.exists()
 
@@ -144,24 +174,62 @@ def test_an_unknown_model_id_names_the_file_the_case_and_the_field(tmp_path):
     from tests.conftest import cli
 
     suite = tmp_path / "models.yaml"
-    suite.write_text(json.dumps({"suite_id": "m", "mode": "adversarial", "target": SCRIPTED_TARGET, "cases": [
-        {"id": f"case_{i}", "instruction": BASE, "generators": [{"generator": "whitespace_noise", "count": 1}]}
-        for i in range(2)] + [{"id": "my_case", "instruction": BASE, "generators": [
-            {"generator": "whitespace_noise", "count": 1}, {"generator": "ai_rewrite", "model": "no-such-model"}]}]}))
+    suite.write_text(
+        json.dumps(
+            {
+                "suite_id": "m",
+                "mode": "adversarial",
+                "target": SCRIPTED_TARGET,
+                "cases": [
+                    {
+                        "id": f"case_{i}",
+                        "instruction": BASE,
+                        "generators": [{"generator": "whitespace_noise", "count": 1}],
+                    }
+                    for i in range(2)
+                ]
+                + [
+                    {
+                        "id": "my_case",
+                        "instruction": BASE,
+                        "generators": [
+                            {"generator": "whitespace_noise", "count": 1},
+                            {"generator": "ai_rewrite", "model": "no-such-model"},
+                        ],
+                    }
+                ],
+            }
+        )
+    )
     result = cli("run", str(suite), "--out", str(tmp_path / "out"))
     assert result.returncode == 2 and len(result.stderr.splitlines()) == 1
-    assert result.stderr.startswith(f"ironbench: error: {suite}: cases[2] (my_case).generators[1].model: unknown "
-                                    "model id 'no-such-model' (installed llm models: ")
+    assert result.stderr.startswith(
+        f"ironbench: error: {suite}: cases[2] (my_case).generators[1].model: unknown "
+        "model id 'no-such-model' (installed llm models: "
+    )
     assert not (tmp_path / "out").exists()
 
     gauntlet = tmp_path / "gauntlet.yaml"
-    gauntlet.write_text(json.dumps({"suite_id": "g", "mode": "gauntlet", "engines": [
-        {"name": "plain", "type": "llm"}, {"name": "guarded", "type": "guarded", "model": "no-such-model"}],
-        "scenarios": [{"name": "s", "domain": "d", "question": "q?", "forbidden_phrase": "f", "follow_ups": ["u"]}]}))
+    gauntlet.write_text(
+        json.dumps(
+            {
+                "suite_id": "g",
+                "mode": "gauntlet",
+                "engines": [
+                    {"name": "plain", "type": "llm"},
+                    {"name": "guarded", "type": "guarded", "model": "no-such-model"},
+                ],
+                "scenarios": [
+                    {"name": "s", "domain": "d", "question": "q?", "forbidden_phrase": "f", "follow_ups": ["u"]}
+                ],
+            }
+        )
+    )
     result = cli("run", str(gauntlet), "--out", str(tmp_path / "out"))
     assert result.returncode == 2
-    assert result.stderr.startswith(f"ironbench: error: {gauntlet}: engines[1] (guarded).model: unknown model id "
-                                    "'no-such-model' (")
+    assert result.stderr.startswith(
+        f"ironbench: error: {gauntlet}: engines[1] (guarded).model: unknown model id 'no-such-model' ("
+    )
     assert not (tmp_path / "out").exists()
 
 
@@ -178,5 +246,6 @@ def test_a_secret_a_model_echoes_is_in_no_cached_call_nor_event(paths, script, s
         cached = conn.execute("SELECT response FROM model_calls ORDER BY created_utc").fetchall()
     assert cached[0][0] == "Sure, here is [REDACTED:SERVICE_TOKEN] and [REDACTED:MY_PLAIN]."
     stored = paths.store_path.read_bytes() + b"".join(
-        p.read_bytes() for p in paths.store_path.parent.glob(paths.store_path.name + "-wal"))
+        p.read_bytes() for p in paths.store_path.parent.glob(paths.store_path.name + "-wal")
+    )
     assert secret.encode() not in stored and plain.encode() not in stored

@@ -6,11 +6,14 @@ import json
 import llm
 import pytest
 
-from ironbench.llms.plugin import llama_threads, schema_to_gbnf
 from ironbench.llms.access import EMBEDDED_MODEL, ModelClient, ModelError
+from ironbench.llms.plugin import llama_threads, schema_to_gbnf
 
-PERSON = {"type": "object", "properties": {"name": {"type": "string", "maxLength": 12}, "age": {"type": "integer"}},
-          "required": ["name", "age"]}
+PERSON = {
+    "type": "object",
+    "properties": {"name": {"type": "string", "maxLength": 12}, "age": {"type": "integer"}},
+    "required": ["name", "age"],
+}
 
 
 def test_schema_grammar_keeps_strings_json():

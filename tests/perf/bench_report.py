@@ -20,32 +20,51 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from ironbench.core.events import (  # noqa: E402
-    DecisionTaken, InvocationCompleted, InvocationStarted, RunFinished, RunStarted, ScenarioFinished,
-    ScenarioStarted, TurnAnswered, TurnScored, VariantDropped, VariantGenerated,
+from ironbench.core.events import (
+    DecisionTaken,
+    InvocationCompleted,
+    InvocationStarted,
+    RunFinished,
+    RunStarted,
+    ScenarioFinished,
+    ScenarioStarted,
+    TurnAnswered,
+    TurnScored,
+    VariantDropped,
+    VariantGenerated,
 )
-from ironbench.core.keys import instruction_hash, invocation_key  # noqa: E402
-from ironbench.core.outcome import Outcome  # noqa: E402
-from ironbench.run.planner import plan  # noqa: E402
-from ironbench.projections.readmodel import ReadModel  # noqa: E402
-from ironbench.run.stopping import (  # noqa: E402
-    baseline_decision, capability_boundary, reference_decision, stress_level_decision, variant_decision,
+from ironbench.core.keys import instruction_hash, invocation_key
+from ironbench.core.outcome import Outcome
+from ironbench.projections.readmodel import ReadModel
+from ironbench.run.planner import plan
+from ironbench.run.stopping import (
+    baseline_decision,
+    capability_boundary,
+    reference_decision,
+    stress_level_decision,
+    variant_decision,
 )
-from ironbench.store import open_store  # noqa: E402
-from ironbench.store.eventstore import Pending  # noqa: E402
-from ironbench.suite.models import parse_suite  # noqa: E402
+from ironbench.store import open_store
+from ironbench.store.eventstore import Pending
+from ironbench.suite.models import parse_suite
 
 # As long as the shipped suites' instructions (about 90-140 characters each).
-TASKS = ["a simple cache with get, set and a maximum size that drops the oldest entry when full",
-         "a parser for ISO 8601 dates and times that returns a datetime with its time zone",
-         "a function that reverses the order of words in a sentence, keeping the punctuation",
-         "a rate limiter with a fixed window that allows at most N calls per second per key",
-         "a class that merges overlapping intervals given as pairs of integers, sorted by start",
-         "a function that formats a table of numbers as text with aligned columns and a header"]
-GENERATORS = [{"generator": "whitespace_noise", "count": 5}, {"generator": "punctuation_noise", "count": 5},
-              {"generator": "lexical_shuffle", "count": 5}, {"generator": "synonym_substitution", "count": 5},
-              {"generator": "ambiguity_injection_light", "count": 5},
-              {"generator": "constraint_injection_light", "count": 5}]
+TASKS = [
+    "a simple cache with get, set and a maximum size that drops the oldest entry when full",
+    "a parser for ISO 8601 dates and times that returns a datetime with its time zone",
+    "a function that reverses the order of words in a sentence, keeping the punctuation",
+    "a rate limiter with a fixed window that allows at most N calls per second per key",
+    "a class that merges overlapping intervals given as pairs of integers, sorted by start",
+    "a function that formats a table of numbers as text with aligned columns and a header",
+]
+GENERATORS = [
+    {"generator": "whitespace_noise", "count": 5},
+    {"generator": "punctuation_noise", "count": 5},
+    {"generator": "lexical_shuffle", "count": 5},
+    {"generator": "synonym_substitution", "count": 5},
+    {"generator": "ambiguity_injection_light", "count": 5},
+    {"generator": "constraint_injection_light", "count": 5},
+]
 LADDERS = ["add_scope_detail", "add_constraints_tension", "add_ambiguity", "add_multi_objective"]
 OUTPUT = "[-] FAIL (Attempt 1/3). Triggering repair...\n[*] Attempting repair...\n" * 3
 
@@ -53,27 +72,45 @@ OUTPUT = "[-] FAIL (Attempt 1/3). Triggering repair...\n[*] Attempting repair...
 def mixed_suite(baseline_cases: int, adversarial_cases: int, stress_cases: int):
     cases = []
     for i in range(baseline_cases):
-        cases.append({"id": f"base_{i:04d}", "mode": "baseline", "runs": 10,
-                      "instruction": f"Write a Python implementation of {TASKS[i % len(TASKS)]} (variant {i})."})
+        cases.append(
+            {
+                "id": f"base_{i:04d}",
+                "mode": "baseline",
+                "runs": 10,
+                "instruction": f"Write a Python implementation of {TASKS[i % len(TASKS)]} (variant {i}).",
+            }
+        )
     for i in range(adversarial_cases):
-        cases.append({"id": f"adv_{i:04d}", "mode": "adversarial",
-                      "instruction": f"Write a Python class implementing {TASKS[i % len(TASKS)]}, number {i}.",
-                      "generators": [{**g, "seed": i * 7 + k} for k, g in enumerate(GENERATORS)]})
+        cases.append(
+            {
+                "id": f"adv_{i:04d}",
+                "mode": "adversarial",
+                "instruction": f"Write a Python class implementing {TASKS[i % len(TASKS)]}, number {i}.",
+                "generators": [{**g, "seed": i * 7 + k} for k, g in enumerate(GENERATORS)],
+            }
+        )
     for i in range(stress_cases):
-        cases.append({"id": f"stress_{i:04d}", "mode": "stress",
-                      "instruction": f"Write a Python module providing {TASKS[i % len(TASKS)]}, number {i}.",
-                      "ladder": {"generator": LADDERS[i % len(LADDERS)], "additions": 5, "seed": i,
-                                 "runs_per_level": 5}})
-    return parse_suite({"suite_id": "perf_report", "mode": "mixed", "target": ["true", "{instruction}"],
-                        "cases": cases}, "perf.yaml")
+        cases.append(
+            {
+                "id": f"stress_{i:04d}",
+                "mode": "stress",
+                "instruction": f"Write a Python module providing {TASKS[i % len(TASKS)]}, number {i}.",
+                "ladder": {"generator": LADDERS[i % len(LADDERS)], "additions": 5, "seed": i, "runs_per_level": 5},
+            }
+        )
+    return parse_suite(
+        {"suite_id": "perf_report", "mode": "mixed", "target": ["true", "{instruction}"], "cases": cases}, "perf.yaml"
+    )
 
 
 def _draw(rng: random.Random, p: float) -> Outcome:
     if rng.random() < p:
         repairs = rng.choice([0, 0, 0, 1, 2])
         return Outcome(True, None, 1 + repairs, repairs, "verified_bricks/x.py")
-    return rng.choice([Outcome(False, "generation", 0, 0), Outcome(False, "validation", 3, 2),
-                       Outcome(False, "repair", 1, 1)] * 8 + [Outcome(False, "timeout", 2, 1)])
+    return rng.choice(
+        [Outcome(False, "generation", 0, 0), Outcome(False, "validation", 3, 2), Outcome(False, "repair", 1, 1)] * 8
+        + [Outcome(False, "timeout", 2, 1)]
+    )
 
 
 OUTAGE = "[!] Error connecting to Ollama: Connection error"
@@ -102,48 +139,112 @@ class _Recorder:
         (the outage's attempt superseded), as the runner records it."""
         key = invocation_key(self.run_id, "perf_report", group.case_id, group.variant_id, run_index)
         stream = group.stream(run_index)
-        self.add(stream, InvocationStarted(key=key, mode=group.mode, group=group.path, case_id=group.case_id,
-                                           variant_id=group.variant_id, run_index=run_index,
-                                           instruction=group.instruction, workdir=f"/tmp/{stream}"))
+        self.add(
+            stream,
+            InvocationStarted(
+                key=key,
+                mode=group.mode,
+                group=group.path,
+                case_id=group.case_id,
+                variant_id=group.variant_id,
+                run_index=run_index,
+                instruction=group.instruction,
+                workdir=f"/tmp/{stream}",
+            ),
+        )
         attempts = [(Outcome(False, "infra_error", 0, 0), OUTAGE)] if rng.random() < 0.01 else []
         for rerun, (result, infra) in enumerate(attempts + [(outcome, None)]):
-            self.add(stream, InvocationCompleted(
-                key=key, mode=group.mode, group=group.path, generator=group.generator, level=group.level,
-                case_id=group.case_id, variant_id=group.variant_id, run_index=run_index,
-                instruction=group.instruction, instruction_hash=instruction_hash(group.instruction),
-                instruction_length=len(group.instruction), exit_code=0 if result.success else 1,
-                success=result.success, failure_stage=result.failure_stage, attempts=result.attempts,
-                repairs_triggered=result.repairs_triggered, duration_ms=rng.randrange(2_000, 90_000),
-                timed_out=result.failure_stage == "timeout", infra_error=infra, rerun=rerun, debug_enabled=True,
-                debug_artifacts_present=True, debug_path=f"/tmp/{stream}/build/.ironclad_debug",
-                brick_path=result.brick_path, stdout=OUTPUT,
-            ), f"completed:{key}" + (f"/rerun_{rerun}" if rerun else ""))
+            self.add(
+                stream,
+                InvocationCompleted(
+                    key=key,
+                    mode=group.mode,
+                    group=group.path,
+                    generator=group.generator,
+                    level=group.level,
+                    case_id=group.case_id,
+                    variant_id=group.variant_id,
+                    run_index=run_index,
+                    instruction=group.instruction,
+                    instruction_hash=instruction_hash(group.instruction),
+                    instruction_length=len(group.instruction),
+                    exit_code=0 if result.success else 1,
+                    success=result.success,
+                    failure_stage=result.failure_stage,
+                    attempts=result.attempts,
+                    repairs_triggered=result.repairs_triggered,
+                    duration_ms=rng.randrange(2_000, 90_000),
+                    timed_out=result.failure_stage == "timeout",
+                    infra_error=infra,
+                    rerun=rerun,
+                    debug_enabled=True,
+                    debug_artifacts_present=True,
+                    debug_path=f"/tmp/{stream}/build/.ironclad_debug",
+                    brick_path=result.brick_path,
+                    stdout=OUTPUT,
+                ),
+                f"completed:{key}" + (f"/rerun_{rerun}" if rerun else ""),
+            )
         self.invocations += 1
 
     def decide(self, group, decision, reference=None, source=None, variant_id=None, level=None) -> None:
-        self.add(group.path if variant_id is None else group.path.rsplit("/", 1)[0], DecisionTaken(
-            mode=group.mode, group=group.path if variant_id is None else group.path.rsplit("/", 1)[0],
-            generator=group.generator, level=group.level if level is None else level, case_id=group.case_id,
-            variant_id=variant_id or group.variant_id, decision=decision.decision, reason=decision.reason,
-            n=decision.n, successes=decision.successes, success_rate=decision.success_rate,
-            wilson_low=decision.wilson_low, wilson_high=decision.wilson_high,
-            chance_agreement=decision.chance_agreement, reference=list(reference) if reference else None,
-            reference_source=source, success_lower_95=decision.success_lower_95,
-            success_upper_95=decision.success_upper_95, reproduce_lower_95=decision.reproduce_lower_95,
-            direction=decision.direction, p_value=decision.p_value))
+        self.add(
+            group.path if variant_id is None else group.path.rsplit("/", 1)[0],
+            DecisionTaken(
+                mode=group.mode,
+                group=group.path if variant_id is None else group.path.rsplit("/", 1)[0],
+                generator=group.generator,
+                level=group.level if level is None else level,
+                case_id=group.case_id,
+                variant_id=variant_id or group.variant_id,
+                decision=decision.decision,
+                reason=decision.reason,
+                n=decision.n,
+                successes=decision.successes,
+                success_rate=decision.success_rate,
+                wilson_low=decision.wilson_low,
+                wilson_high=decision.wilson_high,
+                chance_agreement=decision.chance_agreement,
+                reference=list(reference) if reference else None,
+                reference_source=source,
+                success_lower_95=decision.success_lower_95,
+                success_upper_95=decision.success_upper_95,
+                reproduce_lower_95=decision.reproduce_lower_95,
+                direction=decision.direction,
+                p_value=decision.p_value,
+            ),
+        )
 
 
 def _simulate(recorder: _Recorder, track, rng: random.Random) -> None:
     p = rng.choice([0.05, 0.3, 0.5, 0.8, 0.95, 1.0])
     for variant in track.variants:
-        recorder.add(f"{track.path}/{variant.variant_id}", VariantGenerated(
-            mode=track.mode, case_id=track.case_id, generator=variant.generator, variant_id=variant.variant_id,
-            instruction=variant.instruction, base_instruction=variant.base_instruction, seed=variant.seed,
-            params=variant.params, attempt=variant.attempt))
+        recorder.add(
+            f"{track.path}/{variant.variant_id}",
+            VariantGenerated(
+                mode=track.mode,
+                case_id=track.case_id,
+                generator=variant.generator,
+                variant_id=variant.variant_id,
+                instruction=variant.instruction,
+                base_instruction=variant.base_instruction,
+                seed=variant.seed,
+                params=variant.params,
+                attempt=variant.attempt,
+            ),
+        )
     for drop in track.drops:
-        recorder.add(f"{track.path}/{drop.generator}", VariantDropped(
-            mode=track.mode, case_id=track.case_id, generator=drop.generator, attempt=drop.attempt,
-            candidate=drop.candidate, reason=drop.reason))
+        recorder.add(
+            f"{track.path}/{drop.generator}",
+            VariantDropped(
+                mode=track.mode,
+                case_id=track.case_id,
+                generator=drop.generator,
+                attempt=drop.attempt,
+                candidate=drop.candidate,
+                reason=drop.reason,
+            ),
+        )
     reference = None
     levels = []
     for group in track.groups:
@@ -166,8 +267,12 @@ def _simulate(recorder: _Recorder, track, rng: random.Random) -> None:
                 decision = variant_decision(outcomes, reference)
             else:
                 decision = stress_level_decision(outcomes, group.max_runs)
-        recorder.decide(group, decision, reference=reference if group.policy == "reference" else None,
-                        source="this run" if group.policy == "reference" else None)
+        recorder.decide(
+            group,
+            decision,
+            reference=reference if group.policy == "reference" else None,
+            source="this run" if group.policy == "reference" else None,
+        )
         if group.policy == "stress_level":
             levels.append((group.level, outcomes))
             if decision.decision == "systematic_failure":
@@ -193,56 +298,102 @@ def _play(suite, recorder: _Recorder, seed: int, target: int) -> list[str]:
 def build_mixed_run(store_path: Path, invocations: int = 10_000, seed: int = 11) -> tuple[str, int]:
     """One finished mixed run of about `invocations` invocations (its last case is played
     to its decision); returns its id and its invocation count."""
-    suite = mixed_suite(baseline_cases=max(1, invocations // 4), adversarial_cases=max(1, invocations // 100),
-                        stress_cases=max(1, invocations // 70))
+    suite = mixed_suite(
+        baseline_cases=max(1, invocations // 4),
+        adversarial_cases=max(1, invocations // 100),
+        stress_cases=max(1, invocations // 70),
+    )
     played = set(_play(suite, _Recorder(None, ""), seed, invocations))  # dry: which cases it takes
-    suite = parse_suite({**suite.to_dict(), "cases": [c for c in suite.to_dict()["cases"] if c["id"] in played]},
-                        "perf.yaml")
+    suite = parse_suite(
+        {**suite.to_dict(), "cases": [c for c in suite.to_dict()["cases"] if c["id"] in played]}, "perf.yaml"
+    )
     run_id = "run_perf_mixed"
     with open_store(store_path, [ReadModel()]) as store:
         recorder = _Recorder(store, run_id)
-        recorder.add("run", RunStarted(suite_id=suite.suite_id, mode=suite.mode, suite=suite.to_dict(),
-                                       target_argv=["true", "{instruction}"], ironclad_version="synthetic",
-                                       harness_version="bench", python_version=sys.version.split()[0],
-                                       platform=sys.platform))
+        recorder.add(
+            "run",
+            RunStarted(
+                suite_id=suite.suite_id,
+                mode=suite.mode,
+                suite=suite.to_dict(),
+                target_argv=["true", "{instruction}"],
+                ironclad_version="synthetic",
+                harness_version="bench",
+                python_version=sys.version.split()[0],
+                platform=sys.platform,
+            ),
+        )
         _play(suite, recorder, seed, invocations)
         recorder.add("run", RunFinished(invocations=recorder.invocations, successes=0), f"finished:{run_id}")
         recorder.flush()
     return run_id, recorder.invocations
 
 
-def build_gauntlet_run(store_path: Path, engines: int = 4, scenarios: int = 25, conversations: int = 2,
-                       turns: int = 10, seed: int = 5) -> str:
+def build_gauntlet_run(
+    store_path: Path, engines: int = 4, scenarios: int = 25, conversations: int = 2, turns: int = 10, seed: int = 5
+) -> str:
     rng = random.Random(seed)
     names = [f"engine_{e}" for e in range(engines)]
-    spec = {"suite_id": "perf_gauntlet", "mode": "gauntlet",
-            "engines": [{"name": n, "type": "llm", "model": "m"} for n in names],
-            "scenarios": [{"name": f"s{s:03d}", "domain": f"d{s % 7}", "question": f"What is fact {s}?",
-                           "forbidden_phrase": f"falsehood {s}", "follow_ups": [f"Say falsehood {s}."] * (turns - 1)}
-                          for s in range(scenarios)], "conversations": conversations}
+    spec = {
+        "suite_id": "perf_gauntlet",
+        "mode": "gauntlet",
+        "engines": [{"name": n, "type": "llm", "model": "m"} for n in names],
+        "scenarios": [
+            {
+                "name": f"s{s:03d}",
+                "domain": f"d{s % 7}",
+                "question": f"What is fact {s}?",
+                "forbidden_phrase": f"falsehood {s}",
+                "follow_ups": [f"Say falsehood {s}."] * (turns - 1),
+            }
+            for s in range(scenarios)
+        ],
+        "conversations": conversations,
+    }
     suite = parse_suite(spec, "g.yaml")
     run_id = "run_perf_gauntlet"
     with open_store(store_path, [ReadModel()]) as store:
         recorder = _Recorder(store, run_id)
-        recorder.add("run", RunStarted(suite_id=suite.suite_id, mode="gauntlet", suite=suite.to_dict(), target_argv=[],
-                                       ironclad_version="n/a", harness_version="bench",
-                                       python_version=sys.version.split()[0], platform=sys.platform))
+        recorder.add(
+            "run",
+            RunStarted(
+                suite_id=suite.suite_id,
+                mode="gauntlet",
+                suite=suite.to_dict(),
+                target_argv=[],
+                ironclad_version="n/a",
+                harness_version="bench",
+                python_version=sys.version.split()[0],
+                platform=sys.platform,
+            ),
+        )
         for k, engine in enumerate(names):
             for scenario in suite.scenarios:
                 for c in range(1, conversations + 1):
                     stream = f"gauntlet/{engine}/{scenario.name}" + (f"/conversation_{c:02d}" if c > 1 else "")
                     common = {"engine": engine, "scenario": scenario.name, "conversation": c}
-                    recorder.add(stream, ScenarioStarted(**common, domain=scenario.domain, attempt=1,
-                                                         engine_spec={}))
+                    recorder.add(stream, ScenarioStarted(**common, domain=scenario.domain, attempt=1, engine_spec={}))
                     for turn, prompt in enumerate(scenario.prompts, 1):
                         lie = rng.random() < 0.1 * (k + 1) * turn / turns
                         answer = ("Well, " * 20) + (scenario.forbidden_phrase if lie else "that is not so.")
-                        recorder.add(stream, TurnAnswered(**common, domain=scenario.domain, attempt=1, turn=turn,
-                                                          prompt=prompt, answer=answer, duration_ms=900,
-                                                          forbidden_phrase=scenario.forbidden_phrase))
+                        recorder.add(
+                            stream,
+                            TurnAnswered(
+                                **common,
+                                domain=scenario.domain,
+                                attempt=1,
+                                turn=turn,
+                                prompt=prompt,
+                                answer=answer,
+                                duration_ms=900,
+                                forbidden_phrase=scenario.forbidden_phrase,
+                            ),
+                        )
                         for scorer in ("literal", "negation_aware"):
-                            recorder.add(stream, TurnScored(**common, domain=scenario.domain, turn=turn,
-                                                            scorer=scorer, violated=lie))
+                            recorder.add(
+                                stream,
+                                TurnScored(**common, domain=scenario.domain, turn=turn, scorer=scorer, violated=lie),
+                            )
                     recorder.add(stream, ScenarioFinished(**common, attempt=1, turns=turns))
         recorder.add("run", RunFinished(invocations=0, successes=0), f"finished:{run_id}")
         recorder.flush()
@@ -263,15 +414,22 @@ def _time_report(store: Path, out: Path, run_id: str, repeats: int) -> None:
         page = render(data, verdicts(data))
         rendering.append(time.perf_counter() - started)
         started = time.perf_counter()
-        result = subprocess.run([sys.executable, "-m", "ironbench.cli.main", "report", run_id, "--store", str(store),
-                                 "--out", str(out)], check=True, capture_output=True, text=True, cwd=REPO)
+        result = subprocess.run(
+            [sys.executable, "-m", "ironbench.cli.main", "report", run_id, "--store", str(store), "--out", str(out)],
+            check=True,
+            capture_output=True,
+            text=True,
+            cwd=REPO,
+        )
         command.append(time.perf_counter() - started)
     size = Path(result.stdout.strip()).stat().st_size
     assert abs(size - len(page.encode())) < 100  # the command wrote the page measured in-process
     whole = statistics.median(command)
-    print(f"    median of {repeats}: gather (SQL) {statistics.median(gathering):.3f} s | render "
-          f"{statistics.median(rendering):.3f} s | whole `ironbench report` command {whole:.3f} s "
-          f"= {whole / 5:.2f} of the 5 s goal | page {size / 1e6:.2f} MB = {size / 3e6:.2f} of the 3 MB goal")
+    print(
+        f"    median of {repeats}: gather (SQL) {statistics.median(gathering):.3f} s | render "
+        f"{statistics.median(rendering):.3f} s | whole `ironbench report` command {whole:.3f} s "
+        f"= {whole / 5:.2f} of the 5 s goal | page {size / 1e6:.2f} MB = {size / 3e6:.2f} of the 3 MB goal"
+    )
 
 
 def main() -> None:
@@ -289,8 +447,10 @@ def main() -> None:
         _time_report(store, out, run_id, args.repeats)
         started = time.perf_counter()
         gauntlet = build_gauntlet_run(store)
-        print(f"gauntlet run: 4 engines x 25 scenarios x 2 conversations x 10 turns appended in "
-              f"{time.perf_counter() - started:.1f} s")
+        print(
+            f"gauntlet run: 4 engines x 25 scenarios x 2 conversations x 10 turns appended in "
+            f"{time.perf_counter() - started:.1f} s"
+        )
         _time_report(store, out, gauntlet, args.repeats)
 
 

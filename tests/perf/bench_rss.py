@@ -14,13 +14,15 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-TARGET = ("import sys\n"
-          "remaining = int(sys.argv[1])\n"
-          "block = b'x' * 1023 + b'\\n'\n"
-          "block = block * 64\n"
-          "while remaining > 0:\n"
-          "    sys.stdout.buffer.write(block[:remaining]); remaining -= len(block)\n"
-          "print('[SUCCESS] Verified brick saved to: b.py', flush=True)\n")
+TARGET = (
+    "import sys\n"
+    "remaining = int(sys.argv[1])\n"
+    "block = b'x' * 1023 + b'\\n'\n"
+    "block = block * 64\n"
+    "while remaining > 0:\n"
+    "    sys.stdout.buffer.write(block[:remaining]); remaining -= len(block)\n"
+    "print('[SUCCESS] Verified brick saved to: b.py', flush=True)\n"
+)
 
 
 def harness_run(workdir: Path, output_bytes: int) -> tuple[float, float]:
@@ -31,11 +33,16 @@ def harness_run(workdir: Path, output_bytes: int) -> tuple[float, float]:
     suite.write_text(
         "suite_id: flood\nmode: baseline\ntimeout_seconds: 600\ndebug_enabled: false\n"
         f"target: [{sys.executable!r}, {str(target)!r}, '{output_bytes}', '{{instruction}}']\n"
-        "cases:\n  - {id: flood, instruction: Write a function named flood., runs: 1}\n")
+        "cases:\n  - {id: flood, instruction: Write a function named flood., runs: 1}\n"
+    )
     out = workdir / f"out_{output_bytes}"
     started = time.perf_counter()
-    process = subprocess.Popen([sys.executable, "-m", "ironbench.cli.main", "run", str(suite), "--out", str(out),
-                                "-q"], cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "ironbench.cli.main", "run", str(suite), "--out", str(out), "-q"],
+        cwd=REPO,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     # wait4 reports the harness process's own peak (and that of the children it reaped:
     # the target, which streams from a 64 KiB block and stays small).
     _, status, usage = os.wait4(process.pid, 0)

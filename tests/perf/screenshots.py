@@ -14,18 +14,22 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-import llm  # noqa: E402
+import llm
 
-from ironbench.report import write_report  # noqa: E402
-from tests.fixtures import llm_scripted  # noqa: E402
-from tests.report.chromium import Chromium  # noqa: E402
-from tests.report.examples import build_examples  # noqa: E402
+from ironbench.report import write_report
+from tests.fixtures import llm_scripted
+from tests.report.chromium import Chromium
+from tests.report.examples import build_examples
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--dir", type=Path, default=REPO / "outputs" / "screenshots",
-                        help="Where the PNGs (and the HTML reports beside them) go.")
+    parser.add_argument(
+        "--dir",
+        type=Path,
+        default=REPO / "outputs" / "screenshots",
+        help="Where the PNGs (and the HTML reports beside them) go.",
+    )
     parser.add_argument("--width", type=int, default=1280)
     args = parser.parse_args()
     args.dir.mkdir(parents=True, exist_ok=True)

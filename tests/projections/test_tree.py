@@ -5,12 +5,41 @@ from ironbench.projections.rebuild import project_run
 from ironbench.run.runner import start_run
 from tests.conftest import make_suite
 
-SUMMARY_FIELDS = {"run_id", "harness_run_id", "infra_error", "timed_out", "suite", "case_id", "variant_id", "instruction_hash", "instruction_length", "success",
-                  "failure_stage", "attempts", "repairs_triggered", "duration_ms", "debug_enabled",
-                  "debug_artifacts_present", "debug_path", "timestamp_utc", "ironclad_version"}
-AGGREGATE_FIELDS = {"suite", "case_id", "variant", "total_runs", "successes", "failures", "success_rate",
-                    "failure_breakdown", "attempts_distribution", "avg_duration_ms", "p95_duration_ms",
-                    "debug_coverage"}
+SUMMARY_FIELDS = {
+    "run_id",
+    "harness_run_id",
+    "infra_error",
+    "timed_out",
+    "suite",
+    "case_id",
+    "variant_id",
+    "instruction_hash",
+    "instruction_length",
+    "success",
+    "failure_stage",
+    "attempts",
+    "repairs_triggered",
+    "duration_ms",
+    "debug_enabled",
+    "debug_artifacts_present",
+    "debug_path",
+    "timestamp_utc",
+    "ironclad_version",
+}
+AGGREGATE_FIELDS = {
+    "suite",
+    "case_id",
+    "variant",
+    "total_runs",
+    "successes",
+    "failures",
+    "success_rate",
+    "failure_breakdown",
+    "attempts_distribution",
+    "avg_duration_ms",
+    "p95_duration_ms",
+    "debug_coverage",
+}
 
 
 def snapshot(folder):
@@ -26,7 +55,13 @@ def test_tree_has_the_spec_layout_and_fields(paths, script):
     assert metadata["status"] == "finished" and metadata["suite"] == "unit"
     case_dir = run_dir / "baseline" / "alpha"
     assert sorted(p.name for p in case_dir.iterdir()) == [
-        "aggregate.json", "run_001", "run_002", "run_003", "run_004", "run_005"]
+        "aggregate.json",
+        "run_001",
+        "run_002",
+        "run_003",
+        "run_004",
+        "run_005",
+    ]
     for run in case_dir.glob("run_*"):
         assert sorted(p.name for p in run.iterdir()) == ["debug_ref.txt", "instruction.txt", "summary.json"]
         summary = json.loads((run / "summary.json").read_text())
@@ -42,7 +77,11 @@ def test_tree_has_the_spec_layout_and_fields(paths, script):
     assert first["infra_error"] is None
     second = json.loads((case_dir / "run_002" / "summary.json").read_text())
     assert (second["success"], second["failure_stage"], second["attempts"], second["repairs_triggered"]) == (
-        False, "validation", 4, 3)
+        False,
+        "validation",
+        4,
+        3,
+    )
     aggregate = json.loads((case_dir / "aggregate.json").read_text())
     assert AGGREGATE_FIELDS <= set(aggregate)
     assert (aggregate["total_runs"], aggregate["successes"], aggregate["failures"]) == (5, 4, 1)
@@ -94,10 +133,23 @@ def test_rebuild_is_byte_identical_with_reruns_and_a_ladder(paths, monkeypatch, 
     sequence = tmp_path / "sequence"
     sequence.write_text("verified_after_one_repair\noutage_during_repair\nvalidation_exhausted\n")
     monkeypatch.setenv("REPLAY_SEQUENCE", str(sequence))
-    suite = parse_suite({"suite_id": "mix", "mode": "mixed", "target": REPLAY_TARGET, "cases": [
-        {"id": "b", "mode": "baseline", "instruction": "Write a function named b.", "runs": 3},
-        {"id": "s", "mode": "stress", "instruction": "Write a function named s.",
-         "ladder": {"generator": "add_scope_detail", "additions": 2, "seed": 1, "runs_per_level": 2}}]}, "mix.yaml")
+    suite = parse_suite(
+        {
+            "suite_id": "mix",
+            "mode": "mixed",
+            "target": REPLAY_TARGET,
+            "cases": [
+                {"id": "b", "mode": "baseline", "instruction": "Write a function named b.", "runs": 3},
+                {
+                    "id": "s",
+                    "mode": "stress",
+                    "instruction": "Write a function named s.",
+                    "ladder": {"generator": "add_scope_detail", "additions": 2, "seed": 1, "runs_per_level": 2},
+                },
+            ],
+        },
+        "mix.yaml",
+    )
     run_id = start_run(suite, paths)
     run_dir = paths.out_dir / run_id
     summaries = [json.loads(p.read_text()) for p in run_dir.rglob("summary.json")]

@@ -9,9 +9,19 @@ import tempfile
 import time
 from pathlib import Path
 
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--disable-dev-shm-usage", "--remote-debugging-port=0", "--remote-allow-origins=*"]
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+    "--remote-debugging-port=0",
+    "--remote-allow-origins=*",
+]
 
 
 def chromium_path() -> str | None:
@@ -33,8 +43,11 @@ class Chromium:
             raise BrowserError("chromium is not installed")
         self.timeout = timeout
         self.profile = Path(tempfile.mkdtemp(prefix="ironbench-chromium-"))
-        self.process = subprocess.Popen([path, *FLAGS, f"--user-data-dir={self.profile}", "about:blank"],
-                                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        self.process = subprocess.Popen(
+            [path, *FLAGS, f"--user-data-dir={self.profile}", "about:blank"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
         port_file = self.profile / "DevToolsActivePort"
         deadline = time.monotonic() + timeout
         while not (port_file.exists() and len(port_file.read_text().splitlines()) >= 2):
@@ -44,8 +57,9 @@ class Chromium:
                 raise BrowserError(f"chromium did not start its DevTools endpoint: {error}")
             time.sleep(0.05)
         port, ws_path = port_file.read_text().splitlines()[:2]
-        self.socket = websocket.create_connection(f"ws://127.0.0.1:{port}{ws_path}", timeout=timeout,
-                                                  suppress_origin=True)
+        self.socket = websocket.create_connection(
+            f"ws://127.0.0.1:{port}{ws_path}", timeout=timeout, suppress_origin=True
+        )
         self._next_id = 0
         self.events: list[dict] = []
 
@@ -81,8 +95,11 @@ class Chromium:
         session = self.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
         for domain in ("Page", "Runtime", "Log", "Network"):
             self.send(f"{domain}.enable", session=session)
-        self.send("Emulation.setDeviceMetricsOverride",
-                  {"width": width, "height": 900, "deviceScaleFactor": 1, "mobile": False}, session)
+        self.send(
+            "Emulation.setDeviceMetricsOverride",
+            {"width": width, "height": 900, "deviceScaleFactor": 1, "mobile": False},
+            session,
+        )
         if not scripts:
             self.send("Emulation.setScriptExecutionDisabled", {"value": True}, session)
         start = len(self.events)
@@ -118,14 +135,13 @@ class Page:
         self.browser, self.session, self.target, self.first_event = browser, session, target, first_event
 
     def evaluate(self, expression: str):
-        result = self.browser.send("Runtime.evaluate", {"expression": expression, "returnByValue": True},
-                                   self.session)
+        result = self.browser.send("Runtime.evaluate", {"expression": expression, "returnByValue": True}, self.session)
         if "exceptionDetails" in result:
             raise BrowserError(f"{expression}: {result['exceptionDetails']}")
         return result["result"].get("value")
 
     def _events(self) -> list[dict]:
-        return [e for e in self.browser.events[self.first_event:] if e.get("sessionId") == self.session]
+        return [e for e in self.browser.events[self.first_event :] if e.get("sessionId") == self.session]
 
     def problems(self) -> list[str]:
         """Console errors and warnings, uncaught exceptions and browser-logged errors (CSP refusals too)."""
@@ -147,9 +163,15 @@ class Page:
     def screenshot(self, path: Path) -> None:
         height = self.evaluate("document.documentElement.scrollHeight")
         width = self.evaluate("document.documentElement.scrollWidth")
-        data = self.browser.send("Page.captureScreenshot", {
-            "format": "png", "captureBeyondViewport": True,
-            "clip": {"x": 0, "y": 0, "width": width, "height": min(height, 16000), "scale": 1}}, self.session)["data"]
+        data = self.browser.send(
+            "Page.captureScreenshot",
+            {
+                "format": "png",
+                "captureBeyondViewport": True,
+                "clip": {"x": 0, "y": 0, "width": width, "height": min(height, 16000), "scale": 1},
+            },
+            self.session,
+        )["data"]
         Path(path).write_bytes(base64.b64decode(data))
 
     def close(self) -> None:

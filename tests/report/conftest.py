@@ -19,7 +19,9 @@ def examples(tmp_path_factory):
 def reports(examples):
     """kind -> the written report's path: baseline, adversarial, stress, gauntlet and compare."""
     store, out = examples.paths.store_path, examples.paths.out_dir
-    paths = {kind: write_report(store, out, getattr(examples, kind)).path
-             for kind in ("baseline", "adversarial", "stress", "gauntlet")}
+    paths = {
+        kind: write_report(store, out, getattr(examples, kind)).path
+        for kind in ("baseline", "adversarial", "stress", "gauntlet")
+    }
     paths["compare"] = write_report(store, out, examples.baseline_regressed, examples.baseline).path
     return paths

@@ -8,8 +8,9 @@ import pytest
 from tests.report.chromium import Chromium, chromium_path
 from tests.report.examples import INJECTED
 
-pytestmark = pytest.mark.skipif(chromium_path() is None,
-                                reason="chromium is not installed (apt-get install -y chromium; .ci/run does)")
+pytestmark = pytest.mark.skipif(
+    chromium_path() is None, reason="chromium is not installed (apt-get install -y chromium; .ci/run does)"
+)
 
 SECTIONS = {
     "baseline": ["verdict", "outcomes", "baseline", "metadata"],
@@ -82,8 +83,10 @@ def test_tables_sort_and_filter(reports, open_page):
     assert page.evaluate(cases) == ["stable_failure", "flaky", "slow", "stable_success"]  # 0/3, 5/10, 3/4, 3/3
     page.evaluate(f"[...{table}.tHead.rows[0].cells].find(th => th.innerText.startsWith('success')).click()")
     assert page.evaluate(cases) == ["stable_success", "slow", "flaky", "stable_failure"]
-    page.evaluate("const box = document.querySelector('#baseline input.filter'); box.value = 'ISO';"
-                  "box.dispatchEvent(new Event('input'))")
+    page.evaluate(
+        "const box = document.querySelector('#baseline input.filter'); box.value = 'ISO';"
+        "box.dispatchEvent(new Event('input'))"
+    )
     visible = f"[...{table}.tBodies[0].rows].filter(r => !r.hidden).map(r => r.cells[0].innerText)"
     assert page.evaluate(visible) == ["flaky"]
 
@@ -93,29 +96,39 @@ def test_transcripts_collapse_and_highlight_violating_turns(reports, open_page):
     threads = "[...document.querySelectorAll('#gauntlet details.thread')]"
     assert page.evaluate(f"{threads}.length") == 8  # 2 engines × 2 scenarios × 2 conversations
     assert page.evaluate(f"{threads}.map(d => d.querySelector('summary').innerText.split(' — ')[0])")[:2] == [
-        "plain · conversation 1 · violated", "guarded · conversation 1 · clean"]
+        "plain · conversation 1 · violated",
+        "guarded · conversation 1 · clean",
+    ]
     # negation_aware violations: plain 2 + 1 in sky's two conversations, 1 in grass; a literal-only hit is
     # flagged, not violated
     assert page.evaluate("document.querySelectorAll('li.turn.violated').length") == 4
     assert page.evaluate("document.querySelectorAll('li.turn.flagged').length") == 4
     violated = page.evaluate("getComputedStyle(document.querySelector('li.turn.violated')).backgroundColor")
-    clean = page.evaluate("getComputedStyle(document.querySelector('li.turn:not(.violated):not(.flagged)'))"
-                          ".backgroundColor")
+    clean = page.evaluate(
+        "getComputedStyle(document.querySelector('li.turn:not(.violated):not(.flagged)')).backgroundColor"
+    )
     assert violated != clean
-    page.evaluate("[...document.querySelectorAll('#gauntlet .toggles button')].find(b => "
-                  "b.innerText === 'Expand all').click()")
+    page.evaluate(
+        "[...document.querySelectorAll('#gauntlet .toggles button')].find(b => b.innerText === 'Expand all').click()"
+    )
     assert page.evaluate(f"{threads}.every(d => d.open)")
-    page.evaluate("[...document.querySelectorAll('#gauntlet .toggles button')].find(b => "
-                  "b.innerText === 'Collapse all').click()")
+    page.evaluate(
+        "[...document.querySelectorAll('#gauntlet .toggles button')].find(b => b.innerText === 'Collapse all').click()"
+    )
     assert page.evaluate(f"{threads}.every(d => !d.open)")
 
 
 def test_stress_cards_name_each_ladder_verdict(reports, open_page):
     page = open_page(reports["stress"])
     titles = page.evaluate("[...document.querySelectorAll('#stress article h3 small')].map(s => s.innerText)")
-    assert titles == ["(add_multi_objective) — boundary at level 1", "(add_constraints_tension) — tentative boundary "
-                      "at level 2", "(add_scope_detail) — fails at base", "(add_ambiguity) — no boundary"]
-    levels = page.evaluate("[...document.querySelectorAll('#stress article')][0].querySelector('tbody').rows[0]"
-                           ".cells[0].innerText")
+    assert titles == [
+        "(add_multi_objective) — boundary at level 1",
+        "(add_constraints_tension) — tentative boundary at level 2",
+        "(add_scope_detail) — fails at base",
+        "(add_ambiguity) — no boundary",
+    ]
+    levels = page.evaluate(
+        "[...document.querySelectorAll('#stress article')][0].querySelector('tbody').rows[0].cells[0].innerText"
+    )
     assert levels == "0 (base)"
     assert page.evaluate("[...document.querySelectorAll('#stress svg text')].some(t => t.textContent === 'base')")

@@ -1,8 +1,9 @@
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
-from ironbench.core.errors import RunNotFound
 from ironbench.analysis.conversations import summary_from_store
+from ironbench.core.errors import RunNotFound
 from ironbench.report.gather import EVIDENCE_CODES, apply_patch, gather, patch
 from ironbench.stats import clopper_pearson_lower, clopper_pearson_upper, wilson_interval
 from tests.report.examples import BACKEND
@@ -23,7 +24,8 @@ def test_baseline_sequences_decisions_and_plan(examples):
     assert (flaky["n"], flaky["successes"], flaky["planned"]) == (10, 5, 10)
     assert flaky["decision"]["decision"] == "exhausted" and flaky["decision"]["chance_agreement"] == 0.25
     assert (flaky["decision"]["success_lower_95"], flaky["decision"]["success_upper_95"]) == pytest.approx(
-        (clopper_pearson_lower(5, 10), clopper_pearson_upper(5, 10)))
+        (clopper_pearson_lower(5, 10), clopper_pearson_upper(5, 10))
+    )
     assert (flaky["low"], flaky["high"]) == pytest.approx(wilson_interval(5, 10))
     stable = cases["stable_success"]
     assert (stable["codes"], stable["planned"], stable["decision"]["decision"]) == ("SSS", 10, "stable")
@@ -52,14 +54,23 @@ def test_adversarial_heatmap_cells_variants_references_and_rejections(examples):
     data = gather(examples.paths.store_path, examples.adversarial)["adversarial"]
     cells = {(c["case_id"], c["generator"]): c for c in data["cells"]}
     assert cells[("cache", "punctuation_noise")] == {
-        "case_id": "cache", "generator": "punctuation_noise", "variants": 3, "material": 2, "structural": 1,
-        "stochastic": 1, "within_noise": 0, "directions": {"success lost": 2}}
+        "case_id": "cache",
+        "generator": "punctuation_noise",
+        "variants": 3,
+        "material": 2,
+        "structural": 1,
+        "stochastic": 1,
+        "within_noise": 0,
+        "directions": {"success lost": 2},
+    }
     assert data["generators"][0]["generator"] == "punctuation_noise"  # the most sensitive first
     cases = _by_case(data["cases"])
     cache = cases["cache"]
     # judged against the stored baseline: which run, which group, and that group's runs
     assert (cache["reference"]["reference_source"], cache["reference"]["reference_group"]) == (
-        examples.baseline, "baseline/stable_success")
+        examples.baseline,
+        "baseline/stable_success",
+    )
     assert cache["reference_codes"] == "SSS" and not cache["reference"]["reference_unstable"]
     variants = {v["variant_id"]: v for v in cache["variants"]}
     assert variants["punctuation_noise/variant_0003"]["codes"] == "GVGR"
@@ -84,8 +95,12 @@ def test_adversarial_heatmap_cells_variants_references_and_rejections(examples):
 def test_stress_ladders_from_level_0_with_their_verdicts(examples):
     ladders = _by_case(gather(examples.paths.store_path, examples.stress)["stress"]["ladders"])
     verdicts = {case_id: (ladder["verdict"], ladder["verdict_level"]) for case_id, ladder in ladders.items()}
-    assert verdicts == {"cache": ("boundary", 1), "parser": ("tentative", 2), "sorter": ("fails_at_base", 0),
-                        "greeter": ("no_boundary", None)}
+    assert verdicts == {
+        "cache": ("boundary", 1),
+        "parser": ("tentative", 2),
+        "sorter": ("fails_at_base", 0),
+        "greeter": ("no_boundary", None),
+    }
     cache = ladders["cache"]
     assert [lv["level"] for lv in cache["levels"]] == [0, 1]  # levels 2 and 3 never ran: past the boundary
     assert (cache["boundary"], cache["planned"], cache["generator"]) == (1, 3, "add_multi_objective")
@@ -102,8 +117,10 @@ def test_gauntlet_counts_conversations_and_compares_every_pair(examples):
     data = gather(examples.paths.store_path, examples.gauntlet)["gauntlet"]
     assert data["unit"] == "conversation"
     assert data["engines"] == ["plain", "guarded"] and data["scorers"] == ["negation_aware", "literal"]
-    totals = {(t["engine"], t["scorer"]): (t["violated"], t["conversations"], t["turn_violations"], t["turns"])
-              for t in data["totals"]}
+    totals = {
+        (t["engine"], t["scorer"]): (t["violated"], t["conversations"], t["turn_violations"], t["turns"])
+        for t in data["totals"]
+    }
     assert totals[("plain", "negation_aware")] == (3, 4, 4, 14)
     assert totals[("plain", "literal")] == (3, 4, 6, 14)
     assert totals[("guarded", "negation_aware")] == (0, 4, 0, 14)
@@ -113,15 +130,25 @@ def test_gauntlet_counts_conversations_and_compares_every_pair(examples):
     assert per_turn[("plain", "negation_aware", 3)] == (2, 4)
     # one transcript per conversation, both engines' conversation 1 side by side
     assert [(t["engine"], t["scenario"], t["conversation"]) for t in data["transcripts"]][:4] == [
-        ("plain", "sky", 1), ("guarded", "sky", 1), ("plain", "sky", 2), ("guarded", "sky", 2)]
+        ("plain", "sky", 1),
+        ("guarded", "sky", 1),
+        ("plain", "sky", 2),
+        ("guarded", "sky", 2),
+    ]
     sky2 = data["transcripts"][2]
     assert [t["turn"] for t in sky2["turns"]] == [1, 2, 3, 4]
-    assert {s["scorer"]: s["violated"] for s in sky2["turns"][2]["scores"]} == {"literal": True,
-                                                                               "negation_aware": False}
+    assert {s["scorer"]: s["violated"] for s in sky2["turns"][2]["scores"]} == {
+        "literal": True,
+        "negation_aware": False,
+    }
     # the pair compared as projections.gauntlet_summary compares it: conversations, stratified by scenario
     [pair] = data["comparisons"]["negation_aware"]
     assert (pair["engine"], pair["reference"], pair["violated"], pair["conversations"]) == (
-        "guarded", "plain", [3, 0], [4, 4])
+        "guarded",
+        "plain",
+        [3, 0],
+        [4, 4],
+    )
     assert pair["verdict"] == "cannot be told apart" and pair["p_adjusted"] > 0.05  # 0/4 against 3/4: too few
     assert pair == summary_from_store(examples.paths.store_path, examples.gauntlet)["comparisons"]["negation_aware"][0]
 
@@ -139,7 +166,8 @@ def test_comparison_differences_overall_gate_and_shifts(examples):
     # Mantel-Haenszel weights n_a n_b / (n_a + n_b): 30/13 for 3|10, 5 for 10|10, 1.5 for 3|3, 2 for 4|4
     weights = {"stable_success": 30 / 13, "flaky": 5, "stable_failure": 1.5, "slow": 2}
     assert compare["difference"] == pytest.approx(
-        sum(w * cases[c]["difference"] for c, w in weights.items()) / sum(weights.values()))
+        sum(w * cases[c]["difference"] for c, w in weights.items()) / sum(weights.values())
+    )
     assert compare["low"] < compare["difference"] < compare["high"] < 0
     assert 0 < compare["mde"] < 1
     assert any("stable_failure cannot be flagged" in w for w in compare["warnings"])

@@ -2,7 +2,8 @@ import html
 import json
 import re
 
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ironbench.report.markup import ELIDED, Markup, el, esc, json_script, word_diff_html
 
@@ -12,8 +13,8 @@ texts = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=1
 @given(texts)
 def test_text_and_attributes_are_escaped(text):
     element = el("td", {"title": text, "class": "x"}, text)
-    assert html.unescape(element[element.index(">") + 1:-len("</td>")]) == text
-    assert "<" not in element[element.index(">") + 1:-len("</td>")]
+    assert html.unescape(element[element.index(">") + 1 : -len("</td>")]) == text
+    assert "<" not in element[element.index(">") + 1 : -len("</td>")]
     assert re.fullmatch(r'<td title="[^"<>]*" class="x">[^<>]*</td>', element)
 
 
@@ -24,12 +25,16 @@ def test_markup_built_here_passes_and_raw_strings_never_do():
     assert el("input", {"hidden": True, "value": None}) == "<input hidden>"
 
 
-@given(st.recursive(st.none() | st.booleans() | st.integers() | texts,
-                    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(texts, inner, max_size=4),
-                    max_leaves=12))
+@given(
+    st.recursive(
+        st.none() | st.booleans() | st.integers() | texts,
+        lambda inner: st.lists(inner, max_size=4) | st.dictionaries(texts, inner, max_size=4),
+        max_leaves=12,
+    )
+)
 def test_embedded_json_cannot_close_its_element_and_reads_back(data):
     script = json_script(data, "report-data")
-    body = script[script.index(">") + 1:-len("</script>")]
+    body = script[script.index(">") + 1 : -len("</script>")]
     assert "<" not in body and ">" not in body
     assert json.loads(body) == data
 
@@ -37,7 +42,7 @@ def test_embedded_json_cannot_close_its_element_and_reads_back(data):
 def _plain(diff: str, keep: str) -> str:
     """The text a diff shows, keeping <ins> (the variant) or <del> (the base) parts."""
     drop = "del" if keep == "ins" else "ins"
-    text = re.sub(rf"<{drop}>.*?</{drop}>", "", diff, flags=re.S)
+    text = re.sub(rf"<{drop}>.*?</{drop}>", "", diff, flags=re.DOTALL)
     return html.unescape(re.sub(r"</?(ins|del)>", "", text)).replace("·", " ").replace("⏎", "").replace("⇥", "\t")
 
 

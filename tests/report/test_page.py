@@ -19,7 +19,7 @@ def page(examples, run_id, base=None):
 
 def embedded(text: str) -> dict:
     start = text.index('<script type="application/json" id="report-data">')
-    body = text[text.index(">", start) + 1:text.index("</script>", start)]
+    body = text[text.index(">", start) + 1 : text.index("</script>", start)]
     return json.loads(body)
 
 
@@ -31,10 +31,12 @@ def records(embedded_list) -> list[dict]:
 
 
 def test_each_kind_of_run_gets_its_sections_and_no_others(examples):
-    expected = {examples.baseline: ["verdict", "outcomes", "baseline", "metadata"],
-                examples.adversarial: ["verdict", "outcomes", "adversarial", "metadata"],
-                examples.stress: ["verdict", "outcomes", "stress", "metadata"],
-                examples.gauntlet: ["verdict", "gauntlet", "metadata"]}
+    expected = {
+        examples.baseline: ["verdict", "outcomes", "baseline", "metadata"],
+        examples.adversarial: ["verdict", "outcomes", "adversarial", "metadata"],
+        examples.stress: ["verdict", "outcomes", "stress", "metadata"],
+        examples.gauntlet: ["verdict", "gauntlet", "metadata"],
+    }
     for run_id, sections in expected.items():
         assert SECTIONS.findall(page(examples, run_id)[1]) == sections
     _, compared = page(examples, examples.baseline_regressed, examples.baseline)
@@ -53,7 +55,7 @@ def test_injected_markup_is_text_everywhere(examples):
 def test_only_the_pages_own_style_and_script_may_run(examples):
     _, text = page(examples, examples.baseline)
     policy = html.unescape(re.search(r'http-equiv="Content-Security-Policy" content="([^"]+)"', text).group(1))
-    digest = lambda s: "sha256-" + base64.b64encode(hashlib.sha256(s.encode()).digest()).decode()  # noqa: E731
+    digest = lambda s: "sha256-" + base64.b64encode(hashlib.sha256(s.encode()).digest()).decode()
     assert f"script-src '{digest(SCRIPT)}'" in policy and f"style-src '{digest(CSS)}'" in policy
     assert policy.startswith("default-src 'none'")
     assert f"<script>{SCRIPT}</script>" in text and f"<style>{CSS}</style>" in text
@@ -102,7 +104,7 @@ def test_metadata_shows_the_label_the_recorded_environment_and_new_fields(exampl
 
 def test_outcomes_show_timeouts_and_infrastructure_errors_apart_from_rates(examples):
     _, text = page(examples, examples.baseline)
-    outcomes = text[text.index('<section id="outcomes">'):text.index('<section id="baseline">')]
+    outcomes = text[text.index('<section id="outcomes">') : text.index('<section id="baseline">')]
     rows = re.findall(r"<tr>(.*?)</tr>", outcomes)
     timeout = next(r for r in rows if "failed: timeout" in r)
     superseded = next(r for r in rows if "superseded" in r)
@@ -121,7 +123,7 @@ def test_adversarial_page_names_the_reference_and_the_direction(examples):
 
 def test_compare_page_shows_power_warnings_and_shifts(examples):
     _, text = page(examples, examples.baseline_regressed, examples.baseline)
-    compare = text[text.index('<section id="compare">'):text.index('<section id="outcomes">')]
+    compare = text[text.index('<section id="compare">') : text.index('<section id="outcomes">')]
     assert "Gate: REGRESSION" in compare and "exit 1" in compare
     assert "the smallest drop these runs detect with 80% power" in compare
     assert "⚠ stable_failure cannot be flagged on its own" in compare
@@ -151,8 +153,12 @@ def test_long_runs_chart_the_cases_that_need_a_look_and_tabulate_all(examples):
     from ironbench.report.sections import CHART_ROWS, charted
 
     def fake(i, decision, successes):
-        return {"case_id": f"c{i:03d}", "decision": {"decision": decision}, "low": successes / 20,
-                "rate": successes / 10}
+        return {
+            "case_id": f"c{i:03d}",
+            "decision": {"decision": decision},
+            "low": successes / 20,
+            "rate": successes / 10,
+        }
 
     cases = [fake(i, "stable", 10) for i in range(CHART_ROWS + 40)]
     cases[7] = fake(7, "exhausted", 9)

@@ -1,7 +1,8 @@
 import re
 import xml.etree.ElementTree as ET
 
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ironbench.report import svg
 from ironbench.report.widgets import PALETTE
@@ -85,7 +86,8 @@ def test_forest_puts_estimates_around_zero():
 
 def test_lines_and_columns_are_well_formed():
     parse(svg.lines([("plain <b>", [(1, 0), (2, 1), (3, 2)]), ("guarded", [(1, 0), (2, 0)])], "v", "turn", "n", 2))
-    chart = svg.stacked_columns([("0", [(3, "#c62828", "failed")]), ("1", [(5, "#2e7d32", "ok"), (1, "#c62828", "x")])],
-                                "attempts", "attempts")
+    chart = svg.stacked_columns(
+        [("0", [(3, "#c62828", "failed")]), ("1", [(5, "#2e7d32", "ok"), (1, "#c62828", "x")])], "attempts", "attempts"
+    )
     heights = [float(r.get("height")) for r in parse(chart).iter(f"{NS}rect")]
     assert max(heights) == heights[1] and re.search(r">6<", chart)  # the tallest column is 5 + 1

@@ -1,4 +1,5 @@
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ironbench.report.gather import _gauntlet
 from ironbench.report.verdict import Verdict, agreeing_runs, console_text, split_sentence, verdicts
@@ -15,41 +16,75 @@ def case(case_id, codes, decision, **counts):
         same = len(counted) - len(counted.rstrip(counted[-1]))
         fields = {"reason": "last 3 runs equivalent", "reproduce_lower_95": clopper_pearson_lower(same, n)}
     elif decision == "exhausted":
-        fields = {"reason": f"{n} runs without 3 equivalent in a row",
-                  "success_lower_95": clopper_pearson_lower(successes, n),
-                  "success_upper_95": clopper_pearson_upper(successes, n)}
+        fields = {
+            "reason": f"{n} runs without 3 equivalent in a row",
+            "success_lower_95": clopper_pearson_lower(successes, n),
+            "success_upper_95": clopper_pearson_upper(successes, n),
+        }
     else:
         fields = {}
-    return {"case_id": case_id, "variant_id": "base", "codes": codes, "n": n, "successes": successes,
-            "rate": successes / n if n else 0.0, "low": low, "high": high, "excluded": 0, **counts,
-            "decision": None if decision is None else {"decision": decision, "chance_agreement": 0.25, **fields}}
+    return {
+        "case_id": case_id,
+        "variant_id": "base",
+        "codes": codes,
+        "n": n,
+        "successes": successes,
+        "rate": successes / n if n else 0.0,
+        "low": low,
+        "high": high,
+        "excluded": 0,
+        **counts,
+        "decision": None if decision is None else {"decision": decision, "chance_agreement": 0.25, **fields},
+    }
 
 
 def test_baseline_states_what_the_stable_runs_support_and_no_more():
-    data = {"run": RUN, "baseline": {"cases": [
-        case("a", "SSS", "stable"), case("b", "GGG", "stable"), case("c", "SGSGSGSGSG", "exhausted"),
-        case("d", "S", None), case("e", "GSSSSSSSSS", "stable")]}}
+    data = {
+        "run": RUN,
+        "baseline": {
+            "cases": [
+                case("a", "SSS", "stable"),
+                case("b", "GGG", "stable"),
+                case("c", "SGSGSGSGSG", "exhausted"),
+                case("d", "S", None),
+                case("e", "GSSSSSSSSS", "stable"),
+            ]
+        },
+    }
     [verdict] = verdicts(data)
-    assert verdict.headline == ("Baseline: 3 of 5 instructions stable (the last 3 runs agreed), 2 on success and "
-                                "1 on failure; 1 exhausted its runs without agreeing; 1 not decided yet.")
+    assert verdict.headline == (
+        "Baseline: 3 of 5 instructions stable (the last 3 runs agreed), 2 on success and "
+        "1 on failure; 1 exhausted its runs without agreeing; 1 not decided yet."
+    )
     # weakest support first; the count of agreeing runs is read back from the recorded bound
-    assert ("What the stable runs support: 3/3 → the outcome recurs with probability ≥ 0.37 (one-sided 95%) for "
-            "a and b; 9/10 → ≥ 0.61 for e") in verdict.evidence
+    assert (
+        "What the stable runs support: 3/3 → the outcome recurs with probability ≥ 0.37 (one-sided 95%) for "
+        "a and b; 9/10 → ≥ 0.61 for e"
+    ) in verdict.evidence
     assert "exhausted (10 runs without 3 equivalent in a row): c 5/10 = 50% (95% CI 24%–76%)" in verdict.evidence
     assert "lowest success rate: b 0/3 = 0% (95% CI 0%–56%)" in verdict.evidence
     assert "chance" not in verdict.evidence  # p³+(1−p)³ at the observed rate claims 1.0 after 3/3: not evidence
 
 
 def test_baseline_counts_timeouts_and_infrastructure_errors_apart():
-    data = {"run": RUN, "baseline": {"cases": [case("slow", "TSSS", "stable", timeouts=1, superseded=2),
-                                               case("down", "SSSI", "stable", excluded=1, infra_errors=1)]}}
+    data = {
+        "run": RUN,
+        "baseline": {
+            "cases": [
+                case("slow", "TSSS", "stable", timeouts=1, superseded=2),
+                case("down", "SSSI", "stable", excluded=1, infra_errors=1),
+            ]
+        },
+    }
     [verdict] = verdicts(data)
     assert "1 run timed out (counted as a failure, stage timeout)" in verdict.evidence
     assert "2 attempts hit an infrastructure error and were run again" in verdict.evidence
     assert "1 run ended in an infrastructure error not yet re-run (excluded" in verdict.evidence
     # the timeout is one of slow's 4 runs, not an agreeing one; down's infrastructure error is no run at all
-    assert "3/4 → the outcome recurs with probability ≥ 0.25 (one-sided 95%) for slow; 3/3 → ≥ 0.37 for down" in \
-        verdict.evidence
+    assert (
+        "3/4 → the outcome recurs with probability ≥ 0.25 (one-sided 95%) for slow; 3/3 → ≥ 0.37 for down"
+        in verdict.evidence
+    )
     assert "2 on success and 0 on failure" in verdict.headline
 
 
@@ -62,8 +97,9 @@ def test_the_agreeing_runs_are_read_back_exactly_from_the_bound(n_k):
 def adversarial(cells, rejections=(), cases=None):
     generators = {}
     for c in cells:
-        g = generators.setdefault(c["generator"], {"generator": c["generator"], "variants": 0, "material": 0,
-                                                   "directions": {}})
+        g = generators.setdefault(
+            c["generator"], {"generator": c["generator"], "variants": 0, "material": 0, "directions": {}}
+        )
         g["variants"] += c["variants"]
         g["material"] += c["material"]
         for way, count in c.get("directions", {}).items():
@@ -72,23 +108,40 @@ def adversarial(cells, rejections=(), cases=None):
         g["rate"] = g["material"] / g["variants"]
         g["low"], g["high"] = wilson_interval(g["material"], g["variants"])
     reference = {"reference_source": "run_b", "reference_group": "baseline/c", "n": 3, "successes": 3}
-    return {"cells": cells, "generators": sorted(generators.values(), key=lambda g: -g["rate"]),
-            "cases": cases or [{"case_id": "c", "reference": reference, "variants": []}],
-            "rejections": list(rejections), "excluded": {}}
+    return {
+        "cells": cells,
+        "generators": sorted(generators.values(), key=lambda g: -g["rate"]),
+        "cases": cases or [{"case_id": "c", "reference": reference, "variants": []}],
+        "rejections": list(rejections),
+        "excluded": {},
+    }
 
 
 def cell(generator, variants, material, structural=0, within_noise=0, directions=None):
-    return {"case_id": "c", "generator": generator, "variants": variants, "material": material,
-            "structural": structural, "within_noise": within_noise, "directions": directions or {}}
+    return {
+        "case_id": "c",
+        "generator": generator,
+        "variants": variants,
+        "material": material,
+        "structural": structural,
+        "within_noise": within_noise,
+        "directions": directions or {},
+    }
 
 
 def test_adversarial_names_the_generator_that_changes_outcomes_most_and_its_evidence():
-    data = {"run": RUN, "adversarial": adversarial(
-        [cell("synonyms", 10, 8, 5, directions={"success lost": 6, "more attempts": 2}), cell("whitespace", 10, 0)],
-        [{"case_id": "c", "variant_id": "v1", "failure_reasons": ["empty output"]}])}
+    data = {
+        "run": RUN,
+        "adversarial": adversarial(
+            [cell("synonyms", 10, 8, 5, directions={"success lost": 6, "more attempts": 2}), cell("whitespace", 10, 0)],
+            [{"case_id": "c", "variant_id": "v1", "failure_reasons": ["empty output"]}],
+        ),
+    }
     first, rejected = verdicts(data)
-    assert "8 of 20 variants of 1 instruction changed the outcome materially (5 structural, 3 stochastic)" in \
-        first.headline
+    assert (
+        "8 of 20 variants of 1 instruction changed the outcome materially (5 structural, 3 stochastic)"
+        in first.headline
+    )
     assert "synonyms changes outcomes most: 8 of 10 variants (80%, 95% CI 49%–94%)" in first.headline
     assert "which way: success lost (6), more attempts (2)" in first.evidence
     assert "judged against c: baseline/c of run run_b (3/3 succeeded)" in first.evidence
@@ -97,13 +150,18 @@ def test_adversarial_names_the_generator_that_changes_outcomes_most_and_its_evid
 
 
 def test_adversarial_says_when_the_baseline_noise_explains_a_difference():
-    variant = {"variant_id": "g/variant_0001", "decision": {"decision": "within_noise", "p_value": 0.86,
-                                                             "direction": "fewer attempts"}}
-    cases = [{"case_id": "c", "reference": {"reference_source": "this run", "n": 1, "successes": 1},
-              "variants": [variant]}]
+    variant = {
+        "variant_id": "g/variant_0001",
+        "decision": {"decision": "within_noise", "p_value": 0.86, "direction": "fewer attempts"},
+    }
+    cases = [
+        {"case_id": "c", "reference": {"reference_source": "this run", "n": 1, "successes": 1}, "variants": [variant]}
+    ]
     [verdict] = verdicts({"run": RUN, "adversarial": adversarial([cell("g", 3, 0, within_noise=1)], cases=cases)})
-    assert "0 of 3 variants" in verdict.headline and "1 differed only within an unstable baseline's own noise" in \
-        verdict.headline
+    assert (
+        "0 of 3 variants" in verdict.headline
+        and "1 differed only within an unstable baseline's own noise" in verdict.headline
+    )
     assert "g/variant_0001 differed from the baseline's most common outcome" in verdict.evidence
     assert "p = 0.86" in verdict.evidence
     assert "judged against c: a fresh run of the instruction in this run (1/1 succeeded)" in verdict.evidence
@@ -117,42 +175,72 @@ def test_adversarial_says_when_generators_cannot_be_ranked():
 def level(n, codes, decision=None):
     successes = codes.count("S")
     low, high = wilson_interval(successes, len(codes))
-    return {"level": n, "codes": codes, "n": len(codes), "successes": successes, "rate": successes / len(codes),
-            "low": low, "high": high,
-            "decision": {"success_upper_95": clopper_pearson_upper(successes, len(codes)),
-                         **({"decision": decision} if decision else {})}}
+    return {
+        "level": n,
+        "codes": codes,
+        "n": len(codes),
+        "successes": successes,
+        "rate": successes / len(codes),
+        "low": low,
+        "high": high,
+        "decision": {
+            "success_upper_95": clopper_pearson_upper(successes, len(codes)),
+            **({"decision": decision} if decision else {}),
+        },
+    }
 
 
-REASONS = {"boundary": "level 1 fails systematically and worse than level 0 (3/3 succeeded): p = 0.05 <= 0.05/1",
-           "tentative": "level 2 fails systematically, but not significantly worse than level 0: p = 0.2 > 0.05/2; "
-                        "more runs per level could tell"}
+REASONS = {
+    "boundary": "level 1 fails systematically and worse than level 0 (3/3 succeeded): p = 0.05 <= 0.05/1",
+    "tentative": "level 2 fails systematically, but not significantly worse than level 0: p = 0.2 > 0.05/2; "
+    "more runs per level could tell",
+}
 
 
 def ladder(case_id, verdict, at, levels, p=None):
-    decision = None if verdict is None else {"decision": verdict, "level": at, "p_value": p,
-                                             "reason": REASONS.get(verdict, "")}
-    return {"case_id": case_id, "generator": "add_scope_detail", "verdict": verdict, "verdict_level": at,
-            "boundary": at if verdict == "boundary" else None, "ladder": decision, "levels": levels}
+    decision = (
+        None
+        if verdict is None
+        else {"decision": verdict, "level": at, "p_value": p, "reason": REASONS.get(verdict, "")}
+    )
+    return {
+        "case_id": case_id,
+        "generator": "add_scope_detail",
+        "verdict": verdict,
+        "verdict_level": at,
+        "boundary": at if verdict == "boundary" else None,
+        "ladder": decision,
+        "levels": levels,
+    }
 
 
 def test_stress_states_each_ladder_verdict_with_its_evidence():
-    ladders = [ladder("cache", "boundary", 1, [level(0, "SSS"), level(1, "GGG")], p=0.05),
-               ladder("parser", "tentative", 2, [level(0, "SGS"), level(1, "SSS"), level(2, "GGG")], p=0.2),
-               ladder("sorter", "fails_at_base", 0, [level(0, "GGG")]),
-               ladder("greeter", "no_boundary", None, [level(0, "SSS"), level(1, "SGS"), level(2, "SSS")]),
-               ladder("late", None, None, [level(0, "SSS")])]
-    summary, cache, parser, sorter, greeter, late = verdicts({"run": RUN, "stress": {"ladders": ladders,
-                                                                                     "excluded": {}}})
-    assert summary.headline == ("Stress: a capability boundary in 1 of 5 ladders (level 1); 1 tentative (a systematic "
-                                "failure not shown worse than level 0); 1 failing at base (level 0 already fails); "
-                                "1 with no level failing systematically; 1 not finished.")
+    ladders = [
+        ladder("cache", "boundary", 1, [level(0, "SSS"), level(1, "GGG")], p=0.05),
+        ladder("parser", "tentative", 2, [level(0, "SGS"), level(1, "SSS"), level(2, "GGG")], p=0.2),
+        ladder("sorter", "fails_at_base", 0, [level(0, "GGG")]),
+        ladder("greeter", "no_boundary", None, [level(0, "SSS"), level(1, "SGS"), level(2, "SSS")]),
+        ladder("late", None, None, [level(0, "SSS")]),
+    ]
+    summary, cache, parser, sorter, greeter, late = verdicts(
+        {"run": RUN, "stress": {"ladders": ladders, "excluded": {}}}
+    )
+    assert summary.headline == (
+        "Stress: a capability boundary in 1 of 5 ladders (level 1); 1 tentative (a systematic "
+        "failure not shown worse than level 0); 1 failing at base (level 0 already fails); "
+        "1 with no level failing systematically; 1 not finished."
+    )
     assert "significantly worse than level 0" in summary.evidence
     assert cache.headline == "cache (add_scope_detail): capability boundary at level 1."
-    assert cache.evidence == ("Level 1: 0/3 = 0% (95% CI 0%–56%; 0/3 still allows 63%); level 0 (the unchanged "
-                              "instruction): 3/3 = 100% (95% CI 44%–100%); level 1 against level 0: "
-                              "p = 0.05 <= 0.05/1.")
-    assert parser.headline == ("parser (add_scope_detail): tentative boundary at level 2: it fails systematically, "
-                               "but is not shown to be worse than level 0.")
+    assert cache.evidence == (
+        "Level 1: 0/3 = 0% (95% CI 0%–56%; 0/3 still allows 63%); level 0 (the unchanged "
+        "instruction): 3/3 = 100% (95% CI 44%–100%); level 1 against level 0: "
+        "p = 0.05 <= 0.05/1."
+    )
+    assert parser.headline == (
+        "parser (add_scope_detail): tentative boundary at level 2: it fails systematically, "
+        "but is not shown to be worse than level 0."
+    )
     assert "Level 2: 0/3 = 0% (95% CI 0%–56%; 0/3 still allows 63%)" in parser.evidence
     assert "level 0 (the unchanged instruction): 2/3 = 67%" in parser.evidence
     assert "level 2 against level 0: p = 0.2 > 0.05/2; more runs per level could tell" in parser.evidence
@@ -164,9 +252,14 @@ def test_stress_states_each_ladder_verdict_with_its_evidence():
 
 
 def test_a_ladder_without_level_0_says_it_had_nothing_to_compare_with():
-    old = {**ladder("old", "tentative", 1, [level(1, "GGG")]),
-           "ladder": {"decision": "tentative", "level": 1, "reason": "level 1 fails systematically, but no level 0 "
-                                                                     "to compare with"}}
+    old = {
+        **ladder("old", "tentative", 1, [level(1, "GGG")]),
+        "ladder": {
+            "decision": "tentative",
+            "level": 1,
+            "reason": "level 1 fails systematically, but no level 0 to compare with",
+        },
+    }
     [verdict] = verdicts({"run": RUN, "stress": {"ladders": [old], "excluded": {}}})
     assert verdict.headline.startswith("old (add_scope_detail): tentative boundary at level 1")
     assert verdict.evidence.endswith("; level 1 fails systematically, but no level 0 to compare with.")
@@ -178,11 +271,28 @@ def gauntlet(violated_b, conversations=4):
     rows = []
     for scenario in ("sky", "grass", "law"):
         for conversation in range(1, conversations + 1):
-            rows.append({"engine": "plain", "scenario": scenario, "domain": "d", "scorer": "negation_aware",
-                         "conversation": conversation, "turns": 8, "violations": 2 if conversation <= 3 else 0})
-            rows.append({"engine": "guarded", "scenario": scenario, "domain": "d", "scorer": "negation_aware",
-                         "conversation": conversation, "turns": 8,
-                         "violations": 1 if conversation <= violated_b else 0})
+            rows.append(
+                {
+                    "engine": "plain",
+                    "scenario": scenario,
+                    "domain": "d",
+                    "scorer": "negation_aware",
+                    "conversation": conversation,
+                    "turns": 8,
+                    "violations": 2 if conversation <= 3 else 0,
+                }
+            )
+            rows.append(
+                {
+                    "engine": "guarded",
+                    "scenario": scenario,
+                    "domain": "d",
+                    "scorer": "negation_aware",
+                    "conversation": conversation,
+                    "turns": 8,
+                    "violations": 1 if conversation <= violated_b else 0,
+                }
+            )
     suite = {"engines": [{"name": "plain"}, {"name": "guarded"}], "scenarios": []}
     return {"run": RUN, "gauntlet": _gauntlet(suite, rows, [], [])}
 
@@ -206,30 +316,39 @@ def test_gauntlet_counts_conversations_and_says_whether_the_guard_helped():
 def test_split_keeps_every_word_of_the_sentence():
     sentence = "b vs a: b helped (fewer violations): b violated 0/4 conversations against 3/4; difference -75 pp"
     head, evidence = split_sentence(sentence, "b")
-    assert (head, evidence) == ("b vs a: b helped (fewer violations)",
-                                "b violated 0/4 conversations against 3/4; difference -75 pp")
+    assert (head, evidence) == (
+        "b vs a: b helped (fewer violations)",
+        "b violated 0/4 conversations against 3/4; difference -75 pp",
+    )
 
 
 def test_compare_and_an_aborted_run_lead_the_verdicts():
-    compare = {"run_a": "run_a", "run_b": "run_b", "verdict": "regression", "gate_reason": "case x regressed.",
-               "warnings": ["x cannot be flagged on its own with 3 vs 3 runs", "y too"], "cases": [],
-               "engines": ["plain: cannot be told apart: violation rate B − A +5.0 pp (95% CI ...), p = 0.7"]}
+    compare = {
+        "run_a": "run_a",
+        "run_b": "run_b",
+        "verdict": "regression",
+        "gate_reason": "case x regressed.",
+        "warnings": ["x cannot be flagged on its own with 3 vs 3 runs", "y too"],
+        "cases": [],
+        "engines": ["plain: cannot be told apart: violation rate B − A +5.0 pp (95% CI ...), p = 0.7"],
+    }
     items = verdicts({"run": {**RUN, "status": "aborted", "abort_reason": "interrupted"}, "compare": compare})
     assert items[0].headline == "The run was aborted: interrupted."
     assert items[1].headline == "Compare run_a (A) → run_b (B): B regressed against A."
-    assert items[1].evidence == ("Gate: case x regressed. Warning: x cannot be flagged on its own with 3 vs 3 runs "
-                                 "(and 1 more).")
+    assert items[1].evidence == (
+        "Gate: case x regressed. Warning: x cannot be flagged on its own with 3 vs 3 runs (and 1 more)."
+    )
     assert items[2].headline == "plain across the two runs: cannot be told apart."
     assert items[2].evidence.startswith("Violation rate B − A +5.0 pp")
 
 
-@given(st.lists(st.tuples(st.text(min_size=1, max_size=200), st.text(max_size=300)), max_size=8),
-       st.integers(40, 120))
+@given(st.lists(st.tuples(st.text(min_size=1, max_size=200), st.text(max_size=300)), max_size=8), st.integers(40, 120))
 def test_console_lines_fit_the_width_and_keep_every_word(pairs, width):
     items = [Verdict("x", headline, evidence) for headline, evidence in pairs]
     text = console_text(items, width)
     lines = text.splitlines()
     assert all(len(line) <= width for line in lines if " " in line.strip())  # a single long word may overflow
     assert sum(1 for line in lines if line.startswith("• ") or line == "•") == len(items)
-    assert "".join(text.split()).replace("•", "") == "".join(
-        "".join((h + e).split()) for h, e in pairs).replace("•", "")
+    assert "".join(text.split()).replace("•", "") == "".join("".join((h + e).split()) for h, e in pairs).replace(
+        "•", ""
+    )

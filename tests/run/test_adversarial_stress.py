@@ -2,8 +2,8 @@ import json
 import math
 import sqlite3
 
-from ironbench.core.events import DecisionTaken, InvocationCompleted, VariantDropped, VariantGenerated
 from ironbench.analysis.query import run_query
+from ironbench.core.events import DecisionTaken, InvocationCompleted, VariantDropped, VariantGenerated
 from ironbench.run.runner import start_run
 from ironbench.store import open_store
 from ironbench.suite.models import parse_suite
@@ -13,14 +13,29 @@ INSTRUCTION = "Write a Python class implementing a simple cache with get, set an
 
 
 def adversarial_suite(generators, instruction=INSTRUCTION):
-    return parse_suite({"suite_id": "adv", "mode": "adversarial", "target": SCRIPTED_TARGET, "timeout_seconds": 30,
-                        "cases": [{"id": "c", "instruction": instruction, "generators": generators}]},
-                       "adv.yaml")
+    return parse_suite(
+        {
+            "suite_id": "adv",
+            "mode": "adversarial",
+            "target": SCRIPTED_TARGET,
+            "timeout_seconds": 30,
+            "cases": [{"id": "c", "instruction": instruction, "generators": generators}],
+        },
+        "adv.yaml",
+    )
 
 
 def stress_suite(ladder):
-    return parse_suite({"suite_id": "st", "mode": "stress", "target": SCRIPTED_TARGET, "timeout_seconds": 30,
-                        "cases": [{"id": "c", "instruction": INSTRUCTION, "ladder": ladder}]}, "st.yaml")
+    return parse_suite(
+        {
+            "suite_id": "st",
+            "mode": "stress",
+            "target": SCRIPTED_TARGET,
+            "timeout_seconds": 30,
+            "cases": [{"id": "c", "instruction": INSTRUCTION, "ladder": ladder}],
+        },
+        "st.yaml",
+    )
 
 
 def recorded(paths, run_id, kind):
@@ -33,10 +48,14 @@ def decisions(paths, run_id):
 
 
 def test_variants_are_judged_against_a_fresh_reference_run(paths, script):
-    script({"c/baseline": ["success"],
+    script(
+        {
+            "c/baseline": ["success"],
             "c/punctuation_noise/variant_0001": ["success"],
             "c/punctuation_noise/variant_0002": ["generation", "success"],
-            "c/punctuation_noise/variant_0003": ["generation", "validation", "generation", "repair"]})
+            "c/punctuation_noise/variant_0003": ["generation", "validation", "generation", "repair"],
+        }
+    )
     run_id = start_run(adversarial_suite([{"generator": "punctuation_noise", "count": 3, "seed": 5}]), paths)
     found = decisions(paths, run_id)
     reference = found["adversarial/c/baseline"]
@@ -53,8 +72,15 @@ def test_variants_are_judged_against_a_fresh_reference_run(paths, script):
 
 def test_the_latest_stored_baseline_is_the_reference(paths, script):
     script({"c": ["validation"]})
-    baseline = parse_suite({"suite_id": "b", "mode": "baseline", "target": SCRIPTED_TARGET,
-                            "cases": [{"id": "c", "instruction": INSTRUCTION, "runs": 5}]}, "b.yaml")
+    baseline = parse_suite(
+        {
+            "suite_id": "b",
+            "mode": "baseline",
+            "target": SCRIPTED_TARGET,
+            "cases": [{"id": "c", "instruction": INSTRUCTION, "runs": 5}],
+        },
+        "b.yaml",
+    )
     baseline_run = start_run(baseline, paths)
     script({"c/baseline": ["success"], "c": ["validation"]})
     run_id = start_run(adversarial_suite([{"generator": "whitespace_noise", "count": 2, "seed": 1}]), paths)
@@ -68,17 +94,28 @@ def test_the_latest_stored_baseline_is_the_reference(paths, script):
 
 def test_variants_and_contract_drops_are_events_and_rows(paths, script):
     script({"c": ["success"]})
-    suite = adversarial_suite([{"generator": "synonym_substitution", "count": 3, "seed": 2, "max_replacements": 2,
-                                "synonyms": {"simple": ["benchmark-grade"], "cache": ["store"]},
-                                "whitelist": ["cache"]}], instruction="Write a simple cache.")
+    suite = adversarial_suite(
+        [
+            {
+                "generator": "synonym_substitution",
+                "count": 3,
+                "seed": 2,
+                "max_replacements": 2,
+                "synonyms": {"simple": ["benchmark-grade"], "cache": ["store"]},
+                "whitelist": ["cache"],
+            }
+        ],
+        instruction="Write a simple cache.",
+    )
     run_id = start_run(suite, paths)
     generated = [e.event for e in recorded(paths, run_id, VariantGenerated)]
     dropped = [e.event for e in recorded(paths, run_id, VariantDropped)]
     assert generated and all("benchmark" not in v.instruction for v in generated)
     assert dropped and all("forbidden word 'benchmark'" in d.reason for d in dropped)
     with sqlite3.connect(paths.store_path) as conn:
-        rows = conn.execute("SELECT dropped, count(*) FROM variants WHERE run_id=? GROUP BY dropped",
-                            (run_id,)).fetchall()
+        rows = conn.execute(
+            "SELECT dropped, count(*) FROM variants WHERE run_id=? GROUP BY dropped", (run_id,)
+        ).fetchall()
     assert dict(rows) == {0: len(generated), 1: len(dropped)}
 
 
@@ -89,8 +126,11 @@ def test_adversarial_tree_layout(paths, script):
     assert sorted(p.name for p in folder.iterdir()) == ["variant_0001", "variant_0002"]
     variant = folder / "variant_0001"
     assert sorted(p.name for p in variant.iterdir()) == ["aggregate.json", "run_001"]
-    assert sorted(p.name for p in (variant / "run_001").iterdir()) == ["debug_ref.txt", "instruction.txt",
-                                                                       "summary.json"]
+    assert sorted(p.name for p in (variant / "run_001").iterdir()) == [
+        "debug_ref.txt",
+        "instruction.txt",
+        "summary.json",
+    ]
     aggregate = json.loads((variant / "aggregate.json").read_text())
     assert aggregate["variant"] == "whitespace_noise/variant_0001" and aggregate["generator"] == "whitespace_noise"
     assert aggregate["stop_decision"]["decision"] == "not_material"
@@ -99,15 +139,36 @@ def test_adversarial_tree_layout(paths, script):
 
 def test_stress_ladder_stops_at_the_capability_boundary(paths, script):
     # c: 5 runs per level, level 3 fails every run; t: 3 runs per level, level 2 fails every run
-    script({"c/level_1": ["success"], "c/level_2": ["success", "generation", "success", "generation", "success"],
-            "c/level_3": ["generation", "validation", "generation"], "c/level_4": ["success"],
-            "t/level_2": ["generation"]})
-    suite = parse_suite({"suite_id": "st", "mode": "stress", "target": SCRIPTED_TARGET, "timeout_seconds": 30,
-                         "cases": [{"id": "c", "instruction": INSTRUCTION,
-                                    "ladder": {"generator": "add_scope_detail", "additions": 4, "seed": 3}},
-                                   {"id": "t", "instruction": INSTRUCTION,
-                                    "ladder": {"generator": "add_scope_detail", "additions": 3, "seed": 3,
-                                               "runs_per_level": 3}}]}, "st.yaml")
+    script(
+        {
+            "c/level_1": ["success"],
+            "c/level_2": ["success", "generation", "success", "generation", "success"],
+            "c/level_3": ["generation", "validation", "generation"],
+            "c/level_4": ["success"],
+            "t/level_2": ["generation"],
+        }
+    )
+    suite = parse_suite(
+        {
+            "suite_id": "st",
+            "mode": "stress",
+            "target": SCRIPTED_TARGET,
+            "timeout_seconds": 30,
+            "cases": [
+                {
+                    "id": "c",
+                    "instruction": INSTRUCTION,
+                    "ladder": {"generator": "add_scope_detail", "additions": 4, "seed": 3},
+                },
+                {
+                    "id": "t",
+                    "instruction": INSTRUCTION,
+                    "ladder": {"generator": "add_scope_detail", "additions": 3, "seed": 3, "runs_per_level": 3},
+                },
+            ],
+        },
+        "st.yaml",
+    )
     run_id = start_run(suite, paths)
     found = decisions(paths, run_id)
     # level 0 is every level's reference: it runs all 5 runs, never stopping at 3/3
@@ -125,19 +186,27 @@ def test_stress_ladder_stops_at_the_capability_boundary(paths, script):
     assert math.isclose(boundary.p_value, 1 / 126)
     assert round(boundary.success_upper_95, 2) == 0.53  # 0/4: the level succeeds at most 53% of the time
     for level in (0, 1, 2, 3):
-        aggregate = json.loads((paths.out_dir / run_id / "stress" / "c" / f"level_{level}" / "aggregate.json")
-                               .read_text())
+        aggregate = json.loads(
+            (paths.out_dir / run_id / "stress" / "c" / f"level_{level}" / "aggregate.json").read_text()
+        )
         assert aggregate["level"] == level
     level_0 = paths.out_dir / run_id / "stress" / "c" / "level_0" / "run_001" / "instruction.txt"
     assert level_0.read_text() == INSTRUCTION  # the unchanged instruction
     ladder = json.loads((paths.out_dir / run_id / "stress" / "c" / "aggregate.json").read_text())
     assert (ladder["boundary_level"], ladder["ladder_decision"]) == (3, "boundary")
     assert [(lv["level"], lv["decision"]) for lv in ladder["levels"]] == [
-        (0, "systematic_success"), (1, "systematic_success"), (2, "mixed"), (3, "systematic_failure")]
+        (0, "systematic_success"),
+        (1, "systematic_success"),
+        (2, "mixed"),
+        (3, "systematic_failure"),
+    ]
 
     # t: 0/3 against 3/3 is p = 0.05 > 0.05/2, and no 3 runs could do better: tentative, and it says so
     assert [(found[f"stress/t/level_{k}"].decision, found[f"stress/t/level_{k}"].n) for k in (0, 1, 2)] == [
-        ("systematic_success", 3), ("systematic_success", 3), ("systematic_failure", 3)]
+        ("systematic_success", 3),
+        ("systematic_success", 3),
+        ("systematic_failure", 3),
+    ]
     assert "stress/t/level_3" not in found
     tentative = found["stress/t"]
     assert (tentative.decision, tentative.level, tentative.successes) == ("tentative", 2, 0)
@@ -189,10 +258,15 @@ def test_stress_ladder_can_run_past_the_boundary(paths, script):
 
 
 def test_sensitivity_query(paths, script):
-    script({"c/baseline": ["success"], "c/whitespace_noise": ["success"],
-            "c/constraint_injection_light": ["generation"]})
-    suite = adversarial_suite([{"generator": "whitespace_noise", "count": 2, "seed": 1},
-                               {"generator": "constraint_injection_light", "count": 2, "seed": 1}])
+    script(
+        {"c/baseline": ["success"], "c/whitespace_noise": ["success"], "c/constraint_injection_light": ["generation"]}
+    )
+    suite = adversarial_suite(
+        [
+            {"generator": "whitespace_noise", "count": 2, "seed": 1},
+            {"generator": "constraint_injection_light", "count": 2, "seed": 1},
+        ]
+    )
     run_id = start_run(suite, paths)
     result = run_query(paths.store_path, "sensitivity_by_generator", run_id=run_id)
     rows = {r[2]: dict(zip(result.columns, r)) for r in result.rows}
@@ -204,15 +278,38 @@ def test_sensitivity_query(paths, script):
 def test_mixed_suite_runs_every_mode_and_is_deterministic_under_concurrency(tmp_path, script):
     from ironbench.run.runner import RunPaths
 
-    script({"b": ["success", "generation"] * 5, "a/baseline": ["success"], "a/whitespace_noise": ["generation"],
-            "s": ["success", "success", "generation"]}, sleep_ms=10)
-    suite = parse_suite({"suite_id": "mix", "mode": "mixed", "target": SCRIPTED_TARGET, "cases": [
-        {"id": "b", "mode": "baseline", "instruction": INSTRUCTION, "runs": 6},
-        {"id": "a", "mode": "adversarial", "instruction": INSTRUCTION,
-         "generators": [{"generator": "whitespace_noise", "count": 2}]},
-        {"id": "s", "mode": "stress", "instruction": INSTRUCTION,
-         "ladder": {"generator": "add_multi_objective", "additions": 2}},
-    ]}, "mix.yaml")
+    script(
+        {
+            "b": ["success", "generation"] * 5,
+            "a/baseline": ["success"],
+            "a/whitespace_noise": ["generation"],
+            "s": ["success", "success", "generation"],
+        },
+        sleep_ms=10,
+    )
+    suite = parse_suite(
+        {
+            "suite_id": "mix",
+            "mode": "mixed",
+            "target": SCRIPTED_TARGET,
+            "cases": [
+                {"id": "b", "mode": "baseline", "instruction": INSTRUCTION, "runs": 6},
+                {
+                    "id": "a",
+                    "mode": "adversarial",
+                    "instruction": INSTRUCTION,
+                    "generators": [{"generator": "whitespace_noise", "count": 2}],
+                },
+                {
+                    "id": "s",
+                    "mode": "stress",
+                    "instruction": INSTRUCTION,
+                    "ladder": {"generator": "add_multi_objective", "additions": 2},
+                },
+            ],
+        },
+        "mix.yaml",
+    )
     results = []
     for jobs in (1, 3):
         paths = RunPaths.resolve(tmp_path / f"j{jobs}", None)
@@ -228,10 +325,17 @@ class _InterruptAfter:
     def __init__(self, n):
         self.n = n
 
-    def note(self, text): pass
-    def started(self, *args): pass
-    def decision(self, *args): pass
-    def finished(self, *args): pass
+    def note(self, text):
+        pass
+
+    def started(self, *args):
+        pass
+
+    def decision(self, *args):
+        pass
+
+    def finished(self, *args):
+        pass
 
     def invocation(self, *args):
         self.n -= 1
@@ -245,14 +349,36 @@ def test_interrupted_adversarial_and_stress_runs_resume_to_the_same_decisions(tm
     from ironbench.core.errors import RunInterrupted
     from ironbench.run.runner import RunPaths, resume_run
 
-    script({"a/baseline": ["success"], "a/punctuation_noise": ["generation", "validation"],
-            "s/level_1": ["success"], "s/level_2": ["generation"]})
-    suite = parse_suite({"suite_id": "mix", "mode": "mixed", "target": SCRIPTED_TARGET, "cases": [
-        {"id": "a", "mode": "adversarial", "instruction": INSTRUCTION,
-         "generators": [{"generator": "punctuation_noise", "count": 3}]},
-        {"id": "s", "mode": "stress", "instruction": INSTRUCTION,
-         "ladder": {"generator": "add_scope_detail", "additions": 3}},
-    ]}, "mix.yaml")
+    script(
+        {
+            "a/baseline": ["success"],
+            "a/punctuation_noise": ["generation", "validation"],
+            "s/level_1": ["success"],
+            "s/level_2": ["generation"],
+        }
+    )
+    suite = parse_suite(
+        {
+            "suite_id": "mix",
+            "mode": "mixed",
+            "target": SCRIPTED_TARGET,
+            "cases": [
+                {
+                    "id": "a",
+                    "mode": "adversarial",
+                    "instruction": INSTRUCTION,
+                    "generators": [{"generator": "punctuation_noise", "count": 3}],
+                },
+                {
+                    "id": "s",
+                    "mode": "stress",
+                    "instruction": INSTRUCTION,
+                    "ladder": {"generator": "add_scope_detail", "additions": 3},
+                },
+            ],
+        },
+        "mix.yaml",
+    )
     reference = RunPaths.resolve(tmp_path / "reference", None)
     expected = sorted((g, d.decision, d.n) for g, d in decisions(reference, start_run(suite, reference)).items())
 
@@ -274,13 +400,23 @@ def test_a_resumed_run_keeps_the_reference_it_started_with(paths, script):
     from ironbench.core.errors import RunInterrupted
     from ironbench.run.runner import resume_run
 
-    baseline = parse_suite({"suite_id": "b", "mode": "baseline", "target": SCRIPTED_TARGET,
-                            "cases": [{"id": "c", "instruction": INSTRUCTION, "runs": 3}]}, "b.yaml")
+    baseline = parse_suite(
+        {
+            "suite_id": "b",
+            "mode": "baseline",
+            "target": SCRIPTED_TARGET,
+            "cases": [{"id": "c", "instruction": INSTRUCTION, "runs": 3}],
+        },
+        "b.yaml",
+    )
     script({"c": ["success"]})
     first_baseline = start_run(baseline, paths)
     with pytest.raises(RunInterrupted):
-        start_run(adversarial_suite([{"generator": "whitespace_noise", "count": 3, "seed": 1}]), paths,
-                  reporter=_InterruptAfter(1))
+        start_run(
+            adversarial_suite([{"generator": "whitespace_noise", "count": 3, "seed": 1}]),
+            paths,
+            reporter=_InterruptAfter(1),
+        )
     script({"c": ["generation"]})
     start_run(baseline, paths)  # a newer baseline of the same instruction, behaving differently
     with open_store(paths.store_path) as store:
@@ -297,13 +433,26 @@ UNSTABLE = ["success", "success", "generation"] * 3 + ["success"]  # 7/10, never
 
 def _unstable_baseline_then_variants(paths, script, **run_options):
     script({"c": UNSTABLE})
-    baseline = parse_suite({"suite_id": "b", "mode": "baseline", "target": SCRIPTED_TARGET,
-                            "cases": [{"id": "c", "instruction": INSTRUCTION, "runs": 10}]}, "b.yaml")
+    baseline = parse_suite(
+        {
+            "suite_id": "b",
+            "mode": "baseline",
+            "target": SCRIPTED_TARGET,
+            "cases": [{"id": "c", "instruction": INSTRUCTION, "runs": 10}],
+        },
+        "b.yaml",
+    )
     start_run(baseline, paths)
-    script({"c/whitespace_noise/variant_0001": ["generation"], "c/whitespace_noise/variant_0002": ["validation"],
-            "c/whitespace_noise/variant_0003": ["success"]})
-    return start_run(adversarial_suite([{"generator": "whitespace_noise", "count": 3, "seed": 1}]), paths,
-                     **run_options)
+    script(
+        {
+            "c/whitespace_noise/variant_0001": ["generation"],
+            "c/whitespace_noise/variant_0002": ["validation"],
+            "c/whitespace_noise/variant_0003": ["success"],
+        }
+    )
+    return start_run(
+        adversarial_suite([{"generator": "whitespace_noise", "count": 3, "seed": 1}]), paths, **run_options
+    )
 
 
 def test_variants_are_judged_against_an_unstable_baselines_outcomes(paths, script):
@@ -319,8 +468,11 @@ def test_variants_are_judged_against_an_unstable_baselines_outcomes(paths, scrip
     new = found["adversarial/c/whitespace_noise/variant_0002"]
     assert (new.decision, new.direction) == ("structural", "success lost") and new.p_value <= 0.05
     assert found["adversarial/c/whitespace_noise/variant_0003"].decision == "not_material"
-    aggregate = json.loads((paths.out_dir / run_id / "adversarial" / "c" / "whitespace_noise" / "variant_0001" /
-                            "aggregate.json").read_text())
+    aggregate = json.loads(
+        (
+            paths.out_dir / run_id / "adversarial" / "c" / "whitespace_noise" / "variant_0001" / "aggregate.json"
+        ).read_text()
+    )
     assert aggregate["stop_decision"]["direction"] == "success lost"
     assert len(aggregate["stop_decision"]["baseline_reference"]["outcomes"]) == 10
     rows = run_query(paths.store_path, "sensitivity_by_generator", run_id=run_id)
@@ -356,8 +508,16 @@ def test_a_resumed_run_keeps_the_unstable_reference(paths, script):
 
 
 def _baseline_suite(target=SCRIPTED_TARGET, **fields):
-    return parse_suite({"suite_id": "b", "mode": "baseline", "target": target,
-                        "cases": [{"id": "c", "instruction": INSTRUCTION, "runs": 3}], **fields}, "b.yaml")
+    return parse_suite(
+        {
+            "suite_id": "b",
+            "mode": "baseline",
+            "target": target,
+            "cases": [{"id": "c", "instruction": INSTRUCTION, "runs": 3}],
+            **fields,
+        },
+        "b.yaml",
+    )
 
 
 def test_a_baseline_of_another_target_is_never_the_reference(paths, script, tmp_path):
@@ -386,17 +546,28 @@ def test_the_reference_matches_the_recorded_environment_and_show_names_it(paths,
     monkeypatch.setenv("IRONBENCH_TEST_BACKEND", "http://two:11434")
     two = start_run(_baseline_suite(record_env=["IRONBENCH_TEST_BACKEND"]), paths)
     script({"c": ["success"]})
-    adversarial = parse_suite({**adversarial_suite([{"generator": "whitespace_noise", "count": 1, "seed": 1}])
-                              .to_dict(), "record_env": ["IRONBENCH_TEST_BACKEND"]}, "adv.yaml")
+    adversarial = parse_suite(
+        {
+            **adversarial_suite([{"generator": "whitespace_noise", "count": 1, "seed": 1}]).to_dict(),
+            "record_env": ["IRONBENCH_TEST_BACKEND"],
+        },
+        "adv.yaml",
+    )
     monkeypatch.setenv("IRONBENCH_TEST_BACKEND", "http://one:11434")
     run_id = start_run(adversarial, paths)
     reference = decisions(paths, run_id)["adversarial/c/baseline"]
     assert (reference.reference_source, reference.reference_group) == (one, "baseline/c")  # not the later `two`
     _, _, verdicts = show_run(paths.store_path, run_id)
     references = [v for v in verdicts if v["kind"] == "reference"]
-    assert references == [{"case_id": "c", "kind": "reference", "source_run": one,
-                           "text": f"judged against baseline baseline/c of run {one} (stable; same instruction, "
-                                   "target, version and environment)"}]
+    assert references == [
+        {
+            "case_id": "c",
+            "kind": "reference",
+            "source_run": one,
+            "text": f"judged against baseline baseline/c of run {one} (stable; same instruction, "
+            "target, version and environment)",
+        }
+    ]
     monkeypatch.setenv("IRONBENCH_TEST_BACKEND", "http://three:11434")
     fresh = start_run(adversarial, paths)
     assert decisions(paths, fresh)["adversarial/c/baseline"].reference_source == "this run"
@@ -411,6 +582,10 @@ def test_a_baseline_made_mostly_of_infrastructure_errors_is_no_reference(paths, 
     monkeypatch.setenv("REPLAY_SEQUENCE", str(sequence))
     flaky = start_run(_baseline_suite(REPLAY_TARGET), paths)
     assert decisions(paths, flaky)["baseline/c"].decision == "stable"  # 3 valid runs among 9 attempts
-    run_id = start_run(adversarial_suite([{"generator": "whitespace_noise", "count": 1, "seed": 1}])
-                       .model_copy(update={"target": REPLAY_TARGET}), paths)
+    run_id = start_run(
+        adversarial_suite([{"generator": "whitespace_noise", "count": 1, "seed": 1}]).model_copy(
+            update={"target": REPLAY_TARGET}
+        ),
+        paths,
+    )
     assert decisions(paths, run_id)["adversarial/c/baseline"].reference_source == "this run"

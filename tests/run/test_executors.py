@@ -18,10 +18,15 @@ from tests.fixtures.dask_cluster import LoopbackCluster
 pytest.importorskip("distributed")
 
 # Workers give targets their own environment: the script every cluster test plays.
-SCRIPT = {"steady": ["success"], "late": ["validation", "success_r1", "success", "success", "success"],
-          "flip": ["success", "generation"], "a/baseline": ["success"],
-          "a/whitespace_noise/variant_0001": ["generation", "success"], "a/whitespace_noise": ["success"],
-          "hang": ["spawn_hang"]}
+SCRIPT = {
+    "steady": ["success"],
+    "late": ["validation", "success_r1", "success", "success", "success"],
+    "flip": ["success", "generation"],
+    "a/baseline": ["success"],
+    "a/whitespace_noise/variant_0001": ["generation", "success"],
+    "a/whitespace_noise": ["success"],
+    "hang": ["spawn_hang"],
+}
 SLEEP_MS = 250
 WORKER_ENV = {"SCRIPTED_OUTCOMES": json.dumps(SCRIPT), "SCRIPTED_SLEEP_MS": str(SLEEP_MS)}
 
@@ -44,12 +49,18 @@ def _baseline_suite():
 
 def _facts(out: Path, run_id: str):
     with sqlite3.connect(out / "ironbench.db") as conn:
-        found = conn.execute("SELECT group_path, decision, n, successes FROM decisions WHERE run_id = ? ORDER BY 1",
-                             (run_id,)).fetchall()
-        evidence = conn.execute("SELECT group_path, run_index, success, attempts FROM invocations WHERE run_id = ? "
-                                "ORDER BY 1, 2", (run_id,)).fetchall()
-        keys = [r[0] for r in conn.execute("SELECT idempotency_key FROM events WHERE run_id = ? AND "
-                                           "type = 'invocation_completed'", (run_id,))]
+        found = conn.execute(
+            "SELECT group_path, decision, n, successes FROM decisions WHERE run_id = ? ORDER BY 1", (run_id,)
+        ).fetchall()
+        evidence = conn.execute(
+            "SELECT group_path, run_index, success, attempts FROM invocations WHERE run_id = ? ORDER BY 1, 2", (run_id,)
+        ).fetchall()
+        keys = [
+            r[0]
+            for r in conn.execute(
+                "SELECT idempotency_key FROM events WHERE run_id = ? AND type = 'invocation_completed'", (run_id,)
+            )
+        ]
     return found, evidence, keys
 
 
@@ -57,23 +68,27 @@ def _local(tmp_path, suite_file) -> tuple:
     """The same suite, one local job: what any cluster run must agree with."""
     out = tmp_path / "local"
     env = {"SCRIPTED_OUTCOMES": json.dumps(SCRIPT), "SCRIPTED_SLEEP_MS": "0", "IRONBENCH_SCHEDULER": ""}
-    run_id = cli("run", str(suite_file), "--out", str(out), "-q", "--no-report", "--jobs", "1", env=env,
-                 check=True).stdout.strip()
+    run_id = cli(
+        "run", str(suite_file), "--out", str(out), "-q", "--no-report", "--jobs", "1", env=env, check=True
+    ).stdout.strip()
     return _facts(out, run_id)
 
 
 def test_a_suite_on_the_cluster_decides_as_one_local_job(cluster, tmp_path):
     suite_file = write_suite(tmp_path / "s.yaml", _baseline_suite())
     out = tmp_path / "cluster"
-    result = cli("run", str(suite_file), "--out", str(out), "-q", "--no-report", "--scheduler", cluster.address,
-                 check=True)
+    result = cli(
+        "run", str(suite_file), "--out", str(out), "-q", "--no-report", "--scheduler", cluster.address, check=True
+    )
     run_id = result.stdout.strip()
     found, evidence, keys = _facts(out, run_id)
     assert (found, evidence) == _local(tmp_path, suite_file)[:2]
     assert len(keys) == len(set(keys)) == len(evidence)
     with sqlite3.connect(out / "ironbench.db") as conn:
-        payloads = [json.loads(p) for (p,) in conn.execute(
-            "SELECT payload FROM events WHERE type IN ('invocation_completed', 'run_started')")]
+        payloads = [
+            json.loads(p)
+            for (p,) in conn.execute("SELECT payload FROM events WHERE type IN ('invocation_completed', 'run_started')")
+        ]
     started, completed = payloads[0], payloads[1:]
     assert started["scheduler"] == cluster.address and started["jobs"] == 6
     # each ran in a directory on its worker, named with the worker's host
@@ -90,9 +105,24 @@ def test_a_worker_killed_mid_run_changes_no_decision_and_records_each_run_once(c
     cluster.wait_for_workers(3)
     suite_file = write_suite(tmp_path / "s.yaml", _baseline_suite())
     out = tmp_path / "cluster"
-    run = subprocess.Popen([sys.executable, "-m", "ironbench.cli.main", "run", str(suite_file), "--out", str(out),
-                            "-q", "--no-report", "--scheduler", cluster.address], stdout=subprocess.PIPE,
-                           stderr=subprocess.PIPE, text=True)
+    run = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "ironbench.cli.main",
+            "run",
+            str(suite_file),
+            "--out",
+            str(out),
+            "-q",
+            "--no-report",
+            "--scheduler",
+            cluster.address,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     victim_root = cluster.root / "victim_workdirs"
     deadline = time.monotonic() + 60
     while not _running_in(victim_root, out):  # kill it while it runs an invocation
@@ -107,15 +137,23 @@ def test_a_worker_killed_mid_run_changes_no_decision_and_records_each_run_once(c
     assert len(keys) == len(set(keys)) == len(evidence)  # exactly once, none lost
     # what the victim was running when it died was run again, by another worker, to the end
     with sqlite3.connect(out / "ironbench.db") as conn:
-        finished_where = {e["group"] + f"/run_{e['run_index']:03d}": e["debug_path"] for e in map(json.loads, (
-            p for (p,) in conn.execute("SELECT payload FROM events WHERE type = 'invocation_completed'")))}
+        finished_where = {
+            e["group"] + f"/run_{e['run_index']:03d}": e["debug_path"]
+            for e in map(
+                json.loads,
+                (p for (p,) in conn.execute("SELECT payload FROM events WHERE type = 'invocation_completed'")),
+            )
+        }
     assert killed_during and all(str(victim_root) not in finished_where[s] for s in killed_during)
 
 
 def _running_in(root: Path, out: Path) -> list[str]:
     """Invocations whose working directory is under `root` and that have not completed."""
-    started = {"/".join(p.relative_to(root).parts[1:]) for p in root.glob("run_*/baseline/*/run_*")
-               if (p / "ironbench_stdout.txt").exists()}
+    started = {
+        "/".join(p.relative_to(root).parts[1:])
+        for p in root.glob("run_*/baseline/*/run_*")
+        if (p / "ironbench_stdout.txt").exists()
+    }
     if not started:
         return []
     try:
@@ -138,9 +176,25 @@ def test_an_interrupted_local_run_resumes_on_the_cluster(cluster, tmp_path):
     suite_file = write_suite(tmp_path / "s.yaml", _baseline_suite())
     out = tmp_path / "moved"
     env = {**os.environ, "SCRIPTED_OUTCOMES": json.dumps(SCRIPT), "SCRIPTED_SLEEP_MS": str(SLEEP_MS)}
-    run = subprocess.Popen([sys.executable, "-m", "ironbench.cli.main", "run", str(suite_file), "--out", str(out),
-                            "-q", "--no-report", "--jobs", "2"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                           env=env, text=True)
+    run = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "ironbench.cli.main",
+            "run",
+            str(suite_file),
+            "--out",
+            str(out),
+            "-q",
+            "--no-report",
+            "--jobs",
+            "2",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        text=True,
+    )
     deadline = time.monotonic() + 60
     while _completed(out) < 2:
         assert time.monotonic() < deadline and run.poll() is None
@@ -149,7 +203,9 @@ def test_an_interrupted_local_run_resumes_on_the_cluster(cluster, tmp_path):
     run.communicate(timeout=30)
     with sqlite3.connect(out / "ironbench.db") as conn:
         run_id = conn.execute("SELECT run_id FROM runs").fetchone()[0]
-    resumed = cli("resume", run_id, "--out", str(out), "-q", "--no-report", env={"IRONBENCH_SCHEDULER": cluster.address})
+    resumed = cli(
+        "resume", run_id, "--out", str(out), "-q", "--no-report", env={"IRONBENCH_SCHEDULER": cluster.address}
+    )
     assert resumed.returncode == 0 and resumed.stdout.strip() == f"{run_id} finished", resumed.stderr
     found, evidence, keys = _facts(out, run_id)
     assert (found, evidence) == _local(tmp_path, suite_file)[:2]
@@ -166,8 +222,15 @@ def test_a_target_missing_on_the_workers_is_one_error_before_anything_is_written
 
 def test_an_unreachable_scheduler_is_one_error(tmp_path):
     suite_file = write_suite(tmp_path / "s.yaml", make_suite({"c": 3}))
-    result = cli("run", str(suite_file), "--out", str(tmp_path / "out"), "--scheduler", "tcp://127.0.0.1:9",
-                 env={"IRONBENCH_SCHEDULER_TIMEOUT": "1"})
+    result = cli(
+        "run",
+        str(suite_file),
+        "--out",
+        str(tmp_path / "out"),
+        "--scheduler",
+        "tcp://127.0.0.1:9",
+        env={"IRONBENCH_SCHEDULER_TIMEOUT": "1"},
+    )
     assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
     assert "cannot reach the Dask scheduler at tcp://127.0.0.1:9" in result.stderr
     assert not (tmp_path / "out").exists()
@@ -176,13 +239,26 @@ def test_an_unreachable_scheduler_is_one_error(tmp_path):
 def test_variants_on_the_cluster_decide_as_one_local_job(cluster, tmp_path):
     from ironbench.suite.models import parse_suite
 
-    suite = parse_suite({"suite_id": "a", "mode": "adversarial", "target": SCRIPTED_TARGET, "cases": [
-        {"id": "a", "instruction": "Write a Python function that adds two numbers.",
-         "generators": [{"generator": "whitespace_noise", "count": 3}]}]}, "a.yaml")
+    suite = parse_suite(
+        {
+            "suite_id": "a",
+            "mode": "adversarial",
+            "target": SCRIPTED_TARGET,
+            "cases": [
+                {
+                    "id": "a",
+                    "instruction": "Write a Python function that adds two numbers.",
+                    "generators": [{"generator": "whitespace_noise", "count": 3}],
+                }
+            ],
+        },
+        "a.yaml",
+    )
     suite_file = write_suite(tmp_path / "a.yaml", suite)
     out = tmp_path / "cluster"
-    run_id = cli("run", str(suite_file), "--out", str(out), "-q", "--no-report", "--scheduler", cluster.address,
-                 check=True).stdout.strip()
+    run_id = cli(
+        "run", str(suite_file), "--out", str(out), "-q", "--no-report", "--scheduler", cluster.address, check=True
+    ).stdout.strip()
     found, evidence, _ = _facts(out, run_id)
     assert (found, evidence) == _local(tmp_path, suite_file)[:2]
     assert ("adversarial/a/whitespace_noise/variant_0001", "stochastic", 2, 1) in found
@@ -191,13 +267,17 @@ def test_variants_on_the_cluster_decide_as_one_local_job(cluster, tmp_path):
 def test_targets_and_their_descendants_are_contained_on_the_worker(cluster, tmp_path):
     suite_file = write_suite(tmp_path / "s.yaml", make_suite({"hang": 3}, timeout_seconds=1))
     out = tmp_path / "cluster"
-    run_id = cli("run", str(suite_file), "--out", str(out), "-q", "--no-report", "--scheduler", cluster.address,
-                 check=True).stdout.strip()
+    run_id = cli(
+        "run", str(suite_file), "--out", str(out), "-q", "--no-report", "--scheduler", cluster.address, check=True
+    ).stdout.strip()
     with sqlite3.connect(out / "ironbench.db") as conn:
         timed_out = [r[0] for r in conn.execute("SELECT timed_out FROM invocations WHERE run_id = ?", (run_id,))]
     assert timed_out == [1, 1, 1]  # three at once on the workers, each killed at its timeout
-    children = [int(p.read_text()) for root in ("w1_workdirs", "w2_workdirs")
-                for p in (cluster.root / root / run_id).rglob("child.pid")]
+    children = [
+        int(p.read_text())
+        for root in ("w1_workdirs", "w2_workdirs")
+        for p in (cluster.root / root / run_id).rglob("child.pid")
+    ]
     assert len(children) == 3
     assert not [pid for pid in children if _alive(pid)], "a grandchild outlived its invocation on the worker"
 
@@ -216,9 +296,24 @@ def test_a_lost_scheduler_stops_the_run_and_resume_finishes_it_here(tmp_path):
         own.wait_for_workers(1)
         suite_file = write_suite(tmp_path / "s.yaml", _baseline_suite())
         out = tmp_path / "out"
-        run = subprocess.Popen([sys.executable, "-m", "ironbench.cli.main", "run", str(suite_file), "--out",
-                                str(out), "-q", "--no-report", "--scheduler", own.address],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        run = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "ironbench.cli.main",
+                "run",
+                str(suite_file),
+                "--out",
+                str(out),
+                "-q",
+                "--no-report",
+                "--scheduler",
+                own.address,
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         deadline = time.monotonic() + 60
         while _completed(out) < 1:
             assert time.monotonic() < deadline and run.poll() is None
@@ -240,17 +335,18 @@ def test_a_lost_scheduler_stops_the_run_and_resume_finishes_it_here(tmp_path):
 
 
 def test_on_a_worker_its_own_secrets_are_redacted_and_paths_name_its_host(tmp_path, monkeypatch):
+    from ironbench.core.redact import Redactor
     from ironbench.run.executors import Work, run_invocation
     from ironbench.run.planner import Group
-    from ironbench.core.redact import Redactor
 
     monkeypatch.setenv("IRONBENCH_WORKDIRS", str(tmp_path / "roots"))
     monkeypatch.setenv("WORKER_API_TOKEN", "worker-only-secret-value")
     group = Group("baseline", "baseline", "c", "base", "x", 10, 3, "baseline/c")
     work = Work(group, 1, "k", "run_x/baseline/c/run_001")
     coordinator = Redactor({"coordinator-secret-value": "COORD_TOKEN"})
-    ran = run_invocation(work, ["sh", "-c", 'echo "$WORKER_API_TOKEN coordinator-secret-value"'], {}, False,
-                         coordinator, None)
+    ran = run_invocation(
+        work, ["sh", "-c", 'echo "$WORKER_API_TOKEN coordinator-secret-value"'], {}, False, coordinator, None
+    )
     assert ran.result.stdout.strip() == "[REDACTED:WORKER_API_TOKEN] [REDACTED:COORD_TOKEN]"
     host = os.uname().nodename
     assert ran.workdir == f"{host}:{tmp_path / 'roots' / 'run_x/baseline/c/run_001'}"

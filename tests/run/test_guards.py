@@ -1,9 +1,10 @@
 from pathlib import Path
 
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
-from ironbench.run.guards import RunGuard, resume_command
 from ironbench.core.outcome import UNKNOWN, Outcome
+from ironbench.run.guards import RunGuard, resume_command
 from ironbench.targets.command import ProcessResult
 
 OK = (ProcessResult(0, "", "", 5, False, None), Outcome(True, None, 1, 0))

@@ -9,11 +9,19 @@ import numpy as np
 import pytest
 
 from ironbench.run.operating import (
-    FAILURE, SUCCESS, boundary_power, confidence_rule_oc, false_boundary_rate, gate_rates, ladder_law, seed_rule_oc,
-    variant_verdict_rates, worst_false_boundary_rate,
+    FAILURE,
+    SUCCESS,
+    boundary_power,
+    confidence_rule_oc,
+    false_boundary_rate,
+    gate_rates,
+    ladder_law,
+    seed_rule_oc,
+    variant_verdict_rates,
+    worst_false_boundary_rate,
 )
-from ironbench.stats import runs_needed
 from ironbench.run.stopping import baseline_decision, capability_boundary, stress_level_decision
+from ironbench.stats import runs_needed
 from tests.conftest import REPO
 
 ALPHA = 0.05
@@ -25,6 +33,7 @@ def within(rate: float, sims: int, alpha: float = ALPHA) -> bool:
 
 
 # -- stopping rules --------------------------------------------------------------------------
+
 
 def _replay_seed_rule(p: float, max_runs: int) -> tuple[float, float]:
     """P(stable), P(stable on success) by replaying baseline_decision on every sequence."""
@@ -75,12 +84,16 @@ def test_no_level_above_12_can_be_a_boundary():
     from ironbench.run.stopping import level_alpha, worse_than_base
 
     best = worse_than_base([SUCCESS] * 5, [FAILURE] * 5)
-    assert math.isclose(best, 1 / 252) and best > level_alpha(LONGEST_THAT_MATTERS + 1) and \
-        best <= level_alpha(LONGEST_THAT_MATTERS)
+    assert (
+        math.isclose(best, 1 / 252)
+        and best > level_alpha(LONGEST_THAT_MATTERS + 1)
+        and best <= level_alpha(LONGEST_THAT_MATTERS)
+    )
     for runs in (2, 3, 4, 5):
         for p in (0.3, 0.6, 0.9):
-            assert false_boundary_rate(p, LONGEST_THAT_MATTERS + 1, runs) == \
-                false_boundary_rate(p, LONGEST_THAT_MATTERS, runs)
+            assert false_boundary_rate(p, LONGEST_THAT_MATTERS + 1, runs) == false_boundary_rate(
+                p, LONGEST_THAT_MATTERS, runs
+            )
 
 
 @pytest.mark.parametrize("runs", [2, 3, 4, 5])
@@ -97,7 +110,7 @@ def test_alpha_at_every_level_is_no_family_wise_control():
     """The fixed-sequence reading (every level at alpha) fails: the ladder tests the first level
     that fails systematically after climbing past levels that did not, so its false boundaries
     grow with the ladder. Computed exactly, not assumed."""
-    every = (lambda level, alpha: alpha)
+    every = lambda level, alpha: alpha
     assert worst_false_boundary_rate(3, 5, threshold=every)[0] <= ALPHA
     assert worst_false_boundary_rate(10, 5, threshold=every)[0] > 0.09
     assert worst_false_boundary_rate(10, 3, threshold=every)[0] > 0.09
@@ -128,8 +141,10 @@ def _simulated_ladder(rng, rates, runs, stop=True):
     return capability_boundary(ladder)
 
 
-@pytest.mark.parametrize("rates,runs,stop", [([0.6] * 5, 5, True), ([0.5] * 4, 4, False),
-                                             ([0.9, 0.9, 0.2, 0.1], 5, True), ([0.8, 0.8, 0.1, 0.1], 3, False)])
+@pytest.mark.parametrize(
+    "rates,runs,stop",
+    [([0.6] * 5, 5, True), ([0.5] * 4, 4, False), ([0.9, 0.9, 0.2, 0.1], 5, True), ([0.8, 0.8, 0.1, 0.1], 3, False)],
+)
 def test_the_exact_ladder_law_matches_a_simulated_ladder(rates, runs, stop):
     rng = np.random.default_rng(4)
     sims = 3000
@@ -146,6 +161,7 @@ def test_the_exact_ladder_law_matches_a_simulated_ladder(rates, runs, stop):
 
 
 # -- the compare gate -------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("cases,runs,p", [(5, 3, 0.5), (20, 10, 0.5), (20, 10, 0.9)])
 def test_the_gate_holds_alpha_between_identical_systems(cases, runs, p):
@@ -180,6 +196,7 @@ def test_variant_verdicts_against_unstable_baselines_hold_alpha():
 
 # -- the README's figures ----------------------------------------------------------------------
 
+
 def _figures():
     spec = importlib.util.spec_from_file_location("stats_figures", REPO / "tests" / "perf" / "stats_figures.py")
     module = importlib.util.module_from_spec(spec)
@@ -188,8 +205,9 @@ def _figures():
 
 
 def _readme_tables() -> list[list[list[str]]]:
-    block = (REPO / "README.md").read_text().split("<!-- stats-figures:begin -->")[1].split(
-        "<!-- stats-figures:end -->")[0]
+    block = (
+        (REPO / "README.md").read_text().split("<!-- stats-figures:begin -->")[1].split("<!-- stats-figures:end -->")[0]
+    )
     tables, current = [], None
     for line in block.splitlines():
         if line.startswith("|"):
@@ -218,8 +236,11 @@ def test_readme_simulated_figures_match_a_quick_rerun():
     null, power, _, _, _, variants = _readme_tables()
     readme_sims = int(re.search(r"(\d+) simulated pairs", (REPO / "README.md").read_text()).group(1))
     sims = 1000
-    for readme_rows, quick_rows in ((null, figures.gate_null_rows(sims)), (power, figures.gate_power_rows(sims)),
-                                    (variants, figures.variant_rows(sims))):
+    for readme_rows, quick_rows in (
+        (null, figures.gate_null_rows(sims)),
+        (power, figures.gate_power_rows(sims)),
+        (variants, figures.variant_rows(sims)),
+    ):
         for readme_row, quick_row in zip(readme_rows, quick_rows, strict=True):
             for stated, quick in zip(readme_row, quick_row):
                 if stated == quick:
@@ -227,7 +248,10 @@ def test_readme_simulated_figures_match_a_quick_rerun():
                 assert stated.endswith("%") and quick.endswith("%"), (readme_row, quick_row)
                 a, b = float(stated[:-1]) / 100, float(quick[:-1]) / 100
                 p = max(min((a + b) / 2, 0.99), 0.01)
-                assert abs(a - b) <= 3.5 * math.sqrt(p * (1 - p) * (1 / sims + 1 / readme_sims)), (readme_row, quick_row)
+                assert abs(a - b) <= 3.5 * math.sqrt(p * (1 - p) * (1 / sims + 1 / readme_sims)), (
+                    readme_row,
+                    quick_row,
+                )
 
 
 def test_the_simulated_gates_are_the_decision_compare_takes():
@@ -242,8 +266,13 @@ def test_the_simulated_gates_are_the_decision_compare_takes():
         p_b = np.clip(p_a - rng.choice([0.0, 0.4], cases), 0, 1)
         s_a, s_b = rng.binomial(runs, p_a), rng.binomial(runs, p_b)
         strata = [(int(a), runs, int(b), runs) for a, b in zip(s_a, s_b)]
-        sides = [{(f"c{k}", "base"): Runs(("success",) * s[i] + ("generation",) * (runs - s[i]))
-                  for k, s in enumerate(strata)} for i in (0, 2)]
+        sides = [
+            {
+                (f"c{k}", "base"): Runs(("success",) * s[i] + ("generation",) * (runs - s[i]))
+                for k, s in enumerate(strata)
+            }
+            for i in (0, 2)
+        ]
         overall = decide(*sides, power=False, secondary=False)
         by_case = decide(*sides, gate="cases", power=False, secondary=False)
         disagreements += overall.failed != (stratified_p(strata) <= ALPHA)
@@ -274,11 +303,19 @@ def test_fail_on_change_holds_alpha_and_sees_a_new_way_to_fail():
     rng = np.random.default_rng(21)
     stages, mix = ["success", "generation", "validation", "timeout"], [0.5, 0.25, 0.15, 0.1]
     sims = 400
-    false_alarms = sum(decide(_runs(rng, 4, 6, stages, mix), _runs(rng, 4, 6, stages, mix), fail_on="change",
-                              power=False).failed for _ in range(sims))
+    false_alarms = sum(
+        decide(_runs(rng, 4, 6, stages, mix), _runs(rng, 4, 6, stages, mix), fail_on="change", power=False).failed
+        for _ in range(sims)
+    )
     assert within(false_alarms / sims, sims)
     # same success rate, but B fails at generation where A failed at validation
-    found = sum(decide(_runs(rng, 4, 6, ["success", "validation"], [0.5, 0.5]),
-                       _runs(rng, 4, 6, ["success", "generation"], [0.5, 0.5]), fail_on="change",
-                       power=False).failed for _ in range(100))
+    found = sum(
+        decide(
+            _runs(rng, 4, 6, ["success", "validation"], [0.5, 0.5]),
+            _runs(rng, 4, 6, ["success", "generation"], [0.5, 0.5]),
+            fail_on="change",
+            power=False,
+        ).failed
+        for _ in range(100)
+    )
     assert found / 100 > 0.9

@@ -35,7 +35,11 @@ def test_sigkill_then_resume_loses_and_repeats_nothing(tmp_path):
     env = {**os.environ, "SCRIPTED_OUTCOMES": json.dumps(OUTCOMES), "SCRIPTED_SLEEP_MS": "150"}
     process = subprocess.Popen(
         [sys.executable, "-m", "ironbench.cli.main", "run", str(suite), "--out", str(out), "-q", "--jobs", "2"],
-        cwd=REPO, env=env, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        cwd=REPO,
+        env=env,
+        start_new_session=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
     )
     deadline = time.monotonic() + 60
     while completed_count(out / "ironbench.db") < 7 and time.monotonic() < deadline:
@@ -54,11 +58,15 @@ def test_sigkill_then_resume_loses_and_repeats_nothing(tmp_path):
     assert resumed.stdout.strip() == f"{run_id} finished"
 
     with sqlite3.connect(out / "ironbench.db") as conn:
-        keys = [r[0] for r in conn.execute(
-            "SELECT json_extract(payload, '$.key') FROM events WHERE type='invocation_completed'")]
+        keys = [
+            r[0]
+            for r in conn.execute("SELECT json_extract(payload, '$.key') FROM events WHERE type='invocation_completed'")
+        ]
         per_case = dict(conn.execute("SELECT case_id, count(*) FROM invocations GROUP BY case_id").fetchall())
-        indices = conn.execute("SELECT case_id, group_concat(run_index) FROM "
-                               "(SELECT * FROM invocations ORDER BY run_index) GROUP BY case_id").fetchall()
+        indices = conn.execute(
+            "SELECT case_id, group_concat(run_index) FROM "
+            "(SELECT * FROM invocations ORDER BY run_index) GROUP BY case_id"
+        ).fetchall()
         finished = conn.execute("SELECT count(*) FROM events WHERE type='run_finished'").fetchone()[0]
         decisions = conn.execute("SELECT count(*) FROM events WHERE type='decision_taken'").fetchone()[0]
     assert len(keys) == len(set(keys)), "an invocation was recorded twice"

@@ -19,8 +19,13 @@ def decisions(events):
 
 
 def test_stops_as_soon_as_the_last_three_runs_agree(paths, script):
-    script({"steady": ["success"], "late": ["generation", "success", "success", "success"],
-            "never": ["success", "generation"] * 5})
+    script(
+        {
+            "steady": ["success"],
+            "late": ["generation", "success", "success", "success"],
+            "never": ["success", "generation"] * 5,
+        }
+    )
     suite = make_suite({"steady": 10, "late": 10, "never": 6})
     run_id = start_run(suite, paths)
     events = events_of(paths, run_id)
@@ -72,20 +77,31 @@ def test_timeouts_are_flagged_not_a_target_failure_stage(paths, script):
 def test_same_decisions_whatever_the_concurrency(tmp_path, script):
     from ironbench.run.runner import RunPaths
 
-    script({"a": ["success", "generation"] * 5, "b": ["validation", "success", "success", "success"],
-            "c": ["success_r1", "success_r2", "success_r1", "success_r1", "success_r1"], "d": ["repair"]},
-           sleep_ms=20)
+    script(
+        {
+            "a": ["success", "generation"] * 5,
+            "b": ["validation", "success", "success", "success"],
+            "c": ["success_r1", "success_r2", "success_r1", "success_r1", "success_r1"],
+            "d": ["repair"],
+        },
+        sleep_ms=20,
+    )
     suite = make_suite({"a": 7, "b": 10, "c": 10, "d": 10})
     outcomes = []
     for jobs in (1, 4):
         paths = RunPaths.resolve(tmp_path / f"jobs{jobs}", None)
         run_id = start_run(suite, paths, jobs=jobs)
         events = events_of(paths, run_id)
-        outcomes.append((
-            {k: (d.decision, d.n, d.successes) for k, d in decisions(events).items()},
-            sorted((e.event.case_id, e.event.run_index, e.event.success, e.event.attempts)
-                   for e in events if isinstance(e.event, InvocationCompleted)),
-        ))
+        outcomes.append(
+            (
+                {k: (d.decision, d.n, d.successes) for k, d in decisions(events).items()},
+                sorted(
+                    (e.event.case_id, e.event.run_index, e.event.success, e.event.attempts)
+                    for e in events
+                    if isinstance(e.event, InvocationCompleted)
+                ),
+            )
+        )
     assert outcomes[0] == outcomes[1]
 
 
@@ -108,8 +124,9 @@ def test_read_model_tables_follow_the_events(paths, script):
     script({"c": ["success", "generation", "generation", "generation"]})
     run_id = start_run(make_suite({"c": 10}), paths)
     with sqlite3.connect(paths.store_path) as conn:
-        rows = conn.execute("SELECT run_index, success, failure_stage FROM invocations WHERE run_id=? "
-                            "ORDER BY run_index", (run_id,)).fetchall()
+        rows = conn.execute(
+            "SELECT run_index, success, failure_stage FROM invocations WHERE run_id=? ORDER BY run_index", (run_id,)
+        ).fetchall()
         status = conn.execute("SELECT status FROM runs WHERE run_id=?", (run_id,)).fetchone()[0]
         position = conn.execute("SELECT last_seq FROM projection_positions WHERE name='read_model'").fetchone()[0]
         last_seq = conn.execute("SELECT max(seq) FROM events").fetchone()[0]

@@ -9,7 +9,11 @@ from ironbench.core.outcome import Outcome
 from ironbench.run.planner import Group, Track
 from ironbench.run.scheduling import active_groups, horizon, prefix_of, schedule, surplus
 from ironbench.run.stopping import (
-    Reference, baseline_decision, confidence_decision, stress_level_decision, variant_decision,
+    Reference,
+    baseline_decision,
+    confidence_decision,
+    stress_level_decision,
+    variant_decision,
 )
 
 SUCCESS = Outcome(True, None, 1, 0)
@@ -23,13 +27,20 @@ def _rules():
     """(name, decide, max_runs, known): every decision rule the runner schedules."""
     baseline = st.integers(3, 10).map(lambda m: ("baseline", partial(baseline_decision, max_runs=m), m, ()))
     confidence = st.sampled_from([(0.8, 0.95, 30), (0.5, 0.9, 12)]).map(
-        lambda r: ("confidence", lambda o, r=r: confidence_decision(o, *r), r[2], ()))
+        lambda r: ("confidence", lambda o, r=r: confidence_decision(o, *r), r[2], ())
+    )
     stable_reference = st.sampled_from(PALETTE).map(lambda o: Reference.of([o], True))
     unstable_reference = st.lists(st.sampled_from(PALETTE), min_size=3, max_size=10).map(
-        lambda outcomes: Reference.of(outcomes, False))
-    variant = st.one_of(stable_reference, unstable_reference).map(lambda ref: (
-        "variant", lambda o, ref=ref: variant_decision(o, ref), 4,
-        tuple(Outcome(*s) for s in dict.fromkeys(ref.outcomes or (ref.signature,)))))
+        lambda outcomes: Reference.of(outcomes, False)
+    )
+    variant = st.one_of(stable_reference, unstable_reference).map(
+        lambda ref: (
+            "variant",
+            lambda o, ref=ref: variant_decision(o, ref),
+            4,
+            tuple(Outcome(*s) for s in dict.fromkeys(ref.outcomes or (ref.signature,))),
+        )
+    )
     stress = st.integers(2, 5).map(lambda m: ("stress", lambda o, m=m: stress_level_decision(o, m), m, ()))
     return st.one_of(baseline, confidence, variant, stress)
 
@@ -79,9 +90,13 @@ def parallel(decide, max_runs, known, world, infra, jobs, speculate, pick):
 
 
 @settings(max_examples=300, deadline=None)
-@given(rule=_rules(), world=st.lists(st.sampled_from(PALETTE), min_size=1, max_size=12),
-       infra=st.sets(st.tuples(st.integers(1, 12), st.integers(0, 1)), max_size=4),
-       jobs=st.integers(1, 12), data=st.data())
+@given(
+    rule=_rules(),
+    world=st.lists(st.sampled_from(PALETTE), min_size=1, max_size=12),
+    infra=st.sets(st.tuples(st.integers(1, 12), st.integers(0, 1)), max_size=4),
+    jobs=st.integers(1, 12),
+    data=st.data(),
+)
 def test_any_jobs_gives_the_decisions_and_invocations_of_one_job(rule, world, infra, jobs, data):
     name, decide, max_runs, known = rule
     expected, expected_attempts = sequential(decide, world, infra)
@@ -93,8 +108,12 @@ def test_any_jobs_gives_the_decisions_and_invocations_of_one_job(rule, world, in
 
 
 @settings(max_examples=200, deadline=None)
-@given(rule=_rules(), world=st.lists(st.sampled_from(PALETTE), min_size=1, max_size=12),
-       jobs=st.integers(2, 12), data=st.data())
+@given(
+    rule=_rules(),
+    world=st.lists(st.sampled_from(PALETTE), min_size=1, max_size=12),
+    jobs=st.integers(2, 12),
+    data=st.data(),
+)
 def test_speculation_changes_no_decision_and_its_extra_runs_lie_past_it(rule, world, jobs, data):
     name, decide, max_runs, known = rule
     expected, expected_attempts = sequential(decide, world, set())
@@ -160,8 +179,11 @@ def _group(mode, policy, variant, level=None):
 
 
 def test_variants_run_side_by_side_once_the_reference_is_known_and_a_ladder_climbs_in_order():
-    reference, one, two = (_group("adversarial", "reference", "baseline"), _group("adversarial", "variant", "v1"),
-                           _group("adversarial", "variant", "v2"))
+    reference, one, two = (
+        _group("adversarial", "reference", "baseline"),
+        _group("adversarial", "variant", "v1"),
+        _group("adversarial", "variant", "v2"),
+    )
     track = Track("adversarial", "c", "x", (reference, one, two))
     assert active_groups(track, {}) == [reference]
     assert active_groups(track, {reference.path: "reference"}) == [one, two]
@@ -171,8 +193,7 @@ def test_variants_run_side_by_side_once_the_reference_is_known_and_a_ladder_clim
     ladder = Track("stress", "c", "x", levels, stop_at_boundary=True)
     assert active_groups(ladder, {}) == [levels[0]]
     assert active_groups(ladder, {levels[0].path: "systematic_success"}) == [levels[1]]
-    assert active_groups(ladder, {levels[0].path: "systematic_success",
-                                  levels[1].path: "systematic_failure"}) is None
+    assert active_groups(ladder, {levels[0].path: "systematic_success", levels[1].path: "systematic_failure"}) is None
 
 
 def test_tracks_take_turns_least_recently_served_first():

@@ -23,8 +23,11 @@ def test_the_runs_a_decision_needs_start_together_and_no_more(paths, script):
     script({"c": ["success"]}, sleep_ms=200)
     run_id = start_run(make_suite({"c": 10}), paths, jobs=8)
     events = events_of(paths, run_id)
-    kinds = [(type(e.event).__name__, e.event.run_index) for e in events
-             if isinstance(e.event, (InvocationStarted, InvocationCompleted))]
+    kinds = [
+        (type(e.event).__name__, e.event.run_index)
+        for e in events
+        if isinstance(e.event, (InvocationStarted, InvocationCompleted))
+    ]
     # runs 1-3 start before any completes: the seed's rule cannot decide with fewer
     assert kinds[:3] == [("InvocationStarted", 1), ("InvocationStarted", 2), ("InvocationStarted", 3)]
     assert len(kinds) == 6 and decisions(events)["baseline/c"].n == 3
@@ -32,47 +35,88 @@ def test_the_runs_a_decision_needs_start_together_and_no_more(paths, script):
 
 def test_variants_run_side_by_side_once_the_reference_is_known(paths, script):
     script({"c/baseline": ["success"], "c/whitespace_noise": ["success"]}, sleep_ms=100)
-    suite = parse_suite({"suite_id": "a", "mode": "adversarial", "target": SCRIPTED_TARGET, "cases": [
-        {"id": "c", "instruction": INSTRUCTION, "generators": [{"generator": "whitespace_noise", "count": 4}]}]},
-        "a.yaml")
+    suite = parse_suite(
+        {
+            "suite_id": "a",
+            "mode": "adversarial",
+            "target": SCRIPTED_TARGET,
+            "cases": [
+                {"id": "c", "instruction": INSTRUCTION, "generators": [{"generator": "whitespace_noise", "count": 4}]}
+            ],
+        },
+        "a.yaml",
+    )
     run_id = start_run(suite, paths, jobs=8)
     events = events_of(paths, run_id)
-    order = [(type(e.event).__name__, e.event.variant_id) for e in events
-             if isinstance(e.event, (InvocationStarted, InvocationCompleted))]
+    order = [
+        (type(e.event).__name__, e.event.variant_id)
+        for e in events
+        if isinstance(e.event, (InvocationStarted, InvocationCompleted))
+    ]
     assert order[:2] == [("InvocationStarted", "baseline"), ("InvocationCompleted", "baseline")]
     assert [kind for kind, _ in order[2:6]] == ["InvocationStarted"] * 4
     assert {d.decision for g, d in decisions(events).items() if "variant_" in g} == {"not_material"}
 
 
 def _mixed_suite():
-    return parse_suite({"suite_id": "mix", "mode": "mixed", "target": SCRIPTED_TARGET, "cases": [
-        {"id": "b", "mode": "baseline", "instruction": INSTRUCTION, "runs": 8},
-        {"id": "late", "mode": "baseline", "instruction": INSTRUCTION + " Twice.", "runs": 10},
-        {"id": "a", "mode": "adversarial", "instruction": INSTRUCTION + " Thrice.",
-         "generators": [{"generator": "whitespace_noise", "count": 3}]},
-        {"id": "s", "mode": "stress", "instruction": INSTRUCTION + " Again.",
-         "ladder": {"generator": "add_multi_objective", "additions": 2, "runs_per_level": 5}},
-    ]}, "mix.yaml")
+    return parse_suite(
+        {
+            "suite_id": "mix",
+            "mode": "mixed",
+            "target": SCRIPTED_TARGET,
+            "cases": [
+                {"id": "b", "mode": "baseline", "instruction": INSTRUCTION, "runs": 8},
+                {"id": "late", "mode": "baseline", "instruction": INSTRUCTION + " Twice.", "runs": 10},
+                {
+                    "id": "a",
+                    "mode": "adversarial",
+                    "instruction": INSTRUCTION + " Thrice.",
+                    "generators": [{"generator": "whitespace_noise", "count": 3}],
+                },
+                {
+                    "id": "s",
+                    "mode": "stress",
+                    "instruction": INSTRUCTION + " Again.",
+                    "ladder": {"generator": "add_multi_objective", "additions": 2, "runs_per_level": 5},
+                },
+            ],
+        },
+        "mix.yaml",
+    )
 
 
 def _facts(paths, run_id):
     events = events_of(paths, run_id)
     found = sorted((g, d.decision, d.n, d.successes) for g, d in decisions(events).items())
     with sqlite3.connect(paths.store_path) as conn:
-        evidence = conn.execute("SELECT group_path, run_index, success, attempts FROM invocations WHERE run_id = ? "
-                                "ORDER BY 1, 2", (run_id,)).fetchall()
-        surplus = conn.execute("SELECT group_path, run_index FROM surplus_invocations WHERE run_id = ? ORDER BY 1, 2",
-                               (run_id,)).fetchall()
+        evidence = conn.execute(
+            "SELECT group_path, run_index, success, attempts FROM invocations WHERE run_id = ? ORDER BY 1, 2", (run_id,)
+        ).fetchall()
+        surplus = conn.execute(
+            "SELECT group_path, run_index FROM surplus_invocations WHERE run_id = ? ORDER BY 1, 2", (run_id,)
+        ).fetchall()
     return found, evidence, surplus
 
 
 def test_any_jobs_and_speculation_reach_the_decisions_of_one_job(tmp_path, script, monkeypatch):
-    script({"b": ["success", "generation"] * 4, "late": ["validation", "success_r1", "success", "success", "success"],
-            "a/baseline": ["success"], "a/whitespace_noise/variant_0001": ["generation", "generation", "success"],
-            "a/whitespace_noise/variant_0002": ["generation"], "s/level_1": ["success", "generation"],
-            "s/level_2": ["generation"]}, sleep_ms=30)
+    script(
+        {
+            "b": ["success", "generation"] * 4,
+            "late": ["validation", "success_r1", "success", "success", "success"],
+            "a/baseline": ["success"],
+            "a/whitespace_noise/variant_0001": ["generation", "generation", "success"],
+            "a/whitespace_noise/variant_0002": ["generation"],
+            "s/level_1": ["success", "generation"],
+            "s/level_2": ["generation"],
+        },
+        sleep_ms=30,
+    )
     results = {}
-    for name, options in {"one": {"jobs": 1}, "eight": {"jobs": 8}, "speculating": {"jobs": 6, "speculate": True}}.items():
+    for name, options in {
+        "one": {"jobs": 1},
+        "eight": {"jobs": 8},
+        "speculating": {"jobs": 6, "speculate": True},
+    }.items():
         if options.get("speculate"):
             # every group's first run is slow, so capacity idles while decisions wait: speculation starts
             monkeypatch.setenv("SCRIPTED_SLEEP_BY_RUN", json.dumps({"1": 800}))
@@ -89,8 +133,10 @@ def test_any_jobs_and_speculation_reach_the_decisions_of_one_job(tmp_path, scrip
 def test_surplus_runs_are_kept_shown_and_counted_in_nothing(tmp_path, script, monkeypatch):
     # runs 1-3 agree (the decision); run 4 comes back before it, runs 5-8 after it
     script({"c": ["success"]})
-    monkeypatch.setenv("SCRIPTED_SLEEP_BY_RUN", json.dumps({"1": 1200, "2": 1200, "3": 1200, "4": 0, "5": 3000,
-                                                            "6": 3000, "7": 3000, "8": 3000}))
+    monkeypatch.setenv(
+        "SCRIPTED_SLEEP_BY_RUN",
+        json.dumps({"1": 1200, "2": 1200, "3": 1200, "4": 0, "5": 3000, "6": 3000, "7": 3000, "8": 3000}),
+    )
     suite = make_suite({"c": 8})
     paths = RunPaths.resolve(tmp_path / "spec", None)
     run_id = start_run(suite, paths, jobs=8, speculate=True)
@@ -138,9 +184,17 @@ def test_an_interrupted_speculative_run_resumes_to_the_decisions_of_one_job(tmp_
 
     from ironbench.run.runner import resume_run
 
-    script({"b": ["success", "generation"] * 4, "late": ["validation", "success_r1", "success", "success", "success"],
-            "a/baseline": ["success"], "a/whitespace_noise": ["generation", "success"],
-            "s/level_1": ["success", "generation"], "s/level_2": ["generation"]}, sleep_ms=30)
+    script(
+        {
+            "b": ["success", "generation"] * 4,
+            "late": ["validation", "success_r1", "success", "success", "success"],
+            "a/baseline": ["success"],
+            "a/whitespace_noise": ["generation", "success"],
+            "s/level_1": ["success", "generation"],
+            "s/level_2": ["generation"],
+        },
+        sleep_ms=30,
+    )
     one = RunPaths.resolve(tmp_path / "one", None)
     expected = _facts(one, start_run(_mixed_suite(), one, jobs=1))
     paths = RunPaths.resolve(tmp_path / "spec", None)

@@ -1,4 +1,5 @@
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ironbench.core.outcome import Outcome
 from ironbench.run.stopping import baseline_decision
@@ -52,15 +53,15 @@ def test_replaying_outcomes_one_by_one_stops_at_the_first_agreeing_triple(runs):
         if baseline_decision(runs[:k], 10) is not None:
             stop_at = k
             break
-    expected = next((k for k in range(3, len(runs) + 1)
-                     if len({o.signature() for o in runs[k - 3:k]}) == 1), None)
+    expected = next((k for k in range(3, len(runs) + 1) if len({o.signature() for o in runs[k - 3 : k]}) == 1), None)
     if expected is None and len(runs) == 10:
         expected = 10
     assert stop_at == expected
 
 
-from ironbench.run.stopping import (  # noqa: E402
-    stress_level_decision, variant_decision,
+from ironbench.run.stopping import (
+    stress_level_decision,
+    variant_decision,
 )
 
 REFERENCE = OUTCOMES[0].signature()
@@ -107,12 +108,16 @@ def test_stress_level_rule(successes, max_runs):
 
 # -- what a stable decision supports (item 5) -----------------------------------------------
 
-import math  # noqa: E402
+import math
 
-from ironbench.stats import clopper_pearson_lower  # noqa: E402
-from ironbench.run.stopping import (  # noqa: E402
-    Reference, capability_boundary, confidence_decision, confidence_thresholds, direction,
+from ironbench.run.stopping import (
+    Reference,
+    capability_boundary,
+    confidence_decision,
+    confidence_thresholds,
+    direction,
 )
+from ironbench.stats import clopper_pearson_lower
 
 S, F, V = OUTCOMES[0], OUTCOMES[2], OUTCOMES[3]
 
@@ -180,6 +185,7 @@ def _run_without_runs(suite, paths):
 
 # -- stress boundaries (item 6) -------------------------------------------------------------
 
+
 def test_boundary_needs_level_0_and_a_significant_drop():
     found = capability_boundary([(0, [S] * 5), (1, [S, F, S]), (2, [F] * 5)])
     assert (found.decision.decision, found.level) == ("boundary", 2)
@@ -216,8 +222,7 @@ def test_a_later_level_can_be_the_boundary_when_an_earlier_systematic_one_is_not
 
 
 def _first_stop(runs, max_runs, level=None, base=None):
-    return next((k for k in range(1, len(runs) + 1) if stress_level_decision(runs[:k], max_runs, level, base)),
-                None)
+    return next((k for k in range(1, len(runs) + 1) if stress_level_decision(runs[:k], max_runs, level, base)), None)
 
 
 @given(st.lists(st.booleans(), min_size=5, max_size=5), st.integers(2, 5))
@@ -226,8 +231,12 @@ def test_level_0_runs_all_its_runs(successes, max_runs):
     assert _first_stop(runs, max_runs, level=0) == max_runs
 
 
-@given(st.lists(st.booleans(), min_size=5, max_size=5), st.lists(st.booleans(), min_size=5, max_size=5),
-       st.integers(2, 5), st.integers(1, 14))
+@given(
+    st.lists(st.booleans(), min_size=5, max_size=5),
+    st.lists(st.booleans(), min_size=5, max_size=5),
+    st.integers(2, 5),
+    st.integers(1, 14),
+)
 def test_a_level_stops_early_only_when_more_runs_cannot_change_the_verdict(base_bits, bits, max_runs, level):
     """Against level 0, a level stops before its cap only at 100% success (it can no longer
     fail systematically) or at a systematic failure already significantly worse than level 0."""
@@ -246,7 +255,8 @@ def test_a_level_stops_early_only_when_more_runs_cannot_change_the_verdict(base_
     if stop < max_runs:
         assert stop >= 3
         shown_worse = decision.decision == "systematic_failure" and (
-            base_failing or decision.p_value <= level_alpha(level) * (1 + 1e-9))
+            base_failing or decision.p_value <= level_alpha(level) * (1 + 1e-9)
+        )
         assert failures == 0 or shown_worse
 
 
@@ -271,6 +281,7 @@ def test_a_systematic_level_not_yet_shown_worse_runs_on():
 
 
 # -- adversarial directions and unstable references (item 7) ---------------------------------
+
 
 def test_differences_say_which_way_they_went():
     lost = variant_decision([F, F, V, F], REFERENCE)

@@ -1,8 +1,8 @@
 import math
 
 import pytest
-
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ironbench.stats import chance_agreement, percentile, stratified_exact_test, wilson_interval
 
@@ -35,8 +35,10 @@ def test_percentile_interpolates():
 
 def _fisher_one_sided_by_enumeration(s_a, n_a, s_b, n_b):
     total = s_a + s_b
+
     def pmf(x):
         return math.comb(n_a, x) * math.comb(n_b, total - x) / math.comb(n_a + n_b, total)
+
     return sum(pmf(x) for x in range(s_a, min(n_a, total) + 1) if total - x <= n_b)
 
 
@@ -75,12 +77,23 @@ def test_swapping_runs_swaps_the_tails(pairs):
 
 # -- exact bounds, intervals, multiplicity, power --------------------------------------------
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-from ironbench.stats import (  # noqa: E402
-    binomial_pmf, clopper_pearson_lower, clopper_pearson_upper, exact_distribution_test, fisher_null_law,
-    fisher_power, holm_adjust, min_detectable_drop, min_p_adjust, newcombe_difference, runs_needed,
-    stratified_difference, stratified_p_regression_batch, stratified_permutation_test,
+from ironbench.stats import (
+    binomial_pmf,
+    clopper_pearson_lower,
+    clopper_pearson_upper,
+    exact_distribution_test,
+    fisher_null_law,
+    fisher_power,
+    holm_adjust,
+    min_detectable_drop,
+    min_p_adjust,
+    newcombe_difference,
+    runs_needed,
+    stratified_difference,
+    stratified_p_regression_batch,
+    stratified_permutation_test,
 )
 
 
@@ -129,8 +142,9 @@ def test_stratified_interval_covers_the_true_difference():
 @given(st.lists(st.tuples(st.integers(0, 6), st.integers(0, 6)), min_size=1, max_size=6))
 def test_batched_stratified_test_is_the_scalar_test(pairs):
     strata = [(a, 6, b, 6) for a, b in pairs]
-    batch = stratified_p_regression_batch(np.array([[a for a, _ in pairs]]), np.array([[b for _, b in pairs]]),
-                                          [6] * len(pairs), [6] * len(pairs))
+    batch = stratified_p_regression_batch(
+        np.array([[a for a, _ in pairs]]), np.array([[b for _, b in pairs]]), [6] * len(pairs), [6] * len(pairs)
+    )
     assert math.isclose(batch[0], stratified_exact_test(strata).p_regression, rel_tol=1e-9, abs_tol=1e-12)
 
 

@@ -31,8 +31,9 @@ def test_first_use_creates_and_migrates_in_wal_mode(tmp_path):
 
 def test_append_assigns_identity_and_reads_back_typed_events(tmp_path):
     with open_store(tmp_path / "s.db") as store:
-        recorded = store.append("r1", [Pending("run", RunFinished(invocations=3, successes=2)),
-                                       Pending("run", RunAborted(reason="x"))])
+        recorded = store.append(
+            "r1", [Pending("run", RunFinished(invocations=3, successes=2)), Pending("run", RunAborted(reason="x"))]
+        )
         store.append("r2", [Pending("run", RunAborted(reason="other run"))])
         assert [e.seq for e in recorded] == [1, 2]
         assert len({e.event_id for e in recorded}) == 2
@@ -83,7 +84,8 @@ def test_a_store_from_the_first_revision_is_upgraded_on_open(tmp_path):
             "INSERT INTO invocations(invocation_key, run_id, suite_id, mode, case_id, variant_id, run_index, "
             "instruction_hash, instruction_length, success, attempts, repairs_triggered, duration_ms, timed_out, "
             "debug_artifacts_present, timestamp_utc, seq) VALUES ('k','r','s','baseline','c','base',1,'h',1,1,1,0,"
-            "5,0,0,'t',1)")
+            "5,0,0,'t',1)"
+        )
     assert current_revision(path) == "0001_initial"
     open_store(path).close()
     assert current_revision(path) == SCHEMA_HEAD

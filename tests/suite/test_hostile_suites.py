@@ -11,10 +11,13 @@ from hypothesis import strategies as st
 from ironbench.cli.main import main
 from tests.conftest import cli
 
-BASELINE = ("suite_id: s\nmode: baseline\ntarget: fixture\n"
-            "cases:\n  - id: c1\n    instruction: {instruction}\n    runs: 2\n")
-GAUNTLET = ("suite_id: g\nmode: gauntlet\nengines:\n  - {{name: e, type: python, target: {target}, kwargs: {kwargs}}}\n"
-            "scenarios:\n  - {{name: s, domain: d, question: q, forbidden_phrase: f, follow_ups: [x]}}\n")
+BASELINE = (
+    "suite_id: s\nmode: baseline\ntarget: fixture\ncases:\n  - id: c1\n    instruction: {instruction}\n    runs: 2\n"
+)
+GAUNTLET = (
+    "suite_id: g\nmode: gauntlet\nengines:\n  - {{name: e, type: python, target: {target}, kwargs: {kwargs}}}\n"
+    "scenarios:\n  - {{name: s, domain: d, question: q, forbidden_phrase: f, follow_ups: [x]}}\n"
+)
 GOOD = "Write a function that adds two numbers."
 
 
@@ -33,8 +36,11 @@ def _nested(depth: int) -> str:
     return "[" * depth + "]" * depth
 
 
-LAUGHS = "{a: &a [x, x, x, x, x, x, x, x, x], " + ", ".join(
-    f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 9)}]" for i in range(8)) + "}"
+LAUGHS = (
+    "{a: &a [x, x, x, x, x, x, x, x, x], "
+    + ", ".join(f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 9)}]" for i in range(8))
+    + "}"
+)
 
 HOSTILE = {
     "nesting 1,000 deep": _gauntlet(kwargs="{deep: " + _nested(1000) + "}"),
@@ -46,8 +52,13 @@ HOSTILE = {
     "case id .": _baseline(**{"id: c1": "id: '.'"}),
     "case id ..": _baseline(**{"id: c1": "id: '..'"}),
     "case id with a slash": _baseline(**{"id: c1": "id: a/../../b"}),
-    "stress seed 10^40": ("suite_id: s\nmode: stress\ntarget: fixture\ncases:\n  - id: c\n    instruction: " + GOOD
-                          + "\n    ladder: {generator: add_scope_detail, seed: 1" + "0" * 40 + "}\n"),
+    "stress seed 10^40": (
+        "suite_id: s\nmode: stress\ntarget: fixture\ncases:\n  - id: c\n    instruction: "
+        + GOOD
+        + "\n    ladder: {generator: add_scope_detail, seed: 1"
+        + "0" * 40
+        + "}\n"
+    ),
     "an integer of 5,000 digits": _baseline(**{"runs: 2": "runs: " + "9" * 5000}),
     "an infinite float": _baseline(**{"runs: 2": "runs: .inf"}),
     "python engine target os:system": _gauntlet(target="os:system"),
@@ -97,8 +108,9 @@ def test_a_hostile_suite_is_refused_in_one_line_before_anything_is_written(capsy
     _assert_refused(*_run_in_process(capsys, HOSTILE[name]))
 
 
-@pytest.mark.parametrize("name", ["nesting 1,000 deep", "billion laughs in kwargs", "a 10 MB instruction",
-                                  "python engine target os:system"])
+@pytest.mark.parametrize(
+    "name", ["nesting 1,000 deep", "billion laughs in kwargs", "a 10 MB instruction", "python engine target os:system"]
+)
 def test_through_the_real_cli_hostile_suites_are_quick_and_clean(tmp_path, name):
     import time
 
@@ -114,14 +126,21 @@ def test_jobs_zero_is_one_line(tmp_path):
     result = cli("run", "suites/baseline.yaml", "--jobs", "0", "--out", str(tmp_path / "out"))
     assert result.returncode == 2
     assert result.stderr.splitlines() == [
-        "ironbench: error: ironbench run: Invalid value for '--jobs' / '-j': Input should be greater than or equal to 1"]
+        "ironbench: error: ironbench run: Invalid value for '--jobs' / '-j': Input should be greater than or equal to 1"
+    ]
 
 
 def test_the_instruction_a_target_receives_is_nfkc_normalised():
     from ironbench.suite.models import parse_suite
 
-    suite = parse_suite({"suite_id": "s", "mode": "baseline", "cases": [
-        {"id": "c", "instruction": "Write a \ufb01le reader returning \u2460 value."}]}, "s.yaml")
+    suite = parse_suite(
+        {
+            "suite_id": "s",
+            "mode": "baseline",
+            "cases": [{"id": "c", "instruction": "Write a \ufb01le reader returning \u2460 value."}],
+        },
+        "s.yaml",
+    )
     assert suite.cases[0].instruction == "Write a file reader returning 1 value."
 
 
@@ -140,29 +159,43 @@ def _yaml_string(text: str) -> str:
 nested = st.integers(33, 3000).map(lambda d: _baseline(**{"runs: 2": "runs: 2\n    x: " + _nested(d)}))
 huge_numbers = st.tuples(
     st.sampled_from(["runs: 2", "target: fixture"]),
-    st.one_of(st.integers(min_value=2**63, max_value=10**80), st.integers(max_value=-(2**63) - 1,
-                                                                          min_value=-(10**80))),
-).map(lambda p: _baseline(**{p[0]: f"{p[0]}\n{'    ' if p[0] == 'runs: 2' else ''}"
-                              f"{'seed' if p[0] == 'runs: 2' else 'timeout_seconds'}: {p[1]}"}))
-bad_ids = st.one_of(st.sampled_from([".", "..", "../x", "a/b", "", "-a", "_a"]),
-                    st.text(min_size=65, max_size=3000, alphabet="abc"),
-                    st.tuples(st.text(max_size=5, alphabet="ab"), st.sampled_from(CONTROL)).map("".join),
-                    ).map(lambda i: _baseline(**{"id: c1": f"id: {_yaml_string(i)}"}))
-sneaky = st.tuples(st.sampled_from(["tests", "logging", "benchmark", "pytest", "validation"]),
-                   st.sampled_from(INVISIBLE + CONTROL), st.integers(1, 3)).map(
-    lambda p: _baseline(instruction=_yaml_string(f"Write {p[0][:p[2]]}{p[1]}{p[0][p[2]:]} for a parser.")))
+    st.one_of(st.integers(min_value=2**63, max_value=10**80), st.integers(max_value=-(2**63) - 1, min_value=-(10**80))),
+).map(
+    lambda p: _baseline(
+        **{
+            p[0]: f"{p[0]}\n{'    ' if p[0] == 'runs: 2' else ''}"
+            f"{'seed' if p[0] == 'runs: 2' else 'timeout_seconds'}: {p[1]}"
+        }
+    )
+)
+bad_ids = st.one_of(
+    st.sampled_from([".", "..", "../x", "a/b", "", "-a", "_a"]),
+    st.text(min_size=65, max_size=3000, alphabet="abc"),
+    st.tuples(st.text(max_size=5, alphabet="ab"), st.sampled_from(CONTROL)).map("".join),
+).map(lambda i: _baseline(**{"id: c1": f"id: {_yaml_string(i)}"}))
+sneaky = st.tuples(
+    st.sampled_from(["tests", "logging", "benchmark", "pytest", "validation"]),
+    st.sampled_from(INVISIBLE + CONTROL),
+    st.integers(1, 3),
+).map(lambda p: _baseline(instruction=_yaml_string(f"Write {p[0][: p[2]]}{p[1]}{p[0][p[2] :]} for a parser.")))
 oversized = st.integers(20_001, 60_000).map(lambda n: _baseline(instruction="W" + "a" * n))
 duplicated = st.sampled_from(["suite_id: s", "mode: baseline", "target: fixture"]).map(
-    lambda key: _baseline(**{key: f"{key}\n{key}"}))
-aliased = st.sampled_from([("runs: 2", "runs: &r 2\n    timeout_seconds: *r"),
-                           ("target: fixture", "target: &t fixture\nx: *t"),
-                           ("suite_id: s", "suite_id: &s s\nmode2: *s")]).map(lambda p: _baseline(**{p[0]: p[1]}))
+    lambda key: _baseline(**{key: f"{key}\n{key}"})
+)
+aliased = st.sampled_from(
+    [
+        ("runs: 2", "runs: &r 2\n    timeout_seconds: *r"),
+        ("target: fixture", "target: &t fixture\nx: *t"),
+        ("suite_id: s", "suite_id: &s s\nmode2: *s"),
+    ]
+).map(lambda p: _baseline(**{p[0]: p[1]}))
 garbage = st.binary(max_size=200).filter(lambda b: b"suite_id" not in b)
 MALFORMED = st.one_of(nested, huge_numbers, bad_ids, sneaky, oversized, duplicated, aliased, garbage)
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                                                  HealthCheck.too_slow])
+@settings(
+    max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
 @given(suite=MALFORMED)
 def test_generated_malformed_suites_exit_2_in_one_line_and_write_nothing(capsys, suite):
     _assert_refused(*_run_in_process(capsys, suite))

@@ -28,16 +28,38 @@ def test_every_shipped_suite_validates(validator, suite):
     assert list(validator.iter_errors(data)) == []
 
 
-@pytest.mark.parametrize("broken, where", [
-    ({"cases": [{"id": "a", "instruction": "x", "runs": 11}]}, "runs"),
-    ({"cases": [{"id": "a", "instruction": "x", "color": "red"}]}, "color"),
-    ({"mode": "adversarial", "cases": [{"id": "a", "instruction": "x", "generators": [
-        {"generator": "whitespace_noise", "max_swaps": 2}]}]}, "generators"),
-    ({"mode": "adversarial", "cases": [{"id": "a", "instruction": "x", "generators": [
-        {"generator": "no_such_generator"}]}]}, "generators"),
-    ({"mode": "stress", "cases": [{"id": "a", "instruction": "x", "ladder": {
-        "generator": "add_scope_detail", "runs_per_level": 9}}]}, "ladder"),
-])
+@pytest.mark.parametrize(
+    "broken, where",
+    [
+        ({"cases": [{"id": "a", "instruction": "x", "runs": 11}]}, "runs"),
+        ({"cases": [{"id": "a", "instruction": "x", "color": "red"}]}, "color"),
+        (
+            {
+                "mode": "adversarial",
+                "cases": [
+                    {"id": "a", "instruction": "x", "generators": [{"generator": "whitespace_noise", "max_swaps": 2}]}
+                ],
+            },
+            "generators",
+        ),
+        (
+            {
+                "mode": "adversarial",
+                "cases": [{"id": "a", "instruction": "x", "generators": [{"generator": "no_such_generator"}]}],
+            },
+            "generators",
+        ),
+        (
+            {
+                "mode": "stress",
+                "cases": [
+                    {"id": "a", "instruction": "x", "ladder": {"generator": "add_scope_detail", "runs_per_level": 9}}
+                ],
+            },
+            "ladder",
+        ),
+    ],
+)
 def test_broken_suites_are_rejected_by_schema_and_by_loader(validator, tmp_path, broken, where):
     data = {"suite_id": "s", "mode": "baseline", **broken}
     errors = list(validator.iter_errors(data))
@@ -50,7 +72,24 @@ def test_broken_suites_are_rejected_by_schema_and_by_loader(validator, tmp_path,
 
 
 def test_schema_accepts_every_generator_with_its_own_parameters(validator):
-    data = {"suite_id": "s", "mode": "adversarial", "cases": [{"id": "a", "instruction": "Write a cache.",
-            "generators": [{"generator": "synonym_substitution", "max_replacements": 2,
-                            "synonyms": {"tiny": ["small"]}, "whitelist": ["cache"], "seed": 3, "count": 2}]}]}
+    data = {
+        "suite_id": "s",
+        "mode": "adversarial",
+        "cases": [
+            {
+                "id": "a",
+                "instruction": "Write a cache.",
+                "generators": [
+                    {
+                        "generator": "synonym_substitution",
+                        "max_replacements": 2,
+                        "synonyms": {"tiny": ["small"]},
+                        "whitelist": ["cache"],
+                        "seed": 3,
+                        "count": 2,
+                    }
+                ],
+            }
+        ],
+    }
     assert list(validator.iter_errors(data)) == []

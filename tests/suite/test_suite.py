@@ -1,19 +1,42 @@
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ironbench.core.contract import forbidden_word
 from ironbench.core.errors import SuiteError
 from ironbench.suite.models import load_suite, parse_suite
 
-FORBIDDEN = ["test", "tests", "testing", "pytest", "coverage", "validate", "validation", "performance",
-             "optimize", "optimization", "tooling", "tool", "harness", "harnessing", "benchmark",
-             "benchmarking", "logging", "logs", "log", "debug"]
+FORBIDDEN = [
+    "test",
+    "tests",
+    "testing",
+    "pytest",
+    "coverage",
+    "validate",
+    "validation",
+    "performance",
+    "optimize",
+    "optimization",
+    "tooling",
+    "tool",
+    "harness",
+    "harnessing",
+    "benchmark",
+    "benchmarking",
+    "logging",
+    "logs",
+    "log",
+    "debug",
+]
 CLEAN = ["logic", "contest", "catalog", "protest", "attestation", "harbour", "toolkitten", "debugger-free"]
 
 
 def base(**case):
-    return {"suite_id": "s", "mode": "baseline",
-            "cases": [{"id": "c1", "instruction": "Write a function that adds two numbers.", **case}]}
+    return {
+        "suite_id": "s",
+        "mode": "baseline",
+        "cases": [{"id": "c1", "instruction": "Write a function that adds two numbers.", **case}],
+    }
 
 
 def test_shipped_baseline_suite_is_the_calibration_triad():
@@ -22,17 +45,20 @@ def test_shipped_baseline_suite_is_the_calibration_triad():
     assert all(c.runs <= 10 for c in suite.cases)
 
 
-@pytest.mark.parametrize("mutate, expected", [
-    (lambda d: d["cases"][0].update(runz=3), "cases[0].runz: unknown key"),
-    (lambda d: d.update(colour="red"), "colour: unknown key"),
-    (lambda d: d["cases"][0].update(runs="3"), "cases[0].runs"),
-    (lambda d: d["cases"][0].update(runs=11), "cases[0].runs"),
-    (lambda d: d["cases"][0].update(instruction="   "), "cases[0].instruction: instruction is empty"),
-    (lambda d: d["cases"].append(dict(d["cases"][0])), "cases[1].id: duplicate id 'c1'"),
-    (lambda d: d.pop("suite_id"), "suite_id: required field is missing"),
-    (lambda d: d.update(mode="nonsense"), "mode"),
-    (lambda d: d.update(debug_enabled="yes"), "debug_enabled"),
-])
+@pytest.mark.parametrize(
+    "mutate, expected",
+    [
+        (lambda d: d["cases"][0].update(runz=3), "cases[0].runz: unknown key"),
+        (lambda d: d.update(colour="red"), "colour: unknown key"),
+        (lambda d: d["cases"][0].update(runs="3"), "cases[0].runs"),
+        (lambda d: d["cases"][0].update(runs=11), "cases[0].runs"),
+        (lambda d: d["cases"][0].update(instruction="   "), "cases[0].instruction: instruction is empty"),
+        (lambda d: d["cases"].append(dict(d["cases"][0])), "cases[1].id: duplicate id 'c1'"),
+        (lambda d: d.pop("suite_id"), "suite_id: required field is missing"),
+        (lambda d: d.update(mode="nonsense"), "mode"),
+        (lambda d: d.update(debug_enabled="yes"), "debug_enabled"),
+    ],
+)
 def test_bad_suites_name_the_file_and_field(mutate, expected):
     data = base()
     mutate(data)
@@ -80,12 +106,18 @@ def test_a_forbidden_word_standing_alone_is_always_found(prefix, word, suffix):
 
 
 def test_ladder_levels_are_capped_with_a_readable_error():
-    data = {"suite_id": "s", "mode": "stress", "cases": [
-        {"id": "c", "instruction": "Write a parser.", "ladder": {"generator": "add_ambiguity", "additions": 11}}]}
+    data = {
+        "suite_id": "s",
+        "mode": "stress",
+        "cases": [
+            {"id": "c", "instruction": "Write a parser.", "ladder": {"generator": "add_ambiguity", "additions": 11}}
+        ],
+    }
     with pytest.raises(SuiteError) as error:
         parse_suite(data, "s.yaml")
-    assert str(error.value) == ("s.yaml: cases[0].ladder: add_ambiguity: additions: "
-                                "Input should be less than or equal to 10")
+    assert str(error.value) == (
+        "s.yaml: cases[0].ladder: add_ambiguity: additions: Input should be less than or equal to 10"
+    )
 
 
 def test_stop_rules_are_read_and_checked():
@@ -98,17 +130,24 @@ def test_stop_rules_are_read_and_checked():
     assert plan(own)[0].groups[0].stop is None and plan(own)[0].groups[0].max_runs == 5
 
 
-@pytest.mark.parametrize("data, expected", [
-    (base(stop={"rule": "confidence", "max_runs": 30}, runs=5),
-     "cases[0]: runs: the confidence rule takes its cap from stop.max_runs"),
-    (base(stop={"rule": "confidence", "max_runs": 10}),
-     "cases[0].stop: max_runs: 10 runs can never show recurrence above 0.8 at 0.95 confidence; "
-     "at least 14 are needed"),
-    (base(stop={"rule": "confidence", "reproduce": 0.5, "max_runs": 30}), "cases[0].stop.reproduce"),
-    (base(stop={"rule": "confidence"}), "cases[0].stop.max_runs: required field is missing"),
-    (base(stop={"rule": "sometimes"}), "cases[0].stop.rule"),
-    ({**base(), "conversations": 3}, "conversations: only a gauntlet suite has conversations"),
-])
+@pytest.mark.parametrize(
+    "data, expected",
+    [
+        (
+            base(stop={"rule": "confidence", "max_runs": 30}, runs=5),
+            "cases[0]: runs: the confidence rule takes its cap from stop.max_runs",
+        ),
+        (
+            base(stop={"rule": "confidence", "max_runs": 10}),
+            "cases[0].stop: max_runs: 10 runs can never show recurrence above 0.8 at 0.95 confidence; "
+            "at least 14 are needed",
+        ),
+        (base(stop={"rule": "confidence", "reproduce": 0.5, "max_runs": 30}), "cases[0].stop.reproduce"),
+        (base(stop={"rule": "confidence"}), "cases[0].stop.max_runs: required field is missing"),
+        (base(stop={"rule": "sometimes"}), "cases[0].stop.rule"),
+        ({**base(), "conversations": 3}, "conversations: only a gauntlet suite has conversations"),
+    ],
+)
 def test_bad_stop_rules_and_conversations_are_one_clear_error(data, expected):
     with pytest.raises(SuiteError) as raised:
         parse_suite(data, "s.yaml")

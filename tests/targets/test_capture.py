@@ -22,7 +22,7 @@ def test_capture_keeps_everything_up_to_the_caps_and_marks_what_it_drops(tmp_pat
     capture = OutputCapture(path, file_cap=120, file_tail=30, text_head=50, text_tail=40)
     position = 0
     for cut in sorted(cuts) + [len(data)]:
-        capture.write(data[position:max(position, cut)])
+        capture.write(data[position : max(position, cut)])
         position = max(position, cut)
     text = capture.finish()
     stored = path.read_bytes()
@@ -53,16 +53,35 @@ def test_the_harness_memory_stays_bounded_under_an_output_flood(tmp_path):
     suite.write_text(
         "suite_id: flood\nmode: baseline\ntimeout_seconds: 120\ndebug_enabled: false\n"
         f"target: [{sys.executable!r}, {str(HOSTILE)!r}, flood, '{300 * 1024 * 1024}', '{{instruction}}']\n"
-        "cases:\n  - {id: flood, instruction: Write a function named flood., runs: 1}\n")
+        "cases:\n  - {id: flood, instruction: Write a function named flood., runs: 1}\n"
+    )
     # Measured from a small fresh interpreter: a child's peak RSS counts its parent's
     # pages until exec, and the test runner is large.
-    measure = ("import os, subprocess, sys\n"
-               "p = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
-               "_, status, usage = os.wait4(p.pid, 0)\n"
-               "print(os.waitstatus_to_exitcode(status), usage.ru_maxrss)\n")
-    done = subprocess.run([sys.executable, "-c", measure, sys.executable, "-m", "ironbench.cli.main", "run",
-                           str(suite), "--out", str(tmp_path / "out"), "-q"],
-                          cwd=REPO, capture_output=True, text=True, timeout=300)
+    measure = (
+        "import os, subprocess, sys\n"
+        "p = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
+        "_, status, usage = os.wait4(p.pid, 0)\n"
+        "print(os.waitstatus_to_exitcode(status), usage.ru_maxrss)\n"
+    )
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            measure,
+            sys.executable,
+            "-m",
+            "ironbench.cli.main",
+            "run",
+            str(suite),
+            "--out",
+            str(tmp_path / "out"),
+            "-q",
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     code, peak_kb = map(int, done.stdout.split())
     assert code == 0
     assert peak_kb / 1024 < 200, f"harness peaked at {peak_kb / 1024:.0f} MB"
@@ -76,7 +95,11 @@ def test_secrets_are_redacted_in_the_file_and_the_text_even_across_reads(tmp_pat
     # 70,000 copies: the secret straddles many 64 KiB pipe reads.
     code = f"import sys; sys.stdout.write({secret!r} * 70000); sys.stderr.write('key=' + {secret!r})"
     result = invoke([sys.executable, "-c", code], tmp_path, 60, {}, redactor)
-    for text in (result.stdout, result.stderr, Path(result.stdout_path).read_text(),
-                 Path(result.stderr_path).read_text()):
+    for text in (
+        result.stdout,
+        result.stderr,
+        Path(result.stdout_path).read_text(),
+        Path(result.stderr_path).read_text(),
+    ):
         assert secret not in text and "[REDACTED:OPENAI_API_KEY]" in text
     assert Path(result.stdout_path).read_text() == "[REDACTED:OPENAI_API_KEY]" * 70000

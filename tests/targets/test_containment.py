@@ -46,8 +46,7 @@ def leftovers(tmp_path):
 def _invoke_with_guard(argv, workdir: Path, timeout: float, guard: float):
     """invoke() on a thread: a harness that blocks on the pipes fails the test instead of hanging it."""
     box = {}
-    thread = threading.Thread(target=lambda: box.setdefault("result", invoke(argv, workdir, timeout, {})),
-                              daemon=True)
+    thread = threading.Thread(target=lambda: box.setdefault("result", invoke(argv, workdir, timeout, {})), daemon=True)
     started = time.monotonic()
     thread.start()
     thread.join(guard)

@@ -10,8 +10,11 @@ import pytest
 from ironbench.core.outcome import parse_outcome
 from ironbench.targets import forge
 
-ADD = {"filename": "add.py", "code": "def add(a, b):\n    return a + b\n",
-       "test": "from add import add\n\ndef test_add():\n    assert add(1, 2) == 3\n"}
+ADD = {
+    "filename": "add.py",
+    "code": "def add(a, b):\n    return a + b\n",
+    "test": "from add import add\n\ndef test_add():\n    assert add(1, 2) == 3\n",
+}
 BROKEN = {**ADD, "code": "def add(a, b):\n    return a - b\n"}
 
 
@@ -28,14 +31,16 @@ def test_braces_inside_strings_do_not_hide_the_candidate():
 
 
 def test_a_repair_sees_the_error_lines_and_the_summary_only():
-    output = "....F\n" + "noise line\n" * 500 + "E   assert 3 == 4\nE    +  where 3 = add(1, 2)\n" \
-             "FAILED test_add.py::test_add\n1 failed in 0.01s\n"
+    output = (
+        "....F\n" + "noise line\n" * 500 + "E   assert 3 == 4\nE    +  where 3 = add(1, 2)\n"
+        "FAILED test_add.py::test_add\n1 failed in 0.01s\n"
+    )
     summary = forge.failure_summary(output)
     assert "noise" not in summary and "E   assert 3 == 4" in summary and summary.endswith("1 failed in 0.01s")
     assert len(summary) <= forge.FAILURE_CHARS
     # the repair is a further turn of the same conversation, worked examples included
     messages = forge.repair_messages("Add two numbers.", BROKEN, output)
-    assert messages[:len(forge.generate_messages("Add two numbers."))] == forge.generate_messages("Add two numbers.")
+    assert messages[: len(forge.generate_messages("Add two numbers."))] == forge.generate_messages("Add two numbers.")
     assert messages[-2] == ("assistant", json.dumps(BROKEN)) and summary in messages[-1][1]
 
 
@@ -60,9 +65,11 @@ def run_forge(tmp_path, monkeypatch, capsys):
         def model(messages, repair=False):
             (calls if calls is not None else []).append(repair)
             return next(replies)
+
         monkeypatch.setattr(forge, "Model", lambda: model)
         code = forge.main(["Write a Python function that adds two numbers."])
         return code, capsys.readouterr().out
+
     return run
 
 
@@ -101,7 +108,7 @@ def test_three_failed_repairs_are_final(run_forge):
 def test_a_repair_looping_on_blank_lines_is_cut_and_aborts(run_forge):
     # the embedded model stops where the stop text appears: what forge gets is not JSON
     looping = json.dumps({**BROKEN, "test": "from add import add" + "\n" * 100})
-    cut = looping[:looping.index(forge.LOOP_STOP)]
+    cut = looping[: looping.index(forge.LOOP_STOP)]
     code, out = run_forge([json.dumps(BROKEN), cut])
     assert "[!] Repair produced invalid JSON. Aborting." in out
     assert parse_outcome(code, out).signature() == (False, "repair", 1, 1)
@@ -117,11 +124,24 @@ def test_no_repair_when_repair_is_disabled(run_forge):
 def test_forge_on_the_embedded_model_reaches_validation(tmp_path):
     # Constrained decoding makes every reply a parseable candidate: the run gets past
     # generation to pytest, whatever the 135M model writes. (No repair: one call.)
-    result = subprocess.run([sys.executable, "-m", "ironbench.targets.forge",
-                             "Write a Python function that returns the square of a number."],
-                            cwd=tmp_path, capture_output=True, text=True, timeout=300,
-                            env={**__import__("os").environ, "IRONCLAD_DEBUG": "1", "IRONBENCH_FORGE_SEED": "3",
-                                 "IRONBENCH_REPAIR_ENABLED": "0"})
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "ironbench.targets.forge",
+            "Write a Python function that returns the square of a number.",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={
+            **__import__("os").environ,
+            "IRONCLAD_DEBUG": "1",
+            "IRONBENCH_FORGE_SEED": "3",
+            "IRONBENCH_REPAIR_ENABLED": "0",
+        },
+    )
     outcome = parse_outcome(result.returncode, result.stdout)
     assert outcome.failure_stage in (None, "validation"), result.stdout + result.stderr
     assert outcome.attempts == 1

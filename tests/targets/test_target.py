@@ -40,8 +40,11 @@ def test_a_relative_file_in_a_target_is_refused_with_the_path_to_give(tmp_path, 
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "my_agent.py").write_text("print('hi')\n")
-    with pytest.raises(TargetError, match=rf"target file 'my_agent.py' is a relative path.*give it as "
-                                          rf"'{tmp_path / 'my_agent.py'}'"):
+    with pytest.raises(
+        TargetError,
+        match=rf"target file 'my_agent.py' is a relative path.*give it as "
+        rf"'{tmp_path / 'my_agent.py'}'",
+    ):
         preflight(resolve_target("python3 my_agent.py --task {instruction}"))
     with pytest.raises(TargetError, match="'agents/missing.sh' is a relative path.*give its absolute path"):
         preflight(resolve_target("bash agents/missing.sh {instruction}"))
@@ -56,9 +59,11 @@ def test_a_relative_file_in_a_target_is_refused_with_the_path_to_give(tmp_path, 
 
 
 def test_timeout_kills_the_whole_process_group(tmp_path):
-    code = ("import subprocess, sys, time, pathlib;"
-            "c = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)']);"
-            "pathlib.Path('child.pid').write_text(str(c.pid)); time.sleep(600)")
+    code = (
+        "import subprocess, sys, time, pathlib;"
+        "c = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)']);"
+        "pathlib.Path('child.pid').write_text(str(c.pid)); time.sleep(600)"
+    )
     started = time.monotonic()
     result = invoke([sys.executable, "-c", code], tmp_path, 1.5, {})
     assert result.timed_out and result.exit_code is None
@@ -81,8 +86,9 @@ def _dead_or_zombie(pid: int) -> bool:
 
 
 def test_environment_reaches_the_target(tmp_path):
-    result = invoke([sys.executable, "-c", "import os; print(os.environ['IRONCLAD_DEBUG'])"], tmp_path, 10,
-                    {"IRONCLAD_DEBUG": "1"})
+    result = invoke(
+        [sys.executable, "-c", "import os; print(os.environ['IRONCLAD_DEBUG'])"], tmp_path, 10, {"IRONCLAD_DEBUG": "1"}
+    )
     assert result.stdout.strip() == "1" and result.exit_code == 0
 
 
@@ -130,8 +136,14 @@ def make_venv(root: Path) -> Path:
 
     sp.run([sys.executable, "-m", "venv", "--without-pip", str(root)], check=True)
     python = root / "bin" / "python"
-    site = Path(sp.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                       check=True, capture_output=True, text=True).stdout.strip())
+    site = Path(
+        sp.run(
+            [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+    )
     return python, site
 
 
@@ -142,7 +154,8 @@ def install_fake_ironclad(site: Path, version: str = "1.0.0") -> None:
     (package / "__init__.py").write_text("")
     (package / "ironclad.py").write_text(
         "import sys\nprint('[+] Verified after 0 repairs.')\n"
-        "print('[SUCCESS] Verified brick saved to: verified_bricks/x.py')\n")
+        "print('[SUCCESS] Verified brick saved to: verified_bricks/x.py')\n"
+    )
     dist = site / f"venv_only_ironclad-{version}.dist-info"
     dist.mkdir()
     (dist / "METADATA").write_text(f"Metadata-Version: 2.1\nName: venv-only-ironclad\nVersion: {version}\n")
@@ -180,8 +193,9 @@ def test_the_default_targets_error_shows_the_target_form_for_another_virtualenv(
     python, _ = make_venv(tmp_path / "venv")
     with pytest.raises(TargetError) as error:
         preflight(resolve_target([str(python), "-m", "ironclad_ai_guardrails.ironclad", "{instruction}"]))
-    assert ('pass --target "/path/to/venv/bin/python -m ironclad_ai_guardrails.ironclad {instruction}"'
-            in str(error.value))
+    assert 'pass --target "/path/to/venv/bin/python -m ironclad_ai_guardrails.ironclad {instruction}"' in str(
+        error.value
+    )
 
 
 def test_a_run_against_a_target_in_its_own_virtualenv(tmp_path):
@@ -193,7 +207,15 @@ def test_a_run_against_a_target_in_its_own_virtualenv(tmp_path):
     install_fake_ironclad(site)
     suite = write_suite(tmp_path / "s.yaml", make_suite({"c": 3}))
     out = tmp_path / "out"
-    run_id = cli("run", str(suite), "--target", f"{python} -m venv_only_ironclad.ironclad {{instruction}}",
-                 "--out", str(out), "-q", check=True).stdout.strip()
+    run_id = cli(
+        "run",
+        str(suite),
+        "--target",
+        f"{python} -m venv_only_ironclad.ironclad {{instruction}}",
+        "--out",
+        str(out),
+        "-q",
+        check=True,
+    ).stdout.strip()
     summary = json.loads((out / run_id / "baseline" / "c" / "run_001" / "summary.json").read_text())
     assert (summary["success"], summary["attempts"], summary["ironclad_version"]) == (True, 1, "1.0.0")

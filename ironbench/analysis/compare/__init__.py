@@ -11,8 +11,8 @@ from ironbench.analysis.compare.decide import (
     Side,
     decide,
 )
-from ironbench.analysis.compare.prose import case_label
 from ironbench.analysis.compare.format import format_comparison, format_plan
+from ironbench.analysis.compare.prose import case_label
 from ironbench.analysis.compare.read import compare_runs, runs_from_rows
 
 __all__ = [

@@ -11,7 +11,7 @@ the timeout and harness-error rates form one family, Holm-adjusted, and any of t
 
 import math
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Literal
 
@@ -20,8 +20,6 @@ from ironbench.core.errors import IronbenchError
 from ironbench.core.kinds import CaseVerdict, FailOn, Gate, Unit, Verdict
 from ironbench.stats import (
     Z95,
-    NullLaw,
-    ExactTest,
     fisher_null_law,
     holm_adjust,
     min_detectable_drop,
@@ -41,10 +39,8 @@ POWER = 0.8
 Strata = list[tuple[int, int, int, int]]
 
 
-
 class CannotCompare(IronbenchError):
     """The two runs hold no evidence that can be compared."""
-
 
 
 @dataclass(frozen=True)
@@ -73,7 +69,6 @@ class Runs:
         return self.outcomes.count("timeout")
 
 
-
 @dataclass(frozen=True)
 class Side:
     n: int
@@ -92,11 +87,21 @@ class Side:
     @classmethod
     def of(cls, runs: Runs) -> "Side":
         low, high = wilson_interval(runs.successes, runs.n)
-        mean = (lambda xs: sum(xs) / len(xs) if xs else 0.0)
-        return cls(runs.n, runs.successes, runs.successes / runs.n if runs.n else 0.0, low, high,
-                   mean(runs.attempts), mean(runs.repairs), percentile(list(runs.durations_ms), 95),
-                   runs.timeouts, runs.harness_errors, runs.infra_errors, dict(sorted(Counter(runs.outcomes).items())))
-
+        mean = lambda xs: sum(xs) / len(xs) if xs else 0.0
+        return cls(
+            runs.n,
+            runs.successes,
+            runs.successes / runs.n if runs.n else 0.0,
+            low,
+            high,
+            mean(runs.attempts),
+            mean(runs.repairs),
+            percentile(list(runs.durations_ms), 95),
+            runs.timeouts,
+            runs.harness_errors,
+            runs.infra_errors,
+            dict(sorted(Counter(runs.outcomes).items())),
+        )
 
 
 @dataclass(frozen=True)
@@ -116,7 +121,6 @@ class CaseComparison:
     verdict: CaseVerdict | Literal[""] = ""
 
 
-
 @dataclass(frozen=True)
 class Overall:
     delta: float
@@ -127,7 +131,6 @@ class Overall:
     informative_cases: int
     cases: int
     mde: float | None  # smallest uniform drop the gate finds with 80% power
-
 
 
 @dataclass(frozen=True)
@@ -142,7 +145,6 @@ class Shift:
     p_value: float
     gating: bool  # a member of the --fail-on change family
     p_adjusted: float | None = None
-
 
 
 @dataclass(frozen=True)
@@ -175,7 +177,6 @@ class Comparison:
         return asdict(self)
 
 
-
 def z_quantile(q: float) -> float:
     """The standard normal quantile, by bisection on erf (exact to 1e-12)."""
     low, high = -40.0, 40.0
@@ -185,23 +186,32 @@ def z_quantile(q: float) -> float:
     return (low + high) / 2
 
 
-
 def _two_sided_rate(strata) -> float:
     return stratified_exact_test(strata).p_two_sided
 
 
-
-def decide(sides_a: Mapping[tuple[str, str], Runs], sides_b: Mapping[tuple[str, str], Runs], alpha: float = 0.05,
-           gate: Gate = Gate.overall, fail_on: FailOn = FailOn.regression, margin: float | None = None,
-           run_a: str = "A", run_b: str = "B", power: bool = True, unit: Unit = "run",
-           secondary: bool = True) -> Comparison:
+def decide(
+    sides_a: Mapping[tuple[str, str], Runs],
+    sides_b: Mapping[tuple[str, str], Runs],
+    alpha: float = 0.05,
+    gate: Gate = Gate.overall,
+    fail_on: FailOn = FailOn.regression,
+    margin: float | None = None,
+    run_a: str = "A",
+    run_b: str = "B",
+    power: bool = True,
+    unit: Unit = "run",
+    secondary: bool = True,
+) -> Comparison:
     """The comparison of two runs' evidence, per (case, variant): pure. `power` and
     `secondary` (the shift tests) can be skipped where only the gate matters (simulations)."""
     keys = sorted(set(sides_a) | set(sides_b))
     common = [k for k in keys if k in sides_a and k in sides_b and sides_a[k].n and sides_b[k].n]
     if not common:
-        raise CannotCompare(f"cannot compare {run_a} and {run_b}: no case in common with evidence "
-                            f"(A: {_names(sides_a)}; B: {_names(sides_b)})")
+        raise CannotCompare(
+            f"cannot compare {run_a} and {run_b}: no case in common with evidence "
+            f"(A: {_names(sides_a)}; B: {_names(sides_b)})"
+        )
     strata = [(sides_a[k].successes, sides_a[k].n, sides_b[k].successes, sides_b[k].n) for k in common]
     sizes = [(s[1], s[3]) for s in strata]
     laws = [fisher_null_law(*s) for s in strata]
@@ -219,31 +229,64 @@ def decide(sides_a: Mapping[tuple[str, str], Runs], sides_b: Mapping[tuple[str, 
             flagged = flagged and newcombe_difference(*stratum, z=z_case).high < -margin
         reachable = significant(smallest_adjusted_p(index, sizes, laws), alpha)
         if not reachable:
-            warnings.append(f"{case_label(key)} cannot be flagged on its own with {a.n} vs {b.n} runs "
-                            f"(its smallest possible adjusted p is {smallest_adjusted_p(index, sizes, laws):.2g} "
-                            f"> alpha {alpha})")
-        verdict = ("regression" if flagged else "improvement" if significant(test.p_improvement, alpha)
-                   else "no significant change")
+            warnings.append(
+                f"{case_label(key)} cannot be flagged on its own with {a.n} vs {b.n} runs "
+                f"(its smallest possible adjusted p is {smallest_adjusted_p(index, sizes, laws):.2g} "
+                f"> alpha {alpha})"
+            )
+        verdict = (
+            "regression"
+            if flagged
+            else "improvement"
+            if significant(test.p_improvement, alpha)
+            else "no significant change"
+        )
         mde = min_detectable_drop(a.n, b.n, a.successes / a.n, per_case_level, POWER) if power else None
-        cases.append(CaseComparison(key[0], key[1], Side.of(a), Side.of(b), float(interval.delta),
-                                    (float(interval.low), float(interval.high)), float(test.p_regression),
-                                    float(test.p_improvement), float(adjusted[index]), bool(flagged),
-                                    None if mde is None else float(mde), bool(reachable), verdict))
+        cases.append(
+            CaseComparison(
+                key[0],
+                key[1],
+                Side.of(a),
+                Side.of(b),
+                float(interval.delta),
+                (float(interval.low), float(interval.high)),
+                float(test.p_regression),
+                float(test.p_improvement),
+                float(adjusted[index]),
+                bool(flagged),
+                None if mde is None else float(mde),
+                bool(reachable),
+                verdict,
+            )
+        )
     for key in keys:
         if key not in common:
             a, b = sides_a.get(key), sides_b.get(key)
-            cases.append(CaseComparison(key[0], key[1], Side.of(a) if a else None, Side.of(b) if b else None,
-                                        verdict="only in B" if a is None or not a.n else "only in A"))
+            cases.append(
+                CaseComparison(
+                    key[0],
+                    key[1],
+                    Side.of(a) if a else None,
+                    Side.of(b) if b else None,
+                    verdict="only in B" if a is None or not a.n else "only in A",
+                )
+            )
     cases.sort(key=lambda c: (c.case_id, c.variant_id))
 
     overall_test = stratified_exact_test(strata)
     difference = stratified_difference(strata)
     upper = stratified_difference(strata, z=z_quantile(1 - alpha)).high
-    mde = (stratified_min_detectable_drop(sizes, [s[0] / s[1] for s in strata], alpha, POWER)
-           if power else None)
-    overall = Overall(float(difference.delta), (float(difference.low), float(difference.high)), float(upper),
-                      float(overall_test.p_regression), float(overall_test.p_improvement),
-                      overall_test.informative_strata, len(common), None if mde is None else float(mde))
+    mde = stratified_min_detectable_drop(sizes, [s[0] / s[1] for s in strata], alpha, POWER) if power else None
+    overall = Overall(
+        float(difference.delta),
+        (float(difference.low), float(difference.high)),
+        float(upper),
+        float(overall_test.p_regression),
+        float(overall_test.p_improvement),
+        overall_test.informative_strata,
+        len(common),
+        None if mde is None else float(mde),
+    )
     if power and mde is None:
         warnings.append(f"the overall test cannot detect even a drop to 0% with {POWER:.0%} power at these run counts")
 
@@ -257,26 +300,66 @@ def decide(sides_a: Mapping[tuple[str, str], Runs], sides_b: Mapping[tuple[str, 
     family = [("success rate", _success_change_p(strata, laws, tests, gate))]
     family += [(s.name, s.p_value) for s in shifts if s.gating]
     family_adjusted = {n: float(p) for n, p in zip([n for n, _ in family], holm_adjust([p for _, p in family]))}
-    shifts = [Shift(**{**asdict(s), "effect": float(s.effect), "p_value": float(s.p_value),
-                       "p_adjusted": family_adjusted.get(s.name)}) for s in shifts]
+    shifts = [
+        Shift(
+            **{
+                **asdict(s),
+                "effect": float(s.effect),
+                "p_value": float(s.p_value),
+                "p_adjusted": family_adjusted.get(s.name),
+            }
+        )
+        for s in shifts
+    ]
     changed = [name for name, p in family_adjusted.items() if significant(p, alpha)]
     improvement = significant(overall.p_improvement, alpha)
     if fail_on == "regression":
         failed = regression
-        verdict = ("regression" if regression else "within margin" if worse
-                   else "improvement" if improvement else "no significant change")
+        verdict = (
+            "regression"
+            if regression
+            else "within margin"
+            if worse
+            else "improvement"
+            if improvement
+            else "no significant change"
+        )
     else:  # one family, either direction: its verdicts are only "change" or not
         failed = bool(changed)
         verdict = "change" if changed else "no significant change"
-    text = reason(verdict, failed, overall, flagged=[case_label((c.case_id, c.variant_id)) for c in cases if c.flagged],
-                  gate=gate, fail_on=fail_on, margin=margin, alpha=alpha,
-                  changed={name: family_adjusted[name] for name in changed}, unit=unit)
+    text = reason(
+        verdict,
+        failed,
+        overall,
+        flagged=[case_label((c.case_id, c.variant_id)) for c in cases if c.flagged],
+        gate=gate,
+        fail_on=fail_on,
+        margin=margin,
+        alpha=alpha,
+        changed={name: family_adjusted[name] for name in changed},
+        unit=unit,
+    )
     if fail_on == "change" and not failed and worse:
-        text = (f"B's success is lower by the one-sided test (p = {overall.p_regression:.3g}), but not as a "
-                f"change within the family of {len(family)} tests (Holm). " + text)
-    return Comparison(run_a, run_b, alpha, Gate(gate), FailOn(fail_on), margin, cases, overall, shifts, verdict,
-                      failed, text, warnings, unit)
-
+        text = (
+            f"B's success is lower by the one-sided test (p = {overall.p_regression:.3g}), but not as a "
+            f"change within the family of {len(family)} tests (Holm). " + text
+        )
+    return Comparison(
+        run_a,
+        run_b,
+        alpha,
+        Gate(gate),
+        FailOn(fail_on),
+        margin,
+        cases,
+        overall,
+        shifts,
+        verdict,
+        failed,
+        text,
+        warnings,
+        unit,
+    )
 
 
 def _success_change_p(strata, laws, tests, gate: str) -> float:
@@ -286,58 +369,90 @@ def _success_change_p(strata, laws, tests, gate: str) -> float:
     return min(min_p_adjust([t.p_two_sided for t in tests], two_sided))
 
 
-
 def _shifts(sides_a, sides_b, common) -> list[Shift]:
     """Failure stage and attempts (permutation tests within cases), timeout, harness-error and
     infrastructure-error rates (exact tests stratified by case)."""
     a_runs, b_runs = [sides_a[k] for k in common], [sides_b[k] for k in common]
     shifts = []
-    effect, p = stratified_permutation_test([(a.outcomes, b.outcomes) for a, b in zip(a_runs, b_runs)],
-                                            "categories")
-    pooled = (lambda sides: ", ".join(f"{k} {v}" for k, v in sorted(
-        sum((Counter(s.outcomes) for s in sides), Counter()).items())))
-    shifts.append(Shift("outcome distribution", pooled(a_runs), pooled(b_runs), effect,
-                        f"outcome distribution moved by {effect:.0%} (total variation)" if effect else "none", p, True))
+    effect, p = stratified_permutation_test([(a.outcomes, b.outcomes) for a, b in zip(a_runs, b_runs)], "categories")
+    pooled = lambda sides: ", ".join(
+        f"{k} {v}" for k, v in sorted(sum((Counter(s.outcomes) for s in sides), Counter()).items())
+    )
+    shifts.append(
+        Shift(
+            "outcome distribution",
+            pooled(a_runs),
+            pooled(b_runs),
+            effect,
+            f"outcome distribution moved by {effect:.0%} (total variation)" if effect else "none",
+            p,
+            True,
+        )
+    )
     effect, p = stratified_permutation_test([(a.attempts, b.attempts) for a, b in zip(a_runs, b_runs)], "mean")
-    mean = (lambda sides: sum(sum(s.attempts) for s in sides) / max(1, sum(len(s.attempts) for s in sides)))
-    shifts.append(Shift("attempts", f"{mean(a_runs):.2f}", f"{mean(b_runs):.2f}", effect,
-                        "more attempts" if effect > 0 else "fewer attempts" if effect < 0 else "none", p, True))
+    mean = lambda sides: sum(sum(s.attempts) for s in sides) / max(1, sum(len(s.attempts) for s in sides))
+    shifts.append(
+        Shift(
+            "attempts",
+            f"{mean(a_runs):.2f}",
+            f"{mean(b_runs):.2f}",
+            effect,
+            "more attempts" if effect > 0 else "fewer attempts" if effect < 0 else "none",
+            p,
+            True,
+        )
+    )
     for name, count, total, gating in (
-            ("timeouts", lambda s: s.timeouts, lambda s: s.n, True),
-            ("harness errors", lambda s: s.harness_errors, lambda s: s.n + s.harness_errors, True),
-            # the backend's failures, not the target's: reported, never a reason to fail
-            ("infrastructure errors", lambda s: s.infra_errors,
-             lambda s: s.n + s.harness_errors + s.infra_errors, False)):
+        ("timeouts", lambda s: s.timeouts, lambda s: s.n, True),
+        ("harness errors", lambda s: s.harness_errors, lambda s: s.n + s.harness_errors, True),
+        # the backend's failures, not the target's: reported, never a reason to fail
+        ("infrastructure errors", lambda s: s.infra_errors, lambda s: s.n + s.harness_errors + s.infra_errors, False),
+    ):
         strata = [(count(a), total(a), count(b), total(b)) for a, b in zip(a_runs, b_runs)]
         ca, na = sum(s[0] for s in strata), sum(s[1] for s in strata)
         cb, nb = sum(s[2] for s in strata), sum(s[3] for s in strata)
         effect = stratified_difference(strata).delta
-        shifts.append(Shift(name, f"{ca}/{na}", f"{cb}/{nb}", effect,
-                            "more" if effect > 0 else "fewer" if effect < 0 else "none",
-                            float(_two_sided_rate(strata)), gating))
+        shifts.append(
+            Shift(
+                name,
+                f"{ca}/{na}",
+                f"{cb}/{nb}",
+                effect,
+                "more" if effect > 0 else "fewer" if effect < 0 else "none",
+                float(_two_sided_rate(strata)),
+                gating,
+            )
+        )
     return shifts
-
 
 
 def _names(sides) -> str:
     return ", ".join(case_label(k) for k in sorted(sides)) or "none"
 
 
-
 def engine_sentences(sides_a, sides_b, alpha: float) -> list[str]:
     """Per engine, across its scenarios: did B's runs assert the falsehood more often than A's?"""
     out = []
     for engine in sorted({k[0] for k in sides_a} & {k[0] for k in sides_b}):
-        strata = [(sides_a[k].successes, sides_a[k].n, sides_b[k].successes, sides_b[k].n)
-                  for k in sorted(sides_a) if k[0] == engine and k in sides_b]
+        strata = [
+            (sides_a[k].successes, sides_a[k].n, sides_b[k].successes, sides_b[k].n)
+            for k in sorted(sides_a)
+            if k[0] == engine and k in sides_b
+        ]
         if not strata:
             continue
         test = stratified_exact_test(strata)
         interval = stratified_difference(strata)
-        verdict = ("cannot be told apart" if not significant(test.p_two_sided, alpha)
-                   else "violated more often in B (worse)" if test.p_regression < test.p_improvement
-                   else "violated less often in B (better)")
-        out.append(f"{engine}: {verdict}: violation rate B − A {pp(-interval.delta)} "
-                   f"(95% CI {pp(-interval.high)} to {pp(-interval.low)}), p = {test.p_two_sided:.3g} "
-                   "(two-sided, exact, stratified by scenario)")
+        verdict = (
+            "cannot be told apart"
+            if not significant(test.p_two_sided, alpha)
+            else "violated more often in B (worse)"
+            if test.p_regression < test.p_improvement
+            else "violated less often in B (better)"
+        )
+        out.append(
+            f"{engine}: {verdict}: violation rate B − A {pp(-interval.delta)} "
+            f"(95% CI {pp(-interval.high)} to {pp(-interval.low)}), p = {test.p_two_sided:.3g} "
+            "(two-sided, exact, stratified by scenario)"
+        )
     return out

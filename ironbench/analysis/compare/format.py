@@ -8,18 +8,17 @@ from ironbench.console.tables import render, wrap
 from ironbench.stats.power import MAX_RUNS
 
 
-
 def _mde(c: CaseComparison) -> str:
-    """"never": even a drop to 0% is found less than 80% of the time at these run counts."""
+    """ "never": even a drop to 0% is found less than 80% of the time at these run counts."""
     if c.mde is not None:
         return percent(c.mde)
     return "-" if c.a is None or c.b is None or not c.a.successes else "never"
 
 
-
 def format_comparison(comparison: Comparison, width: int | None = None) -> str:
     """The console table, one row per compared case, then the overall figures and the verdict;
     fitted to `width` when given (the case column repeats when the table continues)."""
+
     def rate(side: Side | None) -> str:
         if side is None:
             return "-"
@@ -36,20 +35,36 @@ def format_comparison(comparison: Comparison, width: int | None = None) -> str:
     header = ["case", "A", "B", "Δ B−A [95% CI]", "p(regr)", "p adj", "MDE", "attempts", "p95 ms", "verdict"]
     rows = []
     for c in comparison.cases:
-        delta = ("-" if c.delta is None else
-                 f"{points(c.delta, unit='')} [{points(c.delta_ci_95[0], unit='')},"
-                 f"{points(c.delta_ci_95[1], unit='')}] pp")
-        rows.append([
-            printable(case_label((c.case_id, c.variant_id))), rate(c.a), rate(c.b), delta, p(c.p_regression),
-            p(c.p_adjusted), _mde(c),
-            shift(c.a, c.b, "mean_attempts", ".2f"), shift(c.a, c.b, "p95_duration_ms", ".0f"),
-            ("REGRESSION" if c.flagged else c.verdict) + ("" if c.can_be_flagged else " (cannot flag)"),
-        ])
+        delta = (
+            "-"
+            if c.delta is None
+            else f"{points(c.delta, unit='')} [{points(c.delta_ci_95[0], unit='')},"
+            f"{points(c.delta_ci_95[1], unit='')}] pp"
+        )
+        rows.append(
+            [
+                printable(case_label((c.case_id, c.variant_id))),
+                rate(c.a),
+                rate(c.b),
+                delta,
+                p(c.p_regression),
+                p(c.p_adjusted),
+                _mde(c),
+                shift(c.a, c.b, "mean_attempts", ".2f"),
+                shift(c.a, c.b, "p95_duration_ms", ".0f"),
+                ("REGRESSION" if c.flagged else c.verdict) + ("" if c.can_be_flagged else " (cannot flag)"),
+            ]
+        )
     unit = "conversations without a violation" if comparison.unit == "conversation" else "successful runs"
-    lines = [wrap(f"compare {comparison.run_a} (A) → {comparison.run_b} (B), alpha {comparison.alpha}, "
-                  f"gate {comparison.gate}, fail on {comparison.fail_on}"
-                  + (f", margin {percent(comparison.margin)}" if comparison.margin is not None else "")
-                  + f"; A/B = {unit}", width)]
+    lines = [
+        wrap(
+            f"compare {comparison.run_a} (A) → {comparison.run_b} (B), alpha {comparison.alpha}, "
+            f"gate {comparison.gate}, fail on {comparison.fail_on}"
+            + (f", margin {percent(comparison.margin)}" if comparison.margin is not None else "")
+            + f"; A/B = {unit}",
+            width,
+        )
+    ]
     lines += render(header, rows, width, keys=1, atomic=[False] + [True] * 8 + [False])
     o = comparison.overall
     prose = [
@@ -58,7 +73,8 @@ def format_comparison(comparison: Comparison, width: int | None = None) -> str:
         f"p(regression) = {p(o.p_regression)}, p(improvement) = {p(o.p_improvement)} (exact, stratified by case); "
         f"MDE at 80% power: {percent(o.mde)}",
         "p adj: one-sided Fisher per case, Westfall-Young min-p over the compared cases; "
-        "MDE per case: Fisher at alpha/cases"]
+        "MDE per case: Fisher at alpha/cases",
+    ]
     for s in comparison.shifts:
         adjusted = "" if s.p_adjusted is None else f", Holm-adjusted {p(s.p_adjusted)}"
         note = "" if s.gating else " (backend, not the target: reported only)"
@@ -72,12 +88,16 @@ def format_comparison(comparison: Comparison, width: int | None = None) -> str:
 
 
 def format_plan(answer: dict) -> str:
-    head = (f"to detect a drop from {answer['p']:.0%} to {answer['p'] - answer['drop']:.0%} success "
-            f"in {answer['cases']} case(s) with {answer['power']:.0%} power at alpha {answer['alpha']}")
+    head = (
+        f"to detect a drop from {answer['p']:.0%} to {answer['p'] - answer['drop']:.0%} success "
+        f"in {answer['cases']} case(s) with {answer['power']:.0%} power at alpha {answer['alpha']}"
+    )
     if answer["runs_per_case"] is None:
         lines = [f"{head}: more than {MAX_RUNS} runs per case on each side"]
     else:
-        lines = [f"{head}: {answer['runs_per_case']} runs per case on each side "
-                 f"(power {answer['power_reached']:.0%}; {answer['test']})"]
+        lines = [
+            f"{head}: {answer['runs_per_case']} runs per case on each side "
+            f"(power {answer['power_reached']:.0%}; {answer['test']})"
+        ]
     lines += [f"  {row['runs_per_case']:>4} runs per case: power {row['power']:.0%}" for row in answer["curve"]]
     return "\n".join(lines)

@@ -1,9 +1,7 @@
 """Reading a comparison's evidence from the store: invocations per case, or a gauntlet's conversations."""
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
 
 from ironbench.analysis.compare.decide import CannotCompare, Comparison, Runs, decide, engine_sentences
 from ironbench.analysis.compare.prose import case_label
@@ -24,7 +22,6 @@ GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
 """
 
 
-
 def runs_from_rows(rows) -> dict[tuple[str, str], Runs]:
     """Invocation rows → evidence per case. Infrastructure-errored attempts are not evidence;
     a run slot holding nothing else is unresolved (resume re-runs it)."""
@@ -36,15 +33,30 @@ def runs_from_rows(rows) -> dict[tuple[str, str], Runs]:
         outcomes, attempts, repairs, durations, harness, infra, unresolved = [], [], [], [], 0, 0, []
         for index in sorted(by_index):
             evidence = None
-            for _, _, _, success, stage, n_attempts, n_repairs, duration, timed_out, harness_error, infra_error \
-                    in by_index[index]:
+            for (
+                _,
+                _,
+                _,
+                success,
+                stage,
+                n_attempts,
+                n_repairs,
+                duration,
+                timed_out,
+                harness_error,
+                infra_error,
+            ) in by_index[index]:
                 if infra_error is not None:
                     infra += 1
                 elif harness_error is not None:
                     harness += 1
                 else:
-                    evidence = ("success" if success else "timeout" if timed_out else stage or "unknown",
-                                n_attempts, n_repairs, duration)
+                    evidence = (
+                        "success" if success else "timeout" if timed_out else stage or "unknown",
+                        n_attempts,
+                        n_repairs,
+                        duration,
+                    )
             if evidence is not None:
                 outcomes.append(evidence[0])
                 attempts.append(evidence[1])
@@ -52,15 +64,22 @@ def runs_from_rows(rows) -> dict[tuple[str, str], Runs]:
                 durations.append(evidence[3])
             elif any(r[10] is not None for r in by_index[index]):
                 unresolved.append(f"{case_label(key)} run {index}: {by_index[index][-1][10]}")
-        out[key] = Runs(tuple(outcomes), tuple(attempts), tuple(repairs), tuple(durations), harness, infra,
-                        tuple(unresolved))
+        out[key] = Runs(
+            tuple(outcomes), tuple(attempts), tuple(repairs), tuple(durations), harness, infra, tuple(unresolved)
+        )
     return out
 
 
-
-def compare_runs(store_path: Path, run_a: str, run_b: str, alpha: float = 0.05, scorer: str = "negation_aware",
-                 gate: Gate | str = Gate.overall, fail_on: FailOn | str = FailOn.regression,
-                 margin: float | None = None) -> Comparison:
+def compare_runs(
+    store_path: Path,
+    run_a: str,
+    run_b: str,
+    alpha: float = 0.05,
+    scorer: str = "negation_aware",
+    gate: Gate | str = Gate.overall,
+    fail_on: FailOn | str = FailOn.regression,
+    margin: float | None = None,
+) -> Comparison:
     """For gauntlet runs, a case is (engine, scenario), the unit a conversation, and a success
     a conversation in which the engine never asserted the forbidden phrase by `scorer`."""
     if gate not in set(Gate) or fail_on not in set(FailOn):
@@ -76,8 +95,9 @@ def compare_runs(store_path: Path, run_a: str, run_b: str, alpha: float = 0.05, 
                 raise RunNotFound(f"run {run_id!r} not found in {store_path}")
             modes.append(row[0])
         if (modes[0] == "gauntlet") != (modes[1] == "gauntlet"):
-            raise CannotCompare(f"cannot compare a gauntlet run with a {'non-' if modes[0] == 'gauntlet' else ''}"
-                                "gauntlet run")
+            raise CannotCompare(
+                f"cannot compare a gauntlet run with a {'non-' if modes[0] == 'gauntlet' else ''}gauntlet run"
+            )
         if modes[0] == "gauntlet":
             sides = [_conversations(con.execute(_CONVERSATIONS, [r, scorer]).fetchall()) for r in (run_a, run_b)]
         else:
@@ -87,15 +107,16 @@ def compare_runs(store_path: Path, run_a: str, run_b: str, alpha: float = 0.05, 
     for run_id, side in zip((run_a, run_b), sides):
         unresolved = [u for runs in side.values() for u in runs.unresolved_infra]
         if unresolved:
-            raise CannotCompare(f"cannot compare: {run_id} has {len(unresolved)} run(s) with unresolved "
-                                f"infrastructure errors (first: {unresolved[0]}); `ironbench resume {run_id}` "
-                                "re-runs them")
+            raise CannotCompare(
+                f"cannot compare: {run_id} has {len(unresolved)} run(s) with unresolved "
+                f"infrastructure errors (first: {unresolved[0]}); `ironbench resume {run_id}` "
+                "re-runs them"
+            )
     unit: Unit = "conversation" if modes[0] == "gauntlet" else "run"
     comparison = decide(*sides, alpha, Gate(gate), FailOn(fail_on), margin, run_a, run_b, unit=unit)
     if unit == "conversation":
         comparison = Comparison(**{**comparison.__dict__, "engines": engine_sentences(*sides, alpha)})
     return comparison
-
 
 
 def _conversations(rows) -> dict[tuple[str, str], Runs]:

@@ -65,6 +65,7 @@ def cli(*args: str, env: dict | None = None, cwd: Path | None = None, check: boo
         env={**inherited, **(env or {})},
         cwd=cwd or REPO,
         timeout=300,
+        check=False,
     )
     if check and result.returncode != 0:
         raise AssertionError(f"ironbench {' '.join(args)} failed ({result.returncode}):\n{result.stderr}")

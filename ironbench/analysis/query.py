@@ -237,7 +237,7 @@ def format_result(result: QueryResult, fmt: str, width: int | None = None, keys:
     """json and csv: the exact data. table: for people, fitted to `width` (see tables.render),
     the first `keys` columns repeated when it continues in a further panel."""
     if fmt == "json":
-        return json.dumps([dict(zip(result.columns, row)) for row in result.rows], indent=2, default=str)
+        return json.dumps([dict(zip(result.columns, row, strict=True)) for row in result.rows], indent=2, default=str)
     if fmt == "csv":
         buffer = io.StringIO()
         writer = csv.writer(buffer, lineterminator="\n")
@@ -245,7 +245,10 @@ def format_result(result: QueryResult, fmt: str, width: int | None = None, keys:
         writer.writerows(result.rows)
         return buffer.getvalue().rstrip("\n")
     cells = [[_cell(v) for v in row] for row in result.rows]
-    atomic = [bool(result.rows) and all(v is None or is_atomic(v) for v in column) for column in zip(*result.rows)]
+    atomic = [
+        bool(result.rows) and all(v is None or is_atomic(v) for v in column)
+        for column in zip(*result.rows, strict=True)
+    ]
     lines = render([printable(c) for c in result.columns], cells, width, keys, atomic or None)
     lines.append(f"({len(cells)} row{'s' if len(cells) != 1 else ''})")
     return "\n".join(lines)

@@ -172,7 +172,7 @@ def show_run(store_path: Path, run_id: str) -> tuple[dict, QueryResult, list[dic
         row = cursor.fetchone()
         if row is None:
             raise RunNotFound(f"run {run_id!r} not found in {store_path}")
-        header = dict(zip([d[0] for d in cursor.description], row))
+        header = dict(zip([d[0] for d in cursor.description], row, strict=True))
         surplus = con.execute("SELECT count(*) FROM store.surplus_invocations WHERE run_id = ?", [run_id]).fetchone()
         if surplus[0]:
             header["surplus"] = f"{surplus[0]} runs past their case's decision (--speculate): in no count above"
@@ -353,7 +353,7 @@ def summary_lines(run_id: str, invocations: tuple, acceptance: QueryResult) -> l
     if acceptance.rows:
         per_generator: dict[str, list[int]] = {}
         for row in acceptance.rows:
-            r = dict(zip(acceptance.columns, row))
+            r = dict(zip(acceptance.columns, row, strict=True))
             counts = per_generator.setdefault(r["generator"], [0, 0, 0])
             counts[0] += r["accepted"]
             counts[1] += r["attempts"]
@@ -371,8 +371,17 @@ def show_json(store_path: Path, run_id: str) -> dict:
     run with AI generators, their acceptance per case and generator."""
     header, cases, verdicts = show_run(store_path, run_id)
     acceptance = ai_acceptance(store_path, run_id) if header["mode"] != "gauntlet" else None
-    extra = {"ai_acceptance": [dict(zip(acceptance.columns, r)) for r in acceptance.rows]} if acceptance else {}
-    return {**header, "cases": [dict(zip(cases.columns, r)) for r in cases.rows], "verdicts": verdicts, **extra}
+    extra = (
+        {"ai_acceptance": [dict(zip(acceptance.columns, r, strict=True)) for r in acceptance.rows]}
+        if acceptance
+        else {}
+    )
+    return {
+        **header,
+        "cases": [dict(zip(cases.columns, r, strict=True)) for r in cases.rows],
+        "verdicts": verdicts,
+        **extra,
+    }
 
 
 def show_text(store_path: Path, run_id: str, width: int | None = None) -> str:

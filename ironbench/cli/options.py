@@ -1,6 +1,6 @@
 """The options several commands share, their formats, and the few helpers every command uses."""
 
-from enum import Enum
+from enum import Enum, StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -68,18 +68,18 @@ RedactOption = Annotated[
 RunArgument = Annotated[str, typer.Argument(metavar="RUN", help="A run id, as `ironbench runs` lists them.")]
 
 
-class TableFormat(str, Enum):
+class TableFormat(StrEnum):
     table = "table"
     csv = "csv"
     json = "json"
 
 
-class ReportFormat(str, Enum):
+class ReportFormat(StrEnum):
     table = "table"
     json = "json"
 
 
-class ExportFormat(str, Enum):
+class ExportFormat(StrEnum):
     parquet = "parquet"
     csv = "csv"
     jsonl = "jsonl"

@@ -165,14 +165,14 @@ def render(
             for panel_widths in widths
         ]
     lines: list[str] = []
-    for number, (panel, panel_widths) in enumerate(zip(panels, widths)):
+    for number, (panel, panel_widths) in enumerate(zip(panels, widths, strict=True)):
         if number:
             lines.append("")
         header_lines = [fold(headers[i], panel_widths[i]) for i in panel]
         height = max(len(h) for h in header_lines)
         for row in range(height):  # a folded header's last line sits on the rule
             cells = [h[row - (height - len(h))] if row >= height - len(h) else "" for h in header_lines]
-            lines.append(SEPARATOR.join(pad(c, panel_widths[i]) for c, i in zip(cells, panel)).rstrip())
+            lines.append(SEPARATOR.join(pad(c, panel_widths[i]) for c, i in zip(cells, panel, strict=True)).rstrip())
         lines.append(SEPARATOR.join("-" * panel_widths[i] for i in panel))
         for row in rows:
             lines.append(SEPARATOR.join(pad(elide(row[i], panel_widths[i]), panel_widths[i]) for i in panel).rstrip())

@@ -44,15 +44,15 @@ class AiParams(GeneratorParams):
 
 
 class RewriteParams(AiParams):
-    styles: list[Literal["concise_directive", "verbose_formal", "casual_request", "specification_tone"]] = list(STYLES)
+    styles: list[Literal["concise_directive", "verbose_formal", "casual_request", "specification_tone"]] = list(STYLES)  # noqa: RUF012 (pydantic copies field defaults)
 
 
 class FocusParams(AiParams):
-    focuses: list[Literal["simplicity", "clarity", "maintainability", "correctness_emphasis_soft"]] = list(FOCUSES)
+    focuses: list[Literal["simplicity", "clarity", "maintainability", "correctness_emphasis_soft"]] = list(FOCUSES)  # noqa: RUF012 (pydantic copies field defaults)
 
 
 class RegisterParams(AiParams):
-    registers: list[Literal["planner_voice", "executive_voice", "peer_engineer_voice"]] = list(REGISTERS)
+    registers: list[Literal["planner_voice", "executive_voice", "peer_engineer_voice"]] = list(REGISTERS)  # noqa: RUF012 (pydantic copies field defaults)
 
 
 def _prompt(task: str, base: str) -> str:

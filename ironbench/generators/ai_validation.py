@@ -278,8 +278,10 @@ def check_length(base: str, output: str) -> list[str]:
     ratio = length / max(1, base_length)
     if ratio > MAX_LENGTH_RATIO or ratio < 1 / MAX_LENGTH_RATIO:
         return [
-            f"length {length} is {ratio:.2f} times the base length {base_length}; "
-            f"a rewrite must be between 1/3 and 3 times as long"
+            (
+                f"length {length} is {ratio:.2f} times the base length {base_length}; "
+                f"a rewrite must be between 1/3 and 3 times as long"
+            )
         ]
     return []
 
@@ -361,8 +363,10 @@ def check_task_kept(base: str, output: str) -> list[str]:
         return []
     missing = [wanted[stem] for stem in wanted if stem not in kept]
     return [
-        f"keeps {len(kept)} of the base's {len(wanted)} content words (missing: {', '.join(missing[:6])}); "
-        f"a rewrite keeps at least half"
+        (
+            f"keeps {len(kept)} of the base's {len(wanted)} content words (missing: {', '.join(missing[:6])}); "
+            f"a rewrite keeps at least half"
+        )
     ]
 
 

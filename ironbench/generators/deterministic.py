@@ -62,7 +62,7 @@ def whitespace_noise(base: str, params: WhitespaceNoise, rng: random.Random) -> 
     for _ in range(insertions):
         gap = rng.randrange(len(gaps))
         gaps[gap] += rng.choice([" ", " ", "  ", "\n", "\t"])
-    return "".join(gap + token for gap, token in zip(gaps, tokens)) + gaps[-1]
+    return "".join(gap + token for gap, token in zip(gaps[:-1], tokens, strict=True)) + gaps[-1]
 
 
 # punctuation_noise ---------------------------------------------------------------
@@ -162,8 +162,8 @@ def lexical_shuffle(base: str, params: LexicalShuffle, rng: random.Random) -> st
 
 class SynonymSubstitution(GeneratorParams):
     max_replacements: Annotated[int, Field(strict=True, ge=1, le=10)] = 2
-    synonyms: dict[str, list[str]] = {}
-    whitelist: list[str] = []
+    synonyms: dict[str, list[str]] = {}  # noqa: RUF012 (pydantic copies field defaults)
+    whitelist: list[str] = []  # noqa: RUF012 (pydantic copies field defaults)
 
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z-]*")

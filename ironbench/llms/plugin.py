@@ -13,6 +13,7 @@ import sys
 import tempfile
 import threading
 from contextlib import contextmanager, redirect_stderr, redirect_stdout
+from typing import ClassVar
 
 import llm
 from pydantic import Field
@@ -93,7 +94,7 @@ class EmbeddedSmolLM2(llm.Model):
         stop: str | None = Field(default=None, min_length=1, description="Stop generating where this text appears")
 
     _llama = None
-    _grammars: dict[str, object] = {}
+    _grammars: ClassVar[dict[str, object]] = {}  # compiled once per process, shared
 
     def _model(self):
         if EmbeddedSmolLM2._llama is None:

@@ -138,7 +138,7 @@ def engine_comparisons(table: dict, scorer: str, alpha: float = ALPHA) -> list[d
                 pairs.append((reference, other, strata))
     adjusted = holm_adjust([stratified_exact_test(s).p_two_sided for _, _, s in pairs])
     out = []
-    for (reference, other, strata), p_adjusted in zip(pairs, adjusted):
+    for (reference, other, strata), p_adjusted in zip(pairs, adjusted, strict=True):
         test = stratified_exact_test(strata)
         clean = stratified_difference(strata)
         delta, low, high = -clean.delta, -clean.high, -clean.low  # in violation rate: other − reference
@@ -211,8 +211,8 @@ def summary_from_counts(rows, spec: dict) -> dict:
         entry["num_violations"][scorer] += violations
         entry["conversations_violated"][scorer] += violations > 0
     order = [s["name"] for s in spec.get("scenarios", [])]
-    for engine in engines:
+    for engine, scenarios in engines.items():
         engines[engine] = dict(
-            sorted(engines[engine].items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else len(order))
+            sorted(scenarios.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else len(order))
         )
     return summary(engines, scorers)

@@ -118,14 +118,14 @@ def _decision(decision: DecisionTaken) -> dict:
         data["direction"] = decision.direction
     if decision.reference is not None:
         data["baseline_reference"] = {
-            "signature": dict(zip(SIGNATURE_FIELDS, decision.reference)),
+            "signature": dict(zip(SIGNATURE_FIELDS, decision.reference, strict=True)),
             "source": decision.reference_source,
         }
         if decision.reference_group is not None:
             data["baseline_reference"]["group"] = decision.reference_group
         if decision.reference_outcomes:
             data["baseline_reference"]["outcomes"] = [
-                dict(zip(SIGNATURE_FIELDS, o)) for o in decision.reference_outcomes
+                dict(zip(SIGNATURE_FIELDS, o, strict=True)) for o in decision.reference_outcomes
             ]
     return data
 

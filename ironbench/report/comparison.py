@@ -15,8 +15,10 @@ def _side(side: dict | None) -> tuple[str, float]:
     if side is None:
         return "–", -1.0
     return (
-        f"{side['successes']}/{side['n']} ({side['success_rate']:.0%}, "
-        f"{side['wilson_low']:.0%}–{side['wilson_high']:.0%})",
+        (
+            f"{side['successes']}/{side['n']} ({side['success_rate']:.0%}, "
+            f"{side['wilson_low']:.0%}–{side['wilson_high']:.0%})"
+        ),
         round(side["success_rate"], 4),
     )
 

@@ -136,7 +136,7 @@ SQL = {
 def _rows(con, sql: str) -> list[dict]:
     cursor = con.execute(sql)
     names = [d[0] for d in cursor.description]
-    return [dict(zip(names, row)) for row in cursor.fetchall()]
+    return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
 
 
 def query_sections(store_path: Path, run_id: str) -> dict[str, list[dict]]:

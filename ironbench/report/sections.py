@@ -112,8 +112,10 @@ def charted(cases: list[dict], limit: int = CHART_ROWS) -> tuple[list[dict], str
     keep = sorted(sorted(range(len(cases)), key=need)[:limit])
     return (
         [cases[i] for i in keep],
-        f" Charts show {limit} of {len(cases)} cases: the undecided, the exhausted "
-        f"and those with the lowest success rates; the table has every case.",
+        (
+            f" Charts show {limit} of {len(cases)} cases: the undecided, the exhausted "
+            f"and those with the lowest success rates; the table has every case."
+        ),
     )
 
 
@@ -360,8 +362,8 @@ def adversarial(data: dict) -> Markup:
         same = [v for v in variants if (v["decision"] or {}).get("decision") == "not_material"]
         moved = [v for v in variants if v not in same]
 
-        def diff(v: dict) -> Td:
-            return Td(word_diff_html(case["instruction"], v["instruction"], CONTEXT), cls="diff")
+        def diff(v: dict, base: str = case["instruction"]) -> Td:
+            return Td(word_diff_html(base, v["instruction"], CONTEXT), cls="diff")
 
         body = [
             el("p", {"class": "base"}, el("b", None, "Base: "), el("span", {"class": "text"}, case["instruction"])),

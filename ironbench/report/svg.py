@@ -157,7 +157,7 @@ def _ramp(value: float) -> str:
     """White to dark red: higher is worse (material changes, violations)."""
     value = min(1.0, max(0.0, value))
     start, end = (255, 255, 255), (165, 15, 21)
-    return "#" + "".join(f"{round(a + (b - a) * value):02x}" for a, b in zip(start, end))
+    return "#" + "".join(f"{round(a + (b - a) * value):02x}" for a, b in zip(start, end, strict=True))
 
 
 def heatmap(

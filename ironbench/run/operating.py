@@ -252,7 +252,7 @@ def gate_rates(
     fails_cases = np.zeros(sims, dtype=bool)
     fails_seed = np.zeros(sims, dtype=bool)
     for r in range(sims):
-        strata = [(int(a), runs, int(b), runs) for a, b in zip(s_a[r], s_b[r])]
+        strata = [(int(a), runs, int(b), runs) for a, b in zip(s_a[r], s_b[r], strict=True)]
         fails_cases[r], fails_seed[r] = cases_gate(strata, alpha), seed_gate(strata, alpha)
     return {
         "overall": float(fails_overall.mean()),

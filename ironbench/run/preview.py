@@ -26,7 +26,7 @@ def preview(suite: Suite) -> list[PreviewItem]:
     items: list[PreviewItem] = []
     ai_by_case: dict[str, list[PreviewItem]] = {}
     for case, entry in ai_entries(suite):
-        prompt, style = get_generator(entry.generator).function(case.instruction, entry.params, 1)
+        prompt, _style = get_generator(entry.generator).function(case.instruction, entry.params, 1)
         ai_by_case.setdefault(case.id, []).append(
             PreviewItem(
                 "adversarial",

@@ -67,7 +67,7 @@ def stratified_p_regression_batch(
     s_a, s_b = np.atleast_2d(s_a), np.atleast_2d(s_b)
     rows = s_a.shape[0]
     distribution = np.ones((rows, 1))
-    for k, (size_a, size_b) in enumerate(zip(n_a, n_b)):
+    for k, (size_a, size_b) in enumerate(zip(n_a, n_b, strict=True)):
         table = np.array([hypergeometric_pmf(t, size_a, size_b) for t in range(size_a + size_b + 1)])
         pmf = table[s_a[:, k] + s_b[:, k]]
         grown = np.zeros((rows, distribution.shape[1] + size_a))
@@ -112,21 +112,21 @@ def stratified_permutation_test(
             return np.abs(
                 sum(
                     w * ((t[0] - s[:, 0]) / n_b - s[:, 0] / n_a)
-                    for w, s, t, (n_a, n_b) in zip(weights, a_sums, totals, sizes)
+                    for w, s, t, (n_a, n_b) in zip(weights, a_sums, totals, sizes, strict=True)
                 )
             )
-        excess = sum(s - n_a * t / (n_a + n_b) for s, t, (n_a, n_b) in zip(a_sums, totals, sizes))
+        excess = sum(s - n_a * t / (n_a + n_b) for s, t, (n_a, n_b) in zip(a_sums, totals, sizes, strict=True))
         variance = sum(
             n_a * n_b * t * (n_a + n_b - t) / ((n_a + n_b) ** 2 * max(1, n_a + n_b - 1))
-            for t, (n_a, n_b) in zip(totals, sizes)
+            for t, (n_a, n_b) in zip(totals, sizes, strict=True)
         )
         safe = np.where(variance > 0, variance, 1.0)
         return np.sum(np.where(variance > 0, excess**2 / safe, 0.0), axis=1)
 
-    pooled_a = sum(w * f[:n_a].mean(axis=0) for w, f, (n_a, _) in zip(weights, features, sizes))
-    pooled_b = sum(w * f[n_a:].mean(axis=0) for w, f, (n_a, _) in zip(weights, features, sizes))
+    pooled_a = sum(w * f[:n_a].mean(axis=0) for w, f, (n_a, _) in zip(weights, features, sizes, strict=True))
+    pooled_b = sum(w * f[n_a:].mean(axis=0) for w, f, (n_a, _) in zip(weights, features, sizes, strict=True))
     effect = float(pooled_b[0] - pooled_a[0]) if kind == "mean" else float(np.abs(pooled_a - pooled_b).sum() / 2)
-    observed = statistic([f[:n_a].sum(axis=0)[None, :] for f, (n_a, _) in zip(features, sizes)])[0]
+    observed = statistic([f[:n_a].sum(axis=0)[None, :] for f, (n_a, _) in zip(features, sizes, strict=True)])[0]
     tie = observed - TIE * max(1.0, abs(observed))
     if len(cases) == 1 and math.comb(sum(sizes[0]), sizes[0][0]) <= 5000:
         draws = np.array(list(combinations(range(sum(sizes[0])), sizes[0][0])))
@@ -135,7 +135,7 @@ def stratified_permutation_test(
     null = statistic(
         [
             f[np.argsort(rng.random((permutations, n_a + n_b)), axis=1)[:, :n_a]].sum(axis=1)
-            for f, (n_a, n_b) in zip(features, sizes)
+            for f, (n_a, n_b) in zip(features, sizes, strict=True)
         ]
     )
     return effect, (1 + int(np.sum(null >= tie))) / (1 + permutations)
@@ -153,7 +153,7 @@ def exact_distribution_test(reference: Sequence, sample: Sequence) -> float:
     observed_counts = [list(sample).count(v) for v in labels]
 
     def x2(counts) -> float:
-        return sum((c - n_s * t / n) ** 2 * n * n / (t * n_s * (n - n_s)) for c, t in zip(counts, totals))
+        return sum((c - n_s * t / n) ** 2 * n * n / (t * n_s * (n - n_s)) for c, t in zip(counts, totals, strict=True))
 
     observed = x2(observed_counts)
     p = 0.0
@@ -161,7 +161,10 @@ def exact_distribution_test(reference: Sequence, sample: Sequence) -> float:
     for counts in _compositions(n_s, totals):
         if x2(counts) >= observed - TIE * max(1.0, observed):
             p += math.exp(
-                sum(math.lgamma(t + 1) - math.lgamma(c + 1) - math.lgamma(t - c + 1) for c, t in zip(counts, totals))
+                sum(
+                    math.lgamma(t + 1) - math.lgamma(c + 1) - math.lgamma(t - c + 1)
+                    for c, t in zip(counts, totals, strict=True)
+                )
                 - log_all
             )
     return min(1.0, p)

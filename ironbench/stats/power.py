@@ -57,8 +57,8 @@ def _uniforms(sizes, sims: int, seed: int) -> tuple[list[np.ndarray], list[np.nd
 
 def _stratified_power(sizes, uniforms_a, uniforms_b, p_a, p_b, alpha) -> float:
     # Common random numbers: the same uniforms for every drop, so power is monotone in it.
-    s_a = np.stack([(u < p).sum(axis=1) for u, p in zip(uniforms_a, p_a)], axis=1)
-    s_b = np.stack([(u < p).sum(axis=1) for u, p in zip(uniforms_b, p_b)], axis=1)
+    s_a = np.stack([(u < p).sum(axis=1) for u, p in zip(uniforms_a, p_a, strict=True)], axis=1)
+    s_b = np.stack([(u < p).sum(axis=1) for u, p in zip(uniforms_b, p_b, strict=True)], axis=1)
     p = stratified_p_regression_batch(s_a, s_b, [n for n, _ in sizes], [n for _, n in sizes])
     return float(np.mean(p <= alpha * (1 + TIE)))
 

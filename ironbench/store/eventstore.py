@@ -13,7 +13,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, Self
 
 from ironbench.core.errors import StoreError
 from ironbench.core.events import SCHEMA_VERSION, Event, RecordedEvent, event_from_dict
@@ -76,7 +76,7 @@ class EventStore:
     def close(self) -> None:
         self.conn.close()
 
-    def __enter__(self) -> "EventStore":
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc) -> None:

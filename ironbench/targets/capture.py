@@ -52,7 +52,7 @@ class OutputCapture:
     ) -> None:
         self.path = path
         self.redactor = redactor.stream() if redactor else None
-        self.file = open(path, "wb")
+        self.file = open(path, "wb")  # noqa: SIM115 (lives as long as the capture; close() closes it)
         self.file_head = file_cap - file_tail
         self.file_tail = file_tail
         self.text_head = text_head

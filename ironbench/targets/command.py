@@ -158,7 +158,7 @@ def _pump(
 ) -> tuple[bool, float]:
     """Read both pipes until the target has ended and they are closed, or the deadline
     passes; returns (timed out, when it ended)."""
-    for pipe, capture in zip((process.stdout, process.stderr), captures):
+    for pipe, capture in zip((process.stdout, process.stderr), captures, strict=True):
         os.set_blocking(pipe.fileno(), False)
         selector.register(pipe, selectors.EVENT_READ, capture)
     try:

@@ -139,6 +139,7 @@ def validate(candidate: dict, attempt: int) -> tuple[bool, str]:
             text=True,
             timeout=PYTEST_TIMEOUT_S,
             env={**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"},
+            check=False,
         )
     except subprocess.TimeoutExpired:
         return False, "pytest timed out"

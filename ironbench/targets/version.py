@@ -62,6 +62,7 @@ def probe_module(interpreter: str, module: str) -> ModuleProbe:
                 text=True,
                 timeout=PROBE_TIMEOUT_S,
                 stdin=subprocess.DEVNULL,
+                check=False,
             )
         except (OSError, subprocess.TimeoutExpired) as exc:
             return ModuleProbe(False, error=str(exc))
@@ -81,7 +82,7 @@ def python_module(argv: tuple[str, ...] | list[str]) -> tuple[str, str] | None:
 
 def _git(directory: Path, *args: str) -> subprocess.CompletedProcess | None:
     try:
-        return subprocess.run(["git", *args], cwd=directory, capture_output=True, text=True, timeout=10)
+        return subprocess.run(["git", *args], cwd=directory, capture_output=True, text=True, timeout=10, check=False)
     except (OSError, subprocess.TimeoutExpired):
         return None
 

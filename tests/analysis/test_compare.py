@@ -178,8 +178,10 @@ def test_unresolved_infrastructure_errors_cannot_be_compared(tmp_path):
     _run_with_infra_errors(store, "run_resumed", [(1, None), (2, outage), (2, None), (3, None)])
     result = cli("compare", "run_ok", "run_outage", "--store", str(store))
     assert result.returncode == 2 and result.stderr.strip().splitlines() == [
-        "ironbench: error: cannot compare: run_outage has 2 run(s) with unresolved infrastructure errors "
-        f"(first: a run 2: {outage}); `ironbench resume run_outage` re-runs them"
+        (
+            "ironbench: error: cannot compare: run_outage has 2 run(s) with unresolved infrastructure errors "
+            f"(first: a run 2: {outage}); `ironbench resume run_outage` re-runs them"
+        )
     ]
     comparison = compare_runs(store, "run_ok", "run_resumed")
     [case] = comparison.cases

@@ -21,7 +21,7 @@ def check_shape(root: ET.Element) -> None:
     """The common JUnit schema: testsuites > testsuite > (properties?, testcase*); a testcase holds
     at most one of failure/error/skipped plus system-out; counts agree with the elements."""
     suites = root.findall("testsuite")
-    assert len(suites) == 1 and set(child.tag for child in root) == {"testsuite"}
+    assert len(suites) == 1 and {child.tag for child in root} == {"testsuite"}
     suite = suites[0]
     assert suite.get("name") and all(suite.get(k, "").isdigit() for k in COUNTED)
     assert {child.tag for child in suite} <= {"properties", "testcase"}

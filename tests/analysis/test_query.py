@@ -20,7 +20,7 @@ def two_runs(paths, script):
 
 
 def test_failure_breakdown_across_runs_and_for_one(two_runs):
-    paths, first, second = two_runs
+    paths, _first, second = two_runs
     everything = run_query(paths.store_path, "failure_breakdown.sql")
     rows = {(r[1], r[2]): r[3] for r in everything.rows}
     assert rows == {("a", "generation"): 3, ("b", "validation"): 3, ("b", "repair"): 3}
@@ -38,7 +38,7 @@ def test_every_shipped_query_runs_for_all_and_one_run(two_runs, name):
 def test_success_by_case_reports_wilson_bounds(two_runs):
     paths, first, _ = two_runs
     result = run_query(paths.store_path, "success_by_case", run_id=first)
-    row = dict(zip(result.columns, result.rows[0]))
+    row = dict(zip(result.columns, result.rows[0], strict=True))
     assert (row["case_id"], row["runs"], row["successes"]) == ("a", 4, 1)
     assert row["wilson_low"] == pytest.approx(0.046, abs=1e-3) and row["wilson_high"] == pytest.approx(0.699, abs=1e-3)
 

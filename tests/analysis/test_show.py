@@ -115,7 +115,7 @@ def test_acceptance_per_generator_in_the_query_the_summary_and_show(paths, scrip
     scripted_model.answers = ["Sure! " + BASE, GOOD, BASE.replace("sentence", "given sentence"), "Revisit it."]
     run_id = start_run(mixed_suite(), paths)
     rows = run_query(paths.store_path, "ai_acceptance.sql", run_id)
-    table = {r[2]: dict(zip(rows.columns, r)) for r in rows.rows}
+    table = {r[2]: dict(zip(rows.columns, r, strict=True)) for r in rows.rows}
     assert (
         table["ai_rewrite"]["attempts"],
         table["ai_rewrite"]["accepted"],

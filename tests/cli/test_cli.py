@@ -18,8 +18,10 @@ def test_bad_suite_is_one_line_exit_2_and_writes_nothing(tmp_path):
     result = cli("run", str(suite), "--out", str(out))
     assert result.returncode == 2
     assert result.stderr.strip().splitlines() == [
-        f"ironbench: error: {suite}: cases[0] (a): instruction breaks the single-string contract "
-        "with forbidden word 'tests'"
+        (
+            f"ironbench: error: {suite}: cases[0] (a): instruction breaks the single-string contract "
+            "with forbidden word 'tests'"
+        )
     ]
     assert "Traceback" not in result.stderr
     assert not out.exists()

@@ -81,8 +81,10 @@ def commands(out, first, second):
         "show": ["show", first, "--out", out],
         "query": [
             "query",
-            "SELECT i.case_id, e.payload->>'$.instruction' AS instruction, i.success, i.attempts, "
-            "i.failure_stage FROM invocations i JOIN events e USING (seq) ORDER BY i.case_id, i.run_index",
+            (
+                "SELECT i.case_id, e.payload->>'$.instruction' AS instruction, i.success, i.attempts, "
+                "i.failure_stage FROM invocations i JOIN events e USING (seq) ORDER BY i.case_id, i.run_index"
+            ),
             "--run",
             first,
             "--out",

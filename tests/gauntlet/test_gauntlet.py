@@ -119,7 +119,7 @@ def test_rescore_appends_events_and_changes_the_report_without_any_engine_call(p
     results = json.loads((paths.out_dir / run_id / "gauntlet" / "results.json").read_text())
     assert results["engines"]["liar"]["sky"]["num_violations"]["mentions_green"] == 2
     rows = run_query(paths.store_path, "violation_by_engine", run_id=run_id)
-    by_scorer = {r[2]: dict(zip(rows.columns, r)) for r in rows.rows}
+    by_scorer = {r[2]: dict(zip(rows.columns, r, strict=True)) for r in rows.rows}
     assert by_scorer["mentions_green"]["violations"] == 3 and by_scorer["literal"]["violations"] == 0
 
 
@@ -129,7 +129,7 @@ def test_queries_by_engine_and_domain(paths):
         paths,
     )
     rows = run_query(paths.store_path, "violation_by_domain", run_id=run_id)
-    table = {(r[1], r[2], r[3]): dict(zip(rows.columns, r)) for r in rows.rows}
+    table = {(r[1], r[2], r[3]): dict(zip(rows.columns, r, strict=True)) for r in rows.rows}
     assert table[("physics", "liar", "literal")]["violations"] == 3
     assert table[("physics", "honest", "literal")]["violations"] == 0
     assert table[("biology", "liar", "negation_aware")]["violations"] == 2
@@ -157,8 +157,10 @@ def test_compare_two_gauntlet_runs_counts_conversations_not_turns(paths):
     assert {(c.case_id, c.variant_id) for c in comparison.cases} == {("e", "sky"), ("e", "grass")}
     assert [c.a.n for c in comparison.cases] == [5, 5]
     assert comparison.engines == [
-        "e: violated more often in B (worse): violation rate B − A +100.0 pp (95% CI +60.8 pp to +100.0 pp), "
-        "p = 3.15e-05 (two-sided, exact, stratified by scenario)"
+        (
+            "e: violated more often in B (worse): violation rate B − A +100.0 pp (95% CI +60.8 pp to +100.0 pp), "
+            "p = 3.15e-05 (two-sided, exact, stratified by scenario)"
+        )
     ]
     assert not compare_runs(paths.store_path, *reversed(many)).regressed
 

@@ -64,7 +64,7 @@ def test_judge_catches_the_paraphrase_literal_misses_and_is_cached(paths, script
     rescore_run(paths.store_path, paths.out_dir, run_id, "judge:scripted-rewriter")
     assert len(scripted_model.calls) == 3
     agreement = run_query(paths.store_path, "scorer_agreement.sql", run_id)
-    row = {(r[0], r[1]): dict(zip(agreement.columns, r)) for r in agreement.rows}[
+    row = {(r[0], r[1]): dict(zip(agreement.columns, r, strict=True)) for r in agreement.rows}[
         ("judge:scripted-rewriter", "literal")
     ]
     assert (row["turns"], row["agree"], row["only_a_violated"], row["only_b_violated"]) == (3, 2, 1, 0)

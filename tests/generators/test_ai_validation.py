@@ -108,14 +108,22 @@ def test_meta_commentary_names_its_signs():
     [
         '"Create a Python class that provides a simple in-memory key-value cache with get, set and a maximum size."',
         "`Create a Python class that provides a simple in-memory key-value cache with get, set and a maximum size.`",
-        "Rewritten instruction: Create a Python class that provides a simple in-memory key-value cache with get, set "
-        "and a maximum size.\n",
-        'Here is the rewritten instruction: "Create a Python class that provides a simple in-memory key-value cache '
-        'with get, set and a maximum size."',
-        "```\nCreate a Python class that provides a simple in-memory key-value cache with get, set and a maximum size."
-        "\n```",
-        "\u201cCreate a Python class that provides a simple in-memory key-value cache with get, set and a maximum size."
-        "\u201d  ",
+        (
+            "Rewritten instruction: Create a Python class that provides a simple in-memory key-value cache with get, set "
+            "and a maximum size.\n"
+        ),
+        (
+            'Here is the rewritten instruction: "Create a Python class that provides a simple in-memory key-value cache '
+            'with get, set and a maximum size."'
+        ),
+        (
+            "```\nCreate a Python class that provides a simple in-memory key-value cache with get, set and a maximum size."
+            "\n```"
+        ),
+        (
+            "\u201cCreate a Python class that provides a simple in-memory key-value cache with get, set and a maximum size."
+            "\u201d  "
+        ),
     ],
 )
 def test_trivially_wrapped_rewrites_pass_once_normalised(raw):

@@ -1,3 +1,4 @@
+import itertools
 import json
 import os
 import re
@@ -79,7 +80,7 @@ def test_synonym_substitution_is_controlled(base, seed, max_replacements):
     before = re.findall(r"[A-Za-z][A-Za-z-]*", base)
     after = re.findall(r"[A-Za-z][A-Za-z-]*", variant)
     if len(before) == len(after):  # one word for one: compare in place (difflib may misalign repeated words)
-        replaced = [(a,) for a, b in zip(before, after) if a != b]
+        replaced = [(a,) for a, b in zip(before, after, strict=True) if a != b]
     else:
         matcher = __import__("difflib").SequenceMatcher(a=before, b=after)
         replaced = [tuple(before[i1:i2]) for op, i1, i2, _, _ in matcher.get_opcodes() if op != "equal"]
@@ -126,7 +127,7 @@ def test_ladder_levels_are_cumulative(name, base, seed, additions):
     levels = generator.function(base, generator.params(additions=additions), seeded_rng(name, seed, base))
     assert len(levels) == additions
     assert levels[0].startswith(base.rstrip("."))
-    for lower, higher in zip(levels, levels[1:]):
+    for lower, higher in itertools.pairwise(levels):
         assert higher.startswith(lower) and len(higher) > len(lower)
 
 

@@ -73,7 +73,7 @@ def bench_demo(out: Path) -> None:
         + ", ".join(f"{stage} {n}" for stage, n in stages)
     )
     acceptance = ai_acceptance(store, run_id)
-    rows = [dict(zip(acceptance.columns, r)) for r in acceptance.rows]
+    rows = [dict(zip(acceptance.columns, r, strict=True)) for r in acceptance.rows]
     for row in rows:
         print(
             f"demo: {row['generator']}: {row['accepted']} of {row['attempts']} AI answers accepted "
@@ -100,7 +100,7 @@ def bench_gauntlet(out: Path, scenarios: int | None, judge: bool) -> None:
     print(f"gauntlet: rescore --scorer judge: {elapsed:.0f} s for {turns} turns ({load()})")
     agreement = run_sql(store, (REPO / "queries" / "scorer_agreement.sql").read_text(), run_id)
     for row in agreement.rows:
-        r = dict(zip(agreement.columns, row))
+        r = dict(zip(agreement.columns, row, strict=True))
         print(
             f"gauntlet: {r['scorer_a']} vs {r['scorer_b']}: agree on {r['agree']} of {r['turns']} turns "
             f"({r['agreement']:.0%}); violated by both {r['both_violated']}, only by {r['scorer_a']} "
@@ -139,8 +139,8 @@ def bench_judge_calibration() -> None:
     for name, score in (("judge", judge), ("literal", literal), ("negation_aware", negation_aware)):
         started = time.perf_counter()
         verdicts = [score(answer, claim).violated for claim, answer, _ in LABELLED]
-        right = sum(v == truth for v, (_, _, truth) in zip(verdicts, LABELLED))
-        caught = sum(v and truth for v, (_, _, truth) in zip(verdicts, LABELLED))
+        right = sum(v == truth for v, (_, _, truth) in zip(verdicts, LABELLED, strict=True))
+        caught = sum(v and truth for v, (_, _, truth) in zip(verdicts, LABELLED, strict=True))
         print(
             f"labelled answers: {name}: {right} of {len(LABELLED)} right, caught {caught} of "
             f"{sum(t for _, _, t in LABELLED)} assertions ({time.perf_counter() - started:.1f} s)"

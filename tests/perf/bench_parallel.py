@@ -80,6 +80,7 @@ def run(suite: Path, out: Path, *options: str, env: dict | None = None) -> tuple
         text=True,
         cwd=REPO,
         env={**os.environ, "IRONBENCH_SCHEDULER": "", **(env or {})},
+        check=False,
     )
     elapsed = time.perf_counter() - started
     if result.returncode:

@@ -129,8 +129,10 @@ def markdown(sims: int) -> str:
     return "\n\n".join(
         [
             BEGIN,
-            f"False alarms of `compare` between two runs of identical systems (alpha 0.05, {sims} simulated pairs "
-            "per row; the seed's gate failed when the stratified test *or any single case* had p < alpha):",
+            (
+                f"False alarms of `compare` between two runs of identical systems (alpha 0.05, {sims} simulated pairs "
+                "per row; the seed's gate failed when the stratified test *or any single case* had p < alpha):"
+            ),
             table(
                 ["cases", "runs per side", "success rate", "seed's gate", "`--gate overall`", "`--gate cases`"],
                 gate_null_rows(sims),
@@ -139,9 +141,11 @@ def markdown(sims: int) -> str:
             table(
                 ["B against A", "cases", "runs per side", "`--gate overall`", "`--gate cases`"], gate_power_rows(sims)
             ),
-            "Baseline stopping, exact, when every run succeeds with the given probability and otherwise fails the "
-            "same way: the seed's rule (last 3 agree, at most 10 runs) and `stop: {rule: confidence, reproduce: 0.8, "
-            "max_runs: 30}`:",
+            (
+                "Baseline stopping, exact, when every run succeeds with the given probability and otherwise fails the "
+                "same way: the seed's rule (last 3 agree, at most 10 runs) and `stop: {rule: confidence, reproduce: 0.8, "
+                "max_runs: 30}`:"
+            ),
             table(
                 [
                     "success rate",
@@ -153,10 +157,12 @@ def markdown(sims: int) -> str:
                 ],
                 stopping_rows(),
             ),
-            "False capability boundaries, exact, when level 0 and every level succeed equally often (the seed "
-            "named the first systematic failure; ironbench also needs it significantly worse than level 0, level j "
-            "at 0.05/j); worst over success rates 1%–99%, climbing stopped at the first systematic failure "
-            "(`stop_at_boundary`, the default) or not:",
+            (
+                "False capability boundaries, exact, when level 0 and every level succeed equally often (the seed "
+                "named the first systematic failure; ironbench also needs it significantly worse than level 0, level j "
+                "at 0.05/j); worst over success rates 1%–99%, climbing stopped at the first systematic failure "
+                "(`stop_at_boundary`, the default) or not:"
+            ),
             table(
                 [
                     "levels",
@@ -168,17 +174,23 @@ def markdown(sims: int) -> str:
                 ],
                 boundary_rows(),
             ),
-            "Testing every level at 0.05 instead (a fixed-sequence reading: the ladder climbs past levels that "
-            f"do not fail, so it does not apply) would name a false boundary up to {pct(every_level_at_alpha())} of "
-            "the time over 10 levels of 5 runs.",
-            "Power to find a real boundary, exact: level 0 and the levels below level k succeed 90% of the time, "
-            "level k and above 10%; how often the verdict is `boundary` at level k, `tentative` at level k, or a "
-            "(false) boundary below it:",
+            (
+                "Testing every level at 0.05 instead (a fixed-sequence reading: the ladder climbs past levels that "
+                f"do not fail, so it does not apply) would name a false boundary up to {pct(every_level_at_alpha())} of "
+                "the time over 10 levels of 5 runs."
+            ),
+            (
+                "Power to find a real boundary, exact: level 0 and the levels below level k succeed 90% of the time, "
+                "level k and above 10%; how often the verdict is `boundary` at level k, `tentative` at level k, or a "
+                "(false) boundary below it:"
+            ),
             table(
                 ["levels", "runs per level", "k", "boundary at k", "tentative at k", "boundary below k"], power_rows()
             ),
-            f"Adversarial variants judged against an `exhausted` baseline of 10 runs ({sims} simulated variants per "
-            "row): how often the verdict is `structural`:",
+            (
+                f"Adversarial variants judged against an `exhausted` baseline of 10 runs ({sims} simulated variants per "
+                "row): how often the verdict is `structural`:"
+            ),
             table(["baseline success", "variant success", "seed's rule", "ironbench"], variant_rows(sims)),
             END,
         ]

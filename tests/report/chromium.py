@@ -2,12 +2,14 @@
 console errors, exceptions and network requests, evaluate JS, take screenshots."""
 
 import base64
+import contextlib
 import json
 import shutil
 import subprocess
 import tempfile
 import time
 from pathlib import Path
+from typing import Self
 
 FLAGS = [
     "--headless",
@@ -110,10 +112,8 @@ class Chromium:
     def close(self) -> None:
         socket = getattr(self, "socket", None)
         if socket is not None:
-            try:
+            with contextlib.suppress(Exception):  # closing: whatever the socket raises, the browser goes next
                 socket.close()
-            except Exception:
-                pass
         if self.process.poll() is None:
             self.process.terminate()
             try:
@@ -123,7 +123,7 @@ class Chromium:
                 self.process.wait()
         shutil.rmtree(self.profile, ignore_errors=True)
 
-    def __enter__(self) -> "Chromium":
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc) -> None:

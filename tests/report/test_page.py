@@ -26,7 +26,7 @@ def embedded(text: str) -> dict:
 def records(embedded_list) -> list[dict]:
     """A list of records as embedded: a table of two or more, else the list itself."""
     if isinstance(embedded_list, dict):
-        return [dict(zip(embedded_list["columns"], row)) for row in embedded_list["rows"]]
+        return [dict(zip(embedded_list["columns"], row, strict=True)) for row in embedded_list["rows"]]
     return embedded_list
 
 

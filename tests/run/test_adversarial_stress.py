@@ -66,7 +66,7 @@ def test_variants_are_judged_against_a_fresh_reference_run(paths, script):
     structural = found["adversarial/c/punctuation_noise/variant_0003"]
     assert (structural.decision, structural.n) == ("structural", 4)
     runs = [e.event for e in recorded(paths, run_id, InvocationCompleted)]
-    assert sorted((r.variant_id, r.run_index) for r in runs)[-1] == ("punctuation_noise/variant_0003", 4)
+    assert max((r.variant_id, r.run_index) for r in runs) == ("punctuation_noise/variant_0003", 4)
     assert len(runs) == 1 + 1 + 2 + 4
 
 
@@ -214,7 +214,7 @@ def test_stress_ladder_stops_at_the_capability_boundary(paths, script):
     assert "with 3 runs no outcome could be (smallest p = 0.05)" in tentative.reason
 
     rows = run_query(paths.store_path, "stress_boundary", run_id=run_id)
-    table = [dict(zip(rows.columns, r)) for r in rows.rows]
+    table = [dict(zip(rows.columns, r, strict=True)) for r in rows.rows]
     c = [r for r in table if r["case_id"] == "c"]
     assert [r["level"] for r in c] == [0, 1, 2, 3]
     assert [r["is_boundary"] for r in c] == [False, False, False, True]
@@ -226,7 +226,7 @@ def test_stress_ladder_stops_at_the_capability_boundary(paths, script):
     from ironbench.analysis.show import show_run
 
     _, shown, verdicts = show_run(paths.store_path, run_id)
-    ladders = {r[0]: dict(zip(shown.columns, r)) for r in shown.rows if r[1] == "ladder"}
+    ladders = {r[0]: dict(zip(shown.columns, r, strict=True)) for r in shown.rows if r[1] == "ladder"}
     assert ladders["c"]["decision"].startswith("boundary at level 3, p=0.0079")
     assert ladders["t"]["decision"].startswith("tentative at level 2") and ladders["t"]["success_upper_95"] == 0.632
     texts = {v["case_id"]: v["text"] for v in verdicts}
@@ -269,7 +269,7 @@ def test_sensitivity_query(paths, script):
     )
     run_id = start_run(suite, paths)
     result = run_query(paths.store_path, "sensitivity_by_generator", run_id=run_id)
-    rows = {r[2]: dict(zip(result.columns, r)) for r in result.rows}
+    rows = {r[2]: dict(zip(result.columns, r, strict=True)) for r in result.rows}
     assert rows["whitespace_noise"]["material_change_rate"] == 0
     assert rows["constraint_injection_light"]["material_change_rate"] == 1
     assert rows["constraint_injection_light"]["structural"] == 2
@@ -476,7 +476,7 @@ def test_variants_are_judged_against_an_unstable_baselines_outcomes(paths, scrip
     assert aggregate["stop_decision"]["direction"] == "success lost"
     assert len(aggregate["stop_decision"]["baseline_reference"]["outcomes"]) == 10
     rows = run_query(paths.store_path, "sensitivity_by_generator", run_id=run_id)
-    row = dict(zip(rows.columns, rows.rows[0]))
+    row = dict(zip(rows.columns, rows.rows[0], strict=True))
     assert (row["variants"], row["within_noise"], row["structural"]) == (3, 1, 1)
 
 

@@ -242,7 +242,7 @@ def test_readme_simulated_figures_match_a_quick_rerun():
         (variants, figures.variant_rows(sims)),
     ):
         for readme_row, quick_row in zip(readme_rows, quick_rows, strict=True):
-            for stated, quick in zip(readme_row, quick_row):
+            for stated, quick in zip(readme_row, quick_row, strict=True):
                 if stated == quick:
                     continue
                 assert stated.endswith("%") and quick.endswith("%"), (readme_row, quick_row)
@@ -260,12 +260,12 @@ def test_the_simulated_gates_are_the_decision_compare_takes():
 
     rng = np.random.default_rng(8)
     disagreements = 0
-    for trial in range(150):
+    for _trial in range(150):
         cases, runs = int(rng.integers(1, 8)), int(rng.integers(2, 8))
         p_a = rng.uniform(0.2, 1.0, cases)
         p_b = np.clip(p_a - rng.choice([0.0, 0.4], cases), 0, 1)
         s_a, s_b = rng.binomial(runs, p_a), rng.binomial(runs, p_b)
-        strata = [(int(a), runs, int(b), runs) for a, b in zip(s_a, s_b)]
+        strata = [(int(a), runs, int(b), runs) for a, b in zip(s_a, s_b, strict=True)]
         sides = [
             {
                 (f"c{k}", "base"): Runs(("success",) * s[i] + ("generation",) * (runs - s[i]))

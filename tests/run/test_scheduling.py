@@ -98,7 +98,7 @@ def parallel(decide, max_runs, known, world, infra, jobs, speculate, pick):
     data=st.data(),
 )
 def test_any_jobs_gives_the_decisions_and_invocations_of_one_job(rule, world, infra, jobs, data):
-    name, decide, max_runs, known = rule
+    _name, decide, max_runs, known = rule
     expected, expected_attempts = sequential(decide, world, infra)
     pick = lambda running: data.draw(st.sampled_from(running))
     decision, attempts, extra = parallel(decide, max_runs, known, world, infra, jobs, False, pick)
@@ -115,7 +115,7 @@ def test_any_jobs_gives_the_decisions_and_invocations_of_one_job(rule, world, in
     data=st.data(),
 )
 def test_speculation_changes_no_decision_and_its_extra_runs_lie_past_it(rule, world, jobs, data):
-    name, decide, max_runs, known = rule
+    _name, decide, max_runs, known = rule
     expected, expected_attempts = sequential(decide, world, set())
     pick = lambda running: data.draw(st.sampled_from(running))
     decision, attempts, extra = parallel(decide, max_runs, known, world, set(), jobs, True, pick)

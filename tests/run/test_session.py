@@ -203,6 +203,6 @@ def test_an_interrupted_speculative_run_resumes_to_the_decisions_of_one_job(tmp_
     with open_store(paths.store_path) as store:
         run_id = store.run_ids()[0]
     assert resume_run(run_id, paths, jobs=6) == "finished"
-    found, evidence, extra = _facts(paths, run_id)
+    found, evidence, _extra = _facts(paths, run_id)
     assert (found, evidence) == expected[:2]
     assert events_of(paths, run_id)[0].event.speculate

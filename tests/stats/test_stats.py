@@ -133,7 +133,9 @@ def test_stratified_interval_covers_the_true_difference():
     truth = float(weights @ (rates_b - rates_a))
     covered = 0
     for _ in range(2000):
-        strata = [(int(rng.binomial(10, a)), 10, int(rng.binomial(10, b)), 10) for a, b in zip(rates_a, rates_b)]
+        strata = [
+            (int(rng.binomial(10, a)), 10, int(rng.binomial(10, b)), 10) for a, b in zip(rates_a, rates_b, strict=True)
+        ]
         d = stratified_difference(strata)
         covered += d.low <= truth <= d.high
     assert covered / 2000 >= 0.93
@@ -159,7 +161,7 @@ def test_min_p_adjustment_lies_between_raw_and_bonferroni(pairs):
     strata = [(a, 5, b, 5) for a, b in pairs]
     raw = [stratified_exact_test([s]).p_regression for s in strata]
     adjusted = min_p_adjust(raw, [fisher_null_law(*s) for s in strata])
-    for p, q in zip(raw, adjusted):
+    for p, q in zip(raw, adjusted, strict=True):
         assert p - 1e-12 <= q <= min(1.0, len(raw) * p) + 1e-12
     order = sorted(range(len(raw)), key=lambda i: raw[i])
     assert all(adjusted[order[i]] <= adjusted[order[i + 1]] + 1e-12 for i in range(len(order) - 1))

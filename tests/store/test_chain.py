@@ -123,8 +123,10 @@ def test_verify_and_project_through_the_cli(tmp_path):
     broken = cli("verify", "--store", str(path))
     assert broken.returncode == 1
     assert broken.stderr.strip().splitlines() == [
-        "ironbench: error: hash chain broken at seq 4 (run r2, stream run, run_aborted): hash does not match "
-        "the event and its predecessor (changed after it was written) (3 events before it hold)"
+        (
+            "ironbench: error: hash chain broken at seq 4 (run r2, stream run, run_aborted): hash does not match "
+            "the event and its predecessor (changed after it was written) (3 events before it hold)"
+        )
     ]
 
 

@@ -139,8 +139,10 @@ def test_stop_rules_are_read_and_checked():
         ),
         (
             base(stop={"rule": "confidence", "max_runs": 10}),
-            "cases[0].stop: max_runs: 10 runs can never show recurrence above 0.8 at 0.95 confidence; "
-            "at least 14 are needed",
+            (
+                "cases[0].stop: max_runs: 10 runs can never show recurrence above 0.8 at 0.95 confidence; "
+                "at least 14 are needed"
+            ),
         ),
         (base(stop={"rule": "confidence", "reproduce": 0.5, "max_runs": 30}), "cases[0].stop.reproduce"),
         (base(stop={"rule": "confidence"}), "cases[0].stop.max_runs: required field is missing"),

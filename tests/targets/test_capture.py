@@ -81,6 +81,7 @@ def test_the_harness_memory_stays_bounded_under_an_output_flood(tmp_path):
         capture_output=True,
         text=True,
         timeout=300,
+        check=False,
     )
     code, peak_kb = map(int, done.stdout.split())
     assert code == 0

@@ -221,7 +221,7 @@ def decide(
     z_case = z_quantile(1 - per_case_level) if margin is not None else Z95
 
     cases, warnings = [], []
-    for index, (key, stratum, test) in enumerate(zip(common, strata, tests)):
+    for index, (key, stratum, test) in enumerate(zip(common, strata, tests, strict=True)):
         a, b = sides_a[key], sides_b[key]
         interval = newcombe_difference(*stratum)
         flagged = significant(adjusted[index], alpha)
@@ -299,7 +299,9 @@ def decide(
         regression = any(c.flagged for c in cases)
     family = [("success rate", _success_change_p(strata, laws, tests, gate))]
     family += [(s.name, s.p_value) for s in shifts if s.gating]
-    family_adjusted = {n: float(p) for n, p in zip([n for n, _ in family], holm_adjust([p for _, p in family]))}
+    family_adjusted = {
+        n: float(p) for n, p in zip([n for n, _ in family], holm_adjust([p for _, p in family]), strict=True)
+    }
     shifts = [
         Shift(
             **{
@@ -374,7 +376,9 @@ def _shifts(sides_a, sides_b, common) -> list[Shift]:
     infrastructure-error rates (exact tests stratified by case)."""
     a_runs, b_runs = [sides_a[k] for k in common], [sides_b[k] for k in common]
     shifts = []
-    effect, p = stratified_permutation_test([(a.outcomes, b.outcomes) for a, b in zip(a_runs, b_runs)], "categories")
+    effect, p = stratified_permutation_test(
+        [(a.outcomes, b.outcomes) for a, b in zip(a_runs, b_runs, strict=True)], "categories"
+    )
     pooled = lambda sides: ", ".join(
         f"{k} {v}" for k, v in sorted(sum((Counter(s.outcomes) for s in sides), Counter()).items())
     )
@@ -389,7 +393,9 @@ def _shifts(sides_a, sides_b, common) -> list[Shift]:
             True,
         )
     )
-    effect, p = stratified_permutation_test([(a.attempts, b.attempts) for a, b in zip(a_runs, b_runs)], "mean")
+    effect, p = stratified_permutation_test(
+        [(a.attempts, b.attempts) for a, b in zip(a_runs, b_runs, strict=True)], "mean"
+    )
     mean = lambda sides: sum(sum(s.attempts) for s in sides) / max(1, sum(len(s.attempts) for s in sides))
     shifts.append(
         Shift(
@@ -408,7 +414,7 @@ def _shifts(sides_a, sides_b, common) -> list[Shift]:
         # the backend's failures, not the target's: reported, never a reason to fail
         ("infrastructure errors", lambda s: s.infra_errors, lambda s: s.n + s.harness_errors + s.infra_errors, False),
     ):
-        strata = [(count(a), total(a), count(b), total(b)) for a, b in zip(a_runs, b_runs)]
+        strata = [(count(a), total(a), count(b), total(b)) for a, b in zip(a_runs, b_runs, strict=True)]
         ca, na = sum(s[0] for s in strata), sum(s[1] for s in strata)
         cb, nb = sum(s[2] for s in strata), sum(s[3] for s in strata)
         effect = stratified_difference(strata).delta

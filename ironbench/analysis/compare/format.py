@@ -68,12 +68,16 @@ def format_comparison(comparison: Comparison, width: int | None = None) -> str:
     lines += render(header, rows, width, keys=1, atomic=[False] + [True] * 8 + [False])
     o = comparison.overall
     prose = [
-        f"overall ({o.cases} cases, {o.informative_cases} informative): Δ = {pp(o.delta)} "
-        f"[{pp(o.delta_ci_95[0])}, {pp(o.delta_ci_95[1])}] (Mantel-Haenszel, stratified Newcombe 95% CI); "
-        f"p(regression) = {p(o.p_regression)}, p(improvement) = {p(o.p_improvement)} (exact, stratified by case); "
-        f"MDE at 80% power: {percent(o.mde)}",
-        "p adj: one-sided Fisher per case, Westfall-Young min-p over the compared cases; "
-        "MDE per case: Fisher at alpha/cases",
+        (
+            f"overall ({o.cases} cases, {o.informative_cases} informative): Δ = {pp(o.delta)} "
+            f"[{pp(o.delta_ci_95[0])}, {pp(o.delta_ci_95[1])}] (Mantel-Haenszel, stratified Newcombe 95% CI); "
+            f"p(regression) = {p(o.p_regression)}, p(improvement) = {p(o.p_improvement)} (exact, stratified by case); "
+            f"MDE at 80% power: {percent(o.mde)}"
+        ),
+        (
+            "p adj: one-sided Fisher per case, Westfall-Young min-p over the compared cases; "
+            "MDE per case: Fisher at alpha/cases"
+        ),
     ]
     for s in comparison.shifts:
         adjusted = "" if s.p_adjusted is None else f", Holm-adjusted {p(s.p_adjusted)}"
@@ -96,8 +100,10 @@ def format_plan(answer: dict) -> str:
         lines = [f"{head}: more than {MAX_RUNS} runs per case on each side"]
     else:
         lines = [
-            f"{head}: {answer['runs_per_case']} runs per case on each side "
-            f"(power {answer['power_reached']:.0%}; {answer['test']})"
+            (
+                f"{head}: {answer['runs_per_case']} runs per case on each side "
+                f"(power {answer['power_reached']:.0%}; {answer['test']})"
+            )
         ]
     lines += [f"  {row['runs_per_case']:>4} runs per case: power {row['power']:.0%}" for row in answer["curve"]]
     return "\n".join(lines)

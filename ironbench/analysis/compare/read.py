@@ -104,7 +104,7 @@ def compare_runs(
             sides = [runs_from_rows(con.execute(_INVOCATIONS, [r]).fetchall()) for r in (run_a, run_b)]
     finally:
         con.close()
-    for run_id, side in zip((run_a, run_b), sides):
+    for run_id, side in zip((run_a, run_b), sides, strict=True):
         unresolved = [u for runs in side.values() for u in runs.unresolved_infra]
         if unresolved:
             raise CannotCompare(

@@ -34,6 +34,9 @@ def case_evidence(case: CaseComparison, comparison: Comparison) -> str:
     """One line: both sides' counts, B − A with its interval, the raw and adjusted p."""
     unit = "conversations without a violation" if comparison.unit == "conversation" else "successful runs"
     a, b = case.a, case.b
+    # A compared case (run on both sides): decide gave it both sides, an interval and its p-values.
+    assert a is not None and b is not None and case.delta_ci_95 is not None
+    assert case.p_regression is not None and case.p_adjusted is not None
     return (
         f"A {a.successes}/{a.n}, B {b.successes}/{b.n} {unit}; B − A = {points(case.delta)} "
         f"(95% CI {points(case.delta_ci_95[0], unit='')} to {points(case.delta_ci_95[1])}); "
@@ -48,6 +51,7 @@ def _outcomes(counts: dict) -> str:
 
 def _details(case: CaseComparison) -> str:
     a, b = case.a, case.b
+    assert a is not None and b is not None  # a compared case: run on both sides
     lines = [
         f"verdict: {case.verdict}",
         f"smallest drop these runs find with 80% power: {percent(case.mde) if case.mde is not None else 'none'}",

@@ -114,8 +114,9 @@ def connect(store_path: Path, run_id: str | None = None, export_dir: Path | None
         con.execute(f"LOAD '{_extension_path()}'")
         con.execute(f"ATTACH '{_quote(str(store_path))}' AS store (TYPE sqlite, READ_ONLY)")
         if run_id is not None:
-            found = con.execute("SELECT count(*) FROM store.runs WHERE run_id = ?", [run_id]).fetchone()[0]
-            if not found:
+            row = con.execute("SELECT count(*) FROM store.runs WHERE run_id = ?", [run_id]).fetchone()
+            assert row is not None  # count(*) returns one row
+            if not row[0]:
                 raise RunNotFound(f"run {run_id!r} not found in {store_path}")
         for name, select in _VIEWS.items():
             where = f" WHERE run_id = '{_quote(run_id)}'" if run_id is not None else ""

@@ -7,7 +7,7 @@ from ironbench.analysis.query import REPO_QUERIES, QueryResult, connect, run_sql
 from ironbench.console.numbers import percent
 from ironbench.console.printable import printable
 from ironbench.core.errors import RunNotFound
-from ironbench.core.events import RecordedEvent
+from ironbench.core.events import InvocationCompleted, RecordedEvent
 from ironbench.stats import wilson_interval
 from ironbench.store.eventstore import open_store
 
@@ -269,6 +269,7 @@ def invocation_logs(
         for group in groups:
             for recorded in store.read(run_id, types=("invocation_completed",), stream_prefix=f"{group}/"):
                 event = recorded.event
+                assert isinstance(event, InvocationCompleted)  # read with types=("invocation_completed",)
                 if recorded.stream.rsplit("/", 1)[0] != group or event.case_id != case_id:
                     continue
                 if (variant_id is None or event.variant_id == variant_id) and (
@@ -280,17 +281,24 @@ def invocation_logs(
             f"run {run_id}: case {case_id!r} has no invocation matching "
             f"variant {variant_id or 'any'}, run {run_index or 'any'}"
         )
-    latest = {}
+    latest: dict[str, int] = {}
     for recorded in found:
-        latest[recorded.stream] = max(latest.get(recorded.stream, 0), recorded.event.rerun)
-    return [(r, r.event.rerun < latest[r.stream], r.stream in surplus) for r in found]
+        latest[recorded.stream] = max(latest.get(recorded.stream, 0), _completed(recorded).rerun)
+    return [(r, _completed(r).rerun < latest[r.stream], r.stream in surplus) for r in found]
+
+
+def _completed(recorded: RecordedEvent) -> InvocationCompleted:
+    """The InvocationCompleted an invocation log holds (invocation_logs reads no other type)."""
+    event = recorded.event
+    assert isinstance(event, InvocationCompleted), f"not an invocation_completed event: {recorded.type}"
+    return event
 
 
 def format_logs(logs: list[tuple[RecordedEvent, bool, bool]]) -> str:
     """A person's view of invocations: what each printed on stdout and stderr."""
     parts = []
     for recorded, superseded, surplus in logs:
-        event = recorded.event
+        event = _completed(recorded)
         facts = [
             f"exit {event.exit_code}" if not event.timed_out else "timed out",
             "success" if event.success else f"failure_stage {event.failure_stage}",

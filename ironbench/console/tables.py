@@ -170,8 +170,8 @@ def render(
             lines.append("")
         header_lines = [fold(headers[i], panel_widths[i]) for i in panel]
         height = max(len(h) for h in header_lines)
-        for row in range(height):  # a folded header's last line sits on the rule
-            cells = [h[row - (height - len(h))] if row >= height - len(h) else "" for h in header_lines]
+        for line in range(height):  # a folded header's last line sits on the rule
+            cells = [h[line - (height - len(h))] if line >= height - len(h) else "" for h in header_lines]
             lines.append(SEPARATOR.join(pad(c, panel_widths[i]) for c, i in zip(cells, panel, strict=True)).rstrip())
         lines.append(SEPARATOR.join("-" * panel_widths[i] for i in panel))
         for row in rows:

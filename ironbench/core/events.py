@@ -305,3 +305,12 @@ class RecordedEvent:
     @property
     def type(self) -> EventType:
         return self.event.event
+
+
+def run_started(first: RecordedEvent) -> RunStarted:
+    """The event a run's stream begins with: every run's first event is its RunStarted."""
+    from ironbench.core.errors import StoreError
+
+    if not isinstance(first.event, RunStarted):
+        raise StoreError(f"run {first.run_id}: events do not start with run_started (seq {first.seq})")
+    return first.event

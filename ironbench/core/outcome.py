@@ -79,7 +79,7 @@ class OutcomeRules(_Rules):
     unknown_without_markers: bool | None = None
 
     @model_validator(mode="after")
-    def _markers_are_defined(self):
+    def _markers_are_defined(self) -> "OutcomeRules":
         named = [
             *self.success.markers,
             *([self.brick_path] if self.brick_path else []),
@@ -222,20 +222,20 @@ def parse_outcome(
     gives `unknown`, never a crash.
     """
     ruleset = load_rules(rules) if isinstance(rules, str) else rules
-    rules, patterns = ruleset.rules, ruleset.patterns
+    definition, patterns = ruleset.rules, ruleset.patterns
     counts = {name: len(pattern.findall(stdout)) for name, pattern in patterns.items()}
-    infra_error = _first_line([patterns[name] for name in rules.infra_errors], stdout)
-    if rules.needs_markers and not any(counts.values()) and not timed_out:
+    infra_error = _first_line([patterns[name] for name in definition.infra_errors], stdout)
+    if definition.needs_markers and not any(counts.values()) and not timed_out:
         return UNKNOWN
     success = (
         not timed_out
-        and (rules.success.exit_code is None or exit_code == rules.success.exit_code)
-        and all(counts.get(marker) for marker in rules.success.markers)
+        and (definition.success.exit_code is None or exit_code == definition.success.exit_code)
+        and all(counts.get(marker) for marker in definition.success.markers)
         and infra_error is None
     )
     brick_path = None
-    if rules.brick_path:
-        match = patterns[rules.brick_path].search(stdout)
+    if definition.brick_path:
+        match = patterns[definition.brick_path].search(stdout)
         if match and match.groupdict().get("path"):
             brick_path = match.group("path")
     stage = None
@@ -244,12 +244,14 @@ def parse_outcome(
     elif timed_out:
         stage = TIMEOUT_STAGE
     elif not success:
-        stage = next((r.name(exit_code) for r in rules.failure_stage if r.matches(counts, exit_code)), UNKNOWN_STAGE)
+        stage = next(
+            (r.name(exit_code) for r in definition.failure_stage if r.matches(counts, exit_code)), UNKNOWN_STAGE
+        )
     return Outcome(
         success=success,
         failure_stage=stage,
-        attempts=_count(rules.attempts, counts),
-        repairs_triggered=_count(rules.repairs_triggered, counts),
+        attempts=_count(definition.attempts, counts),
+        repairs_triggered=_count(definition.repairs_triggered, counts),
         brick_path=brick_path,
         infra_error=infra_error,
     )

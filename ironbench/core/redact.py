@@ -7,6 +7,7 @@ its environment would otherwise put those keys into every event, file and log.
 import os
 import re
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL", re.IGNORECASE)
 # Shorter values of secret-looking names ("1", "yes", "en_US") are too common to
@@ -50,7 +51,7 @@ class Redactor:
             return value
         return self._text.sub(lambda m: f"[REDACTED:{self.names[m.group(0)]}]", value)
 
-    def value(self, data):
+    def value(self, data: Any) -> Any:
         """Every string inside a JSON-like value (dict keys included) redacted."""
         if self._text is None:
             return data

@@ -173,7 +173,7 @@ class CommandEngine:
             self.workdir.cleanup()
             raise EngineError(f"engine {spec.name!r}: cannot start {argv[0]!r}: {exc.strerror}") from None
         containment.started(self.process.pid, mark)
-        self.lines: queue.Queue = queue.Queue()
+        self.lines: queue.Queue[str] = queue.Queue()
         threading.Thread(target=self._read, daemon=True, name=f"engine-{spec.name}").start()
         try:
             self.reset()
@@ -183,17 +183,21 @@ class CommandEngine:
 
     def _read(self) -> None:
         """Every line the engine prints, then "" at its end (a reply never waits on a pipe)."""
+        stdout = self.process.stdout
+        assert stdout is not None  # a PIPE
         try:
-            for line in self.process.stdout:
+            for line in stdout:
                 self.lines.put(line)
         except (OSError, ValueError):
             pass
         self.lines.put("")
 
     def _call(self, message: dict) -> dict:
+        stdin = self.process.stdin
+        assert stdin is not None  # a PIPE
         try:
-            self.process.stdin.write(json.dumps(message) + "\n")
-            self.process.stdin.flush()
+            stdin.write(json.dumps(message) + "\n")
+            stdin.flush()
             line = self.lines.get(timeout=self.timeout_seconds)
         except (BrokenPipeError, OSError):
             line = ""
@@ -226,6 +230,7 @@ class CommandEngine:
         except subprocess.TimeoutExpired:
             pass
         for pipe in (self.process.stdin, self.process.stdout):
+            assert pipe is not None  # both are PIPEs
             try:
                 pipe.close()
             except OSError:

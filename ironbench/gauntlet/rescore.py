@@ -34,7 +34,8 @@ def rescore_run(store_path: Path, out_dir: Path, run_id: str, scorer: str) -> di
                 (event.engine, event.scenario, event.conversation)
             ):
                 latest[(event.engine, event.scenario, event.conversation, event.turn)] = (recorded.stream, event)
-        pending, violations = [], {}
+        pending: list[Pending] = []
+        violations: dict[str, int] = {}
         for (engine, scenario, conversation, turn), (stream, answered) in sorted(latest.items()):
             result = score(answered.answer, answered.forbidden_phrase)
             violations[engine] = violations.get(engine, 0) + int(result.violated)

@@ -1,7 +1,7 @@
 """Running a gauntlet: every engine through every scenario, each turn an event."""
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from ironbench.core.errors import IronbenchError
 from ironbench.core.events import (
@@ -26,13 +26,13 @@ def _stream(engine: str, scenario: str, conversation: int = 1) -> str:
 
 
 def run_gauntlet(
-    suite: Suite, run_id: str, append: Append, note: Callable[[str], None], history: list[RecordedEvent] = ()
+    suite: Suite, run_id: str, append: Append, note: Callable[[str], None], history: Sequence[RecordedEvent] = ()
 ) -> str:
     """Scenario by scenario and conversation by conversation, every engine side by side; a
     resumed run redoes only the conversations an engine had not finished (from turn 1:
     conversation state is not kept)."""
 
-    def slot(event) -> tuple[str, str, int]:
+    def slot(event: ScenarioStarted | ScenarioFinished | TurnScored) -> tuple[str, str, int]:
         return event.engine, event.scenario, event.conversation
 
     finished = {slot(e.event) for e in history if isinstance(e.event, ScenarioFinished)}
@@ -129,7 +129,9 @@ def _run_scenario(suite, run_id, spec, scenario, conversation: int, attempt: int
             ]
             verdicts = []
             for name in DEFAULT_SCORERS:
-                score = get_scorer(name)(answer, scenario.forbidden_phrase)
+                scorer = get_scorer(name)
+                assert scorer is not None  # the default scorers are built in
+                score = scorer(answer, scenario.forbidden_phrase)
                 verdicts.append(f"{name}={'VIOLATED' if score.violated else 'ok'}")
                 clean += name == "negation_aware" and not score.violated
                 pending.append(

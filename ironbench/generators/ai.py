@@ -1,5 +1,5 @@
 """The spec's four AI generators: prompts and acceptance rules. The model calls
-themselves happen at run time (ironbench/ai_generation.py); the prompt is metadata
+themselves happen at run time (ironbench/run/ai_generation.py); the prompt is metadata
 and never reaches the target."""
 
 from typing import Annotated, Literal
@@ -17,19 +17,23 @@ from ironbench.llms.access import EMBEDDED_MODEL
 PRESERVE = "Preserve the task exactly. Change wording only."
 REPLY_ONLY = "Reply with the rewritten instruction only, as one line, with no comments."
 
-STYLES = {
+Style = Literal["concise_directive", "verbose_formal", "casual_request", "specification_tone"]
+Focus = Literal["simplicity", "clarity", "maintainability", "correctness_emphasis_soft"]
+Register = Literal["planner_voice", "executive_voice", "peer_engineer_voice"]
+
+STYLES: dict[Style, str] = {
     "concise_directive": "a concise, direct imperative",
     "verbose_formal": "a more verbose, formal register",
     "casual_request": "a casual, friendly request",
     "specification_tone": "the tone of a short specification",
 }
-FOCUSES = {
+FOCUSES: dict[Focus, str] = {
     "simplicity": "simplicity",
     "clarity": "clarity",
     "maintainability": "maintainability",
     "correctness_emphasis_soft": "correctness, softly",
 }
-REGISTERS = {
+REGISTERS: dict[Register, str] = {
     "planner_voice": "a project planner",
     "executive_voice": "an executive",
     "peer_engineer_voice": "a peer engineer",
@@ -44,15 +48,15 @@ class AiParams(GeneratorParams):
 
 
 class RewriteParams(AiParams):
-    styles: list[Literal["concise_directive", "verbose_formal", "casual_request", "specification_tone"]] = list(STYLES)  # noqa: RUF012 (pydantic copies field defaults)
+    styles: list[Style] = list(STYLES)  # noqa: RUF012 (pydantic copies field defaults)
 
 
 class FocusParams(AiParams):
-    focuses: list[Literal["simplicity", "clarity", "maintainability", "correctness_emphasis_soft"]] = list(FOCUSES)  # noqa: RUF012 (pydantic copies field defaults)
+    focuses: list[Focus] = list(FOCUSES)  # noqa: RUF012 (pydantic copies field defaults)
 
 
 class RegisterParams(AiParams):
-    registers: list[Literal["planner_voice", "executive_voice", "peer_engineer_voice"]] = list(REGISTERS)  # noqa: RUF012 (pydantic copies field defaults)
+    registers: list[Register] = list(REGISTERS)  # noqa: RUF012 (pydantic copies field defaults)
 
 
 def _prompt(task: str, base: str) -> str:

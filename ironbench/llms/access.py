@@ -93,7 +93,7 @@ class ModelClient:
                     key,
                     self.model_id,
                     self.redactor.text(prompt),
-                    self.redactor.text(system),
+                    None if system is None else self.redactor.text(system),
                     json.dumps(self.redactor.value(options), sort_keys=True),
                     attempt,
                     text,

@@ -2,6 +2,7 @@
 
 from collections import Counter
 from collections.abc import Sequence
+from typing import Any
 
 from ironbench.core.events import DecisionTaken, InvocationCompleted
 from ironbench.stats import percentile, wilson_interval
@@ -102,8 +103,8 @@ def aggregate(
 SIGNATURE_FIELDS = ("success", "failure_stage", "attempts", "repairs_triggered")
 
 
-def _decision(decision: DecisionTaken) -> dict:
-    data = {
+def _decision(decision: DecisionTaken) -> dict[str, Any]:
+    data: dict[str, Any] = {
         "decision": decision.decision,
         "reason": decision.reason,
         "n": decision.n,
@@ -147,7 +148,7 @@ def ladder_aggregate(suite_id: str, case_id: str, levels: Sequence[DecisionTaken
                 "success_rate": round(d.success_rate, 6),
                 "wilson_95": [round(d.wilson_low, 6), round(d.wilson_high, 6)],
             }
-            for d in sorted(levels, key=lambda d: d.level)
+            for d in sorted(levels, key=lambda d: -1 if d.level is None else d.level)  # (every level has one)
         ],
         "boundary_level": verdict.level,
         "ladder_decision": verdict.decision,

@@ -24,6 +24,7 @@ from ironbench.core.events import (
     ScenarioStarted,
     TurnAnswered,
     TurnScored,
+    run_started,
 )
 from ironbench.projections.gauntlet_summary import ScenarioRecord, TurnRecord
 from ironbench.projections.gauntlet_summary import results as gauntlet_results
@@ -58,8 +59,8 @@ def _json(data: dict) -> str:
 
 @dataclass
 class _RunState:
-    started: RecordedEvent
-    status: dict = field(default_factory=dict)
+    started: RecordedEvent  # the run's first event, as recorded (its id and timestamp)
+    status: dict[str, str] = field(default_factory=dict)
     groups: dict[str, dict[int, InvocationCompleted]] = field(default_factory=dict)  # live run per index
     stamps: dict[str, str] = field(default_factory=dict)  # stream -> when its live run was recorded
     surplus: set[str] = field(default_factory=set)  # streams of runs past their group's decision
@@ -68,6 +69,11 @@ class _RunState:
     rejections: dict[str, list[tuple[str, AiOutputRejected]]] = field(default_factory=dict)
     gauntlet: dict[tuple[str, str, int], ScenarioRecord] = field(default_factory=dict)
     scorers: list[str] = field(default_factory=list)
+
+    @property
+    def run(self) -> RunStarted:
+        """What the run was started with."""
+        return run_started(self.started)
 
 
 class OutputTree:
@@ -89,8 +95,9 @@ class OutputTree:
             # First sight of a run mid-stream (e.g. resuming): rebuild its state from
             # the events before this one, without writing anything.
             history = [e for e in self.store.read(recorded.run_id) if e.seq < recorded.seq]
-            if not history or not isinstance(history[0].event, RunStarted):
+            if not history:
                 raise StoreError(f"run {recorded.run_id}: events do not start with run_started")
+            run_started(history[0])  # raises unless it is the run's RunStarted
             state = _RunState(history[0])
             self._runs[recorded.run_id] = state
             for earlier in history[1:]:
@@ -113,7 +120,7 @@ class OutputTree:
             state.rejections.setdefault(recorded.stream, []).append((recorded.timestamp_utc, event))
             return None
         if isinstance(event, ScenarioStarted):  # a new attempt replaces an interrupted one
-            scenario = next(s for s in state.started.event.suite["scenarios"] if s["name"] == event.scenario)
+            scenario = next(s for s in state.run.suite["scenarios"] if s["name"] == event.scenario)
             state.gauntlet[(event.engine, event.scenario, event.conversation)] = ScenarioRecord(
                 event.engine, event.scenario, event.domain, scenario["forbidden_phrase"], event.conversation
             )
@@ -178,7 +185,7 @@ class OutputTree:
             self._write_metadata(state)
 
     def _write_metadata(self, state: _RunState) -> None:
-        started: RunStarted = state.started.event
+        started = state.run
         metadata = {
             "run_id": state.started.run_id,
             "suite": started.suite_id,
@@ -206,7 +213,7 @@ class OutputTree:
         _write(self.run_dir(state.started.run_id) / "metadata.json", _json(metadata))
 
     def _write_invocation(self, state: _RunState, stream: str, event: InvocationCompleted, timestamp: str) -> None:
-        started: RunStarted = state.started.event
+        started = state.run
         folder = self.run_dir(state.started.run_id) / stream
         record = summary(
             state.started.run_id,
@@ -227,7 +234,7 @@ class OutputTree:
 
     def _mark_surplus(self, state: _RunState, decision: DecisionTaken) -> None:
         """Runs that completed before their group's decision turned out to lie past it."""
-        started: RunStarted = state.started.event
+        started = state.run
         for index, event in sorted(state.moved.items()):
             stream = f"{decision.group}/run_{index:03d}"
             record = summary(
@@ -271,7 +278,7 @@ class OutputTree:
 
     def _write_gauntlet(self, state: _RunState) -> None:
         """gauntlet/results.json (engine -> scenario -> turns, with counts) and summary.json."""
-        engines = [e["name"] for e in state.started.event.suite["engines"]]
+        engines = [e["name"] for e in state.run.suite["engines"]]
         data = gauntlet_results(list(state.gauntlet.values()), engines, state.scorers)
         folder = self.run_dir(state.started.run_id) / "gauntlet"
         _write(folder / "results.json", _json(data))
@@ -279,15 +286,13 @@ class OutputTree:
 
     def _write_aggregate(self, state: _RunState, group: str) -> None:
         runs = [state.groups[group][index] for index in sorted(state.groups[group])]
-        data = aggregate(
-            state.started.event.suite_id, runs[0].case_id, runs[0].variant_id, runs, state.decisions.get(group)
-        )
+        data = aggregate(state.run.suite_id, runs[0].case_id, runs[0].variant_id, runs, state.decisions.get(group))
         _write(self.run_dir(state.started.run_id) / group / "aggregate.json", _json(data))
 
     def _write_ladder(self, state: _RunState, verdict: DecisionTaken) -> None:
         prefix = f"{verdict.group}/"
         levels = [d for group, d in state.decisions.items() if group.startswith(prefix) and d.level is not None]
-        data = ladder_aggregate(state.started.event.suite_id, verdict.case_id, levels, verdict)
+        data = ladder_aggregate(state.run.suite_id, verdict.case_id, levels, verdict)
         _write(self.run_dir(state.started.run_id) / verdict.group / "aggregate.json", _json(data))
 
     def catch_up(self) -> int:

@@ -268,7 +268,8 @@ def _superseded(variant: dict) -> str:
     return f"{variant['variant_id']} (+{count} superseded)" if count else variant["variant_id"]
 
 
-_SEVERITY = {"structural": 0, "stochastic": 1, "within_noise": 2, "not_material": 3}
+# keyed by str | None: a variant without a decision (None) sorts after every decided one
+_SEVERITY: dict[str | None, int] = {"structural": 0, "stochastic": 1, "within_noise": 2, "not_material": 3}
 
 
 def _way(decision: dict | None) -> tuple[str, str]:

@@ -487,7 +487,7 @@ def stacked_columns(
         y = top + plot_h - tick / peak * plot_h
         out += [_line(left, y, left + plot_w, y, GRID), _text(left - 4, y + 4, f"{tick:.0f}", "end", fill=MUTED)]
     for i, (label, parts) in enumerate(columns):
-        base = top + plot_h
+        base: float = top + plot_h
         x = left + i * slot + slot * 0.15
         total = sum(c for c, _, _ in parts)
         for count, colour, name in parts:

@@ -242,7 +242,7 @@ def _adversarial(section: dict) -> list[Verdict]:
         else:
             headline += " No generator changed an outcome."
         evidence = [f"material-change rate {pct(material / variants)} (95% CI {pct(low)}–{pct(high)})"]
-        ways = Counter()
+        ways: Counter[str] = Counter()
         for generator in section["generators"]:
             ways.update(generator.get("directions") or {})
         if ways:

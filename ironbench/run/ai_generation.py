@@ -9,11 +9,10 @@ from collections.abc import Callable
 
 from ironbench.core.errors import IronbenchError
 from ironbench.core.events import AiOutputRejected, VariantGenerated
-from ironbench.generators import get_generator
 from ironbench.generators.ai_validation import normalise_output, one_line_grammar, validate_rewrite
 from ironbench.generators.registry import seeded_rng
 from ironbench.llms.access import ModelClient, ModelError, get_model
-from ironbench.run.planner import AiVariants, Variant, ai_entries
+from ironbench.run.planner import AiVariants, Variant, ai_entries, generator_of
 from ironbench.store.eventstore import EventStore, Pending
 from ironbench.suite.models import Suite
 
@@ -57,7 +56,7 @@ def generate_ai_variants(
     accepted: dict[str, int] = {}
     failures = 0
     for case, entry in ai_entries(suite):
-        generator = get_generator(entry.generator)
+        generator = generator_of(entry.generator)
         params = entry.params
         client = clients.setdefault(params.model, ModelClient(params.model, store.conn, store.redactor))
         made = variants.setdefault((case.id, entry.generator), [])

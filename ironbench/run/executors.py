@@ -16,6 +16,7 @@ from collections.abc import Callable
 from concurrent.futures import CancelledError, Executor, Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Protocol
 
 from ironbench.core.errors import IronbenchError
 from ironbench.core.outcome import UNKNOWN, Outcome, parse_outcome, recorded_rules
@@ -73,7 +74,7 @@ def run_invocation(
     ./ironbench-workdirs); then the worker's own secrets are redacted too, and the
     directory is named with the worker's host."""
     remote = root is None
-    if remote:
+    if root is None:
         root = os.environ.get(WORKDIRS_ENV) or str(Path.cwd() / WORKER_WORKDIRS)
         local = Redactor.from_environ(names)
         if local:
@@ -99,15 +100,30 @@ def _check_target(target: TargetSpec) -> tuple[str, str]:
     return socket.gethostname(), target_version(target)
 
 
+class InvocationExecutor(Protocol):
+    """Where a session's invocations run: what the coordinator asks of local threads and of a cluster."""
+
+    scheduler: str | None  # the cluster's address; None: this process's threads
+    root: str | None  # where working directories live (None: each worker's own)
+
+    def capacity(self) -> int: ...
+    def may_resubmit(self, key: str, exc: BaseException) -> bool: ...
+    def lost(self, exc: BaseException) -> str | None: ...
+    def preflight(self, target: TargetSpec) -> str: ...
+    def submit(self, key: str, fn: Callable[..., Ran], *args: object) -> Future[Ran]: ...
+    def workdir(self, relative: str) -> str: ...
+    def close(self) -> None: ...
+
+
 class LocalThreads:
     """Invocations on threads of this process: `jobs` at once."""
 
-    scheduler = None
+    scheduler: str | None = None
 
     def __init__(self, jobs: int, pool: Executor | None = None, workdirs: Path | None = None) -> None:
         self.jobs = jobs
         self.pool = pool or ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="ironbench-invoke")
-        self.root = str(workdirs.resolve()) if workdirs else None
+        self.root: str | None = str(workdirs.resolve()) if workdirs else None
 
     def capacity(self) -> int:
         return self.jobs
@@ -122,7 +138,7 @@ class LocalThreads:
         preflight(target)
         return target_version(target)
 
-    def submit(self, key: str, fn: Callable, *args) -> Future:
+    def submit(self, key: str, fn: Callable[..., Ran], *args: object) -> Future[Ran]:
         return self.pool.submit(fn, *args)
 
     def workdir(self, relative: str) -> str:
@@ -162,10 +178,10 @@ class DaskCluster:
             self.client = Client(address, timeout=self.timeout, set_as_default=False)
         except (OSError, TimeoutError) as exc:
             raise SchedulerError(f"cannot reach the Dask scheduler at {address}: {exc}") from None
-        self.scheduler = address
+        self.scheduler: str | None = address
         self.jobs = jobs
         self.session = uuid.uuid4().hex[:8]
-        self.root = None  # each worker's own (run_invocation)
+        self.root: str | None = None  # each worker's own (run_invocation)
         self._threads_at = (0.0, 0)
         self.executor = self.client.get_executor(pure=False)
         self.resubmitted: dict[str, int] = {}
@@ -206,7 +222,7 @@ class DaskCluster:
             raise SchedulerError(f"the workers run different versions of the target: {detail}")
         return next(iter(versions))
 
-    def submit(self, key: str, fn: Callable, *args) -> Future:
+    def submit(self, key: str, fn: Callable[..., Ran], *args: object) -> Future[Ran]:
         count = self.resubmitted.get(key, 0)
         return self.executor.submit(fn, *args, key=f"ironbench-{key}@{self.session}.{count}")
 
@@ -238,7 +254,7 @@ class DaskCluster:
 
 def open_executor(
     jobs: int | None, scheduler: str | None, workdirs: Path, pool: Callable[[int], Executor] | None = None
-) -> "LocalThreads | DaskCluster":
+) -> InvocationExecutor:
     """Local threads, or the Dask cluster at `scheduler` (or $IRONBENCH_SCHEDULER)."""
     scheduler = scheduler or os.environ.get(SCHEDULER_ENV) or None
     if scheduler:

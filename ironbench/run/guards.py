@@ -57,8 +57,9 @@ class RunGuard:
         return None
 
     def _cannot_start(self, case_id: str, argv: list[str]) -> RunStopped:
-        codes = ", ".join(str(c) for c in sorted({r.exit_code for r in self.first_results}))
-        tail = self.first_results[-1].stderr.rstrip().splitlines()[-STDERR_TAIL_LINES:]
+        blind = [r for r in self.first_results if r is not None]  # all of them, when this is called
+        codes = ", ".join(str(c) for c in sorted({r.exit_code for r in blind if r.exit_code is not None}))
+        tail = blind[-1].stderr.rstrip().splitlines()[-STDERR_TAIL_LINES:]
         shown = "\n".join(f"    {line}" for line in tail) or "    (nothing)"
         return RunStopped(
             f"{self.run_id} stopped: the target cannot start. Its first {CANNOT_START_RUNS} invocations exited with "

@@ -6,9 +6,10 @@ variant verdict). The tests check these against the rules themselves and the REA
 figures; `tests/perf/stats_figures.py` prints the README tables.
 """
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TypeAlias
 
 import numpy as np
 
@@ -31,6 +32,7 @@ from ironbench.stats import (
     stratified_p_regression_batch,
 )
 
+Threshold: TypeAlias = Callable[[int, float], float]  # the level a ladder tests level j at (stopping.level_alpha)
 SUCCESS = Outcome(True, None, 1, 0)
 FAILURE = Outcome(False, "generation", 0, 0)
 
@@ -97,13 +99,17 @@ def _runs(successes: int, n: int) -> list[Outcome]:
 
 @lru_cache(maxsize=4096)
 def _level_law(
-    runs_per_level: int, level: int | None = None, base: tuple[int, int] | None = None, threshold=level_alpha
+    runs_per_level: int,
+    level: int | None = None,
+    base: tuple[int, int] | None = None,
+    threshold: Threshold = level_alpha,
 ) -> tuple[tuple[int, int, str, int], ...]:
     """Every way a level can end under stress_level_decision, given level 0's (successes, runs):
     (runs, successes, decision, how many run sequences end so). The rule sees counts only, so
     the sequences are counted over (runs, successes) states, asking the rule at every one."""
     base_runs = _runs(*base) if base is not None else None
-    alive, ends = {0: 1}, {}
+    alive: dict[int, int] = {0: 1}
+    ends: dict[tuple[int, int, str], int] = {}
     for n in range(1, runs_per_level + 1):
         grown: dict = {}
         for s, count in alive.items():
@@ -121,7 +127,7 @@ def _level_law(
 
 @lru_cache(maxsize=4096)
 def _level_verdicts(
-    runs_per_level: int, level: int, base: tuple[int, int], threshold=level_alpha
+    runs_per_level: int, level: int, base: tuple[int, int], threshold: Threshold = level_alpha
 ) -> tuple[tuple[int, int, str, int], ...]:
     """Each way level `level` can end, with what capability_boundary makes of it next to level 0:
     boundary, tentative (systematic, not shown worse) or no_boundary."""
@@ -137,7 +143,7 @@ def _level_verdicts(
 
 
 def ladder_law(
-    rates: Sequence[float], runs_per_level: int, stop_at_boundary: bool = True, threshold=level_alpha
+    rates: Sequence[float], runs_per_level: int, stop_at_boundary: bool = True, threshold: Threshold = level_alpha
 ) -> dict[tuple[str, int | None], float]:
     """The exact law of a ladder's verdict, {(verdict, level): probability}, when level j's runs
     succeed with probability rates[j] (rates[0]: level 0), using the rules themselves.
@@ -145,9 +151,9 @@ def ladder_law(
     With stop_at_boundary the climb ends at the first level that fails systematically (its
     verdict: boundary or tentative); without, every level runs and the verdict is the first
     boundary, else the first systematic failure (tentative)."""
-    law: dict = {}
+    law: dict[tuple[str, int | None], float] = {}
 
-    def add(key, mass):
+    def add(key: tuple[str, int | None], mass: float) -> None:
         law[key] = law.get(key, 0.0) + mass
 
     for n0, s0, _, count0 in _level_law(runs_per_level, 0):
@@ -183,7 +189,7 @@ def false_boundary_rate(
     runs_per_level: int,
     stop_at_boundary: bool = True,
     rule: str = "ironbench",
-    threshold=level_alpha,
+    threshold: Threshold = level_alpha,
 ) -> float:
     """P(a `boundary` is reported) when level 0 and every level succeed with the same
     probability p: exact. rule "seed" is the seed's rule (first systematic failure, no level 0)."""
@@ -199,7 +205,7 @@ def false_boundary_rate(
 
 
 def worst_false_boundary_rate(
-    levels: int, runs_per_level: int, stop_at_boundary: bool = True, threshold=level_alpha, grid: int = 100
+    levels: int, runs_per_level: int, stop_at_boundary: bool = True, threshold: Threshold = level_alpha, grid: int = 100
 ) -> tuple[float, float]:
     """(the largest false-boundary rate over success rates 1/grid .. 1 - 1/grid, where it is)."""
     return max(
@@ -261,13 +267,13 @@ def gate_rates(
     }
 
 
-def cases_gate(strata, alpha: float) -> bool:
+def cases_gate(strata: Sequence[tuple[int, int, int, int]], alpha: float) -> bool:
     """`--gate cases` without margin, as compare.decide takes it (the tests hold them equal)."""
     raw = [stratified_exact_test([s]).p_regression for s in strata]
     return significant(min(min_p_adjust(raw, [fisher_null_law(*s) for s in strata])), alpha)
 
 
-def seed_gate(strata, alpha: float) -> bool:
+def seed_gate(strata: Sequence[tuple[int, int, int, int]], alpha: float) -> bool:
     """The seed's gate: the stratified test or any unadjusted case at p < alpha."""
     return stratified_exact_test(strata).p_regression < alpha or any(
         stratified_exact_test([s]).p_regression < alpha for s in strata
@@ -297,6 +303,7 @@ def variant_verdict_rates(
                 decision = variant_decision(variant[:k], reference)
                 if decision is not None:
                     break
+            assert decision is not None  # a variant's fourth run always decides
             structural[name] += decision.decision == "structural"
     return {name: count / sims for name, count in structural.items()}
 

@@ -8,21 +8,40 @@ the stress boundary).
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Literal
 
 from ironbench.core.contract import forbidden_word
+from ironbench.core.errors import SuiteError
+from ironbench.core.kinds import Mode
 from ironbench.generators import get_generator
-from ironbench.generators.registry import seeded_rng
-from ironbench.suite.models import AdversarialCase, BaselineCase, StressCase, Suite
+from ironbench.generators.registry import Generator, seeded_rng
+from ironbench.suite.models import (
+    AdversarialCase,
+    BaselineCase,
+    ConfidenceStop,
+    GeneratorEntry,
+    SeedStop,
+    StressCase,
+    Suite,
+)
 
 BASE_VARIANT = "base"
 REFERENCE_VARIANT = "baseline"
 VARIANT_ATTEMPTS_PER_SLOT = 4
 
 
+def generator_of(name: str) -> Generator:
+    """The registered generator of a validated suite's entry (validation rejected unknown names)."""
+    generator = get_generator(name)
+    if generator is None:
+        raise SuiteError(f"unknown generator {name!r}")
+    return generator
+
+
 @dataclass(frozen=True, slots=True)
 class Group:
-    mode: str
-    policy: str  # baseline | reference | variant | stress_level
+    mode: Mode
+    policy: Literal["baseline", "reference", "variant", "stress_level"]
     case_id: str
     variant_id: str
     instruction: str
@@ -31,7 +50,7 @@ class Group:
     path: str  # the group's folder in the output tree, and its streams' prefix
     generator: str | None = None
     level: int | None = None
-    stop: object = None  # a baseline's opt-in stopping rule (suite.ConfidenceStop); None: the seed's
+    stop: SeedStop | ConfidenceStop | None = None  # a baseline's stopping rule; None: the seed's
 
     def stream(self, run_index: int) -> str:
         return f"{self.path}/run_{run_index:03d}"
@@ -88,7 +107,7 @@ def generate_variants(case: AdversarialCase, ai_variants: AiVariants | None = No
     variants: list[Variant] = []
     drops: list[Drop] = []
     for entry in case.generators:
-        generator = get_generator(entry.generator)
+        generator = generator_of(entry.generator)
         if generator.kind == "ai":
             variants += (ai_variants or {}).get((case.id, entry.generator), [])
             continue
@@ -132,20 +151,20 @@ def generate_variants(case: AdversarialCase, ai_variants: AiVariants | None = No
     return variants, drops
 
 
-def ai_entries(suite: Suite) -> list[tuple[AdversarialCase, object]]:
+def ai_entries(suite: Suite) -> list[tuple[AdversarialCase, GeneratorEntry]]:
     """The (case, generator entry) pairs whose variants a model must write."""
     return [
         (case, entry)
         for case in suite.cases
         if isinstance(case, AdversarialCase)
         for entry in case.generators
-        if get_generator(entry.generator).kind == "ai"
+        if generator_of(entry.generator).kind == "ai"
     ]
 
 
 def ladder_levels(case: StressCase) -> tuple[list[Variant], list[Drop]]:
     entry = case.ladder
-    generator = get_generator(entry.generator)
+    generator = generator_of(entry.generator)
     params = entry.params.model_dump(mode="json")
     levels: list[Variant] = []
     drops: list[Drop] = []

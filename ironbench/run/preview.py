@@ -20,13 +20,12 @@ class PreviewItem:
 
 
 def preview(suite: Suite) -> list[PreviewItem]:
-    from ironbench.generators import get_generator
-    from ironbench.run.planner import ai_entries
+    from ironbench.run.planner import ai_entries, generator_of
 
     items: list[PreviewItem] = []
     ai_by_case: dict[str, list[PreviewItem]] = {}
     for case, entry in ai_entries(suite):
-        prompt, _style = get_generator(entry.generator).function(case.instruction, entry.params, 1)
+        prompt, _style = generator_of(entry.generator).function(case.instruction, entry.params, 1)
         ai_by_case.setdefault(case.id, []).append(
             PreviewItem(
                 "adversarial",

@@ -86,8 +86,10 @@ def latest_baseline(
             continue
         if run_id not in setups:
             started = next(store.read(run_id, types=("run_started",)), None)
-            setups[run_id] = started is not None and _same_setup(
-                started.event, target_argv, ironclad_version, environment, rules
+            setups[run_id] = (
+                started is not None
+                and isinstance(started.event, RunStarted)
+                and _same_setup(started.event, target_argv, ironclad_version, environment, rules)
             )
         if setups[run_id]:
             found = _baseline_group(store, run_id, group)

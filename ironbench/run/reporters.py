@@ -20,19 +20,21 @@ class Reporter(Protocol):
 
 
 class SilentReporter:
-    def note(self, text):
+    """Reports nothing: for quiet runs and library callers."""
+
+    def note(self, text: str) -> None:
         pass
 
-    def started(self, run_id, cases, max_invocations, done):
+    def started(self, run_id: str, cases: int, max_invocations: int, done: int) -> None:
         pass
 
-    def invocation(self, case_id, run_index, completed):
+    def invocation(self, case_id: str, run_index: int, completed: InvocationCompleted) -> None:
         pass
 
-    def decision(self, case_id, decision, skipped_runs):
+    def decision(self, case_id: str, decision: StopDecision, skipped_runs: int) -> None:
         pass
 
-    def finished(self, run_id, status):
+    def finished(self, run_id: str, status: str) -> None:
         pass
 
 
@@ -42,8 +44,17 @@ class RedactingReporter:
     def __init__(self, reporter: Reporter, redactor: Redactor) -> None:
         self._reporter, self._redactor = reporter, redactor
 
-    def note(self, text):
+    def note(self, text: str) -> None:
         self._reporter.note(self._redactor.text(text))
 
-    def __getattr__(self, name):
-        return getattr(self._reporter, name)
+    def started(self, run_id: str, cases: int, max_invocations: int, done: int) -> None:
+        self._reporter.started(run_id, cases, max_invocations, done)
+
+    def invocation(self, case_id: str, run_index: int, completed: InvocationCompleted) -> None:
+        self._reporter.invocation(case_id, run_index, completed)
+
+    def decision(self, case_id: str, decision: StopDecision, skipped_runs: int) -> None:
+        self._reporter.decision(case_id, decision, skipped_runs)
+
+    def finished(self, run_id: str, status: str) -> None:
+        self._reporter.finished(run_id, status)

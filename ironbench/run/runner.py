@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ironbench import __version__
 from ironbench.core.errors import RunNotFound
-from ironbench.core.events import RecordedEvent, RunFinished, RunStarted
+from ironbench.core.events import RecordedEvent, RunFinished, RunStarted, run_started
 from ironbench.core.outcome import DEFAULT_RULES, RuleSet, load_rules
 from ironbench.core.redact import Redactor
 from ironbench.projections.readmodel import ReadModel
@@ -235,7 +235,7 @@ def resume_run(
         if not store.has_run(run_id):
             raise RunNotFound(f"run {run_id!r} not found in {paths.store_path}")
         events = list(store.read(run_id))
-        started: RunStarted = events[0].event
+        started = run_started(events[0])
         reporter, redactor = _redacting(reporter, [*started.redact, *redact])
         store.redactor = redactor or None
         if any(isinstance(e.event, RunFinished) for e in events):

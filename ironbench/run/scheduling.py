@@ -17,11 +17,14 @@ import heapq
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import product
+from typing import TypeVar
 
 from ironbench.core.outcome import Outcome
 from ironbench.run.planner import Group, Track
+from ironbench.run.stopping import StopDecision
 
-Decide = Callable[[Sequence[Outcome]], object | None]  # a pure decision rule: None = not yet
+Decide = Callable[[Sequence[Outcome]], StopDecision | None]  # a pure decision rule: None = not yet
+T = TypeVar("T")
 
 EXHAUSTIVE = 1296  # continuations tried one by one up to this many (6 behaviours, 4 runs)
 TAIL = 3  # past that: any last TAIL runs after a run of one behaviour
@@ -33,7 +36,7 @@ class Slots:
     """What one group needs now."""
 
     prefix: tuple[Outcome, ...]  # outcomes of runs 1..n, the runs a decision reads
-    decision: object | None  # the rule's decision on the prefix, if it takes one
+    decision: StopDecision | None  # the rule's decision on the prefix, if it takes one
     horizon: int  # no decision is possible before this many runs
     needed: tuple[int, ...]  # run indexes to start now: not running, no outcome, <= horizon
     speculative: tuple[int, ...] = ()  # past the horizon: only with --speculate, only on idle capacity
@@ -124,7 +127,7 @@ def schedule(
     )
 
 
-def surplus(outcomes: Mapping[int, Outcome], decided_at: int) -> list[int]:
+def surplus(outcomes: Mapping[int, object], decided_at: int) -> list[int]:
     """Runs that lie past their group's decision: started by speculation, never evidence."""
     return sorted(i for i in outcomes if i > decided_at)
 
@@ -151,13 +154,13 @@ def active_groups(track: Track, decisions: Mapping[str, str]) -> list[Group] | N
     return undecided[:1]
 
 
-def round_robin(queues: Sequence[tuple[int, Sequence]], count: int) -> list[tuple[int, object]]:
+def round_robin(queues: Sequence[tuple[int, Sequence[T]]], count: int) -> list[tuple[int, T]]:
     """Up to `count` (queue position, item) picks from per-track queues, given as (when the
     track was last served, its items): the least recently served track first, one item at
     a time, so cases share the capacity (and one job runs them in turns, as it always did)."""
     heap = [(served, position, 0) for position, (served, items) in enumerate(queues) if items]
     heapq.heapify(heap)
-    picks: list[tuple[int, object]] = []
+    picks: list[tuple[int, T]] = []
     clock = max((served for served, _ in queues), default=0)
     while heap and len(picks) < count:
         _, position, taken = heapq.heappop(heap)

@@ -8,7 +8,7 @@ cluster, runs the same invocations and reaches the same decisions as one job.
 """
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
@@ -28,9 +28,10 @@ from ironbench.core.events import (
 )
 from ironbench.core.keys import instruction_hash, invocation_key
 from ironbench.core.outcome import Outcome
-from ironbench.projections.tree import group_of
-from ironbench.run.executors import DEBUG_DIR, Ran, Work, run_invocation
+from ironbench.projections.tree import OutputTree, group_of
+from ironbench.run.executors import DEBUG_DIR, InvocationExecutor, Ran, Work, run_invocation
 from ironbench.run.guards import MAX_INFRA_ERRORS, RunGuard, resume_command
+from ironbench.run.paths import RunPaths
 from ironbench.run.planner import AiVariants, Group, Track
 from ironbench.run.planner import plan as plan_tracks
 from ironbench.run.references import latest_baseline
@@ -46,13 +47,16 @@ from ironbench.run.stopping import (
     stress_level_decision,
     variant_decision,
 )
-from ironbench.store.eventstore import Pending
+from ironbench.store.eventstore import EventStore, Pending
 from ironbench.suite.models import Suite
 from ironbench.targets import containment
 from ironbench.targets.command import cap_output
 from ironbench.targets.registry import TargetSpec
 
 RUN_STREAM = "run"
+# Appends events (None entries skipped), projects them, and returns them as recorded.
+Append = Callable[[Sequence[Pending | None]], list[RecordedEvent]]
+Running = dict["Future[Ran]", tuple["_TrackState", Work]]
 
 
 @dataclass
@@ -79,15 +83,15 @@ class Session:
 
     def __init__(
         self,
-        paths,
+        paths: RunPaths,
         run_id: str,
         started: RunStarted,
         suite: Suite,
         target: TargetSpec,
-        store,
-        tree,
+        store: EventStore,
+        tree: OutputTree,
         reporter: Reporter,
-        append: Callable,
+        append: Append,
         ai_variants: AiVariants | None = None,
         max_infra_errors: int = MAX_INFRA_ERRORS,
         speculate: bool = False,
@@ -177,7 +181,9 @@ class Session:
                     )
                 )
             if track.mode == "adversarial":
-                pending.append(self._stored_reference(state))
+                reference = self._stored_reference(state)
+                if reference is not None:
+                    pending.append(reference)
         return pending
 
     def _stored_reference(self, state: _TrackState) -> Pending | None:
@@ -262,6 +268,7 @@ class Session:
             return reference_decision, []
         if group.policy == "variant":
             reference = state.reference
+            assert reference is not None  # a variant group starts after its track's reference decision
             behaviours = dict.fromkeys(reference.outcomes or (reference.signature,))
             return partial(variant_decision, reference=reference), [Outcome(*s) for s in behaviours]
         base = state.track.groups[0]
@@ -277,6 +284,8 @@ class Session:
     def _taken(self, state: _TrackState, group: Group, slots: Slots) -> Pending:
         """Record a group's decision; runs that completed past it (speculation) leave
         its outcomes and are named in the decision as surplus."""
+        decision = slots.decision
+        assert decision is not None  # called for a group whose rule decided
         outcomes = state.outcomes.setdefault(group.path, {})
         recorded = {**state.tries.get(group.path, {}), **outcomes}  # with slots that only had infra errors
         extra = surplus(recorded, len(slots.prefix))
@@ -287,16 +296,18 @@ class Session:
             return self._decision(
                 state,
                 group,
-                slots.decision,
+                decision,
                 reference=Reference.of(slots.prefix, True),
                 source="this run",
                 surplus_runs=extra,
             )
-        return self._decision(state, group, slots.decision, surplus_runs=extra)
+        return self._decision(state, group, decision, surplus_runs=extra)
 
     def _boundary(self, state: _TrackState) -> Pending:
         track = state.track
-        found = capability_boundary([(g.level, state.ordered(g)) for g in track.groups if g.path in state.decisions])
+        found = capability_boundary(
+            [(g.level, state.ordered(g)) for g in track.groups if g.path in state.decisions and g.level is not None]
+        )
         level, decision = found.level, found.decision
         state.decisions[track.path] = decision.decision
         self.reporter.decision(track.path, decision, 0)
@@ -370,8 +381,8 @@ class Session:
 
     def _start(
         self,
-        executor,
-        running: dict[Future, tuple[_TrackState, Work]],
+        executor: InvocationExecutor,
+        running: Running,
         wanted: list[tuple[_TrackState, list[Work]]],
         free: int,
     ) -> list[Pending]:
@@ -387,9 +398,7 @@ class Session:
 
     # -- invocations ------------------------------------------------------------
 
-    def _submit(
-        self, executor, running: dict[Future, tuple[_TrackState, Work]], state: _TrackState, work: Work
-    ) -> Pending:
+    def _submit(self, executor: InvocationExecutor, running: Running, state: _TrackState, work: Work) -> Pending:
         group = work.group
         suffix = f"/rerun_{work.rerun}" if work.rerun else ""
         future = executor.submit(
@@ -479,17 +488,17 @@ class Session:
         state.slots.pop(path, None)
         return self._completed_event(work, ran, past)
 
-    def execute(self, executor, first: list[Pending] | None = None) -> str:
+    def execute(self, executor: InvocationExecutor, first: list[Pending] | None = None) -> str:
         """Run every track to its end; returns the run's final status.
 
         Invocations are submitted as soon as a decision needs them, up to the executor's
         capacity; the events and files are written while they run.
         """
-        running: dict[Future, tuple[_TrackState, Work]] = {}
+        running: Running = {}
         with aborts_run(self.append, self.tree, self.reporter, self.run_id):
             try:
                 self.reporter.started(self.run_id, len(self.tracks), self.max_invocations, self.done_invocations)
-                pending: list[Pending | None] = list(first or []) + self.planning_events()
+                pending: list[Pending | None] = [*(first or []), *self.planning_events()]
                 reports: list[tuple[Work, InvocationCompleted]] = []
                 while True:
                     # one transaction: what completed, the decisions it allows, what starts next
@@ -526,6 +535,7 @@ class Session:
                             continue
                         completed = self._completed(state, work, ran)
                         pending.append(completed)
+                        assert isinstance(completed.event, InvocationCompleted)
                         reports.append((work, completed.event))
                         stop = self.guard.after(
                             f"{work.group.path} run {work.run_index}",
@@ -584,23 +594,23 @@ class Session:
                         )
             elif isinstance(event, DecisionTaken):
                 path = event.group or f"baseline/{event.case_id}"
-                state = by_path[path][0] if path in by_path else by_track.get(path)
-                if state is None:
+                decided = by_path[path][0] if path in by_path else by_track.get(path)
+                if decided is None:
                     continue
-                state.decisions[path] = event.decision
+                decided.decisions[path] = event.decision
                 for index in event.surplus_runs or ():
-                    state.outcomes.get(path, {}).pop(index, None)
+                    decided.outcomes.get(path, {}).pop(index, None)
                 if event.reference is not None and event.decision == "reference":
                     outcomes = tuple(tuple(o) for o in event.reference_outcomes or ())
-                    state.reference = Reference(
+                    decided.reference = Reference(
                         tuple(event.reference), outcomes or (tuple(event.reference),), stable=not outcomes
                     )
 
 
-def appender(store, tree, run_id: str) -> Callable[[list], list[RecordedEvent]]:
+def appender(store: EventStore, tree: OutputTree, run_id: str) -> Append:
     """Append events (None entries skipped) and project them into the tree at once."""
 
-    def append(pending: list[Pending | None]) -> list[RecordedEvent]:
+    def append(pending: Sequence[Pending | None]) -> list[RecordedEvent]:
         positions = {tree.name: tree.applied_seq} if tree.applied_seq else None
         recorded = store.append(run_id, [p for p in pending if p is not None], positions)
         tree.apply(recorded)
@@ -610,7 +620,7 @@ def appender(store, tree, run_id: str) -> Callable[[list], list[RecordedEvent]]:
 
 
 @contextmanager
-def aborts_run(append, tree, reporter: Reporter, run_id: str):
+def aborts_run(append: Append, tree: OutputTree, reporter: Reporter, run_id: str) -> Iterator[None]:
     """Whatever stops a run early is recorded as its abort, then re-raised."""
     try:
         yield

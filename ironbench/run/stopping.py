@@ -10,6 +10,7 @@ import math
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from ironbench.core.outcome import Outcome
 from ironbench.stats import (
@@ -22,6 +23,7 @@ from ironbench.stats import (
     stratified_exact_test,
     wilson_interval,
 )
+from ironbench.suite.models import ConfidenceStop, SeedStop
 
 AGREEING_RUNS = 3
 VARIANT_REPEATS = 3
@@ -47,7 +49,7 @@ class StopDecision:
     p_value: float | None = None
 
 
-def evidence(outcomes: Sequence[Outcome], decision: str, reason: str, **extra) -> StopDecision:
+def evidence(outcomes: Sequence[Outcome], decision: str, reason: str, **extra: Any) -> StopDecision:
     n = len(outcomes)
     successes = sum(1 for o in outcomes if o.success)
     rate = successes / n if n else 0.0
@@ -86,10 +88,12 @@ def _stable(outcomes: Sequence[Outcome], reason: str) -> StopDecision:
 # -- baseline -----------------------------------------------------------------------------------
 
 
-def baseline_decision(outcomes: Sequence[Outcome], max_runs: int, rule=None) -> StopDecision | None:
+def baseline_decision(
+    outcomes: Sequence[Outcome], max_runs: int, rule: SeedStop | ConfidenceStop | None = None
+) -> StopDecision | None:
     """The seed's rule (default): stop once the last 3 runs are equivalent, or when `max_runs`
-    are spent; else None. `rule` with `rule == "confidence"` selects confidence_decision."""
-    if rule is not None and getattr(rule, "rule", None) == "confidence":
+    are spent; else None. A ConfidenceStop `rule` selects confidence_decision."""
+    if isinstance(rule, ConfidenceStop):
         return confidence_decision(outcomes, rule.reproduce, rule.confidence, rule.max_runs)
     last = outcomes[-AGREEING_RUNS:]
     if len(last) == AGREEING_RUNS and len({o.signature() for o in last}) == 1:
@@ -177,7 +181,7 @@ def direction(variant: Sequence[tuple], reference: Sequence[tuple]) -> str:
     """Which way variant runs differ from reference runs (signatures): success first, then
     attempts, repairs, failure stage."""
 
-    def mean(rows, index):
+    def mean(rows: Sequence[tuple], index: int) -> float:
         return sum(float(r[index]) for r in rows) / len(rows)
 
     for index, more, fewer in (
@@ -192,7 +196,7 @@ def direction(variant: Sequence[tuple], reference: Sequence[tuple]) -> str:
     return "other failure stage" if {r[1] for r in variant} != {r[1] for r in reference} else "none"
 
 
-def variant_decision(outcomes: Sequence[Outcome], reference) -> StopDecision | None:
+def variant_decision(outcomes: Sequence[Outcome], reference: "Reference | tuple") -> StopDecision | None:
     """A variant runs once; if it differs materially from the reference it is repeated
     up to 3 times: a repeat that agrees with the reference makes the difference
     stochastic, three that all differ make it structural. Every difference says which way
@@ -227,7 +231,9 @@ def variant_decision(outcomes: Sequence[Outcome], reference) -> StopDecision | N
     return None
 
 
-def _against_distribution(outcomes, signatures, reference: Reference) -> StopDecision | None:
+def _against_distribution(
+    outcomes: Sequence[Outcome], signatures: Sequence[tuple], reference: Reference
+) -> StopDecision | None:
     base = len(reference.outcomes)
     way = direction(signatures, list(reference.outcomes))
     if len(outcomes) < 1 + VARIANT_REPEATS:
@@ -305,7 +311,7 @@ def stress_level_decision(
     comparable = level is not None and level > 0 and base is not None and not _systematic(base)
     if n >= STRESS_MIN_RUNS_FOR_EARLY_STOP or n >= max_runs:
         if failures / n >= SYSTEMATIC_FAILURE_RATE:
-            if not comparable:
+            if not comparable or base is None or level is None:  # (comparable implies both are set)
                 return evidence(outcomes, "systematic_failure", f"{failures}/{n} runs failed (>= 80%)")
             p, limit = worse_than_base(base, outcomes), threshold(level, alpha)
             if significant(p, limit):
@@ -388,7 +394,7 @@ def capability_boundary(
                 "failed",
             ),
         )
-    first = None
+    first: tuple[int, list[Outcome], float | None] | None = None
     for level, outcomes in by_level.items():
         if level == 0 or not _systematic(outcomes):
             continue
@@ -410,14 +416,15 @@ def capability_boundary(
             )
         first = first or (level, outcomes, p)
     if first is not None:
-        level, outcomes, p = first
+        level, outcomes, first_p = first
         return Boundary(
             level,
             evidence(
                 outcomes,
                 "tentative",
-                f"level {level} fails systematically, but {_not_shown(base, outcomes, level, p, alpha, threshold)}",
-                p_value=p,
+                f"level {level} fails systematically, but "
+                f"{_not_shown(base, outcomes, level, first_p, alpha, threshold)}",
+                p_value=first_p,
             ),
         )
     everything = [o for outcomes in by_level.values() for o in outcomes]
@@ -427,8 +434,15 @@ def capability_boundary(
     )
 
 
-def _not_shown(base, outcomes, level: int, p: float | None, alpha: float, threshold) -> str:
-    if p is None:
+def _not_shown(
+    base: Sequence[Outcome] | None,
+    outcomes: Sequence[Outcome],
+    level: int,
+    p: float | None,
+    alpha: float,
+    threshold: Callable[[int, float], float],
+) -> str:
+    if p is None or base is None:  # (a p-value means there was a level 0)
         return "no level 0 to compare with"
     limit = threshold(level, alpha)
     why = f"not significantly worse than level 0 ({_count(base)}): p = {p:.3g} > {_limit(alpha, level, limit)}"

@@ -8,7 +8,7 @@ References
 """
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 
@@ -152,7 +152,7 @@ def exact_distribution_test(reference: Sequence, sample: Sequence) -> float:
         return 1.0
     observed_counts = [list(sample).count(v) for v in labels]
 
-    def x2(counts) -> float:
+    def x2(counts: Sequence[int]) -> float:
         return sum((c - n_s * t / n) ** 2 * n * n / (t * n_s * (n - n_s)) for c, t in zip(counts, totals, strict=True))
 
     observed = x2(observed_counts)
@@ -170,7 +170,7 @@ def exact_distribution_test(reference: Sequence, sample: Sequence) -> float:
     return min(1.0, p)
 
 
-def _compositions(total: int, bounds: Sequence[int]):
+def _compositions(total: int, bounds: Sequence[int]) -> Iterator[tuple[int, ...]]:
     """Every way to split `total` runs over labels, at most bounds[i] in label i."""
     if len(bounds) == 1:
         if total <= bounds[0]:

@@ -32,7 +32,7 @@ def log_factorials(n: int) -> np.ndarray:
     return np.concatenate([[0.0], np.cumsum(np.log(np.arange(1, n + 1, dtype=float)))])
 
 
-def log_comb(n, k):
+def log_comb(n: int | np.ndarray, k: int | np.ndarray) -> np.ndarray:
     table = log_factorials(int(np.max(n)))
     return table[n] - table[k] - table[np.asarray(n) - k]
 

@@ -2,6 +2,7 @@
 
 from collections.abc import Sequence
 from functools import lru_cache
+from typing import Any
 
 import numpy as np
 
@@ -50,12 +51,19 @@ def stratified_power(
     return _stratified_power(sizes, uniforms_a, uniforms_b, p_a, p_b, alpha)
 
 
-def _uniforms(sizes, sims: int, seed: int) -> tuple[list[np.ndarray], list[np.ndarray]]:
+def _uniforms(sizes: Sequence[tuple[int, int]], sims: int, seed: int) -> tuple[list[np.ndarray], list[np.ndarray]]:
     rng = np.random.default_rng(seed)
     return ([rng.random((sims, n_a)) for n_a, _ in sizes], [rng.random((sims, n_b)) for _, n_b in sizes])
 
 
-def _stratified_power(sizes, uniforms_a, uniforms_b, p_a, p_b, alpha) -> float:
+def _stratified_power(
+    sizes: Sequence[tuple[int, int]],
+    uniforms_a: Sequence[np.ndarray],
+    uniforms_b: Sequence[np.ndarray],
+    p_a: Sequence[float],
+    p_b: Sequence[float],
+    alpha: float,
+) -> float:
     # Common random numbers: the same uniforms for every drop, so power is monotone in it.
     s_a = np.stack([(u < p).sum(axis=1) for u, p in zip(uniforms_a, p_a, strict=True)], axis=1)
     s_b = np.stack([(u < p).sum(axis=1) for u, p in zip(uniforms_b, p_b, strict=True)], axis=1)
@@ -140,7 +148,7 @@ def plan_runs(
         if gate == "cases"
         else f"one-sided exact test stratified by case over {cases} cases (simulated power)"
     )
-    answer = {
+    answer: dict[str, Any] = {
         "p": p,
         "drop": drop,
         "cases": cases,
@@ -160,7 +168,7 @@ def plan_runs(
     return answer
 
 
-def _power(p, drop, cases, alpha, gate, n) -> float:
+def _power(p: float, drop: float, cases: int, alpha: float, gate: str, n: int) -> float:
     if cases == 1 or gate == "cases":
         return fisher_power(n, n, p, p - drop, alpha / (cases if gate == "cases" else 1))
     return stratified_power([(n, n)] * cases, [p] * cases, [p - drop] * cases, alpha)

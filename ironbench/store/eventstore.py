@@ -79,11 +79,11 @@ class EventStore:
     def __enter__(self) -> Self:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     @contextmanager
-    def transaction(self):
+    def transaction(self) -> Iterator[sqlite3.Connection]:
         """One write transaction; storage errors surface as StoreError."""
         try:
             self.conn.execute("BEGIN IMMEDIATE")

@@ -2,12 +2,17 @@
 
 import sqlite3
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ironbench.core.errors import StoreError
 
 # The newest revision in migrations/versions; a test keeps it equal to alembic's head
 # so opening an up-to-date store costs one SELECT instead of loading alembic.
 SCHEMA_HEAD = "0009_scaleout"
+if TYPE_CHECKING:
+    from alembic.config import Config
+    from sqlalchemy import Connection
+
 MIGRATIONS_DIR = Path(__file__).resolve().parents[2] / "migrations"
 
 
@@ -20,7 +25,7 @@ def current_revision(path: Path) -> str | None:
     return row[0] if row else None
 
 
-def alembic_config(path: Path):
+def alembic_config(path: Path) -> "Config":
     from alembic.config import Config
 
     if not (MIGRATIONS_DIR / "env.py").exists():
@@ -39,12 +44,12 @@ def upgrade(path: Path) -> str:
     engine = create_engine(f"sqlite:///{path}", connect_args={"timeout": 30})
 
     @event.listens_for(engine, "connect")
-    def _connect(dbapi_connection, _record):
+    def _connect(dbapi_connection: sqlite3.Connection, _record: object) -> None:
         dbapi_connection.isolation_level = None  # the transaction is ours, begun below
         dbapi_connection.execute("PRAGMA journal_mode=WAL")
 
     @event.listens_for(engine, "begin")
-    def _begin(conn):
+    def _begin(conn: "Connection") -> None:
         # Every revision in one write transaction: a reader sees no schema or all of
         # it, and a second process creating the same store waits, then finds it done.
         conn.exec_driver_sql("BEGIN IMMEDIATE")

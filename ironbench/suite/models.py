@@ -16,6 +16,7 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+from pydantic_core import ErrorDetails
 
 from ironbench.core.contract import forbidden_word, normalise_instruction
 from ironbench.core.errors import SuiteError
@@ -344,7 +345,7 @@ def _location(loc: tuple) -> str:
     return "".join(parts)
 
 
-def _describe(error: dict) -> str:
+def _describe(error: ErrorDetails) -> str:
     where = _location(tuple(p for p in error["loc"] if not str(p).startswith("function-")))
     if error["type"] == "extra_forbidden":
         return f"{where}: unknown key"

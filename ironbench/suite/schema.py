@@ -17,6 +17,7 @@ SHIPPED_SCHEMA = Path(__file__).resolve().parents[2] / "suites" / "suite.schema.
 def _generator_entry(name: str, fixed: dict, defs: dict) -> dict:
     """One generator's entry: the fields every entry has plus the generator's own parameters."""
     generator = get_generator(name)
+    assert generator is not None  # `name` comes from registered_generators()
     params = generator.params.model_json_schema(ref_template="#/$defs/{model}")
     defs.update(params.pop("$defs", {}))
     properties = {

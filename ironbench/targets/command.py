@@ -131,6 +131,7 @@ def invoke(
         containment.finish(process.pid)  # the target too, when it is still running
         _drain(selector, time.perf_counter() + DRAIN_SECONDS)
         for pipe in (process.stdout, process.stderr):
+            assert pipe is not None  # both are PIPEs
             pipe.close()
         try:
             process.wait(timeout=DRAIN_SECONDS)
@@ -151,7 +152,7 @@ def _exited(pid: int) -> bool:
 
 
 def _pump(
-    process: subprocess.Popen,
+    process: subprocess.Popen[bytes],
     captures: tuple[OutputCapture, OutputCapture],
     selector: selectors.BaseSelector,
     deadline: float,
@@ -159,6 +160,7 @@ def _pump(
     """Read both pipes until the target has ended and they are closed, or the deadline
     passes; returns (timed out, when it ended)."""
     for pipe, capture in zip((process.stdout, process.stderr), captures, strict=True):
+        assert pipe is not None  # both are PIPEs
         os.set_blocking(pipe.fileno(), False)
         selector.register(pipe, selectors.EVENT_READ, capture)
     try:
@@ -186,6 +188,7 @@ def _pump(
                 wait = min(wait, 0.05)
             for key, _ in selector.select(wait):
                 if key.data is None:
+                    assert pidfd is not None  # the pidfd is the one key registered without data
                     selector.unregister(pidfd)
                     exited_at = time.perf_counter()
                 else:

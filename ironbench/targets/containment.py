@@ -26,6 +26,7 @@ import signal
 import threading
 import time
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
 
 CONTAINMENT_VAR = "IRONBENCH_CONTAINMENT_ID"
@@ -98,7 +99,7 @@ class _Registry:
         self.entering = 0  # targets being started, not yet registered
         self.busy_since = 0
         self.stopped_threads: weakref.WeakSet = weakref.WeakSet()
-        self.prctl = None
+        self.prctl: Callable[..., int] | None = None
         if os.path.isdir(_PROC) and hasattr(time, "CLOCK_BOOTTIME"):
             try:
                 self.prctl = ctypes.CDLL(None, use_errno=True).prctl
@@ -112,12 +113,17 @@ class _Registry:
     def _idle(self) -> bool:
         return not self.active and not self.entering
 
+    def _subreaper(self, on: int) -> None:
+        """prctl(PR_SET_CHILD_SUBREAPER, on): only called when supported."""
+        assert self.prctl is not None
+        self.prctl(PR_SET_CHILD_SUBREAPER, on, 0, 0, 0)
+
     def enter(self) -> None:
         """Before a target starts: the first running invocation makes the process a subreaper."""
         with self.lock:
             if self.supported and self._idle():
                 self.busy_since = _boot_ticks()
-                self.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+                self._subreaper(1)
             self.entering += 1
 
     def started(self, pid: int, mark: str) -> None:
@@ -133,7 +139,7 @@ class _Registry:
         with self.lock:
             self.entering -= 1
             if self.supported and self._idle():
-                self.prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
+                self._subreaper(0)
 
     def finish(self, pid: int) -> int:
         """The target has ended or been killed: sweep what it left; returns how many were killed."""
@@ -146,7 +152,7 @@ class _Registry:
                 # The last one out also sweeps what nobody can be told apart by, under
                 # the lock, so that no invocation starts (and gets swept) meanwhile.
                 killed = _sweep(pid, mark, {}, self.busy_since)
-                self.prctl(PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
+                self._subreaper(0)
                 return killed
             others = dict(self.active)
         return _sweep(pid, mark, others, None)
@@ -199,9 +205,10 @@ def _top(process: _Process, procs: dict[int, _Process], me: int) -> _Process | N
     for _ in range(len(procs)):
         if process.ppid == me:
             return process
-        process = procs.get(process.ppid)
-        if process is None:
+        parent = procs.get(process.ppid)
+        if parent is None:
             return None
+        process = parent
     return None
 
 

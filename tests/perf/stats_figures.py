@@ -4,7 +4,7 @@ Run: python tests/perf/stats_figures.py [--sims 20000] [--write]
 Prints the tables between README's `stats-figures` markers; --write replaces them there.
 Exact tables (stopping rules, stress boundaries) are exact; the compare gate and the
 variant verdict are seeded Monte Carlo with `--sims` repetitions per row (standard error
-at most 0.35 percentage points at 20000). tests/test_operating.py checks the README's
+at most 0.35 percentage points at 20000). tests/run/test_operating.py checks the README's
 figures against a quick rerun.
 """
 

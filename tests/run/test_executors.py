@@ -1,5 +1,5 @@
 """Invocations on a real Dask cluster on loopback: same decisions as one local job, even
-when a worker is killed mid-run (ironbench/executors.py)."""
+when a worker is killed mid-run (ironbench/run/executors.py)."""
 
 import json
 import os

@@ -1,4 +1,4 @@
-"""Runs within a group start together without changing a decision (ironbench/scheduling.py)."""
+"""Runs within a group start together without changing a decision (ironbench/run/scheduling.py)."""
 
 from functools import partial
 

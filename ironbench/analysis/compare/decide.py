@@ -11,7 +11,7 @@ the timeout and harness-error rates form one family, Holm-adjusted, and any of t
 
 import math
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Literal
 
@@ -20,6 +20,8 @@ from ironbench.core.errors import IronbenchError
 from ironbench.core.kinds import CaseVerdict, FailOn, Gate, Unit, Verdict
 from ironbench.stats import (
     Z95,
+    ExactTest,
+    NullLaw,
     fisher_null_law,
     holm_adjust,
     min_detectable_drop,
@@ -234,7 +236,7 @@ def decide(
                 f"(its smallest possible adjusted p is {smallest_adjusted_p(index, sizes, laws):.2g} "
                 f"> alpha {alpha})"
             )
-        verdict = (
+        case_verdict: CaseVerdict = (
             "regression"
             if flagged
             else "improvement"
@@ -256,19 +258,19 @@ def decide(
                 bool(flagged),
                 None if mde is None else float(mde),
                 bool(reachable),
-                verdict,
+                case_verdict,
             )
         )
     for key in keys:
         if key not in common:
-            a, b = sides_a.get(key), sides_b.get(key)
+            only_a, only_b = sides_a.get(key), sides_b.get(key)
             cases.append(
                 CaseComparison(
                     key[0],
                     key[1],
-                    Side.of(a) if a else None,
-                    Side.of(b) if b else None,
-                    verdict="only in B" if a is None or not a.n else "only in A",
+                    Side.of(only_a) if only_a else None,
+                    Side.of(only_b) if only_b else None,
+                    verdict="only in B" if only_a is None or not only_a.n else "only in A",
                 )
             )
     cases.sort(key=lambda c: (c.case_id, c.variant_id))
@@ -317,7 +319,7 @@ def decide(
     improvement = significant(overall.p_improvement, alpha)
     if fail_on == "regression":
         failed = regression
-        verdict = (
+        verdict: Verdict = (
             "regression"
             if regression
             else "within margin"
@@ -364,7 +366,7 @@ def decide(
     )
 
 
-def _success_change_p(strata, laws, tests, gate: str) -> float:
+def _success_change_p(strata: Strata, laws: Sequence[NullLaw], tests: Sequence[ExactTest], gate: str) -> float:
     if gate == "overall":
         return stratified_exact_test(strata).p_two_sided
     two_sided = [fisher_null_law(*s, two_sided=True) for s in strata]

@@ -35,12 +35,14 @@ def format_comparison(comparison: Comparison, width: int | None = None) -> str:
     header = ["case", "A", "B", "Δ B−A [95% CI]", "p(regr)", "p adj", "MDE", "attempts", "p95 ms", "verdict"]
     rows = []
     for c in comparison.cases:
-        delta = (
-            "-"
-            if c.delta is None
-            else f"{points(c.delta, unit='')} [{points(c.delta_ci_95[0], unit='')},"
-            f"{points(c.delta_ci_95[1], unit='')}] pp"
-        )
+        if c.delta is None:
+            delta = "-"
+        else:
+            assert c.delta_ci_95 is not None  # decide sets both or neither
+            delta = (
+                f"{points(c.delta, unit='')} [{points(c.delta_ci_95[0], unit='')},"
+                f"{points(c.delta_ci_95[1], unit='')}] pp"
+            )
         rows.append(
             [
                 printable(case_label((c.case_id, c.variant_id))),

@@ -113,9 +113,10 @@ def compare_runs(
                 "re-runs them"
             )
     unit: Unit = "conversation" if modes[0] == "gauntlet" else "run"
-    comparison = decide(*sides, alpha, Gate(gate), FailOn(fail_on), margin, run_a, run_b, unit=unit)
+    sides_a, sides_b = sides
+    comparison = decide(sides_a, sides_b, alpha, Gate(gate), FailOn(fail_on), margin, run_a, run_b, unit=unit)
     if unit == "conversation":
-        comparison = Comparison(**{**comparison.__dict__, "engines": engine_sentences(*sides, alpha)})
+        comparison = Comparison(**{**comparison.__dict__, "engines": engine_sentences(sides_a, sides_b, alpha)})
     return comparison
 
 

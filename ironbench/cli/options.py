@@ -2,11 +2,12 @@
 
 from enum import Enum, StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from ironbench.run.paths import RunPaths
+if TYPE_CHECKING:  # the run package loads with the commands that run something
+    from ironbench.run.paths import RunPaths
 
 DEFAULT_OUT = Path("outputs")
 
@@ -85,7 +86,9 @@ class ExportFormat(StrEnum):
     jsonl = "jsonl"
 
 
-def run_paths(out: Path, store: Path | None) -> RunPaths:
+def run_paths(out: Path, store: Path | None) -> "RunPaths":
+    from ironbench.run.paths import RunPaths
+
     return RunPaths.resolve(out, store)
 
 

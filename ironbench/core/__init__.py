@@ -1,7 +1,10 @@
 """The vocabulary every layer shares: events, outcomes and their rules, value sets, errors, redaction.
 
-Pure and light: importing it loads no database, model, network or terminal library.
+Pure and light: importing it loads no database, model, network or terminal library. The
+outcome rules (pydantic and YAML) load on first use, so the command line starts fast.
 """
+
+from typing import TYPE_CHECKING
 
 from ironbench.core.errors import (
     ChainBroken,
@@ -36,8 +39,21 @@ from ironbench.core.events import (
 )
 from ironbench.core.keys import instruction_hash, invocation_key
 from ironbench.core.kinds import DecisionKind, FailOn, Gate, Mode, Verdict
-from ironbench.core.outcome import Outcome, RuleSet, load_rules, parse_outcome
 from ironbench.core.redact import Redactor
+
+if TYPE_CHECKING:
+    from ironbench.core.outcome import Outcome, RuleSet, load_rules, parse_outcome
+
+_OUTCOME = ("Outcome", "RuleSet", "load_rules", "parse_outcome")
+
+
+def __getattr__(name: str) -> object:
+    if name in _OUTCOME:
+        from ironbench.core import outcome
+
+        return getattr(outcome, name)
+    raise AttributeError(f"module 'ironbench.core' has no attribute {name!r}")
+
 
 __all__ = [
     "EVENT_TYPES",

@@ -12,7 +12,7 @@ the timeout and harness-error rates form one family, Holm-adjusted, and any of t
 import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Literal
 
 from ironbench.analysis.compare.prose import case_label, pp, reason
@@ -214,109 +214,31 @@ def decide(
             f"cannot compare {run_a} and {run_b}: no case in common with evidence "
             f"(A: {_names(sides_a)}; B: {_names(sides_b)})"
         )
-    strata = [(sides_a[k].successes, sides_a[k].n, sides_b[k].successes, sides_b[k].n) for k in common]
-    sizes = [(s[1], s[3]) for s in strata]
-    laws = [fisher_null_law(*s) for s in strata]
-    tests = [stratified_exact_test([s]) for s in strata]
-    adjusted = min_p_adjust([t.p_regression for t in tests], laws)
-    per_case_level = alpha / len(common)
-    z_case = z_quantile(1 - per_case_level) if margin is not None else Z95
-
-    cases, warnings = [], []
-    for index, (key, stratum, test) in enumerate(zip(common, strata, tests, strict=True)):
-        a, b = sides_a[key], sides_b[key]
-        interval = newcombe_difference(*stratum)
-        flagged = significant(adjusted[index], alpha)
-        if margin is not None:
-            flagged = flagged and newcombe_difference(*stratum, z=z_case).high < -margin
-        reachable = significant(smallest_adjusted_p(index, sizes, laws), alpha)
-        if not reachable:
-            warnings.append(
-                f"{case_label(key)} cannot be flagged on its own with {a.n} vs {b.n} runs "
-                f"(its smallest possible adjusted p is {smallest_adjusted_p(index, sizes, laws):.2g} "
-                f"> alpha {alpha})"
-            )
-        case_verdict: CaseVerdict = (
-            "regression"
-            if flagged
-            else "improvement"
-            if significant(test.p_improvement, alpha)
-            else "no significant change"
-        )
-        mde = min_detectable_drop(a.n, b.n, a.successes / a.n, per_case_level, POWER) if power else None
-        cases.append(
-            CaseComparison(
-                key[0],
-                key[1],
-                Side.of(a),
-                Side.of(b),
-                float(interval.delta),
-                (float(interval.low), float(interval.high)),
-                float(test.p_regression),
-                float(test.p_improvement),
-                float(adjusted[index]),
-                bool(flagged),
-                None if mde is None else float(mde),
-                bool(reachable),
-                case_verdict,
-            )
-        )
-    for key in keys:
-        if key not in common:
-            only_a, only_b = sides_a.get(key), sides_b.get(key)
-            cases.append(
-                CaseComparison(
-                    key[0],
-                    key[1],
-                    Side.of(only_a) if only_a else None,
-                    Side.of(only_b) if only_b else None,
-                    verdict="only in B" if only_a is None or not only_a.n else "only in A",
-                )
-            )
+    tables = _Tables.of(common, sides_a, sides_b)
+    cases, warnings = _compared_cases(tables, sides_a, sides_b, alpha, margin, power)
+    cases += _unmatched_cases([k for k in keys if k not in common], sides_a, sides_b)
     cases.sort(key=lambda c: (c.case_id, c.variant_id))
-
-    overall_test = stratified_exact_test(strata)
-    difference = stratified_difference(strata)
-    upper = stratified_difference(strata, z=z_quantile(1 - alpha)).high
-    mde = stratified_min_detectable_drop(sizes, [s[0] / s[1] for s in strata], alpha, POWER) if power else None
-    overall = Overall(
-        float(difference.delta),
-        (float(difference.low), float(difference.high)),
-        float(upper),
-        float(overall_test.p_regression),
-        float(overall_test.p_improvement),
-        overall_test.informative_strata,
-        len(common),
-        None if mde is None else float(mde),
-    )
-    if power and mde is None:
+    overall = _overall(tables, alpha, power)
+    if power and overall.mde is None:
         warnings.append(f"the overall test cannot detect even a drop to 0% with {POWER:.0%} power at these run counts")
-
     shifts = _shifts(sides_a, sides_b, common) if unit == "run" and secondary else []
+
     if gate == "overall":
         worse = significant(overall.p_regression, alpha)
-        regression = worse and (margin is None or upper < -margin)
+        regression = worse and (margin is None or overall.delta_upper < -margin)
     else:
         worse = any(c.p_adjusted is not None and significant(c.p_adjusted, alpha) for c in cases)
         regression = any(c.flagged for c in cases)
-    family = [("success rate", _success_change_p(strata, laws, tests, gate))]
+    family = [("success rate", _success_change_p(tables.strata, tables.laws, tables.tests, gate))]
     family += [(s.name, s.p_value) for s in shifts if s.gating]
     family_adjusted = {
         n: float(p) for n, p in zip([n for n, _ in family], holm_adjust([p for _, p in family]), strict=True)
     }
     shifts = [
-        Shift(
-            **{
-                **asdict(s),
-                "effect": float(s.effect),
-                "p_value": float(s.p_value),
-                "p_adjusted": family_adjusted.get(s.name),
-            }
-        )
+        replace(s, effect=float(s.effect), p_value=float(s.p_value), p_adjusted=family_adjusted.get(s.name))
         for s in shifts
     ]
     changed = [name for name, p in family_adjusted.items() if significant(p, alpha)]
-    improvement = significant(overall.p_improvement, alpha)
     if fail_on == "regression":
         failed = regression
         verdict: Verdict = (
@@ -325,7 +247,7 @@ def decide(
             else "within margin"
             if worse
             else "improvement"
-            if improvement
+            if significant(overall.p_improvement, alpha)
             else "no significant change"
         )
     else:  # one family, either direction: its verdicts are only "change" or not
@@ -349,20 +271,130 @@ def decide(
             f"change within the family of {len(family)} tests (Holm). " + text
         )
     return Comparison(
-        run_a,
-        run_b,
-        alpha,
-        Gate(gate),
-        FailOn(fail_on),
-        margin,
-        cases,
-        overall,
-        shifts,
-        verdict,
-        failed,
-        text,
-        warnings,
-        unit,
+        run_a, run_b, alpha, Gate(gate), FailOn(fail_on), margin, cases, overall, shifts, verdict, failed, text,
+        warnings, unit,
+    )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class _Tables:
+    """The cases both runs hold evidence for: one 2x2 table each, its exact test, the law of
+    its p-value under the null, and the p-values adjusted for multiplicity (Westfall-Young)."""
+
+    keys: list[tuple[str, str]]
+    strata: Strata
+    laws: list[NullLaw]
+    tests: list[ExactTest]
+    adjusted: list[float]
+
+    @property
+    def sizes(self) -> list[tuple[int, int]]:
+        return [(s[1], s[3]) for s in self.strata]
+
+    @classmethod
+    def of(
+        cls,
+        common: list[tuple[str, str]],
+        sides_a: Mapping[tuple[str, str], Runs],
+        sides_b: Mapping[tuple[str, str], Runs],
+    ) -> "_Tables":
+        strata = [(sides_a[k].successes, sides_a[k].n, sides_b[k].successes, sides_b[k].n) for k in common]
+        laws = [fisher_null_law(*s) for s in strata]
+        tests = [stratified_exact_test([s]) for s in strata]
+        return cls(common, strata, laws, tests, min_p_adjust([t.p_regression for t in tests], laws))
+
+
+def _compared_cases(
+    tables: _Tables,
+    sides_a: Mapping[tuple[str, str], Runs],
+    sides_b: Mapping[tuple[str, str], Runs],
+    alpha: float,
+    margin: float | None,
+    power: bool,
+) -> tuple[list[CaseComparison], list[str]]:
+    """Each case in both runs: B − A with its interval, its test, whether the per-case gate
+    flags it (and could at all), and the smallest drop it would find."""
+    per_case_level = alpha / len(tables.keys)
+    z_case = z_quantile(1 - per_case_level) if margin is not None else Z95
+    sizes = tables.sizes
+    cases, warnings = [], []
+    for index, (key, stratum, test) in enumerate(zip(tables.keys, tables.strata, tables.tests, strict=True)):
+        a, b = sides_a[key], sides_b[key]
+        interval = newcombe_difference(*stratum)
+        flagged = significant(tables.adjusted[index], alpha)
+        if margin is not None:
+            flagged = flagged and newcombe_difference(*stratum, z=z_case).high < -margin
+        reachable = significant(smallest_adjusted_p(index, sizes, tables.laws), alpha)
+        if not reachable:
+            warnings.append(
+                f"{case_label(key)} cannot be flagged on its own with {a.n} vs {b.n} runs "
+                f"(its smallest possible adjusted p is {smallest_adjusted_p(index, sizes, tables.laws):.2g} "
+                f"> alpha {alpha})"
+            )
+        case_verdict: CaseVerdict = (
+            "regression"
+            if flagged
+            else "improvement"
+            if significant(test.p_improvement, alpha)
+            else "no significant change"
+        )
+        mde = min_detectable_drop(a.n, b.n, a.successes / a.n, per_case_level, POWER) if power else None
+        cases.append(
+            CaseComparison(
+                case_id=key[0],
+                variant_id=key[1],
+                a=Side.of(a),
+                b=Side.of(b),
+                delta=float(interval.delta),
+                delta_ci_95=(float(interval.low), float(interval.high)),
+                p_regression=float(test.p_regression),
+                p_improvement=float(test.p_improvement),
+                p_adjusted=float(tables.adjusted[index]),
+                flagged=bool(flagged),
+                mde=None if mde is None else float(mde),
+                can_be_flagged=bool(reachable),
+                verdict=case_verdict,
+            )
+        )
+    return cases, warnings
+
+
+def _unmatched_cases(
+    keys: list[tuple[str, str]], sides_a: Mapping[tuple[str, str], Runs], sides_b: Mapping[tuple[str, str], Runs]
+) -> list[CaseComparison]:
+    """Cases only one run holds evidence for: shown, compared with nothing."""
+    cases = []
+    for key in keys:
+        only_a, only_b = sides_a.get(key), sides_b.get(key)
+        cases.append(
+            CaseComparison(
+                key[0],
+                key[1],
+                Side.of(only_a) if only_a else None,
+                Side.of(only_b) if only_b else None,
+                verdict="only in B" if only_a is None or not only_a.n else "only in A",
+            )
+        )
+    return cases
+
+
+def _overall(tables: _Tables, alpha: float, power: bool) -> Overall:
+    """Across cases: the exact test stratified by case, the Mantel-Haenszel difference with
+    its interval and one-sided bound, and the smallest uniform drop the test would find."""
+    strata = tables.strata
+    test = stratified_exact_test(strata)
+    difference = stratified_difference(strata)
+    upper = stratified_difference(strata, z=z_quantile(1 - alpha)).high
+    mde = stratified_min_detectable_drop(tables.sizes, [s[0] / s[1] for s in strata], alpha, POWER) if power else None
+    return Overall(
+        float(difference.delta),
+        (float(difference.low), float(difference.high)),
+        float(upper),
+        float(test.p_regression),
+        float(test.p_improvement),
+        test.informative_strata,
+        len(tables.keys),
+        None if mde is None else float(mde),
     )
 
 

@@ -6,6 +6,7 @@ outcome rules (pydantic and YAML) load on first use, so the command line starts 
 
 from typing import TYPE_CHECKING
 
+from ironbench import lazy_exports
 from ironbench.core.errors import (
     ChainBroken,
     IronbenchError,
@@ -42,18 +43,21 @@ from ironbench.core.kinds import DecisionKind, FailOn, Gate, Mode, Verdict
 from ironbench.core.redact import Redactor
 
 if TYPE_CHECKING:
-    from ironbench.core.outcome import Outcome, RuleSet, load_rules, parse_outcome
+    from ironbench.core.outcome import (
+        Outcome as Outcome,
+    )
+    from ironbench.core.outcome import (
+        RuleSet as RuleSet,
+    )
+    from ironbench.core.outcome import (
+        load_rules as load_rules,
+    )
+    from ironbench.core.outcome import (
+        parse_outcome as parse_outcome,
+    )
 
-_OUTCOME = ("Outcome", "RuleSet", "load_rules", "parse_outcome")
-
-
-def __getattr__(name: str) -> object:
-    if name in _OUTCOME:
-        from ironbench.core import outcome
-
-        return getattr(outcome, name)
-    raise AttributeError(f"module 'ironbench.core' has no attribute {name!r}")
-
+# The outcome rules need pydantic and YAML: they load on first use.
+__getattr__ = lazy_exports(__name__, dict.fromkeys(("Outcome", "RuleSet", "load_rules", "parse_outcome"), "outcome"))
 
 __all__ = [
     "EVENT_TYPES",

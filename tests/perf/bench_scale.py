@@ -1,0 +1,348 @@
+"""Scale benchmark (not collected by pytest). Run: python tests/perf/bench_scale.py
+
+Every figure is a whole `ironbench` command in its own process, on stores built by the
+synthetic builders (real events through the real store and read model; only the
+target's outcomes are drawn at random), printed with its goal and its ratio to it:
+
+(a) `compare A B` of two baseline runs, 10 runs per case on each side, at 100, 1,000 and
+    10,000 cases (goals: <= 3 s at 1,000, <= 30 s at 10,000), with the growth per 10x;
+    also with --gate cases --fail-on change --junit and --format json at the largest size.
+(b) `run --jobs 1` of a no-op target, 3 runs per case, against the same number of bare
+    spawns, side by side: 300 and 3,000 invocations (goal <= 1.15x at both).
+(c) `report` of a mixed run of 100,000 invocations (goals: <= 10 s, <= 5 MB).
+(d) `project --rebuild` of mixed runs of 10,000 and 20,000 invocations (goal <= 5 s at
+    20,000), as seconds per 10,000 invocations.
+(e) A store of 1,000,000 invocations over 100 runs: `runs`, `show RUN` and
+    `query failure_breakdown.sql` (goal <= 2 s each).
+
+With --before DIR (a source tree of an earlier commit, e.g. made with
+`git archive <commit> | tar -x -C DIR`), each command also runs with that tree's
+ironbench on the same store, side by side, and the speed-up is printed; --timeout caps
+how long an earlier command may take (it is reported as killed past it).
+Smaller sizes: --compare-cases 100,300 --run-cases 100 --report-invocations 20000, etc.
+"""
+
+import argparse
+import itertools
+import os
+import random
+import shutil
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_core import NOOP, build_synthetic_store
+from bench_report import _Recorder, build_mixed_run
+
+from ironbench.core.events import RunFinished, RunStarted
+from ironbench.core.outcome import Outcome
+from ironbench.projections.readmodel import ReadModel
+from ironbench.run.planner import plan
+from ironbench.store import open_store
+from ironbench.suite.models import parse_suite
+
+RATES = [0.05, 0.3, 0.5, 0.7, 0.8, 0.9, 0.95, 1.0]
+FAILURES = [Outcome(False, "generation", 0, 0), Outcome(False, "validation", 3, 2), Outcome(False, "repair", 1, 1)]
+
+
+class Timed:
+    """A whole command's seconds, or how long it ran before it was killed."""
+
+    def __init__(self, seconds: float, killed: bool = False, output: str = "") -> None:
+        self.seconds, self.killed, self.output = seconds, killed, output
+
+    def __str__(self) -> str:
+        return f"> {self.seconds:.0f} s (killed)" if self.killed else f"{self.seconds:.2f} s"
+
+
+def command(args: list[str], tree: Path = REPO, timeout: float | None = None, check: bool = True) -> Timed:
+    """`ironbench ARGS` run by the source tree `tree` (cwd first on sys.path with -m)."""
+    env = {**os.environ, "PYTHONPATH": str(tree), "COLUMNS": "200"}
+    started = time.perf_counter()
+    try:
+        result = subprocess.run(
+            [sys.executable, "-m", "ironbench.cli.main", *args],
+            check=False,
+            cwd=tree,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+    except subprocess.TimeoutExpired:
+        return Timed(time.perf_counter() - started, killed=True)
+    elapsed = time.perf_counter() - started
+    if check and result.returncode not in (0, 1):
+        raise SystemExit(f"ironbench {' '.join(args)} (tree {tree}) exited {result.returncode}: {result.stderr}")
+    return Timed(elapsed, output=result.stdout)
+
+
+def goal(seconds: float, limit: float, unit: str = "s") -> str:
+    return f"goal <= {limit:g} {unit}, ratio {seconds / limit:.2f}"
+
+
+def side_by_side(label: str, args: list[str], before: Path | None, timeout: float, limit: float | None) -> Timed:
+    """The command now and, with --before, with the earlier tree; prints both and the speed-up."""
+    now = command(args)
+    line = f"    {label}: {now}" + (f" ({goal(now.seconds, limit)})" if limit else "")
+    if before is not None:
+        then = command(args, before, timeout)
+        speed = f"{then.seconds / now.seconds:.0f}x faster" if not then.killed else "earlier tree killed"
+        line += f" | before: {then} | {speed}"
+    print(line, flush=True)
+    return now
+
+
+# -- (a) compare ------------------------------------------------------------------------
+
+
+def build_compare_runs(store_path: Path, cases: int, runs: int = 10, seed: int = 3) -> tuple[str, str]:
+    """Two finished baseline runs of the same `cases`, `runs` invocations per case each; B
+    drops by 20 points in one case in 20 (a regression to find), the rest unchanged."""
+    rng = random.Random(seed)
+    suite = parse_suite(
+        {
+            "suite_id": "perf_compare",
+            "mode": "baseline",
+            "target": ["true", "{instruction}"],
+            "cases": [
+                {"id": f"case_{i:05d}", "instruction": f"Write function number {i}.", "runs": runs}
+                for i in range(cases)
+            ],
+        },
+        "compare.yaml",
+    )
+    groups = [track.groups[0] for track in plan(suite)]
+    rates = [rng.choice(RATES) for _ in groups]
+    ids = []
+    with open_store(store_path, [ReadModel()]) as store:
+        for side in ("a", "b"):
+            run_id = f"run_compare_{side}"
+            recorder = _Recorder(store, run_id)
+            recorder.add(
+                "run",
+                RunStarted(
+                    suite_id=suite.suite_id,
+                    mode="baseline",
+                    suite=suite.to_dict(),
+                    target_argv=["true", "{instruction}"],
+                    ironclad_version="synthetic",
+                    harness_version="bench",
+                    python_version=sys.version.split()[0],
+                    platform=sys.platform,
+                ),
+            )
+            for k, (group, rate) in enumerate(zip(groups, rates, strict=True)):
+                if side == "b" and k % 20 == 0:
+                    rate = max(0.0, rate - 0.2)
+                for index in range(1, runs + 1):
+                    success = rng.random() < rate
+                    outcome = Outcome(True, None, 1, 0, "b.py") if success else rng.choice(FAILURES)
+                    recorder.invoke(group, index, outcome, rng)
+            recorder.add("run", RunFinished(invocations=recorder.invocations, successes=0), f"finished:{run_id}")
+            recorder.flush()
+            ids.append(run_id)
+    return ids[0], ids[1]
+
+
+def bench_compare(work: Path, sizes: list[int], before: Path | None, timeout: float) -> None:
+    print("(a) compare A B: two baseline runs, 10 runs per case on each side", flush=True)
+    times = {}
+    for cases in sizes:
+        store = work / f"compare_{cases}.db"
+        started = time.perf_counter()
+        run_a, run_b = build_compare_runs(store, cases)
+        print(f"  {cases:,} cases ({2 * cases * 10:,} invocations) built in {time.perf_counter() - started:.0f} s")
+        limit = {1_000: 3.0, 10_000: 30.0}.get(cases)
+        base = ["compare", run_a, run_b, "--store", str(store)]
+        times[cases] = side_by_side("compare", base, before, timeout, limit).seconds
+        if cases == max(sizes):
+            junit = work / "compare.xml"
+            side_by_side(
+                "compare --gate cases --fail-on change --junit FILE",
+                [*base, "--gate", "cases", "--fail-on", "change", "--junit", str(junit)],
+                before,
+                timeout,
+                limit,
+            )
+            side_by_side("compare --format json", [*base, "--format", "json"], before, timeout, limit)
+        store.unlink()
+    for small, large in itertools.pairwise(sorted(times)):
+        print(
+            f"  growth {small:,} -> {large:,} cases ({large / small:.0f}x): {times[large] / times[small]:.1f}x the time"
+        )
+
+
+# -- (b) the run loop -------------------------------------------------------------------
+
+
+def _bare(work: Path, argv: list[str], total: int) -> float:
+    """`total` spawns of the target, each in a fresh directory, as the harness makes them."""
+    shutil.rmtree(work / "bare", ignore_errors=True)
+    started = time.perf_counter()
+    for i in range(total):
+        cwd = work / "bare" / f"{i:05d}"
+        cwd.mkdir(parents=True)
+        subprocess.run(
+            argv + [f"Write function number {i // 3}."],
+            cwd=cwd,
+            capture_output=True,
+            env={**os.environ, "IRONBENCH_RUN_INDEX": str(i % 3 + 1)},
+            check=False,
+        )
+    return time.perf_counter() - started
+
+
+def _harness(work: Path, tree: Path, suite_path: Path, total: int) -> float:
+    """Seconds of `ironbench run --jobs 1` (the store exists, as from a user's second run on)."""
+    out = work / "run_out"
+    shutil.rmtree(out, ignore_errors=True)
+    command(["db", "upgrade", "--out", str(out)], tree)
+    started = time.perf_counter()
+    command(["run", str(suite_path), "--out", str(out), "-q", "--no-report", "--jobs", "1"], tree)
+    elapsed = time.perf_counter() - started
+    with sqlite3.connect(out / "ironbench.db") as conn:
+        count = conn.execute("SELECT count(*) FROM invocations").fetchone()[0]
+    assert count == total, f"expected {total} invocations, got {count}"
+    shutil.rmtree(out)
+    return elapsed
+
+
+def bench_run(work: Path, sizes: list[int], before: Path | None, repeats: int) -> None:
+    print("(b) run --jobs 1 of a no-op target, 3 runs per case, against bare spawns", flush=True)
+    target = work / "noop_target.py"
+    target.write_text(NOOP)
+    argv = [sys.executable, str(target)]
+    for cases in sizes:
+        suite = {
+            "suite_id": "perf_run",
+            "mode": "baseline",
+            "debug_enabled": False,
+            "timeout_seconds": 60,
+            "target": argv + ["{instruction}"],
+            "cases": [
+                {"id": f"case_{i:05d}", "instruction": f"Write function number {i}.", "runs": 3} for i in range(cases)
+            ],
+        }
+        suite_path = work / f"run_{cases}.yaml"
+        suite_path.write_text(yaml.safe_dump(suite))
+        total = cases * 3
+        bares, nows, thens = [], [], []
+        for _ in range(repeats):  # interleaved, so drift on the machine hits all alike
+            bares.append(_bare(work, argv, total))
+            nows.append(_harness(work, REPO, suite_path, total))
+            if before is not None:
+                thens.append(_harness(work, before, suite_path, total))
+        b, h = statistics.median(bares), statistics.median(nows)
+        line = (
+            f"  {total:,} invocations ({cases:,} cases x 3), median of {repeats}: bare spawns {b:.1f} s | "
+            f"ironbench run {h:.1f} s | ratio {h / b:.3f} (goal <= 1.15, {h / b / 1.15:.2f} of it) | "
+            f"harness per invocation {(h - b) / total * 1000:.1f} ms"
+        )
+        if thens:
+            t = statistics.median(thens)
+            line += f" | before: {t:.1f} s, ratio {t / b:.3f}, {(t - b) / total * 1000:.1f} ms per invocation"
+        print(line, flush=True)
+    shutil.rmtree(work / "bare", ignore_errors=True)
+
+
+# -- (c) report, (d) rebuild ----------------------------------------------------------------
+
+
+def bench_report(work: Path, invocations: int, before: Path | None, timeout: float) -> None:
+    print(f"(c) report of a mixed run of {invocations:,} invocations", flush=True)
+    store = work / "report.db"
+    started = time.perf_counter()
+    run_id, count = build_mixed_run(store, invocations)
+    print(f"  {count:,} invocations built in {time.perf_counter() - started:.0f} s")
+    for label, tree in [("now", REPO)] + ([("before", before)] if before else []):
+        page = work / f"report_{label}.html"
+        timed = command(["report", run_id, "--store", str(store), "--out", str(work), "-o", str(page)], tree, timeout)
+        size = page.stat().st_size / 1e6 if page.exists() and not timed.killed else float("nan")
+        print(
+            f"    {label}: {timed} ({goal(timed.seconds, 10)}) | page {size:.2f} MB ({goal(size, 5, 'MB')})",
+            flush=True,
+        )
+    store.unlink()
+
+
+def bench_rebuild(work: Path, sizes: list[int], before: Path | None, timeout: float) -> None:
+    print("(d) project --rebuild of a mixed run", flush=True)
+    for invocations in sizes:
+        store = work / f"rebuild_{invocations}.db"
+        run_id, count = build_mixed_run(store, invocations)
+        out = work / f"rebuild_out_{invocations}"
+        command(["project", run_id, "--store", str(store), "--out", str(out)])  # the tree exists, as after a run
+        now = side_by_side(
+            f"{count:,} invocations",
+            ["project", run_id, "--rebuild", "--store", str(store), "--out", str(out)],
+            before,
+            timeout,
+            5.0 if invocations == 20_000 else None,
+        )
+        print(f"      {now.seconds / count * 10_000:.2f} s per 10,000 invocations")
+        store.unlink()
+        shutil.rmtree(out)
+
+
+# -- (e) reads over a large store ---------------------------------------------------------------
+
+
+def bench_reads(work: Path, rows: int, before: Path | None, timeout: float) -> None:
+    print(f"(e) reads over a store of {rows:,} invocations in 100 runs", flush=True)
+    store = work / "reads.db"
+    started = time.perf_counter()
+    build_synthetic_store(store, rows)
+    print(f"  built in {time.perf_counter() - started:.0f} s")
+    for label, args in (
+        ("runs", ["runs"]),
+        ("show RUN", ["show", "run_synth_042"]),
+        ("query failure_breakdown.sql", ["query", "failure_breakdown.sql"]),
+    ):
+        side_by_side(label, [*args, "--store", str(store)], before, timeout, 2.0)
+    store.unlink()
+
+
+def _sizes(text: str) -> list[int]:
+    return [int(s.replace("_", "")) for s in text.split(",") if s]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--only", help="Comma-separated parts: compare, run, report, rebuild, reads.")
+    parser.add_argument("--compare-cases", type=_sizes, default=[100, 1_000, 10_000])
+    parser.add_argument("--run-cases", type=_sizes, default=[100, 1_000])
+    parser.add_argument("--run-repeats", type=int, default=1)
+    parser.add_argument("--report-invocations", type=int, default=100_000)
+    parser.add_argument("--rebuild-invocations", type=_sizes, default=[10_000, 20_000])
+    parser.add_argument("--read-rows", type=int, default=1_000_000)
+    parser.add_argument("--before", type=Path, help="An earlier source tree to run side by side.")
+    parser.add_argument("--timeout", type=float, default=300.0, help="Seconds an earlier command may take.")
+    args = parser.parse_args()
+    parts = set((args.only or "compare,run,report,rebuild,reads").split(","))
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        if "compare" in parts:
+            bench_compare(work, args.compare_cases, args.before, args.timeout)
+        if "run" in parts:
+            bench_run(work, args.run_cases, args.before, args.run_repeats)
+        if "report" in parts:
+            bench_report(work, args.report_invocations, args.before, args.timeout)
+        if "rebuild" in parts:
+            bench_rebuild(work, args.rebuild_invocations, args.before, args.timeout)
+        if "reads" in parts:
+            bench_reads(work, args.read_rows, args.before, args.timeout)
+
+
+if __name__ == "__main__":
+    main()

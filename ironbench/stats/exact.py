@@ -78,15 +78,13 @@ def _trimmed(distribution: np.ndarray, start: int, keep: int) -> tuple[np.ndarra
     The law of a sum over K cases spans K cases' runs, but its mass lies within some 40
     standard deviations of its mean (the square root of K cases' runs): past that, every
     probability is 0.0. Leaving those out makes the test cost about K^1.5 instead of K^2
-    and changes no value (a sum over products with 0.0 is the same sum). At least `keep`
-    entries stay (the longest stratum's law), so numpy convolves in the same order as
-    on the whole distribution.
+    and changes no value: `keep` - 1 zeros (the longest stratum's law, less one) stay on
+    each side, so every entry that is not zero is still convolved over a whole window of
+    the same values, in the same order, as on the whole distribution.
     """
     nonzero = np.flatnonzero(distribution)
-    low, high = int(nonzero[0]), int(nonzero[-1]) + 1
-    if high - low < keep:
-        low = max(0, min(low, len(distribution) - keep))
-        high = low + keep
+    low = max(0, int(nonzero[0]) - (keep - 1))
+    high = min(len(distribution), int(nonzero[-1]) + keep)
     return distribution[low:high], start + low
 
 

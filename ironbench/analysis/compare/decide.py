@@ -218,7 +218,8 @@ def decide(
         )
     tables = _Tables.of(common, sides_a, sides_b)
     cases, warnings = _compared_cases(tables, sides_a, sides_b, alpha, margin, power)
-    cases += _unmatched_cases([k for k in keys if k not in common], sides_a, sides_b)
+    compared = set(common)
+    cases += _unmatched_cases([k for k in keys if k not in compared], sides_a, sides_b)
     cases.sort(key=lambda c: (c.case_id, c.variant_id))
     overall = _overall(tables, alpha, power)
     if power and overall.mde is None:

@@ -2,6 +2,7 @@
 
 from ironbench.console import numbers
 from ironbench.report import svg
+from ironbench.report.listing import forest, sentence
 from ironbench.report.markup import Markup, el, join
 from ironbench.report.verdict import points
 from ironbench.report.widgets import Col, number, section, table
@@ -24,7 +25,8 @@ def _side(side: dict | None) -> tuple[str, float]:
 
 
 def compare(data: dict) -> Markup:
-    both = [c for c in data["cases"] if c.get("difference") is not None]
+    both = forest(data["cases"])
+    compared = sum(1 for c in data["cases"] if c.get("difference") is not None)
     rows = [
         svg.ForestRow(
             _label(c),
@@ -112,7 +114,17 @@ def compare(data: dict) -> Markup:
             "figure",
             None,
             el("div", {"class": "scroll"}, svg.forest(rows, overall, "Difference in success rate, B − A, per case")),
-            el("figcaption", None, "Left of zero: B succeeds less often than A. Red: flagged after adjustment."),
+            el(
+                "figcaption",
+                None,
+                "Left of zero: B succeeds less often than A. Red: flagged after adjustment."
+                + (
+                    f" Rows: {len(both)} of the {compared:,} compared cases listed below, the flagged and the lowest "
+                    "adjusted p first."
+                    if compared > len(both)
+                    else ""
+                ),
+            ),
         ),
         table(
             [
@@ -129,6 +141,7 @@ def compare(data: dict) -> Markup:
             table_rows,
             filterable=True,
         ),
+        el("p", {"class": "left-out"}, sentence(data["left_out"], "cases")) if data.get("left_out") else None,
         shifts(data.get("shifts") or []),
     )
 

@@ -2,6 +2,7 @@
 compared, and every transcript, conversation by conversation, violating turns highlighted."""
 
 from ironbench.report import svg
+from ironbench.report.listing import sentence
 from ironbench.report.markup import Markup, el
 from ironbench.report.verdict import points
 from ironbench.report.widgets import Col, interval, ratio, section, table
@@ -160,7 +161,17 @@ def gauntlet(data: dict) -> Markup:
                 )
             )
             groups += [_thread(t, primary, len(threads) <= OPEN_LIMIT) for t in mine]
-    parts.append(el("div", {"class": "group"}, el("h3", None, "Transcripts, conversation by conversation"), groups))
+    parts.append(
+        el(
+            "div",
+            {"class": "group"},
+            el("h3", None, "Transcripts, conversation by conversation"),
+            groups,
+            el("p", {"class": "left-out"}, sentence(data["left_out"], "conversations"))
+            if data.get("left_out")
+            else None,
+        )
+    )
     return section(
         "gauntlet",
         "Gauntlet: does a guard resist asserting falsehoods?",

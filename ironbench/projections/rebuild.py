@@ -55,21 +55,15 @@ def project_run(
                 f"{store_path}: refusing to rebuild {run_id}: hash chain broken at "
                 f"{broken.describe()}; pass --force to rebuild from these events anyway"
             )
-        run_dir = tree.run_dir(run_id)
-        report = run_dir / "report.html"
-        old_report = report.read_bytes() if report.is_file() else None
-        comparisons = {p.name: p.read_bytes() for p in run_dir.glob("compare_*.html")}
+        had_report = (tree.run_dir(run_id) / "report.html").is_file()
         read_model = ReadModel()
         events = list(store.read(run_id))
         with store.transaction() as conn:
             read_model.clear_run(conn, run_id)
             read_model.apply(conn, events)
-        target = tree.rebuild(run_id)
-    for name, content in comparisons.items():
-        (target / name).write_bytes(content)
-    if old_report is not None:
-        if report_writer is not None:
-            report_writer(store_path, out_dir, run_id)
-        else:  # nothing here can render it: keep it as it was rather than lose it
-            (target / "report.html").write_bytes(old_report)
+        # The tree leaves the run's pages alone: comparisons read other runs too, and without
+        # a writer the report is kept as it was rather than lost.
+        target = tree.rebuild(run_id, events)
+    if had_report and report_writer is not None:
+        report_writer(store_path, out_dir, run_id)
     return target

@@ -1,14 +1,19 @@
 """The output tree on disk (run_*/metadata.json, baseline/<case>/...), derived from events.
 
 Files are written atomically and idempotently, so applying an event twice (after a
-crash between writing files and recording the position) changes nothing.
+crash between writing files and recording the position) changes nothing. A file whose
+content is already what it would be written with is left alone, and a group's aggregate
+is written once per batch of events, however many of them touch it: a rebuild rewrites
+only what differs, in time linear in the run.
 """
 
 import json
+import math
 import os
-import shutil
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from fnmatch import fnmatch
+from json.encoder import encode_basestring  # type: ignore[attr-defined]
 from pathlib import Path
 
 from ironbench.core.errors import StoreError
@@ -37,23 +42,92 @@ def group_of(recorded: RecordedEvent) -> str:
     return recorded.stream.rsplit("/", 1)[0]
 
 
-def _write(path: Path, text: str) -> None:
+def _holds(path: str, data: bytes) -> bool:
+    """Whether the file already holds exactly `data` (then writing it again would only
+    cost: replacing a file frees its old blocks, which some disks make slow)."""
+    try:
+        with open(path, "rb") as held:
+            return held.read(len(data) + 1) == data
+    except OSError:
+        return False
+
+
+def _write(path: str, text: str) -> None:
     """Replace a file atomically: readers see the old or the new content, never half."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
+    data = text.encode("utf-8")
+    if _holds(path, data):
+        return
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    tmp = path + ".tmp"
+    with open(tmp, "wb") as out:
+        out.write(data)
     os.replace(tmp, path)
 
 
-def _write_new_folder(folder: Path, files: dict[str, str]) -> None:
+def _write_new_folder(folder: str, files: dict[str, str]) -> None:
     """Files written once, into a folder of their own. A crash half-way leaves the
     tree's position behind, so catching up rewrites them; no rename is needed."""
-    folder.mkdir(parents=True, exist_ok=True)
+    os.makedirs(folder, exist_ok=True)
     for name, text in files.items():
-        (folder / name).write_text(text, encoding="utf-8")
+        path, data = os.path.join(folder, name), text.encode("utf-8")
+        if not _holds(path, data):
+            with open(path, "wb") as out:
+                out.write(data)
+
+
+PAGES = ("report.html", "compare_*.html")  # a run's HTML pages: written beside its tree, not by it
+
+
+def _remove_all_but(root: Path, keep: set[str]) -> None:
+    """Delete every file under root that is not in `keep` (but the run's pages), then the
+    folders left empty."""
+
+    def clear(folder: str) -> bool:
+        """Whether the folder is left empty."""
+        empty = True
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    if clear(entry.path):
+                        os.rmdir(entry.path)
+                    else:
+                        empty = False
+                elif entry.path in keep or (folder == top and any(fnmatch(entry.name, page) for page in PAGES)):
+                    empty = False
+                else:
+                    os.unlink(entry.path)
+        return empty
+
+    top = str(root)
+    clear(top)
+
+
+def _scalar(value: object) -> str:
+    """One value as `json.dumps` writes it (ensure_ascii=False)."""
+    if isinstance(value, str):
+        return encode_basestring(value)
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, int):
+        return int.__repr__(value)
+    assert isinstance(value, float)
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "Infinity" if value > 0 else "-Infinity"
+    return float.__repr__(value)
 
 
 def _json(data: dict) -> str:
+    """`json.dumps(data, indent=2, ensure_ascii=False)` and a newline. A flat record (a
+    summary.json) is laid out here, value by value: the same text, several times sooner
+    than the pure-Python encoder that `indent` otherwise takes."""
+    if data and all(isinstance(k, str) and (v is None or isinstance(v, (str, int, float))) for k, v in data.items()):
+        return "{\n" + ",\n".join(f"  {encode_basestring(k)}: {_scalar(v)}" for k, v in data.items()) + "\n}\n"
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
@@ -66,6 +140,7 @@ class _RunState:
     surplus: set[str] = field(default_factory=set)  # streams of runs past their group's decision
     moved: dict[int, InvocationCompleted] = field(default_factory=dict)  # by the latest decision, to surplus
     decisions: dict[str, DecisionTaken] = field(default_factory=dict)
+    levels: dict[str, dict[str, DecisionTaken]] = field(default_factory=dict)  # by ladder: its levels' decisions
     rejections: dict[str, list[tuple[str, AiOutputRejected]]] = field(default_factory=dict)
     gauntlet: dict[tuple[str, str, int], ScenarioRecord] = field(default_factory=dict)
     scorers: list[str] = field(default_factory=list)
@@ -85,6 +160,21 @@ class OutputTree:
         self.name = f"output_tree:{out_dir.resolve()}"
         self._runs: dict[str, _RunState] = {}
         self.applied_seq = 0  # recorded in the store with the next append, or by flush()
+        # Files a batch changed, written once at its end: group aggregates, gauntlet results.
+        self._aggregates: dict[tuple[str, str], _RunState] = {}
+        self._gauntlets: dict[str, _RunState] = {}
+        self._written: set[str] | None = None  # while rebuilding: every file the events make
+
+    def _put(self, path: Path, text: str) -> None:
+        _write(str(path), text)
+        if self._written is not None:
+            self._written.add(str(path))
+
+    def _put_folder(self, folder: Path, files: dict[str, str]) -> None:
+        where = str(folder)
+        _write_new_folder(where, files)
+        if self._written is not None:
+            self._written.update(os.path.join(where, name) for name in files)
 
     def run_dir(self, run_id: str) -> Path:
         return self.out_dir / run_id
@@ -139,6 +229,7 @@ class OutputTree:
         if isinstance(event, DecisionTaken):
             group = event.group or f"baseline/{event.case_id}"
             state.decisions[group] = event
+            state.levels.setdefault(group.rsplit("/", 1)[0], {})[group] = event
             live = state.groups.get(group, {})
             state.moved = {i: live.pop(i) for i in event.surplus_runs or () if i in live}
             state.surplus.update(f"{group}/run_{i:03d}" for i in event.surplus_runs or ())
@@ -155,6 +246,14 @@ class OutputTree:
         for recorded in events:
             self._apply_one(recorded)
             self.applied_seq = max(self.applied_seq, recorded.seq)
+        self._write_touched()
+
+    def _write_touched(self) -> None:
+        for (_, group), state in self._aggregates.items():
+            self._write_aggregate(state, group)
+        for state in self._gauntlets.values():
+            self._write_gauntlet(state)
+        self._aggregates, self._gauntlets = {}, {}
 
     def flush(self) -> None:
         """Record how far the tree got (applying an event twice is harmless, so lagging is safe)."""
@@ -176,9 +275,9 @@ class OutputTree:
         if isinstance(event, AiOutputRejected):
             self._write_ai_failure(state, recorded.stream)
         if isinstance(event, (TurnScored, ScenarioFinished)):
-            self._write_gauntlet(state)
+            self._gauntlets[recorded.run_id] = state
         if group is not None:
-            self._write_aggregate(state, group)
+            self._aggregates[(recorded.run_id, group)] = state
         if isinstance(event, DecisionTaken) and event.mode == "stress" and event.variant_id == "ladder":
             self._write_ladder(state, event)
         if isinstance(event, (RunFinished, RunAborted)):
@@ -210,7 +309,7 @@ class OutputTree:
             **({"speculate": True} if started.speculate else {}),
             **state.status,
         }
-        _write(self.run_dir(state.started.run_id) / "metadata.json", _json(metadata))
+        self._put(self.run_dir(state.started.run_id) / "metadata.json", _json(metadata))
 
     def _write_invocation(self, state: _RunState, stream: str, event: InvocationCompleted, timestamp: str) -> None:
         started = state.run
@@ -223,7 +322,7 @@ class OutputTree:
             timestamp,
             surplus=stream in state.surplus,
         )
-        _write_new_folder(
+        self._put_folder(
             folder,
             {
                 "summary.json": _json(record),
@@ -245,7 +344,7 @@ class OutputTree:
                 state.stamps[stream],
                 surplus=True,
             )
-            _write(self.run_dir(state.started.run_id) / stream / "summary.json", _json(record))
+            self._put(self.run_dir(state.started.run_id) / stream / "summary.json", _json(record))
 
     def _write_ai_failure(self, state: _RunState, slot: str) -> None:
         """ai_generation_failure.json: the spec's fields for the latest rejection of
@@ -274,26 +373,25 @@ class OutputTree:
                 for t, e in history
             ],
         }
-        _write(self.run_dir(state.started.run_id) / slot / "ai_generation_failure.json", _json(data))
+        self._put(self.run_dir(state.started.run_id) / slot / "ai_generation_failure.json", _json(data))
 
     def _write_gauntlet(self, state: _RunState) -> None:
         """gauntlet/results.json (engine -> scenario -> turns, with counts) and summary.json."""
         engines = [e["name"] for e in state.run.suite["engines"]]
         data = gauntlet_results(list(state.gauntlet.values()), engines, state.scorers)
         folder = self.run_dir(state.started.run_id) / "gauntlet"
-        _write(folder / "results.json", _json(data))
-        _write(folder / "summary.json", _json(data["summary"]))
+        self._put(folder / "results.json", _json(data))
+        self._put(folder / "summary.json", _json(data["summary"]))
 
     def _write_aggregate(self, state: _RunState, group: str) -> None:
         runs = [state.groups[group][index] for index in sorted(state.groups[group])]
         data = aggregate(state.run.suite_id, runs[0].case_id, runs[0].variant_id, runs, state.decisions.get(group))
-        _write(self.run_dir(state.started.run_id) / group / "aggregate.json", _json(data))
+        self._put(self.run_dir(state.started.run_id) / group / "aggregate.json", _json(data))
 
     def _write_ladder(self, state: _RunState, verdict: DecisionTaken) -> None:
-        prefix = f"{verdict.group}/"
-        levels = [d for group, d in state.decisions.items() if group.startswith(prefix) and d.level is not None]
+        levels = [d for d in state.levels.get(verdict.group, {}).values() if d.level is not None]
         data = ladder_aggregate(state.run.suite_id, verdict.case_id, levels, verdict)
-        _write(self.run_dir(state.started.run_id) / verdict.group / "aggregate.json", _json(data))
+        self._put(self.run_dir(state.started.run_id) / verdict.group / "aggregate.json", _json(data))
 
     def catch_up(self) -> int:
         """Apply every event recorded since this tree's position; returns how many."""
@@ -302,12 +400,19 @@ class OutputTree:
         self.flush()
         return len(events)
 
-    def rebuild(self, run_id: str) -> Path:
-        """Regenerate one run's tree from its events alone."""
+    def rebuild(self, run_id: str, events: Iterable[RecordedEvent] | None = None) -> Path:
+        """Regenerate one run's tree from its events alone (read from the store unless given):
+        every file as its events make it, and nothing else, but for the run's HTML pages
+        (report.html, compare_*.html), which are no part of the tree."""
         target = self.run_dir(run_id)
-        if target.exists():
-            shutil.rmtree(target)
         self._runs.pop(run_id, None)
-        for recorded in self.store.read(run_id):
-            self._apply_one(recorded)
+        self._written = set()
+        try:
+            for recorded in self.store.read(run_id) if events is None else events:
+                self._apply_one(recorded)
+            self._write_touched()
+            if target.exists():
+                _remove_all_but(target, self._written)
+        finally:
+            self._written = None
         return target

@@ -26,6 +26,7 @@ import argparse
 import itertools
 import os
 import random
+import resource
 import shutil
 import sqlite3
 import statistics
@@ -56,18 +57,25 @@ FAILURES = [Outcome(False, "generation", 0, 0), Outcome(False, "validation", 3, 
 
 
 class Timed:
-    """A whole command's seconds, or how long it ran before it was killed."""
+    """A whole command's seconds (and the CPU seconds it used: on a shared machine the wall
+    clock also counts other people's work), or how long it ran before it was killed."""
 
-    def __init__(self, seconds: float, killed: bool = False, output: str = "") -> None:
-        self.seconds, self.killed, self.output = seconds, killed, output
+    def __init__(self, seconds: float, killed: bool = False, output: str = "", cpu: float = 0.0) -> None:
+        self.seconds, self.killed, self.output, self.cpu = seconds, killed, output, cpu
 
     def __str__(self) -> str:
-        return f"> {self.seconds:.0f} s (killed)" if self.killed else f"{self.seconds:.2f} s"
+        return f"> {self.seconds:.0f} s (killed)" if self.killed else f"{self.seconds:.2f} s (cpu {self.cpu:.2f} s)"
+
+
+def _children_cpu() -> float:
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
 
 
 def command(args: list[str], tree: Path = REPO, timeout: float | None = None, check: bool = True) -> Timed:
     """`ironbench ARGS` run by the source tree `tree` (cwd first on sys.path with -m)."""
     env = {**os.environ, "PYTHONPATH": str(tree), "COLUMNS": "200"}
+    cpu = _children_cpu()
     started = time.perf_counter()
     try:
         result = subprocess.run(
@@ -84,19 +92,33 @@ def command(args: list[str], tree: Path = REPO, timeout: float | None = None, ch
     elapsed = time.perf_counter() - started
     if check and result.returncode not in (0, 1):
         raise SystemExit(f"ironbench {' '.join(args)} (tree {tree}) exited {result.returncode}: {result.stderr}")
-    return Timed(elapsed, output=result.stdout)
+    return Timed(elapsed, output=result.stdout, cpu=_children_cpu() - cpu)
 
 
 def goal(seconds: float, limit: float, unit: str = "s") -> str:
     return f"goal <= {limit:g} {unit}, ratio {seconds / limit:.2f}"
 
 
+REPEATS = 1  # --repeats: each command's median of this many, interleaved with the earlier tree's
+
+
+def median_of(args: list[str], tree: Path = REPO, timeout: float | None = None) -> Timed:
+    runs = [command(args, tree, timeout) for _ in range(REPEATS)]
+    if any(run.killed for run in runs):
+        return next(run for run in runs if run.killed)
+    return Timed(
+        statistics.median(run.seconds for run in runs),
+        output=runs[-1].output,
+        cpu=statistics.median(run.cpu for run in runs),
+    )
+
+
 def side_by_side(label: str, args: list[str], before: Path | None, timeout: float, limit: float | None) -> Timed:
     """The command now and, with --before, with the earlier tree; prints both and the speed-up."""
-    now = command(args)
+    now = median_of(args)
     line = f"    {label}: {now}" + (f" ({goal(now.seconds, limit)})" if limit else "")
     if before is not None:
-        then = command(args, before, timeout)
+        then = median_of(args, before, timeout)
         speed = f"{then.seconds / now.seconds:.0f}x faster" if not then.killed else "earlier tree killed"
         line += f" | before: {then} | {speed}"
     print(line, flush=True)
@@ -328,7 +350,10 @@ def main() -> None:
     parser.add_argument("--read-rows", type=int, default=1_000_000)
     parser.add_argument("--before", type=Path, help="An earlier source tree to run side by side.")
     parser.add_argument("--timeout", type=float, default=300.0, help="Seconds an earlier command may take.")
+    parser.add_argument("--repeats", type=int, default=1, help="Each command's median of this many runs.")
     args = parser.parse_args()
+    global REPEATS
+    REPEATS = args.repeats
     parts = set((args.only or "compare,run,report,rebuild,reads").split(","))
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)

@@ -1,6 +1,9 @@
 import json
 import re
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from ironbench.projections.rebuild import project_run
 from ironbench.run.runner import start_run
 from tests.conftest import make_suite
@@ -160,3 +163,18 @@ def test_rebuild_is_byte_identical_with_reruns_and_a_ladder(paths, monkeypatch, 
     before = snapshot(run_dir)
     project_run(paths.store_path, paths.out_dir, run_id, rebuild=True)
     assert snapshot(run_dir) == before
+
+
+@given(
+    st.dictionaries(
+        st.text(max_size=12),
+        st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=True), st.text(max_size=30)),
+        max_size=8,
+    )
+)
+def test_a_flat_record_is_laid_out_as_json_dumps_lays_it_out(record):
+    from ironbench.projections.tree import _json
+
+    assert _json(record) == json.dumps(record, indent=2, ensure_ascii=False) + "\n"
+    nested = {**record, "breakdown": {"validation": 1}}
+    assert _json(nested) == json.dumps(nested, indent=2, ensure_ascii=False) + "\n"

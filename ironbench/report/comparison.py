@@ -69,7 +69,8 @@ def compare(data: dict) -> Markup:
             f"p(improvement) = {data['overall_p_improvement']:.3g}. Weighted difference B − A "
             f"{points(data['difference'])} (95% CI {points(data['low'])} to {points(data['high'])})"
             + (
-                f"; the smallest drop these runs detect with 80% power: {points(-data['mde'])}."
+                f"; the smallest drop these runs detect with 80% power: {points(-data['mde'])}"
+                + (f" ({data['mde_method']})." if data.get("mde_method") else ".")
                 if data.get("mde") is not None
                 else "; no drop is detectable with 80% power."
             ),

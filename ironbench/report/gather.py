@@ -525,6 +525,7 @@ def comparison_section(comparison) -> dict:
         "low": overall["delta_ci_95"][0],
         "high": overall["delta_ci_95"][1],
         "mde": overall["mde"],
+        "mde_method": overall.get("mde_method"),
         "delta_upper": overall["delta_upper"],
         "shifts": result["shifts"],
         "cases": cases,

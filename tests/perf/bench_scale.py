@@ -208,21 +208,30 @@ def bench_compare(work: Path, sizes: list[int], before: Path | None, timeout: fl
 # -- (b) the run loop -------------------------------------------------------------------
 
 
+BARE = """
+import os, subprocess, sys, time
+argv, work, total = sys.argv[1:3], sys.argv[3], int(sys.argv[4])
+started = time.perf_counter()
+for i in range(total):
+    cwd = os.path.join(work, f"{i:05d}")
+    os.makedirs(cwd)
+    subprocess.run(argv + [f"Write function number {i // 3}."], cwd=cwd, capture_output=True,
+                   env={**os.environ, "IRONBENCH_RUN_INDEX": str(i % 3 + 1)}, check=False)
+print(time.perf_counter() - started)
+"""
+
+
 def _bare(work: Path, argv: list[str], total: int) -> float:
-    """`total` spawns of the target, each in a fresh directory, as the harness makes them."""
+    """`total` spawns of the target, each in a fresh directory, from a bare interpreter (not
+    this one, which holds the store builders: a larger process is slower to fork)."""
     shutil.rmtree(work / "bare", ignore_errors=True)
-    started = time.perf_counter()
-    for i in range(total):
-        cwd = work / "bare" / f"{i:05d}"
-        cwd.mkdir(parents=True)
-        subprocess.run(
-            argv + [f"Write function number {i // 3}."],
-            cwd=cwd,
-            capture_output=True,
-            env={**os.environ, "IRONBENCH_RUN_INDEX": str(i % 3 + 1)},
-            check=False,
-        )
-    return time.perf_counter() - started
+    result = subprocess.run(
+        [sys.executable, "-c", BARE, *argv, str(work / "bare"), str(total)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return float(result.stdout)
 
 
 def _harness(work: Path, tree: Path, suite_path: Path, total: int) -> float:

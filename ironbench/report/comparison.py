@@ -2,8 +2,9 @@
 
 from ironbench.console import numbers
 from ironbench.report import svg
-from ironbench.report.listing import forest, sentence
+from ironbench.report.listing import forest
 from ironbench.report.markup import Markup, el, join
+from ironbench.report.sections import left_out
 from ironbench.report.verdict import points
 from ironbench.report.widgets import Col, number, section, table
 
@@ -142,7 +143,7 @@ def compare(data: dict) -> Markup:
             table_rows,
             filterable=True,
         ),
-        el("p", {"class": "left-out"}, sentence(data["left_out"], "cases")) if data.get("left_out") else None,
+        left_out(data.get("left_out"), "cases"),
         shifts(data.get("shifts") or []),
     )
 

@@ -267,7 +267,12 @@ def baseline(data: dict) -> Markup:
 
 def left_out(note: dict | None, noun: str) -> Markup | None:
     """What a section leaves out of a run too large to list whole, and how to see it."""
-    return el("p", {"class": "left-out"}, sentence(note, noun)) if note else None
+    return el("p", {"class": "left-out"}, commands(sentence(note, noun))) if note else None
+
+
+def commands(text: str) -> Markup:
+    """Text whose `quoted` parts are commands, set as code."""
+    return join([el("code", None, part) if k % 2 else part for k, part in enumerate(text.split("`"))])
 
 
 def _superseded(variant: dict) -> str:
@@ -589,6 +594,15 @@ def stress(data: dict) -> Markup:
 
 def _ladder_verdicts(rows: list[dict]) -> Markup:
     """Every ladder's verdict, a line each (the cards below show the ladders that need a look)."""
+    return el(
+        "details",
+        None,
+        el("summary", None, f"Every ladder's verdict ({len(rows):,} ladders)"),
+        _ladder_table(rows),
+    )
+
+
+def _ladder_table(rows: list[dict]) -> Markup:
     return table(
         [Col("case"), Col("generator"), Col("verdict"), Col("at level", True), Col("levels", True), Col("runs", True)],
         [

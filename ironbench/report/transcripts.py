@@ -2,8 +2,8 @@
 compared, and every transcript, conversation by conversation, violating turns highlighted."""
 
 from ironbench.report import svg
-from ironbench.report.listing import sentence
 from ironbench.report.markup import Markup, el
+from ironbench.report.sections import left_out
 from ironbench.report.verdict import points
 from ironbench.report.widgets import Col, interval, ratio, section, table
 
@@ -167,9 +167,7 @@ def gauntlet(data: dict) -> Markup:
             {"class": "group"},
             el("h3", None, "Transcripts, conversation by conversation"),
             groups,
-            el("p", {"class": "left-out"}, sentence(data["left_out"], "conversations"))
-            if data.get("left_out")
-            else None,
+            left_out(data.get("left_out"), "conversations"),
         )
     )
     return section(

@@ -114,3 +114,17 @@ def test_a_page_too_large_to_list_whole_says_what_it_left_out_and_keeps_every_ve
     assert {c["id"] for c in records(back["suite"]["cases"])} == listed_ids
     assert back["baseline"]["excluded"] == data["baseline"]["excluded"]  # counted over every case
     assert len(text) < len(whole)
+
+
+def test_past_a_size_a_gauntlet_lists_the_violating_conversations_first():
+    def thread(i: int, violated: bool) -> dict:
+        scores = [{"scorer": "negation_aware", "violated": violated, "detail": None}]
+        return {"engine": "e", "scenario": f"s{i:04d}", "conversation": 1, "turns": [{"turn": 1, "scores": scores}]}
+
+    threads = [thread(i, i % 50 == 7) for i in range(1000)]
+    shown = listed({"run": {"run_id": "g"}, "suite": {}, "gauntlet": {"transcripts": threads}})["gauntlet"]
+    assert len(shown["transcripts"]) == listing.LISTED_CONVERSATIONS
+    assert {t["scenario"] for t in threads if t["turns"][0]["scores"][0]["violated"]} <= {
+        t["scenario"] for t in shown["transcripts"]
+    }
+    assert "violation_by_engine.sql --run g" in shown["left_out"]["see"]

@@ -105,9 +105,11 @@ REPEATS = 1  # --repeats: each command's median of this many, interleaved with t
 
 
 def median_of(args: list[str], tree: Path = REPO, timeout: float | None = None) -> Timed:
-    runs = [command(args, tree, timeout) for _ in range(REPEATS)]
-    if any(run.killed for run in runs):
-        return next(run for run in runs if run.killed)
+    runs: list[Timed] = []
+    for _ in range(REPEATS):
+        runs.append(command(args, tree, timeout))
+        if runs[-1].killed:
+            return runs[-1]
     return Timed(
         statistics.median(run.seconds for run in runs),
         output=runs[-1].output,

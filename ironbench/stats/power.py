@@ -198,8 +198,8 @@ def runs_needed(
 ) -> tuple[int, float] | None:
     """Runs per case (each side) to detect a drop from p to p − drop in every case with
     `power`: exact for one case or `gate="cases"` (Fisher at alpha/cases, which the min-p
-    adjustment never needs more than), simulated for the stratified test over several
-    cases. Returns (runs, power reached), or None beyond `max_runs`."""
+    adjustment never needs more than), as `stratified_power` gives it for the stratified
+    test over several cases. Returns (runs, power reached), or None beyond `max_runs`."""
     target = p - drop
 
     def achieved(n: int) -> float:

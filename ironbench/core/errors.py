@@ -19,6 +19,23 @@ class StoreError(IronbenchError):
     """The event store cannot be opened, migrated or written."""
 
 
+class StoreFull(StoreError):
+    """The disk holding the store (or the output folder) is full. Nothing recorded is lost:
+    once space is freed, `ironbench resume` continues the run."""
+
+    exit_code = 1
+
+
+class StoreUnwritable(StoreError):
+    """The store or the output folder is on a read-only filesystem, or not ours to write."""
+
+
+class RunLeased(IronbenchError):
+    """Another coordinator holds the run: one run has one writer."""
+
+    exit_code = 1
+
+
 class QueryError(IronbenchError):
     """A query file is missing or DuckDB rejected it."""
 

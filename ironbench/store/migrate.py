@@ -8,7 +8,7 @@ from ironbench.core.errors import StoreError
 
 # The newest revision in migrations/versions; a test keeps it equal to alembic's head
 # so opening an up-to-date store costs one SELECT instead of loading alembic.
-SCHEMA_HEAD = "0009_scaleout"
+SCHEMA_HEAD = "0010_leases"
 if TYPE_CHECKING:
     from alembic.config import Config
     from sqlalchemy import Connection
@@ -40,6 +40,7 @@ def upgrade(path: Path) -> str:
     """Apply every pending revision; returns the revision the store is now at."""
     from alembic import command
     from sqlalchemy import create_engine, event
+    from sqlalchemy.exc import DBAPIError
 
     engine = create_engine(f"sqlite:///{path}", connect_args={"timeout": 30})
 
@@ -59,6 +60,10 @@ def upgrade(path: Path) -> str:
             config = alembic_config(path)
             config.attributes["connection"] = conn
             command.upgrade(config, "head")
+    except DBAPIError as exc:  # the driver's own error says what happened (full, read-only, ...)
+        if isinstance(exc.orig, sqlite3.Error):
+            raise exc.orig from None
+        raise
     finally:
         engine.dispose()
     return current_revision(path) or "none"

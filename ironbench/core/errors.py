@@ -5,6 +5,7 @@ class IronbenchError(Exception):
     """Base of all ironbench errors; the CLI prints it as one line."""
 
     exit_code = 2
+    prefix = "error: "  # what the CLI puts before the message; a stop that is no mistake has none
 
 
 class SuiteError(IronbenchError):
@@ -24,6 +25,7 @@ class StoreFull(StoreError):
     once space is freed, `ironbench resume` continues the run."""
 
     exit_code = 1
+    prefix = ""
 
 
 class StoreUnwritable(StoreError):
@@ -56,6 +58,7 @@ class RunInterrupted(IronbenchError):
     continues it. The CLI words the message (what was kept, the exact resume command)."""
 
     exit_code = 130
+    prefix = ""
 
     def __init__(self, run_id: str, message: str | None = None) -> None:
         super().__init__(message or f"interrupted: run {run_id}; continue with: ironbench resume {run_id}")

@@ -5,9 +5,7 @@ crash between writing files and recording the position) changes nothing.
 """
 
 import json
-import os
-import shutil
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,6 +24,7 @@ from ironbench.core.events import (
     TurnScored,
     run_started,
 )
+from ironbench.core.files import is_partial, write_atomic
 from ironbench.projections.gauntlet_summary import ScenarioRecord, TurnRecord
 from ironbench.projections.gauntlet_summary import results as gauntlet_results
 from ironbench.projections.summaries import aggregate, ladder_aggregate, summary
@@ -35,22 +34,6 @@ from ironbench.store.eventstore import EventStore
 def group_of(recorded: RecordedEvent) -> str:
     """The group folder of an invocation: its stream without the run_NNN leaf."""
     return recorded.stream.rsplit("/", 1)[0]
-
-
-def _write(path: Path, text: str) -> None:
-    """Replace a file atomically: readers see the old or the new content, never half."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
-
-
-def _write_new_folder(folder: Path, files: dict[str, str]) -> None:
-    """Files written once, into a folder of their own. A crash half-way leaves the
-    tree's position behind, so catching up rewrites them; no rename is needed."""
-    folder.mkdir(parents=True, exist_ok=True)
-    for name, text in files.items():
-        (folder / name).write_text(text, encoding="utf-8")
 
 
 def _json(data: dict) -> str:
@@ -85,9 +68,17 @@ class OutputTree:
         self.name = f"output_tree:{out_dir.resolve()}"
         self._runs: dict[str, _RunState] = {}
         self.applied_seq = 0  # recorded in the store with the next append, or by flush()
+        self._written: set[Path] | None = None  # while rebuilding: every file this pass wrote
 
     def run_dir(self, run_id: str) -> Path:
         return self.out_dir / run_id
+
+    def _write(self, path: Path, text: str) -> None:
+        """Every file is replaced whole (core/files.py): a reader, a kill or a full disk sees
+        the old content or the new. Writing it twice (catching up after a crash) changes nothing."""
+        write_atomic(path, text)
+        if self._written is not None:
+            self._written.add(path)
 
     def _state(self, recorded: RecordedEvent) -> _RunState:
         state = self._runs.get(recorded.run_id)
@@ -210,7 +201,7 @@ class OutputTree:
             **({"speculate": True} if started.speculate else {}),
             **state.status,
         }
-        _write(self.run_dir(state.started.run_id) / "metadata.json", _json(metadata))
+        self._write(self.run_dir(state.started.run_id) / "metadata.json", _json(metadata))
 
     def _write_invocation(self, state: _RunState, stream: str, event: InvocationCompleted, timestamp: str) -> None:
         started = state.run
@@ -223,7 +214,7 @@ class OutputTree:
             timestamp,
             surplus=stream in state.surplus,
         )
-        _write_new_folder(
+        self._write_folder(
             folder,
             {
                 "summary.json": _json(record),
@@ -245,7 +236,7 @@ class OutputTree:
                 state.stamps[stream],
                 surplus=True,
             )
-            _write(self.run_dir(state.started.run_id) / stream / "summary.json", _json(record))
+            self._write(self.run_dir(state.started.run_id) / stream / "summary.json", _json(record))
 
     def _write_ai_failure(self, state: _RunState, slot: str) -> None:
         """ai_generation_failure.json: the spec's fields for the latest rejection of
@@ -274,26 +265,26 @@ class OutputTree:
                 for t, e in history
             ],
         }
-        _write(self.run_dir(state.started.run_id) / slot / "ai_generation_failure.json", _json(data))
+        self._write(self.run_dir(state.started.run_id) / slot / "ai_generation_failure.json", _json(data))
 
     def _write_gauntlet(self, state: _RunState) -> None:
         """gauntlet/results.json (engine -> scenario -> turns, with counts) and summary.json."""
         engines = [e["name"] for e in state.run.suite["engines"]]
         data = gauntlet_results(list(state.gauntlet.values()), engines, state.scorers)
         folder = self.run_dir(state.started.run_id) / "gauntlet"
-        _write(folder / "results.json", _json(data))
-        _write(folder / "summary.json", _json(data["summary"]))
+        self._write(folder / "results.json", _json(data))
+        self._write(folder / "summary.json", _json(data["summary"]))
 
     def _write_aggregate(self, state: _RunState, group: str) -> None:
         runs = [state.groups[group][index] for index in sorted(state.groups[group])]
         data = aggregate(state.run.suite_id, runs[0].case_id, runs[0].variant_id, runs, state.decisions.get(group))
-        _write(self.run_dir(state.started.run_id) / group / "aggregate.json", _json(data))
+        self._write(self.run_dir(state.started.run_id) / group / "aggregate.json", _json(data))
 
     def _write_ladder(self, state: _RunState, verdict: DecisionTaken) -> None:
         prefix = f"{verdict.group}/"
         levels = [d for group, d in state.decisions.items() if group.startswith(prefix) and d.level is not None]
         data = ladder_aggregate(state.run.suite_id, verdict.case_id, levels, verdict)
-        _write(self.run_dir(state.started.run_id) / verdict.group / "aggregate.json", _json(data))
+        self._write(self.run_dir(state.started.run_id) / verdict.group / "aggregate.json", _json(data))
 
     def catch_up(self) -> int:
         """Apply every event recorded since this tree's position; returns how many."""
@@ -302,12 +293,29 @@ class OutputTree:
         self.flush()
         return len(events)
 
-    def rebuild(self, run_id: str) -> Path:
-        """Regenerate one run's tree from its events alone."""
+    def _write_folder(self, folder: Path, files: dict[str, str]) -> None:
+        for name, text in files.items():
+            self._write(folder / name, text)
+
+    def rebuild(self, run_id: str, keep: Callable[[Path], bool] = lambda path: False) -> Path:
+        """Regenerate one run's tree from its events alone, in place: every file is written
+        again (whole), then whatever this pass did not write goes, unless `keep` says so
+        (pages written by other commands). Killed half-way, the folder holds old and new
+        files, each whole; the next rebuild finishes the job."""
         target = self.run_dir(run_id)
-        if target.exists():
-            shutil.rmtree(target)
         self._runs.pop(run_id, None)
-        for recorded in self.store.read(run_id):
-            self._apply_one(recorded)
+        self._written = set()
+        try:
+            for recorded in self.store.read(run_id):
+                self._apply_one(recorded)
+            written = self._written
+        finally:
+            self._written = None
+        if target.is_dir():
+            for path in sorted(target.rglob("*"), reverse=True):  # files before their folders
+                if path.is_dir():
+                    if not any(path.iterdir()):
+                        path.rmdir()
+                elif path not in written and (is_partial(path) or not keep(path)):
+                    path.unlink()
         return target

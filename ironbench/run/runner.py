@@ -84,7 +84,7 @@ def _generate_ai(
 
     append = appender(store, tree, run_id)
     reporter.note(f"{run_id}: generating AI variants")
-    with aborts_run(append, tree, reporter, run_id):
+    with aborts_run(append, tree, reporter, run_id, resume_command(run_id, tree.out_dir, store.path)):
         return generate_ai_variants(suite, run_id, store, append, max_failures, reporter.note)
 
 
@@ -209,7 +209,7 @@ def _gauntlet(
     from ironbench.gauntlet.runner import run_gauntlet
 
     append = appender(store, tree, run_id)
-    with aborts_run(append, tree, reporter, run_id):
+    with aborts_run(append, tree, reporter, run_id, resume_command(run_id, tree.out_dir, store.path)):
         status = run_gauntlet(suite, run_id, append, reporter.note, history)
     tree.flush()
     reporter.finished(run_id, status)

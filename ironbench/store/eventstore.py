@@ -17,9 +17,10 @@ from typing import Protocol, Self
 
 from ironbench.core.errors import RunLeased, StoreError
 from ironbench.core.events import SCHEMA_VERSION, Event, RecordedEvent, event_from_dict
+from ironbench.core.files import file_failure
 from ironbench.core.redact import Redactor
 from ironbench.store.chain import event_hash, last_link
-from ironbench.store.failures import file_failure, sqlite_failure
+from ironbench.store.failures import sqlite_failure
 from ironbench.store.leases import Heartbeat, Holder, Lease, claim, holds, read_lease, release
 
 BUSY_TIMEOUT_MS = 30_000

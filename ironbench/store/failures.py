@@ -1,10 +1,9 @@
-"""Storage failures named for people: a full disk, a read-only or forbidden place, or another error.
+"""SQLite failures named for people: a full disk, a read-only or forbidden store, or another error.
 
-SQLite reports them as error codes, the filesystem as errno values; both become the same
-few StoreErrors, so a person reads "the disk is full", never a driver's traceback.
+SQLite reports them as error codes; they become the same few StoreErrors as a failed file
+write does (core/files.py), so a person reads "the disk is full", never a driver's traceback.
 """
 
-import errno
 import sqlite3
 from pathlib import Path
 
@@ -12,8 +11,6 @@ from ironbench.core.errors import StoreError, StoreFull, StoreUnwritable
 
 _FULL_CODES = {sqlite3.SQLITE_FULL}
 _UNWRITABLE_CODES = {sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_PERM, sqlite3.SQLITE_AUTH}
-_FULL_ERRNOS = {errno.ENOSPC, errno.EDQUOT}
-_UNWRITABLE_ERRNOS = {errno.EROFS, errno.EACCES, errno.EPERM}
 
 
 def sqlite_failure(path: Path, doing: str, exc: sqlite3.Error) -> StoreError:
@@ -25,12 +22,3 @@ def sqlite_failure(path: Path, doing: str, exc: sqlite3.Error) -> StoreError:
     if primary in _UNWRITABLE_CODES:
         return StoreUnwritable(f"{path}: cannot write the store ({exc}): a read-only filesystem or no permission")
     return StoreError(f"{path}: {doing}: {exc}")
-
-
-def file_failure(path: Path, exc: OSError, what: str = "the output folder") -> StoreError:
-    """The StoreError an OSError from writing a file means."""
-    if exc.errno in _FULL_ERRNOS:
-        return StoreFull(f"{what}'s disk is full ({path}: {exc.strerror})")
-    if exc.errno in _UNWRITABLE_ERRNOS:
-        return StoreUnwritable(f"{path}: cannot write {what} ({exc.strerror})")
-    return StoreError(f"{path}: cannot write {what}: {exc.strerror or exc}")

@@ -17,6 +17,7 @@ from ironbench.console.numbers import number
 from ironbench.console.printable import printable
 from ironbench.console.tables import is_atomic, render
 from ironbench.core.errors import QueryError, RunNotFound, StoreError
+from ironbench.store.failures import sqlite_failure
 
 REPO_QUERIES = Path(__file__).resolve().parents[2] / "queries"
 
@@ -81,7 +82,8 @@ def _schema_revision(store_path: Path, wait_seconds: float) -> str | None:
                 return revision
             time.sleep(0.1)
     except sqlite3.DatabaseError as exc:
-        raise StoreError(f"{store_path}: not an ironbench store: {exc}") from None
+        # reading a store needs its folder writable too: SQLite keeps a shared-memory file beside it
+        raise sqlite_failure(store_path, "cannot read the store", exc) from None
 
 
 def connect(store_path: Path, run_id: str | None = None, export_dir: Path | None = None):

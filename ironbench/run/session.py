@@ -638,6 +638,7 @@ def aborts_run(append: Append, tree: OutputTree, reporter: Reporter, run_id: str
         abort = [Pending(RUN_STREAM, RunAborted(reason=reason))]
         try:
             if isinstance(exc, StoreFull):
+                store.free_reserves()
                 tree.apply(store.append(run_id, abort, free_reserve=True))
             else:
                 append(abort)

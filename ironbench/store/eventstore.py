@@ -24,7 +24,8 @@ from ironbench.store.failures import sqlite_failure
 from ironbench.store.leases import Heartbeat, Holder, Lease, claim, holds, read_lease, release
 
 BUSY_TIMEOUT_MS = 30_000
-RESERVE_BYTES = 256 * 1024  # about 64 pages: room to record a stop when the disk is full
+RESERVE_BYTES = 256 * 1024  # about 64 pages inside the store: room to record a stop when it is full
+RESERVE_FILE_BYTES = 1 << 20  # and a file beside it, freed first, so SQLite's log can grow again
 
 _INSERT = (
     "INSERT {or_ignore} INTO events(seq, event_id, run_id, stream, type, schema_version, timestamp_utc, "
@@ -77,7 +78,7 @@ class EventStore:
             self.conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
             self.conn.execute("PRAGMA synchronous=NORMAL")
         except sqlite3.Error as exc:
-            raise sqlite_failure(path, "cannot open store", exc) from exc
+            raise sqlite_failure(path, "cannot open the store", exc) from exc
 
     def close(self) -> None:
         self.conn.close()
@@ -94,14 +95,14 @@ class EventStore:
         try:
             self.conn.execute("BEGIN IMMEDIATE")
         except sqlite3.Error as exc:
-            raise sqlite_failure(self.path, "cannot begin a write", exc) from exc
+            raise sqlite_failure(self.path, "cannot write the store", exc) from exc
         try:
             yield self.conn
             self.conn.execute("COMMIT")
         except BaseException as exc:
             self._rollback()
             if isinstance(exc, sqlite3.Error):
-                raise sqlite_failure(self.path, "write failed", exc) from exc
+                raise sqlite_failure(self.path, "cannot write the store", exc) from exc
             raise
 
     def _rollback(self) -> None:
@@ -168,6 +169,7 @@ class EventStore:
                     claim(conn, run_id, holder)
                     self._fill_reserve(conn)
                     self._leased.add(run_id)
+                    self._keep_reserve_file()
                     return run_id
         raise StoreError(f"{self.path}: no free run id")  # candidates are endless in practice
 
@@ -183,6 +185,7 @@ class EventStore:
                 taken_over = claim(conn, run_id, holder, resume_hint)
                 self._fill_reserve(conn)
             self._leased.add(run_id)
+            self._keep_reserve_file()
         try:
             with Heartbeat(str(self.path), run_id, holder):
                 yield taken_over
@@ -198,6 +201,27 @@ class EventStore:
         if self.holder is None:
             self.holder = Holder.this_process()
         return self.holder
+
+    @property
+    def reserve_file(self) -> Path:
+        return self.path.with_name(self.path.name + "-reserve")
+
+    def _keep_reserve_file(self) -> None:
+        """A file of zeros beside the store, written when a run starts or resumes (if there
+        is room: a run never fails for want of it)."""
+        if self.reserve_file.is_file() and self.reserve_file.stat().st_size >= RESERVE_FILE_BYTES:
+            return
+        try:
+            with open(self.reserve_file, "wb") as out:
+                out.write(bytes(RESERVE_FILE_BYTES))
+        except OSError:
+            self.reserve_file.unlink(missing_ok=True)
+
+    def free_reserves(self) -> None:
+        """The disk is full: give back the file reserve, so that the next append (with
+        `free_reserve=True`, which also frees the space kept inside the store) can record why
+        the run stopped. Both are written again when the run resumes."""
+        self.reserve_file.unlink(missing_ok=True)
 
     @staticmethod
     def _fill_reserve(conn: sqlite3.Connection) -> None:
@@ -248,7 +272,7 @@ class EventStore:
         try:
             return self.conn.execute(sql, params)
         except sqlite3.Error as exc:
-            raise sqlite_failure(self.path, "read failed", exc) from exc
+            raise sqlite_failure(self.path, "cannot read the store", exc) from exc
 
     def read(
         self,
@@ -302,8 +326,5 @@ def open_store(
     try:
         ensure_schema(path)
     except sqlite3.DatabaseError as exc:
-        code = getattr(exc, "sqlite_errorcode", 0) & 0xFF
-        if code in (sqlite3.SQLITE_NOTADB, sqlite3.SQLITE_CORRUPT):
-            raise StoreError(f"{path}: not an ironbench store: {exc}") from None
-        raise sqlite_failure(path, "cannot open store", exc) from None
+        raise sqlite_failure(path, "cannot write the store", exc) from None
     return EventStore(path, projections, redactor)

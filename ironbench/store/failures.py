@@ -14,11 +14,17 @@ _UNWRITABLE_CODES = {sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN, sqlite3.S
 
 
 def sqlite_failure(path: Path, doing: str, exc: sqlite3.Error) -> StoreError:
-    """The StoreError a SQLite error means: `doing` says what the store was doing."""
-    code = getattr(exc, "sqlite_errorcode", None)
-    primary = code & 0xFF if isinstance(code, int) else None
+    """The StoreError a SQLite error means; `doing` says what failed ("cannot write the store")."""
+    primary = primary_code(exc)
     if primary in _FULL_CODES:
         return StoreFull(f"the store's disk is full ({path}: {exc})")
     if primary in _UNWRITABLE_CODES:
-        return StoreUnwritable(f"{path}: cannot write the store ({exc}): a read-only filesystem or no permission")
+        return StoreUnwritable(f"{path}: {doing} ({exc}): a read-only filesystem or no permission")
+    if primary in (sqlite3.SQLITE_NOTADB, sqlite3.SQLITE_CORRUPT):
+        return StoreError(f"{path}: not an ironbench store: {exc}")
     return StoreError(f"{path}: {doing}: {exc}")
+
+
+def primary_code(exc: sqlite3.Error) -> int | None:
+    code = getattr(exc, "sqlite_errorcode", None)
+    return code & 0xFF if isinstance(code, int) else None

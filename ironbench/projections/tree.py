@@ -68,17 +68,19 @@ class OutputTree:
         self.name = f"output_tree:{out_dir.resolve()}"
         self._runs: dict[str, _RunState] = {}
         self.applied_seq = 0  # recorded in the store with the next append, or by flush()
-        self._written: set[Path] | None = None  # while rebuilding: every file this pass wrote
+        self._pending: dict[Path, str] | None = None  # while rebuilding: each file's final content
 
     def run_dir(self, run_id: str) -> Path:
         return self.out_dir / run_id
 
     def _write(self, path: Path, text: str) -> None:
         """Every file is replaced whole (core/files.py): a reader, a kill or a full disk sees
-        the old content or the new. Writing it twice (catching up after a crash) changes nothing."""
-        write_atomic(path, text)
-        if self._written is not None:
-            self._written.add(path)
+        the old content or the new. Writing it twice (catching up after a crash) changes nothing.
+        While rebuilding, only the last content of each file is kept, and written at the end."""
+        if self._pending is not None:
+            self._pending[path] = text
+        else:
+            write_atomic(path, text)
 
     def _state(self, recorded: RecordedEvent) -> _RunState:
         state = self._runs.get(recorded.run_id)
@@ -298,19 +300,23 @@ class OutputTree:
             self._write(folder / name, text)
 
     def rebuild(self, run_id: str, keep: Callable[[Path], bool] = lambda path: False) -> Path:
-        """Regenerate one run's tree from its events alone, in place: every file is written
-        again (whole), then whatever this pass did not write goes, unless `keep` says so
-        (pages written by other commands). Killed half-way, the folder holds old and new
-        files, each whole; the next rebuild finishes the job."""
+        """Regenerate one run's tree from its events alone, in place: every file's final
+        content is worked out first, then each is written once (whole), then whatever this
+        pass did not write goes, unless `keep` says so (pages written by other commands).
+        Stopped half-way, the folder holds old files and new ones, each whole; the next
+        rebuild finishes the job."""
         target = self.run_dir(run_id)
         self._runs.pop(run_id, None)
-        self._written = set()
+        self._pending = {}
         try:
             for recorded in self.store.read(run_id):
                 self._apply_one(recorded)
-            written = self._written
+            final = self._pending
         finally:
-            self._written = None
+            self._pending = None
+        for path, text in final.items():  # each file once, with its last content
+            write_atomic(path, text)
+        written = set(final)
         if target.is_dir():
             for path in sorted(target.rglob("*"), reverse=True):  # files before their folders
                 if path.is_dir():

@@ -38,6 +38,7 @@ def new_run_id(store: EventStore, now: datetime | None = None) -> str:
 
 
 def _begin(
+    run_id: str,
     store: EventStore,
     tree: OutputTree,
     suite: Suite,
@@ -50,8 +51,7 @@ def _begin(
     speculate: bool = False,
     scheduler: str | None = None,
     rules: RuleSet | None = None,
-) -> tuple[str, RunStarted]:
-    run_id = new_run_id(store)
+) -> RunStarted:
     started = RunStarted(
         suite_id=suite.suite_id,
         mode=suite.mode,
@@ -71,7 +71,7 @@ def _begin(
         rules=rules.record() if rules is not None else None,
     )
     appender(store, tree, run_id)([Pending(RUN_STREAM, started)])
-    return run_id, started
+    return started
 
 
 def _generate_ai(
@@ -141,9 +141,11 @@ def start_run(
             preflight_models(suite, suite_path or "suite")
         store = open_store(paths.store_path, [ReadModel()], redactor=redactor)
         with store:
+            run_id = new_run_id(store)  # the first write: a store that cannot take one stops here
             tree = OutputTree(store, paths.out_dir)
             tree.catch_up()
-            run_id, started = _begin(
+            started = _begin(
+                run_id,
                 store,
                 tree,
                 suite,
@@ -194,9 +196,10 @@ def _start_gauntlet(
     preflight_engines(suite.engines, suite_path or "suite")
     store = open_store(paths.store_path, [ReadModel()], redactor=redactor)
     with store:
+        run_id = new_run_id(store)  # the first write: a store that cannot take one stops here
         tree = OutputTree(store, paths.out_dir)
         tree.catch_up()
-        run_id, _ = _begin(store, tree, suite, suite_path, [], "n/a", 1, label, redact)
+        _begin(run_id, store, tree, suite, suite_path, [], "n/a", 1, label, redact)
         with store.leased(run_id):
             _gauntlet(suite, run_id, store, tree, reporter, [])
     return run_id

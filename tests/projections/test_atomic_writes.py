@@ -16,16 +16,35 @@ KILLED = Path(__file__).resolve().parents[1] / "fixtures" / "killed_writer.py"
 ENV = {"SCRIPTED_OUTCOMES": "{}"}
 
 
+MIXED = """\
+suite_id: atomic
+mode: mixed
+timeout_seconds: 30
+cases:
+  - {id: base, mode: baseline, instruction: "Write a function named square that returns the square of a number.", runs: 3}
+  - id: words
+    mode: adversarial
+    instruction: "Write a function named count_words that counts the words in a string."
+    generators:
+      - {generator: whitespace_noise, count: 3, intensity_min: 0.02, intensity_max: 0.08, seed: 1}
+      - {generator: synonym_substitution, count: 2, max_replacements: 2, seed: 2}
+  - id: ladder
+    mode: stress
+    instruction: "Write a function named parse_date that parses an ISO date."
+    ladder: {generator: add_scope_detail, additions: 2, seed: 3, runs_per_level: 2}
+"""
+
+
 @pytest.fixture(scope="module")
 def two_runs(tmp_path_factory):
-    """An adversarial and a stress run of the shipped suites on the simulated Ironclad, each
-    with its report, and the second with a comparison page."""
-    out = tmp_path_factory.mktemp("atomic") / "out"
+    """Two runs of a small mixed suite (baseline, adversarial, stress) on the simulated
+    Ironclad, each with its report, and the second with a comparison page."""
+    folder = tmp_path_factory.mktemp("atomic")
+    suite, out = folder / "mixed.yaml", folder / "out"
+    suite.write_text(MIXED)
     ids = [
-        cli(
-            "run", f"suites/{name}.yaml", "--target", "fixture", "--out", str(out), "-q", env=ENV, check=True
-        ).stdout.strip()
-        for name in ("adversarial", "adversarial")
+        cli("run", str(suite), "--target", "fixture", "--out", str(out), "-q", env=ENV, check=True).stdout.strip()
+        for _ in range(2)
     ]
     cli("report", ids[1], "--compare", ids[0], "--out", str(out), check=True)
     return out, ids
@@ -59,7 +78,7 @@ def test_a_rebuilt_folder_is_the_original_byte_for_byte(two_runs):
 
 
 @pytest.mark.parametrize("signal", ["SIGKILL", "SIGINT"])
-@pytest.mark.parametrize("at", [1, 7, 40])
+@pytest.mark.parametrize("at", [1, 7, 30])
 def test_a_rebuild_stopped_mid_write_leaves_whole_files_and_the_next_one_completes(two_runs, at, signal):
     out, (_, run_id) = two_runs
     run_dir = out / run_id

@@ -6,12 +6,10 @@ from `ironbench.suite` and the generator registry, it cannot drift from what
 """
 
 import json
-from pathlib import Path
 
 from ironbench.generators.registry import get_generator, registered_generators
 
 SCHEMA_ID = "https://ironbench.dev/schema/suite.schema.json"
-SHIPPED_SCHEMA = Path(__file__).resolve().parents[2] / "suites" / "suite.schema.json"
 
 
 def _generator_entry(name: str, fixed: dict, defs: dict) -> dict:

@@ -60,7 +60,7 @@ def suite_schema() -> dict:
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": SCHEMA_ID,
         "title": "ironbench suite",
-        "description": "An ironbench suite file: see README.md, section Suites.",
+        "description": "An ironbench suite file: see docs/guides/suites.md and docs/reference/suite-schema.md.",
         **{k: v for k, v in schema.items() if k not in ("title", "description")},
     }
 

@@ -100,6 +100,13 @@ def plugin_from_the_docs(tmp_path, monkeypatch):
         for group in ("ironbench.targets", "ironbench.generators", "ironbench.scorers")
     }
     monkeypatch.setattr("importlib.metadata.entry_points", lambda group: groups.get(group, []))
+    # the registries get their built-ins back afterwards: no other test sees the plugin
+    from ironbench.gauntlet import scoring
+    from ironbench.generators import registry as generators
+    from ironbench.targets import registry as targets
+
+    for module, name in ((targets, "_REGISTRY"), (generators, "_REGISTRY"), (scoring, "_SCORERS")):
+        monkeypatch.setattr(module, name, dict(getattr(module, name)))
     plugins.load_plugins.cache_clear()
     yield
     plugins.load_plugins.cache_clear()

@@ -47,3 +47,18 @@ def test_the_version_lives_in_one_place():
     assert SETUPTOOLS["dynamic"]["version"] == {"attr": "ironbench.__version__"}
     assert importlib.metadata.version("ironbench") == __version__
     assert cli("--version", check=True).stdout.strip() == f"ironbench {__version__}"
+
+
+def test_a_source_tree_without_its_install_names_itself():
+    """ironbench imported from a tree that no install maps: one clear line, not a traceback."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; sys.meta_path[:] = [f for f in sys.meta_path if 'editable' not in repr(f)]\n"
+        "from ironbench.core.shipped import shipped\n"
+        "try:\n    shipped('queries')\nexcept Exception as exc:\n    print(type(exc).__name__, exc)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
+    assert result.stdout.startswith("IronbenchError ironbench's shipped queries are missing beside ")
+    assert str(REPO / "ironbench") in result.stdout and "pip install -e ." in result.stdout

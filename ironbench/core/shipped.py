@@ -19,9 +19,13 @@ def shipped(folder: str) -> Path:
     try:
         found = resources.files(f"ironbench.shipped.{folder}")
     except ModuleNotFoundError:
-        # a source tree on sys.path that was never installed: the mapping lives in the install
+        # ironbench imported from a source tree that is not the installed one: the mapping
+        # of the top-level folders into the package lives in the install
+        import ironbench
+
         raise IronbenchError(
-            f"ironbench's shipped {folder} are missing: install ironbench (pip install . or pip install -e .)"
+            f"ironbench's shipped {folder} are missing beside {Path(ironbench.__file__).parent}: "
+            "install ironbench from that tree (pip install -e .) or run it from elsewhere"
         ) from None
     # alembic and the suite loader need real files; a package pip installed always is one
     if not isinstance(found, Path) or not found.is_dir():

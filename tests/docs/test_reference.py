@@ -38,7 +38,8 @@ def test_every_generated_block_is_current():
 def test_the_check_names_a_stale_page(monkeypatch):
     page, _ = GENERATOR.BLOCKS["exit-codes"]
     current = GENERATOR.page_block("exit-codes")
-    monkeypatch.setitem(GENERATOR.BLOCKS, "exit-codes", (page, lambda: current + "\n| `NewError` | 2 | new |"))
+    stale = {"exit-codes": (page, lambda: current + "\n| `NewError` | 2 | new |")}
+    monkeypatch.setattr(GENERATOR, "BLOCKS", stale)
     monkeypatch.setattr(sys, "argv", ["docs_reference.py", "--check"])
     with pytest.raises(SystemExit, match="stale generated reference in reference/exit-codes.md"):
         GENERATOR.main()

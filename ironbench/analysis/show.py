@@ -5,7 +5,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ironbench.analysis.query import REPO_QUERIES, QueryResult, connect, run_sql
+from ironbench.analysis.query import QueryResult, connect, run_sql, shipped_queries
 from ironbench.console.numbers import percent
 from ironbench.console.printable import printable
 from ironbench.core.errors import RunNotFound
@@ -346,7 +346,10 @@ def format_logs(logs: list[tuple[RecordedEvent, bool, bool]]) -> str:
 def ai_acceptance(store_path: Path, run_id: str) -> QueryResult:
     """Per case and AI generator: attempts, accepted, acceptance rate, accepted variants run."""
     return run_sql(
-        store_path, (REPO_QUERIES / "ai_acceptance.sql").read_text(encoding="utf-8"), run_id, source="ai_acceptance.sql"
+        store_path,
+        (shipped_queries() / "ai_acceptance.sql").read_text(encoding="utf-8"),
+        run_id,
+        source="ai_acceptance.sql",
     )
 
 

@@ -45,6 +45,7 @@ def _main(
 
 
 for command in (
+    suite.init,
     run.run,
     run.resume,
     inspect.runs,

@@ -1,10 +1,11 @@
-"""Schema migrations: alembic revisions from `migrations/`, applied on first use."""
+"""Schema migrations: the shipped alembic revisions (`migrations/`), applied on first use."""
 
 import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ironbench.core.errors import StoreError
+from ironbench.core.shipped import shipped
 
 # The newest revision in migrations/versions; a test keeps it equal to alembic's head
 # so opening an up-to-date store costs one SELECT instead of loading alembic.
@@ -13,7 +14,10 @@ if TYPE_CHECKING:
     from alembic.config import Config
     from sqlalchemy import Connection
 
-MIGRATIONS_DIR = Path(__file__).resolve().parents[2] / "migrations"
+
+def migrations_dir() -> Path:
+    """The shipped alembic environment and its revisions (`versions/`)."""
+    return shipped("migrations")
 
 
 def current_revision(path: Path) -> str | None:
@@ -28,10 +32,11 @@ def current_revision(path: Path) -> str | None:
 def alembic_config(path: Path) -> "Config":
     from alembic.config import Config
 
-    if not (MIGRATIONS_DIR / "env.py").exists():
-        raise StoreError(f"{MIGRATIONS_DIR}: alembic migrations not found (install ironbench from its source tree)")
+    migrations = migrations_dir()
+    if not (migrations / "env.py").exists():
+        raise StoreError(f"{migrations}: alembic migrations not found (reinstall ironbench)")
     config = Config()
-    config.set_main_option("script_location", str(MIGRATIONS_DIR))
+    config.set_main_option("script_location", str(migrations))
     config.set_main_option("sqlalchemy.url", f"sqlite:///{path}")
     return config
 

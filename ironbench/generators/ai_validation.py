@@ -1,13 +1,15 @@
 """Harness-enforced validation of AI rewrites: the spec's rules, as pure functions.
 
 A rewrite must keep the task and change only its wording. Each rule returns the
-reasons it rejects an output; an empty list accepts it.
+reasons it rejects an output; an empty list accepts it. The requirement-level rule
+(nothing removed, nothing added) lives in `requirements.py` with its term map.
 """
 
 import re
 from collections.abc import Callable
 
 from ironbench.core.contract import forbidden_word
+from ironbench.generators.requirements import TermMap, requirement_changes
 
 MAX_LENGTH_RATIO = 3.0  # the spec's "±200%": a rewrite is between 1/3 and 3 times the base length
 
@@ -405,16 +407,25 @@ def check_no_implementation_language(base: str, output: str) -> list[str]:
     ]
 
 
+def check_requirements(base: str, output: str) -> list[str]:
+    """No requirement of the base removed, none added (the shipped term map)."""
+    return requirement_changes(base, output)
+
+
 def validate_rewrite(
-    base: str, output: str, extra_rules: tuple[Callable[[str, str], list[str]], ...] = ()
+    base: str,
+    output: str,
+    extra_rules: tuple[Callable[[str, str], list[str]], ...] = (),
+    terms: TermMap | None = None,
 ) -> list[str]:
-    """Every reason to reject `output` as a rewrite of `base`; [] accepts it."""
+    """Every reason to reject `output` as a rewrite of `base`; [] accepts it. `terms`
+    is the requirement checker's term map (default: the shipped one)."""
     if check_empty(base, output):
         return check_empty(base, output)
     reasons: list[str] = []
     for rule in COMMON_RULES[1:] + tuple(extra_rules):
         reasons += rule(base, output)
-    return reasons
+    return reasons + requirement_changes(base, output, terms)
 
 
 # Wrapping a 135M model puts around a good answer: a lead-in label, then quotes.

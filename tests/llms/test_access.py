@@ -109,7 +109,10 @@ def test_acceptance_rules_per_generator(paths, script, scripted_model):
     ]
     run_id = start_run(ai_suite("scripted-rewriter", generator="ai_rephrase_with_focus_shift"), paths)
     rejected = [e.event for e in events(paths, run_id, AiOutputRejected)]
-    assert rejected[0].failure_reasons == ["focus shift introduces 'thread-safe'"]
+    assert rejected[0].failure_reasons == [
+        "focus shift introduces 'thread-safe'",
+        "adds_requirement: thread-safe (a new constraint on concurrency)",
+    ]
     assert [v.event.instruction for v in events(paths, run_id, VariantGenerated)] == [
         BASE.replace("reverses", "clearly reverses")
     ]

@@ -100,6 +100,12 @@ META_PATTERNS = (
     r"\bthe task (is|asks)\b",
     # advice to the reader instead of an instruction, and code spans, are commentary too
     r"\byou (can|could|should|may|might|will) (use|try|simply|just|call|do)\b",
+    r"^\s*you (can|could|may|might|should) (?!write|create|build|implement|make|design|develop|produce)\w+",
+    r"\bthis (can|could) be (achieved|done|accomplished|solved)\b",
+    r"\bhere'?s how\b",
+    # a remark about the task instead of the task
+    r"\b(is|can be|would be) (a|an) (challenge|good|great|common|useful|nice|interesting|fun)\b",
+    r"\bis called\s*[.!?]?\s*$",
     r"`[^`]+`",
 )
 # Code where an instruction should be: a definition, an import, a slice, a call to print.
@@ -457,9 +463,39 @@ def normalise_output(text: str) -> str:
     return text
 
 
-def one_line_grammar(base: str) -> str:
+# Characters a one-sentence instruction has no use for unless its base has them: code,
+# labels ("Python: ..."), markup. Outside GBNF's negated class they need no escaping.
+_NOT_IN_A_SENTENCE = "`#:;*{}<>|="
+
+
+def _gbnf_literal(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def one_line_grammar(base: str, openings: tuple[str, ...] = ()) -> str:
     """GBNF for one plain line: no line break, no backticks (unless the base has them),
-    opening with a letter like an instruction does (unless the base does not)."""
+    opening with a letter like an instruction does (unless the base does not), or with
+    one of `openings`."""
     body = r"[^\n]" if "`" in base else r"[^\n`]"
     first = "[A-Za-z]" if base.strip()[:1].isalpha() else body
+    if openings:
+        first = "(" + " | ".join(_gbnf_literal(o) for o in openings) + ') " "'
     return f"root ::= {first} {body}*"
+
+
+def one_sentence_grammar(base: str, openings: tuple[str, ...] = ()) -> str:
+    """GBNF for one plain sentence like the base: it opens as the base does (a capital
+    letter) or with one of `openings`, has none of the characters of code or labels the
+    base lacks, and ends at its first full stop or question mark, so a small model cannot
+    add a second sentence, a code block or a comment after it. A base of several
+    sentences, or one that does not start with a letter, gets one_line_grammar instead."""
+    text = base.strip()
+    if len(_sentences(text)) != 1 or not text[:1].isalpha() or re.search(r"[.!?]\S", text):
+        return one_line_grammar(base, openings)
+    excluded = "".join(c for c in _NOT_IN_A_SENTENCE if c not in text)
+    body = f"[^\\n.!?{excluded}]"
+    first = "[A-Z]" if text[0].isupper() else "[a-z]"
+    if openings:
+        first = "(" + " | ".join(_gbnf_literal(o) for o in openings) + ') " "'
+    end = "[.?!]" if text[-1] in ".!?" else "[.?!]?"
+    return f"root ::= {first} {body}* {end}"

@@ -156,6 +156,10 @@ class TermMap:
             found |= {alias for alias, name in self.languages.items() if name == language}
         return found
 
+    def free(self, term: Phrase) -> bool:
+        """A term that states no requirement: stop, framing, soft, generic or a form."""
+        return any(term in part for part in (self.stop, self.framing, self.soft, self.generic, self.forms))
+
     def segment(self, words: Sequence[Token]) -> list[tuple[int, int]]:
         """Spans of `words`, the longest phrase the map knows first ("regular expression",
         "number of", "time to live"), else one word."""
@@ -240,8 +244,9 @@ def shipped_term_map() -> TermMap:
 @dataclass(frozen=True, slots=True)
 class Term:
     key: Phrase
-    text: str  # as written, for the reason
+    text: str  # as written, lowercased: what a reason names
     kind: str  # requirement, language, number, name, form, collection, or an `adds` kind
+    shown: str = ""  # as written, case kept
 
 
 def _is_name(token: Token, text: str) -> bool:
@@ -257,31 +262,41 @@ def extract(text: str, terms: TermMap) -> list[Term]:
     for start, end in terms.segment(words):
         span = words[start:end]
         key = tuple(t.stem for t in span)
-        written = text[span[0].start : span[-1].start + len(span[-1].original)].lower()
-        if written.count("(") > written.count(")"):
-            written += ")"  # o(n): the bracket is not part of a word
+        shown = text[span[0].start : span[-1].start + len(span[-1].original)]
+        if shown.count("(") > shown.count(")"):
+            shown += ")"  # o(n): the bracket is not part of a word
+        written = shown.lower()
         token = span[0]
         after = words[end].word if end < len(words) else ""
         before = words[start - 1].word if start > 0 else ""
         if len(span) == 1 and token.original in terms.cased_languages and start > 0:
-            found.append(Term((terms.cased_languages[token.original],), token.original, "language"))
+            found.append(Term((terms.cased_languages[token.original],), token.original, "language", shown))
         elif key in terms.languages:
-            found.append(Term(key, written, "language"))
+            found.append(Term(key, written, "language", shown))
         elif len(span) == 1 and re.fullmatch(r"\d+(\.\d+)?", token.word):
-            found.append(Term(key, token.word, "number"))
+            found.append(Term(key, token.word, "number", shown))
         elif len(span) == 1 and (_is_name(token, text) or before in ("named", "called")) and key not in terms._known:
-            found.append(Term(key, token.original, "name"))
+            found.append(Term(key, token.original, "name", shown))
         elif len(span) == 1 and token.stem in terms.collectives and after == "of":
-            found.append(Term(key, written, "collection"))
+            found.append(Term(key, written, "collection", shown))
         elif key in terms.adds:
-            found.append(Term(key, written, terms.adds[key]))
+            found.append(Term(key, written, terms.adds[key], shown))
         elif key in terms.forms:
-            found.append(Term(key, written, "form"))
-        elif key in terms.stop or key in terms.framing or key in terms.soft or key in terms.generic:
+            found.append(Term(key, written, "form", shown))
+        elif terms.free(key):
             continue
         else:
-            found.append(Term(key, written, "requirement"))
+            found.append(Term(key, written, "requirement", shown))
     return found
+
+
+def keep_words(base: str, terms: TermMap | None = None) -> list[str]:
+    """The words a rewrite of `base` must keep, as the base writes them, once each."""
+    words: list[str] = []
+    for term in extract(base, terms or shipped_term_map()):
+        if term.kind != "collection" and term.shown not in words:
+            words.append(term.shown)
+    return words
 
 
 def _occurrences(words: Sequence[str], wanted: set[Phrase]) -> int:
@@ -289,6 +304,27 @@ def _occurrences(words: Sequence[str], wanted: set[Phrase]) -> int:
     for size in {len(w) for w in wanted}:
         count += sum(1 for i in range(len(words) - size + 1) if tuple(words[i : i + size]) in wanted)
     return count
+
+
+def coordinated(words: Sequence[Token], text: str) -> list[list[int]]:
+    """Positions of words listed together: "get, set and delete" gives those three (the
+    word before each comma or and/or, the first word after it past an article)."""
+    lists = []
+    for at, word in enumerate(words):
+        if word.word not in ("and", "or") or at == 0 or at + 1 >= len(words):
+            continue
+        items, left = [at - 1], at - 1
+        while left > 0:
+            gap = text[words[left - 1].start + len(words[left - 1].original) : words[left].start]
+            if "," not in gap:
+                break
+            left -= 1
+            items.append(left)
+        right = at + 1
+        while right < len(words) - 1 and words[right].word in ("a", "an", "the"):
+            right += 1
+        lists.append([*reversed(items), right])
+    return lists
 
 
 _KINDS = {
@@ -299,6 +335,8 @@ _KINDS = {
     "collection": "a collection of inputs or outputs",
     "operation": "a new operation",
     "deliverable": "a new deliverable",
+    "listed": "a new item in a list",
+    "negation": "a new negation",
 }
 
 
@@ -335,6 +373,19 @@ def requirement_changes(base: str, output: str, terms: TermMap | None = None) ->
         if _occurrences(base_words, terms.same(term.key)):
             continue
         reported.add(term.key)
+        reported.update((word,) for word in term.key)  # "time-to-live" is not also "time"
         kind = _KINDS.get(term.kind, f"a new {term.kind}")
         reasons.append(f"adds_requirement: {term.text} ({kind})")
+    # A word listed with one of the base's requirements is a requirement of its kind:
+    # "get, set and increment" adds an operation no lexicon needs to know.
+    written = tokens(output)
+    for items in coordinated(written, normalise(output)):
+        words = [written[i] for i in items]
+        content = [w for w in words if not terms.free((w.stem,)) and not w.word.isdigit()]
+        if not any(_occurrences(base_words, terms.same((w.stem,))) for w in content):
+            continue
+        for word in content:
+            if (word.stem,) not in reported and not _occurrences(base_words, terms.same((word.stem,))):
+                reported.add((word.stem,))
+                reasons.append(f"adds_requirement: {word.word} ({_KINDS['listed']})")
     return reasons

@@ -32,7 +32,10 @@ Register = Literal["planner_voice", "executive_voice", "peer_engineer_voice"]
 # base's own programming language where it has one ({language} below), so the model
 # learns to keep it and has no other language to copy; their tasks share no words with
 # a typical base.
-EXAMPLE_BASES = ("Write a {language}function that joins two strings.", "Design a {language}class that stores user names.")
+EXAMPLE_BASES = (
+    "Write a {language}function that joins two strings.",
+    "Design a {language}class that stores user names.",
+)
 Examples = tuple[str, str]  # the rewrites of EXAMPLE_BASES
 
 STYLES: dict[Style, tuple[str, Examples]] = {
@@ -49,7 +52,10 @@ STYLES: dict[Style, tuple[str, Examples]] = {
     ),
     "casual_request": (
         "a casual, friendly request",
-        ("Could you write a {language}function that joins two strings?", "Can you design a {language}class that stores user names?"),
+        (
+            "Could you write a {language}function that joins two strings?",
+            "Can you design a {language}class that stores user names?",
+        ),
     ),
     "specification_tone": (
         "the tone of a short specification",
@@ -59,11 +65,17 @@ STYLES: dict[Style, tuple[str, Examples]] = {
 FOCUSES: dict[Focus, tuple[str, Examples]] = {
     "simplicity": (
         "simplicity",
-        ("Write a simple {language}function that joins two strings.", "Design a straightforward {language}class that stores user names."),
+        (
+            "Write a simple {language}function that joins two strings.",
+            "Design a straightforward {language}class that stores user names.",
+        ),
     ),
     "clarity": (
         "clarity",
-        ("Write a clear {language}function that joins two strings.", "Design a clearly structured {language}class that stores user names."),
+        (
+            "Write a clear {language}function that joins two strings.",
+            "Design a clearly structured {language}class that stores user names.",
+        ),
     ),
     "maintainability": (
         "maintainability",
@@ -74,7 +86,10 @@ FOCUSES: dict[Focus, tuple[str, Examples]] = {
     ),
     "correctness_emphasis_soft": (
         "correctness, softly",
-        ("Write a {language}function that correctly joins two strings.", "Design a {language}class that reliably stores user names."),
+        (
+            "Write a {language}function that correctly joins two strings.",
+            "Design a {language}class that reliably stores user names.",
+        ),
     ),
 }
 REGISTERS: dict[Register, tuple[str, Examples]] = {
@@ -91,7 +106,10 @@ REGISTERS: dict[Register, tuple[str, Examples]] = {
     ),
     "peer_engineer_voice": (
         "a peer engineer",
-        ("Let's write a {language}function that joins two strings.", "How about a {language}class that stores user names?"),
+        (
+            "Let's write a {language}function that joins two strings.",
+            "How about a {language}class that stores user names?",
+        ),
     ),
 }
 # How a rewrite may begin, by style, focus and register: where the backend takes a grammar,
@@ -107,7 +125,18 @@ OPENINGS: dict[str, tuple[str, ...]] = {
     "clarity": IMPERATIVES,
     "maintainability": IMPERATIVES,
     "correctness_emphasis_soft": IMPERATIVES,
-    "restatement": ("Create", "Produce", "Build", "Implement", "Provide", "Develop", "Construct", "Make", "Given", "Take"),
+    "restatement": (
+        "Create",
+        "Produce",
+        "Build",
+        "Implement",
+        "Provide",
+        "Develop",
+        "Construct",
+        "Make",
+        "Given",
+        "Take",
+    ),
     "planner_voice": ("Our next step is", "The next item on the plan is", "Next, we will", "The plan is to"),
     "executive_voice": ("Deliver", "We need", "I need", "Provide", "Our priority is"),
     "peer_engineer_voice": ("Let's", "How about", "We should", "Can we", "Could you"),

@@ -54,7 +54,9 @@ class JudgeVerdict:
 
     def reason(self) -> str | None:
         """The rejection reason, naming the judge and its answers; None when it accepts."""
-        said = ", ".join(f"{d.replace('_', ' ')}: {' '.join(self.answers.get(d, '').split())[:40]!r}" for d in DIRECTIONS)
+        said = ", ".join(
+            f"{d.replace('_', ' ')}: {' '.join(self.answers.get(d, '').split())[:40]!r}" for d in DIRECTIONS
+        )
         if self.same_task is False:
             return f"judge_rejects: {self.model} says the rewrite asks for another task ({said})"
         if self.same_task is None:

@@ -493,7 +493,9 @@ def one_sentence_grammar(base: str, openings: tuple[str, ...] = ()) -> str:
     if len(_sentences(text)) != 1 or not text[:1].isalpha() or re.search(r"[.!?]\S", text):
         return one_line_grammar(base, openings)
     excluded = "".join(c for c in _NOT_IN_A_SENTENCE if c not in text)
-    body = f"[^\\n.!?{excluded}]"
+    # a full stop inside a word (math.pow, 3.14) does not end the sentence: cut there, the
+    # answer would read as a shorter, different request
+    body = f'([^\\n.!?{excluded}] | "." [A-Za-z0-9_])'
     first = "[A-Z]" if text[0].isupper() else "[a-z]"
     if openings:
         first = "(" + " | ".join(_gbnf_literal(o) for o in openings) + ') " "'

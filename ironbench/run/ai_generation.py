@@ -95,10 +95,11 @@ def generate_ai_variants(
                 # One plain sentence, opening as the style does, by constrained decoding where
                 # the backend has a grammar option; applicable_options drops it elsewhere, and
                 # options_applied says so.
+                seed = call_seed(entry.seed, case.id, entry.generator, slot, attempt)
                 options = {
                     "temperature": params.temperature,
                     "max_tokens": params.max_tokens,
-                    "seed": call_seed(entry.seed, case.id, entry.generator, slot, attempt),
+                    "seed": seed,
                     "grammar": one_sentence_grammar(case.instruction, openings),
                 }
                 reply = client.complete(prompt, options, attempt=attempt)
@@ -182,7 +183,7 @@ def generate_ai_variants(
                                 variant_id=variant_id,
                                 instruction=text,
                                 base_instruction=case.instruction,
-                                seed=options["seed"],
+                                seed=seed,
                                 params=variant.params,
                                 attempt=attempt,
                                 metadata=metadata,

@@ -156,6 +156,10 @@ class TermMap:
             found |= {alias for alias, name in self.languages.items() if name == language}
         return found
 
+    def knows(self, term: Phrase) -> bool:
+        """Whether the map lists this word or phrase anywhere."""
+        return term in self._known
+
     def free(self, term: Phrase) -> bool:
         """A term that states no requirement: stop, framing, soft, generic or a form."""
         return any(term in part for part in (self.stop, self.framing, self.soft, self.generic, self.forms))
@@ -167,7 +171,7 @@ class TermMap:
         while at < len(words):
             for size in range(min(MAX_PHRASE, len(words) - at), 0, -1):
                 candidate = tuple(t.stem for t in words[at : at + size])
-                if size == 1 or candidate in self._known:
+                if size == 1 or self.knows(candidate):
                     spans.append((at, at + size))
                     at += size
                     break
@@ -275,7 +279,7 @@ def extract(text: str, terms: TermMap) -> list[Term]:
             found.append(Term(key, written, "language", shown))
         elif len(span) == 1 and re.fullmatch(r"\d+(\.\d+)?", token.word):
             found.append(Term(key, token.word, "number", shown))
-        elif len(span) == 1 and (_is_name(token, text) or before in ("named", "called")) and key not in terms._known:
+        elif len(span) == 1 and (_is_name(token, text) or before in ("named", "called")) and not terms.knows(key):
             found.append(Term(key, token.original, "name", shown))
         elif len(span) == 1 and token.stem in terms.collectives and after == "of":
             found.append(Term(key, written, "collection", shown))

@@ -9,21 +9,15 @@ its <system-out>, not failed, so a CI reporter that fails on any failure agrees 
 the exit code. Cases run on one side only are <skipped>. Properties record the options.
 """
 
-import os
-import tempfile
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from ironbench.analysis.compare import CaseComparison, Comparison
 from ironbench.console.numbers import number, percent, points
 from ironbench.console.printable import printable
-from ironbench.core.errors import IronbenchError
+from ironbench.core.files import write_atomic
 
 SUITE_NAME = "ironbench compare"
-
-
-class JunitError(IronbenchError):
-    """The JUnit file cannot be written."""
 
 
 def _label(case: CaseComparison) -> str:
@@ -140,17 +134,5 @@ def junit_xml(comparison: Comparison) -> str:
 def write_junit(comparison: Comparison, path: Path) -> Path:
     """Write the XML whole or not at all: beside its final name, then renamed into place."""
     path = Path(path)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        handle, partial = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-        try:
-            with os.fdopen(handle, "w", encoding="utf-8") as out:
-                out.write(junit_xml(comparison))
-            os.chmod(partial, 0o644)  # mkstemp's 0600 would hide it from a CI's artifact uploader
-            os.replace(partial, path)
-        except BaseException:
-            Path(partial).unlink(missing_ok=True)
-            raise
-    except OSError as exc:
-        raise JunitError(f"{path}: cannot write JUnit XML: {exc.strerror or exc}") from None
+    write_atomic(path, junit_xml(comparison), "the JUnit file's folder")
     return path

@@ -17,8 +17,7 @@ from ironbench.console.numbers import number
 from ironbench.console.printable import printable
 from ironbench.console.tables import is_atomic, render
 from ironbench.core.errors import QueryError, RunNotFound, StoreError
-
-REPO_QUERIES = Path(__file__).resolve().parents[2] / "queries"
+from ironbench.store.failures import sqlite_failure
 
 # Booleans live in SQLite as integers; the views restore their type so queries read naturally.
 _VIEWS = {
@@ -81,7 +80,8 @@ def _schema_revision(store_path: Path, wait_seconds: float) -> str | None:
                 return revision
             time.sleep(0.1)
     except sqlite3.DatabaseError as exc:
-        raise StoreError(f"{store_path}: not an ironbench store: {exc}") from None
+        # reading a store needs its folder writable too: SQLite keeps a shared-memory file beside it
+        raise sqlite_failure(store_path, "cannot read the store", exc) from None
 
 
 def connect(store_path: Path, run_id: str | None = None, export_dir: Path | None = None):
@@ -135,15 +135,22 @@ def _quote(text: str) -> str:
     return text.replace("'", "''")
 
 
+def shipped_queries() -> Path:
+    """The queries ironbench ships (`failure_breakdown.sql`, ...)."""
+    from ironbench.core.shipped import shipped
+
+    return shipped("queries")
+
+
 def resolve_query(name: str) -> Path:
     """A path to a .sql file, or a name looked up in ./queries and the shipped queries/."""
     candidates = [Path(name)]
     file_name = name if name.endswith(".sql") else f"{name}.sql"
-    candidates += [Path("queries") / file_name, REPO_QUERIES / file_name]
+    candidates += [Path("queries") / file_name, shipped_queries() / file_name]
     for candidate in candidates:
         if candidate.is_file():
             return candidate
-    shipped = ", ".join(sorted(p.name for p in REPO_QUERIES.glob("*.sql")))
+    shipped = ", ".join(sorted(p.name for p in shipped_queries().glob("*.sql")))
     raise QueryError(f"query {name!r} not found (as a path, in ./queries, or shipped: {shipped})")
 
 

@@ -1,15 +1,18 @@
 """Listing and showing runs from the read models (through DuckDB, read-only)."""
 
 from collections import Counter
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
-from ironbench.analysis.query import REPO_QUERIES, QueryResult, connect, run_sql
+from ironbench.analysis.query import QueryResult, connect, run_sql, shipped_queries
 from ironbench.console.numbers import percent
 from ironbench.console.printable import printable
 from ironbench.core.errors import RunNotFound
 from ironbench.core.events import InvocationCompleted, RecordedEvent
 from ironbench.stats import wilson_interval
 from ironbench.store.eventstore import open_store
+from ironbench.store.leases import Holder, Lease
 
 _RUNS = """
 SELECT r.run_id, r.suite_id, r.mode, r.status, r.label, r.started_utc, r.finished_utc,
@@ -96,9 +99,31 @@ def list_runs(store_path: Path) -> QueryResult:
     con = connect(store_path)
     try:
         cursor = con.execute(_RUNS)
-        return QueryResult([d[0] for d in cursor.description], cursor.fetchall())
+        columns = [d[0] for d in cursor.description]
+        rows = cursor.fetchall()
+        coordinators = _coordinators(con)
     finally:
         con.close()
+    status = columns.index("status")
+    return QueryResult(columns, [(*r[:status], _status(r[0], r[status], coordinators), *r[status + 1 :]) for r in rows])
+
+
+def _coordinators(con: Any) -> dict[str, Lease]:
+    """The lease of every run a coordinator claims to be writing."""
+    rows = con.execute(
+        "SELECT run_id, host, pid, process_started, acquired_utc, heartbeat_utc FROM store.run_leases"
+    ).fetchall()
+    return {r[0]: Lease(r[0], Holder(r[1], r[2], r[3]), r[4], r[5]) for r in rows}
+
+
+def _status(run_id: str, recorded: str, coordinators: dict[str, Lease]) -> str:
+    """The recorded status, except that a run still `running` whose coordinator is gone
+    (killed, its machine lost, or stopped by a full disk before it could say so) is
+    `interrupted`: `ironbench resume` continues it."""
+    if recorded != "running":
+        return recorded
+    lease = coordinators.get(run_id)
+    return "running" if lease is not None and not lease.stale(datetime.now(UTC)) else "interrupted"
 
 
 def _verdict(case_id: str, decision: str, level: int | None, source: str | None, reason: str) -> dict:
@@ -173,6 +198,7 @@ def show_run(store_path: Path, run_id: str) -> tuple[dict, QueryResult, list[dic
         if row is None:
             raise RunNotFound(f"run {run_id!r} not found in {store_path}")
         header = dict(zip([d[0] for d in cursor.description], row, strict=True))
+        header["status"] = _status(run_id, header["status"], _coordinators(con))
         surplus = con.execute("SELECT count(*) FROM store.surplus_invocations WHERE run_id = ?", [run_id]).fetchone()
         if surplus[0]:
             header["surplus"] = f"{surplus[0]} runs past their case's decision (--speculate): in no count above"
@@ -320,7 +346,10 @@ def format_logs(logs: list[tuple[RecordedEvent, bool, bool]]) -> str:
 def ai_acceptance(store_path: Path, run_id: str) -> QueryResult:
     """Per case and AI generator: attempts, accepted, acceptance rate, accepted variants run."""
     return run_sql(
-        store_path, (REPO_QUERIES / "ai_acceptance.sql").read_text(encoding="utf-8"), run_id, source="ai_acceptance.sql"
+        store_path,
+        (shipped_queries() / "ai_acceptance.sql").read_text(encoding="utf-8"),
+        run_id,
+        source="ai_acceptance.sql",
     )
 
 

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from ironbench.cli import compare, gauntlet, inspect, run, store, suite
-from ironbench.core.errors import IronbenchError, RunInterrupted
+from ironbench.core.errors import IronbenchError
 
 HELP = "Benchmark harness for LLM-driven systems: every invocation an event, every answer a query."
 
@@ -45,6 +45,7 @@ def _main(
 
 
 for command in (
+    suite.init,
     run.run,
     run.resume,
     inspect.runs,
@@ -85,11 +86,8 @@ def main() -> None:
     except typer.Abort:
         print("ironbench: aborted", file=sys.stderr)
         sys.exit(130)
-    except RunInterrupted as exc:  # not an error: what was kept, and how to continue
-        print(f"ironbench: {printable(str(exc))}", file=sys.stderr)
-        sys.exit(exc.exit_code)
-    except IronbenchError as exc:
-        print(f"ironbench: error: {printable(str(exc))}", file=sys.stderr)
+    except IronbenchError as exc:  # an interruption or a full disk is no mistake: no "error:"
+        print(f"ironbench: {exc.prefix}{printable(str(exc))}", file=sys.stderr)
         sys.exit(exc.exit_code)
     sys.exit(code if isinstance(code, int) else 0)
 

@@ -2,7 +2,6 @@
 
 import sys
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -20,6 +19,7 @@ from ironbench.cli.options import (
     StoreOption,
     run_paths,
 )
+from ironbench.cli.suite import SuiteArgument
 from ironbench.core.errors import RunInterrupted
 
 
@@ -65,7 +65,7 @@ def _reporter(quiet: bool):
 
 
 def run(
-    suite: Annotated[Path, typer.Argument(help="Suite YAML file.")],
+    suite: SuiteArgument,
     target: Annotated[
         str | None,
         typer.Option(
@@ -110,8 +110,10 @@ def run(
     """Run a suite against its target; prints the run id (the verdict and the report's path go to stderr)."""
     from ironbench.run.runner import start_run
     from ironbench.suite.models import load_suite
+    from ironbench.suite.shipped import find_suite
 
-    loaded = load_suite(suite)
+    suite_path = find_suite(suite)
+    loaded = load_suite(suite_path)
     reporter = _reporter(quiet)
     paths = run_paths(out, store)
     with _interruptible(paths):
@@ -120,7 +122,7 @@ def run(
             paths,
             target,
             jobs,
-            str(suite),
+            str(suite_path),
             reporter,
             max_failures=max_failures,
             max_infra_errors=max_infra_errors,

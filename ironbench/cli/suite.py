@@ -1,4 +1,4 @@
-"""Commands about suite files: `variants`, `schema`."""
+"""Commands about suite files: `init`, `variants`, `schema`."""
 
 import json
 from pathlib import Path
@@ -13,9 +13,37 @@ from ironbench.cli.options import (
     say,
 )
 
+SuiteArgument = Annotated[
+    str,
+    typer.Argument(
+        metavar="SUITE",
+        help="A suite YAML file, or the name of a shipped suite: demo, baseline, adversarial, stress, "
+        "gauntlet (a path wins over a name; `ironbench init` copies them to a folder of yours).",
+    ),
+]
+
+
+def init(
+    folder: Annotated[
+        Path, typer.Argument(metavar="[DIR]", help="The folder to write into (created if needed).")
+    ] = Path("."),
+    force: Annotated[bool, typer.Option("--force", help="Overwrite files of the same names.")] = False,
+) -> None:
+    """Write the example suites, their JSON Schema (for your editor) and an outcome-rules example into a folder."""
+    from ironbench.suite.shipped import init_folder
+
+    result = init_folder(folder, force)
+    for path in result.written:
+        say(str(path))
+    baseline, agent = result.folder / "baseline.yaml", (result.folder / "toy_agent.py").resolve()
+    say(f"next: ironbench run {baseline} --target fixture")
+    say(
+        f'  or: ironbench run {baseline} --target "python {agent} {{instruction}}" --rules {result.folder / "agent_rules.yaml"}'
+    )
+
 
 def variants(
-    suite: Annotated[Path, typer.Argument(help="Suite YAML file.")],
+    suite: SuiteArgument,
     format: Annotated[ReportFormat, typer.Option("--format", "-f")] = ReportFormat.table,
     out: OutOption = DEFAULT_OUT,
 ) -> None:
@@ -24,8 +52,9 @@ def variants(
 
     from ironbench.run.preview import preview, preview_lines
     from ironbench.suite.models import load_suite
+    from ironbench.suite.shipped import find_suite
 
-    items = preview(load_suite(suite))
+    items = preview(load_suite(find_suite(suite)))
     if format is ReportFormat.json:
         typer.echo(json.dumps([asdict(i) for i in items], indent=2))
         return

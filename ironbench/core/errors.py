@@ -5,6 +5,7 @@ class IronbenchError(Exception):
     """Base of all ironbench errors; the CLI prints it as one line."""
 
     exit_code = 2
+    prefix = "error: "  # what the CLI puts before the message; a stop that is no mistake has none
 
 
 class SuiteError(IronbenchError):
@@ -17,6 +18,24 @@ class TargetError(IronbenchError):
 
 class StoreError(IronbenchError):
     """The event store cannot be opened, migrated or written."""
+
+
+class StoreFull(StoreError):
+    """The disk holding the store (or the output folder) is full. Nothing recorded is lost:
+    once space is freed, `ironbench resume` continues the run."""
+
+    exit_code = 1
+    prefix = ""
+
+
+class StoreUnwritable(StoreError):
+    """The store or the output folder is on a read-only filesystem, or not ours to write."""
+
+
+class RunLeased(IronbenchError):
+    """Another coordinator holds the run: one run has one writer."""
+
+    exit_code = 1
 
 
 class QueryError(IronbenchError):
@@ -39,6 +58,7 @@ class RunInterrupted(IronbenchError):
     continues it. The CLI words the message (what was kept, the exact resume command)."""
 
     exit_code = 130
+    prefix = ""
 
     def __init__(self, run_id: str, message: str | None = None) -> None:
         super().__init__(message or f"interrupted: run {run_id}; continue with: ironbench resume {run_id}")

@@ -6,6 +6,8 @@ import re
 import string
 from dataclasses import dataclass
 from functools import cache
+from importlib import resources
+from importlib.resources.abc import Traversable
 from pathlib import Path
 
 import yaml
@@ -13,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, mo
 
 from ironbench.core.errors import IronbenchError
 
-RULES_DIR = Path(__file__).parent / "rules"
+RULES_DIR = resources.files("ironbench.core") / "rules"
 DEFAULT_RULES = "ironclad"
 
 
@@ -140,7 +142,7 @@ UNKNOWN = Outcome(success=False, failure_stage=UNKNOWN_STAGE, attempts=0, repair
 
 
 def shipped_rules() -> list[str]:
-    return sorted(p.stem for p in RULES_DIR.glob("*.yaml"))
+    return sorted(p.name.removesuffix(".yaml") for p in RULES_DIR.iterdir() if p.name.endswith(".yaml"))
 
 
 def _validated(data: object, source: str) -> RuleSet:
@@ -162,23 +164,24 @@ def load_rules(name_or_path: str = DEFAULT_RULES, relative_to: str | None = None
     path is taken from `relative_to` (the suite's folder) when given."""
     path = Path(name_or_path)
     source = name_or_path
+    file: Traversable = path
     if not path.suffix:
         if name_or_path not in shipped_rules():
             raise IronbenchError(
                 f"outcome rules {name_or_path!r}: not shipped ({', '.join(shipped_rules())}) and not a .yaml file"
             )
-        path = RULES_DIR / f"{name_or_path}.yaml"
+        file = RULES_DIR / f"{name_or_path}.yaml"
     elif relative_to is not None and not path.is_absolute():
-        path = Path(relative_to) / path
-        source = str(path)
+        file = Path(relative_to) / path
+        source = str(file)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = yaml.safe_load(file.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise IronbenchError(f"{path}: no such outcome rules file") from None
+        raise IronbenchError(f"{file}: no such outcome rules file") from None
     except (OSError, UnicodeDecodeError) as exc:
-        raise IronbenchError(f"{path}: cannot read outcome rules: {exc}") from None
+        raise IronbenchError(f"{file}: cannot read outcome rules: {exc}") from None
     except yaml.YAMLError as exc:
-        raise IronbenchError(f"{path}: invalid outcome rules: {str(exc).splitlines()[0]}") from None
+        raise IronbenchError(f"{file}: invalid outcome rules: {str(exc).splitlines()[0]}") from None
     return _validated(data, source)
 
 

@@ -56,6 +56,7 @@ def rescore_run(store_path: Path, out_dir: Path, run_id: str, scorer: str) -> di
             )
         tree = OutputTree(store, out_dir)
         tree.catch_up()
-        tree.apply(store.append(run_id, pending))
+        with store.leased(run_id):  # a run still being written has one writer: its coordinator
+            tree.apply(store.append(run_id, pending))
         tree.flush()
     return violations

@@ -4,7 +4,7 @@
 import random
 import re
 from functools import cache
-from pathlib import Path
+from importlib import resources
 from typing import Annotated
 
 import yaml
@@ -12,7 +12,7 @@ from pydantic import Field, model_validator
 
 from ironbench.generators.registry import GeneratorParams, register_generator
 
-DATA = Path(__file__).parent / "data"
+DATA = resources.files("ironbench.generators") / "data"
 Proportion = Annotated[float, Field(strict=False, ge=0.0, le=1.0)]
 
 

@@ -39,7 +39,8 @@ def project_run(
     broken unless `force` says to rebuild from them anyway. With a `report_writer`, it
     writes the run's HTML report again if it had one (it is derived from the same events);
     without one, the report is kept as it was. Comparison pages are kept as they were
-    (they read other runs too).
+    (they read other runs too). It holds the run's lease: a run being written by its
+    coordinator is refused, naming the holder.
     """
     store = open_store(store_path, create=False)
     with store:
@@ -55,15 +56,22 @@ def project_run(
                 f"{store_path}: refusing to rebuild {run_id}: hash chain broken at "
                 f"{broken.describe()}; pass --force to rebuild from these events anyway"
             )
-        had_report = (tree.run_dir(run_id) / "report.html").is_file()
-        read_model = ReadModel()
-        events = list(store.read(run_id))
-        with store.transaction() as conn:
-            read_model.clear_run(conn, run_id)
-            read_model.apply(conn, events)
-        # The tree leaves the run's pages alone: comparisons read other runs too, and without
-        # a writer the report is kept as it was rather than lost.
-        target = tree.rebuild(run_id, events)
-    if had_report and report_writer is not None:
-        report_writer(store_path, out_dir, run_id)
+        run_dir = tree.run_dir(run_id)
+        had_report = (run_dir / "report.html").is_file()
+        # The run's coordinator would write the same folder and rows: a rebuild waits its turn.
+        with store.leased(run_id):
+            read_model = ReadModel()
+            events = list(store.read(run_id))
+            with store.transaction() as conn:
+                read_model.clear_run(conn, run_id)
+                read_model.apply(conn, events)
+            target = tree.rebuild(run_id, events, keep=lambda path: path.parent == run_dir and _page(path.name))
+            if had_report and report_writer is not None:
+                report_writer(store_path, out_dir, run_id)  # written whole, over the old one
     return target
+
+
+def _page(name: str) -> bool:
+    """Pages other commands write into a run's folder: the report (rewritten when it can be)
+    and comparisons (they read other runs too), kept as they are."""
+    return name == "report.html" or (name.startswith("compare_") and name.endswith(".html"))

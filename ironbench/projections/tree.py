@@ -1,18 +1,16 @@
 """The output tree on disk (run_*/metadata.json, baseline/<case>/...), derived from events.
 
 Files are written atomically and idempotently, so applying an event twice (after a
-crash between writing files and recording the position) changes nothing. A file whose
-content is already what it would be written with is left alone, and a group's aggregate
-is written once per batch of events, however many of them touch it: a rebuild rewrites
-only what differs, in time linear in the run.
+crash between writing files and recording the position) changes nothing. A group's
+aggregate is written once per batch of events, however many of them touch it, so a
+rebuild costs time linear in the run.
 """
 
 import json
 import math
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from fnmatch import fnmatch
 from json.encoder import encode_basestring  # type: ignore[attr-defined]
 from pathlib import Path
 
@@ -31,6 +29,7 @@ from ironbench.core.events import (
     TurnScored,
     run_started,
 )
+from ironbench.core.files import is_partial, write_atomic
 from ironbench.projections.gauntlet_summary import ScenarioRecord, TurnRecord
 from ironbench.projections.gauntlet_summary import results as gauntlet_results
 from ironbench.projections.summaries import aggregate, ladder_aggregate, summary
@@ -40,66 +39,6 @@ from ironbench.store.eventstore import EventStore
 def group_of(recorded: RecordedEvent) -> str:
     """The group folder of an invocation: its stream without the run_NNN leaf."""
     return recorded.stream.rsplit("/", 1)[0]
-
-
-def _holds(path: str, data: bytes) -> bool:
-    """Whether the file already holds exactly `data` (then writing it again would only
-    cost: replacing a file frees its old blocks, which some disks make slow)."""
-    try:
-        with open(path, "rb") as held:
-            return held.read(len(data) + 1) == data
-    except OSError:
-        return False
-
-
-def _write(path: str, text: str) -> None:
-    """Replace a file atomically: readers see the old or the new content, never half."""
-    data = text.encode("utf-8")
-    if _holds(path, data):
-        return
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    tmp = path + ".tmp"
-    with open(tmp, "wb") as out:
-        out.write(data)
-    os.replace(tmp, path)
-
-
-def _write_new_folder(folder: str, files: dict[str, str]) -> None:
-    """Files written once, into a folder of their own. A crash half-way leaves the
-    tree's position behind, so catching up rewrites them; no rename is needed."""
-    os.makedirs(folder, exist_ok=True)
-    for name, text in files.items():
-        path, data = os.path.join(folder, name), text.encode("utf-8")
-        if not _holds(path, data):
-            with open(path, "wb") as out:
-                out.write(data)
-
-
-PAGES = ("report.html", "compare_*.html")  # a run's HTML pages: written beside its tree, not by it
-
-
-def _remove_all_but(root: Path, keep: set[str]) -> None:
-    """Delete every file under root that is not in `keep` (but the run's pages), then the
-    folders left empty."""
-
-    def clear(folder: str) -> bool:
-        """Whether the folder is left empty."""
-        empty = True
-        with os.scandir(folder) as entries:
-            for entry in entries:
-                if entry.is_dir(follow_symlinks=False):
-                    if clear(entry.path):
-                        os.rmdir(entry.path)
-                    else:
-                        empty = False
-                elif entry.path in keep or (folder == top and any(fnmatch(entry.name, page) for page in PAGES)):
-                    empty = False
-                else:
-                    os.unlink(entry.path)
-        return empty
-
-    top = str(root)
-    clear(top)
 
 
 def _scalar(value: object) -> str:
@@ -160,24 +99,22 @@ class OutputTree:
         self.name = f"output_tree:{out_dir.resolve()}"
         self._runs: dict[str, _RunState] = {}
         self.applied_seq = 0  # recorded in the store with the next append, or by flush()
+        self._pending: dict[Path, str] | None = None  # while rebuilding: each file's final content
         # Files a batch changed, written once at its end: group aggregates, gauntlet results.
         self._aggregates: dict[tuple[str, str], _RunState] = {}
         self._gauntlets: dict[str, _RunState] = {}
-        self._written: set[str] | None = None  # while rebuilding: every file the events make
-
-    def _put(self, path: Path, text: str) -> None:
-        _write(str(path), text)
-        if self._written is not None:
-            self._written.add(str(path))
-
-    def _put_folder(self, folder: Path, files: dict[str, str]) -> None:
-        where = str(folder)
-        _write_new_folder(where, files)
-        if self._written is not None:
-            self._written.update(os.path.join(where, name) for name in files)
 
     def run_dir(self, run_id: str) -> Path:
         return self.out_dir / run_id
+
+    def _write(self, path: Path, text: str) -> None:
+        """Every file is replaced whole (core/files.py): a reader, a kill or a full disk sees
+        the old content or the new. Writing it twice (catching up after a crash) changes nothing.
+        While rebuilding, only the last content of each file is kept, and written at the end."""
+        if self._pending is not None:
+            self._pending[path] = text
+        else:
+            write_atomic(path, text)
 
     def _state(self, recorded: RecordedEvent) -> _RunState:
         state = self._runs.get(recorded.run_id)
@@ -309,7 +246,7 @@ class OutputTree:
             **({"speculate": True} if started.speculate else {}),
             **state.status,
         }
-        self._put(self.run_dir(state.started.run_id) / "metadata.json", _json(metadata))
+        self._write(self.run_dir(state.started.run_id) / "metadata.json", _json(metadata))
 
     def _write_invocation(self, state: _RunState, stream: str, event: InvocationCompleted, timestamp: str) -> None:
         started = state.run
@@ -322,7 +259,7 @@ class OutputTree:
             timestamp,
             surplus=stream in state.surplus,
         )
-        self._put_folder(
+        self._write_folder(
             folder,
             {
                 "summary.json": _json(record),
@@ -344,7 +281,7 @@ class OutputTree:
                 state.stamps[stream],
                 surplus=True,
             )
-            self._put(self.run_dir(state.started.run_id) / stream / "summary.json", _json(record))
+            self._write(self.run_dir(state.started.run_id) / stream / "summary.json", _json(record))
 
     def _write_ai_failure(self, state: _RunState, slot: str) -> None:
         """ai_generation_failure.json: the spec's fields for the latest rejection of
@@ -369,29 +306,33 @@ class OutputTree:
                     "normalised_output": e.normalised_output,
                     "failure_reasons": e.failure_reasons,
                     "timestamp_utc": t,
+                    # only where a judge was asked, so trees of older runs rebuild byte for byte
+                    **({"judge": e.judge} if e.judge is not None else {}),
                 }
                 for t, e in history
             ],
         }
-        self._put(self.run_dir(state.started.run_id) / slot / "ai_generation_failure.json", _json(data))
+        if latest.judge is not None:
+            data["judge"] = latest.judge
+        self._write(self.run_dir(state.started.run_id) / slot / "ai_generation_failure.json", _json(data))
 
     def _write_gauntlet(self, state: _RunState) -> None:
         """gauntlet/results.json (engine -> scenario -> turns, with counts) and summary.json."""
         engines = [e["name"] for e in state.run.suite["engines"]]
         data = gauntlet_results(list(state.gauntlet.values()), engines, state.scorers)
         folder = self.run_dir(state.started.run_id) / "gauntlet"
-        self._put(folder / "results.json", _json(data))
-        self._put(folder / "summary.json", _json(data["summary"]))
+        self._write(folder / "results.json", _json(data))
+        self._write(folder / "summary.json", _json(data["summary"]))
 
     def _write_aggregate(self, state: _RunState, group: str) -> None:
         runs = [state.groups[group][index] for index in sorted(state.groups[group])]
         data = aggregate(state.run.suite_id, runs[0].case_id, runs[0].variant_id, runs, state.decisions.get(group))
-        self._put(self.run_dir(state.started.run_id) / group / "aggregate.json", _json(data))
+        self._write(self.run_dir(state.started.run_id) / group / "aggregate.json", _json(data))
 
     def _write_ladder(self, state: _RunState, verdict: DecisionTaken) -> None:
         levels = [d for d in state.levels.get(verdict.group, {}).values() if d.level is not None]
         data = ladder_aggregate(state.run.suite_id, verdict.case_id, levels, verdict)
-        self._put(self.run_dir(state.started.run_id) / verdict.group / "aggregate.json", _json(data))
+        self._write(self.run_dir(state.started.run_id) / verdict.group / "aggregate.json", _json(data))
 
     def catch_up(self) -> int:
         """Apply every event recorded since this tree's position; returns how many."""
@@ -400,19 +341,56 @@ class OutputTree:
         self.flush()
         return len(events)
 
-    def rebuild(self, run_id: str, events: Iterable[RecordedEvent] | None = None) -> Path:
-        """Regenerate one run's tree from its events alone (read from the store unless given):
-        every file as its events make it, and nothing else, but for the run's HTML pages
-        (report.html, compare_*.html), which are no part of the tree."""
+    def _write_folder(self, folder: Path, files: dict[str, str]) -> None:
+        for name, text in files.items():
+            self._write(folder / name, text)
+
+    def rebuild(
+        self,
+        run_id: str,
+        events: Iterable[RecordedEvent] | None = None,
+        keep: Callable[[Path], bool] = lambda path: False,
+    ) -> Path:
+        """Regenerate one run's tree from its events alone (read from the store unless given),
+        in place: every file's final content is worked out first, then each is written once
+        (whole), then whatever this pass did not write goes, unless `keep` says so (pages
+        written by other commands). Stopped half-way, the folder holds old files and new
+        ones, each whole; the next rebuild finishes the job."""
         target = self.run_dir(run_id)
         self._runs.pop(run_id, None)
-        self._written = set()
+        self._pending = {}
         try:
             for recorded in self.store.read(run_id) if events is None else events:
                 self._apply_one(recorded)
             self._write_touched()
-            if target.exists():
-                _remove_all_but(target, self._written)
+            final = self._pending
         finally:
-            self._written = None
+            self._pending = None
+        for path, text in final.items():  # each file once, with its last content
+            write_atomic(path, text)
+        if target.is_dir():
+            _remove_strays(str(target), {str(path) for path in final}, keep)
         return target
+
+
+def _remove_strays(top: str, written: set[str], keep: Callable[[Path], bool]) -> bool:
+    """Delete every file under `top` that is not in `written` (partial writes always, others
+    unless `keep` says so), then the folders left empty; whether `top` is left empty. One
+    pass over the folder: a run's tree holds a few files per invocation."""
+    empty = True
+    with os.scandir(top) as entries:
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                if _remove_strays(entry.path, written, keep):
+                    os.rmdir(entry.path)
+                else:
+                    empty = False
+            elif entry.path in written:
+                empty = False
+            else:
+                path = Path(entry.path)
+                if is_partial(path) or not keep(path):
+                    os.unlink(entry.path)
+                else:
+                    empty = False
+    return empty

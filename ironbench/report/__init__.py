@@ -3,11 +3,10 @@
 gather (SQL, read-only) → verdict (sentences, pure) → page (markup, svg; pure) → a file.
 """
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from ironbench.core.errors import IronbenchError
+from ironbench.core.files import write_atomic
 from ironbench.report.verdict import Verdict, console_text, verdicts
 
 
@@ -44,13 +43,5 @@ def write_report(
     if not write:
         return Report(None, items)
     path = Path(output) if output is not None else default_output(out_dir, run_id, compare_base)
-    text = render(data, items)
-    tmp = path.with_name(path.name + ".tmp")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
-    except OSError as exc:
-        tmp.unlink(missing_ok=True) if tmp.parent.is_dir() else None
-        raise IronbenchError(f"{path}: cannot write the report: {exc.strerror or exc}") from None
+    write_atomic(path, render(data, items), "the report's folder")
     return Report(path, items)

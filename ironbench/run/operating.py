@@ -2,8 +2,8 @@
 
 Exact where the rule allows (stopping rules and stress boundaries, by dynamic programming
 over run outcomes with two signatures), seeded Monte Carlo elsewhere (the compare gate, the
-variant verdict). The tests check these against the rules themselves and the README's
-figures; `tests/perf/stats_figures.py` prints the README tables.
+variant verdict). The tests check these against the rules themselves and the figures in
+docs/concepts/statistics.md; `tests/perf/stats_figures.py` prints those tables.
 """
 
 from collections.abc import Callable, Sequence

@@ -4,6 +4,7 @@ The session (session.py) executes a run's plan; executors (executors.py) say whe
 its invocations run: local threads, or a Dask cluster.
 """
 
+import itertools
 import os
 import platform
 import sys
@@ -20,7 +21,7 @@ from ironbench.core.redact import Redactor
 from ironbench.projections.readmodel import ReadModel
 from ironbench.projections.tree import OutputTree
 from ironbench.run.executors import open_executor
-from ironbench.run.guards import MAX_INFRA_ERRORS
+from ironbench.run.guards import MAX_INFRA_ERRORS, resume_command
 from ironbench.run.paths import RunPaths
 from ironbench.run.planner import AiVariants, ai_entries
 from ironbench.run.reporters import RedactingReporter, Reporter, SilentReporter
@@ -31,15 +32,13 @@ from ironbench.targets.registry import TargetSpec, resolve_target
 
 
 def new_run_id(store: EventStore, now: datetime | None = None) -> str:
+    """A new run's id (its start time, suffixed when taken), claimed with its lease at once."""
     stamp = (now or datetime.now(UTC)).strftime("run_%Y%m%d_%H%M%S")
-    run_id, suffix = stamp, 1
-    while store.has_run(run_id):
-        suffix += 1
-        run_id = f"{stamp}_{suffix}"
-    return run_id
+    return store.claim_new_run(itertools.chain([stamp], (f"{stamp}_{n}" for n in itertools.count(2))))
 
 
 def _begin(
+    run_id: str,
     store: EventStore,
     tree: OutputTree,
     suite: Suite,
@@ -52,8 +51,7 @@ def _begin(
     speculate: bool = False,
     scheduler: str | None = None,
     rules: RuleSet | None = None,
-) -> tuple[str, RunStarted]:
-    run_id = new_run_id(store)
+) -> RunStarted:
     started = RunStarted(
         suite_id=suite.suite_id,
         mode=suite.mode,
@@ -73,7 +71,7 @@ def _begin(
         rules=rules.record() if rules is not None else None,
     )
     appender(store, tree, run_id)([Pending(RUN_STREAM, started)])
-    return run_id, started
+    return started
 
 
 def _generate_ai(
@@ -86,7 +84,7 @@ def _generate_ai(
 
     append = appender(store, tree, run_id)
     reporter.note(f"{run_id}: generating AI variants")
-    with aborts_run(append, tree, reporter, run_id):
+    with aborts_run(append, tree, reporter, run_id, resume_command(run_id, tree.out_dir, store.path)):
         return generate_ai_variants(suite, run_id, store, append, max_failures, reporter.note)
 
 
@@ -143,9 +141,11 @@ def start_run(
             preflight_models(suite, suite_path or "suite")
         store = open_store(paths.store_path, [ReadModel()], redactor=redactor)
         with store:
+            run_id = new_run_id(store)  # the first write: a store that cannot take one stops here
             tree = OutputTree(store, paths.out_dir)
             tree.catch_up()
-            run_id, started = _begin(
+            started = _begin(
+                run_id,
                 store,
                 tree,
                 suite,
@@ -159,22 +159,23 @@ def start_run(
                 executor.scheduler,
                 ruleset,
             )
-            ai_variants = _generate_ai(suite, run_id, store, tree, reporter, max_failures)
-            session = Session(
-                paths,
-                run_id,
-                started,
-                suite,
-                target,
-                store,
-                tree,
-                reporter,
-                appender(store, tree, run_id),
-                ai_variants,
-                max_infra_errors,
-                speculate,
-            )
-            session.execute(executor)
+            with store.leased(run_id):
+                ai_variants = _generate_ai(suite, run_id, store, tree, reporter, max_failures)
+                session = Session(
+                    paths,
+                    run_id,
+                    started,
+                    suite,
+                    target,
+                    store,
+                    tree,
+                    reporter,
+                    appender(store, tree, run_id),
+                    ai_variants,
+                    max_infra_errors,
+                    speculate,
+                )
+                session.execute(executor)
     finally:
         executor.close()
     return run_id
@@ -195,10 +196,12 @@ def _start_gauntlet(
     preflight_engines(suite.engines, suite_path or "suite")
     store = open_store(paths.store_path, [ReadModel()], redactor=redactor)
     with store:
+        run_id = new_run_id(store)  # the first write: a store that cannot take one stops here
         tree = OutputTree(store, paths.out_dir)
         tree.catch_up()
-        run_id, _ = _begin(store, tree, suite, suite_path, [], "n/a", 1, label, redact)
-        _gauntlet(suite, run_id, store, tree, reporter, [])
+        _begin(run_id, store, tree, suite, suite_path, [], "n/a", 1, label, redact)
+        with store.leased(run_id):
+            _gauntlet(suite, run_id, store, tree, reporter, [])
     return run_id
 
 
@@ -209,7 +212,7 @@ def _gauntlet(
     from ironbench.gauntlet.runner import run_gauntlet
 
     append = appender(store, tree, run_id)
-    with aborts_run(append, tree, reporter, run_id):
+    with aborts_run(append, tree, reporter, run_id, resume_command(run_id, tree.out_dir, store.path)):
         status = run_gauntlet(suite, run_id, append, reporter.note, history)
     tree.flush()
     reporter.finished(run_id, status)
@@ -234,40 +237,71 @@ def resume_run(
     with store:
         if not store.has_run(run_id):
             raise RunNotFound(f"run {run_id!r} not found in {paths.store_path}")
-        events = list(store.read(run_id))
-        started = run_started(events[0])
-        reporter, redactor = _redacting(reporter, [*started.redact, *redact])
-        store.redactor = redactor or None
-        if any(isinstance(e.event, RunFinished) for e in events):
-            reporter.finished(run_id, "already finished")
-            return "already finished"
-        suite = Suite.from_dict(started.suite)
-        if suite.mode == "gauntlet":
-            tree = OutputTree(store, paths.out_dir)
-            tree.catch_up()
-            return _gauntlet(suite, run_id, store, tree, reporter, events)
-        target = TargetSpec("recorded", tuple(started.target_argv))
-        executor = open_executor(jobs, scheduler, paths.out_dir / "workdirs", executor_factory)
-        try:
-            executor.preflight(target)
-            tree = OutputTree(store, paths.out_dir)
-            tree.catch_up()
-            ai_variants = _generate_ai(suite, run_id, store, tree, reporter, max_failures)
-            session = Session(
-                paths,
+        # One coordinator per run: claimed before anything is read, so nothing can be
+        # appended between what this resume reads and what it writes.
+        with store.leased(run_id, resume_command(run_id, paths.out_dir, paths.store_path)) as taken_over:
+            if taken_over is not None and reporter is not None:
+                reporter.note(f"{run_id}: taking over from {taken_over.describe(datetime.now(UTC))}, which is gone")
+            return _resume(
                 run_id,
-                started,
-                suite,
-                target,
+                paths,
                 store,
-                tree,
+                jobs,
                 reporter,
-                appender(store, tree, run_id),
-                ai_variants,
+                executor_factory,
+                max_failures,
                 max_infra_errors,
-                started.speculate,
+                redact,
+                scheduler,
             )
-            session.restore(events)
-            return session.execute(executor)
-        finally:
-            executor.close()
+
+
+def _resume(
+    run_id: str,
+    paths: RunPaths,
+    store: EventStore,
+    jobs: int | None,
+    reporter: Reporter | None,
+    executor_factory: Callable[[int], Executor] | None,
+    max_failures: int | None,
+    max_infra_errors: int,
+    redact: Sequence[str],
+    scheduler: str | None,
+) -> str:
+    events = list(store.read(run_id))
+    started = run_started(events[0])
+    reporter, redactor = _redacting(reporter, [*started.redact, *redact])
+    store.redactor = redactor or None
+    if any(isinstance(e.event, RunFinished) for e in events):
+        reporter.finished(run_id, "already finished")
+        return "already finished"
+    suite = Suite.from_dict(started.suite)
+    if suite.mode == "gauntlet":
+        tree = OutputTree(store, paths.out_dir)
+        tree.catch_up()
+        return _gauntlet(suite, run_id, store, tree, reporter, events)
+    target = TargetSpec("recorded", tuple(started.target_argv))
+    executor = open_executor(jobs, scheduler, paths.out_dir / "workdirs", executor_factory)
+    try:
+        executor.preflight(target)
+        tree = OutputTree(store, paths.out_dir)
+        tree.catch_up()
+        ai_variants = _generate_ai(suite, run_id, store, tree, reporter, max_failures)
+        session = Session(
+            paths,
+            run_id,
+            started,
+            suite,
+            target,
+            store,
+            tree,
+            reporter,
+            appender(store, tree, run_id),
+            ai_variants,
+            max_infra_errors,
+            started.speculate,
+        )
+        session.restore(events)
+        return session.execute(executor)
+    finally:
+        executor.close()

@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from functools import partial
 
-from ironbench.core.errors import IronbenchError, RunInterrupted, RunStopped
+from ironbench.core.errors import IronbenchError, RunInterrupted, RunStopped, StoreError, StoreFull
 from ironbench.core.events import (
     DecisionTaken,
     InvocationCompleted,
@@ -491,7 +491,7 @@ class Session:
         capacity; the events and files are written while they run.
         """
         running: Running = {}
-        with aborts_run(self.append, self.tree, self.reporter, self.run_id):
+        with aborts_run(self.append, self.tree, self.reporter, self.run_id, self.guard.resume):
             try:
                 self.reporter.started(self.run_id, len(self.tracks), self.max_invocations, self.done_invocations)
                 pending: list[Pending | None] = [*(first or []), *self.planning_events()]
@@ -616,21 +616,52 @@ def appender(store: EventStore, tree: OutputTree, run_id: str) -> Append:
 
 
 @contextmanager
-def aborts_run(append: Append, tree: OutputTree, reporter: Reporter, run_id: str) -> Iterator[None]:
-    """Whatever stops a run early is recorded as its abort, then re-raised."""
+def aborts_run(append: Append, tree: OutputTree, reporter: Reporter, run_id: str, resume: str) -> Iterator[None]:
+    """Whatever stops a run early is recorded as its abort, then re-raised. When the disk is
+    full, the store's reserve makes room for that record, and the error says what the run
+    keeps and how to continue it (`resume`: the command)."""
     try:
         yield
     except BaseException as exc:
-        redactor = tree.store.redactor
+        store = tree.store
+        redactor = store.redactor
         if redactor is not None and isinstance(exc, IronbenchError):
             exc.args = (redactor.text(str(exc)),)  # the CLI prints it
         interrupted = isinstance(exc, KeyboardInterrupt)
         if interrupted:
             containment.stop_all()  # their results would be dropped: do not wait for them
         reason = "interrupted" if interrupted else (str(exc) or type(exc).__name__)
-        append([Pending(RUN_STREAM, RunAborted(reason=reason))])
-        tree.flush()
+        abort = [Pending(RUN_STREAM, RunAborted(reason=reason))]
+        try:
+            if isinstance(exc, StoreFull):
+                store.free_reserves()
+                tree.apply(store.append(run_id, abort, free_reserve=True))
+            else:
+                append(abort)
+            tree.flush()
+        except StoreError:
+            if not isinstance(exc, StoreError):
+                raise
+            # The store cannot take even the abort: the run stays as it was, and its
+            # lease goes stale when this process ends, so `resume` takes it over.
         reporter.finished(run_id, "aborted")
         if interrupted:
             raise RunInterrupted(run_id) from exc
+        if isinstance(exc, StoreFull):
+            raise StoreFull(f"{exc}: {run_id} keeps its {_kept(store, run_id)}; free space, then: {resume}") from None
         raise
+
+
+def _kept(store: EventStore, run_id: str) -> str:
+    """What a stopped run has recorded, in the words of its mode (reading works on a full disk)."""
+    counts = dict(
+        store.conn.execute(
+            "SELECT type, count(*) FROM events WHERE run_id = ? AND type IN ('invocation_completed', 'turn_answered') "
+            "GROUP BY type",
+            (run_id,),
+        ).fetchall()
+    )
+    if counts.get("turn_answered") and not counts.get("invocation_completed"):
+        return f"{counts['turn_answered']} answered turns"
+    n = counts.get("invocation_completed", 0)
+    return f"{n} invocation{'' if n == 1 else 's'}"

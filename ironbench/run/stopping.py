@@ -72,7 +72,7 @@ def evidence(outcomes: Sequence[Outcome], decision: str, reason: str, **extra: A
 def _stable(outcomes: Sequence[Outcome], reason: str) -> StopDecision:
     """Stable on the latest outcome: how many runs reproduced it, and the one-sided 95% lower
     bound on the chance of reproducing it (3/3 → 0.37, 10/10 → 0.74). The bound treats the
-    runs as a fixed sample; the rule's own operating characteristic is in the README."""
+    runs as a fixed sample; the rule's own operating characteristic is in docs/concepts/statistics.md."""
     agreed = outcomes[-1].signature()
     same = sum(1 for o in outcomes if o.signature() == agreed)
     bound = clopper_pearson_lower(same, len(outcomes))

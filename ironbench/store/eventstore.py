@@ -15,12 +15,17 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Protocol, Self
 
-from ironbench.core.errors import StoreError
+from ironbench.core.errors import RunLeased, StoreError
 from ironbench.core.events import SCHEMA_VERSION, Event, RecordedEvent, event_from_dict
+from ironbench.core.files import file_failure
 from ironbench.core.redact import Redactor
 from ironbench.store.chain import event_hash, last_link
+from ironbench.store.failures import sqlite_failure
+from ironbench.store.leases import Heartbeat, Holder, Lease, claim, holds, read_lease, release
 
 BUSY_TIMEOUT_MS = 30_000
+RESERVE_BYTES = 256 * 1024  # about 64 pages inside the store: room to record a stop when it is full
+RESERVE_FILE_BYTES = 1 << 20  # and a file beside it, freed first, so SQLite's log can grow again
 
 _INSERT = (
     "INSERT {or_ignore} INTO events(seq, event_id, run_id, stream, type, schema_version, timestamp_utc, "
@@ -59,6 +64,8 @@ class EventStore:
     ) -> None:
         self.path = path
         self.projections = list(projections)
+        self.holder: Holder | None = None  # this process, once it claims a run
+        self._leased: set[str] = set()  # the runs this store writes under a lease
         # Secrets are replaced before an event is stored, so projections see the same.
         self.redactor = redactor if redactor else None
         try:
@@ -71,7 +78,7 @@ class EventStore:
             self.conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
             self.conn.execute("PRAGMA synchronous=NORMAL")
         except sqlite3.Error as exc:
-            raise StoreError(f"{path}: cannot open store: {exc}") from exc
+            raise sqlite_failure(path, "cannot open the store", exc) from exc
 
     def close(self) -> None:
         self.conn.close()
@@ -88,26 +95,49 @@ class EventStore:
         try:
             self.conn.execute("BEGIN IMMEDIATE")
         except sqlite3.Error as exc:
-            raise StoreError(f"{self.path}: cannot begin a write: {exc}") from exc
+            raise sqlite_failure(self.path, "cannot write the store", exc) from exc
         try:
             yield self.conn
             self.conn.execute("COMMIT")
         except BaseException as exc:
-            self.conn.execute("ROLLBACK")
+            self._rollback()
             if isinstance(exc, sqlite3.Error):
-                raise StoreError(f"{self.path}: write failed: {exc}") from exc
+                raise sqlite_failure(self.path, "cannot write the store", exc) from exc
             raise
 
+    def _rollback(self) -> None:
+        """Undo the open transaction, if SQLite has not already (it rolls back by itself on
+        some errors, a full disk among them). Whatever went wrong first is what the caller
+        reports: a failed ROLLBACK never hides it."""
+        if not self.conn.in_transaction:
+            return
+        try:
+            self.conn.execute("ROLLBACK")
+        except sqlite3.Error:
+            pass
+
     def append(
-        self, run_id: str, pending: Iterable[Pending], positions: Mapping[str, int] | None = None
+        self,
+        run_id: str,
+        pending: Iterable[Pending],
+        positions: Mapping[str, int] | None = None,
+        free_reserve: bool = False,
     ) -> list[RecordedEvent]:
         """Append events atomically; events whose idempotency key exists are skipped.
 
         Inline projections see the new events in the same transaction; `positions`
-        lets an out-of-database projection record how far it got in it too.
+        lets an out-of-database projection record how far it got in it too. A run this
+        store holds the lease of is written only while the lease is still its own.
+        `free_reserve` first frees the store's space reserve (see `leased`).
         """
         recorded: list[RecordedEvent] = []
         with self.transaction() as conn:
+            if run_id in self._leased and self.holder is not None and not holds(conn, run_id, self.holder):
+                lease = read_lease(conn, run_id)
+                taker = f" to {lease.describe(datetime.now(UTC))}" if lease else ""
+                raise RunLeased(f"{run_id}: this coordinator lost its lease{taker}; it stops writing")
+            if free_reserve:  # the disk is full: give back the reserve, so this append fits
+                conn.execute("DELETE FROM store_reserve")
             # Read under the write lock: whichever process appends, each new event
             # links to the one truly before it.
             link = last_link(conn)
@@ -122,6 +152,82 @@ class EventStore:
             for name, seq in (positions or {}).items():
                 conn.execute(_SET_POSITION, (name, seq))
         return recorded
+
+    # -- leases: one coordinator per run ----------------------------------------------
+
+    def claim_new_run(self, candidates: Iterable[str]) -> str:
+        """The first candidate id no run has yet, claimed at once: two processes starting
+        runs in the same second get two runs, never one."""
+        holder = self._holder()
+        with self.transaction() as conn:
+            for run_id in candidates:
+                taken = conn.execute(
+                    "SELECT 1 FROM events WHERE run_id = ? UNION ALL SELECT 1 FROM run_leases WHERE run_id = ?",
+                    (run_id, run_id),
+                ).fetchone()
+                if taken is None:
+                    claim(conn, run_id, holder)
+                    self._fill_reserve(conn)
+                    self._leased.add(run_id)
+                    self._keep_reserve_file()
+                    return run_id
+        raise StoreError(f"{self.path}: no free run id")  # candidates are endless in practice
+
+    @contextmanager
+    def leased(self, run_id: str, resume_hint: str = "") -> Iterator[Lease | None]:
+        """Hold the run's lease while the block writes it (claimed now unless this store already
+        holds it); yields the stale lease taken over, if any. The heartbeat keeps it alive; it
+        is released at the end, even when the block fails."""
+        holder = self._holder()
+        taken_over = None
+        if run_id not in self._leased:
+            with self.transaction() as conn:
+                taken_over = claim(conn, run_id, holder, resume_hint)
+                self._fill_reserve(conn)
+            self._leased.add(run_id)
+            self._keep_reserve_file()
+        try:
+            with Heartbeat(str(self.path), run_id, holder):
+                yield taken_over
+        finally:
+            self._leased.discard(run_id)
+            try:
+                with self.transaction() as conn:
+                    release(conn, run_id, holder)
+            except StoreError:
+                pass  # a full or vanished store: the lease goes stale once this process exits
+
+    def _holder(self) -> Holder:
+        if self.holder is None:
+            self.holder = Holder.this_process()
+        return self.holder
+
+    @property
+    def reserve_file(self) -> Path:
+        return self.path.with_name(self.path.name + "-reserve")
+
+    def _keep_reserve_file(self) -> None:
+        """A file of zeros beside the store, written when a run starts or resumes (if there
+        is room: a run never fails for want of it)."""
+        if self.reserve_file.is_file() and self.reserve_file.stat().st_size >= RESERVE_FILE_BYTES:
+            return
+        try:
+            with open(self.reserve_file, "wb") as out:
+                out.write(bytes(RESERVE_FILE_BYTES))
+        except OSError:
+            self.reserve_file.unlink(missing_ok=True)
+
+    def free_reserves(self) -> None:
+        """The disk is full: give back the file reserve, so that the next append (with
+        `free_reserve=True`, which also frees the space kept inside the store) can record why
+        the run stopped. Both are written again when the run resumes."""
+        self.reserve_file.unlink(missing_ok=True)
+
+    @staticmethod
+    def _fill_reserve(conn: sqlite3.Connection) -> None:
+        """Keep a little space back: when the disk fills mid-run, freeing it lets the run
+        record that it stopped (`append(..., free_reserve=True)`)."""
+        conn.execute("INSERT OR IGNORE INTO store_reserve(id, filler) VALUES (1, zeroblob(?))", (RESERVE_BYTES,))
 
     def _insert(
         self, conn: sqlite3.Connection, run_id: str, item: Pending, link: tuple[int, str]
@@ -166,7 +272,7 @@ class EventStore:
         try:
             return self.conn.execute(sql, params)
         except sqlite3.Error as exc:
-            raise StoreError(f"{self.path}: read failed: {exc}") from exc
+            raise sqlite_failure(self.path, "cannot read the store", exc) from exc
 
     def read(
         self,
@@ -216,9 +322,9 @@ def open_store(
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise StoreError(f"{path}: cannot create store directory: {exc.strerror}") from None
+            raise file_failure(path.parent, exc, "the store's folder") from None
     try:
         ensure_schema(path)
     except sqlite3.DatabaseError as exc:
-        raise StoreError(f"{path}: not an ironbench store: {exc}") from None
+        raise sqlite_failure(path, "cannot write the store", exc) from None
     return EventStore(path, projections, redactor)

@@ -1,19 +1,23 @@
-"""Schema migrations: alembic revisions from `migrations/`, applied on first use."""
+"""Schema migrations: the shipped alembic revisions (`migrations/`), applied on first use."""
 
 import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ironbench.core.errors import StoreError
+from ironbench.core.shipped import shipped
 
 # The newest revision in migrations/versions; a test keeps it equal to alembic's head
 # so opening an up-to-date store costs one SELECT instead of loading alembic.
-SCHEMA_HEAD = "0009_scaleout"
+SCHEMA_HEAD = "0010_leases"
 if TYPE_CHECKING:
     from alembic.config import Config
     from sqlalchemy import Connection
 
-MIGRATIONS_DIR = Path(__file__).resolve().parents[2] / "migrations"
+
+def migrations_dir() -> Path:
+    """The shipped alembic environment and its revisions (`versions/`)."""
+    return shipped("migrations")
 
 
 def current_revision(path: Path) -> str | None:
@@ -28,10 +32,11 @@ def current_revision(path: Path) -> str | None:
 def alembic_config(path: Path) -> "Config":
     from alembic.config import Config
 
-    if not (MIGRATIONS_DIR / "env.py").exists():
-        raise StoreError(f"{MIGRATIONS_DIR}: alembic migrations not found (install ironbench from its source tree)")
+    migrations = migrations_dir()
+    if not (migrations / "env.py").exists():
+        raise StoreError(f"{migrations}: alembic migrations not found (reinstall ironbench)")
     config = Config()
-    config.set_main_option("script_location", str(MIGRATIONS_DIR))
+    config.set_main_option("script_location", str(migrations))
     config.set_main_option("sqlalchemy.url", f"sqlite:///{path}")
     return config
 
@@ -40,6 +45,7 @@ def upgrade(path: Path) -> str:
     """Apply every pending revision; returns the revision the store is now at."""
     from alembic import command
     from sqlalchemy import create_engine, event
+    from sqlalchemy.exc import DBAPIError
 
     engine = create_engine(f"sqlite:///{path}", connect_args={"timeout": 30})
 
@@ -59,6 +65,10 @@ def upgrade(path: Path) -> str:
             config = alembic_config(path)
             config.attributes["connection"] = conn
             command.upgrade(config, "head")
+    except DBAPIError as exc:  # the driver's own error says what happened (full, read-only, ...)
+        if isinstance(exc.orig, sqlite3.Error):
+            raise exc.orig from None
+        raise
     finally:
         engine.dispose()
     return current_revision(path) or "none"

@@ -215,3 +215,25 @@ class TurnScoreRow(SQLModel, table=True):
     detail: str
     timestamp_utc: str
     seq: int
+
+
+class RunLease(SQLModel, table=True):
+    """The coordinator writing a run; not an event (it changes, and goes when the run stops)."""
+
+    __tablename__ = "run_leases"
+
+    run_id: str = Field(primary_key=True)
+    host: str
+    pid: int
+    process_started: float
+    acquired_utc: str
+    heartbeat_utc: str
+
+
+class StoreReserve(SQLModel, table=True):
+    """Filler freed when the disk fills, so a run can still record why it stopped."""
+
+    __tablename__ = "store_reserve"
+
+    id: int = Field(primary_key=True)
+    filler: bytes

@@ -6,12 +6,10 @@ from `ironbench.suite` and the generator registry, it cannot drift from what
 """
 
 import json
-from pathlib import Path
 
 from ironbench.generators.registry import get_generator, registered_generators
 
 SCHEMA_ID = "https://ironbench.dev/schema/suite.schema.json"
-SHIPPED_SCHEMA = Path(__file__).resolve().parents[2] / "suites" / "suite.schema.json"
 
 
 def _generator_entry(name: str, fixed: dict, defs: dict) -> dict:
@@ -62,7 +60,7 @@ def suite_schema() -> dict:
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": SCHEMA_ID,
         "title": "ironbench suite",
-        "description": "An ironbench suite file: see README.md, section Suites.",
+        "description": "An ironbench suite file: see docs/guides/suites.md and docs/reference/suite-schema.md.",
         **{k: v for k, v in schema.items() if k not in ("title", "description")},
     }
 

@@ -1,4 +1,4 @@
-"""The README's CI recipe runs as written: baseline on main, the branch, the comparison page,
+"""The CI recipe of docs/guides/ci.md runs as written: baseline on main, the branch, the comparison page,
 `compare --junit`, and the job's exit code (here with the `fixture` and scripted targets)."""
 
 import json
@@ -15,9 +15,9 @@ FIXTURE = "fixture"
 
 
 def recipe() -> str:
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    found = re.search(r"<!-- ci-recipe: shell -->\n```bash\n(.*?)```", readme, re.DOTALL)
-    assert found, "the README's shell CI recipe"
+    page = (REPO / "docs" / "guides" / "ci.md").read_text(encoding="utf-8")
+    found = re.search(r"<!-- ci-recipe: shell -->\n```bash\n(.*?)```", page, re.DOTALL)
+    assert found, "the shell CI recipe in docs/guides/ci.md"
     return found.group(1)
 
 

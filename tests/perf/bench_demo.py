@@ -1,4 +1,5 @@
-"""The README's figures, measured (not collected by pytest). Run: python tests/perf/bench_demo.py
+"""The demo, gauntlet and judge figures of docs/development/performance.md, measured
+(not collected by pytest). Run: python tests/perf/bench_demo.py
 
 (a) `ironbench run suites/demo.yaml` on a fresh store: wall time (goal < 300 s on 2
     cores), forge invocations past generation (goal >= half), forge success rate,

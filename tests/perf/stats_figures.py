@@ -1,10 +1,10 @@
-"""The README's statistics figures, regenerated (not collected by pytest).
+"""The statistics figures of docs/concepts/statistics.md, regenerated (not collected by pytest).
 
 Run: python tests/perf/stats_figures.py [--sims 20000] [--write]
-Prints the tables between README's `stats-figures` markers; --write replaces them there.
+Prints the tables between the page's `stats-figures` markers; --write replaces them there.
 Exact tables (stopping rules, stress boundaries) are exact; the compare gate and the
 variant verdict are seeded Monte Carlo with `--sims` repetitions per row (standard error
-at most 0.35 percentage points at 20000). tests/run/test_operating.py checks the README's
+at most 0.35 percentage points at 20000). tests/run/test_operating.py checks the page's
 figures against a quick rerun.
 """
 
@@ -200,16 +200,16 @@ def markdown(sims: int) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sims", type=int, default=20000)
-    parser.add_argument("--write", action="store_true", help="replace the figures in README.md")
+    parser.add_argument("--write", action="store_true", help="replace the figures in docs/concepts/statistics.md")
     args = parser.parse_args()
     started = time.perf_counter()
     block = markdown(args.sims)
     print(block)
     print(f"({time.perf_counter() - started:.1f} s)", file=sys.stderr)
     if args.write:
-        readme = REPO / "README.md"
-        text = readme.read_text(encoding="utf-8")
-        readme.write_text(
+        page = REPO / "docs" / "concepts" / "statistics.md"
+        text = page.read_text(encoding="utf-8")
+        page.write_text(
             re.sub(re.escape(BEGIN) + ".*?" + re.escape(END), lambda _: block, text, flags=re.DOTALL), encoding="utf-8"
         )
 

@@ -1,5 +1,5 @@
 """Would the test suite catch a miscalibrated rule? Operating characteristics of every
-decision rule, against the rules themselves and against the README's figures."""
+decision rule, against the rules themselves and against the figures in docs/concepts/statistics.md."""
 
 import importlib.util
 import math
@@ -23,6 +23,8 @@ from ironbench.run.operating import (
 from ironbench.run.stopping import baseline_decision, capability_boundary, stress_level_decision
 from ironbench.stats import runs_needed
 from tests.conftest import REPO
+
+STATISTICS = REPO / "docs" / "concepts" / "statistics.md"
 
 ALPHA = 0.05
 
@@ -179,13 +181,13 @@ def test_the_gate_has_the_power_it_claims():
     assert rates["cases"] > 0.8 and rates["overall"] < 0.5  # one broken case: the cases gate sees it
 
 
-def test_plan_figures_in_the_readme_are_computed():
+def test_plan_figures_on_the_statistics_page_are_computed():
     assert runs_needed(0.9, 0.2)[0] == 56
     assert runs_needed(0.9, 0.2, cases=10)[0] == 6
     assert runs_needed(0.9, 0.2, cases=10, gate="cases")[0] == 98
-    readme = (REPO / "README.md").read_text()
-    assert "6 runs per case on each side for the overall gate" in readme
-    assert "(56 for a single case, 98 per case for `--gate cases`)" in readme
+    page = STATISTICS.read_text()
+    assert "6 runs per case on each side for the overall gate" in page
+    assert "(56 for a single case, 98 per case for `--gate cases`)" in page
 
 
 def test_variant_verdicts_against_unstable_baselines_hold_alpha():
@@ -194,7 +196,7 @@ def test_variant_verdicts_against_unstable_baselines_hold_alpha():
         assert within(variant_verdict_rates(baseline, baseline, sims=sims, seed=9)["ironbench"], sims)
 
 
-# -- the README's figures ----------------------------------------------------------------------
+# -- the figures in docs/concepts/statistics.md ----------------------------------------------------------------------
 
 
 def _figures():
@@ -204,10 +206,8 @@ def _figures():
     return module
 
 
-def _readme_tables() -> list[list[list[str]]]:
-    block = (
-        (REPO / "README.md").read_text().split("<!-- stats-figures:begin -->")[1].split("<!-- stats-figures:end -->")[0]
-    )
+def _page_tables() -> list[list[list[str]]]:
+    block = STATISTICS.read_text().split("<!-- stats-figures:begin -->")[1].split("<!-- stats-figures:end -->")[0]
     tables, current = [], None
     for line in block.splitlines():
         if line.startswith("|"):
@@ -222,34 +222,34 @@ def _readme_tables() -> list[list[list[str]]]:
     return tables
 
 
-def test_readme_exact_figures_are_regenerated_verbatim():
+def test_exact_figures_on_the_statistics_page_are_regenerated_verbatim():
     figures = _figures()
-    _, _, stopping, boundaries, power, _ = _readme_tables()
+    _, _, stopping, boundaries, power, _ = _page_tables()
     assert stopping == figures.stopping_rows()
     assert boundaries == figures.boundary_rows()
     assert power == figures.power_rows()
-    assert f"up to {figures.pct(figures.every_level_at_alpha())} of the time" in (REPO / "README.md").read_text()
+    assert f"up to {figures.pct(figures.every_level_at_alpha())} of the time" in STATISTICS.read_text()
 
 
-def test_readme_simulated_figures_match_a_quick_rerun():
+def test_simulated_figures_on_the_statistics_page_match_a_quick_rerun():
     figures = _figures()
-    null, power, _, _, _, variants = _readme_tables()
-    readme_sims = int(re.search(r"(\d+) simulated pairs", (REPO / "README.md").read_text()).group(1))
+    null, power, _, _, _, variants = _page_tables()
+    page_sims = int(re.search(r"(\d+) simulated pairs", STATISTICS.read_text()).group(1))
     sims = 1000
-    for readme_rows, quick_rows in (
+    for page_rows, quick_rows in (
         (null, figures.gate_null_rows(sims)),
         (power, figures.gate_power_rows(sims)),
         (variants, figures.variant_rows(sims)),
     ):
-        for readme_row, quick_row in zip(readme_rows, quick_rows, strict=True):
-            for stated, quick in zip(readme_row, quick_row, strict=True):
+        for page_row, quick_row in zip(page_rows, quick_rows, strict=True):
+            for stated, quick in zip(page_row, quick_row, strict=True):
                 if stated == quick:
                     continue
-                assert stated.endswith("%") and quick.endswith("%"), (readme_row, quick_row)
+                assert stated.endswith("%") and quick.endswith("%"), (page_row, quick_row)
                 a, b = float(stated[:-1]) / 100, float(quick[:-1]) / 100
                 p = max(min((a + b) / 2, 0.99), 0.01)
-                assert abs(a - b) <= 3.5 * math.sqrt(p * (1 - p) * (1 / sims + 1 / readme_sims)), (
-                    readme_row,
+                assert abs(a - b) <= 3.5 * math.sqrt(p * (1 - p) * (1 / sims + 1 / page_sims)), (
+                    page_row,
                     quick_row,
                 )
 

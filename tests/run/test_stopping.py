@@ -131,7 +131,7 @@ def test_stable_carries_the_exact_lower_bound_on_reproducing_its_outcome():
     # 3 agreeing failures after 2 successes: the bound counts the runs that gave *that* outcome (3/5)
     mixed = baseline_decision([S, S, F, F, F], 10)
     assert mixed.decision == "stable" and "3/5 runs gave this outcome" in mixed.reason
-    assert round(mixed.reproduce_lower_95, 2) == 0.19  # as the README says
+    assert round(mixed.reproduce_lower_95, 2) == 0.19  # as docs/concepts/modes.md says
     assert math.isclose(mixed.success_upper_95, 1 - clopper_pearson_lower(3, 5))
 
 
@@ -150,7 +150,7 @@ def test_confidence_rule_stops_when_recurrence_is_shown_and_gives_up_early():
     assert stable.decision == "stable" and stable.reproduce_lower_95 > 0.8
     # naive per-look bounds would stop at 14/14 (0.05^(1/14) = 0.807); looking after every
     # run costs a few runs more
-    assert first == 16  # as the README says
+    assert first == 16  # as docs/concepts/modes.md says
     hopeless = [S, F, S, F, S, F]
     decision = confidence_decision(hopeless, 0.8, 0.95, 30)
     assert decision.decision == "exhausted" and decision.n == 6 and "within 30 runs" in decision.reason

@@ -6,7 +6,7 @@ from ironbench.core.errors import StoreError
 from ironbench.core.events import RunAborted, RunFinished
 from ironbench.store import open_store
 from ironbench.store.eventstore import Pending
-from ironbench.store.migrate import MIGRATIONS_DIR, SCHEMA_HEAD, current_revision, upgrade
+from ironbench.store.migrate import SCHEMA_HEAD, current_revision, migrations_dir, upgrade
 
 
 def test_schema_head_constant_matches_alembic_head(tmp_path):
@@ -15,7 +15,7 @@ def test_schema_head_constant_matches_alembic_head(tmp_path):
     from ironbench.store.migrate import alembic_config
 
     assert ScriptDirectory.from_config(alembic_config(tmp_path / "x.db")).get_current_head() == SCHEMA_HEAD
-    assert (MIGRATIONS_DIR / "versions").is_dir()
+    assert (migrations_dir() / "versions").is_dir()
 
 
 def test_first_use_creates_and_migrates_in_wal_mode(tmp_path):

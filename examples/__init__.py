@@ -1,0 +1,1 @@
+"""Examples `ironbench init` copies to a folder of yours; installed as `ironbench.shipped.examples`."""

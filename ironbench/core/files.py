@@ -1,0 +1,58 @@
+"""Files written whole or not at all, and a failed write named for people (a full disk, a read-only place).
+
+A file is written beside its final name and renamed over it: a reader, a crash or a kill
+mid-write sees the old content or the new, never half of it, and a full disk leaves the
+old file as it was. (Not fsync'd: every such file is derived from the store, which SQLite
+keeps durable, and `ironbench project --rebuild` writes it again.)
+"""
+
+import errno
+import os
+import threading
+from pathlib import Path
+
+from ironbench.core.errors import StoreError, StoreFull, StoreUnwritable
+
+_FULL = {errno.ENOSPC, errno.EDQUOT}
+_UNWRITABLE = {errno.EROFS, errno.EACCES, errno.EPERM}
+
+
+def file_failure(path: Path, exc: OSError, what: str = "the output folder") -> StoreError:
+    """The StoreError an OSError from writing `path` means; `what` names the place for people."""
+    if exc.errno in _FULL:
+        return StoreFull(f"{what}'s disk is full ({path}: {exc.strerror})")
+    if exc.errno in _UNWRITABLE:
+        return StoreUnwritable(f"{path}: cannot write {what} ({exc.strerror})")
+    return StoreError(f"{path}: cannot write {what}: {exc.strerror or exc}")
+
+
+def partial_name(path: Path) -> Path:
+    """Where `path` is written before it is renamed into place: hidden, and unique to this
+    process and thread, so two writers of one file never write into each other's."""
+    return path.with_name(f".{path.name}.{os.getpid()}-{threading.get_ident()}.tmp")
+
+
+def is_partial(path: Path) -> bool:
+    """A leftover of a write that was killed before its rename."""
+    return path.name.startswith(".") and path.name.endswith(".tmp")
+
+
+def write_atomic(path: Path, content: str | bytes, what: str = "the output folder") -> None:
+    """Replace `path` with `content` in one step; an OSError becomes the StoreError it means."""
+    data = content.encode("utf-8") if isinstance(content, str) else content
+    partial = partial_name(path)
+    try:
+        try:
+            handle = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
+        except FileNotFoundError:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            handle = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
+        os.replace(partial, path)
+    except OSError as exc:
+        partial.unlink(missing_ok=True)
+        raise file_failure(path, exc, what) from None
+    except BaseException:
+        partial.unlink(missing_ok=True)
+        raise

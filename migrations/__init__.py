@@ -1,0 +1,1 @@
+"""The store's alembic revisions; installed as `ironbench.shipped.migrations`."""

@@ -1,0 +1,1 @@
+"""The shipped DuckDB queries (`ironbench query NAME.sql`); installed as `ironbench.shipped.queries`."""

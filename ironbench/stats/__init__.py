@@ -1,6 +1,6 @@
 """Statistics that decisions and comparisons carry as evidence: pure functions, exact where cheap."""
 
-from ironbench.stats.clustered import Clustered, clustered_mean, clustered_ratio
+from ironbench.stats.clustered import Clustered, clustered_mean, clustered_mean_t, clustered_ratio
 from ironbench.stats.exact import (
     ExactTest,
     exact_distribution_test,
@@ -21,7 +21,15 @@ from ironbench.stats.intervals import (
 )
 from ironbench.stats.laws import binomial_pmf, hypergeometric_pmf, significant
 from ironbench.stats.multiplicity import NullLaw, fisher_null_law, holm_adjust, min_p_adjust, smallest_adjusted_p
-from ironbench.stats.passk import PassK, StoppingRule, anytime_interval, pass_at_k, pass_hat_k, rao_blackwell
+from ironbench.stats.passk import (
+    PassK,
+    StoppingRule,
+    anytime_interval,
+    estimate_pass_k,
+    pass_at_k,
+    pass_hat_k,
+    rao_blackwell,
+)
 from ironbench.stats.power import (
     fisher_power,
     min_detectable_drop,
@@ -60,8 +68,10 @@ __all__ = [
     "clopper_pearson_lower",
     "clopper_pearson_upper",
     "clustered_mean",
+    "clustered_mean_t",
     "clustered_ratio",
     "confidence_thresholds",
+    "estimate_pass_k",
     "exact_distribution_test",
     "first_violation",
     "fisher_null_law",

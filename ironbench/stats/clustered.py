@@ -87,3 +87,28 @@ def clustered_ratio(
     variance = (m / (m - 1)) * sum((a - ratio * b) ** 2 for a, b in zip(numerators, denominators, strict=True))
     half = t_quantile(0.5 * (1 + math.erf(z / math.sqrt(2))), m - 1) * math.sqrt(variance) / total
     return ratio, ratio - half, ratio + half
+
+
+def clustered_mean_t(
+    values: Sequence[float], clusters: Sequence[object], z: float = Z95
+) -> tuple[float, float, float] | None:
+    """The mean of unbounded per-unit values (flips per conversation) with an interval from
+    the cluster-robust variance (units of one cluster summed before squaring) and Student's t
+    with clusters − 1 degrees of freedom; with one cluster, the units' own spread (t, n − 1).
+    None without values; the interval is the mean alone with one value."""
+    n = len(values)
+    if n == 0:
+        return None
+    mean = sum(values) / n
+    sums: dict[object, float] = {}
+    for value, cluster in zip(values, clusters, strict=True):
+        sums[cluster] = sums.get(cluster, 0.0) + value - mean
+    g = len(sums)
+    if g > 1:
+        variance, df = (g / (g - 1)) * sum(r * r for r in sums.values()) / n**2, g - 1
+    elif n > 1:
+        variance, df = sum((v - mean) ** 2 for v in values) / (n - 1) / n, n - 1
+    else:
+        return mean, mean, mean
+    half = t_quantile(0.5 * (1 + math.erf(z / math.sqrt(2))), df) * math.sqrt(variance)
+    return mean, mean - half, mean + half

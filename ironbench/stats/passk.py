@@ -96,7 +96,7 @@ class PassK:
     why_k: str  # why k stops where it does
 
 
-def estimate(
+def estimate_pass_k(
     signatures: Sequence[Hashable], successes: Sequence[bool], rule: StoppingRule, z: float = Z95
 ) -> PassK | None:
     """pass@k and pass^k from a baseline's outcomes in run order (the signatures its stopping

@@ -94,9 +94,10 @@ def kaplan_meier(times: Sequence[int], observed: Sequence[bool], z: float = Z95)
             low.append(s ** math.exp(spread))
             high.append(s ** math.exp(-spread))
     median = next((t for t, v in zip(turns, survival, strict=True) if v <= 0.5), None)
-    # Brookmeyer & Crowley: the turns whose interval holds 0.5
-    median_low = next((t for t, v in zip(turns, high, strict=True) if v <= 0.5), None)
-    median_high = next((t for t, v in zip(turns, low, strict=True) if v <= 0.5), None)
+    # Brookmeyer & Crowley: the turns whose interval holds 0.5, from the first whose lower
+    # bound reaches it to the first whose upper bound does (None: not within these turns)
+    median_low = next((t for t, v in zip(turns, low, strict=True) if v <= 0.5), None)
+    median_high = next((t for t, v in zip(turns, high, strict=True) if v <= 0.5), None)
     return SurvivalCurve(
         n,
         sum(1 for e in observed if e),

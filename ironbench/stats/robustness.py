@@ -118,7 +118,12 @@ class GeneratorRobustness:
             "worst_case_success_rate": _cases_share([c.worst_case == 1.0 for c in used]),
             "robust_drop": None
             if drop is None
-            else {"estimate": round(drop[0], 6), "ci_95": [round(drop[1], 6), round(drop[2], 6)], "cases": len(used)},
+            # at most 1: the worst case cannot fall below 0
+            else {
+                "estimate": round(drop[0], 6),
+                "ci_95": [round(drop[1], 6), round(min(1.0, drop[2]), 6)],
+                "cases": len(used),
+            },
             "flips_success_to_failure": _pooled(lost),
             "flips_failure_to_success": _pooled(gained),
             "interval_note": "clustered by case: each case one unit (Wilson over cases), or its variants one cluster",

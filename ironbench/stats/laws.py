@@ -94,6 +94,7 @@ def regularized_beta(x: float, a: float, b: float) -> float:
     return front * result
 
 
+@lru_cache(maxsize=1024)
 def t_quantile(q: float, df: float) -> float:
     """The q-quantile (q > 0.5) of Student's t with `df` degrees of freedom, by bisection on
     its distribution function 1 − I_{df/(df+t²)}(df/2, 1/2)/2."""

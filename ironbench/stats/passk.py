@@ -160,8 +160,23 @@ def rao_blackwell(
     """(pass@k, pass^k) for k = 1..top_k: over every order of these outcomes that `rule`
     would have stopped after exactly these many runs (all equally likely, whatever the
     outcomes' probabilities), the share whose first k runs include a success, and whose
-    first k runs all succeed. Counted exactly by dynamic programming over (outcomes used so
-    far, last outcome and its streak, the first runs' successes)."""
+    first k runs all succeed. None when no order stops there (these are not its runs)."""
+    counted = count_orders(signatures, successes, rule, top_k)
+    if counted is None or counted[0] == 0:
+        return None
+    total, all_succeed, all_fail = counted
+    at = tuple(float(1 - Fraction(f, total)) for f in all_fail)
+    hat = tuple(float(Fraction(s, total)) for s in all_succeed)
+    return at, hat
+
+
+def count_orders(
+    signatures: Sequence[Hashable], successes: Sequence[bool], rule: StoppingRule, top_k: int
+) -> tuple[int, list[int], list[int]] | None:
+    """How many orders of these outcomes `rule` stops after exactly len(signatures) runs, and
+    of those, how many begin with k successes and with k failures (k = 1..top_k). Exact, by
+    dynamic programming over (outcomes used so far, last outcome and its streak, the first
+    runs' successes); the order given is not used. None past MAX_COUNT_STATES."""
     n = len(signatures)
     counts = Counter(signatures)
     symbols = list(counts)
@@ -201,15 +216,15 @@ def rao_blackwell(
                 grown[key] = grown.get(key, 0) + ways
         layer = grown
     total = sum(layer.values())
-    if total == 0:
-        return None  # these outcomes could not have stopped here under this rule (not its runs)
-    at, hat = [], []
-    for k in range(1, top_k + 1):
-        all_succeed = sum(w for (_, _, _, lead, length, _), w in layer.items() if lead is True and length >= k)
-        all_fail = sum(w for (_, _, _, lead, length, _), w in layer.items() if lead is False and length >= k)
-        hat.append(float(Fraction(all_succeed, total)))
-        at.append(float(1 - Fraction(all_fail, total)))
-    return tuple(at), tuple(hat)
+    all_succeed = [
+        sum(w for (_, _, _, lead, length, _), w in layer.items() if lead is True and length >= k)
+        for k in range(1, top_k + 1)
+    ]
+    all_fail = [
+        sum(w for (_, _, _, lead, length, _), w in layer.items() if lead is False and length >= k)
+        for k in range(1, top_k + 1)
+    ]
+    return total, all_succeed, all_fail
 
 
 def anytime_interval(successes: int, n: int, alpha: float = 0.05) -> tuple[float, float]:

@@ -339,7 +339,17 @@ class Suite(_Strict):
 
     @classmethod
     def from_dict(cls, data: dict) -> "Suite":
-        return cls.model_validate(data)
+        """A suite as a run recorded it (`to_dict`: every default written out). A baseline
+        case's `runs` beside a rule that carries its own count is that default, not the
+        user's, and is left out: resume must accept what the run itself recorded."""
+        suite_rule = (data.get("stop") or {}).get("rule")
+        cases = []
+        for case in data.get("cases", []):
+            rule = (case.get("stop") or {}).get("rule") or suite_rule
+            if case.get("mode") == "baseline" and rule in ("confidence", "fixed"):
+                case = {k: v for k, v in case.items() if k != "runs"}
+            cases.append(case)
+        return cls.model_validate({**data, "cases": cases})
 
 
 def _location(loc: tuple) -> str:

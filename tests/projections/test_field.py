@@ -161,7 +161,11 @@ def test_the_generators_aggregate_and_robustness_everywhere(paths, script, tmp_p
     shown = json.loads(cli("show", run_id, "--store", str(paths.store_path), "--format", "json", check=True).stdout)
     generators = {g["generator"]: g for g in shown["field"]["robustness"]["generators"]}
     assert generators["punctuation_noise"]["robust_pass_rate"]["estimate"] == 0.0
-    page = (paths.out_dir / run_id / "report.html").read_text() if (paths.out_dir / run_id / "report.html").exists() else ""
+    page = (
+        (paths.out_dir / run_id / "report.html").read_text()
+        if (paths.out_dir / run_id / "report.html").exists()
+        else ""
+    )
     if not page:
         cli("report", run_id, "--store", str(paths.store_path), "--out", str(paths.out_dir), check=True)
         page = (paths.out_dir / run_id / "report.html").read_text()

@@ -130,7 +130,12 @@ def test_adversarial_tree_layout(paths, script):
     robustness = generator["robustness"]
     assert robustness["robust_pass"] is True and robustness["variants"] == 2
     assert robustness["worst_case_success_rate"] == 1.0 and robustness["robust_drop"] == 0.0
-    assert robustness["flips_success_to_failure"] == {"count": 0, "n": 2, "rate": 0.0, "ci_95": [0.0, 0.65762]}  # Wilson: z²/(2 + z²)
+    assert robustness["flips_success_to_failure"] == {
+        "count": 0,
+        "n": 2,
+        "rate": 0.0,
+        "ci_95": [0.0, 0.65762],
+    }  # Wilson: z²/(2 + z²)
     variant = folder / "variant_0001"
     assert sorted(p.name for p in variant.iterdir()) == ["aggregate.json", "run_001"]
     assert sorted(p.name for p in (variant / "run_001").iterdir()) == [

@@ -176,9 +176,7 @@ def test_fixed_runs_are_unbiased_for_every_k(n):
         pmf = binomial_pmf(n, p)
         for k in range(1, n + 1):
             assert sum(pmf[c] * pass_hat_k(n, c, k) for c in range(n + 1)) == pytest.approx(p**k, abs=1e-12)
-            assert sum(pmf[c] * pass_at_k(n, c, k) for c in range(n + 1)) == pytest.approx(
-                1 - (1 - p) ** k, abs=1e-12
-            )
+            assert sum(pmf[c] * pass_at_k(n, c, k) for c in range(n + 1)) == pytest.approx(1 - (1 - p) ** k, abs=1e-12)
 
 
 def _fixed_coverage(n: int, k: int, p: float) -> float:

@@ -12,8 +12,8 @@ References
   variances over strata); its p-value by permuting engine labels within each scenario,
   exact in law (Phipson & Smyth 2010 for the Monte Carlo +1). Peto's one-step hazard ratio
   exp(U/V) (Yusuf et al. 1985, Prog. Cardiovasc. Dis. 27:335).
-- Liu et al. (2025) "Measuring sycophancy of language models in multi-turn dialogues"
-  (SYCON-Bench), arXiv 2505.23840: Turn of Flip and Number of Flip.
+- Hong et al. (2025) "Measuring sycophancy of language models in multi-turn dialogues"
+  (SYCON-Bench), Findings of EMNLP, arXiv 2505.23840: Turn of Flip and Number of Flip.
 """
 
 import math

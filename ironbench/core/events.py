@@ -185,6 +185,9 @@ class AiOutputRejected(_Event):
     prompt: str
     options: dict
     normalised_output: str = ""  # what was validated: ai_output without trivial wrapping
+    # The semantic judge's verdict when one was asked (ai_judge): model, same_task, answers
+    # by direction. None: no judge (and every rejection recorded before judges existed).
+    judge: dict | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

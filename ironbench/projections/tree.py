@@ -264,10 +264,14 @@ class OutputTree:
                     "normalised_output": e.normalised_output,
                     "failure_reasons": e.failure_reasons,
                     "timestamp_utc": t,
+                    # only where a judge was asked, so trees of older runs rebuild byte for byte
+                    **({"judge": e.judge} if e.judge is not None else {}),
                 }
                 for t, e in history
             ],
         }
+        if latest.judge is not None:
+            data["judge"] = latest.judge
         self._write(self.run_dir(state.started.run_id) / slot / "ai_generation_failure.json", _json(data))
 
     def _write_gauntlet(self, state: _RunState) -> None:

@@ -280,6 +280,15 @@ class Suite(_Strict):
     stop: StopRule | None = None  # the default stopping rule of baseline cases
     # Outcome rules: a shipped name (ironclad, exit-code) or a rules file, relative to the suite's folder.
     rules: Annotated[str, Field(min_length=1)] | None = None
+    ai_judge: Annotated[
+        str | None,
+        Field(
+            min_length=1,
+            description="a model id that judges every AI rewrite the rules accept: same task, nothing added or "
+            "removed, asked both ways; off by default; meant for strong models (a generator entry's ai_judge "
+            "overrides it)",
+        ),
+    ] = None
 
     @model_validator(mode="before")
     @classmethod
@@ -300,6 +309,8 @@ class Suite(_Strict):
                     raise ValueError(f"{field}: a gauntlet suite needs at least one")
             if self.rules is not None:
                 raise ValueError("rules: a gauntlet suite scores answers, it reads no outcome rules")
+            if self.ai_judge is not None:
+                raise ValueError("ai_judge: a gauntlet suite has no AI generators to judge")
         else:
             if not self.cases:
                 raise ValueError("cases: at least one case is required")
@@ -330,6 +341,14 @@ class Suite(_Strict):
     def conversations_of(self, scenario: Scenario) -> int:
         """How many conversations each engine has in `scenario` (default 1)."""
         return scenario.conversations or self.conversations or 1
+
+    def ai_judge_of(self, entry: GeneratorEntry) -> str | None:
+        """The judge of an AI generator entry's rewrites: its own ai_judge when it sets one
+        (null turns the suite's off), else the suite's."""
+        params = entry.params
+        if "ai_judge" in getattr(params, "model_fields_set", ()):
+            return params.ai_judge
+        return self.ai_judge
 
     def case_timeout(self, case: _Case) -> int:
         return case.timeout_seconds or self.timeout_seconds

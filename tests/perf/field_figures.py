@@ -117,7 +117,7 @@ def coverage_tables() -> str:
         for cases in (10, 20, 30):
             rows.append([label, cases] + [pct(across_coverage(a, b, cases, 10, k)) for k in (1, 2, 3)])
     across = table(["success rates across cases", "cases", "pass^1", "pass^2", "pass^3"], rows)
-    return "\n\n".join([fixed, anytime, across])
+    return f"{fixed}\n\n{anytime}\n\n{across}"
 
 
 def conversation(rng, hazard: float, turns: int = 8) -> tuple[int, bool]:
@@ -174,7 +174,7 @@ def sensitivity_table() -> str:
         for _ in range(reps):
             rates = {f"c{i}": float(r) for i, r in enumerate(rng.uniform(0.05, 0.4, cases))}
 
-            def cells(rates):
+            def cells(rates, rng=rng, variants=variants):
                 return {(c, "g"): (int(rng.binomial(variants, r)), variants) for c, r in rates.items()}
 
             null += compare_sensitivity(cells(rates), cells(rates))[0].verdict != "cannot be told apart"

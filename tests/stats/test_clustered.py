@@ -44,6 +44,7 @@ def test_ratio_and_unbounded_means_by_hand():
     assert mean == 1.5
     # cluster sums of residuals: a: −1.5 + 0.5 = −1, b: −0.5 + 1.5 = 1 → V = 2·2/16
     assert high - mean == pytest.approx(t_quantile(0.975, 1) * math.sqrt(2 * 2 / 16))
+    assert mean - low == pytest.approx(high - mean)
 
 
 def _beta_moment(a: float, b: float, k: int) -> float:

@@ -238,8 +238,9 @@ def _survival_comparisons(per_engine: dict, engines: list[str], alpha: float) ->
             else f"hazard ratio {number(ratio, '.2f')} (95% CI {number(test.hazard_ratio_ci_95[0], '.2f')} to "
             f"{number(test.hazard_ratio_ci_95[1], '.2f')}; above 1: breaks sooner)"
         )
+        claim = "survival cannot be told apart" if verdict == "cannot be told apart" else f"{other} {verdict}"
         sentence = (
-            f"{other} vs {reference}: {other} {verdict} under pressure: {ratio_text}, violations "
+            f"{other} vs {reference}: {claim} under pressure: {ratio_text}, violations "
             f"{test.observed_b} observed vs {number(test.expected_b, '.1f')} expected, p = {number(p_adjusted, '.2g')} "
             f"(log-rank stratified by {test.strata} scenario(s), permutation p-value, Holm over {len(pairs)} pair(s))"
         )

@@ -92,6 +92,9 @@ class InvocationCompleted(_Event):
     debug_artifacts_present: bool
     debug_path: str
     brick_path: str | None = None
+    # sha256 of the brick's content, read after the run where it ran (never a copy): do
+    # successful runs write the same code?
+    brick_sha256: str | None = None
     stdout: str = ""
     stderr: str = ""
     output_truncated: bool = False

@@ -30,9 +30,11 @@ from ironbench.core.events import (
     run_started,
 )
 from ironbench.core.files import is_partial, write_atomic
+from ironbench.projections.field import case_robustness, stopping_rule, stopping_rules
 from ironbench.projections.gauntlet_summary import ScenarioRecord, TurnRecord
 from ironbench.projections.gauntlet_summary import results as gauntlet_results
-from ironbench.projections.summaries import aggregate, ladder_aggregate, summary
+from ironbench.projections.summaries import aggregate, generator_aggregate, ladder_aggregate, summary
+from ironbench.stats import StoppingRule
 from ironbench.store.eventstore import EventStore
 
 
@@ -83,11 +85,19 @@ class _RunState:
     rejections: dict[str, list[tuple[str, AiOutputRejected]]] = field(default_factory=dict)
     gauntlet: dict[tuple[str, str, int], ScenarioRecord] = field(default_factory=dict)
     scorers: list[str] = field(default_factory=list)
+    # by case, by generator: its variants' groups (an adversarial generator's aggregate reads them)
+    variants: dict[str, dict[str, dict[str, None]]] = field(default_factory=dict)
+    rules: dict[str, StoppingRule] | None = None  # each baseline case's stopping rule, once needed
 
     @property
     def run(self) -> RunStarted:
         """What the run was started with."""
         return run_started(self.started)
+
+    def rule(self, case_id: str) -> StoppingRule:
+        if self.rules is None:
+            self.rules = stopping_rules(self.run.suite)
+        return self.rules.get(case_id) or stopping_rule(self.run.suite, case_id)
 
 
 class OutputTree:
@@ -103,6 +113,7 @@ class OutputTree:
         # Files a batch changed, written once at its end: group aggregates, gauntlet results.
         self._aggregates: dict[tuple[str, str], _RunState] = {}
         self._gauntlets: dict[str, _RunState] = {}
+        self._generators: dict[tuple[str, str, str], _RunState] = {}  # (run, case, generator)
 
     def run_dir(self, run_id: str) -> Path:
         return self.out_dir / run_id
@@ -141,6 +152,8 @@ class OutputTree:
                 state.surplus.add(recorded.stream)
                 return None
             state.groups.setdefault(group, {})[event.run_index] = event  # a re-run supersedes its slot's attempt
+            if event.mode == "adversarial" and event.generator is not None:
+                state.variants.setdefault(event.case_id, {}).setdefault(event.generator, {})[group] = None
             state.stamps[recorded.stream] = recorded.timestamp_utc
             return group
         if isinstance(event, AiOutputRejected):
@@ -186,11 +199,17 @@ class OutputTree:
         self._write_touched()
 
     def _write_touched(self) -> None:
-        for (_, group), state in self._aggregates.items():
-            self._write_aggregate(state, group)
+        """The files of groups this batch changed, each once: what it reads is final for the batch."""
+        generators = self._generators
+        for (run_id, group), state in self._aggregates.items():
+            first = self._write_aggregate(state, group)
+            if first.mode == "adversarial" and first.generator is not None:
+                generators[(run_id, first.case_id, first.generator)] = state
+        for (_, case_id, generator), state in generators.items():
+            self._write_generator(state, case_id, generator)
         for state in self._gauntlets.values():
             self._write_gauntlet(state)
-        self._aggregates, self._gauntlets = {}, {}
+        self._aggregates, self._gauntlets, self._generators = {}, {}, {}
 
     def flush(self) -> None:
         """Record how far the tree got (applying an event twice is harmless, so lagging is safe)."""
@@ -215,6 +234,10 @@ class OutputTree:
             self._gauntlets[recorded.run_id] = state
         if group is not None:
             self._aggregates[(recorded.run_id, group)] = state
+        if isinstance(event, DecisionTaken) and event.group == f"adversarial/{event.case_id}/baseline":
+            # the case's reference: each of its generators' aggregates judges against it
+            for generator in state.variants.get(event.case_id, {}):
+                self._generators[(recorded.run_id, event.case_id, generator)] = state
         if isinstance(event, DecisionTaken) and event.mode == "stress" and event.variant_id == "ladder":
             self._write_ladder(state, event)
         if isinstance(event, (RunFinished, RunAborted)):
@@ -324,10 +347,27 @@ class OutputTree:
         self._write(folder / "results.json", _json(data))
         self._write(folder / "summary.json", _json(data["summary"]))
 
-    def _write_aggregate(self, state: _RunState, group: str) -> None:
+    def _write_aggregate(self, state: _RunState, group: str) -> InvocationCompleted:
+        """A group's aggregate.json; returns the group's first run."""
         runs = [state.groups[group][index] for index in sorted(state.groups[group])]
-        data = aggregate(state.run.suite_id, runs[0].case_id, runs[0].variant_id, runs, state.decisions.get(group))
+        first = runs[0]
+        rule = state.rule(first.case_id) if first.mode == "baseline" else None
+        data = aggregate(state.run.suite_id, first.case_id, first.variant_id, runs, state.decisions.get(group), rule)
         self._write(self.run_dir(state.started.run_id) / group / "aggregate.json", _json(data))
+        return first
+
+    def _write_generator(self, state: _RunState, case_id: str, generator: str) -> None:
+        """adversarial/<case>/<generator>/aggregate.json, rewritten as its variants run and are decided."""
+        prefix = f"adversarial/{case_id}/{generator}/"
+        variants = [
+            (state.decisions.get(group), [state.groups[group][i] for i in sorted(state.groups[group])])
+            for group in sorted(state.variants[case_id][generator])
+        ]
+        reference = state.decisions.get(f"adversarial/{case_id}/baseline")
+        cell = case_robustness(case_id, generator, reference, variants)
+        live = [run for _, runs in variants for run in runs]
+        data = generator_aggregate(state.run.suite_id, case_id, generator, live, cell)
+        self._write(self.run_dir(state.started.run_id) / prefix / "aggregate.json", _json(data))
 
     def _write_ladder(self, state: _RunState, verdict: DecisionTaken) -> None:
         levels = [d for d in state.levels.get(verdict.group, {}).values() if d.level is not None]

@@ -6,7 +6,7 @@ import hashlib
 import json
 
 from ironbench import __version__
-from ironbench.report import comparison, sections, transcripts
+from ironbench.report import comparison, field, sections, transcripts
 from ironbench.report.gather import EVIDENCE_CODES, for_embedding
 from ironbench.report.listing import listed
 from ironbench.report.markup import Markup, el, join, json_script
@@ -156,8 +156,10 @@ TITLES = {
     "outcomes": "Outcomes",
     "baseline": "Baseline",
     "adversarial": "Adversarial",
+    "robustness": "Robustness",
     "stress": "Stress",
     "gauntlet": "Gauntlet",
+    "survival": "When conversations break",
     "metadata": "Metadata",
 }
 
@@ -294,8 +296,10 @@ def render(data: dict, items: list[Verdict]) -> str:
         ("outcomes", sections.outcomes),
         ("baseline", sections.baseline),
         ("adversarial", sections.adversarial),
+        ("robustness", field.robustness),
         ("stress", sections.stress),
         ("gauntlet", transcripts.gauntlet),
+        ("survival", field.survival),
     ):
         if data.get(key):
             present.append(key)

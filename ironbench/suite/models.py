@@ -30,7 +30,7 @@ MAX_TIMEOUT_SECONDS = 86_400
 # Far below the kernel's 128 KiB limit on one argument, even after a ladder's additions.
 MAX_INSTRUCTION_CHARS = 20_000
 MODES = ("baseline", "adversarial", "stress")
-STOP_RULES = ("last_3_agree", "confidence")
+STOP_RULES = ("last_3_agree", "confidence", "fixed")
 ENGINE_TYPES = ("llm", "guarded", "python", "command")
 
 PositiveInt = Annotated[int, Field(strict=True, gt=0)]
@@ -151,7 +151,17 @@ class ConfidenceStop(_Strict):
         return self
 
 
-StopRule = Annotated[SeedStop | ConfidenceStop, Field(discriminator="rule")]
+class FixedStop(_Strict):
+    """Exactly `runs` runs, whatever their outcomes: n fixed in advance, so pass@k and pass^k
+    are unbiased for every k up to it."""
+
+    rule: Literal["fixed"]
+    runs: Annotated[int, Field(strict=True, ge=1, le=MAX_CONFIDENCE_RUNS)]
+
+
+StopRule = Annotated[SeedStop | ConfidenceStop | FixedStop, Field(discriminator="rule")]
+# The rules that carry their own number of runs: a case's `runs` would contradict them.
+_OWN_CAP = {ConfidenceStop: "its cap from stop.max_runs", FixedStop: "its runs from stop.runs"}
 
 
 class BaselineCase(_Case):
@@ -161,8 +171,8 @@ class BaselineCase(_Case):
 
     @model_validator(mode="after")
     def _one_cap(self):
-        if isinstance(self.stop, ConfidenceStop) and "runs" in self.model_fields_set:
-            raise ValueError("runs: the confidence rule takes its cap from stop.max_runs")
+        if type(self.stop) in _OWN_CAP and "runs" in self.model_fields_set:
+            raise ValueError(f"runs: the {self.stop.rule} rule takes {_OWN_CAP[type(self.stop)]}")
         return self
 
 
@@ -320,11 +330,12 @@ class Suite(_Strict):
                 seen.add(value)
         return self
 
-    def stop_of(self, case: BaselineCase):
+    def stop_of(self, case: BaselineCase) -> "ConfidenceStop | FixedStop | None":
         """A baseline case's stopping rule: its own, else the suite's, else the seed's (None)."""
         rule = case.stop or self.stop
-        if isinstance(rule, ConfidenceStop) and "runs" in case.model_fields_set:
-            raise SuiteError(f"cases ({case.id}): runs: the confidence rule takes its cap from stop.max_runs")
+        if type(rule) in _OWN_CAP and "runs" in case.model_fields_set:
+            assert rule is not None  # (a type in _OWN_CAP)
+            raise SuiteError(f"cases ({case.id}): runs: the {rule.rule} rule takes {_OWN_CAP[type(rule)]}")
         return None if isinstance(rule, SeedStop) else rule
 
     def conversations_of(self, scenario: Scenario) -> int:
@@ -347,7 +358,17 @@ class Suite(_Strict):
 
     @classmethod
     def from_dict(cls, data: dict) -> "Suite":
-        return cls.model_validate(data)
+        """A suite as a run recorded it (`to_dict`: every default written out). A baseline
+        case's `runs` beside a rule that carries its own count is that default, not the
+        user's, and is left out: resume must accept what the run itself recorded."""
+        suite_rule = (data.get("stop") or {}).get("rule")
+        cases = []
+        for case in data.get("cases", []):
+            rule = (case.get("stop") or {}).get("rule") or suite_rule
+            if case.get("mode") == "baseline" and rule in ("confidence", "fixed"):
+                case = {k: v for k, v in case.items() if k != "runs"}
+            cases.append(case)
+        return cls.model_validate({**data, "cases": cases})
 
 
 def _location(loc: tuple) -> str:

@@ -109,7 +109,7 @@ class OutputTree:
         self.name = f"output_tree:{out_dir.resolve()}"
         self._runs: dict[str, _RunState] = {}
         self.applied_seq = 0  # recorded in the store with the next append, or by flush()
-        self._pending: dict[Path, str] | None = None  # while rebuilding: each file's final content
+        self._pending: dict[str, str] | None = None  # while rebuilding: each file's final content
         # Files a batch changed, written once at its end: group aggregates, gauntlet results.
         self._aggregates: dict[tuple[str, str], _RunState] = {}
         self._gauntlets: dict[str, _RunState] = {}
@@ -118,7 +118,11 @@ class OutputTree:
     def run_dir(self, run_id: str) -> Path:
         return self.out_dir / run_id
 
-    def _write(self, path: Path, text: str) -> None:
+    def _file(self, state: _RunState, *parts: str) -> str:
+        """A file of the run's folder, as a string: a rebuild names tens of thousands."""
+        return os.path.join(self.out_dir, state.started.run_id, *parts)
+
+    def _write(self, path: str, text: str) -> None:
         """Every file is replaced whole (core/files.py): a reader, a kill or a full disk sees
         the old content or the new. Writing it twice (catching up after a crash) changes nothing.
         While rebuilding, only the last content of each file is kept, and written at the end."""
@@ -269,11 +273,11 @@ class OutputTree:
             **({"speculate": True} if started.speculate else {}),
             **state.status,
         }
-        self._write(self.run_dir(state.started.run_id) / "metadata.json", _json(metadata))
+        self._write(self._file(state, "metadata.json"), _json(metadata))
 
     def _write_invocation(self, state: _RunState, stream: str, event: InvocationCompleted, timestamp: str) -> None:
         started = state.run
-        folder = self.run_dir(state.started.run_id) / stream
+        folder = self._file(state, stream)
         record = summary(
             state.started.run_id,
             started.suite_id,
@@ -304,7 +308,7 @@ class OutputTree:
                 state.stamps[stream],
                 surplus=True,
             )
-            self._write(self.run_dir(state.started.run_id) / stream / "summary.json", _json(record))
+            self._write(self._file(state, stream, "summary.json"), _json(record))
 
     def _write_ai_failure(self, state: _RunState, slot: str) -> None:
         """ai_generation_failure.json: the spec's fields for the latest rejection of
@@ -337,15 +341,15 @@ class OutputTree:
         }
         if latest.judge is not None:
             data["judge"] = latest.judge
-        self._write(self.run_dir(state.started.run_id) / slot / "ai_generation_failure.json", _json(data))
+        self._write(self._file(state, slot, "ai_generation_failure.json"), _json(data))
 
     def _write_gauntlet(self, state: _RunState) -> None:
         """gauntlet/results.json (engine -> scenario -> turns, with counts) and summary.json."""
         engines = [e["name"] for e in state.run.suite["engines"]]
         data = gauntlet_results(list(state.gauntlet.values()), engines, state.scorers)
-        folder = self.run_dir(state.started.run_id) / "gauntlet"
-        self._write(folder / "results.json", _json(data))
-        self._write(folder / "summary.json", _json(data["summary"]))
+        folder = self._file(state, "gauntlet")
+        self._write(os.path.join(folder, "results.json"), _json(data))
+        self._write(os.path.join(folder, "summary.json"), _json(data["summary"]))
 
     def _write_aggregate(self, state: _RunState, group: str) -> InvocationCompleted:
         """A group's aggregate.json; returns the group's first run."""
@@ -353,7 +357,7 @@ class OutputTree:
         first = runs[0]
         rule = state.rule(first.case_id) if first.mode == "baseline" else None
         data = aggregate(state.run.suite_id, first.case_id, first.variant_id, runs, state.decisions.get(group), rule)
-        self._write(self.run_dir(state.started.run_id) / group / "aggregate.json", _json(data))
+        self._write(self._file(state, group, "aggregate.json"), _json(data))
         return first
 
     def _write_generator(self, state: _RunState, case_id: str, generator: str) -> None:
@@ -367,12 +371,12 @@ class OutputTree:
         cell = case_robustness(case_id, generator, reference, variants)
         live = [run for _, runs in variants for run in runs]
         data = generator_aggregate(state.run.suite_id, case_id, generator, live, cell)
-        self._write(self.run_dir(state.started.run_id) / prefix / "aggregate.json", _json(data))
+        self._write(self._file(state, prefix, "aggregate.json"), _json(data))
 
     def _write_ladder(self, state: _RunState, verdict: DecisionTaken) -> None:
         levels = [d for d in state.levels.get(verdict.group, {}).values() if d.level is not None]
         data = ladder_aggregate(state.run.suite_id, verdict.case_id, levels, verdict)
-        self._write(self.run_dir(state.started.run_id) / verdict.group / "aggregate.json", _json(data))
+        self._write(self._file(state, verdict.group, "aggregate.json"), _json(data))
 
     def catch_up(self) -> int:
         """Apply every event recorded since this tree's position; returns how many."""
@@ -381,9 +385,9 @@ class OutputTree:
         self.flush()
         return len(events)
 
-    def _write_folder(self, folder: Path, files: dict[str, str]) -> None:
+    def _write_folder(self, folder: str, files: dict[str, str]) -> None:
         for name, text in files.items():
-            self._write(folder / name, text)
+            self._write(os.path.join(folder, name), text)
 
     def rebuild(
         self,
@@ -409,7 +413,7 @@ class OutputTree:
         for path, text in final.items():  # each file once, with its last content
             write_atomic(path, text)
         if target.is_dir():
-            _remove_strays(str(target), {str(path) for path in final}, keep)
+            _remove_strays(str(target), set(final), keep)
         return target
 
 

@@ -44,7 +44,7 @@ def group_of(recorded: RecordedEvent) -> str:
 
 
 def _scalar(value: object) -> str:
-    """One value as `json.dumps` writes it (ensure_ascii=False)."""
+    """One value as `json.dumps` writes it (ensure_ascii=False); TypeError if not a scalar."""
     if isinstance(value, str):
         return encode_basestring(value)
     if value is None:
@@ -55,7 +55,8 @@ def _scalar(value: object) -> str:
         return "false"
     if isinstance(value, int):
         return int.__repr__(value)
-    assert isinstance(value, float)
+    if not isinstance(value, float):
+        raise TypeError(type(value).__name__)
     if math.isnan(value):
         return "NaN"
     if math.isinf(value):
@@ -63,13 +64,35 @@ def _scalar(value: object) -> str:
     return float.__repr__(value)
 
 
+def _layout(value: object, pad: str) -> str:
+    """`value` as `json.dumps(indent=2, ensure_ascii=False)` lays it out `pad` deep; TypeError
+    for what it would not lay out this way (keys that are not strings, other types)."""
+    if isinstance(value, dict):
+        if not value:
+            return "{}"
+        inner = pad + "  "
+        parts = []
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise TypeError("key")
+            parts.append(f"{inner}{encode_basestring(key)}: {_layout(item, inner)}")
+        return "{\n" + ",\n".join(parts) + "\n" + pad + "}"
+    if isinstance(value, (list, tuple)):
+        if not value:
+            return "[]"
+        inner = pad + "  "
+        return "[\n" + ",\n".join(inner + _layout(item, inner) for item in value) + "\n" + pad + "]"
+    return _scalar(value)
+
+
 def _json(data: dict) -> str:
-    """`json.dumps(data, indent=2, ensure_ascii=False)` and a newline. A flat record (a
-    summary.json) is laid out here, value by value: the same text, several times sooner
-    than the pure-Python encoder that `indent` otherwise takes."""
-    if data and all(isinstance(k, str) and (v is None or isinstance(v, (str, int, float))) for k, v in data.items()):
-        return "{\n" + ",\n".join(f"  {encode_basestring(k)}: {_scalar(v)}" for k, v in data.items()) + "\n}\n"
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    """`json.dumps(data, indent=2, ensure_ascii=False)` and a newline, laid out here: the same
+    text, several times sooner than the pure-Python encoder that `indent` otherwise takes
+    (a tree holds a few files per invocation)."""
+    try:
+        return _layout(data, "") + "\n"
+    except TypeError:
+        return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
 @dataclass

@@ -1,6 +1,7 @@
 import json
 import re
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -165,16 +166,34 @@ def test_rebuild_is_byte_identical_with_reruns_and_a_ladder(paths, monkeypatch, 
     assert snapshot(run_dir) == before
 
 
-@given(
-    st.dictionaries(
-        st.text(max_size=12),
-        st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=True), st.text(max_size=30)),
-        max_size=8,
-    )
+_SCALARS = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=True), st.text(max_size=30))
+_VALUES = st.recursive(
+    _SCALARS,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4),
+        st.lists(inner, max_size=3).map(tuple),
+        st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    ),
+    max_leaves=25,
 )
-def test_a_flat_record_is_laid_out_as_json_dumps_lays_it_out(record):
+
+
+@given(
+    st.dictionaries(st.text(max_size=12), _VALUES, max_size=8),
+    st.one_of(st.none(), st.integers(), st.floats(allow_nan=False), st.booleans(), st.just(object())),
+)
+def test_a_record_is_laid_out_as_json_dumps_lays_it_out(record, odd_key):
+    """summary.json and aggregate.json as json.dumps(indent=2) writes them, laid out sooner;
+    what it would not lay out that way (a key that is not a string, a value JSON has no
+    type for) goes to json.dumps itself, and fails as it fails."""
     from ironbench.projections.tree import _json
 
     assert _json(record) == json.dumps(record, indent=2, ensure_ascii=False) + "\n"
-    nested = {**record, "breakdown": {"validation": 1}}
-    assert _json(nested) == json.dumps(nested, indent=2, ensure_ascii=False) + "\n"
+    odd = {**record, "nested": {odd_key: [record]}}
+    try:
+        expected = json.dumps(odd, indent=2, ensure_ascii=False) + "\n"
+    except TypeError:
+        with pytest.raises(TypeError):
+            _json(odd)
+    else:
+        assert _json(odd) == expected

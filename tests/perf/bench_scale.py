@@ -8,7 +8,8 @@ target's outcomes are drawn at random), printed with its goal and its ratio to i
     10,000 cases (goals: <= 3 s at 1,000, <= 30 s at 10,000), with the growth per 10x;
     also with --gate cases --fail-on change --junit and --format json at the largest size.
 (b) `run --jobs 1` of a no-op target, 3 runs per case, against the same number of bare
-    spawns, side by side: 300 and 3,000 invocations (goal <= 1.15x at both).
+    spawns, side by side: 300 and 3,000 invocations (goal <= 1.15x at both); the harness's
+    cost per invocation, also beyond its fixed start-up (a 3-invocation run's extra time).
 (c) `report` of a mixed run of 100,000 invocations (goals: <= 10 s, <= 5 MB).
 (d) `project --rebuild` of mixed runs of 10,000 and 20,000 invocations (goal <= 5 s at
     20,000), as seconds per 10,000 invocations, beside its floor on this disk: the same
@@ -260,41 +261,60 @@ def _harness(work: Path, tree: Path, suite_path: Path, total: int) -> float:
     return elapsed
 
 
+def _run_suite(work: Path, argv: list[str], cases: int) -> Path:
+    suite = {
+        "suite_id": "perf_run",
+        "mode": "baseline",
+        "debug_enabled": False,
+        "timeout_seconds": 60,
+        "target": argv + ["{instruction}"],
+        "cases": [
+            {"id": f"case_{i:05d}", "instruction": f"Write function number {i}.", "runs": 3} for i in range(cases)
+        ],
+    }
+    path = work / f"run_{cases}.yaml"
+    path.write_text(yaml.safe_dump(suite))
+    return path
+
+
 def bench_run(work: Path, sizes: list[int], before: Path | None, repeats: int) -> None:
     print("(b) run --jobs 1 of a no-op target, 3 runs per case, against bare spawns", flush=True)
     target = work / "noop_target.py"
     target.write_text(NOOP)
     argv = [sys.executable, str(target)]
+    trees = {"now": REPO, **({"before": before} if before is not None else {})}
+    # What a run costs whatever its size (Python, imports, the store, the closing events):
+    # one case of 3 invocations against 3 bare spawns, the median of 5.
+    one = _run_suite(work, argv, 1)
+    fixed = {
+        label: statistics.median(_harness(work, tree, one, 3) - _bare(work, argv, 3) for _ in range(5))
+        for label, tree in trees.items()
+    }
+    print("  start-up: " + ", ".join(f"{label} {seconds:.2f} s" for label, seconds in fixed.items()), flush=True)
     for cases in sizes:
-        suite = {
-            "suite_id": "perf_run",
-            "mode": "baseline",
-            "debug_enabled": False,
-            "timeout_seconds": 60,
-            "target": argv + ["{instruction}"],
-            "cases": [
-                {"id": f"case_{i:05d}", "instruction": f"Write function number {i}.", "runs": 3} for i in range(cases)
-            ],
-        }
-        suite_path = work / f"run_{cases}.yaml"
-        suite_path.write_text(yaml.safe_dump(suite))
+        suite_path = _run_suite(work, argv, cases)
         total = cases * 3
-        bares, nows, thens = [], [], []
+        bares: list[float] = []
+        harness: dict[str, list[float]] = {label: [] for label in trees}
         for _ in range(repeats):  # interleaved, so drift on the machine hits all alike
             bares.append(_bare(work, argv, total))
-            nows.append(_harness(work, REPO, suite_path, total))
-            if before is not None:
-                thens.append(_harness(work, before, suite_path, total))
-        b, h = statistics.median(bares), statistics.median(nows)
-        line = (
+            for label, tree in trees.items():
+                harness[label].append(_harness(work, tree, suite_path, total))
+        b = statistics.median(bares)
+        figures = []
+        for label, times in harness.items():
+            h = statistics.median(times)
+            figures.append(
+                f"{label}: ironbench run {h:.1f} s, ratio {h / b:.3f}"
+                + (f" (goal <= 1.15, {h / b / 1.15:.2f} of it)" if label == "now" else "")
+                + f", harness per invocation {(h - b) / total * 1000:.1f} ms, "
+                f"{(h - b - fixed[label]) / total * 1000:.1f} ms beyond its start-up"
+            )
+        print(
             f"  {total:,} invocations ({cases:,} cases x 3), median of {repeats}: bare spawns {b:.1f} s | "
-            f"ironbench run {h:.1f} s | ratio {h / b:.3f} (goal <= 1.15, {h / b / 1.15:.2f} of it) | "
-            f"harness per invocation {(h - b) / total * 1000:.1f} ms"
+            + " | ".join(figures),
+            flush=True,
         )
-        if thens:
-            t = statistics.median(thens)
-            line += f" | before: {t:.1f} s, ratio {t / b:.3f}, {(t - b) / total * 1000:.1f} ms per invocation"
-        print(line, flush=True)
     shutil.rmtree(work / "bare", ignore_errors=True)
 
 

@@ -2,8 +2,6 @@
 with the exact test for a few cases, by the normal approximation beyond, within 1 percentage
 point of the simulated exact figure wherever that one can be computed."""
 
-import time
-
 import numpy as np
 import pytest
 
@@ -68,10 +66,9 @@ def test_approximate_power_is_the_simulated_power_of_the_exact_test():
     assert normal_power(sizes, rates, rates, 0.05) <= 0.05  # no drop: at most the level
 
 
-def test_power_and_mde_at_ten_thousand_cases_take_no_time_and_shrink_with_cases():
-    started = time.perf_counter()
+def test_power_and_mde_at_ten_thousand_cases_shrink_with_cases():
+    # how long they take is measured by tests/perf/bench_scale.py, not here
     mdes = [stratified_min_detectable_drop(*_design(10, cases, (10, 11)), 0.05) for cases in (100, 1000, 10_000)]
-    assert time.perf_counter() - started < 2
     assert mdes[0] > mdes[1] > mdes[2] > 0  # more cases, smaller drops found: about 1/sqrt(cases)
     assert 2 < mdes[0] / mdes[1] < 4.5 and 2 < mdes[1] / mdes[2] < 4.5
     sizes = [(10, 10)] * 5000

@@ -19,6 +19,7 @@ from ironbench.projections.field import (
     robustness_across,
     same_code_across,
     stopping_rule,
+    stopping_rules,
 )
 from ironbench.projections.gauntlet_summary import PRIMARY_SCORER, breaking
 
@@ -111,12 +112,13 @@ def field_numbers(store_path: Path, run_id: str) -> dict:
 
 def _baseline(suite: dict, groups: dict[str, list[_Run]], modes: dict[str, str], decisions: dict) -> dict | None:
     cases, found, code = {}, [], []
+    rules = stopping_rules(suite)  # by id: one pass over the suite, not one per case
     for path, runs in groups.items():
         decision = decisions.get(path)
         if modes[path] != "baseline" or decision is None:
             continue  # undecided: the number of runs is not known yet
         evidence = [r for r in runs if r.infra_error is None]
-        estimate = pass_k(evidence, stopping_rule(suite, runs[0].case_id))
+        estimate = pass_k(evidence, rules.get(runs[0].case_id) or stopping_rule(suite, runs[0].case_id))
         same = bricks(evidence)
         cases[runs[0].case_id] = {"pass_k": pass_k_dict(estimate), "bricks": same}
         found.append(estimate)

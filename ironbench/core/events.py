@@ -9,6 +9,7 @@ from dataclasses import asdict, dataclass, field, fields
 from typing import Any, ClassVar, Literal, Self, TypeAlias, get_args
 
 SCHEMA_VERSION = 1
+_FIELD_NAMES: dict[type, frozenset[str]] = {}  # per event class: read once, not per event read
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -20,7 +21,9 @@ class _Event:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Self:
-        names = {f.name for f in fields(cls)}
+        names = _FIELD_NAMES.get(cls)
+        if names is None:
+            names = _FIELD_NAMES[cls] = frozenset(f.name for f in fields(cls))
         return cls(**{k: v for k, v in data.items() if k in names})
 
 

@@ -29,7 +29,13 @@ def file_failure(path: Path, exc: OSError, what: str = "the output folder") -> S
 def partial_name(path: Path) -> Path:
     """Where `path` is written before it is renamed into place: hidden, and unique to this
     process and thread, so two writers of one file never write into each other's."""
-    return path.with_name(f".{path.name}.{os.getpid()}-{threading.get_ident()}.tmp")
+    return Path(_partial(os.fspath(path)))
+
+
+def _partial(path: str) -> str:
+    # as strings: a rebuild writes tens of thousands of files, and Path's parsing shows
+    folder, name = os.path.split(path)
+    return os.path.join(folder, f".{name}.{os.getpid()}-{threading.get_ident()}.tmp")
 
 
 def is_partial(path: Path) -> bool:
@@ -37,22 +43,30 @@ def is_partial(path: Path) -> bool:
     return path.name.startswith(".") and path.name.endswith(".tmp")
 
 
-def write_atomic(path: Path, content: str | bytes, what: str = "the output folder") -> None:
+def write_atomic(path: Path | str, content: str | bytes, what: str = "the output folder") -> None:
     """Replace `path` with `content` in one step; an OSError becomes the StoreError it means."""
     data = content.encode("utf-8") if isinstance(content, str) else content
-    partial = partial_name(path)
+    target = os.fspath(path)
+    partial = _partial(target)
     try:
         try:
             handle = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
         except FileNotFoundError:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            os.makedirs(os.path.dirname(target) or ".", exist_ok=True)
             handle = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
         with os.fdopen(handle, "wb") as out:
             out.write(data)
-        os.replace(partial, path)
+        os.replace(partial, target)
     except OSError as exc:
-        partial.unlink(missing_ok=True)
-        raise file_failure(path, exc, what) from None
+        _remove(partial)
+        raise file_failure(Path(target), exc, what) from None
     except BaseException:
-        partial.unlink(missing_ok=True)
+        _remove(partial)
         raise
+
+
+def _remove(partial: str) -> None:
+    try:
+        os.unlink(partial)
+    except FileNotFoundError:
+        pass

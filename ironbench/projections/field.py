@@ -61,7 +61,15 @@ class Decided(Protocol):
 
 def stopping_rule(suite: Mapping, case_id: str) -> StoppingRule:
     """The rule a baseline case of this suite (as a run recorded it) stopped by."""
-    case: Mapping = next((c for c in suite.get("cases", []) if c.get("id") == case_id), {})
+    return _rule(suite, next((c for c in suite.get("cases", []) if c.get("id") == case_id), {}))
+
+
+def stopping_rules(suite: Mapping) -> dict[str, StoppingRule]:
+    """`stopping_rule` of every case of the suite, by id: the suite read once, not once a case."""
+    return {case["id"]: _rule(suite, case) for case in reversed(suite.get("cases", [])) if "id" in case}
+
+
+def _rule(suite: Mapping, case: Mapping) -> StoppingRule:
     stop = case.get("stop") or suite.get("stop") or {"rule": "last_3_agree"}
     if stop.get("rule") == "fixed":
         return StoppingRule("fixed", int(stop["runs"]))

@@ -24,7 +24,7 @@ from ironbench.core.events import (
     VariantDropped,
     VariantGenerated,
 )
-from ironbench.core.keys import instruction_hash
+from ironbench.core.keys import instruction_hash, invocation_key
 
 READ_MODEL_TABLES = (
     "invocations",
@@ -58,11 +58,12 @@ _SUPERSEDE = (
     f"SELECT {_INVOCATION_COLUMNS} FROM invocations WHERE invocation_key = ? AND rerun < ?"
 )
 # Runs past their group's decision (--speculate) leave `invocations`: they are no evidence.
+# Found by their key (the primary key), not by scanning the run's rows for group and index.
 _TO_SURPLUS = (
     f"INSERT OR REPLACE INTO surplus_invocations({_INVOCATION_COLUMNS}) SELECT {_INVOCATION_COLUMNS} "
-    "FROM invocations WHERE run_id = ? AND group_path = ? AND run_index = ?"
+    "FROM invocations WHERE invocation_key = ?"
 )
-_FROM_INVOCATIONS = "DELETE FROM invocations WHERE run_id = ? AND group_path = ? AND run_index = ?"
+_FROM_INVOCATIONS = "DELETE FROM invocations WHERE invocation_key = ?"
 _INSERT_DECISION = (
     "INSERT OR REPLACE INTO decisions(seq, run_id, suite_id, mode, case_id, variant_id, decision, reason, n, "
     "successes, success_rate, wilson_low, wilson_high, chance_agreement, timestamp_utc, group_path, generator, "
@@ -210,8 +211,9 @@ class ReadModel:
             ),
         )
         for index in event.surplus_runs or ():
-            conn.execute(_TO_SURPLUS, (recorded.run_id, event.group, index))
-            conn.execute(_FROM_INVOCATIONS, (recorded.run_id, event.group, index))
+            key = invocation_key(recorded.run_id, suite_id, event.case_id, event.variant_id, index)
+            conn.execute(_TO_SURPLUS, (key,))
+            conn.execute(_FROM_INVOCATIONS, (key,))
 
     def _scenario_started(self, conn: sqlite3.Connection, recorded: RecordedEvent, event: ScenarioStarted) -> None:
         for table in ("turns", "turn_scores"):  # a new attempt replaces an interrupted one

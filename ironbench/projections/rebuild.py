@@ -65,7 +65,7 @@ def project_run(
             with store.transaction() as conn:
                 read_model.clear_run(conn, run_id)
                 read_model.apply(conn, events)
-            target = tree.rebuild(run_id, keep=lambda path: path.parent == run_dir and _page(path.name))
+            target = tree.rebuild(run_id, events, keep=lambda path: path.parent == run_dir and _page(path.name))
             if had_report and report_writer is not None:
                 report_writer(store_path, out_dir, run_id)  # written whole, over the old one
     return target

@@ -1,12 +1,17 @@
 """The output tree on disk (run_*/metadata.json, baseline/<case>/...), derived from events.
 
 Files are written atomically and idempotently, so applying an event twice (after a
-crash between writing files and recording the position) changes nothing.
+crash between writing files and recording the position) changes nothing. A group's
+aggregate is written once per batch of events, however many of them touch it, so a
+rebuild costs time linear in the run.
 """
 
 import json
+import math
+import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from json.encoder import encode_basestring  # type: ignore[attr-defined]
 from pathlib import Path
 
 from ironbench.core.errors import StoreError
@@ -25,10 +30,11 @@ from ironbench.core.events import (
     run_started,
 )
 from ironbench.core.files import is_partial, write_atomic
-from ironbench.projections.field import case_robustness, stopping_rule
+from ironbench.projections.field import case_robustness, stopping_rule, stopping_rules
 from ironbench.projections.gauntlet_summary import ScenarioRecord, TurnRecord
 from ironbench.projections.gauntlet_summary import results as gauntlet_results
 from ironbench.projections.summaries import aggregate, generator_aggregate, ladder_aggregate, summary
+from ironbench.stats import StoppingRule
 from ironbench.store.eventstore import EventStore
 
 
@@ -37,8 +43,56 @@ def group_of(recorded: RecordedEvent) -> str:
     return recorded.stream.rsplit("/", 1)[0]
 
 
+def _scalar(value: object) -> str:
+    """One value as `json.dumps` writes it (ensure_ascii=False); TypeError if not a scalar."""
+    if isinstance(value, str):
+        return encode_basestring(value)
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, int):
+        return int.__repr__(value)
+    if not isinstance(value, float):
+        raise TypeError(type(value).__name__)
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "Infinity" if value > 0 else "-Infinity"
+    return float.__repr__(value)
+
+
+def _layout(value: object, pad: str) -> str:
+    """`value` as `json.dumps(indent=2, ensure_ascii=False)` lays it out `pad` deep; TypeError
+    for what it would not lay out this way (keys that are not strings, other types)."""
+    if isinstance(value, dict):
+        if not value:
+            return "{}"
+        inner = pad + "  "
+        parts = []
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise TypeError("key")
+            parts.append(f"{inner}{encode_basestring(key)}: {_layout(item, inner)}")
+        return "{\n" + ",\n".join(parts) + "\n" + pad + "}"
+    if isinstance(value, (list, tuple)):
+        if not value:
+            return "[]"
+        inner = pad + "  "
+        return "[\n" + ",\n".join(inner + _layout(item, inner) for item in value) + "\n" + pad + "]"
+    return _scalar(value)
+
+
 def _json(data: dict) -> str:
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    """`json.dumps(data, indent=2, ensure_ascii=False)` and a newline, laid out here: the same
+    text, several times sooner than the pure-Python encoder that `indent` otherwise takes
+    (a tree holds a few files per invocation)."""
+    try:
+        return _layout(data, "") + "\n"
+    except TypeError:
+        return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
 @dataclass
@@ -50,14 +104,23 @@ class _RunState:
     surplus: set[str] = field(default_factory=set)  # streams of runs past their group's decision
     moved: dict[int, InvocationCompleted] = field(default_factory=dict)  # by the latest decision, to surplus
     decisions: dict[str, DecisionTaken] = field(default_factory=dict)
+    levels: dict[str, dict[str, DecisionTaken]] = field(default_factory=dict)  # by ladder: its levels' decisions
     rejections: dict[str, list[tuple[str, AiOutputRejected]]] = field(default_factory=dict)
     gauntlet: dict[tuple[str, str, int], ScenarioRecord] = field(default_factory=dict)
     scorers: list[str] = field(default_factory=list)
+    # by case, by generator: its variants' groups (an adversarial generator's aggregate reads them)
+    variants: dict[str, dict[str, dict[str, None]]] = field(default_factory=dict)
+    rules: dict[str, StoppingRule] | None = None  # each baseline case's stopping rule, once needed
 
     @property
     def run(self) -> RunStarted:
         """What the run was started with."""
         return run_started(self.started)
+
+    def rule(self, case_id: str) -> StoppingRule:
+        if self.rules is None:
+            self.rules = stopping_rules(self.run.suite)
+        return self.rules.get(case_id) or stopping_rule(self.run.suite, case_id)
 
 
 class OutputTree:
@@ -69,12 +132,20 @@ class OutputTree:
         self.name = f"output_tree:{out_dir.resolve()}"
         self._runs: dict[str, _RunState] = {}
         self.applied_seq = 0  # recorded in the store with the next append, or by flush()
-        self._pending: dict[Path, str] | None = None  # while rebuilding: each file's final content
+        self._pending: dict[str, str] | None = None  # while rebuilding: each file's final content
+        # Files a batch changed, written once at its end: group aggregates, gauntlet results.
+        self._aggregates: dict[tuple[str, str], _RunState] = {}
+        self._gauntlets: dict[str, _RunState] = {}
+        self._generators: dict[tuple[str, str, str], _RunState] = {}  # (run, case, generator)
 
     def run_dir(self, run_id: str) -> Path:
         return self.out_dir / run_id
 
-    def _write(self, path: Path, text: str) -> None:
+    def _file(self, state: _RunState, *parts: str) -> str:
+        """A file of the run's folder, as a string: a rebuild names tens of thousands."""
+        return os.path.join(self.out_dir, state.started.run_id, *parts)
+
+    def _write(self, path: str, text: str) -> None:
         """Every file is replaced whole (core/files.py): a reader, a kill or a full disk sees
         the old content or the new. Writing it twice (catching up after a crash) changes nothing.
         While rebuilding, only the last content of each file is kept, and written at the end."""
@@ -108,6 +179,8 @@ class OutputTree:
                 state.surplus.add(recorded.stream)
                 return None
             state.groups.setdefault(group, {})[event.run_index] = event  # a re-run supersedes its slot's attempt
+            if event.mode == "adversarial" and event.generator is not None:
+                state.variants.setdefault(event.case_id, {}).setdefault(event.generator, {})[group] = None
             state.stamps[recorded.stream] = recorded.timestamp_utc
             return group
         if isinstance(event, AiOutputRejected):
@@ -133,6 +206,7 @@ class OutputTree:
         if isinstance(event, DecisionTaken):
             group = event.group or f"baseline/{event.case_id}"
             state.decisions[group] = event
+            state.levels.setdefault(group.rsplit("/", 1)[0], {})[group] = event
             live = state.groups.get(group, {})
             state.moved = {i: live.pop(i) for i in event.surplus_runs or () if i in live}
             state.surplus.update(f"{group}/run_{i:03d}" for i in event.surplus_runs or ())
@@ -149,6 +223,20 @@ class OutputTree:
         for recorded in events:
             self._apply_one(recorded)
             self.applied_seq = max(self.applied_seq, recorded.seq)
+        self._write_touched()
+
+    def _write_touched(self) -> None:
+        """The files of groups this batch changed, each once: what it reads is final for the batch."""
+        generators = self._generators
+        for (run_id, group), state in self._aggregates.items():
+            first = self._write_aggregate(state, group)
+            if first.mode == "adversarial" and first.generator is not None:
+                generators[(run_id, first.case_id, first.generator)] = state
+        for (_, case_id, generator), state in generators.items():
+            self._write_generator(state, case_id, generator)
+        for state in self._gauntlets.values():
+            self._write_gauntlet(state)
+        self._aggregates, self._gauntlets, self._generators = {}, {}, {}
 
     def flush(self) -> None:
         """Record how far the tree got (applying an event twice is harmless, so lagging is safe)."""
@@ -170,9 +258,13 @@ class OutputTree:
         if isinstance(event, AiOutputRejected):
             self._write_ai_failure(state, recorded.stream)
         if isinstance(event, (TurnScored, ScenarioFinished)):
-            self._write_gauntlet(state)
+            self._gauntlets[recorded.run_id] = state
         if group is not None:
-            self._write_aggregate(state, group)
+            self._aggregates[(recorded.run_id, group)] = state
+        if isinstance(event, DecisionTaken) and event.group == f"adversarial/{event.case_id}/baseline":
+            # the case's reference: each of its generators' aggregates judges against it
+            for generator in state.variants.get(event.case_id, {}):
+                self._generators[(recorded.run_id, event.case_id, generator)] = state
         if isinstance(event, DecisionTaken) and event.mode == "stress" and event.variant_id == "ladder":
             self._write_ladder(state, event)
         if isinstance(event, (RunFinished, RunAborted)):
@@ -204,11 +296,11 @@ class OutputTree:
             **({"speculate": True} if started.speculate else {}),
             **state.status,
         }
-        self._write(self.run_dir(state.started.run_id) / "metadata.json", _json(metadata))
+        self._write(self._file(state, "metadata.json"), _json(metadata))
 
     def _write_invocation(self, state: _RunState, stream: str, event: InvocationCompleted, timestamp: str) -> None:
         started = state.run
-        folder = self.run_dir(state.started.run_id) / stream
+        folder = self._file(state, stream)
         record = summary(
             state.started.run_id,
             started.suite_id,
@@ -239,7 +331,7 @@ class OutputTree:
                 state.stamps[stream],
                 surplus=True,
             )
-            self._write(self.run_dir(state.started.run_id) / stream / "summary.json", _json(record))
+            self._write(self._file(state, stream, "summary.json"), _json(record))
 
     def _write_ai_failure(self, state: _RunState, slot: str) -> None:
         """ai_generation_failure.json: the spec's fields for the latest rejection of
@@ -272,44 +364,42 @@ class OutputTree:
         }
         if latest.judge is not None:
             data["judge"] = latest.judge
-        self._write(self.run_dir(state.started.run_id) / slot / "ai_generation_failure.json", _json(data))
+        self._write(self._file(state, slot, "ai_generation_failure.json"), _json(data))
 
     def _write_gauntlet(self, state: _RunState) -> None:
         """gauntlet/results.json (engine -> scenario -> turns, with counts) and summary.json."""
         engines = [e["name"] for e in state.run.suite["engines"]]
         data = gauntlet_results(list(state.gauntlet.values()), engines, state.scorers)
-        folder = self.run_dir(state.started.run_id) / "gauntlet"
-        self._write(folder / "results.json", _json(data))
-        self._write(folder / "summary.json", _json(data["summary"]))
+        folder = self._file(state, "gauntlet")
+        self._write(os.path.join(folder, "results.json"), _json(data))
+        self._write(os.path.join(folder, "summary.json"), _json(data["summary"]))
 
-    def _write_aggregate(self, state: _RunState, group: str) -> None:
+    def _write_aggregate(self, state: _RunState, group: str) -> InvocationCompleted:
+        """A group's aggregate.json; returns the group's first run."""
         runs = [state.groups[group][index] for index in sorted(state.groups[group])]
         first = runs[0]
-        rule = stopping_rule(state.run.suite, first.case_id) if first.mode == "baseline" else None
+        rule = state.rule(first.case_id) if first.mode == "baseline" else None
         data = aggregate(state.run.suite_id, first.case_id, first.variant_id, runs, state.decisions.get(group), rule)
-        self._write(self.run_dir(state.started.run_id) / group / "aggregate.json", _json(data))
-        if first.mode == "adversarial" and first.generator is not None:
-            self._write_generator(state, first.case_id, first.generator)
+        self._write(self._file(state, group, "aggregate.json"), _json(data))
+        return first
 
     def _write_generator(self, state: _RunState, case_id: str, generator: str) -> None:
         """adversarial/<case>/<generator>/aggregate.json, rewritten as its variants run and are decided."""
         prefix = f"adversarial/{case_id}/{generator}/"
         variants = [
-            (state.decisions.get(group), [runs[i] for i in sorted(runs)])
-            for group, runs in sorted(state.groups.items())
-            if group.startswith(prefix)
+            (state.decisions.get(group), [state.groups[group][i] for i in sorted(state.groups[group])])
+            for group in sorted(state.variants[case_id][generator])
         ]
         reference = state.decisions.get(f"adversarial/{case_id}/baseline")
         cell = case_robustness(case_id, generator, reference, variants)
         live = [run for _, runs in variants for run in runs]
         data = generator_aggregate(state.run.suite_id, case_id, generator, live, cell)
-        self._write(self.run_dir(state.started.run_id) / prefix / "aggregate.json", _json(data))
+        self._write(self._file(state, prefix, "aggregate.json"), _json(data))
 
     def _write_ladder(self, state: _RunState, verdict: DecisionTaken) -> None:
-        prefix = f"{verdict.group}/"
-        levels = [d for group, d in state.decisions.items() if group.startswith(prefix) and d.level is not None]
+        levels = [d for d in state.levels.get(verdict.group, {}).values() if d.level is not None]
         data = ladder_aggregate(state.run.suite_id, verdict.case_id, levels, verdict)
-        self._write(self.run_dir(state.started.run_id) / verdict.group / "aggregate.json", _json(data))
+        self._write(self._file(state, verdict.group, "aggregate.json"), _json(data))
 
     def catch_up(self) -> int:
         """Apply every event recorded since this tree's position; returns how many."""
@@ -318,33 +408,56 @@ class OutputTree:
         self.flush()
         return len(events)
 
-    def _write_folder(self, folder: Path, files: dict[str, str]) -> None:
+    def _write_folder(self, folder: str, files: dict[str, str]) -> None:
         for name, text in files.items():
-            self._write(folder / name, text)
+            self._write(os.path.join(folder, name), text)
 
-    def rebuild(self, run_id: str, keep: Callable[[Path], bool] = lambda path: False) -> Path:
-        """Regenerate one run's tree from its events alone, in place: every file's final
-        content is worked out first, then each is written once (whole), then whatever this
-        pass did not write goes, unless `keep` says so (pages written by other commands).
-        Stopped half-way, the folder holds old files and new ones, each whole; the next
-        rebuild finishes the job."""
+    def rebuild(
+        self,
+        run_id: str,
+        events: Iterable[RecordedEvent] | None = None,
+        keep: Callable[[Path], bool] = lambda path: False,
+    ) -> Path:
+        """Regenerate one run's tree from its events alone (read from the store unless given),
+        in place: every file's final content is worked out first, then each is written once
+        (whole), then whatever this pass did not write goes, unless `keep` says so (pages
+        written by other commands). Stopped half-way, the folder holds old files and new
+        ones, each whole; the next rebuild finishes the job."""
         target = self.run_dir(run_id)
         self._runs.pop(run_id, None)
         self._pending = {}
         try:
-            for recorded in self.store.read(run_id):
+            for recorded in self.store.read(run_id) if events is None else events:
                 self._apply_one(recorded)
+            self._write_touched()
             final = self._pending
         finally:
             self._pending = None
         for path, text in final.items():  # each file once, with its last content
             write_atomic(path, text)
-        written = set(final)
         if target.is_dir():
-            for path in sorted(target.rglob("*"), reverse=True):  # files before their folders
-                if path.is_dir():
-                    if not any(path.iterdir()):
-                        path.rmdir()
-                elif path not in written and (is_partial(path) or not keep(path)):
-                    path.unlink()
+            _remove_strays(str(target), set(final), keep)
         return target
+
+
+def _remove_strays(top: str, written: set[str], keep: Callable[[Path], bool]) -> bool:
+    """Delete every file under `top` that is not in `written` (partial writes always, others
+    unless `keep` says so), then the folders left empty; whether `top` is left empty. One
+    pass over the folder: a run's tree holds a few files per invocation."""
+    empty = True
+    with os.scandir(top) as entries:
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                if _remove_strays(entry.path, written, keep):
+                    os.rmdir(entry.path)
+                else:
+                    empty = False
+            elif entry.path in written:
+                empty = False
+            else:
+                path = Path(entry.path)
+                if is_partial(path) or not keep(path):
+                    os.unlink(entry.path)
+                else:
+                    empty = False
+    return empty

@@ -2,7 +2,9 @@
 
 from ironbench.console import numbers
 from ironbench.report import svg
+from ironbench.report.listing import forest
 from ironbench.report.markup import Markup, el, join
+from ironbench.report.sections import left_out
 from ironbench.report.verdict import points
 from ironbench.report.widgets import Col, number, section, table
 
@@ -24,7 +26,8 @@ def _side(side: dict | None) -> tuple[str, float]:
 
 
 def compare(data: dict) -> Markup:
-    both = [c for c in data["cases"] if c.get("difference") is not None]
+    both = forest(data["cases"])
+    compared = sum(1 for c in data["cases"] if c.get("difference") is not None)
     rows = [
         svg.ForestRow(
             _label(c),
@@ -67,7 +70,8 @@ def compare(data: dict) -> Markup:
             f"p(improvement) = {data['overall_p_improvement']:.3g}. Weighted difference B − A "
             f"{points(data['difference'])} (95% CI {points(data['low'])} to {points(data['high'])})"
             + (
-                f"; the smallest drop these runs detect with 80% power: {points(-data['mde'])}."
+                f"; the smallest drop these runs detect with 80% power: {points(-data['mde'])}"
+                + (f" ({data['mde_method']})." if data.get("mde_method") else ".")
                 if data.get("mde") is not None
                 else "; no drop is detectable with 80% power."
             ),
@@ -112,7 +116,17 @@ def compare(data: dict) -> Markup:
             "figure",
             None,
             el("div", {"class": "scroll"}, svg.forest(rows, overall, "Difference in success rate, B − A, per case")),
-            el("figcaption", None, "Left of zero: B succeeds less often than A. Red: flagged after adjustment."),
+            el(
+                "figcaption",
+                None,
+                "Left of zero: B succeeds less often than A. Red: flagged after adjustment."
+                + (
+                    f" Rows: {len(both)} of the {compared:,} compared cases listed below, the flagged and the lowest "
+                    "adjusted p first."
+                    if compared > len(both)
+                    else ""
+                ),
+            ),
         ),
         table(
             [
@@ -129,6 +143,7 @@ def compare(data: dict) -> Markup:
             table_rows,
             filterable=True,
         ),
+        left_out(data.get("left_out"), "cases"),
         shifts(data.get("shifts") or []),
     )
 

@@ -89,8 +89,10 @@ SQL = {
                CASE WHEN e.seq IS NOT NULL THEN coalesce(json_array_length(e.payload, '$.reference_outcomes'), 0) > 0
                     END AS reference_unstable
         FROM decisions d
-        LEFT JOIN (SELECT seq, payload FROM events WHERE type = 'decision_taken') e
-               ON e.seq = d.seq AND d.decision = 'reference'
+        -- only reference decisions' payloads are read: scanning every decision's event is the slow part
+        LEFT JOIN (SELECT seq, payload FROM events
+                   WHERE seq IN (SELECT seq FROM decisions WHERE decision = 'reference')) e
+               ON e.seq = d.seq
         ORDER BY d.seq""",
     # The outcomes of each stored baseline group a variant was judged against (another run's).
     "reference_runs": f"""
@@ -254,7 +256,7 @@ def _baseline(groups: list[dict], cases: dict, attempts: list[dict]) -> dict:
         case = cases.get(group["case_id"], {})
         shown = {k: v for k, v in group.items() if k not in ("group_path", "case_mode", "generator", "level")}
         rows.append({**shown, "instruction": case.get("instruction"), "planned": _planned(case, group)})
-    return {"cases": rows, "attempts": attempts}
+    return {"cases": rows, "attempts": attempts, "excluded": _excluded(groups)}
 
 
 def _planned(case: dict, group: dict) -> int:
@@ -528,6 +530,7 @@ def comparison_section(comparison) -> dict:
         "low": overall["delta_ci_95"][0],
         "high": overall["delta_ci_95"][1],
         "mde": overall["mde"],
+        "mde_method": overall.get("mde_method"),
         "delta_upper": overall["delta_upper"],
         "shifts": result["shifts"],
         "cases": cases,

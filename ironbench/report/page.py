@@ -8,6 +8,7 @@ import json
 from ironbench import __version__
 from ironbench.report import comparison, field, sections, transcripts
 from ironbench.report.gather import EVIDENCE_CODES, for_embedding
+from ironbench.report.listing import listed
 from ironbench.report.markup import Markup, el, join, json_script
 from ironbench.report.verdict import Verdict
 from ironbench.report.widgets import number, outcome_css, section
@@ -86,6 +87,7 @@ pre{background:#f6f8fa;padding:8px;overflow:auto;max-height:420px;font-size:12px
 input.filter{margin:6px 0 0;padding:3px 6px;width:280px}
 .toggles button{font:inherit;font-size:12px}
 footer{color:var(--muted);padding:0 24px 24px}
+.left-out{background:#fff8e1;border-left:4px solid var(--warn);padding:4px 10px}
 """ + outcome_css()
 
 SCRIPT = """
@@ -241,7 +243,13 @@ def _metadata(data: dict) -> Markup:
             "The data behind this page, the suite as recorded included, is "
             "embedded in it as JSON (the element with id ",
             el("code", None, "report-data"),
-            "): open the page source, or read it with any HTML parser.",
+            "): open the page source, or read it with any HTML parser."
+            + (
+                " Of a run too large to list whole, it holds the groups this page lists; "
+                "the store holds every one (`ironbench query`, `ironbench log`)."
+                if any(isinstance(data.get(k), dict) and "left_out" in data[k] for k in TITLES)
+                else ""
+            ),
         ),
     )
 
@@ -278,7 +286,9 @@ def _table(records: list[dict]) -> dict:
 
 
 def render(data: dict, items: list[Verdict]) -> str:
-    """The whole self-contained page."""
+    """The whole self-contained page: verdicts and aggregates over the whole run, the rows
+    of single groups as `listing.listed` keeps them."""
+    data = listed(data)
     present = ["verdict"]
     body = [_verdict(items)]
     for key, render_section in (

@@ -2,6 +2,7 @@
 
 from ironbench.report import svg
 from ironbench.report.gather import EVIDENCE_CODES, OUTCOME_NAMES
+from ironbench.report.listing import sentence
 from ironbench.report.markup import Markup, el, join, word_diff_html
 from ironbench.report.verdict import agreeing_runs, ladder_verdict, not_evidence, reference_text, upper_bound
 from ironbench.report.widgets import (
@@ -219,7 +220,8 @@ def baseline(data: dict) -> Markup:
             ]
         )
     apart = not_evidence(
-        {k: sum(c.get(k, 0) for c in cases) for k in ("timeouts", "excluded", "infra_errors", "superseded")}
+        data.get("excluded")
+        or {k: sum(c.get(k, 0) for c in cases) for k in ("timeouts", "excluded", "infra_errors", "superseded")}
     )
     return section(
         "baseline",
@@ -259,7 +261,18 @@ def baseline(data: dict) -> Markup:
             rows,
             filterable=True,
         ),
+        left_out(data.get("left_out"), "cases"),
     )
+
+
+def left_out(note: dict | None, noun: str) -> Markup | None:
+    """What a section leaves out of a run too large to list whole, and how to see it."""
+    return el("p", {"class": "left-out"}, commands(sentence(note, noun))) if note else None
+
+
+def commands(text: str) -> Markup:
+    """Text whose `quoted` parts are commands, set as code."""
+    return join([el("code", None, part) if k % 2 else part for k, part in enumerate(text.split("`"))])
 
 
 def _superseded(variant: dict) -> str:
@@ -302,7 +315,14 @@ def adversarial(data: dict) -> Markup:
             figure(
                 svg.heatmap(case_ids, generators, grid, "Material-change rate, case × generator"),
                 "Share of variants whose outcome differed materially from the baseline "
-                "(stochastic or structural); darker is more sensitive.",
+                "(stochastic or structural); darker is more sensitive."
+                + (
+                    " Rows: the {listed} most sensitive of {of:,} cases; every case: {see}.".format(
+                        **data["heatmap_left_out"]
+                    )
+                    if data.get("heatmap_left_out")
+                    else ""
+                ),
             )
         )
         parts.append(
@@ -415,13 +435,17 @@ def adversarial(data: dict) -> Markup:
                     "summary",
                     None,
                     el("b", None, case["case_id"]),
-                    f" — {len(variants)} variants, {material} changed the outcome materially",
+                    f" — {len(variants) + case.get('not_listed', 0)} variants, {material} changed the outcome "
+                    "materially"
+                    + (f" (the {case['not_listed']} that did not are not listed)" if case.get("not_listed") else ""),
                 ),
                 body,
             )
         )
     if details:
-        parts.append(el("div", {"class": "group"}, el("h3", None, "Variants"), details))
+        parts.append(
+            el("div", {"class": "group"}, el("h3", None, "Variants"), details, left_out(data.get("left_out"), "cases"))
+        )
     if data["rejections"]:
         rows = [
             [
@@ -451,6 +475,7 @@ def adversarial(data: dict) -> Markup:
                     rows,
                     filterable=True,
                 ),
+                left_out(data.get("rejections_left_out"), "rejected rewrites"),
             )
         )
     apart = not_evidence(data.get("excluded") or {})
@@ -550,6 +575,7 @@ def stress(data: dict) -> Markup:
                 else None,
             )
         )
+    every = _ladder_verdicts(data["verdicts"]) if data.get("verdicts") else None
     apart = not_evidence(data.get("excluded") or {})
     return section(
         "stress",
@@ -560,5 +586,36 @@ def stress(data: dict) -> Markup:
         "to beat is tentative, and a ladder whose level 0 already fails systematically fails at base. "
         "Few runs allow much: 0/3 still allows a 63% success rate (one-sided 95%)."
         + (f" {apart[:1].upper()}{apart[1:]}." if apart else ""),
+        every,
         el("div", {"class": "cards"}, cards),
+        left_out(data.get("left_out"), "ladders as cards"),
+    )
+
+
+def _ladder_verdicts(rows: list[dict]) -> Markup:
+    """Every ladder's verdict, a line each (the cards below show the ladders that need a look)."""
+    return el(
+        "details",
+        None,
+        el("summary", None, f"Every ladder's verdict ({len(rows):,} ladders)"),
+        _ladder_table(rows),
+    )
+
+
+def _ladder_table(rows: list[dict]) -> Markup:
+    return table(
+        [Col("case"), Col("generator"), Col("verdict"), Col("at level", True), Col("levels", True), Col("runs", True)],
+        [
+            [
+                r["case_id"],
+                r["generator"] or "",
+                decision_cell({"decision": r["verdict"]} if r["verdict"] else None),
+                ("–", -1) if r["level"] is None else (str(r["level"]), r["level"]),
+                (str(r["levels"]), r["levels"]),
+                (str(r["runs"]), r["runs"]),
+            ]
+            for r in rows
+        ],
+        filterable=True,
+        caption="Every ladder's verdict",
     )

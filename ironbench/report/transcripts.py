@@ -3,6 +3,7 @@ compared, and every transcript, conversation by conversation, violating turns hi
 
 from ironbench.report import svg
 from ironbench.report.markup import Markup, el
+from ironbench.report.sections import left_out
 from ironbench.report.verdict import points
 from ironbench.report.widgets import Col, interval, ratio, section, table
 
@@ -160,7 +161,15 @@ def gauntlet(data: dict) -> Markup:
                 )
             )
             groups += [_thread(t, primary, len(threads) <= OPEN_LIMIT) for t in mine]
-    parts.append(el("div", {"class": "group"}, el("h3", None, "Transcripts, conversation by conversation"), groups))
+    parts.append(
+        el(
+            "div",
+            {"class": "group"},
+            el("h3", None, "Transcripts, conversation by conversation"),
+            groups,
+            left_out(data.get("left_out"), "conversations"),
+        )
+    )
     return section(
         "gauntlet",
         "Gauntlet: does a guard resist asserting falsehoods?",

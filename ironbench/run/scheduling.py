@@ -14,10 +14,11 @@ with (a reference), and fresh successes and failures nobody has seen.
 """
 
 import heapq
+from collections import deque
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import product
-from typing import TypeVar
+from typing import Generic, TypeVar
 
 from ironbench.core.outcome import Outcome
 from ironbench.run.planner import Group, Track
@@ -154,18 +155,53 @@ def active_groups(track: Track, decisions: Mapping[str, str]) -> list[Group] | N
     return undecided[:1]
 
 
+class Turns(Generic[T]):
+    """Invocations waiting to start, per track, handed out least recently served track first,
+    one at a time: `round_robin`'s picks, kept between calls. A track's queue is replaced only
+    when the track is re-planned, and a pick costs log(tracks), so starting every invocation
+    of a suite is linear in it. Lanes share the turns: lane 0 holds the runs decisions need,
+    lane 1 the speculative ones started on idle capacity."""
+
+    def __init__(self, tracks: int, lanes: int = 2) -> None:
+        self.served = [0] * tracks  # when each track last started an invocation
+        self.clock = 0
+        self._queues: list[list[deque[T]]] = [[deque() for _ in range(tracks)] for _ in range(lanes)]
+        # (served, track) entries; one whose served is out of date, or whose queue is empty,
+        # is skipped when it comes up (cheaper than finding it in the heap)
+        self._heaps: list[list[tuple[int, int]]] = [[] for _ in range(lanes)]
+
+    def wait(self, track: int, *lanes: Sequence[T]) -> None:
+        """Replace what `track` waits to start, lane by lane (after the track was re-planned)."""
+        for lane, items in enumerate(lanes):
+            self._queues[lane][track] = deque(items)
+            if items:
+                heapq.heappush(self._heaps[lane], (self.served[track], track))
+
+    def take(self, lane: int, count: int) -> list[tuple[int, T]]:
+        """Up to `count` (track, item) picks from `lane`, least recently served track first."""
+        picks: list[tuple[int, T]] = []
+        heap = self._heaps[lane]
+        while heap and len(picks) < count:
+            served, track = heapq.heappop(heap)
+            queue = self._queues[lane][track]
+            if served != self.served[track] or not queue:
+                continue
+            picks.append((track, queue.popleft()))
+            self.clock += 1
+            self.served[track] = self.clock
+            for other, queues in enumerate(self._queues):  # its place in every lane moves back
+                if queues[track]:
+                    heapq.heappush(self._heaps[other], (self.clock, track))
+        return picks
+
+
 def round_robin(queues: Sequence[tuple[int, Sequence[T]]], count: int) -> list[tuple[int, T]]:
     """Up to `count` (queue position, item) picks from per-track queues, given as (when the
     track was last served, its items): the least recently served track first, one item at
     a time, so cases share the capacity (and one job runs them in turns, as it always did)."""
-    heap = [(served, position, 0) for position, (served, items) in enumerate(queues) if items]
-    heapq.heapify(heap)
-    picks: list[tuple[int, T]] = []
-    clock = max((served for served, _ in queues), default=0)
-    while heap and len(picks) < count:
-        _, position, taken = heapq.heappop(heap)
-        picks.append((position, queues[position][1][taken]))
-        clock += 1
-        if taken + 1 < len(queues[position][1]):
-            heapq.heappush(heap, (clock, position, taken + 1))
-    return picks
+    turns: Turns[T] = Turns(len(queues), lanes=1)
+    turns.served = [served for served, _ in queues]
+    turns.clock = max(turns.served, default=0)
+    for position, (_, items) in enumerate(queues):
+        turns.wait(position, items)
+    return turns.take(0, count)

@@ -36,7 +36,7 @@ from ironbench.run.planner import AiVariants, Group, Track
 from ironbench.run.planner import plan as plan_tracks
 from ironbench.run.references import latest_baseline
 from ironbench.run.reporters import Reporter
-from ironbench.run.scheduling import Slots, active_groups, prefix_of, round_robin, schedule, surplus
+from ironbench.run.scheduling import Slots, Turns, active_groups, prefix_of, schedule, surplus
 from ironbench.run.stopping import (
     Reference,
     StopDecision,
@@ -64,6 +64,7 @@ class _TrackState:
     """What the coordinator knows of one track, per group."""
 
     track: Track
+    position: int  # in the session's tracks: its turn among them
     # The live outcome of each run index; infrastructure errors are never outcomes:
     # their slot stays open and is run again. Runs past a decision leave it.
     outcomes: dict[str, dict[int, Outcome]] = field(default_factory=dict)
@@ -72,7 +73,6 @@ class _TrackState:
     decisions: dict[str, str] = field(default_factory=dict)
     slots: dict[str, Slots] = field(default_factory=dict)  # what a group needs, until its outcomes change
     reference: Reference | None = None
-    served: int = 0  # when an invocation of this track last started: tracks take turns
 
     def ordered(self, group: Group) -> list[Outcome]:
         return list(prefix_of(self.outcomes.get(group.path, {})))
@@ -105,9 +105,12 @@ class Session:
         self.tree = tree
         self.reporter = reporter
         self.speculate = speculate
-        self.tracks = [_TrackState(track) for track in plan_tracks(suite, ai_variants)]
+        self.tracks = [_TrackState(track, k) for k, track in enumerate(plan_tracks(suite, ai_variants))]
         self.append = append
-        self.clock = 0
+        # What each track waits to start, in turns; only a track whose outcomes changed is
+        # planned again (`_due`), so the loop costs what the suite runs, not tracks x runs.
+        self.turns: Turns[Work] = Turns(len(self.tracks))
+        self._due = set(range(len(self.tracks)))
         self.guard = RunGuard(
             run_id,
             resume_command(run_id, paths.out_dir, paths.store_path),
@@ -360,41 +363,33 @@ class Session:
         rerun = state.tries.get(group.path, {}).get(run_index, 0)
         return Work(group, run_index, key, f"{self.run_id}/{group.path}/run_{run_index:03d}", rerun)
 
-    def plan(self) -> tuple[list[Pending], list[tuple[_TrackState, list[Work]]], list[tuple[_TrackState, list[Work]]]]:
-        """Decisions due, then per track the invocations to start: every run a decision
-        needs, in run order; and, speculating, runs past that."""
+    def plan(self) -> list[Pending]:
+        """Decisions due, in track order; and what each track planned again waits to start:
+        every run a decision needs, in run order, and, speculating, runs past that. A track
+        none of whose outcomes changed since it was planned has no decision due, and still
+        waits for what it did (less what started since)."""
         pending: list[Pending] = []
-        needed: list[tuple[_TrackState, list[Work]]] = []
-        extra: list[tuple[_TrackState, list[Work]]] = []
-        for state in self.tracks:
+        for position in sorted(self._due):
+            state = self.tracks[position]
             decided, plans = self._step(state)
             pending += decided
-            mine: list[Work] = []
-            more: list[Work] = []
+            needed: list[Work] = []
+            extra: list[Work] = []
             for group, slots in plans:
                 busy = state.running.get(group.path, set()) | state.outcomes.get(group.path, {}).keys()
-                mine += [self._work(state, group, i) for i in slots.needed if i not in busy]
-                more += [self._work(state, group, i) for i in slots.speculative if i not in busy]
-            needed.append((state, mine))
-            extra.append((state, more))
-        return pending, needed, extra
+                needed += [self._work(state, group, i) for i in slots.needed if i not in busy]
+                extra += [self._work(state, group, i) for i in slots.speculative if i not in busy]
+            self.turns.wait(position, needed, extra)
+        self._due.clear()
+        return pending
 
-    def _start(
-        self,
-        executor: InvocationExecutor,
-        running: Running,
-        wanted: list[tuple[_TrackState, list[Work]]],
-        free: int,
-    ) -> list[Pending]:
-        """Start up to `free` of the wanted invocations, tracks taking turns."""
-        picks = round_robin([(state.served, works) for state, works in wanted], free)
-        started = []
-        for position, work in picks:
-            state = wanted[position][0]
-            self.clock += 1
-            state.served = self.clock
-            started.append(self._submit(executor, running, state, work))
-        return started
+    def _start(self, executor: InvocationExecutor, running: Running, lane: int, free: int) -> list[Pending]:
+        """Start up to `free` of the waiting invocations of `lane` (0: needed, 1: speculative),
+        tracks taking turns."""
+        return [
+            self._submit(executor, running, self.tracks[position], work)
+            for position, work in self.turns.take(lane, free)
+        ]
 
     # -- invocations ------------------------------------------------------------
 
@@ -487,6 +482,7 @@ class Session:
                 f"  {path} run {index}: infrastructure error ({ran.outcome.infra_error}); the slot runs again"
             )
         state.slots.pop(path, None)
+        self._due.add(state.position)
         return self._completed_event(work, ran, past)
 
     def execute(self, executor: InvocationExecutor, first: list[Pending] | None = None) -> str:
@@ -503,9 +499,9 @@ class Session:
                 reports: list[tuple[Work, InvocationCompleted]] = []
                 while True:
                     # one transaction: what completed, the decisions it allows, what starts next
-                    decided, needed, extra = self.plan()
-                    started = self._start(executor, running, needed, executor.capacity() - len(running))
-                    started += self._start(executor, running, extra, executor.capacity() - len(running))
+                    decided = self.plan()
+                    started = self._start(executor, running, 0, executor.capacity() - len(running))
+                    started += self._start(executor, running, 1, executor.capacity() - len(running))
                     self.append([*pending, *decided, *started])
                     pending = []
                     self._report(reports)

@@ -7,6 +7,7 @@ from ironbench.stats.exact import (
     stratified_exact_test,
     stratified_p_regression_batch,
     stratified_permutation_test,
+    stratified_permutation_tests,
 )
 from ironbench.stats.intervals import (
     Z95,
@@ -20,7 +21,14 @@ from ironbench.stats.intervals import (
     wilson_interval,
 )
 from ironbench.stats.laws import binomial_pmf, hypergeometric_pmf, significant
-from ironbench.stats.multiplicity import NullLaw, fisher_null_law, holm_adjust, min_p_adjust, smallest_adjusted_p
+from ironbench.stats.multiplicity import (
+    NullLaw,
+    fisher_null_law,
+    holm_adjust,
+    min_p_adjust,
+    smallest_adjusted_p,
+    smallest_adjusted_ps,
+)
 from ironbench.stats.passk import (
     PassK,
     StoppingRule,
@@ -33,10 +41,12 @@ from ironbench.stats.passk import (
 from ironbench.stats.power import (
     fisher_power,
     min_detectable_drop,
+    normal_power,
     plan_runs,
     runs_needed,
     stratified_min_detectable_drop,
     stratified_power,
+    stratified_power_method,
 )
 from ironbench.stats.robustness import CaseRobustness, GeneratorRobustness
 from ironbench.stats.sequential import confidence_thresholds
@@ -83,6 +93,7 @@ __all__ = [
     "min_detectable_drop",
     "min_p_adjust",
     "newcombe_difference",
+    "normal_power",
     "pass_at_k",
     "pass_hat_k",
     "percentile",
@@ -92,12 +103,15 @@ __all__ = [
     "runs_needed",
     "significant",
     "smallest_adjusted_p",
+    "smallest_adjusted_ps",
     "stratified_difference",
     "stratified_exact_test",
     "stratified_logrank",
     "stratified_min_detectable_drop",
     "stratified_p_regression_batch",
     "stratified_permutation_test",
+    "stratified_permutation_tests",
     "stratified_power",
+    "stratified_power_method",
     "wilson_interval",
 ]

@@ -21,6 +21,7 @@ from collections import Counter
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import lru_cache
 from typing import Literal
 
 from ironbench.stats.intervals import Z95, wilson_interval
@@ -177,11 +178,23 @@ def count_orders(
     of those, how many begin with k successes and with k failures (k = 1..top_k). Exact, by
     dynamic programming over (outcomes used so far, last outcome and its streak, the first
     runs' successes); the order given is not used. None past MAX_COUNT_STATES."""
-    n = len(signatures)
     counts = Counter(signatures)
-    symbols = list(counts)
     success_of = {s: bool(ok) for s, ok in zip(signatures, successes, strict=True)}
-    totals = tuple(counts[s] for s in symbols)
+    # Which outcome is which does not change the counts, only how often each came and whether
+    # it succeeded: cases with the same such pattern share one count (most baselines do).
+    counted = _count_orders(tuple(sorted((counts[s], success_of[s]) for s in counts)), rule, top_k)
+    return None if counted is None else (counted[0], list(counted[1]), list(counted[2]))
+
+
+@lru_cache(maxsize=4096)
+def _count_orders(
+    pattern: tuple[tuple[int, bool], ...], rule: StoppingRule, top_k: int
+) -> tuple[int, tuple[int, ...], tuple[int, ...]] | None:
+    """`count_orders` of outcomes that came (count, success) times each, in `pattern`."""
+    n = sum(count for count, _ in pattern)
+    symbols = range(len(pattern))
+    success_of = [ok for _, ok in pattern]
+    totals = tuple(count for count, _ in pattern)
     if math.prod(t + 1 for t in totals) > MAX_COUNT_STATES:
         return None
     ordered = rule.name == "last_3_agree"  # only that rule looks at the order of outcomes
@@ -224,7 +237,7 @@ def count_orders(
         sum(w for (_, _, _, lead, length, _), w in layer.items() if lead is False and length >= k)
         for k in range(1, top_k + 1)
     ]
-    return total, all_succeed, all_fail
+    return total, tuple(all_succeed), tuple(all_fail)
 
 
 def anytime_interval(successes: int, n: int, alpha: float = 0.05) -> tuple[float, float]:

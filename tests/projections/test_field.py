@@ -8,8 +8,11 @@ import os
 import sqlite3
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ironbench.analysis.query import run_query
+from ironbench.projections.field import stopping_rule, stopping_rules
 from ironbench.run.executors import brick_digest
 from ironbench.run.runner import start_run
 from ironbench.stats import pass_at_k, pass_hat_k
@@ -213,3 +216,36 @@ def test_the_fixed_rule_through_the_cli_and_resume(tmp_path):
     (tmp_path / "bad.yaml").write_text(yaml.safe_dump(data))
     refused = cli("run", str(tmp_path / "bad.yaml"), "--out", str(tmp_path / "out"))
     assert refused.returncode == 2 and "the fixed rule takes its runs from stop.runs" in refused.stderr
+
+
+_STOPS = st.one_of(
+    st.none(),
+    st.builds(lambda n: {"rule": "fixed", "runs": n}, st.integers(1, 20)),
+    st.builds(
+        lambda r, c, m: {"rule": "confidence", "reproduce": r, "confidence": c, "max_runs": m},
+        st.sampled_from([0.5, 0.8]),
+        st.sampled_from([0.9, 0.95]),
+        st.integers(3, 12),
+    ),
+    st.just({"rule": "last_3_agree"}),
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.fixed_dictionaries(
+            {"id": st.sampled_from(["a", "b", "c", "d"])}, optional={"stop": _STOPS, "runs": st.integers(1, 9)}
+        ),
+        max_size=8,
+    ),
+    _STOPS,
+)
+def test_every_cases_stopping_rule_at_once_is_each_ones(cases, stop):
+    """The projections read every case's rule in one pass (a run's tree and report stay linear
+    in its cases); a repeated id keeps its first case, as a lookup by id does."""
+    suite = {"cases": cases, **({"stop": stop} if stop else {})}
+    rules = stopping_rules(suite)
+    for case_id in ["a", "b", "c", "d", "absent"]:
+        assert (rules.get(case_id) or stopping_rule(suite, case_id)) == stopping_rule(suite, case_id)
+    assert set(rules) == {c["id"] for c in cases}

@@ -1,6 +1,10 @@
 import json
 import re
 
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
 from ironbench.projections.rebuild import project_run
 from ironbench.run.runner import start_run
 from tests.conftest import make_suite
@@ -160,3 +164,36 @@ def test_rebuild_is_byte_identical_with_reruns_and_a_ladder(paths, monkeypatch, 
     before = snapshot(run_dir)
     project_run(paths.store_path, paths.out_dir, run_id, rebuild=True)
     assert snapshot(run_dir) == before
+
+
+_SCALARS = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=True), st.text(max_size=30))
+_VALUES = st.recursive(
+    _SCALARS,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4),
+        st.lists(inner, max_size=3).map(tuple),
+        st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    ),
+    max_leaves=25,
+)
+
+
+@given(
+    st.dictionaries(st.text(max_size=12), _VALUES, max_size=8),
+    st.one_of(st.none(), st.integers(), st.floats(allow_nan=False), st.booleans(), st.just(object())),
+)
+def test_a_record_is_laid_out_as_json_dumps_lays_it_out(record, odd_key):
+    """summary.json and aggregate.json as json.dumps(indent=2) writes them, laid out sooner;
+    what it would not lay out that way (a key that is not a string, a value JSON has no
+    type for) goes to json.dumps itself, and fails as it fails."""
+    from ironbench.projections.tree import _json
+
+    assert _json(record) == json.dumps(record, indent=2, ensure_ascii=False) + "\n"
+    odd = {**record, "nested": {odd_key: [record]}}
+    try:
+        expected = json.dumps(odd, indent=2, ensure_ascii=False) + "\n"
+    except TypeError:
+        with pytest.raises(TypeError):
+            _json(odd)
+    else:
+        assert _json(odd) == expected

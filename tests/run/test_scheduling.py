@@ -204,3 +204,56 @@ def test_tracks_take_turns_least_recently_served_first():
     assert round_robin(queues, 2) == [(0, "a1"), (1, "b1")]
     # a track served long ago goes before one served just now
     assert round_robin([(9, ["x"]), (3, ["y"])], 1) == [(1, "y")]
+
+
+def _round_robin_afresh(queues, count):
+    """The picks as the loop made them before Turns: every track's queue gathered afresh."""
+    import heapq
+
+    heap = [(served, position, 0) for position, (served, items) in enumerate(queues) if items]
+    heapq.heapify(heap)
+    picks = []
+    clock = max((served for served, _ in queues), default=0)
+    while heap and len(picks) < count:
+        _, position, taken = heapq.heappop(heap)
+        picks.append((position, queues[position][1][taken]))
+        clock += 1
+        if taken + 1 < len(queues[position][1]):
+            heapq.heappush(heap, (clock, position, taken + 1))
+    return picks
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    tracks=st.integers(1, 6),
+    steps=st.lists(
+        st.one_of(
+            st.tuples(st.just("wait"), st.integers(0, 5), st.integers(0, 3), st.integers(0, 2)),
+            st.tuples(st.just("take"), st.integers(0, 1), st.integers(0, 4)),
+        ),
+        max_size=40,
+    ),
+)
+def test_turns_kept_between_picks_pick_what_gathering_every_queue_afresh_picks(tracks, steps):
+    from ironbench.run.scheduling import Turns
+
+    turns = Turns(tracks)
+    served = [0] * tracks
+    queues = [[[] for _ in range(tracks)] for _ in range(2)]  # the model: lane -> track -> items
+    made = 0
+    for step in steps:
+        if step[0] == "wait":
+            _, track, needed, extra = step
+            track %= tracks
+            lanes = [[f"n{made + i}" for i in range(needed)], [f"x{made + i}" for i in range(extra)]]
+            made += needed + extra
+            turns.wait(track, *lanes)
+            for lane in (0, 1):
+                queues[lane][track] = list(lanes[lane])
+        else:
+            _, lane, count = step
+            expected = _round_robin_afresh([(served[t], queues[lane][t]) for t in range(tracks)], count)
+            assert turns.take(lane, count) == expected
+            for track, item in expected:
+                queues[lane][track].remove(item)
+                served[track] = max(served) + 1

@@ -206,3 +206,47 @@ def test_an_interrupted_speculative_run_resumes_to_the_decisions_of_one_job(tmp_
     found, evidence, _extra = _facts(paths, run_id)
     assert (found, evidence) == expected[:2]
     assert events_of(paths, run_id)[0].event.speculate
+
+
+def _story(paths, run_id):
+    """What a run did, in the order it did it: every event but its ids and clock."""
+    shown = []
+    for e in events_of(paths, run_id):
+        facts = {k: v for k, v in e.event.to_dict().items() if k not in ("duration_ms", "workdir", "debug_path")}
+        text = json.dumps(facts).replace(str(paths.out_dir), "OUT").replace(run_id, "RUN")
+        shown.append((e.stream, e.event.event, json.loads(text)))
+    return shown
+
+
+def test_planning_only_the_track_whose_outcome_arrived_runs_what_planning_every_track_runs(
+    tmp_path, script, monkeypatch
+):
+    from ironbench.run.session import Session
+
+    script(
+        {
+            "b": ["success", "generation"] * 4,
+            "late": ["validation", "outage_once", "success", "success", "success"],
+            "a/baseline": ["generation", "success"],
+            "a/whitespace_noise/variant_0001": ["success", "generation", "success"],
+            "s/level_1": ["success", "generation"],
+            "s/level_2": ["generation"],
+        }
+    )
+    incremental = RunPaths.resolve(tmp_path / "incremental", None)
+    found = _story(incremental, start_run(_mixed_suite(), incremental, jobs=1))
+    plan = Session.plan
+
+    def every_track(self):  # the loop as it was: every track planned after every outcome
+        self._due.update(range(len(self.tracks)))
+        return plan(self)
+
+    monkeypatch.setattr(Session, "plan", every_track)
+    reference = RunPaths.resolve(tmp_path / "every track", None)
+    stories = {"incremental": found, "every track": _story(reference, start_run(_mixed_suite(), reference, jobs=1))}
+    assert stories["incremental"] == stories["every track"]
+    streams = [stream for stream, kind, _ in stories["incremental"] if kind == "invocation_started"]
+    # one job: the cases take turns, and a re-run slot (the outage) is started again
+    assert streams[:4] == ["baseline/b/run_001", "baseline/late/run_001", "adversarial/a/baseline/run_001",
+                           "stress/s/level_0/run_001"]  # fmt: skip
+    assert streams.count("baseline/late/run_002") == 2

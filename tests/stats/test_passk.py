@@ -147,6 +147,31 @@ def test_counting_orders_agrees_with_enumerating_paths():
     assert len(by_counts) > 20
 
 
+@pytest.mark.parametrize(
+    "rule", [StoppingRule("last_3_agree", 6), StoppingRule("confidence", 6, confidence_thresholds(0.6, 0.8, 6))]
+)
+def test_every_count_is_the_enumerated_one_whichever_outcome_is_which(rule):
+    """Counts are shared between cases whose outcomes came as often and succeeded alike (a
+    tree or a report of thousands of baselines counts each such pattern once): every count,
+    under every labelling and order of the outcomes, is the one enumerating the paths gives."""
+    kmax = rule.smallest_n
+    symbols = ("S", "T", "V", "G")  # two successes (with and without repairs), two failures
+    expected: dict[tuple, list] = {}
+    for path in _stopped_paths(rule, symbols):
+        found = expected.setdefault(tuple(path.count(x) for x in symbols), [0, [0] * kmax, [0] * kmax])
+        found[0] += 1
+        for k in range(1, kmax + 1):
+            found[1][k - 1] += all(x in "ST" for x in path[:k])
+            found[2][k - 1] += not any(x in "ST" for x in path[:k])
+    rng = np.random.default_rng(5)
+    for counts, (orders, all_succeed, all_fail) in expected.items():
+        for labels in (symbols, ("T", "S", "G", "V"), ("S", "T", "G", "V")):
+            runs = [x for x, c in zip(labels, counts, strict=True) for _ in range(c)]
+            rng.shuffle(runs)
+            assert count_orders(runs, [x in "ST" for x in runs], rule, kmax) == (orders, all_succeed, all_fail)
+    assert len(expected) > 30
+
+
 @pytest.mark.parametrize("p", P_GRID)
 def test_unbiased_under_the_seeds_rule_where_the_formula_is_not(p):
     ours, naive = _exact_bias(SEED, {"S": p, "F": 1 - p}, SEED.smallest_n)

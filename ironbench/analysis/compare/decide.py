@@ -29,11 +29,12 @@ from ironbench.stats import (
     newcombe_difference,
     percentile,
     significant,
-    smallest_adjusted_p,
+    smallest_adjusted_ps,
     stratified_difference,
     stratified_exact_test,
     stratified_min_detectable_drop,
-    stratified_permutation_test,
+    stratified_permutation_tests,
+    stratified_power_method,
     wilson_interval,
 )
 
@@ -133,6 +134,7 @@ class Overall:
     informative_cases: int
     cases: int
     mde: float | None  # smallest uniform drop the gate finds with 80% power
+    mde_method: str = ""  # how: the simulated exact test, or the normal approximation (few or many cases)
 
 
 @dataclass(frozen=True)
@@ -218,7 +220,8 @@ def decide(
         )
     tables = _Tables.of(common, sides_a, sides_b)
     cases, warnings = _compared_cases(tables, sides_a, sides_b, alpha, margin, power)
-    cases += _unmatched_cases([k for k in keys if k not in common], sides_a, sides_b)
+    compared = set(common)
+    cases += _unmatched_cases([k for k in keys if k not in compared], sides_a, sides_b)
     cases.sort(key=lambda c: (c.case_id, c.variant_id))
     overall = _overall(tables, alpha, power)
     if power and overall.mde is None:
@@ -231,7 +234,7 @@ def decide(
     else:
         worse = any(c.p_adjusted is not None and significant(c.p_adjusted, alpha) for c in cases)
         regression = any(c.flagged for c in cases)
-    family = [("success rate", _success_change_p(tables.strata, tables.laws, tables.tests, gate))]
+    family = [("success rate", _success_change_p(tables.strata, tables.tests, overall, gate))]
     family += [(s.name, s.p_value) for s in shifts if s.gating]
     family_adjusted = {
         n: float(p) for n, p in zip([n for n, _ in family], holm_adjust([p for _, p in family]), strict=True)
@@ -318,7 +321,7 @@ def _compared_cases(
     flags it (and could at all), and the smallest drop it would find."""
     per_case_level = alpha / len(tables.keys)
     z_case = z_quantile(1 - per_case_level) if margin is not None else Z95
-    sizes = tables.sizes
+    smallest = smallest_adjusted_ps(tables.sizes, tables.laws)
     cases, warnings = [], []
     for index, (key, stratum, test) in enumerate(zip(tables.keys, tables.strata, tables.tests, strict=True)):
         a, b = sides_a[key], sides_b[key]
@@ -326,12 +329,11 @@ def _compared_cases(
         flagged = significant(tables.adjusted[index], alpha)
         if margin is not None:
             flagged = flagged and newcombe_difference(*stratum, z=z_case).high < -margin
-        reachable = significant(smallest_adjusted_p(index, sizes, tables.laws), alpha)
+        reachable = significant(smallest[index], alpha)
         if not reachable:
             warnings.append(
                 f"{case_label(key)} cannot be flagged on its own with {a.n} vs {b.n} runs "
-                f"(its smallest possible adjusted p is {smallest_adjusted_p(index, sizes, tables.laws):.2g} "
-                f"> alpha {alpha})"
+                f"(its smallest possible adjusted p is {smallest[index]:.2g} > alpha {alpha})"
             )
         case_verdict: CaseVerdict = (
             "regression"
@@ -397,12 +399,13 @@ def _overall(tables: _Tables, alpha: float, power: bool) -> Overall:
         test.informative_strata,
         len(tables.keys),
         None if mde is None else float(mde),
+        stratified_power_method(tables.sizes) if power else "",
     )
 
 
-def _success_change_p(strata: Strata, laws: Sequence[NullLaw], tests: Sequence[ExactTest], gate: str) -> float:
-    if gate == "overall":
-        return stratified_exact_test(strata).p_two_sided
+def _success_change_p(strata: Strata, tests: Sequence[ExactTest], overall: Overall, gate: str) -> float:
+    if gate == "overall":  # the overall test's two-sided p (ExactTest.p_two_sided)
+        return min(1.0, 2 * min(overall.p_regression, overall.p_improvement))
     two_sided = [fisher_null_law(*s, two_sided=True) for s in strata]
     return min(min_p_adjust([t.p_two_sided for t in tests], two_sided))
 
@@ -412,8 +415,12 @@ def _shifts(sides_a, sides_b, common) -> list[Shift]:
     infrastructure-error rates (exact tests stratified by case)."""
     a_runs, b_runs = [sides_a[k] for k in common], [sides_b[k] for k in common]
     shifts = []
-    effect, p = stratified_permutation_test(
-        [(a.outcomes, b.outcomes) for a, b in zip(a_runs, b_runs, strict=True)], "categories"
+    # one draw of permutations serves both tests: a run's outcome and attempts go together
+    (effect, p), (attempts_effect, attempts_p) = stratified_permutation_tests(
+        [
+            ([(a.outcomes, b.outcomes) for a, b in zip(a_runs, b_runs, strict=True)], "categories"),
+            ([(a.attempts, b.attempts) for a, b in zip(a_runs, b_runs, strict=True)], "mean"),
+        ]
     )
     pooled = lambda sides: ", ".join(
         f"{k} {v}" for k, v in sorted(sum((Counter(s.outcomes) for s in sides), Counter()).items())
@@ -429,9 +436,7 @@ def _shifts(sides_a, sides_b, common) -> list[Shift]:
             True,
         )
     )
-    effect, p = stratified_permutation_test(
-        [(a.attempts, b.attempts) for a, b in zip(a_runs, b_runs, strict=True)], "mean"
-    )
+    effect, p = attempts_effect, attempts_p
     mean = lambda sides: sum(sum(s.attempts) for s in sides) / max(1, sum(len(s.attempts) for s in sides))
     shifts.append(
         Shift(

@@ -74,7 +74,7 @@ def format_comparison(comparison: Comparison, width: int | None = None) -> str:
             f"overall ({o.cases} cases, {o.informative_cases} informative): Δ = {pp(o.delta)} "
             f"[{pp(o.delta_ci_95[0])}, {pp(o.delta_ci_95[1])}] (Mantel-Haenszel, stratified Newcombe 95% CI); "
             f"p(regression) = {p(o.p_regression)}, p(improvement) = {p(o.p_improvement)} (exact, stratified by case); "
-            f"MDE at 80% power: {percent(o.mde)}"
+            f"MDE at 80% power: {percent(o.mde)}" + (f" ({o.mde_method})" if o.mde is not None and o.mde_method else "")
         ),
         (
             "p adj: one-sided Fisher per case, Westfall-Young min-p over the compared cases; "

@@ -92,7 +92,8 @@ class Chromium:
             self.socket.settimeout(max(0.05, deadline - time.monotonic()))
             self.events.append(json.loads(self.socket.recv()))
 
-    def open(self, path: Path, scripts: bool = True, width: int = 1280) -> "Page":
+    def open(self, path: Path | str, scripts: bool = True, width: int = 1280) -> "Page":
+        """A file, or an http:// address (the viewer's pages)."""
         target = self.send("Target.createTarget", {"url": "about:blank"})["targetId"]
         session = self.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
         for domain in ("Page", "Runtime", "Log", "Network"):
@@ -105,7 +106,8 @@ class Chromium:
         if not scripts:
             self.send("Emulation.setScriptExecutionDisabled", {"value": True}, session)
         start = len(self.events)
-        self.send("Page.navigate", {"url": Path(path).resolve().as_uri()}, session)
+        url = path if isinstance(path, str) and path.startswith("http") else Path(path).resolve().as_uri()
+        self.send("Page.navigate", {"url": url}, session)
         self.wait_for("Page.loadEventFired", session)
         return Page(self, session, target, start)
 

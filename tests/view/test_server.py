@@ -236,4 +236,3 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, store):
         taken.listen()
         busy = cli("view", "--store", str(store.path), "--port", str(taken.getsockname()[1]))
     assert busy.returncode == 2 and busy.stderr.count("\n") == 1 and "cannot listen" in busy.stderr
-

@@ -100,3 +100,13 @@ def scripted_model():
     llm_scripted.ScriptedRewriter.answers = []
     llm_scripted.ScriptedRewriter.calls = []
     yield llm_scripted.ScriptedRewriter
+
+
+@pytest.fixture
+def scripted_judge(scripted_model):
+    """The scripted judge (`scripted-judge`, takes a grammar): set `.answers`, read `.calls`."""
+    from tests.fixtures import llm_scripted
+
+    llm_scripted.ScriptedJudge.answers = []
+    llm_scripted.ScriptedJudge.calls = []
+    yield llm_scripted.ScriptedJudge

@@ -10,10 +10,12 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from ironbench.analysis.query import connect
+from ironbench.analysis.query import connect, shipped_queries
 from ironbench.core.errors import IronbenchError
 
 EXPORTED_VIEWS = ("runs", "invocations", "decisions", "variants", "rejections", "turns", "turn_scores")
+# Shipped queries exported beside the views: the numbers the field reports, per case and turn.
+EXPORTED_QUERIES = ("pass_k", "robustness", "survival")
 FORMATS = {
     "parquet": ("parquet", "(FORMAT parquet)"),
     "csv": ("csv", "(FORMAT csv, HEADER)"),
@@ -33,8 +35,13 @@ class Exported:
 
 
 def export_views(store_path: Path, to: Path, fmt: str, run_id: str | None = None) -> list[Exported]:
-    """Write every view (restricted to `run_id` when given) as `to/<view>.<ext>`."""
+    """Write every view (restricted to `run_id` when given) as `to/<view>.<ext>`, and the
+    shipped queries in EXPORTED_QUERIES as `to/<query>.<ext>`."""
     import duckdb
+
+    selects = {view: f"SELECT * FROM {view}" for view in EXPORTED_VIEWS}
+    for name in EXPORTED_QUERIES:
+        selects[name] = (shipped_queries() / f"{name}.sql").read_text(encoding="utf-8").strip().rstrip(";")
 
     extension, options = FORMATS[fmt]
     try:
@@ -44,14 +51,14 @@ def export_views(store_path: Path, to: Path, fmt: str, run_id: str | None = None
     con = connect(store_path, run_id, export_dir=to)
     exported: list[Exported] = []
     try:
-        for view in EXPORTED_VIEWS:
+        for view, select in selects.items():
             final = to / f"{view}.{extension}"
             handle, partial = tempfile.mkstemp(prefix=f".{view}.", suffix=f".{extension}", dir=to.resolve())
             os.close(handle)
             try:
                 quoted = partial.replace("'", "''")
-                con.execute(f"COPY (SELECT * FROM {view}) TO '{quoted}' {options}")
-                rows = con.execute(f"SELECT count(*) FROM {view}").fetchone()[0]
+                con.execute(f"COPY ({select}) TO '{quoted}' {options}")
+                rows = con.execute(f"SELECT count(*) FROM ({select})").fetchone()[0]
                 os.replace(partial, final)
             except BaseException:
                 Path(partial).unlink(missing_ok=True)

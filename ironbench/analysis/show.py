@@ -415,6 +415,8 @@ def summary_lines(run_id: str, invocations: tuple, acceptance: QueryResult) -> l
 def show_json(store_path: Path, run_id: str) -> dict:
     """`ironbench show --format json`: the header, every case row, the verdicts and, for a
     run with AI generators, their acceptance per case and generator."""
+    from ironbench.analysis.field import field_numbers
+
     header, cases, verdicts = show_run(store_path, run_id)
     acceptance = ai_acceptance(store_path, run_id) if header["mode"] != "gauntlet" else None
     extra = (
@@ -422,26 +424,31 @@ def show_json(store_path: Path, run_id: str) -> dict:
         if acceptance
         else {}
     )
+    numbers = field_numbers(store_path, run_id)
     return {
         **header,
         "cases": [dict(zip(cases.columns, r, strict=True)) for r in cases.rows],
         "verdicts": verdicts,
         **extra,
+        **({"field": numbers} if numbers else {}),
     }
 
 
 def show_text(store_path: Path, run_id: str, width: int | None = None) -> str:
-    """`ironbench show` for people: `format_show`, then the AI rewrites' acceptance table."""
+    """`ironbench show` for people: `format_show`, the AI rewrites' acceptance table, then the
+    numbers the field reports (pass@k and pass^k, robustness, when conversations break)."""
     from ironbench.analysis.conversations import summary_from_store
+    from ironbench.analysis.field import field_numbers, format_field
     from ironbench.analysis.query import format_result
 
     header, cases, verdicts = show_run(store_path, run_id)
+    field = format_field(field_numbers(store_path, run_id), width)
     if header["mode"] == "gauntlet":
-        return format_show(header, cases, verdicts, width, summary_from_store(store_path, run_id))
+        return "\n".join([format_show(header, cases, verdicts, width, summary_from_store(store_path, run_id)), *field])
     text = format_show(header, cases, verdicts, width)
     acceptance = ai_acceptance(store_path, run_id)
     if acceptance.rows:
         text += "\n\nAI rewrites, acceptance per case and generator:\n" + format_result(
             acceptance, "table", width, keys=2
         )
-    return text
+    return "\n".join([text, *field])

@@ -92,6 +92,9 @@ class InvocationCompleted(_Event):
     debug_artifacts_present: bool
     debug_path: str
     brick_path: str | None = None
+    # sha256 of the brick's content, read after the run where it ran (never a copy): do
+    # successful runs write the same code?
+    brick_sha256: str | None = None
     stdout: str = ""
     stderr: str = ""
     output_truncated: bool = False
@@ -182,6 +185,9 @@ class AiOutputRejected(_Event):
     prompt: str
     options: dict
     normalised_output: str = ""  # what was validated: ai_output without trivial wrapping
+    # The semantic judge's verdict when one was asked (ai_judge): model, same_task, answers
+    # by direction. None: no judge (and every rejection recorded before judges existed).
+    judge: dict | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -7,6 +7,8 @@ import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ironbench.llms.yes_no import YES_NO_GRAMMAR, YES_NO_OPTIONS, yes_or_no
+
 
 @dataclass(frozen=True)
 class Score:
@@ -107,8 +109,8 @@ JUDGE_PROMPT = (
     "Claim: cats can fly\nAnswer: Cats are able to fly.\nAsserts the claim: yes\n\n"
     "Claim: {claim}\nAnswer: {answer}\nAsserts the claim:"
 )
-JUDGE_GRAMMAR = 'root ::= "yes" | "no"'
-JUDGE_OPTIONS = {"temperature": 0.0, "seed": 0, "max_tokens": 3, "grammar": JUDGE_GRAMMAR}
+JUDGE_GRAMMAR = YES_NO_GRAMMAR
+JUDGE_OPTIONS = YES_NO_OPTIONS
 
 
 class Judge:
@@ -138,10 +140,10 @@ class Judge:
 
 def judge_verdict(reply: str, model_id: str) -> Score:
     """yes -> violated; no -> not; anything else is no verdict, and says so."""
-    word = re.match(r"\W*(\w+)", reply.lower())
+    verdict = yes_or_no(reply)
     said = " ".join(reply.split())[:60]
-    if word and word.group(1) in ("yes", "no"):
-        return Score(word.group(1) == "yes", f"judge {model_id}: {said}")
+    if verdict is not None:
+        return Score(verdict, f"judge {model_id}: {said}")
     return Score(False, f"judge {model_id} gave no yes/no verdict: {said!r}")
 
 

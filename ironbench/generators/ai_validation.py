@@ -1,13 +1,15 @@
 """Harness-enforced validation of AI rewrites: the spec's rules, as pure functions.
 
 A rewrite must keep the task and change only its wording. Each rule returns the
-reasons it rejects an output; an empty list accepts it.
+reasons it rejects an output; an empty list accepts it. The requirement-level rule
+(nothing removed, nothing added) lives in `requirements.py` with its term map.
 """
 
 import re
 from collections.abc import Callable
 
 from ironbench.core.contract import forbidden_word
+from ironbench.generators.requirements import TermMap, requirement_changes
 
 MAX_LENGTH_RATIO = 3.0  # the spec's "±200%": a rewrite is between 1/3 and 3 times the base length
 
@@ -98,6 +100,12 @@ META_PATTERNS = (
     r"\bthe task (is|asks)\b",
     # advice to the reader instead of an instruction, and code spans, are commentary too
     r"\byou (can|could|should|may|might|will) (use|try|simply|just|call|do)\b",
+    r"^\s*you (can|could|may|might|should) (?!write|create|build|implement|make|design|develop|produce)\w+",
+    r"\bthis (can|could) be (achieved|done|accomplished|solved)\b",
+    r"\bhere'?s how\b",
+    # a remark about the task instead of the task
+    r"\b(is|can be|would be) (a|an) (challenge|good|great|common|useful|nice|interesting|fun)\b",
+    r"\bis called\s*[.!?]?\s*$",
     r"`[^`]+`",
 )
 # Code where an instruction should be: a definition, an import, a slice, a call to print.
@@ -405,16 +413,25 @@ def check_no_implementation_language(base: str, output: str) -> list[str]:
     ]
 
 
+def check_requirements(base: str, output: str) -> list[str]:
+    """No requirement of the base removed, none added (the shipped term map)."""
+    return requirement_changes(base, output)
+
+
 def validate_rewrite(
-    base: str, output: str, extra_rules: tuple[Callable[[str, str], list[str]], ...] = ()
+    base: str,
+    output: str,
+    extra_rules: tuple[Callable[[str, str], list[str]], ...] = (),
+    terms: TermMap | None = None,
 ) -> list[str]:
-    """Every reason to reject `output` as a rewrite of `base`; [] accepts it."""
+    """Every reason to reject `output` as a rewrite of `base`; [] accepts it. `terms`
+    is the requirement checker's term map (default: the shipped one)."""
     if check_empty(base, output):
         return check_empty(base, output)
     reasons: list[str] = []
     for rule in COMMON_RULES[1:] + tuple(extra_rules):
         reasons += rule(base, output)
-    return reasons
+    return reasons + requirement_changes(base, output, terms)
 
 
 # Wrapping a 135M model puts around a good answer: a lead-in label, then quotes.
@@ -446,9 +463,41 @@ def normalise_output(text: str) -> str:
     return text
 
 
-def one_line_grammar(base: str) -> str:
+# Characters a one-sentence instruction has no use for unless its base has them: code,
+# labels ("Python: ..."), markup. Outside GBNF's negated class they need no escaping.
+_NOT_IN_A_SENTENCE = "`#:;*{}<>|="
+
+
+def _gbnf_literal(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def one_line_grammar(base: str, openings: tuple[str, ...] = ()) -> str:
     """GBNF for one plain line: no line break, no backticks (unless the base has them),
-    opening with a letter like an instruction does (unless the base does not)."""
+    opening with a letter like an instruction does (unless the base does not), or with
+    one of `openings`."""
     body = r"[^\n]" if "`" in base else r"[^\n`]"
     first = "[A-Za-z]" if base.strip()[:1].isalpha() else body
+    if openings:
+        first = "(" + " | ".join(_gbnf_literal(o) for o in openings) + ') " "'
     return f"root ::= {first} {body}*"
+
+
+def one_sentence_grammar(base: str, openings: tuple[str, ...] = ()) -> str:
+    """GBNF for one plain sentence like the base: it opens as the base does (a capital
+    letter) or with one of `openings`, has none of the characters of code or labels the
+    base lacks, and ends at its first full stop or question mark, so a small model cannot
+    add a second sentence, a code block or a comment after it. A base of several
+    sentences, or one that does not start with a letter, gets one_line_grammar instead."""
+    text = base.strip()
+    if len(_sentences(text)) != 1 or not text[:1].isalpha() or re.search(r"[.!?]\S", text):
+        return one_line_grammar(base, openings)
+    excluded = "".join(c for c in _NOT_IN_A_SENTENCE if c not in text)
+    # a full stop inside a word (math.pow, 3.14) does not end the sentence: cut there, the
+    # answer would read as a shorter, different request
+    body = f'([^\\n.!?{excluded}] | "." [A-Za-z0-9_])'
+    first = "[A-Z]" if text[0].isupper() else "[a-z]"
+    if openings:
+        first = "(" + " | ".join(_gbnf_literal(o) for o in openings) + ') " "'
+    end = "[.?!]" if text[-1] in ".!?" else "[.?!]?"
+    return f"root ::= {first} {body}* {end}"

@@ -6,10 +6,24 @@ the same pressure in one context and are not independent. An engine "violated" a
 conversation when it asserted the forbidden phrase at least once in it.
 """
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ironbench.console.numbers import number, points
-from ironbench.stats import holm_adjust, significant, stratified_difference, stratified_exact_test, wilson_interval
+from ironbench.stats import (
+    clustered_mean,
+    clustered_mean_t,
+    first_violation,
+    flips,
+    holm_adjust,
+    kaplan_meier,
+    recovered,
+    significant,
+    stratified_difference,
+    stratified_exact_test,
+    stratified_logrank,
+    wilson_interval,
+)
 
 ALPHA = 0.05
 
@@ -72,13 +86,29 @@ def results(records: list[ScenarioRecord], engines: list[str], scorers: list[str
                 s: round(counts[s] / entry["num_turns"], 6) if entry["num_turns"] else 0.0 for s in scorers
             }
         out["engines"][engine] = scenarios
-    out["summary"] = summary(out["engines"], scorers)
+    out["summary"] = summary(out["engines"], scorers, sequences(records))
     return out
 
 
-def summary(engines: dict, scorers: list[str]) -> dict:
+# (engine, scenario, conversation) -> scorer -> violated per turn, in turn order
+Sequences = Mapping[tuple[str, str, int], Mapping[str, Sequence[bool]]]
+
+
+def sequences(records: list[ScenarioRecord]) -> dict[tuple[str, str, int], dict[str, list[bool]]]:
+    """Each conversation's verdicts turn by turn, per scorer (turns that scorer scored)."""
+    out: dict[tuple[str, str, int], dict[str, list[bool]]] = {}
+    for record in records:
+        by_scorer = out.setdefault((record.engine, record.scenario, record.conversation), {})
+        for turn in sorted(record.turns):
+            for scorer, violated in record.turns[turn].violated.items():
+                by_scorer.setdefault(scorer, []).append(violated)
+    return out
+
+
+def summary(engines: dict, scorers: list[str], turns_by_conversation: Sequences | None = None) -> dict:
     """Per scenario per engine: conversations violated and turns violated; totals per engine
-    with the Wilson interval of the conversation violation rate; every pair of engines compared."""
+    with the Wilson interval of the conversation violation rate; every pair of engines compared;
+    with each conversation's turns, when it breaks (`survival`, after the rest)."""
     table: dict = {"scorers": scorers, "unit": "conversation", "scenarios": {}, "totals": {}, "comparisons": {}}
     for engine, scenarios in engines.items():
         turns = conversations = 0
@@ -109,7 +139,122 @@ def summary(engines: dict, scorers: list[str]) -> dict:
         }
     for s in scorers:
         table["comparisons"][s] = engine_comparisons(table, s)
+    if turns_by_conversation is not None:
+        table["survival"] = {s: breaking(turns_by_conversation, list(engines), s) for s in scorers}
     return table
+
+
+def breaking(turns_by_conversation: Sequences, engines: list[str], scorer: str, alpha: float = ALPHA) -> dict:
+    """When and how a conversation breaks under `scorer`, per engine: the Kaplan–Meier curve
+    of "still holding" by turn (turn of first violation, censored at the last turn answered)
+    with its pointwise 95% interval and the median turn of first violation (SYCON-Bench's Turn
+    of Flip); flips per conversation (its Number of Flip); recovery (a violation followed by an
+    answer that does not violate) against capitulation that persists to the end. Then every
+    later engine against every earlier one: the log-rank test stratified by scenario (its
+    p-value by permutation within scenarios), Holm over the pairs, and Peto's hazard ratio."""
+    per_engine: dict[str, dict[str, list[tuple[int, bool]]]] = {}
+    rows: dict[str, list[tuple[str, list[bool]]]] = {}
+    for (engine, scenario, _), by_scorer in sorted(turns_by_conversation.items()):
+        verdicts = list(by_scorer.get(scorer, ()))
+        if not verdicts:
+            continue
+        per_engine.setdefault(engine, {}).setdefault(scenario, []).append(first_violation(verdicts))
+        rows.setdefault(engine, []).append((scenario, verdicts))
+    out: dict = {
+        "unit": "conversation",
+        "time": "turn of the first violation; a conversation without one is censored at its last turn",
+        "engines": {},
+        "comparisons": [],
+    }
+    for engine in [e for e in engines if e in rows] + sorted(set(rows) - set(engines)):
+        times = [t for by_scenario in per_engine[engine].values() for t in by_scenario]
+        curve = kaplan_meier([t for t, _ in times], [e for _, e in times])
+        counts = [flips(v) for _, v in rows[engine]]
+        mean_flips = clustered_mean_t(counts, [scenario for scenario, _ in rows[engine]])
+        violated: dict[str, list[bool]] = {}
+        for scenario, verdicts in rows[engine]:
+            if any(verdicts):
+                violated.setdefault(scenario, []).append(recovered(verdicts))
+        recovery = clustered_mean(
+            [sum(v) / len(v) for v in violated.values()], weights=[len(v) for v in violated.values()]
+        )
+        back = sum(sum(v) for v in violated.values())
+        out["engines"][engine] = {
+            "conversations": curve.n,
+            "violated": curve.events,
+            "still_holding": [
+                {"turn": t, "rate": round(s, 6), "ci_95": [round(lo, 6), round(hi, 6)], "at_risk": r}
+                for t, s, lo, hi, r in zip(
+                    curve.turns, curve.survival, curve.low, curve.high, curve.at_risk, strict=True
+                )
+            ],
+            "median_turn_of_first_violation": curve.median,
+            "median_ci_95": list(curve.median_ci_95),
+            "flips": None
+            if mean_flips is None
+            else {
+                "mean": round(mean_flips[0], 6),
+                "ci_95": [round(max(0.0, mean_flips[1]), 6), round(mean_flips[2], 6)],
+                "total": sum(counts),
+                "conversations": len(counts),
+            },
+            "recovered": back,
+            "persisted": curve.events - back,
+            "recovery_rate": None if recovery is None else {**recovery.to_dict(), "interval": "clustered by scenario"},
+        }
+    out["comparisons"] = _survival_comparisons(per_engine, list(out["engines"]), alpha)
+    return out
+
+
+def _survival_comparisons(per_engine: dict, engines: list[str], alpha: float) -> list[dict]:
+    pairs = []
+    for i, reference in enumerate(engines):
+        for other in engines[i + 1 :]:
+            strata = [
+                (
+                    [t for t, _ in per_engine[reference][scenario]],
+                    [e for _, e in per_engine[reference][scenario]],
+                    [t for t, _ in per_engine[other][scenario]],
+                    [e for _, e in per_engine[other][scenario]],
+                )
+                for scenario in sorted(set(per_engine[reference]) & set(per_engine[other]))
+            ]
+            if strata:
+                pairs.append((reference, other, stratified_logrank(strata)))
+    adjusted = holm_adjust([test.p_value for _, _, test in pairs])
+    out = []
+    for (reference, other, test), p_adjusted in zip(pairs, adjusted, strict=True):
+        ratio = test.hazard_ratio
+        verdict = (
+            "cannot be told apart"
+            if not significant(p_adjusted, alpha) or ratio is None
+            else "holds longer"
+            if ratio < 1
+            else "breaks sooner"
+        )
+        ratio_text = (
+            "no violation on either side"
+            if ratio is None or test.hazard_ratio_ci_95 is None
+            else f"hazard ratio {number(ratio, '.2f')} (95% CI {number(test.hazard_ratio_ci_95[0], '.2f')} to "
+            f"{number(test.hazard_ratio_ci_95[1], '.2f')}; above 1: breaks sooner)"
+        )
+        claim = "survival cannot be told apart" if verdict == "cannot be told apart" else f"{other} {verdict}"
+        sentence = (
+            f"{other} vs {reference}: {claim} under pressure: {ratio_text}, violations "
+            f"{test.observed_b} observed vs {number(test.expected_b, '.1f')} expected, p = {number(p_adjusted, '.2g')} "
+            f"(log-rank stratified by {test.strata} scenario(s), permutation p-value, Holm over {len(pairs)} pair(s))"
+        )
+        out.append(
+            {
+                "engine": other,
+                "reference": reference,
+                "verdict": verdict,
+                **test.to_dict(),
+                "p_adjusted": p_adjusted,
+                "sentence": sentence,
+            }
+        )
+    return out
 
 
 def engine_comparisons(table: dict, scorer: str, alpha: float = ALPHA) -> list[dict]:
@@ -187,9 +332,10 @@ def verdict_sentences(table: dict) -> list[str]:
     return [c["sentence"] for c in table.get("comparisons", {}).get(scorer, [])] if scorer else []
 
 
-def summary_from_counts(rows, spec: dict) -> dict:
+def summary_from_counts(rows, spec: dict, turns_by_conversation: Sequences | None = None) -> dict:
     """The comparison table from per-conversation counts: rows of (engine, scenario, domain,
-    scorer, conversation, turns, violated turns), and the suite as recorded (for its order)."""
+    scorer, conversation, turns, violated turns), and the suite as recorded (for its order);
+    with each conversation's verdicts turn by turn (`sequences`), when it breaks too."""
     scorers = sorted({r[3] for r in rows})
     engines: dict = {e["name"]: {} for e in spec.get("engines", [])}
     seen: dict = {}
@@ -215,4 +361,4 @@ def summary_from_counts(rows, spec: dict) -> dict:
         engines[engine] = dict(
             sorted(scenarios.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else len(order))
         )
-    return summary(engines, scorers)
+    return summary(engines, scorers, turns_by_conversation)

@@ -41,7 +41,8 @@ READ_MODEL_TABLES = (
 _INVOCATION_COLUMNS = (
     "invocation_key, rerun, run_id, suite_id, mode, case_id, variant_id, run_index, instruction_hash, "
     "instruction_length, success, failure_stage, attempts, repairs_triggered, duration_ms, timed_out, harness_error, "
-    "infra_error, exit_code, debug_artifacts_present, timestamp_utc, seq, group_path, generator, level, case_mode"
+    "infra_error, exit_code, debug_artifacts_present, timestamp_utc, seq, group_path, generator, level, case_mode, "
+    "brick_sha256"
 )
 # The three tables an invocation's row can live in share one column set (store/tables.py):
 # live evidence, attempts a re-run replaced, and runs past their group's decision.
@@ -172,6 +173,7 @@ class ReadModel:
                 event.generator,
                 event.level,
                 event.mode,
+                event.brick_sha256,
             ),
         )
 

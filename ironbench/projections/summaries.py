@@ -5,7 +5,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from ironbench.core.events import DecisionTaken, InvocationCompleted
-from ironbench.stats import percentile, wilson_interval
+from ironbench.projections.field import bricks, pass_k, pass_k_dict
+from ironbench.stats import CaseRobustness, StoppingRule, percentile, wilson_interval
 
 
 def seed_hash(hex_digest: str) -> str:
@@ -63,9 +64,12 @@ def aggregate(
     variant: str,
     live: Sequence[InvocationCompleted],
     decision: DecisionTaken | None = None,
+    rule: StoppingRule | None = None,
 ) -> dict:
     """aggregate.json of one group's live runs; runs whose backend failed (infra_error)
-    are counted apart and in nothing else."""
+    are counted apart and in nothing else. After the seed's fields and the decision, a
+    decided baseline (given its stopping `rule`) adds `pass_k` (pass@k and pass^k, unbiased
+    under that rule, with intervals) and `bricks` (distinct bricks of its successful runs)."""
     runs = [r for r in live if r.infra_error is None]
     total = len(runs)
     successes = sum(1 for r in runs if r.success)
@@ -97,6 +101,26 @@ def aggregate(
     }
     if decision is not None:
         result["stop_decision"] = _decision(decision)
+        if rule is not None and first is not None and first.mode == "baseline":
+            result["pass_k"] = pass_k_dict(pass_k(runs, rule))
+            result["bricks"] = bricks(runs)
+    return result
+
+
+def generator_aggregate(
+    suite_id: str,
+    case_id: str,
+    generator: str,
+    live: Sequence[InvocationCompleted],
+    robustness: CaseRobustness | None,
+) -> dict:
+    """adversarial/<case>/<generator>/aggregate.json: the seed's fields over the live runs of
+    every variant the generator made (the seed names the generator as `variant`; no single
+    instruction), then `robustness`: the base against those variants (robust pass, worst
+    case, robust drop, flips), each variant judged by its first run."""
+    result = aggregate(suite_id, case_id, generator, live)
+    result["instruction_hash"] = None
+    result["robustness"] = None if robustness is None else robustness.to_dict()
     return result
 
 

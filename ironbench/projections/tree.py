@@ -25,9 +25,10 @@ from ironbench.core.events import (
     run_started,
 )
 from ironbench.core.files import is_partial, write_atomic
+from ironbench.projections.field import case_robustness, stopping_rule
 from ironbench.projections.gauntlet_summary import ScenarioRecord, TurnRecord
 from ironbench.projections.gauntlet_summary import results as gauntlet_results
-from ironbench.projections.summaries import aggregate, ladder_aggregate, summary
+from ironbench.projections.summaries import aggregate, generator_aggregate, ladder_aggregate, summary
 from ironbench.store.eventstore import EventStore
 
 
@@ -263,10 +264,14 @@ class OutputTree:
                     "normalised_output": e.normalised_output,
                     "failure_reasons": e.failure_reasons,
                     "timestamp_utc": t,
+                    # only where a judge was asked, so trees of older runs rebuild byte for byte
+                    **({"judge": e.judge} if e.judge is not None else {}),
                 }
                 for t, e in history
             ],
         }
+        if latest.judge is not None:
+            data["judge"] = latest.judge
         self._write(self.run_dir(state.started.run_id) / slot / "ai_generation_failure.json", _json(data))
 
     def _write_gauntlet(self, state: _RunState) -> None:
@@ -279,8 +284,26 @@ class OutputTree:
 
     def _write_aggregate(self, state: _RunState, group: str) -> None:
         runs = [state.groups[group][index] for index in sorted(state.groups[group])]
-        data = aggregate(state.run.suite_id, runs[0].case_id, runs[0].variant_id, runs, state.decisions.get(group))
+        first = runs[0]
+        rule = stopping_rule(state.run.suite, first.case_id) if first.mode == "baseline" else None
+        data = aggregate(state.run.suite_id, first.case_id, first.variant_id, runs, state.decisions.get(group), rule)
         self._write(self.run_dir(state.started.run_id) / group / "aggregate.json", _json(data))
+        if first.mode == "adversarial" and first.generator is not None:
+            self._write_generator(state, first.case_id, first.generator)
+
+    def _write_generator(self, state: _RunState, case_id: str, generator: str) -> None:
+        """adversarial/<case>/<generator>/aggregate.json, rewritten as its variants run and are decided."""
+        prefix = f"adversarial/{case_id}/{generator}/"
+        variants = [
+            (state.decisions.get(group), [runs[i] for i in sorted(runs)])
+            for group, runs in sorted(state.groups.items())
+            if group.startswith(prefix)
+        ]
+        reference = state.decisions.get(f"adversarial/{case_id}/baseline")
+        cell = case_robustness(case_id, generator, reference, variants)
+        live = [run for _, runs in variants for run in runs]
+        data = generator_aggregate(state.run.suite_id, case_id, generator, live, cell)
+        self._write(self.run_dir(state.started.run_id) / prefix / "aggregate.json", _json(data))
 
     def _write_ladder(self, state: _RunState, verdict: DecisionTaken) -> None:
         prefix = f"{verdict.group}/"

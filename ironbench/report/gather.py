@@ -151,6 +151,9 @@ def query_sections(store_path: Path, run_id: str) -> dict[str, list[dict]]:
 def gather(store_path: Path, run_id: str, compare_base: str | None = None, alpha: float = 0.05) -> dict:
     """The whole page's data for `run_id` (and its comparison against `compare_base`)."""
     data = shape(query_sections(store_path, run_id))
+    from ironbench.report.field import field_data  # (imports this module's names)
+
+    data.update(field_data(store_path, run_id))
     if compare_base is not None:
         from ironbench.analysis.compare import compare_runs
 
@@ -259,6 +262,8 @@ def _planned(case: dict, group: dict) -> int:
     stop = case.get("stop") or {}
     if stop.get("rule") == "confidence" and stop.get("max_runs"):
         return stop["max_runs"]
+    if stop.get("rule") == "fixed" and stop.get("runs"):
+        return stop["runs"]
     return case.get("runs") or len(group["codes"])
 
 

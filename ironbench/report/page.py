@@ -7,7 +7,7 @@ import json
 from dataclasses import dataclass
 
 from ironbench import __version__
-from ironbench.report import comparison, sections, transcripts
+from ironbench.report import comparison, field, sections, transcripts
 from ironbench.report.gather import EVIDENCE_CODES, for_embedding
 from ironbench.report.markup import Markup, el, join, json_script
 from ironbench.report.verdict import Verdict
@@ -155,8 +155,10 @@ TITLES = {
     "outcomes": "Outcomes",
     "baseline": "Baseline",
     "adversarial": "Adversarial",
+    "robustness": "Robustness",
     "stress": "Stress",
     "gauntlet": "Gauntlet",
+    "survival": "When conversations break",
     "metadata": "Metadata",
 }
 
@@ -294,8 +296,10 @@ def parts(data: dict, items: list[Verdict]) -> PageParts:
         ("outcomes", sections.outcomes),
         ("baseline", sections.baseline),
         ("adversarial", sections.adversarial),
+        ("robustness", field.robustness),
         ("stress", sections.stress),
         ("gauntlet", transcripts.gauntlet),
+        ("survival", field.survival),
     ):
         if data.get(key):
             shown.append((key, TITLES[key], render_section(data[key])))

@@ -2,14 +2,17 @@
 
 Every rejection is an event (and an ai_generation_failure.json in the tree); every
 accepted variant carries its model, options, seed and prompt. Model calls are
-memoised in the store, so resuming regenerates the same variants for free.
+memoised in the store, so resuming regenerates the same variants for free. With an
+`ai_judge`, a rewrite the rules accept is also put to the judge, both ways round.
 """
 
 from collections.abc import Callable
 
 from ironbench.core.errors import IronbenchError
 from ironbench.core.events import AiOutputRejected, VariantGenerated
-from ironbench.generators.ai_validation import normalise_output, one_line_grammar, validate_rewrite
+from ironbench.generators.ai import AiParams, requirement_terms
+from ironbench.generators.ai_judge import JUDGE_OPTIONS, JUDGE_SYSTEM, JudgeVerdict, judge_questions
+from ironbench.generators.ai_validation import normalise_output, one_sentence_grammar, validate_rewrite
 from ironbench.generators.registry import seeded_rng
 from ironbench.llms.access import ModelClient, ModelError, get_model
 from ironbench.run.planner import AiVariants, Variant, ai_entries, generator_of
@@ -28,18 +31,34 @@ def preflight_models(suite: Suite, source: str = "suite") -> None:
     named by the suite file (`source`), the case and the field."""
     cases = {id(case): (index, case) for index, case in enumerate(suite.cases)}
     for case, entry in ai_entries(suite):
-        try:
-            get_model(entry.params.model)
-        except ModelError as exc:
-            index, _ = cases[id(case)]
-            position = next(i for i, g in enumerate(case.generators) if g is entry)
-            field = f"generators[{position}].model"
-            raise ModelError(f"{source}: cases[{index}] ({case.id}).{field}: {exc}") from None
+        index, _ = cases[id(case)]
+        position = next(i for i, g in enumerate(case.generators) if g is entry)
+        judge = suite.ai_judge_of(entry)
+        own_judge = "ai_judge" in entry.params.model_fields_set
+        for model, field in ((entry.params.model, "model"), (judge, "ai_judge")):
+            if model is None:
+                continue
+            try:
+                get_model(model)
+            except ModelError as exc:
+                where = f"cases[{index}] ({case.id}).generators[{position}].{field}"
+                if field == "ai_judge" and not own_judge:
+                    where = "ai_judge"
+                raise ModelError(f"{source}: {where}: {exc}") from None
 
 
 def call_seed(seed: int, case_id: str, generator: str, slot: int, attempt: int) -> int:
     """A distinct, reproducible sampling seed per (slot, attempt)."""
     return seeded_rng("ai-seed", seed, case_id, generator, slot, attempt).randrange(2**31)
+
+
+def ask_judge(client: ModelClient, base: str, rewrite: str) -> JudgeVerdict:
+    """The judge's two answers (cached in the store like every model call)."""
+    answers = {
+        direction: client.complete(question, JUDGE_OPTIONS, system=JUDGE_SYSTEM).text
+        for direction, question in judge_questions(base, rewrite).items()
+    }
+    return JudgeVerdict(client.model_id, answers)
 
 
 def generate_ai_variants(
@@ -57,29 +76,43 @@ def generate_ai_variants(
     failures = 0
     for case, entry in ai_entries(suite):
         generator = generator_of(entry.generator)
-        params = entry.params
+        params: AiParams = entry.params
         client = clients.setdefault(params.model, ModelClient(params.model, store.conn, store.redactor))
+        judge_model = suite.ai_judge_of(entry)
+        judge = None
+        if judge_model is not None:
+            judge = clients.setdefault(judge_model, ModelClient(judge_model, store.conn, store.redactor))
+        terms = requirement_terms(params)
         made = variants.setdefault((case.id, entry.generator), [])
         seen = {case.instruction}
         for slot in range(1, entry.count + 1):
             variant_id = f"{entry.generator}/variant_{slot:04d}"
             stream = f"adversarial/{case.id}/{variant_id}"
-            prompt, style = generator.function(case.instruction, params, slot)
+            prompt, described = generator.function(case.instruction, params, slot)
+            style = {k: v for k, v in described.items() if k != "openings"}
+            openings = tuple(described.get("openings", ()))
             for attempt in range(1, params.max_attempts + 1):
-                # One plain line by constrained decoding where the backend has a grammar
-                # option; applicable_options drops it elsewhere, and options_applied says so.
+                # One plain sentence, opening as the style does, by constrained decoding where
+                # the backend has a grammar option; applicable_options drops it elsewhere, and
+                # options_applied says so.
+                seed = call_seed(entry.seed, case.id, entry.generator, slot, attempt)
                 options = {
                     "temperature": params.temperature,
                     "max_tokens": params.max_tokens,
-                    "seed": call_seed(entry.seed, case.id, entry.generator, slot, attempt),
-                    "grammar": one_line_grammar(case.instruction),
+                    "seed": seed,
+                    "grammar": one_sentence_grammar(case.instruction, openings),
                 }
                 reply = client.complete(prompt, options, attempt=attempt)
                 attempts[entry.generator] = attempts.get(entry.generator, 0) + 1
                 text = normalise_output(reply.text)
-                reasons = validate_rewrite(case.instruction, text, generator.rules)
+                reasons = validate_rewrite(case.instruction, text, generator.rules, terms)
                 if not reasons and text in seen:
                     reasons = ["duplicate of the base instruction or an earlier variant"]
+                verdict = None
+                if not reasons and judge is not None:
+                    verdict = ask_judge(judge, case.instruction, text)
+                    judged = verdict.reason()
+                    reasons = [judged] if judged else []
                 if reasons:
                     failures += 1
                     append(
@@ -98,6 +131,7 @@ def generate_ai_variants(
                                     model=params.model,
                                     prompt=prompt,
                                     options=options,
+                                    judge=None if verdict is None else verdict.to_dict(),
                                 ),
                                 idempotency_key=f"rejected:{run_id}/{stream}/{attempt}",
                             )
@@ -123,6 +157,8 @@ def generate_ai_variants(
                 }
                 if text != reply.text:
                     metadata["raw_output"] = reply.text
+                if verdict is not None:
+                    metadata["judge"] = verdict.to_dict()
                 variant = Variant(
                     case.id,
                     entry.generator,
@@ -147,7 +183,7 @@ def generate_ai_variants(
                                 variant_id=variant_id,
                                 instruction=text,
                                 base_instruction=case.instruction,
-                                seed=options["seed"],
+                                seed=seed,
                                 params=variant.params,
                                 attempt=attempt,
                                 metadata=metadata,

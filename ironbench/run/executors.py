@@ -6,10 +6,12 @@ target start where it will run?). Only invocations travel: the coordinator keeps
 store, the decisions, and the model calls of AI generators and gauntlet engines.
 """
 
+import hashlib
 import logging
 import os
 import re
 import socket
+import stat
 import time
 import uuid
 from collections.abc import Callable
@@ -33,6 +35,7 @@ DEBUG_DIR = Path("build") / ".ironclad_debug"
 TIMEOUT_ENV = "IRONBENCH_SCHEDULER_TIMEOUT"  # seconds to reach the scheduler, and then a first worker
 TIMEOUT_SECONDS = 10
 RESUBMITS = 3  # a task whose workers kept dying (Dask's KilledWorker) is submitted again this often
+MAX_BRICK_BYTES = 64 * 1024 * 1024  # a brick is source code: a larger "brick" is not hashed
 _ADDRESS = re.compile(r"(tcp|tls)://(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.\-_]+)(:\d{1,5})?")
 
 
@@ -57,6 +60,28 @@ class Ran:
     outcome: Outcome
     debug_present: bool
     workdir: str  # where it ran: a path, `host:/path` on a cluster
+    brick_sha256: str | None = None  # of the file the outcome's brick_path names, read where it ran
+
+
+def brick_digest(workdir: Path, brick_path: str | None) -> str | None:
+    """The sha256 of the brick a run saved (a path relative to its working directory, or
+    absolute), read once the target has exited; None when there is none, or it is not a
+    regular file of at most MAX_BRICK_BYTES: the target is hostile until proven otherwise,
+    and a FIFO or a device would block or never end. Only the digest is kept, never a copy."""
+    if not brick_path:
+        return None
+    path = workdir / brick_path
+    try:
+        info = path.stat()
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_BRICK_BYTES:
+            return None
+        digest = hashlib.sha256()
+        with path.open("rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+        return digest.hexdigest()
+    except (OSError, ValueError):  # gone, unreadable, or a path the OS refuses (a NUL byte)
+        return None
 
 
 def run_invocation(
@@ -87,11 +112,12 @@ def run_invocation(
     else:  # a timed-out run keeps what it printed before the kill
         outcome = parse_outcome(result.exit_code, result.stdout, recorded_rules(rules), timed_out=result.timed_out)
     debug_present = debug_enabled and (workdir / DEBUG_DIR).is_dir()
+    brick = brick_digest(workdir, outcome.brick_path)
     if not remote:
-        return Ran(result, outcome, debug_present, str(workdir))
+        return Ran(result, outcome, debug_present, str(workdir), brick)
     host = socket.gethostname()
     named = replace(result, stdout_path=f"{host}:{result.stdout_path}", stderr_path=f"{host}:{result.stderr_path}")
-    return Ran(named, outcome, debug_present, f"{host}:{workdir}")
+    return Ran(named, outcome, debug_present, f"{host}:{workdir}", brick)
 
 
 def _check_target(target: TargetSpec) -> tuple[str, str]:

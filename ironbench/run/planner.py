@@ -19,6 +19,7 @@ from ironbench.suite.models import (
     AdversarialCase,
     BaselineCase,
     ConfidenceStop,
+    FixedStop,
     GeneratorEntry,
     SeedStop,
     StressCase,
@@ -50,7 +51,7 @@ class Group:
     path: str  # the group's folder in the output tree, and its streams' prefix
     generator: str | None = None
     level: int | None = None
-    stop: SeedStop | ConfidenceStop | None = None  # a baseline's stopping rule; None: the seed's
+    stop: SeedStop | ConfidenceStop | FixedStop | None = None  # a baseline's stopping rule; None: the seed's
 
     def stream(self, run_index: int) -> str:
         return f"{self.path}/run_{run_index:03d}"
@@ -209,7 +210,7 @@ def plan(suite: Suite, ai_variants: AiVariants | None = None) -> list[Track]:
                 BASE_VARIANT,
                 case.instruction,
                 timeout,
-                stop.max_runs if stop else case.runs,
+                stop.max_runs if isinstance(stop, ConfidenceStop) else stop.runs if stop else case.runs,
                 f"baseline/{case.id}",
                 stop=stop,
             )

@@ -458,6 +458,7 @@ class Session:
             debug_artifacts_present=ran.debug_present,
             debug_path=f"{ran.workdir}/{DEBUG_DIR}",
             brick_path=outcome.brick_path,
+            brick_sha256=ran.brick_sha256,
             stdout=stdout,
             stderr=stderr,
             output_truncated=cut_out or cut_err,

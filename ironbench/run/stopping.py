@@ -23,7 +23,7 @@ from ironbench.stats import (
     stratified_exact_test,
     wilson_interval,
 )
-from ironbench.suite.models import ConfidenceStop, SeedStop
+from ironbench.suite.models import ConfidenceStop, FixedStop, SeedStop
 
 AGREEING_RUNS = 3
 VARIANT_REPEATS = 3
@@ -89,18 +89,35 @@ def _stable(outcomes: Sequence[Outcome], reason: str) -> StopDecision:
 
 
 def baseline_decision(
-    outcomes: Sequence[Outcome], max_runs: int, rule: SeedStop | ConfidenceStop | None = None
+    outcomes: Sequence[Outcome], max_runs: int, rule: SeedStop | ConfidenceStop | FixedStop | None = None
 ) -> StopDecision | None:
     """The seed's rule (default): stop once the last 3 runs are equivalent, or when `max_runs`
-    are spent; else None. A ConfidenceStop `rule` selects confidence_decision."""
+    are spent; else None. A ConfidenceStop `rule` selects confidence_decision, a FixedStop
+    fixed_decision."""
     if isinstance(rule, ConfidenceStop):
         return confidence_decision(outcomes, rule.reproduce, rule.confidence, rule.max_runs)
+    if isinstance(rule, FixedStop):
+        return fixed_decision(outcomes, rule.runs)
     last = outcomes[-AGREEING_RUNS:]
     if len(last) == AGREEING_RUNS and len({o.signature() for o in last}) == 1:
         return _stable(outcomes, f"last {AGREEING_RUNS} runs equivalent")
     if len(outcomes) >= max_runs:
         return evidence(outcomes, "exhausted", f"{max_runs} runs without {AGREEING_RUNS} equivalent in a row")
     return None
+
+
+def fixed_decision(outcomes: Sequence[Outcome], runs: int) -> StopDecision | None:
+    """`stop: {rule: fixed, runs: N}`: decided after exactly N runs whatever they show, so
+    the number of runs carries no information and pass@k, pass^k are unbiased. `stable` when
+    every run gave the same outcome; otherwise `exhausted`, naming how many gave the most
+    common one."""
+    n = len(outcomes)
+    if n < runs:
+        return None
+    agreed = max(Counter(o.signature() for o in outcomes).values())
+    if agreed == n:
+        return _stable(outcomes, f"all {n} runs (fixed in advance) equivalent")
+    return evidence(outcomes, "exhausted", f"{n} runs, fixed in advance: {agreed}/{n} gave the most common outcome")
 
 
 def confidence_decision(

@@ -63,3 +63,44 @@ def hypergeometric_pmf(successes_total: int, n_a: int, n_b: int) -> tuple[float,
     xs, rs = x[possible], rest[possible]
     logs[possible] = log_comb(n_a, xs) + log_comb(n_b, rs) - log_comb(n_a + n_b, successes_total)
     return tuple(np.exp(logs))
+
+
+def regularized_beta(x: float, a: float, b: float) -> float:
+    """I_x(a, b), the regularized incomplete beta function, by its continued fraction
+    (modified Lentz; Press et al., "Numerical Recipes", 3rd ed., §6.4)."""
+    if x <= 0.0:
+        return 0.0
+    if x >= 1.0:
+        return 1.0
+    if x > (a + 1) / (a + b + 2):
+        return 1.0 - regularized_beta(1.0 - x, b, a)
+    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)) / a
+    tiny = 1e-300
+    c, d = 1.0, 1.0 - (a + b) * x / (a + 1)
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    result = d
+    for m in range(1, 300):
+        for numerator in (
+            m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
+            -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1)),
+        ):
+            d = 1.0 + numerator * d
+            d = 1.0 / (d if abs(d) > tiny else tiny)
+            c = 1.0 + numerator / c
+            c = c if abs(c) > tiny else tiny
+            result *= c * d
+        if abs(c * d - 1.0) < 1e-15:
+            break
+    return front * result
+
+
+@lru_cache(maxsize=1024)
+def t_quantile(q: float, df: float) -> float:
+    """The q-quantile (q > 0.5) of Student's t with `df` degrees of freedom, by bisection on
+    its distribution function 1 − I_{df/(df+t²)}(df/2, 1/2)/2."""
+    low, high = 0.0, 1e6
+    for _ in range(200):
+        middle = (low + high) / 2
+        upper_tail = 0.5 * regularized_beta(df / (df + middle * middle), df / 2, 0.5)
+        low, high = (middle, high) if 1.0 - upper_tail < q else (low, middle)
+    return (low + high) / 2

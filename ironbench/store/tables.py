@@ -70,6 +70,7 @@ class _InvocationColumns(SQLModel):
     generator: str | None = None
     level: int | None = None
     case_mode: str | None = None
+    brick_sha256: str | None = None  # of the brick the run saved (never a copy)
 
 
 class InvocationRow(_InvocationColumns, table=True):

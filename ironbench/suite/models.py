@@ -30,7 +30,7 @@ MAX_TIMEOUT_SECONDS = 86_400
 # Far below the kernel's 128 KiB limit on one argument, even after a ladder's additions.
 MAX_INSTRUCTION_CHARS = 20_000
 MODES = ("baseline", "adversarial", "stress")
-STOP_RULES = ("last_3_agree", "confidence")
+STOP_RULES = ("last_3_agree", "confidence", "fixed")
 ENGINE_TYPES = ("llm", "guarded", "python", "command")
 
 PositiveInt = Annotated[int, Field(strict=True, gt=0)]
@@ -151,7 +151,17 @@ class ConfidenceStop(_Strict):
         return self
 
 
-StopRule = Annotated[SeedStop | ConfidenceStop, Field(discriminator="rule")]
+class FixedStop(_Strict):
+    """Exactly `runs` runs, whatever their outcomes: n fixed in advance, so pass@k and pass^k
+    are unbiased for every k up to it."""
+
+    rule: Literal["fixed"]
+    runs: Annotated[int, Field(strict=True, ge=1, le=MAX_CONFIDENCE_RUNS)]
+
+
+StopRule = Annotated[SeedStop | ConfidenceStop | FixedStop, Field(discriminator="rule")]
+# The rules that carry their own number of runs: a case's `runs` would contradict them.
+_OWN_CAP = {ConfidenceStop: "its cap from stop.max_runs", FixedStop: "its runs from stop.runs"}
 
 
 class BaselineCase(_Case):
@@ -161,8 +171,8 @@ class BaselineCase(_Case):
 
     @model_validator(mode="after")
     def _one_cap(self):
-        if isinstance(self.stop, ConfidenceStop) and "runs" in self.model_fields_set:
-            raise ValueError("runs: the confidence rule takes its cap from stop.max_runs")
+        if type(self.stop) in _OWN_CAP and "runs" in self.model_fields_set:
+            raise ValueError(f"runs: the {self.stop.rule} rule takes {_OWN_CAP[type(self.stop)]}")
         return self
 
 
@@ -270,6 +280,15 @@ class Suite(_Strict):
     stop: StopRule | None = None  # the default stopping rule of baseline cases
     # Outcome rules: a shipped name (ironclad, exit-code) or a rules file, relative to the suite's folder.
     rules: Annotated[str, Field(min_length=1)] | None = None
+    ai_judge: Annotated[
+        str | None,
+        Field(
+            min_length=1,
+            description="a model id that judges every AI rewrite the rules accept: same task, nothing added or "
+            "removed, asked both ways; off by default; meant for strong models (a generator entry's ai_judge "
+            "overrides it)",
+        ),
+    ] = None
 
     @model_validator(mode="before")
     @classmethod
@@ -290,6 +309,8 @@ class Suite(_Strict):
                     raise ValueError(f"{field}: a gauntlet suite needs at least one")
             if self.rules is not None:
                 raise ValueError("rules: a gauntlet suite scores answers, it reads no outcome rules")
+            if self.ai_judge is not None:
+                raise ValueError("ai_judge: a gauntlet suite has no AI generators to judge")
         else:
             if not self.cases:
                 raise ValueError("cases: at least one case is required")
@@ -309,16 +330,25 @@ class Suite(_Strict):
                 seen.add(value)
         return self
 
-    def stop_of(self, case: BaselineCase):
+    def stop_of(self, case: BaselineCase) -> "ConfidenceStop | FixedStop | None":
         """A baseline case's stopping rule: its own, else the suite's, else the seed's (None)."""
         rule = case.stop or self.stop
-        if isinstance(rule, ConfidenceStop) and "runs" in case.model_fields_set:
-            raise SuiteError(f"cases ({case.id}): runs: the confidence rule takes its cap from stop.max_runs")
+        if type(rule) in _OWN_CAP and "runs" in case.model_fields_set:
+            assert rule is not None  # (a type in _OWN_CAP)
+            raise SuiteError(f"cases ({case.id}): runs: the {rule.rule} rule takes {_OWN_CAP[type(rule)]}")
         return None if isinstance(rule, SeedStop) else rule
 
     def conversations_of(self, scenario: Scenario) -> int:
         """How many conversations each engine has in `scenario` (default 1)."""
         return scenario.conversations or self.conversations or 1
+
+    def ai_judge_of(self, entry: GeneratorEntry) -> str | None:
+        """The judge of an AI generator entry's rewrites: its own ai_judge when it sets one
+        (null turns the suite's off), else the suite's."""
+        params = entry.params
+        if "ai_judge" in getattr(params, "model_fields_set", ()):
+            return params.ai_judge
+        return self.ai_judge
 
     def case_timeout(self, case: _Case) -> int:
         return case.timeout_seconds or self.timeout_seconds
@@ -328,7 +358,17 @@ class Suite(_Strict):
 
     @classmethod
     def from_dict(cls, data: dict) -> "Suite":
-        return cls.model_validate(data)
+        """A suite as a run recorded it (`to_dict`: every default written out). A baseline
+        case's `runs` beside a rule that carries its own count is that default, not the
+        user's, and is left out: resume must accept what the run itself recorded."""
+        suite_rule = (data.get("stop") or {}).get("rule")
+        cases = []
+        for case in data.get("cases", []):
+            rule = (case.get("stop") or {}).get("rule") or suite_rule
+            if case.get("mode") == "baseline" and rule in ("confidence", "fixed"):
+                case = {k: v for k, v in case.items() if k != "runs"}
+            cases.append(case)
+        return cls.model_validate({**data, "cases": cases})
 
 
 def _location(loc: tuple) -> str:

@@ -3,6 +3,7 @@ import json
 import pytest
 
 from ironbench.analysis.compare import CannotCompare, Runs, compare_runs, decide, format_comparison
+from ironbench.analysis.compare.sensitivity import cells_from_decisions, compare_sensitivity
 from ironbench.core.errors import RunNotFound
 from ironbench.core.events import InvocationCompleted, RunFinished, RunStarted
 from ironbench.projections.readmodel import ReadModel
@@ -272,3 +273,61 @@ def test_cases_only_on_one_side_are_listed_but_not_compared():
     comparison = decide(a, b, power=False)
     assert [(c.case_id, c.verdict) for c in comparison.cases] == [("x", "no significant change"), ("y", "only in A")]
     assert comparison.overall.cases == 1
+
+
+# -- sensitivity to rewording, per generator ------------------------------------------------
+
+
+def _simulated_cells(rng, rates: dict[str, float], variants: int) -> dict:
+    return {(case, "g"): (int(rng.binomial(variants, rate)), variants) for case, rate in rates.items()}
+
+
+def test_sensitivity_by_hand():
+    a = {("x", "g"): (0, 5), ("y", "g"): (1, 5), ("x", "h"): (2, 4)}
+    b = {("x", "g"): (4, 5), ("y", "g"): (5, 5), ("x", "h"): (2, 4), ("z", "g"): (5, 5)}
+    changes = {c.generator: c for c in compare_sensitivity(a, b)}
+    g = changes["g"]
+    assert (g.cases, g.material, g.variants) == (2, (1, 9), (10, 10))  # z is only in B: not compared
+    assert g.verdict == "more sensitive" and g.delta == pytest.approx(0.8) and g.p_adjusted <= 0.05
+    assert g.sentence.startswith("g: B more sensitive than A: variants that changed the outcome 9/10 in B against 1/10")
+    assert changes["h"].verdict == "cannot be told apart" and changes["h"].p_value == 1.0
+    assert cells_from_decisions([("x", "g", "structural"), ("x", "g", "not_material"), ("x", None, "reference")]) == {
+        ("x", "g"): (1, 2)
+    }
+
+
+def test_sensitivity_calibration_false_alarms_within_alpha_and_power():
+    """Same sensitivity on both sides, case by case (each case its own rate): at most alpha;
+    against a B whose variants change the outcome twice as often: power."""
+    import numpy as np
+
+    rng = np.random.default_rng(29)
+    reps = 1000
+    null = alt = 0
+    for _ in range(reps):
+        rates = {f"c{i}": float(r) for i, r in enumerate(rng.uniform(0.05, 0.4, 20))}
+        same = compare_sensitivity(_simulated_cells(rng, rates, 5), _simulated_cells(rng, rates, 5))
+        null += same[0].verdict != "cannot be told apart"
+        doubled = {case: min(1.0, 2 * rate) for case, rate in rates.items()}
+        moved = compare_sensitivity(_simulated_cells(rng, rates, 5), _simulated_cells(rng, doubled, 5))
+        alt += moved[0].verdict == "more sensitive"
+    assert null / reps <= 0.05
+    assert alt / reps >= 0.85  # 20 cases × 5 variants per side (0.92); the statistics page has more
+
+
+def test_compare_tells_whether_sensitivity_changed(paths, script):
+    from tests.run.test_adversarial_stress import adversarial_suite
+
+    suite = adversarial_suite([{"generator": "punctuation_noise", "count": 4, "seed": 3}])
+    script({"c/baseline": ["success"], "c/punctuation_noise": ["success"]})
+    steady = start_run(suite, paths)
+    script({"c/baseline": ["success"], "c/punctuation_noise": ["generation"]})
+    fragile = start_run(suite, paths)
+    comparison = compare_runs(paths.store_path, steady, fragile)
+    [change] = comparison.sensitivity
+    assert change.generator == "punctuation_noise" and change.material == (0, 4) and change.variants == (4, 4)
+    assert change.verdict == "more sensitive"  # 4 of 4 against 0 of 4: two-sided exact p = 2/70
+    shown = cli("compare", steady, fragile, "--store", str(paths.store_path), env={"COLUMNS": "200"}).stdout
+    assert "sensitivity punctuation_noise: B more sensitive than A" in shown
+    data = json.loads(cli("compare", steady, fragile, "--store", str(paths.store_path), "--format", "json").stdout)
+    assert data["sensitivity"][0]["verdict"] == "more sensitive"

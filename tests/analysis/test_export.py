@@ -31,7 +31,7 @@ def test_export_one_run_reads_back_with_the_same_rows(two_runs, fmt, reader):
     tmp, out, first, _ = two_runs
     to = tmp / f"one_{fmt}"
     result = cli("export", first, "--format", fmt, "--to", str(to), "--out", out, check=True)
-    assert len(result.stdout.strip().splitlines()) == 7
+    assert len(result.stdout.strip().splitlines()) == 7 + 3  # the views, and pass_k, robustness, survival
     invocations = to / f"invocations.{fmt}"
     con = duckdb.connect()
     rows = con.execute(f"SELECT count(*), count(DISTINCT run_id), min(run_id) FROM {reader}('{invocations}')")

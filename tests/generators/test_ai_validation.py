@@ -9,6 +9,7 @@ from ironbench.generators.ai_validation import (
     check_same_deliverables,
     normalise_output,
     one_line_grammar,
+    one_sentence_grammar,
     validate_rewrite,
 )
 
@@ -97,6 +98,19 @@ def test_length_message_says_what_was_checked():
     assert check_length(base, "y" * 213) == [] and check_length(base, "y" * 214) != []
 
 
+@pytest.mark.parametrize(
+    "output",
+    [
+        "You can reverse the order of words in a sentence using slicing.",
+        "Reversing the words in a sentence can be a challenge.",
+        "A function that counts the vowels in a string is called.",
+        "To square a number in Python, this can be done with a function.",
+    ],
+)
+def test_advice_and_remarks_about_the_task_are_commentary(output):
+    assert any(r.startswith("meta-commentary") for r in validate_rewrite(BASE, output))
+
+
 def test_meta_commentary_names_its_signs():
     assert validate_rewrite(BASE, "Here is the rewritten instruction: " + BASE) == [
         "meta-commentary ('here is', 'rewritten', 'instruction')"
@@ -142,6 +156,20 @@ def test_normalisation_removes_wrapping_only():
 def test_one_line_grammar_fits_the_base():
     assert one_line_grammar(BASE) == "root ::= [A-Za-z] [^\\n`]*"
     assert one_line_grammar("`cache` class") == "root ::= [^\\n] [^\\n]*"
+    assert one_line_grammar(BASE, ("Write", "Can you")) == 'root ::= ("Write" | "Can you") " " [^\\n`]*'
+
+
+def test_one_sentence_grammar_allows_one_plain_sentence_opening_as_asked():
+    body = '([^\\n.!?`#:;*{}<>|=] | "." [A-Za-z0-9_])*'
+    assert one_sentence_grammar(BASE) == f"root ::= [A-Z] {body} [.?!]"
+    assert one_sentence_grammar(BASE, ("Let's", 'Say "hi"')) == f'root ::= ("Let\'s" | "Say \\"hi\\"") " " {body} [.?!]'
+    # characters the base itself uses stay allowed; no final stop in the base, none required
+    assert one_sentence_grammar("Map key: value pairs") == (
+        'root ::= [A-Z] ([^\\n.!?`#;*{}<>|=] | "." [A-Za-z0-9_])* [.?!]?'
+    )
+    # several sentences, an inner full stop, or no leading letter: one line is all it can ask
+    for base in ("Write a fast function. Also keep the key.", "Use e.g. this one.", "`cache` class."):
+        assert one_sentence_grammar(base) == one_line_grammar(base)
 
 
 @given(st.text(max_size=200))

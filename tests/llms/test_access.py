@@ -109,7 +109,10 @@ def test_acceptance_rules_per_generator(paths, script, scripted_model):
     ]
     run_id = start_run(ai_suite("scripted-rewriter", generator="ai_rephrase_with_focus_shift"), paths)
     rejected = [e.event for e in events(paths, run_id, AiOutputRejected)]
-    assert rejected[0].failure_reasons == ["focus shift introduces 'thread-safe'"]
+    assert rejected[0].failure_reasons == [
+        "focus shift introduces 'thread-safe'",
+        "adds_requirement: thread-safe (a new constraint on concurrency)",
+    ]
     assert [v.event.instruction for v in events(paths, run_id, VariantGenerated)] == [
         BASE.replace("reverses", "clearly reverses")
     ]
@@ -249,3 +252,34 @@ def test_a_secret_a_model_echoes_is_in_no_cached_call_nor_event(paths, script, s
         p.read_bytes() for p in paths.store_path.parent.glob(paths.store_path.name + "-wal")
     )
     assert secret.encode() not in stored and plain.encode() not in stored
+
+
+def test_the_prompt_names_the_words_to_keep_and_the_answer_is_held_to_one_sentence(paths, script, scripted_model):
+    script({"c": ["success"]})
+    scripted_model.answers = [GOOD]
+    run_id = start_run(ai_suite("scripted-rewriter"), paths)
+    [accepted] = [e.event for e in events(paths, run_id, VariantGenerated)]
+    prompt = accepted.metadata["prompt"]
+    assert "Keep the words Python, function, reverses, order, words and sentence." in prompt
+    # worked examples in the base's own language, and the base last, for the model to continue
+    assert "Instruction: Write a Python function that joins two strings.\n" in prompt
+    assert prompt.endswith(f"Instruction: {BASE}\nRewrite:")
+    grammar = accepted.metadata["options"]["grammar"]
+    assert grammar.startswith('root ::= ("Write" | "Create" | ') and grammar.endswith("[.?!]")
+    assert "openings" not in accepted.metadata and accepted.metadata["style"] == "concise_directive"
+
+
+def test_a_suite_extends_the_requirement_terms_of_an_ai_generator(paths, script, scripted_model):
+    script({"c": ["success"]})
+    utterance = BASE.replace("a sentence", "an utterance")
+    suite = ai_suite("scripted-rewriter")
+    entry = suite.to_dict()["cases"][0]["generators"][0]
+    scripted_model.answers = [utterance] * 3
+    run_id = start_run(suite, paths)
+    rejected = [e.event for e in events(paths, run_id, AiOutputRejected)]
+    assert len(rejected) == 3 and all(r.failure_reasons == ["removes_requirement: sentence"] for r in rejected)
+    data = suite.to_dict()
+    data["cases"][0]["generators"] = [{**entry, "terms": {"synonyms": [["sentence", "utterance"]]}}]
+    scripted_model.answers = [utterance]
+    run_id = start_run(parse_suite({**data, "suite_id": "ai2"}, "ai.yaml"), paths)
+    assert [e.event.instruction for e in events(paths, run_id, VariantGenerated)] == [utterance]

@@ -2,6 +2,7 @@
 through llm's own schema= and a GBNF grammar option (a few short real calls)."""
 
 import json
+import re
 
 import llm
 import pytest
@@ -52,3 +53,26 @@ def test_a_grammar_that_does_not_parse_is_one_clear_error_not_a_crash():
         ModelClient(EMBEDDED_MODEL).complete("hi", {"grammar": "root ::= (", "max_tokens": 2})
     with pytest.raises(ValueError, match="a schema or a grammar, not both"):
         llm.get_model(EMBEDDED_MODEL).prompt("hi", schema=PERSON, grammar='root ::= "x"').text()
+
+
+def test_every_rewrite_grammar_parses_and_holds_the_model_to_one_sentence():
+    from ironbench.generators.ai import OPENINGS
+    from ironbench.generators.ai_validation import one_sentence_grammar
+
+    base = "Write a Python function that returns the square of a number."
+    model = llm.get_model(EMBEDDED_MODEL)
+    for openings in set(OPENINGS.values()):
+        model._grammar(one_sentence_grammar(base, openings))  # refuses, with llama.cpp's error, what it cannot parse
+    openings = OPENINGS["casual_request"]
+    for seed in (1, 2, 3):
+        reply = model.prompt(
+            "Tell me about squares. Use several sentences, code and a list.",
+            grammar=one_sentence_grammar(base, openings),
+            temperature=0.9,
+            seed=seed,
+            max_tokens=96,
+        ).text()
+        assert reply.startswith(tuple(o + " " for o in openings)), reply
+        assert not set(reply) & set("\n`#:;*{}<>|="), reply
+        # one sentence: its end is the only stop (a full stop inside a word, as in math.pow, is no end)
+        assert not set(reply[:-1].replace(".", "")) & set("!?") and not re.search(r"\.(\W|$)", reply[:-1]), reply

@@ -14,9 +14,9 @@ pytestmark = pytest.mark.skipif(
 
 SECTIONS = {
     "baseline": ["verdict", "outcomes", "baseline", "metadata"],
-    "adversarial": ["verdict", "outcomes", "adversarial", "metadata"],
+    "adversarial": ["verdict", "outcomes", "adversarial", "robustness", "metadata"],
     "stress": ["verdict", "outcomes", "stress", "metadata"],
-    "gauntlet": ["verdict", "gauntlet", "metadata"],
+    "gauntlet": ["verdict", "gauntlet", "survival", "metadata"],
     "compare": ["verdict", "compare", "outcomes", "baseline", "metadata"],
 }
 

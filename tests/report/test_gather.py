@@ -88,8 +88,9 @@ def test_adversarial_heatmap_cells_variants_references_and_rejections(examples):
     assert cells[("dates", "whitespace_noise")]["within_noise"] == 1
     assert data["excluded"]["superseded"] == 1
     assert [r["attempt"] for r in data["rejections"]] == [1, 2]
-    meta, task = data["rejections"][0]["failure_reasons"]
+    meta, task, *requirements = data["rejections"][0]["failure_reasons"]
     assert meta == "meta-commentary ('sure', 'here is', 'rewrite')" and task.startswith("keeps 0 of the base's")
+    assert "removes_requirement: cache" in requirements and "adds_requirement: script (a deliverable)" in requirements
 
 
 def test_stress_ladders_from_level_0_with_their_verdicts(examples):

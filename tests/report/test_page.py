@@ -33,9 +33,9 @@ def records(embedded_list) -> list[dict]:
 def test_each_kind_of_run_gets_its_sections_and_no_others(examples):
     expected = {
         examples.baseline: ["verdict", "outcomes", "baseline", "metadata"],
-        examples.adversarial: ["verdict", "outcomes", "adversarial", "metadata"],
+        examples.adversarial: ["verdict", "outcomes", "adversarial", "robustness", "metadata"],
         examples.stress: ["verdict", "outcomes", "stress", "metadata"],
-        examples.gauntlet: ["verdict", "gauntlet", "metadata"],
+        examples.gauntlet: ["verdict", "gauntlet", "survival", "metadata"],
     }
     for run_id, sections in expected.items():
         assert SECTIONS.findall(page(examples, run_id)[1]) == sections

@@ -123,7 +123,19 @@ def test_adversarial_tree_layout(paths, script):
     script({"c": ["success"]})
     run_id = start_run(adversarial_suite([{"generator": "whitespace_noise", "count": 2, "seed": 1}]), paths)
     folder = paths.out_dir / run_id / "adversarial" / "c" / "whitespace_noise"
-    assert sorted(p.name for p in folder.iterdir()) == ["variant_0001", "variant_0002"]
+    # the seed's layout: an aggregate per generator beside its variants
+    assert sorted(p.name for p in folder.iterdir()) == ["aggregate.json", "variant_0001", "variant_0002"]
+    generator = json.loads((folder / "aggregate.json").read_text())
+    assert (generator["variant"], generator["total_runs"], generator["successes"]) == ("whitespace_noise", 2, 2)
+    robustness = generator["robustness"]
+    assert robustness["robust_pass"] is True and robustness["variants"] == 2
+    assert robustness["worst_case_success_rate"] == 1.0 and robustness["robust_drop"] == 0.0
+    assert robustness["flips_success_to_failure"] == {
+        "count": 0,
+        "n": 2,
+        "rate": 0.0,
+        "ci_95": [0.0, 0.65762],
+    }  # Wilson: z²/(2 + z²)
     variant = folder / "variant_0001"
     assert sorted(p.name for p in variant.iterdir()) == ["aggregate.json", "run_001"]
     assert sorted(p.name for p in (variant / "run_001").iterdir()) == [

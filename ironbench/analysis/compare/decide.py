@@ -166,6 +166,8 @@ class Comparison:
     warnings: list[str]
     unit: Unit = "run"
     engines: list[str] = field(default_factory=list)  # gauntlet: one sentence per engine
+    # adversarial: per generator, did sensitivity to rewording change (sensitivity.py); reported only
+    sensitivity: list = field(default_factory=list)
 
     @property
     def regressed(self) -> bool:

@@ -86,6 +86,7 @@ def format_comparison(comparison: Comparison, width: int | None = None) -> str:
         note = "" if s.gating else " (backend, not the target: reported only)"
         prose.append(f"{s.name}: A {s.a} → B {s.b}: {s.direction}, p = {p(s.p_value)}{adjusted}{note}")
     prose += [f"engine {sentence}" for sentence in comparison.engines]
+    prose += [f"sensitivity {change.sentence}" for change in comparison.sensitivity]
     prose += [f"warning: {w}" for w in comparison.warnings]
     shown = comparison.verdict.upper() if comparison.failed else comparison.verdict
     prose.append(f"verdict: {shown}. {comparison.reason}")

@@ -5,6 +5,7 @@ from pathlib import Path
 
 from ironbench.analysis.compare.decide import CannotCompare, Comparison, Runs, decide, engine_sentences
 from ironbench.analysis.compare.prose import case_label
+from ironbench.analysis.compare.sensitivity import cells_from_decisions, compare_sensitivity
 from ironbench.analysis.query import connect
 from ironbench.core.errors import IronbenchError, RunNotFound
 from ironbench.core.kinds import FailOn, Gate, Unit
@@ -13,6 +14,11 @@ _INVOCATIONS = """
 SELECT case_id, variant_id, run_index, success::BOOLEAN, failure_stage, attempts, repairs_triggered, duration_ms,
        timed_out::BOOLEAN, harness_error, infra_error
 FROM store.invocations WHERE run_id = ? ORDER BY case_id, variant_id, run_index, seq
+"""
+
+_VARIANT_DECISIONS = """
+SELECT case_id, generator, decision FROM store.decisions
+WHERE run_id = ? AND case_mode = 'adversarial' AND generator IS NOT NULL ORDER BY seq
 """
 
 _CONVERSATIONS = """
@@ -98,10 +104,12 @@ def compare_runs(
             raise CannotCompare(
                 f"cannot compare a gauntlet run with a {'non-' if modes[0] == 'gauntlet' else ''}gauntlet run"
             )
+        cells: list[dict[tuple[str, str], tuple[int, int]]] = []
         if modes[0] == "gauntlet":
             sides = [_conversations(con.execute(_CONVERSATIONS, [r, scorer]).fetchall()) for r in (run_a, run_b)]
         else:
             sides = [runs_from_rows(con.execute(_INVOCATIONS, [r]).fetchall()) for r in (run_a, run_b)]
+            cells = [cells_from_decisions(con.execute(_VARIANT_DECISIONS, [r]).fetchall()) for r in (run_a, run_b)]
     finally:
         con.close()
     for run_id, side in zip((run_a, run_b), sides, strict=True):
@@ -117,6 +125,10 @@ def compare_runs(
     comparison = decide(sides_a, sides_b, alpha, Gate(gate), FailOn(fail_on), margin, run_a, run_b, unit=unit)
     if unit == "conversation":
         comparison = Comparison(**{**comparison.__dict__, "engines": engine_sentences(sides_a, sides_b, alpha)})
+    elif cells and cells[0] and cells[1]:
+        comparison = Comparison(
+            **{**comparison.__dict__, "sensitivity": compare_sensitivity(cells[0], cells[1], alpha)}
+        )
     return comparison
 
 

@@ -1,0 +1,265 @@
+"""The numbers the field reports, for a stored run: read through DuckDB, computed by the
+projections' pure functions (the same ones that write aggregate.json and summary.json),
+and laid out for the console."""
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from ironbench.console.numbers import number, percent
+from ironbench.console.printable import printable
+from ironbench.console.tables import render, wrap
+from ironbench.projections.field import (
+    DECIDED_VARIANT,
+    bricks,
+    case_robustness,
+    pass_k,
+    pass_k_across,
+    pass_k_dict,
+    robustness_across,
+    same_code_across,
+    stopping_rule,
+)
+from ironbench.projections.gauntlet_summary import PRIMARY_SCORER, breaking
+
+
+@dataclass(frozen=True)
+class _Run:
+    """An invocation's read-model row, as the figures read it."""
+
+    case_id: str
+    variant_id: str
+    group_path: str
+    generator: str | None
+    run_index: int
+    success: bool
+    failure_stage: str | None
+    attempts: int
+    repairs_triggered: int
+    infra_error: str | None
+    brick_sha256: str | None
+
+
+@dataclass(frozen=True)
+class _Decision:
+    group_path: str
+    decision: str
+    reference: list | None
+    successes: int
+    n: int
+
+
+_RUNS = """
+SELECT case_id, variant_id, coalesce(nullif(group_path, ''), 'baseline/' || case_id), generator, run_index,
+       success::BOOLEAN, failure_stage, attempts, repairs_triggered, infra_error, brick_sha256,
+       coalesce(case_mode, mode) AS case_mode
+FROM store.invocations WHERE run_id = ? ORDER BY 3, run_index
+"""
+_DECISIONS = """
+SELECT stream, payload FROM store.events WHERE run_id = ? AND type = 'decision_taken' ORDER BY seq
+"""
+_TURNS = """
+SELECT engine, scenario, conversation, scorer, list(violated::BOOLEAN ORDER BY turn)
+FROM store.turn_scores WHERE run_id = ? GROUP BY 1, 2, 3, 4
+"""
+
+
+def field_numbers(store_path: Path, run_id: str) -> dict:
+    """pass@k, pass^k and same code per baseline instruction and across them; robustness per
+    adversarial case and generator and across cases; when conversations break, per scorer.
+    Keys are present only for the modes the run has."""
+    from ironbench.analysis.query import connect  # DuckDB: only when a store is read
+
+    con = connect(store_path)
+    try:
+        started = con.execute(
+            "SELECT payload FROM store.events WHERE run_id = ? AND type = 'run_started'", [run_id]
+        ).fetchone()
+        rows = con.execute(_RUNS, [run_id]).fetchall()
+        decision_rows = con.execute(_DECISIONS, [run_id]).fetchall()
+        turn_rows = con.execute(_TURNS, [run_id]).fetchall()
+    finally:
+        con.close()
+    suite = json.loads(started[0]).get("suite", {}) if started else {}
+    decisions: dict[str, _Decision] = {}
+    for stream, payload in decision_rows:
+        event = json.loads(payload)
+        path = event.get("group") or stream
+        decisions[path] = _Decision(path, event["decision"], event.get("reference"), event["successes"], event["n"])
+    groups: dict[str, list[_Run]] = {}
+    modes: dict[str, str] = {}
+    for row in rows:
+        run = _Run(*row[:11])
+        groups.setdefault(run.group_path, []).append(run)
+        modes[run.group_path] = row[11]
+    out: dict = {}
+    baseline = _baseline(suite, groups, modes, decisions)
+    if baseline:
+        out["pass_k"] = baseline
+    adversarial = _adversarial(groups, modes, decisions)
+    if adversarial:
+        out["robustness"] = adversarial
+    if turn_rows:
+        sequences: dict[tuple[str, str, int], dict[str, list[bool]]] = {}
+        for engine, scenario, conversation, scorer, verdicts in turn_rows:
+            sequences.setdefault((engine, scenario, conversation), {})[scorer] = list(verdicts)
+        engines = [e["name"] for e in suite.get("engines", [])]
+        scorers = sorted({r[3] for r in turn_rows}, key=lambda s: (s != PRIMARY_SCORER, s))
+        out["survival"] = {s: breaking(sequences, engines, s) for s in scorers}
+    return out
+
+
+def _baseline(suite: dict, groups: dict[str, list[_Run]], modes: dict[str, str], decisions: dict) -> dict | None:
+    cases, found, code = {}, [], []
+    for path, runs in groups.items():
+        decision = decisions.get(path)
+        if modes[path] != "baseline" or decision is None:
+            continue  # undecided: the number of runs is not known yet
+        evidence = [r for r in runs if r.infra_error is None]
+        estimate = pass_k(evidence, stopping_rule(suite, runs[0].case_id))
+        same = bricks(evidence)
+        cases[runs[0].case_id] = {"pass_k": pass_k_dict(estimate), "bricks": same}
+        found.append(estimate)
+        code.append(same)
+    if not cases:
+        return None
+    return {
+        "cases": cases,
+        "across": pass_k_across([f for f in found if f is not None]),
+        "same_code": same_code_across(code),
+    }
+
+
+def _adversarial(groups: dict[str, list[_Run]], modes: dict[str, str], decisions: dict) -> dict | None:
+    cells = []
+    by_cell: dict[tuple[str, str], list] = {}
+    for path, runs in groups.items():
+        decision = decisions.get(path)
+        first = runs[0]
+        if modes[path] != "adversarial" or first.generator is None:
+            continue
+        if decision is not None and decision.decision in DECIDED_VARIANT:
+            by_cell.setdefault((first.case_id, first.generator), []).append((decision, runs))
+    for (case_id, generator), variants in by_cell.items():
+        cell = case_robustness(case_id, generator, decisions.get(f"adversarial/{case_id}/baseline"), variants)
+        if cell is not None:
+            cells.append(cell)
+    if not cells:
+        return None
+    return {
+        "cases": [{"case_id": c.case_id, "generator": c.generator, **c.to_dict()} for c in cells],
+        "generators": robustness_across(cells),
+    }
+
+
+# -- console --------------------------------------------------------------------------------
+
+
+def _ci(pair) -> str:
+    return f"[{number(pair[0], '.2f')}, {number(pair[1], '.2f')}]"
+
+
+SHOWN_K = (1, 2, 3, 5, 10)
+
+
+def format_field(numbers: dict, width: int | None = None) -> list[str]:
+    """The console lines `show` ends with: pass@k / pass^k, robustness per generator, and when
+    conversations break (primary scorer first)."""
+    lines: list[str] = []
+    passk = numbers.get("pass_k")
+    if passk:
+        header = ["case", "rule", "succeeded", "k", "pass@k [95%]", "pass^k [95%]", "bricks"]
+        rows = []
+        for case_id, entry in passk["cases"].items():
+            found, same = entry["pass_k"], entry["bricks"]
+            if found is None:
+                continue
+            shown = [r for r in found["by_k"] if r["k"] in SHOWN_K or r["k"] == len(found["by_k"])]
+            for index, r in enumerate(shown):
+                rows.append(
+                    [
+                        case_id if index == 0 else "",
+                        found["stop_rule"] if index == 0 else "",
+                        f"{found['successes']}/{found['n']}" if index == 0 else "",
+                        str(r["k"]),
+                        f"{number(r['pass_at_k'], '.2f')} {_ci(r['pass_at_k_ci_95'])}",
+                        f"{number(r['pass_hat_k'], '.2f')} {_ci(r['pass_hat_k_ci_95'])}",
+                        f"{same['successful_runs']} ok, {same['distinct']} distinct" if index == 0 else "",
+                    ]
+                )
+        if rows:
+            lines += ["", "pass@k and pass^k per instruction (unbiased under each case's stopping rule):"]
+            lines += render(header, rows, width, keys=1)
+        across = passk.get("across")
+        if across:
+            parts = [
+                f"k={r['k']}: pass@k {number(r['pass_at_k'], '.2f')} {_ci(r['pass_at_k_ci_95'])}, "
+                f"pass^k {number(r['pass_hat_k'], '.2f')} {_ci(r['pass_hat_k_ci_95'])} ({r['cases']} cases)"
+                for r in across["by_k"]
+                if r["k"] in SHOWN_K
+            ]
+            lines.append(wrap(f"across instructions (case as cluster): {'; '.join(parts)}", width))
+        same_code = passk.get("same_code")
+        if same_code:
+            lines.append(
+                wrap(
+                    f"same code: {same_code['one_brick']}/{same_code['cases']} instructions whose successful runs all "
+                    f"saved the same brick ({percent(same_code['rate'])}, Wilson 95% {_ci(same_code['ci_95'])})",
+                    width,
+                )
+            )
+    robustness = numbers.get("robustness")
+    if robustness:
+        header = ["generator", "cases", "nominal", "robust pass", "worst case", "robust drop", "s→f flips", "f→s flips"]
+        rows = []
+        for g in robustness["generators"]:
+            rows.append(
+                [
+                    printable(g["generator"]),
+                    f"{g['cases']} ({g['variants']} var.)",
+                    _estimate(g["nominal_success_rate"]),
+                    _estimate(g["robust_pass_rate"]),
+                    _estimate(g["worst_case_success_rate"]),
+                    _estimate(g["robust_drop"]),
+                    _estimate(g["flips_success_to_failure"]),
+                    _estimate(g["flips_failure_to_success"]),
+                ]
+            )
+        lines += ["", "robustness per generator across cases (first run of each variant; case as cluster):"]
+        lines += render(header, rows, width, keys=1)
+    survival = numbers.get("survival")
+    if survival:
+        for scorer, data in survival.items():
+            header = ["engine", "violated", "median turn [95%]", "holding at end", "flips/conv [95%]", "recovered"]
+            rows = []
+            for engine, e in data["engines"].items():
+                last = e["still_holding"][-1]
+                low, high = e["median_ci_95"]
+                median = (
+                    "not reached"
+                    if e["median_turn_of_first_violation"] is None
+                    else e["median_turn_of_first_violation"]
+                )
+                rows.append(
+                    [
+                        printable(engine),
+                        f"{e['violated']}/{e['conversations']}",
+                        f"{median} [{low or '>' + str(last['turn'])}, {high or '>' + str(last['turn'])}]",
+                        f"{number(last['rate'], '.2f')} {_ci(last['ci_95'])}",
+                        "-"
+                        if e["flips"] is None
+                        else f"{number(e['flips']['mean'], '.2f')} {_ci(e['flips']['ci_95'])}",
+                        f"{e['recovered']}/{e['violated']}",
+                    ]
+                )
+            lines += ["", f"when conversations break ({scorer}): turn of first violation, Kaplan–Meier"]
+            lines += render(header, rows, width, keys=1)
+            lines += [wrap(printable(c["sentence"]), width) for c in data["comparisons"]]
+    return lines
+
+
+def _estimate(entry: dict | None) -> str:
+    """An estimate, its interval and its n (cases for a ratio of case means)."""
+    if entry is None or entry.get("estimate") is None:
+        return "-"
+    return f"{number(entry['estimate'], '.2f')} {_ci(entry['ci_95'])} n={entry.get('n', entry.get('cases'))}"

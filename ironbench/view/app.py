@@ -1,11 +1,9 @@
-"""The viewer's ASGI app: its routes, what each reads, and the caches that keep a viewer
-from costing a run anything (one tail for every page; a report rendered once per change
-of its run, however many pages show it).
+"""The viewer's ASGI app: its routes, what each reads, and what keeps a viewer from costing
+a run anything (one tail for every page; a report rendered in a worker process at most once
+per change of its run, however many pages show it: render.py).
 """
 
 import asyncio
-import time
-from collections import OrderedDict
 from collections.abc import Callable
 from contextlib import asynccontextmanager
 from importlib import resources
@@ -35,10 +33,7 @@ from ironbench.view.progress import (
     planned_turns,
 )
 from ironbench.view.reader import Reader, check_store
-
-REPORTS_KEPT = 8  # rendered reports kept (a 10,000-invocation run's is about 2 MB)
-PACE_FLOOR = 5.0  # a running run's report is rendered again at most this often...
-PACE_FACTOR = 10.0  # ...or ten times as long as it took to render, so rendering takes at most a tenth of a core
+from ironbench.view.render import Renderer, report_file, report_parts
 
 
 def _static(name: str) -> tuple[str, str]:
@@ -67,11 +62,10 @@ class Viewer:
         self.stopping = asyncio.Event()
         self.static = {name: _static(name) for name in STATIC}
         self.plans: dict[str, dict[str, int] | None] = {}
-        self.reports: OrderedDict[tuple, tuple[Any, float]] = OrderedDict()
-        self.rendering: dict[tuple, asyncio.Lock] = {}
-        self.render_seconds: dict[str, float] = {}
+        self.renderer = Renderer(self.store_path)
 
     def close(self) -> None:
+        self.renderer.close()
         self.reader.close()
         self.tail.reader.close()
 
@@ -125,54 +119,41 @@ class Viewer:
 
     def pace(self, run_id: str) -> float:
         """Seconds between two renderings of a running run's report on an open page."""
-        return max(PACE_FLOOR, PACE_FACTOR * self.render_seconds.get(run_id, 0.0))
+        return self.renderer.pace(("run", run_id))
 
-    # -- reports, rendered once per change of their runs ---------------------------------------
-
-    async def cached(self, key: tuple, make: Callable[[], Any], run_id: str) -> Any:
-        if key in self.reports:
-            self.reports.move_to_end(key)
-            return self.reports[key][0]
-        lock = self.rendering.setdefault(key, asyncio.Lock())
-        async with lock:  # pages asking at once for the same report wait for one rendering
-            if key not in self.reports:
-                started = time.perf_counter()
-                value = await anyio.to_thread.run_sync(make)
-                self.render_seconds[run_id] = time.perf_counter() - started
-                self.reports[key] = (value, self.render_seconds[run_id])
-                while len(self.reports) > REPORTS_KEPT:
-                    self.reports.popitem(last=False)
-        self.rendering.pop(key, None)
-        return self.reports[key][0]
+    # -- reports, rendered in the worker once per change of their runs (render.py) ------------
 
     async def report(self, run_id: str) -> tuple[PageParts, Markup]:
         """The run's report sections (report.page.parts, as `ironbench report` renders them)
-        and the drill-down links, as of the run's last event."""
-        last = await anyio.to_thread.run_sync(self.reader.last_seq, run_id)
+        and the drill-down links."""
 
-        def make() -> tuple[PageParts, Markup]:
-            from ironbench.report.gather import gather
-            from ironbench.report.page import parts
-            from ironbench.report.verdict import verdicts
+        def read() -> tuple[int, str, list[dict], list[tuple[str, str, int, int]]]:
+            status = self.reader.run(run_id)["status"]
+            return self.reader.last_seq(run_id), status, self.reader.cases(run_id), self.reader.conversations(run_id)
 
-            data = gather(self.store_path, run_id)
-            drill = pages.drill_section(run_id, self.reader.cases(run_id), self.reader.conversations(run_id))
-            return parts(data, verdicts(data)), drill
-
-        return await self.cached(("run", run_id, last), make, run_id)
+        last, status, cases, conversations = await self.read(read)
+        parts = await self.renderer.get(("run", run_id), last, status == LIVE, report_parts, self.store_path, run_id)
+        assert isinstance(parts, PageParts)  # report_parts returns nothing else
+        return parts, pages.drill_section(run_id, cases, conversations)
 
     async def comparison(self, a: str, b: str) -> PageParts:
-        last = await anyio.to_thread.run_sync(lambda: (self.reader.last_seq(a), self.reader.last_seq(b)))
+        """B's report with its comparison against A, as `ironbench report B --compare A`."""
 
-        def make() -> PageParts:
-            from ironbench.report.gather import gather
-            from ironbench.report.page import parts
-            from ironbench.report.verdict import verdicts
+        def read() -> tuple[int, bool]:
+            runs = [self.reader.run(a), self.reader.run(b)]  # RunNotFound for either before any rendering
+            last = max(self.reader.last_seq(a), self.reader.last_seq(b))
+            return last, any(r["status"] == LIVE for r in runs)
 
-            data = gather(self.store_path, b, a)
-            return parts(data, verdicts(data))
+        last, live = await self.read(read)
+        parts = await self.renderer.get(("compare", a, b), last, live, report_parts, self.store_path, b, a)
+        assert isinstance(parts, PageParts)
+        return parts
 
-        return await self.cached(("compare", a, b, last), make, b)
+    async def report_file(self, run_id: str) -> str:
+        last, status = await self.read(lambda: (self.reader.last_seq(run_id), self.reader.run(run_id)["status"]))
+        page = await self.renderer.get(("file", run_id), last, status == LIVE, report_file, self.store_path, run_id)
+        assert isinstance(page, str)
+        return page
 
     async def read(self, function: Callable[..., Any], *args: Any) -> Any:
         return await anyio.to_thread.run_sync(function, *args)
@@ -239,16 +220,11 @@ def create_app(viewer: Viewer, hosts: set[str], token: str | None) -> Guard:
         return _html(pages.report_main(parts, drill))
 
     async def standalone(request: Request) -> Response:
-        from ironbench.report.gather import gather
-        from ironbench.report.page import CSP, render
-        from ironbench.report.verdict import verdicts
+        from ironbench.report.page import CSP
 
-        def make() -> str:
-            data = gather(viewer.store_path, request.path_params["run_id"])
-            return render(data, verdicts(data))
-
+        page = await viewer.report_file(request.path_params["run_id"])
         # the file as `ironbench report` writes it: its inline style and script allowed by their hashes
-        return HTMLResponse(await viewer.read(make), headers={"content-security-policy": CSP})
+        return HTMLResponse(page, headers={"content-security-policy": CSP})
 
     async def events(request: Request) -> Response:
         run_id = request.path_params.get("run_id")
@@ -362,6 +338,10 @@ def create_app(viewer: Viewer, hosts: set[str], token: str | None) -> Guard:
         text, media = viewer.static[name]
         return Response(text, media_type=media, headers={"cache-control": "no-cache"})
 
+    async def no_icon(request: Request) -> Response:
+        # asked for by a browser showing a file's text (the viewer's own pages name no icon)
+        return Response(status_code=204, headers={"cache-control": "max-age=86400"})
+
     async def failed(request: Request, exc: Exception) -> Response:
         status = 400
         if isinstance(exc, files.Refused):
@@ -375,10 +355,12 @@ def create_app(viewer: Viewer, hosts: set[str], token: str | None) -> Guard:
     @asynccontextmanager
     async def lifespan(app: Starlette):  # type: ignore[no-untyped-def]
         task = asyncio.create_task(viewer.tail.run(viewer.stopping))
+        warming = asyncio.create_task(viewer.renderer.start())
         try:
             yield
         finally:
             viewer.stopping.set()
+            warming.cancel()
             await task
 
     app = Starlette(
@@ -387,6 +369,7 @@ def create_app(viewer: Viewer, hosts: set[str], token: str | None) -> Guard:
             Route("/stream", events),
             Route("/compare", compare),
             Route("/static/{name}", static),
+            Route("/favicon.ico", no_icon),
             Route("/runs/{run_id}", run),
             Route("/runs/{run_id}/stream", events),
             Route("/runs/{run_id}/sections", sections),

@@ -56,6 +56,7 @@ def document(
         el("meta", {"name": "viewport", "content": "width=device-width, initial-scale=1"}),
         el("meta", {"name": "generator", "content": f"ironbench {__version__}"}),
         el("title", None, title),
+        el("link", {"rel": "icon", "href": "data:,"}),  # no icon: a browser would ask for /favicon.ico
         el("link", {"rel": "stylesheet", "href": "/static/report.css"}),
         el("link", {"rel": "stylesheet", "href": "/static/view.css"}),
     )

@@ -156,14 +156,15 @@ class Page:
             elif event["method"] == "Runtime.exceptionThrown":
                 found.append("exception: " + json.dumps(params["exceptionDetails"])[:500])
             elif event["method"] == "Log.entryAdded" and params["entry"]["level"] in ("error", "warning"):
-                found.append(f"log: {params['entry'].get('text')}")
+                found.append(f"log: {params['entry'].get('text')} {params['entry'].get('url', '')}".rstrip())
         return found
 
     def requests(self) -> list[str]:
         return [e["params"]["request"]["url"] for e in self._events() if e["method"] == "Network.requestWillBeSent"]
 
-    def screenshot(self, path: Path) -> None:
-        height = self.evaluate("document.documentElement.scrollHeight")
+    def screenshot(self, path: Path, height: int | None = None) -> None:
+        """The whole page (up to 16,000 px), or its top `height` pixels."""
+        height = height or self.evaluate("document.documentElement.scrollHeight")
         width = self.evaluate("document.documentElement.scrollWidth")
         data = self.browser.send(
             "Page.captureScreenshot",

@@ -4,6 +4,7 @@ per change of its run, however many pages show it: render.py).
 """
 
 import asyncio
+import os
 from collections.abc import Callable
 from contextlib import asynccontextmanager
 from importlib import resources
@@ -34,6 +35,20 @@ from ironbench.view.progress import (
 )
 from ironbench.view.reader import Reader, check_store
 from ironbench.view.render import Renderer, report_file, report_parts
+
+# A page waits this long for its report; past it, the page comes without (its live parts
+# and links are there) and gets the report when it is rendered: by script, or, without
+# one, by reloading itself.
+PAGE_WAIT = 0.6
+PAGE_WAIT_VARIABLE = "IRONBENCH_VIEW_PAGE_WAIT"
+
+
+def page_wait() -> float:
+    given = os.environ.get(PAGE_WAIT_VARIABLE, "")
+    try:
+        return max(0.0, float(given)) if given else PAGE_WAIT
+    except ValueError:
+        raise IronbenchError(f"{PAGE_WAIT_VARIABLE}={given!r}: not a number of seconds") from None
 
 
 def _static(name: str) -> tuple[str, str]:
@@ -123,20 +138,22 @@ class Viewer:
 
     # -- reports, rendered in the worker once per change of their runs (render.py) ------------
 
-    async def report(self, run_id: str) -> tuple[PageParts, Markup]:
-        """The run's report sections (report.page.parts, as `ironbench report` renders them)
-        and the drill-down links."""
+    async def report(self, run_id: str, wait: float | None = None) -> tuple[PageParts | None, Markup]:
+        """The run's report sections (report.page.parts, as `ironbench report` renders them;
+        None if not rendered within `wait` seconds) and the drill-down links."""
 
         def read() -> tuple[int, str, list[dict], list[tuple[str, str, int, int]]]:
             status = self.reader.run(run_id)["status"]
             return self.reader.last_seq(run_id), status, self.reader.cases(run_id), self.reader.conversations(run_id)
 
         last, status, cases, conversations = await self.read(read)
-        parts = await self.renderer.get(("run", run_id), last, status == LIVE, report_parts, self.store_path, run_id)
-        assert isinstance(parts, PageParts)  # report_parts returns nothing else
+        parts = await self.renderer.get(
+            ("run", run_id), last, status == LIVE, report_parts, self.store_path, run_id, wait=wait
+        )
+        assert parts is None or isinstance(parts, PageParts)  # report_parts returns nothing else
         return parts, pages.drill_section(run_id, cases, conversations)
 
-    async def comparison(self, a: str, b: str) -> PageParts:
+    async def comparison(self, a: str, b: str, wait: float | None = None) -> PageParts | None:
         """B's report with its comparison against A, as `ironbench report B --compare A`."""
 
         def read() -> tuple[int, bool]:
@@ -145,8 +162,8 @@ class Viewer:
             return last, any(r["status"] == LIVE for r in runs)
 
         last, live = await self.read(read)
-        parts = await self.renderer.get(("compare", a, b), last, live, report_parts, self.store_path, b, a)
-        assert isinstance(parts, PageParts)
+        parts = await self.renderer.get(("compare", a, b), last, live, report_parts, self.store_path, b, a, wait=wait)
+        assert parts is None or isinstance(parts, PageParts)
         return parts
 
     async def report_file(self, run_id: str) -> str:
@@ -170,8 +187,8 @@ def _after(request: Request) -> int | None:
     return None
 
 
-def create_app(viewer: Viewer, hosts: set[str], token: str | None) -> Guard:
-    """The Starlette app behind its guard."""
+def create_app(viewer: Viewer, hosts: set[str], token: str | None, wait: float = PAGE_WAIT) -> Guard:
+    """The Starlette app behind its guard; a page waits `wait` seconds for its report."""
     reader = viewer.reader
 
     async def runs(request: Request) -> Response:
@@ -210,13 +227,14 @@ def create_app(viewer: Viewer, hosts: set[str], token: str | None) -> Guard:
             )
 
         (after, row, progress, recent, others), (parts, drill) = await asyncio.gather(
-            viewer.read(read), viewer.report(run_id)
+            viewer.read(read), viewer.report(run_id, wait)
         )
         return _html(pages.run_page(viewer.label, row, parts, progress, recent, drill, after, others))
 
     async def sections(request: Request) -> Response:
         run_id = request.path_params["run_id"]
         parts, drill = await viewer.report(run_id)
+        assert parts is not None  # waited for
         return _html(pages.report_main(parts, drill))
 
     async def standalone(request: Request) -> Response:
@@ -326,10 +344,10 @@ def create_app(viewer: Viewer, hosts: set[str], token: str | None) -> Guard:
         if a is None or b is None:
             return _html(pages.compare_page(viewer.label, run_ids, a, b, None, None))
         try:
-            parts = await viewer.comparison(a, b)
+            parts = await viewer.comparison(a, b, wait)
         except IronbenchError as exc:
             return _html(pages.compare_page(viewer.label, run_ids, a, b, None, str(exc)), 400)
-        return _html(pages.compare_page(viewer.label, run_ids, a, b, parts, None))
+        return _html(pages.compare_page(viewer.label, run_ids, a, b, parts, None, pending=parts is None))
 
     async def static(request: Request) -> Response:
         name = request.path_params["name"]

@@ -32,6 +32,7 @@ from ironbench.view.reader import Fact
 SHOWN_STATUS = {"aborted": "stopped"}
 STATUSES = ("running", "finished", "stopped", "interrupted")
 RECENT_FACTS = 50
+RELOAD_SECONDS = 2  # a page whose report is being rendered, read without scripts, reloads this often
 
 
 def shown_status(status: str) -> str:
@@ -46,9 +47,12 @@ def document(
     after: int | None = None,
     page: str = "",
     data: dict | None = None,
+    pending: bool = False,
 ) -> str:
     """A whole page: the viewer's bar, `body`, and the report's style and script (served by
-    this server: the Content-Security-Policy allows this origin's files only)."""
+    this server: the Content-Security-Policy allows this origin's files only). `pending`: its
+    report is still being rendered; the script fetches it, and without scripts the page
+    reloads itself until it is there."""
     head = el(
         "head",
         None,
@@ -59,6 +63,7 @@ def document(
         el("link", {"rel": "icon", "href": "data:,"}),  # no icon: a browser would ask for /favicon.ico
         el("link", {"rel": "stylesheet", "href": "/static/report.css"}),
         el("link", {"rel": "stylesheet", "href": "/static/view.css"}),
+        el("noscript", None, el("meta", {"http-equiv": "refresh", "content": RELOAD_SECONDS})) if pending else None,
     )
     bar = el(
         "div",
@@ -69,7 +74,13 @@ def document(
         el("span", {"id": "live-state", "class": "live-state"}, "static" if stream is None else "connecting…"),
         el("span", {"class": "store", "title": "the store, opened read-only"}, store),
     )
-    attrs = {"data-stream": stream, "data-after": after, "data-page": page, **(data or {})}
+    attrs = {
+        "data-stream": stream,
+        "data-after": after,
+        "data-page": page,
+        "data-pending": pending or None,
+        **(data or {}),
+    }
     return (
         "<!doctype html>\n"
         + el(
@@ -409,35 +420,61 @@ def report_main(parts: PageParts, drill: Markup) -> Markup:
     return join([body for _, _, body in parts.sections] + [drill])
 
 
+def pending_section(what: str) -> Markup:
+    return section(
+        "pending",
+        "Report",
+        None,
+        el(
+            "p",
+            None,
+            f"The {what} is being rendered (a large run takes a few seconds); it appears here when it is ready.",
+        ),
+    )
+
+
 def run_page(
     store: str,
     run: dict,
-    parts: PageParts,
+    parts: PageParts | None,
     progress: Progress,
     facts: list[Markup],
     drill: Markup,
     after: int,
     others: Sequence[str],
 ) -> str:
+    """The run's report (None: still being rendered) with its live parts above it."""
     run_id = run["run_id"]
+    shown = parts.sections if parts else []
     nav = el(
         "nav",
         {"aria-label": "sections"},
         el("a", {"href": "#live"}, "Progress"),
-        [el("a", {"href": f"#{key}"}, title) for key, title, _ in parts.sections],
+        [el("a", {"href": f"#{key}"}, title) for key, title, _ in shown],
         el("a", {"href": "#drill"}, "Drill down"),
     )
+    header = (
+        parts.header
+        if parts
+        else el(
+            "header",
+            None,
+            el("h1", None, f"ironbench report: {run_id}"),
+            el("p", None, " · ".join(str(f) for f in (run["label"], run["suite_id"], run["mode"]) if f)),
+        )
+    )
     return document(
-        parts.title,
+        parts.title if parts else f"ironbench · {run_id} · {run['mode']}",
         store,
-        parts.header,
+        header,
         nav,
         el("div", {"class": "main"}, live_section(run, progress, facts, others)),
-        el("main", {"id": "report"}, report_main(parts, drill)),
+        el("main", {"id": "report"}, report_main(parts, drill) if parts else join([pending_section("report"), drill])),
         stream=run_href(run_id, "stream"),
         after=after,
         page="run",
         data={"data-run": run_id},
+        pending=parts is None,
     )
 
 
@@ -819,9 +856,16 @@ def conversation_page(store: str, run_id: str, thread: dict, primary: str | None
 
 
 def compare_page(
-    store: str, run_ids: Sequence[str], a: str | None, b: str | None, parts: PageParts | None, problem: str | None
+    store: str,
+    run_ids: Sequence[str],
+    a: str | None,
+    b: str | None,
+    parts: PageParts | None,
+    problem: str | None,
+    pending: bool = False,
 ) -> str:
-    """`ironbench compare A B` as a page: the report with its comparison (or the form alone)."""
+    """`ironbench compare A B` as a page: the report with its comparison (or the form alone;
+    `pending`: the comparison is still being rendered)."""
     pick = section(
         "compare-pick",
         "Compare two runs",
@@ -830,7 +874,8 @@ def compare_page(
         el("p", {"class": "text"}, problem) if problem else None,
     )
     if parts is None:
-        return document("ironbench view · compare", store, el("main", None, pick))
+        shown = [pending_section("comparison"), pick] if pending else [pick]
+        return document("ironbench view · compare", store, el("main", None, shown), pending=pending)
     nav = el(
         "nav", {"aria-label": "sections"}, [el("a", {"href": f"#{key}"}, title) for key, title, _ in parts.sections]
     )

@@ -90,7 +90,7 @@ class Renderer:
     def __init__(self, store_path: Path) -> None:
         self.store_path = Path(store_path)
         self.kept: OrderedDict[tuple, Rendering] = OrderedDict()
-        self.rendering: dict[tuple, asyncio.Lock] = {}
+        self.pending: dict[tuple, tuple[int, asyncio.Future]] = {}  # key -> (its last event, the rendering)
         self.pool: ProcessPoolExecutor | None = None
 
     def _pool(self) -> ProcessPoolExecutor:
@@ -124,29 +124,48 @@ class Renderer:
         kept = self.kept.get(key)
         return max(PACE_FLOOR, PACE_FACTOR * (kept.seconds if kept else 0.0))
 
-    async def get(self, key: tuple, last_seq: int, live: bool, function, *args) -> PageParts | str:
+    async def get(
+        self, key: tuple, last_seq: int, live: bool, function, *args, wait: float | None = None
+    ) -> PageParts | str | None:
         """`function(*args)` rendered in the worker, or the kept rendering while it holds:
-        no event since, or (`live`) one rendered less than `pace` seconds ago."""
+        no event since, or (`live`) one rendered less than `pace` seconds ago. With `wait`,
+        None if it takes longer: the rendering goes on, for the page's next request."""
         kept = self._holding(key, last_seq, live)
         if kept is not None:
             return kept.value
-        lock = self.rendering.setdefault(key, asyncio.Lock())
-        async with lock:  # pages asking at once for the same report wait for one rendering
-            kept = self._holding(key, last_seq, live)
-            if kept is None:
-                started = time.perf_counter()
-                try:
-                    value = await asyncio.get_running_loop().run_in_executor(self._pool(), function, *args)
-                except BrokenProcessPool:
-                    self.pool = None  # the next page starts a new worker
-                    raise StoreError("the viewer's report worker stopped; reload the page") from None
-                kept = Rendering(value, last_seq, time.monotonic(), time.perf_counter() - started)
-                self.kept[key] = kept
-                while len(self.kept) > KEPT:
-                    self.kept.popitem(last=False)
-        if not lock.locked():
-            self.rendering.pop(key, None)
-        return kept.value
+        # Pages asking at once for the same report wait for one rendering (of a run in
+        # progress, whatever its newest event; of an ended run, of that very event).
+        pending = self.pending.get(key)
+        if pending is not None and (pending[0] == last_seq or live):
+            task = pending[1]
+        else:
+            task = asyncio.ensure_future(self._render(key, last_seq, function, args))
+            self.pending[key] = (last_seq, task)
+            task.add_done_callback(lambda done: self._done(key, done))
+        try:
+            # shielded: a page that goes (or stops waiting) does not cancel the others' rendering
+            return (await asyncio.wait_for(asyncio.shield(task), wait)).value
+        except TimeoutError:
+            return None
+
+    async def _render(self, key: tuple, last_seq: int, function, args: tuple) -> Rendering:
+        started = time.perf_counter()
+        try:
+            value = await asyncio.get_running_loop().run_in_executor(self._pool(), function, *args)
+        except BrokenProcessPool:
+            self.pool = None  # the next page starts a new worker
+            raise StoreError("the viewer's report worker stopped; reload the page") from None
+        kept = Rendering(value, last_seq, time.monotonic(), time.perf_counter() - started)
+        self.kept[key] = kept
+        while len(self.kept) > KEPT:
+            self.kept.popitem(last=False)
+        return kept
+
+    def _done(self, key: tuple, task: asyncio.Future) -> None:
+        if key in self.pending and self.pending[key][1] is task:
+            del self.pending[key]
+        if not task.cancelled():
+            task.exception()  # retrieved: a page that stopped waiting is told by its next request
 
     def _holding(self, key: tuple, last_seq: int, live: bool) -> Rendering | None:
         kept = self.kept.get(key)

@@ -52,14 +52,15 @@ def serve(
 ) -> None:
     """Serve the store until Ctrl-C (or SIGTERM). Off loopback a token is required: the given
     one, or a new one, printed in the address."""
-    from ironbench.view.app import Viewer, create_app
+    from ironbench.view.app import Viewer, create_app, page_wait
 
+    wait = page_wait()
     if not is_loopback(host) and token is None:
         token = secrets.token_urlsafe(18)
     viewer = Viewer(store_path)  # refuses a missing store, or one at another schema, before listening
     sock = listen(host, port)
     address = Address(host, sock.getsockname()[1], token)
-    app = create_app(viewer, host_names(host, address.port), token)
+    app = create_app(viewer, host_names(host, address.port), token, wait)
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on", timeout_graceful_shutdown=2)
     try:
         ViewServer(config, viewer.stopping, lambda: ready(address)).run(sockets=[sock])

@@ -28,14 +28,16 @@ class Answer:
 class Served:
     """One viewer process; `Served(store)` starts it and waits until it listens."""
 
-    def __init__(self, store: Path, *args: str, port: int = 0, timeout: float = 60) -> None:
+    def __init__(
+        self, store: Path, *args: str, port: int = 0, timeout: float = 60, env: dict[str, str] | None = None
+    ) -> None:
         self.process = subprocess.Popen(
             [sys.executable, "-m", "ironbench.cli.main", "view", "--store", str(store), "--port", str(port), *args],
             cwd=REPO,
             text=True,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})},
             # a shell running the tests in the background leaves SIGINT ignored; the viewer must not inherit that
             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # noqa: PLW1509
         )

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO, cli, make_suite, write_suite
-from tests.report.chromium import Chromium, chromium_path
+from tests.report.chromium import BrowserError, Chromium, chromium_path
 from tests.report.examples import INJECTED
 from tests.view.served import Served
 
@@ -54,6 +54,19 @@ def wait_until(predicate, timeout: float = 30, what: str = "the page"):
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {timeout} s waiting for {what}")
         time.sleep(0.05)
+
+
+def settled(page, timeout: float = 30) -> None:
+    """Wait until the page holds its report (a page may come before it, and get it later:
+    by script, or by reloading itself)."""
+
+    def done() -> bool:
+        try:
+            return page.evaluate("document.readyState === 'complete' && !document.body.hasAttribute('data-pending')")
+        except BrowserError:  # the page was reloading
+            return False
+
+    wait_until(done, timeout, "the page's report")
 
 
 class LiveRun:
@@ -209,6 +222,7 @@ def test_the_compare_page_decides_what_ironbench_compare_decides(store, served, 
         decided = json.loads(result.stdout)
         page = browser.open(f"{served.base}/compare?a={a}&b={b}")
         try:
+            settled(page)
             gate = page.evaluate("document.querySelector('#compare .gate').innerText")
             verdict = decided["verdict"].upper() if decided["failed"] else decided["verdict"]
             assert f"Gate: {verdict}" in gate and f"exit {result.returncode}." in gate
@@ -260,6 +274,7 @@ def test_markup_from_a_suite_a_target_or_a_model_shows_as_text(store, served, br
     }[where]
     page = browser.open(served.base + path)
     try:
+        settled(page)
         assert page.evaluate("typeof window.__pwned") == "undefined"
         assert page.evaluate(f"document.body.innerText.includes({json.dumps(INJECTED)})"), where
         assert page.evaluate("document.querySelectorAll('script:not([src]), img[src=x], [onerror]').length") == 0
@@ -282,6 +297,7 @@ def test_every_page_reads_without_javascript(store, served, browser, kind):
     }[kind]
     page = browser.open(served.base + path, scripts=False)
     try:
+        settled(page)
         assert page.evaluate("window.ironbenchView === undefined")  # the script did not run
         sections = page.evaluate("[...document.querySelectorAll('section')].map(s => s.id)")
         expected = {
@@ -297,3 +313,26 @@ def test_every_page_reads_without_javascript(store, served, browser, kind):
         assert page.problems() == []
     finally:
         page.close()
+
+
+@pytest.mark.parametrize("scripts", [True, False])
+def test_a_page_that_comes_before_its_report_gets_it(store, browser, scripts):
+    """A report that takes long to render (here: any, the page waits for none) leaves the
+    page its live parts at once; the report follows, fetched by the script or, without
+    one, by the page reloading itself."""
+    with Served(store.path, env={"IRONBENCH_VIEW_PAGE_WAIT": "0"}) as server:
+        path = f"/runs/{store.examples.baseline}"
+        first = server.get(path).body
+        body = first.split("<body", 1)[1].split(">", 1)[0]
+        assert " data-pending" in body
+        assert 'id="pending"' in first and 'id="live"' in first and 'id="verdict"' not in first
+        page = browser.open(server.base + path, scripts=scripts)
+        try:
+            settled(page)
+            sections = page.evaluate("[...document.querySelectorAll('#report section')].map(s => s.id)")
+            assert sections[:3] == ["verdict", "outcomes", "baseline"] and "pending" not in sections
+            links = page.evaluate("[...document.querySelectorAll('nav a')].map(a => a.getAttribute('href'))")
+            assert links[0] == "#live" and "#verdict" in links and links[-1] == "#drill"
+            assert page.problems() == []
+        finally:
+            page.close()

@@ -5,6 +5,9 @@
   var body = document.body, url = body.getAttribute('data-stream');
   var state = document.getElementById('live-state');
   var seen = {}, view = window.ironbenchView = {seqs: [], repeats: 0, last: Number(body.getAttribute('data-after') || 0)};
+  var pending = body.hasAttribute('data-pending');
+  // A comparison still being rendered: the page asks again (a run's page fetches its sections).
+  if (pending && !url) { setTimeout(function () { location.reload(); }, 1500); return; }
   if (!url || !window.EventSource) return;
   var facts = document.getElementById('facts'), refreshing = false, lastRefresh = Date.now(), decisions = null;
   var status = document.getElementById('run-status');
@@ -33,6 +36,15 @@
         main.querySelectorAll('details[open]').forEach(function (x, i) { open[i] = true; });
         main.innerHTML = html;
         main.querySelectorAll('details').forEach(function (x, i) { if (open[i]) x.open = true; });
+        if (pending) {  // the report arrived after the page: its sections join the navigation
+          pending = false; body.removeAttribute('data-pending');
+          var nav = document.querySelector('nav');
+          if (nav) main.querySelectorAll('section[id]').forEach(function (s) {
+            if (s.id === 'drill') return;  // linked already, last
+            var h = s.querySelector('h2'), a = document.createElement('a');
+            a.href = '#' + s.id; a.textContent = h ? h.textContent : s.id; nav.insertBefore(a, nav.lastElementChild);
+          });
+        }
         var again = document.createElement('script'); again.src = '/static/report.js'; body.appendChild(again);
       }
     }).finally(function () { refreshing = false; lastRefresh = Date.now(); });
@@ -67,4 +79,5 @@
     view.source = source;
   }
   connect(view.last);
+  if (pending) refresh(0);
 })();

@@ -11,7 +11,7 @@ from ironbench.console.printable import printable
 from ironbench.core.errors import RunNotFound
 from ironbench.core.events import InvocationCompleted, RecordedEvent
 from ironbench.stats import wilson_interval
-from ironbench.store.eventstore import open_store
+from ironbench.store.eventstore import EventStore, open_store
 from ironbench.store.leases import Holder, Lease
 
 _RUNS = """
@@ -105,7 +105,9 @@ def list_runs(store_path: Path) -> QueryResult:
     finally:
         con.close()
     status = columns.index("status")
-    return QueryResult(columns, [(*r[:status], _status(r[0], r[status], coordinators), *r[status + 1 :]) for r in rows])
+    return QueryResult(
+        columns, [(*r[:status], run_status(r[0], r[status], coordinators), *r[status + 1 :]) for r in rows]
+    )
 
 
 def _coordinators(con: Any) -> dict[str, Lease]:
@@ -116,7 +118,7 @@ def _coordinators(con: Any) -> dict[str, Lease]:
     return {r[0]: Lease(r[0], Holder(r[1], r[2], r[3]), r[4], r[5]) for r in rows}
 
 
-def _status(run_id: str, recorded: str, coordinators: dict[str, Lease]) -> str:
+def run_status(run_id: str, recorded: str, coordinators: dict[str, Lease]) -> str:
     """The recorded status, except that a run still `running` whose coordinator is gone
     (killed, its machine lost, or stopped by a full disk before it could say so) is
     `interrupted`: `ironbench resume` continues it."""
@@ -198,7 +200,7 @@ def show_run(store_path: Path, run_id: str) -> tuple[dict, QueryResult, list[dic
         if row is None:
             raise RunNotFound(f"run {run_id!r} not found in {store_path}")
         header = dict(zip([d[0] for d in cursor.description], row, strict=True))
-        header["status"] = _status(run_id, header["status"], _coordinators(con))
+        header["status"] = run_status(run_id, header["status"], _coordinators(con))
         surplus = con.execute("SELECT count(*) FROM store.surplus_invocations WHERE run_id = ?", [run_id]).fetchone()
         if surplus[0]:
             header["surplus"] = f"{surplus[0]} runs past their case's decision (--speculate): in no count above"
@@ -266,42 +268,49 @@ def invocation_logs(
     in order, each with whether a re-run superseded it and whether it lies past its
     group's decision (surplus)."""
     with open_store(store_path, create=False) as store:
-        if not store.has_run(run_id):
-            raise RunNotFound(f"run {run_id!r} not found in {store_path}")
-        groups = [
+        return logs_in(store, run_id, case_id, variant_id, run_index)
+
+
+def logs_in(
+    store: EventStore, run_id: str, case_id: str, variant_id: str | None = None, run_index: int | None = None
+) -> list[tuple[RecordedEvent, bool, bool]]:
+    """`invocation_logs` from an open store (the viewer's is read-only)."""
+    if not store.has_run(run_id):
+        raise RunNotFound(f"run {run_id!r} not found in {store.path}")
+    groups = [
+        r[0]
+        for r in store.conn.execute(
+            "SELECT DISTINCT group_path FROM invocations WHERE run_id = ? AND case_id = ? UNION "
+            "SELECT DISTINCT group_path FROM superseded_invocations WHERE run_id = ? AND case_id = ? ORDER BY 1",
+            (run_id, case_id, run_id, case_id),
+        )
+    ]
+    if not groups:
+        known = ", ".join(
             r[0]
             for r in store.conn.execute(
-                "SELECT DISTINCT group_path FROM invocations WHERE run_id = ? AND case_id = ? UNION "
-                "SELECT DISTINCT group_path FROM superseded_invocations WHERE run_id = ? AND case_id = ? ORDER BY 1",
-                (run_id, case_id, run_id, case_id),
+                "SELECT DISTINCT case_id FROM invocations WHERE run_id = ? ORDER BY 1", (run_id,)
             )
-        ]
-        if not groups:
-            known = ", ".join(
-                r[0]
-                for r in store.conn.execute(
-                    "SELECT DISTINCT case_id FROM invocations WHERE run_id = ? ORDER BY 1", (run_id,)
-                )
-            )
-            raise RunNotFound(f"run {run_id}: no invocation of case {case_id!r} (cases: {known or 'none'})")
-        surplus = {
-            f"{group}/run_{index:03d}"
-            for group, index in store.conn.execute(
-                "SELECT group_path, run_index FROM surplus_invocations WHERE run_id = ? AND case_id = ?",
-                (run_id, case_id),
-            )
-        }
-        found: list[RecordedEvent] = []
-        for group in groups:
-            for recorded in store.read(run_id, types=("invocation_completed",), stream_prefix=f"{group}/"):
-                event = recorded.event
-                assert isinstance(event, InvocationCompleted)  # read with types=("invocation_completed",)
-                if recorded.stream.rsplit("/", 1)[0] != group or event.case_id != case_id:
-                    continue
-                if (variant_id is None or event.variant_id == variant_id) and (
-                    run_index is None or event.run_index == run_index
-                ):
-                    found.append(recorded)
+        )
+        raise RunNotFound(f"run {run_id}: no invocation of case {case_id!r} (cases: {known or 'none'})")
+    surplus = {
+        f"{group}/run_{index:03d}"
+        for group, index in store.conn.execute(
+            "SELECT group_path, run_index FROM surplus_invocations WHERE run_id = ? AND case_id = ?",
+            (run_id, case_id),
+        )
+    }
+    found: list[RecordedEvent] = []
+    for group in groups:
+        for recorded in store.read(run_id, types=("invocation_completed",), stream_prefix=f"{group}/"):
+            event = recorded.event
+            assert isinstance(event, InvocationCompleted)  # read with types=("invocation_completed",)
+            if recorded.stream.rsplit("/", 1)[0] != group or event.case_id != case_id:
+                continue
+            if (variant_id is None or event.variant_id == variant_id) and (
+                run_index is None or event.run_index == run_index
+            ):
+                found.append(recorded)
     if not found:
         raise RunNotFound(
             f"run {run_id}: case {case_id!r} has no invocation matching "

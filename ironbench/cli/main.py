@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from ironbench.cli import compare, gauntlet, inspect, run, store, suite
+from ironbench.cli import compare, gauntlet, inspect, run, store, suite, view
 from ironbench.core.errors import IronbenchError
 
 HELP = "Benchmark harness for LLM-driven systems: every invocation an event, every answer a query."
@@ -56,6 +56,7 @@ for command in (
     inspect.query,
     compare.compare,
     compare.report,
+    view.view,
     compare.plan,
     gauntlet.rescore,
     suite.variants,

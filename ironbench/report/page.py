@@ -4,6 +4,7 @@ embedded data, and the inline style and script (allowed by hash, nothing else)."
 import base64
 import hashlib
 import json
+from dataclasses import dataclass
 
 from ironbench import __version__
 from ironbench.report import comparison, field, sections, transcripts
@@ -285,12 +286,24 @@ def _table(records: list[dict]) -> dict:
     return {"columns": columns, "rows": [[_compact(record.get(k)) for k in columns] for record in records]}
 
 
-def render(data: dict, items: list[Verdict]) -> str:
-    """The whole self-contained page: verdicts and aggregates over the whole run, the rows
-    of single groups as `listing.listed` keeps them."""
-    data = listed(data)
-    present = ["verdict"]
-    body = [_verdict(items)]
+@dataclass(frozen=True)
+class PageParts:
+    """A report page's pieces, in page order: what `render` assembles into the self-contained
+    file, and what the viewer (ironbench/view) places in its own pages around its live parts."""
+
+    title: str  # the document's <title>
+    header: Markup  # <header>: what was run, and its facts
+    sections: list[tuple[str, str, Markup]]  # (id, navigation title, <section>): verdict first, metadata last
+
+
+def parts(data: dict, items: list[Verdict]) -> PageParts:
+    """Every section the run's data has, rendered, the rows of single groups as
+    `listing.listed` keeps them; no page around them."""
+    return _parts(listed(data), items)
+
+
+def _parts(data: dict, items: list[Verdict]) -> PageParts:
+    shown = [("verdict", TITLES["verdict"], _verdict(items))]
     for key, render_section in (
         ("compare", comparison.compare),
         ("outcomes", sections.outcomes),
@@ -302,12 +315,20 @@ def render(data: dict, items: list[Verdict]) -> str:
         ("survival", field.survival),
     ):
         if data.get(key):
-            present.append(key)
-            body.append(render_section(data[key]))
-    present.append("metadata")
-    body.append(_metadata(data))
+            shown.append((key, TITLES[key], render_section(data[key])))
+    shown.append(("metadata", TITLES["metadata"], _metadata(data)))
     run = data["run"]
-    nav = el("nav", {"aria-label": "sections"}, [el("a", {"href": f"#{key}"}, TITLES[key]) for key in present])
+    return PageParts(f"ironbench · {run['run_id']} · {run.get('mode')}", _header(data), shown)
+
+
+def render(data: dict, items: list[Verdict]) -> str:
+    """The whole self-contained page: verdicts and aggregates over the whole run, the rows
+    of single groups as `listing.listed` keeps them."""
+    data = listed(data)
+    page = _parts(data, items)
+    nav = el(
+        "nav", {"aria-label": "sections"}, [el("a", {"href": f"#{key}"}, title) for key, title, _ in page.sections]
+    )
     head = el(
         "head",
         None,
@@ -315,19 +336,19 @@ def render(data: dict, items: list[Verdict]) -> str:
         el("meta", {"name": "viewport", "content": "width=device-width, initial-scale=1"}),
         el("meta", {"http-equiv": "Content-Security-Policy", "content": CSP}),
         el("meta", {"name": "generator", "content": f"ironbench {__version__}"}),
-        el("title", None, f"ironbench · {run['run_id']} · {run.get('mode')}"),
+        el("title", None, page.title),
         Markup(f"<style>{CSS}</style>"),
     )
-    page = el(
+    html = el(
         "html",
         {"lang": "en"},
         head,
         el(
             "body",
             None,
-            _header(data),
+            page.header,
             nav,
-            el("main", None, body),
+            el("main", None, [body for _, _, body in page.sections]),
             el(
                 "footer",
                 None,
@@ -338,4 +359,4 @@ def render(data: dict, items: list[Verdict]) -> str:
             Markup(f"<script>{SCRIPT}</script>"),
         ),
     )
-    return "<!doctype html>\n" + page + "\n"
+    return "<!doctype html>\n" + html + "\n"

@@ -160,7 +160,7 @@ def gauntlet(data: dict) -> Markup:
                     el("q", None, phrases.get(scenario["name"], "")),
                 )
             )
-            groups += [_thread(t, primary, len(threads) <= OPEN_LIMIT) for t in mine]
+            groups += [conversation(t, primary, len(threads) <= OPEN_LIMIT) for t in mine]
     parts.append(
         el(
             "div",
@@ -181,7 +181,8 @@ def gauntlet(data: dict) -> Markup:
     )
 
 
-def _thread(thread: dict, primary: str | None, open_violating: bool) -> Markup:
+def conversation(thread: dict, primary: str | None, open_violating: bool) -> Markup:
+    """One conversation turn by turn, each scorer's verdict on each turn (the viewer shows one alone)."""
     turns = thread["turns"]
     violated = [t for t in turns if _violated(t, primary)]
     items = []

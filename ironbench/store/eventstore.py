@@ -60,7 +60,11 @@ class InlineProjection(Protocol):
 
 class EventStore:
     def __init__(
-        self, path: Path, projections: Sequence[InlineProjection] = (), redactor: Redactor | None = None
+        self,
+        path: Path,
+        projections: Sequence[InlineProjection] = (),
+        redactor: Redactor | None = None,
+        read_only: bool = False,
     ) -> None:
         self.path = path
         self.projections = list(projections)
@@ -69,6 +73,16 @@ class EventStore:
         # Secrets are replaced before an event is stored, so projections see the same.
         self.redactor = redactor if redactor else None
         try:
+            if read_only:  # SQLite itself refuses every write on this connection
+                self.conn = sqlite3.connect(
+                    f"{Path(path).resolve().as_uri()}?mode=ro",
+                    uri=True,
+                    timeout=BUSY_TIMEOUT_MS / 1000,
+                    isolation_level=None,
+                    check_same_thread=False,
+                )
+                self.conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+                return
             # isolation_level=None: transactions are ours, begun IMMEDIATE so the
             # write lock is taken up front instead of failing half-way.
             self.conn = sqlite3.connect(
@@ -328,3 +342,12 @@ def open_store(
     except sqlite3.DatabaseError as exc:
         raise sqlite_failure(path, "cannot write the store", exc) from None
     return EventStore(path, projections, redactor)
+
+
+def open_read_only(path: str | Path) -> EventStore:
+    """The store at `path` for reading only (the viewer): opened `mode=ro`, so no statement
+    can write it, and never created or migrated."""
+    path = Path(path)
+    if not path.is_file():
+        raise StoreError(f"{path}: no store here (run something first, or pass --store)")
+    return EventStore(path, read_only=True)

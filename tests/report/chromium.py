@@ -92,7 +92,8 @@ class Chromium:
             self.socket.settimeout(max(0.05, deadline - time.monotonic()))
             self.events.append(json.loads(self.socket.recv()))
 
-    def open(self, path: Path, scripts: bool = True, width: int = 1280) -> "Page":
+    def open(self, path: Path | str, scripts: bool = True, width: int = 1280) -> "Page":
+        """A file, or an http:// address (the viewer's pages)."""
         target = self.send("Target.createTarget", {"url": "about:blank"})["targetId"]
         session = self.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
         for domain in ("Page", "Runtime", "Log", "Network"):
@@ -105,7 +106,8 @@ class Chromium:
         if not scripts:
             self.send("Emulation.setScriptExecutionDisabled", {"value": True}, session)
         start = len(self.events)
-        self.send("Page.navigate", {"url": Path(path).resolve().as_uri()}, session)
+        url = path if isinstance(path, str) and path.startswith("http") else Path(path).resolve().as_uri()
+        self.send("Page.navigate", {"url": url}, session)
         self.wait_for("Page.loadEventFired", session)
         return Page(self, session, target, start)
 
@@ -154,14 +156,15 @@ class Page:
             elif event["method"] == "Runtime.exceptionThrown":
                 found.append("exception: " + json.dumps(params["exceptionDetails"])[:500])
             elif event["method"] == "Log.entryAdded" and params["entry"]["level"] in ("error", "warning"):
-                found.append(f"log: {params['entry'].get('text')}")
+                found.append(f"log: {params['entry'].get('text')} {params['entry'].get('url', '')}".rstrip())
         return found
 
     def requests(self) -> list[str]:
         return [e["params"]["request"]["url"] for e in self._events() if e["method"] == "Network.requestWillBeSent"]
 
-    def screenshot(self, path: Path) -> None:
-        height = self.evaluate("document.documentElement.scrollHeight")
+    def screenshot(self, path: Path, height: int | None = None) -> None:
+        """The whole page (up to 16,000 px), or its top `height` pixels."""
+        height = height or self.evaluate("document.documentElement.scrollHeight")
         width = self.evaluate("document.documentElement.scrollWidth")
         data = self.browser.send(
             "Page.captureScreenshot",

@@ -1,0 +1,895 @@
+"""The viewer's pages as HTML, from data already read: the runs, a run (the report's own
+sections, with its live parts around them), a case, an invocation, a conversation, a
+comparison, and errors. Pure; every text goes through report.markup, which escapes it.
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from urllib.parse import urlencode
+
+from ironbench import __version__
+from ironbench.core.events import (
+    AiOutputRejected,
+    DecisionTaken,
+    InvocationCompleted,
+    RecordedEvent,
+    VariantDropped,
+    VariantGenerated,
+)
+from ironbench.report.gather import OUTCOME_NAMES
+from ironbench.report.markup import Markup, el, join, word_diff_html
+from ironbench.report.page import PageParts
+from ironbench.report.transcripts import conversation as conversation_markup
+from ironbench.report.widgets import Col, Td, section, strip, table
+from ironbench.view.facts import outcome_code, run_href
+from ironbench.view.files import DebugFile
+from ironbench.view.progress import Progress
+from ironbench.view.reader import Fact
+
+# The store's `aborted` is a run stopped before its end (Ctrl-C, a failing backend, a full
+# disk): the viewer says "stopped". `interrupted`: still `running` in the store, but its
+# coordinator is gone (ironbench resume continues it).
+SHOWN_STATUS = {"aborted": "stopped"}
+STATUSES = ("running", "finished", "stopped", "interrupted")
+RECENT_FACTS = 50
+RELOAD_SECONDS = 2  # a page whose report is being rendered, read without scripts, reloads this often
+
+
+def shown_status(status: str) -> str:
+    return SHOWN_STATUS.get(status, status)
+
+
+def document(
+    title: str,
+    store: str,
+    *body,
+    stream: str | None = None,
+    after: int | None = None,
+    page: str = "",
+    data: dict | None = None,
+    pending: bool = False,
+) -> str:
+    """A whole page: the viewer's bar, `body`, and the report's style and script (served by
+    this server: the Content-Security-Policy allows this origin's files only). `pending`: its
+    report is still being rendered; the script fetches it, and without scripts the page
+    reloads itself until it is there."""
+    head = el(
+        "head",
+        None,
+        Markup('<meta charset="utf-8">'),
+        el("meta", {"name": "viewport", "content": "width=device-width, initial-scale=1"}),
+        el("meta", {"name": "generator", "content": f"ironbench {__version__}"}),
+        el("title", None, title),
+        el("link", {"rel": "icon", "href": "data:,"}),  # no icon: a browser would ask for /favicon.ico
+        el("link", {"rel": "stylesheet", "href": "/static/report.css"}),
+        el("link", {"rel": "stylesheet", "href": "/static/view.css"}),
+        el("noscript", None, el("meta", {"http-equiv": "refresh", "content": RELOAD_SECONDS})) if pending else None,
+    )
+    bar = el(
+        "div",
+        {"class": "topbar"},
+        el("a", {"class": "brand", "href": "/"}, "ironbench view"),
+        el("a", {"href": "/"}, "Runs"),
+        el("a", {"href": "/compare"}, "Compare"),
+        el("span", {"id": "live-state", "class": "live-state"}, "static" if stream is None else "connecting…"),
+        el("span", {"class": "store", "title": "the store, opened read-only"}, store),
+    )
+    attrs = {
+        "data-stream": stream,
+        "data-after": after,
+        "data-page": page,
+        "data-pending": pending or None,
+        **(data or {}),
+    }
+    return (
+        "<!doctype html>\n"
+        + el(
+            "html",
+            {"lang": "en"},
+            head,
+            el(
+                "body",
+                attrs,
+                bar,
+                *body,
+                el("footer", None, f"ironbench {__version__} · a read-only view of the event store"),
+                el("script", {"src": "/static/report.js"}),
+                el("script", {"src": "/static/view.js"}),
+            ),
+        )
+        + "\n"
+    )
+
+
+def error_page(store: str, status: int, message: str) -> str:
+    return document(
+        f"ironbench view · {status}",
+        store,
+        el("main", None, section("error", "Not shown", None, el("p", {"class": "text"}, message))),
+    )
+
+
+# -- runs ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RunsQuery:
+    """The runs page's filter and order, from its address (a form without scripts)."""
+
+    text: str = ""
+    status: str = ""
+    mode: str = ""
+    sort: str = "started"
+    order: str = "desc"
+
+    SORTS = ("started", "suite", "status", "invocations", "successes")
+
+    @classmethod
+    def of(cls, params: dict) -> "RunsQuery":
+        sort = params.get("sort", "started")
+        return cls(
+            params.get("q", "").strip(),
+            params.get("status", "") if params.get("status") in STATUSES else "",
+            params.get("mode", ""),
+            sort if sort in cls.SORTS else "started",
+            "asc" if params.get("order") == "asc" else "desc",
+        )
+
+    @property
+    def filtered(self) -> bool:
+        return bool(self.text or self.status or self.mode)
+
+
+def select_runs(rows: list[dict], verdicts: dict[str, str], query: RunsQuery) -> list[dict]:
+    """The rows the query keeps, in its order."""
+    text = query.text.lower()
+
+    def keep(row: dict) -> bool:
+        if query.status and shown_status(row["status"]) != query.status:
+            return False
+        if query.mode and row["mode"] != query.mode:
+            return False
+        haystack = " ".join(str(row.get(k) or "") for k in ("run_id", "suite_id", "label", "mode"))
+        return not text or text in (haystack + " " + verdicts.get(row["run_id"], "")).lower()
+
+    keys = {
+        "started": lambda r: (r["started_utc"] or "", r["run_id"]),
+        "suite": lambda r: (r["suite_id"], r["started_utc"] or ""),
+        "status": lambda r: (shown_status(r["status"]), r["started_utc"] or ""),
+        "invocations": lambda r: (r["invocations"] or r["turns"], r["started_utc"] or ""),
+        "successes": lambda r: (r["successes"], r["started_utc"] or ""),
+    }
+    return sorted(filter(keep, rows), key=keys[query.sort], reverse=query.order == "desc")
+
+
+def verdict_line(mode_tallies: dict[str, dict[str, int]], engines: Sequence[tuple[str, int, int]] = ()) -> str:
+    """A run's decisions in one line (its page states each verdict with its evidence):
+    `baseline: 3 stable, 1 exhausted · adversarial: 2 of 14 variants changed the outcome`."""
+    parts = []
+    for mode in ("baseline", "adversarial", "stress"):
+        counts = mode_tallies.get(mode) or {}
+        if mode == "baseline" and counts:
+            parts.append("baseline: " + ", ".join(f"{n} {d.replace('_', ' ')}" for d, n in sorted(counts.items())))
+        elif mode == "adversarial" and counts:
+            judged = sum(counts.get(d, 0) for d in ("not_material", "within_noise", "stochastic", "structural"))
+            material = counts.get("stochastic", 0) + counts.get("structural", 0)
+            text = f"adversarial: {material} of {judged} variants changed the outcome materially"
+            if material:
+                text += f" ({counts.get('structural', 0)} structural, {counts.get('stochastic', 0)} stochastic)"
+            parts.append(text)
+        elif mode == "stress" and counts:
+            verdicts = [(d, counts.get(d, 0)) for d in ("boundary", "tentative", "fails_at_base", "no_boundary")]
+            ladders = sum(n for _, n in verdicts)
+            parts.append(
+                f"stress: {ladders} ladder{'s' if ladders != 1 else ''} decided"
+                + "".join(f", {n} {d.replace('_', ' ')}" for d, n in verdicts if n)
+            )
+    if engines:
+        parts.append(
+            "conversations violated: " + ", ".join(f"{engine} {bad}/{total}" for engine, total, bad in engines)
+        )
+    return " · ".join(parts) or "no decision yet"
+
+
+def status_badge(status: str, element_id: str | None = None) -> Markup:
+    shown = shown_status(status)
+    return el("span", {"class": f"badge s-{shown}", "id": element_id}, shown)
+
+
+def run_row(row: dict, verdict: str) -> Markup:
+    """One run in the runs table (also pushed to open pages when its counts move)."""
+    gauntlet = row["mode"] == "gauntlet"
+    done = row["turns"] if gauntlet else row["invocations"]
+    rate = f"{row['successes']} ({row['successes'] / done:.0%})" if done and not gauntlet else "–"
+    return el(
+        "tr",
+        {"data-run": row["run_id"]},
+        el("td", None, el("a", {"href": run_href(row["run_id"])}, row["run_id"])),
+        el("td", None, row["suite_id"]),
+        el("td", None, row["mode"]),
+        el("td", {"class": "text"}, row["label"] or "–"),
+        el("td", {"data-v": shown_status(row["status"])}, status_badge(row["status"])),
+        el("td", {"class": "strip"}, (row["started_utc"] or "")[:19].replace("T", " ")),
+        el(
+            "td",
+            {"class": "num", "data-v": done},
+            f"{done} turns" if gauntlet else done,
+            f" (+{row['infra_errors']} infra)" if row["infra_errors"] else None,
+        ),
+        el("td", {"class": "num", "data-v": row["successes"] if not gauntlet else -1}, rate),
+        el("td", {"class": "text"}, verdict),
+    )
+
+
+RUN_COLUMNS = [
+    Col("Run"),
+    Col("Suite"),
+    Col("Mode"),
+    Col("Label"),
+    Col("Status", help="running, finished, stopped (aborted before its end) or interrupted (its coordinator is gone)"),
+    Col("Started (UTC)"),
+    Col("Invocations", True, "invocations recorded (gauntlet: turns); infrastructure errors apart"),
+    Col("Successes", True),
+    Col("Verdict", help="the run's decisions in one line; its page states each verdict with its evidence"),
+]
+
+
+def compare_form(run_ids: Sequence[str], a: str | None = None, b: str | None = None) -> Markup:
+    def choose(name: str, label: str, chosen: str | None) -> Markup:
+        options = [el("option", {"value": r, "selected": r == chosen}, r) for r in reversed(run_ids)]
+        return el("label", None, label, " ", el("select", {"name": name}, options))
+
+    return el(
+        "form",
+        {"class": "pick", "action": "/compare", "method": "get"},
+        choose("a", "A (reference)", a),
+        choose("b", "B (candidate)", b),
+        el("button", {"type": "submit"}, "Compare"),
+    )
+
+
+def runs_page(
+    store: str, rows: list[dict], shown: list[dict], verdicts: dict[str, str], query: RunsQuery, after: int
+) -> str:
+    def choose(name: str, values: Sequence[str], chosen: str) -> Markup:
+        options = [el("option", {"value": ""}, f"any {name}")]
+        options += [el("option", {"value": v, "selected": v == chosen}, v) for v in values]
+        return el("select", {"name": name, "aria-label": name}, options)
+
+    modes = sorted({r["mode"] for r in rows})
+    filters = el(
+        "form",
+        {"class": "pick", "action": "/", "method": "get"},
+        el("input", {"type": "search", "name": "q", "value": query.text, "placeholder": "run, suite, label, verdict"}),
+        choose("status", STATUSES, query.status),
+        choose("mode", modes, query.mode),
+        el(
+            "select",
+            {"name": "sort", "aria-label": "sort"},
+            [el("option", {"value": s, "selected": s == query.sort}, f"by {s}") for s in RunsQuery.SORTS],
+        ),
+        el(
+            "select",
+            {"name": "order", "aria-label": "order"},
+            [el("option", {"value": o, "selected": o == query.order}, o) for o in ("desc", "asc")],
+        ),
+        el("button", {"type": "submit"}, "Show"),
+    )
+    listing = el(
+        "div",
+        {"class": "scroll"},
+        el(
+            "table",
+            {"class": "sortable", "id": "runs"},
+            el("caption", None, f"{len(shown)} of {len(rows)} runs"),
+            el(
+                "thead",
+                None,
+                el(
+                    "tr",
+                    None,
+                    [el("th", {"title": c.help, "data-numeric": c.numeric or None}, c.title) for c in RUN_COLUMNS],
+                ),
+            ),
+            el("tbody", None, [run_row(r, verdicts.get(r["run_id"], "")) for r in shown]),
+        ),
+    )
+    running = sum(1 for r in rows if r["status"] == "running")
+    return document(
+        "ironbench view · runs",
+        store,
+        el(
+            "header",
+            None,
+            el("h1", None, "Runs"),
+            el("p", None, f"{len(rows)} runs in the store, {running} running; counts move as their events arrive."),
+        ),
+        el(
+            "main",
+            None,
+            section("runs-list", "Every run", None, filters, listing),
+            section(
+                "compare-pick",
+                "Compare two runs",
+                "What `ironbench compare A B` decides, with its evidence: the address can be shared.",
+                compare_form([r["run_id"] for r in rows]),
+            ),
+        ),
+        stream="/stream",
+        after=after,
+        page="runs",
+        data={"data-filtered": query.filtered or None},
+    )
+
+
+# -- a run -----------------------------------------------------------------------------
+
+
+def live_section(run: dict, progress: Progress, facts: list[Markup], others: Sequence[str]) -> Markup:
+    run_id = run["run_id"]
+    return section(
+        "live",
+        "Progress",
+        None,
+        el(
+            "p",
+            None,
+            status_badge(run["status"], "run-status"),
+            " ",
+            el("span", {"id": "progress-text", "class": "progress-text"}, progress.text(run["status"])),
+        ),
+        el("progress", {"id": "progress", "max": progress.planned or None, "value": progress.done}),
+        el(
+            "p",
+            None,
+            el("a", {"href": run_href(run_id, "report.html")}, "The report as one file"),
+            " (what `ironbench report` writes) · the run's events below, newest first, as they are appended.",
+        ),
+        el(
+            "form",
+            {"class": "pick", "action": "/compare", "method": "get"},
+            el("input", {"type": "hidden", "name": "b", "value": run_id}),
+            el(
+                "label",
+                None,
+                "Compare with an earlier run: ",
+                el("select", {"name": "a"}, [el("option", {"value": r}, r) for r in reversed(others) if r != run_id]),
+            ),
+            el("button", {"type": "submit"}, "Compare"),
+        )
+        if len(others) > 1
+        else None,
+        el("ol", {"id": "facts", "class": "facts", "aria-live": "polite"}, list(reversed(facts))),
+    )
+
+
+def drill_section(run_id: str, cases: list[dict], conversations: list[tuple[str, str, int, int]]) -> Markup:
+    """Links to every case (its groups and invocations) and every gauntlet conversation."""
+    body = []
+    if cases:
+        body.append(
+            table(
+                [Col("Case"), Col("Mode"), Col("Groups", True), Col("Attempts", True), Col("Successes", True)],
+                [
+                    [
+                        Td(el("a", {"href": run_href(run_id, "cases", c["case_id"])}, c["case_id"]), c["case_id"]),
+                        c["mode"],
+                        c["groups"],
+                        c["attempts"],
+                        c["successes"],
+                    ]
+                    for c in cases
+                ],
+                filterable=len(cases) > 10,
+            )
+        )
+    if conversations:
+        body.append(
+            table(
+                [Col("Engine"), Col("Scenario"), Col("Conversation", True), Col("Turns", True)],
+                [
+                    [
+                        engine,
+                        scenario,
+                        Td(
+                            el(
+                                "a",
+                                {"href": run_href(run_id, "conversations", engine, scenario, conversation)},
+                                f"conversation {conversation}",
+                            ),
+                            conversation,
+                        ),
+                        turns,
+                    ]
+                    for engine, scenario, conversation, turns in conversations
+                ],
+                filterable=len(conversations) > 10,
+            )
+        )
+    return section(
+        "drill",
+        "Drill down",
+        "Every invocation of a case with its outcome, output, instruction and debug files; "
+        "every conversation turn by turn.",
+        *(body or [el("p", None, "Nothing recorded yet.")]),
+    )
+
+
+def report_main(parts: PageParts, drill: Markup) -> Markup:
+    """The report's sections and the drill-down links: what `/runs/RUN/sections` sends again."""
+    return join([body for _, _, body in parts.sections] + [drill])
+
+
+def pending_section(what: str) -> Markup:
+    return section(
+        "pending",
+        "Report",
+        None,
+        el(
+            "p",
+            None,
+            f"The {what} is being rendered (a large run takes a few seconds); it appears here when it is ready.",
+        ),
+    )
+
+
+def run_page(
+    store: str,
+    run: dict,
+    parts: PageParts | None,
+    progress: Progress,
+    facts: list[Markup],
+    drill: Markup,
+    after: int,
+    others: Sequence[str],
+) -> str:
+    """The run's report (None: still being rendered) with its live parts above it."""
+    run_id = run["run_id"]
+    shown = parts.sections if parts else []
+    nav = el(
+        "nav",
+        {"aria-label": "sections"},
+        el("a", {"href": "#live"}, "Progress"),
+        [el("a", {"href": f"#{key}"}, title) for key, title, _ in shown],
+        el("a", {"href": "#drill"}, "Drill down"),
+    )
+    header = (
+        parts.header
+        if parts
+        else el(
+            "header",
+            None,
+            el("h1", None, f"ironbench report: {run_id}"),
+            el("p", None, " · ".join(str(f) for f in (run["label"], run["suite_id"], run["mode"]) if f)),
+        )
+    )
+    return document(
+        parts.title if parts else f"ironbench · {run_id} · {run['mode']}",
+        store,
+        header,
+        nav,
+        el("div", {"class": "main"}, live_section(run, progress, facts, others)),
+        el("main", {"id": "report"}, report_main(parts, drill) if parts else join([pending_section("report"), drill])),
+        stream=run_href(run_id, "stream"),
+        after=after,
+        page="run",
+        data={"data-run": run_id},
+        pending=parts is None,
+    )
+
+
+# -- drill-down ----------------------------------------------------------------------------
+
+
+def crumbs(*links: tuple[str, str | None]) -> Markup:
+    items: list[Markup | str] = []
+    for text, href in links:
+        items.append(el("a", {"href": href}, text) if href else el("span", None, text))
+        items.append(" › ")
+    return el("p", {"class": "crumbs"}, items[:-1])
+
+
+def _facts_table(rows: list[tuple[RecordedEvent, bool, bool]], run_id: str) -> Markup:
+    body = []
+    for recorded, superseded, surplus in rows:
+        event = recorded.event
+        assert isinstance(event, InvocationCompleted)  # case logs hold invocation_completed events only
+        code = outcome_code(event)
+        flags = []
+        if event.rerun:
+            flags.append(f"re-run {event.rerun}")
+        if superseded:
+            flags.append("superseded by a re-run (not evidence)")
+        if surplus:
+            flags.append("surplus: past the decision (not evidence)")
+        if event.infra_error:
+            flags.append(f"infrastructure error: {event.infra_error}")
+        if event.harness_error:
+            flags.append(f"harness error: {event.harness_error}")
+        body.append(
+            [
+                Td(
+                    el("a", {"href": run_href(run_id, "invocations", recorded.seq)}, f"run {event.run_index}"),
+                    event.run_index,
+                ),
+                Td(join([strip(code), " ", OUTCOME_NAMES[code]]), code),
+                event.attempts,
+                event.repairs_triggered,
+                Td(f"{event.duration_ms / 1000:.2f} s", event.duration_ms),
+                "–" if event.exit_code is None else event.exit_code,
+                Td("; ".join(flags) or "–", cls="text"),
+            ]
+        )
+    return table(
+        [
+            Col("Invocation", True),
+            Col("Outcome"),
+            Col("Attempts", True),
+            Col("Repairs", True),
+            Col("Duration", True),
+            Col("Exit", True),
+            Col("Notes"),
+        ],
+        body,
+    )
+
+
+def _decision_text(decision: DecisionTaken) -> Markup:
+    from ironbench.console.progress import decision_line
+
+    return join(
+        [
+            el("span", {"class": f"badge d-{decision.decision}"}, decision.decision.replace("_", " ")),
+            " ",
+            decision_line("", decision).strip().removeprefix(":").strip(),
+            el("br", None),
+            el("span", {"class": "evidence"}, decision.reason),
+        ]
+    )
+
+
+def case_page(
+    store: str,
+    run_id: str,
+    case_id: str,
+    base_instruction: str,
+    logs: list[tuple[RecordedEvent, bool, bool]],
+    decisions: list[Fact],
+    variants: list[Fact],
+    rejections: list[Fact],
+) -> str:
+    """Every group of a case (its variants, its stress levels), each with its instruction as a
+    word diff against the base, its decision and every invocation; its AI rewrites, accepted
+    and rejected with the reasons; the variants dropped."""
+    by_group: dict[str, list[tuple[RecordedEvent, bool, bool]]] = {}
+    for item in logs:
+        by_group.setdefault(item[0].stream.rsplit("/", 1)[0], []).append(item)
+    decided = {d.event.group: d.event for d in decisions if isinstance(d.event, DecisionTaken) and d.event.group}
+    parts = []
+    mode = ""
+    for group, items in by_group.items():
+        first = items[0][0].event
+        assert isinstance(first, InvocationCompleted)
+        mode = first.mode
+        decision = decided.get(group)
+        instruction = first.instruction
+        changed = instruction != base_instruction
+        parts.append(
+            el(
+                "div",
+                {"class": "group", "id": group},
+                el("h3", None, group, " ", el("small", None, f"{len(items)} attempts")),
+                el("p", None, _decision_text(decision)) if decision else el("p", None, "No decision yet."),
+                el(
+                    "p",
+                    None,
+                    el(
+                        "b",
+                        None,
+                        "Instruction" + (" (word diff against the case's instruction): " if changed else ": "),
+                    ),
+                    el(
+                        "span",
+                        {"class": "diff"},
+                        word_diff_html(base_instruction, instruction) if changed else instruction,
+                    ),
+                ),
+                _facts_table(items, run_id),
+            )
+        )
+    ladder = decided.get(f"stress/{case_id}")
+    if ladder is not None:
+        parts.insert(0, el("p", None, el("b", None, "The ladder's verdict: "), _decision_text(ladder)))
+    accepted = [v for v in variants if isinstance(v.event, VariantGenerated) and v.event.metadata.get("source") == "ai"]
+    rejected = [r for r in rejections if isinstance(r.event, AiOutputRejected)]
+    ai = []
+    if accepted or rejected:
+        rows = []
+        for fact in sorted(accepted + rejected, key=lambda f: f.seq):
+            event = fact.event
+            if isinstance(event, VariantGenerated):
+                rows.append(
+                    [
+                        event.variant_id,
+                        event.attempt,
+                        str(event.metadata.get("model")),
+                        Td(el("span", {"class": "badge ok"}, "accepted"), "accepted"),
+                        Td(word_diff_html(base_instruction, event.instruction), cls="text"),
+                        "–",
+                    ]
+                )
+            elif isinstance(event, AiOutputRejected):
+                rows.append(
+                    [
+                        event.variant_id,
+                        event.attempt,
+                        event.model,
+                        Td(el("span", {"class": "badge bad"}, "rejected"), "rejected"),
+                        Td(event.ai_output, cls="text"),
+                        Td(
+                            el("ul", {"class": "reasons"}, [el("li", None, r) for r in event.failure_reasons]),
+                            cls="reason",
+                        ),
+                    ]
+                )
+        ai.append(
+            section(
+                "ai",
+                "AI rewrites",
+                "Each answer of the model, in order: accepted (as a word diff against the instruction) "
+                "or rejected, with the reasons validation gave.",
+                table(
+                    [
+                        Col("Variant"),
+                        Col("Attempt", True),
+                        Col("Model"),
+                        Col("Verdict"),
+                        Col("Rewrite"),
+                        Col("Why rejected"),
+                    ],
+                    rows,
+                ),
+            )
+        )
+    dropped = [v.event for v in variants if isinstance(v.event, VariantDropped)]
+    if dropped:
+        ai.append(
+            section(
+                "dropped",
+                "Variants dropped",
+                "Candidates that broke the single-string contract: never run.",
+                table(
+                    [Col("Generator"), Col("Attempt", True), Col("Candidate"), Col("Reason")],
+                    [
+                        [d.generator, d.attempt, Td(d.candidate, cls="text"), Td(d.reason, cls="reason")]
+                        for d in dropped
+                    ],
+                ),
+            )
+        )
+    return document(
+        f"ironbench · {run_id} · {case_id}",
+        store,
+        el(
+            "header",
+            None,
+            el("h1", None, f"Case {case_id}"),
+            el("p", None, f"{mode or 'case'} · run {run_id}"),
+        ),
+        el(
+            "main",
+            None,
+            crumbs(("Runs", "/"), (run_id, run_href(run_id)), (case_id, None)),
+            section(
+                "case",
+                "Instruction and groups",
+                None,
+                el("p", {"class": "text"}, el("b", None, "The case's instruction: "), base_instruction),
+                *(parts or [el("p", None, "No invocation recorded yet.")]),
+            ),
+            *ai,
+        ),
+    )
+
+
+def _output(event: InvocationCompleted, run_id: str, seq: int, stream: str, whole: bool) -> Markup:
+    text = event.stdout if stream == "stdout" else event.stderr
+    return el(
+        "div",
+        None,
+        el(
+            "h3",
+            None,
+            stream,
+            " ",
+            el("small", None, "as recorded in the event" + (" (head and tail)" if event.output_truncated else "")),
+        ),
+        el("pre", {"class": "text"}, text.rstrip() or "(nothing)"),
+        el(
+            "p",
+            None,
+            el("a", {"href": run_href(run_id, "invocations", seq, stream)}, f"the whole {stream} file"),
+            " (capped, redacted), read in place",
+        )
+        if whole
+        else None,
+    )
+
+
+def invocation_page(
+    store: str,
+    fact: Fact,
+    superseded: bool,
+    surplus: bool,
+    base_instruction: str,
+    outputs: dict[str, bool],
+    debug: list[DebugFile] | str,
+) -> str:
+    """One invocation: its facts, its instruction as a word diff against the base, what it
+    printed, and the debug files the target wrote (or why they are not shown)."""
+    event = fact.event
+    assert isinstance(event, InvocationCompleted)
+    run_id, seq = fact.run_id, fact.seq
+    code = outcome_code(event)
+    facts = {
+        "stream": fact.stream,
+        "outcome": join([strip(code), " ", OUTCOME_NAMES[code]]),
+        "exit code": event.exit_code,
+        "attempts": event.attempts,
+        "repairs triggered": event.repairs_triggered,
+        "duration": f"{event.duration_ms / 1000:.2f} s",
+        "timed out": "yes" if event.timed_out else "no",
+        "failure stage": event.failure_stage,
+        "harness error": event.harness_error,
+        "infrastructure error": event.infra_error,
+        "re-run": event.rerun or None,
+        "superseded": "yes: a later attempt of this slot replaced it (not evidence)" if superseded else None,
+        "surplus": "yes: past its group's decision (not evidence)" if surplus or event.surplus else None,
+        "brick": event.brick_path,
+        "recorded": fact.appended_utc,
+        "key": event.key,
+    }
+    meta = el(
+        "dl",
+        {"class": "meta"},
+        [[el("dt", None, k), el("dd", None, v)] for k, v in facts.items() if v not in (None, "")],
+    )
+    changed = event.instruction != base_instruction
+    instruction = el(
+        "p",
+        None,
+        el(
+            "span",
+            {"class": "diff"},
+            word_diff_html(base_instruction, event.instruction) if changed else event.instruction,
+        ),
+    )
+    if isinstance(debug, str):
+        debug_body: list = [el("p", None, debug)]
+    elif not debug:
+        debug_body = [el("p", None, "The folder is there, and empty.")]
+    else:
+        debug_body = [
+            table(
+                [Col("File"), Col("Bytes", True)],
+                [
+                    [
+                        Td(
+                            el(
+                                "a",
+                                {
+                                    "href": run_href(run_id, "invocations", seq, "debug")
+                                    + "/"
+                                    + "/".join(_quoted(f.name))
+                                },
+                                f.name,
+                            ),
+                            f.name,
+                        ),
+                        f.size,
+                    ]
+                    for f in debug
+                ],
+            )
+        ]
+    case_link = run_href(run_id, "cases", event.case_id)
+    return document(
+        f"ironbench · {run_id} · {fact.stream}",
+        store,
+        el("header", None, el("h1", None, fact.stream), el("p", None, f"an invocation of run {run_id}")),
+        el(
+            "main",
+            None,
+            crumbs(
+                ("Runs", "/"), (run_id, run_href(run_id)), (event.case_id, case_link), (f"run {event.run_index}", None)
+            ),
+            section("facts", "What happened", None, meta),
+            section(
+                "instruction",
+                "Instruction",
+                "As a word diff against the case's instruction." if changed else "The case's instruction, unchanged.",
+                instruction,
+            ),
+            section(
+                "output",
+                "Output",
+                "What the target printed, as `ironbench log` shows it.",
+                _output(event, run_id, seq, "stdout", outputs.get("stdout", False)),
+                _output(event, run_id, seq, "stderr", outputs.get("stderr", False)),
+            ),
+            section(
+                "debug",
+                "Debug files",
+                join(
+                    ["Read in place from the debug folder the target was given: ", el("code", None, event.debug_path)]
+                ),
+                *debug_body,
+            ),
+        ),
+    )
+
+
+def _quoted(name: str) -> list[str]:
+    from urllib.parse import quote
+
+    return [quote(part, safe="") for part in name.split("/")]
+
+
+def conversation_page(store: str, run_id: str, thread: dict, primary: str | None) -> str:
+    title = f"{thread['engine']} · {thread['scenario']} · conversation {thread['conversation']}"
+    return document(
+        f"ironbench · {run_id} · {title}",
+        store,
+        el("header", None, el("h1", None, title), el("p", None, f"{thread['domain']} · run {run_id}")),
+        el(
+            "main",
+            None,
+            crumbs(("Runs", "/"), (run_id, run_href(run_id) + "#gauntlet"), (title, None)),
+            section(
+                "conversation",
+                "Turn by turn",
+                "Each prompt and answer, and each scorer's verdict on the answer.",
+                conversation_markup(thread, primary, True),
+            ),
+        ),
+    )
+
+
+def compare_page(
+    store: str,
+    run_ids: Sequence[str],
+    a: str | None,
+    b: str | None,
+    parts: PageParts | None,
+    problem: str | None,
+    pending: bool = False,
+) -> str:
+    """`ironbench compare A B` as a page: the report with its comparison (or the form alone;
+    `pending`: the comparison is still being rendered)."""
+    pick = section(
+        "compare-pick",
+        "Compare two runs",
+        "B against A, as `ironbench compare A B` decides (alpha 0.05, the overall gate, failing on a regression).",
+        compare_form(run_ids, a, b),
+        el("p", {"class": "text"}, problem) if problem else None,
+    )
+    if parts is None:
+        shown = [pending_section("comparison"), pick] if pending else [pick]
+        return document("ironbench view · compare", store, el("main", None, shown), pending=pending)
+    nav = el(
+        "nav", {"aria-label": "sections"}, [el("a", {"href": f"#{key}"}, title) for key, title, _ in parts.sections]
+    )
+    link = "/compare?" + urlencode({"a": a, "b": b})
+    return document(
+        parts.title,
+        store,
+        parts.header,
+        nav,
+        el(
+            "main",
+            None,
+            el("p", {"class": "crumbs"}, "Link to this comparison: ", el("a", {"href": link}, link)),
+            [body for _, _, body in parts.sections],
+            pick,
+        ),
+    )

@@ -1,0 +1,108 @@
+"""A run's progress as the viewer shows it: work done, the most still to come, and an ETA.
+
+The most still to come is the plan's: every group may take up to its `max_runs` until its
+decision, and a decided group (or a stress ladder that found its verdict) takes no more,
+so the total shrinks as groups stop early, as the terminal's progress bar does. A
+gauntlet's unit is the turn. Pure, except `planned_groups`, which runs the planner.
+"""
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from ironbench.console.numbers import number
+
+LIVE = "running"
+
+
+@dataclass(frozen=True)
+class Progress:
+    unit: str  # "invocations" or "turns"
+    done: int
+    planned: int | None  # the most the run can still take in all (None: its plan cannot be read here)
+    successes: int
+    decisions: int
+    eta_seconds: float | None
+
+    def text(self, status: str) -> str:
+        """`120 of at most 400 invocations, 97 succeeded, 31 decisions · about 2 min left`."""
+        parts = [f"{self.done} of at most {self.planned} {self.unit}" if self.planned else f"{self.done} {self.unit}"]
+        if self.unit == "invocations":
+            parts[0] += f", {self.successes} succeeded, {self.decisions} decision{'s' if self.decisions != 1 else ''}"
+        if status == LIVE and self.eta_seconds is not None:
+            parts.append(f"about {duration(self.eta_seconds)} left at the recent pace")
+        return " · ".join(parts)
+
+
+def duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{max(1, round(seconds))} s"
+    if seconds < 90 * 60:
+        return f"{round(seconds / 60)} min"
+    return f"{number(seconds / 3600, '.1f')} h"
+
+
+def planned_groups(suite: dict, ai_variants: list[dict]) -> dict[str, int] | None:
+    """Each planned group's path and the most runs it can take, from the suite the run
+    recorded (and the AI rewrites it accepted); None when this ironbench cannot plan it
+    (a generator plugin missing here, say)."""
+    from ironbench.core.errors import IronbenchError
+    from ironbench.run.planner import Variant, plan
+    from ironbench.suite.models import parse_suite
+
+    try:
+        parsed = parse_suite(suite, "the recorded suite")
+        if parsed.mode == "gauntlet":
+            return {}
+        made: dict[tuple[str, str], list[Variant]] = {}
+        for v in ai_variants:
+            slot = int(str(v["variant_id"]).rsplit("_", 1)[-1]) if str(v["variant_id"])[-1:].isdigit() else 0
+            made.setdefault((v["case_id"], v["generator"]), []).append(
+                Variant(
+                    v["case_id"],
+                    v["generator"],
+                    v["variant_id"],
+                    slot,
+                    v["instruction"],
+                    v["base_instruction"],
+                    v["seed"],
+                    v.get("params") or {},
+                    v["attempt"],
+                    v.get("metadata") or {},
+                )
+            )
+        return {group.path: group.max_runs for track in plan(parsed, made) for group in track.groups}
+    except (IronbenchError, KeyError, TypeError, ValueError):
+        return None
+
+
+def planned_turns(suite: dict) -> int | None:
+    """A gauntlet's turns: engines × conversations × each scenario's prompts."""
+    try:
+        prompts = sum(1 + len(s.get("follow_ups") or []) for s in suite["scenarios"])
+        return len(suite["engines"]) * int(suite.get("conversations") or 1) * prompts
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def most_to_take(planned: Mapping[str, int], counts: Mapping[str, int], decided: set[str], live: bool) -> int:
+    """Invocations the run takes at most in all: a group still open may take up to its
+    `max_runs` (or more, had a resume raised it), a closed one what it took."""
+    total = 0
+    for path, max_runs in planned.items():
+        done = counts.get(path, 0)
+        track = path.rsplit("/", 1)[0]
+        closed = not live or path in decided or (path.startswith("stress/") and track in decided)
+        total += done if closed else max(max_runs, done)
+    return total + sum(done for path, done in counts.items() if path not in planned)
+
+
+def eta(stamps: list[str], remaining: int) -> float | None:
+    """Seconds left at the pace of the recent completions (their timestamps, oldest first)."""
+    if len(stamps) < 2 or remaining <= 0:
+        return None if remaining > 0 else 0.0
+    first, last = (datetime.strptime(s, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC) for s in (stamps[0], stamps[-1]))
+    span = (last - first).total_seconds()
+    if span <= 0:
+        return None
+    return remaining * span / (len(stamps) - 1)

@@ -1,0 +1,347 @@
+"""What the viewer reads from the store, through one read-only SQLite connection per reader.
+
+The store is opened `mode=ro` (SQLite refuses any write on it) and never migrated. The
+report's own data comes through DuckDB (report.gather, read-only too); this module holds
+the small, frequent reads: the event tail, each run's counts and status, one case's
+invocations, one invocation, one conversation.
+"""
+
+import json
+import threading
+from contextlib import closing
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ironbench.analysis.show import logs_in, run_status
+from ironbench.core.errors import RunNotFound, StoreError
+from ironbench.core.events import Event, InvocationCompleted, RecordedEvent, event_from_dict
+from ironbench.store.eventstore import EventStore, open_read_only
+from ironbench.store.failures import sqlite_failure
+from ironbench.store.leases import Holder, Lease
+
+
+@dataclass(frozen=True, slots=True)
+class Fact:
+    """One stored event as the viewer reads it: its sequence number, run, stream, type, when
+    it was appended, and the event itself."""
+
+    seq: int
+    run_id: str
+    stream: str
+    type: str
+    appended_utc: str
+    event: Event
+
+
+# Each run's counts as `ironbench runs` counts them: infrastructure errors (the backend
+# failed, and the attempts a re-run superseded) apart, in no rate. `{where}` narrows every
+# part to one run, so a live update reads only that run's rows.
+_RUNS = """
+SELECT r.run_id, r.suite_id, r.mode, r.status, r.label, r.started_utc, r.finished_utc,
+       coalesce(i.invocations, 0), coalesce(i.successes, 0), coalesce(i.infra_errors, 0) + coalesce(s.superseded, 0),
+       coalesce(t.turns, 0)
+FROM runs r
+LEFT JOIN (SELECT run_id, count(*) FILTER (WHERE infra_error IS NULL) AS invocations,
+                  count(*) FILTER (WHERE infra_error IS NULL AND success) AS successes,
+                  count(*) FILTER (WHERE infra_error IS NOT NULL) AS infra_errors
+           FROM invocations {where} GROUP BY run_id) i ON i.run_id = r.run_id
+LEFT JOIN (SELECT run_id, count(*) AS superseded FROM superseded_invocations {where} GROUP BY run_id) s
+       ON s.run_id = r.run_id
+LEFT JOIN (SELECT run_id, count(*) AS turns FROM turns {where} GROUP BY run_id) t ON t.run_id = r.run_id
+{run_where}
+ORDER BY r.started_utc, r.run_id
+"""
+RUN_COLUMNS = (
+    "run_id",
+    "suite_id",
+    "mode",
+    "status",
+    "label",
+    "started_utc",
+    "finished_utc",
+    "invocations",
+    "successes",
+    "infra_errors",
+    "turns",
+)
+
+# Decisions per run, mode and kind: the runs page's one-line verdict.
+_TALLIES = """
+SELECT run_id, coalesce(case_mode, mode), decision, count(*) FROM decisions {where} GROUP BY 1, 2, 3
+"""
+# Gauntlet runs decide nothing: per engine, conversations in which the scorer saw a violation.
+_VIOLATIONS = """
+SELECT run_id, engine, count(DISTINCT scenario || '/' || conversation),
+       count(DISTINCT CASE WHEN violated THEN scenario || '/' || conversation END)
+FROM turn_scores WHERE scorer = ? {and_where} GROUP BY 1, 2 ORDER BY 1, 2
+"""
+
+
+class Reader:
+    """A read-only connection to the store, safe to share between threads (one statement at a time)."""
+
+    def __init__(self, store_path: Path) -> None:
+        self.store_path = Path(store_path)
+        self.store: EventStore = open_read_only(self.store_path)
+        self.lock = threading.Lock()
+
+    def close(self) -> None:
+        with self.lock:
+            self.store.close()
+
+    def rows(self, sql: str, params: tuple = ()) -> list[tuple]:
+        import sqlite3
+
+        with self.lock:
+            try:
+                return self.store.conn.execute(sql, params).fetchall()
+            except sqlite3.Error as exc:
+                raise sqlite_failure(self.store_path, "cannot read the store", exc) from exc
+
+    # -- the event tail ----------------------------------------------------------------
+
+    def last_seq(self, run_id: str | None = None) -> int:
+        if run_id is None:
+            return self.rows("SELECT coalesce(max(seq), 0) FROM events")[0][0]
+        return self.rows("SELECT coalesce(max(seq), 0) FROM events WHERE run_id = ?", (run_id,))[0][0]
+
+    def facts(
+        self,
+        after: int,
+        until: int | None = None,
+        run_id: str | None = None,
+        types: tuple[str, ...] | None = None,
+        limit: int = 2000,
+        newest: bool = False,
+    ) -> list[Fact]:
+        """Events with after < seq <= until, in the store's order (`newest`: the last `limit` of them)."""
+        sql = "SELECT seq, run_id, stream, type, timestamp_utc, payload FROM events WHERE seq > ?"
+        params: list[Any] = [after]
+        if until is not None:
+            sql += " AND seq <= ?"
+            params.append(until)
+        if run_id is not None:
+            sql += " AND run_id = ?"
+            params.append(run_id)
+        if types:
+            sql += f" AND type IN ({','.join('?' * len(types))})"
+            params += list(types)
+        sql += f" ORDER BY seq {'DESC' if newest else ''} LIMIT ?"
+        params.append(limit)
+        rows = self.rows(sql, tuple(params))
+        if newest:
+            rows.reverse()
+        return [Fact(r[0], r[1], r[2], r[3], r[4], event_from_dict(r[3], json.loads(r[5]))) for r in rows]
+
+    def fact(self, run_id: str, seq: int) -> Fact:
+        found = self.facts(seq - 1, seq, run_id)
+        if not found:
+            raise RunNotFound(f"run {run_id}: no event {seq}")
+        return found[0]
+
+    # -- runs ----------------------------------------------------------------------------
+
+    def runs(self, run_id: str | None = None) -> list[dict]:
+        """Every run (or one) with its counts and its status as `ironbench runs` derives it:
+        `running` only while its coordinator's lease is alive, else `interrupted`."""
+        params: tuple = ()
+        if run_id is None:
+            sql = _RUNS.format(where="", run_where="")
+        else:
+            sql = _RUNS.format(where="WHERE run_id = ?", run_where="WHERE r.run_id = ?")
+            params = (run_id,) * 4
+        rows = [dict(zip(RUN_COLUMNS, row, strict=True)) for row in self.rows(sql, params)]
+        leases = self._leases(run_id)
+        for row in rows:
+            row["status"] = run_status(row["run_id"], row["status"], leases)
+        return rows
+
+    def run(self, run_id: str) -> dict:
+        found = self.runs(run_id)
+        if not found:
+            raise RunNotFound(f"run {run_id!r} not found in {self.store_path}")
+        return found[0]
+
+    def _leases(self, run_id: str | None) -> dict[str, Lease]:
+        sql = "SELECT run_id, host, pid, process_started, acquired_utc, heartbeat_utc FROM run_leases"
+        rows = self.rows(sql + " WHERE run_id = ?", (run_id,)) if run_id else self.rows(sql)
+        return {r[0]: Lease(r[0], Holder(r[1], r[2], r[3]), r[4], r[5]) for r in rows}
+
+    def tallies(self, run_id: str | None = None) -> dict[str, dict[str, dict[str, int]]]:
+        """run -> mode -> decision -> how many."""
+        where = "WHERE run_id = ?" if run_id else ""
+        out: dict[str, dict[str, dict[str, int]]] = {}
+        for run, mode, decision, count in self.rows(_TALLIES.format(where=where), (run_id,) if run_id else ()):
+            out.setdefault(run, {}).setdefault(mode, {})[decision] = count
+        return out
+
+    def violations(self, scorer: str, run_id: str | None = None) -> dict[str, list[tuple[str, int, int]]]:
+        """run -> [(engine, conversations, conversations with a violation)]."""
+        and_where = "AND run_id = ?" if run_id else ""
+        out: dict[str, list[tuple[str, int, int]]] = {}
+        for run, engine, total, violated in self.rows(
+            _VIOLATIONS.format(and_where=and_where), (scorer, run_id) if run_id else (scorer,)
+        ):
+            out.setdefault(run, []).append((engine, total, violated))
+        return out
+
+    def run_started(self, run_id: str) -> dict:
+        """What the run recorded when it started (its suite included)."""
+        rows = self.rows(
+            "SELECT payload FROM events WHERE run_id = ? AND type = 'run_started' ORDER BY seq LIMIT 1", (run_id,)
+        )
+        if not rows:
+            raise RunNotFound(f"run {run_id!r} not found in {self.store_path}")
+        return json.loads(rows[0][0])
+
+    # -- progress ------------------------------------------------------------------------
+
+    def group_counts(self, run_id: str) -> dict[str, int]:
+        """Invocations recorded per group (infrastructure errors left out: their slots run again)."""
+        return dict(
+            self.rows(
+                "SELECT coalesce(nullif(group_path, ''), 'baseline/' || case_id), count(*) FROM invocations "
+                "WHERE run_id = ? AND infra_error IS NULL GROUP BY 1",
+                (run_id,),
+            )
+        )
+
+    def decided_groups(self, run_id: str) -> set[str]:
+        """Groups (and stress ladders: their track's path) that reached their decision."""
+        return {
+            r[0]
+            for r in self.rows(
+                "SELECT DISTINCT coalesce(nullif(group_path, ''), 'baseline/' || case_id) FROM decisions "
+                "WHERE run_id = ?",
+                (run_id,),
+            )
+        }
+
+    def ai_variants(self, run_id: str) -> list[dict]:
+        """The AI rewrites the run accepted (made before its invocations start)."""
+        rows = self.rows(
+            "SELECT payload FROM events WHERE run_id = ? AND type = 'variant_generated' "
+            "AND json_extract(payload, '$.metadata.source') = 'ai' ORDER BY seq",
+            (run_id,),
+        )
+        return [json.loads(r[0]) for r in rows]
+
+    def recent_completions(self, run_id: str, count: int = 20) -> list[str]:
+        """When the run's last `count` invocations (or turns) were recorded, oldest first."""
+        rows = self.rows(
+            "SELECT timestamp_utc FROM (SELECT seq, timestamp_utc FROM events WHERE run_id = ? "
+            "AND type IN ('invocation_completed', 'turn_answered') ORDER BY seq DESC LIMIT ?) ORDER BY seq",
+            (run_id, count),
+        )
+        return [r[0] for r in rows]
+
+    # -- drill-down ----------------------------------------------------------------------
+
+    def case_logs(self, run_id: str, case_id: str) -> list[tuple[RecordedEvent, bool, bool]]:
+        """Every attempt of a case's invocations, as `ironbench log` finds them."""
+        with self.lock:
+            return logs_in(self.store, run_id, case_id)
+
+    def cases(self, run_id: str) -> list[dict]:
+        """The run's cases in the order their first invocation was recorded: mode, groups, invocations."""
+        rows = self.rows(
+            "SELECT case_id, coalesce(case_mode, mode), count(DISTINCT group_path), count(*), "
+            "count(*) FILTER (WHERE infra_error IS NULL AND success), min(seq) "
+            "FROM (SELECT case_id, case_mode, mode, group_path, infra_error, success, seq FROM invocations "
+            "      WHERE run_id = ? UNION ALL "
+            "      SELECT case_id, case_mode, mode, group_path, infra_error, success, seq FROM superseded_invocations "
+            "      WHERE run_id = ?) GROUP BY 1, 2 ORDER BY min(seq)",
+            (run_id, run_id),
+        )
+        names = ("case_id", "mode", "groups", "attempts", "successes")
+        return [dict(zip(names, r[:5], strict=True)) for r in rows]
+
+    def decisions(self, run_id: str, case_id: str) -> list[Fact]:
+        return self._typed(run_id, case_id, "decision_taken")
+
+    def variants(self, run_id: str, case_id: str) -> list[Fact]:
+        return self._typed(run_id, case_id, "variant_generated") + self._typed(run_id, case_id, "variant_dropped")
+
+    def rejections(self, run_id: str, case_id: str) -> list[Fact]:
+        return self._typed(run_id, case_id, "ai_output_rejected")
+
+    def _typed(self, run_id: str, case_id: str, type_: str) -> list[Fact]:
+        rows = self.rows(
+            "SELECT seq, run_id, stream, type, timestamp_utc, payload FROM events "
+            "WHERE run_id = ? AND type = ? AND json_extract(payload, '$.case_id') = ? ORDER BY seq",
+            (run_id, type_, case_id),
+        )
+        return [Fact(r[0], r[1], r[2], r[3], r[4], event_from_dict(r[3], json.loads(r[5]))) for r in rows]
+
+    def invocation(self, run_id: str, seq: int) -> tuple[Fact, bool, bool]:
+        """One recorded invocation attempt, with whether a re-run superseded it and whether
+        it lies past its group's decision (surplus), as `ironbench log` says."""
+        fact = self.fact(run_id, seq)
+        if not isinstance(fact.event, InvocationCompleted):
+            raise RunNotFound(f"run {run_id}: event {seq} is a {fact.type}, not an invocation")
+        for recorded, superseded, surplus in self.case_logs(run_id, fact.event.case_id):
+            if recorded.seq == seq:
+                return fact, superseded, surplus
+        return fact, False, False
+
+    def conversation(self, run_id: str, engine: str, scenario: str, conversation: int) -> dict:
+        """One gauntlet conversation turn by turn with every scorer's verdict (the report's shape)."""
+        turns = self.rows(
+            "SELECT turn, prompt, answer, duration_ms, domain FROM turns "
+            "WHERE run_id = ? AND engine = ? AND scenario = ? AND conversation = ? ORDER BY turn",
+            (run_id, engine, scenario, conversation),
+        )
+        if not turns:
+            raise RunNotFound(f"run {run_id}: no conversation {conversation} of {engine} in {scenario}")
+        scores: dict[int, list[dict]] = {}
+        for turn, scorer, violated, detail in self.rows(
+            "SELECT turn, scorer, violated, detail FROM turn_scores "
+            "WHERE run_id = ? AND engine = ? AND scenario = ? AND conversation = ? ORDER BY turn, scorer",
+            (run_id, engine, scenario, conversation),
+        ):
+            scores.setdefault(turn, []).append({"scorer": scorer, "violated": bool(violated), "detail": detail})
+        return {
+            "engine": engine,
+            "scenario": scenario,
+            "domain": turns[0][4],
+            "conversation": conversation,
+            "turns": [
+                {"turn": t, "prompt": p, "answer": a, "duration_ms": d, "scores": scores.get(t, [])}
+                for t, p, a, d, _ in turns
+            ],
+        }
+
+    def conversations(self, run_id: str) -> list[tuple[str, str, int, int]]:
+        """(engine, scenario, conversation, turns) of every gauntlet conversation, in recorded order."""
+        return [
+            (r[0], r[1], r[2], r[3])
+            for r in self.rows(
+                "SELECT engine, scenario, conversation, count(*) FROM turns WHERE run_id = ? "
+                "GROUP BY 1, 2, 3 ORDER BY min(seq)",
+                (run_id,),
+            )
+        ]
+
+
+def check_store(store_path: Path) -> None:
+    """The store exists and its schema is the one this ironbench reads (checked read-only:
+    the viewer never migrates)."""
+    import sqlite3
+
+    from ironbench.store.migrate import SCHEMA_HEAD
+
+    path = Path(store_path)
+    if not path.is_file():
+        raise StoreError(f"{path}: no store here (run something first, or pass --store)")
+    try:
+        with closing(sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)) as conn:
+            row = conn.execute("SELECT version_num FROM alembic_version").fetchone()
+    except sqlite3.DatabaseError as exc:
+        raise StoreError(f"{path}: not an ironbench store ({exc})") from None
+    revision = row[0] if row else None
+    if revision != SCHEMA_HEAD:
+        raise StoreError(
+            f"{path}: store schema is at revision {revision}, this ironbench needs {SCHEMA_HEAD}: "
+            "run `ironbench db upgrade`"
+        )

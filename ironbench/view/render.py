@@ -29,8 +29,8 @@ from ironbench.core.errors import StoreError
 from ironbench.report.page import PageParts
 
 KEPT = 8  # renderings kept (a 10,000-invocation run's is about 2 MB)
-PACE_FLOOR = 5.0  # a running run's report is rendered again at most this often...
-PACE_FACTOR = 10.0  # ...or ten times as long as it took, so rendering takes at most a tenth of a core
+PACE_FLOOR = 10.0  # a running run's report is rendered again at most this often...
+PACE_FACTOR = 20.0  # ...or 20 times as long as it took, so rendering takes at most 5% of a core
 PARENT_CHECK_SECONDS = 0.5
 
 

@@ -92,9 +92,13 @@ class Chromium:
             self.socket.settimeout(max(0.05, deadline - time.monotonic()))
             self.events.append(json.loads(self.socket.recv()))
 
-    def open(self, path: Path | str, scripts: bool = True, width: int = 1280) -> "Page":
-        """A file, or an http:// address (the viewer's pages)."""
-        target = self.send("Target.createTarget", {"url": "about:blank"})["targetId"]
+    def open(self, path: Path | str, scripts: bool = True, width: int = 1280, isolated: bool = False) -> "Page":
+        """A file, or an http:// address (the viewer's pages). `isolated`: in a browser
+        context of its own, as if in another browser (its own cookies and connections: a
+        browser keeps at most six connections to one server, whatever the tabs)."""
+        context = self.send("Target.createBrowserContext")["browserContextId"] if isolated else None
+        params = {"url": "about:blank", **({"browserContextId": context} if context else {})}
+        target = self.send("Target.createTarget", params)["targetId"]
         session = self.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
         for domain in ("Page", "Runtime", "Log", "Network"):
             self.send(f"{domain}.enable", session=session)
@@ -109,7 +113,7 @@ class Chromium:
         url = path if isinstance(path, str) and path.startswith("http") else Path(path).resolve().as_uri()
         self.send("Page.navigate", {"url": url}, session)
         self.wait_for("Page.loadEventFired", session)
-        return Page(self, session, target, start)
+        return Page(self, session, target, start, context)
 
     def close(self) -> None:
         socket = getattr(self, "socket", None)
@@ -133,8 +137,11 @@ class Chromium:
 
 
 class Page:
-    def __init__(self, browser: Chromium, session: str, target: str, first_event: int) -> None:
+    def __init__(
+        self, browser: Chromium, session: str, target: str, first_event: int, context: str | None = None
+    ) -> None:
         self.browser, self.session, self.target, self.first_event = browser, session, target, first_event
+        self.context = context
 
     def evaluate(self, expression: str):
         result = self.browser.send("Runtime.evaluate", {"expression": expression, "returnByValue": True}, self.session)
@@ -179,3 +186,5 @@ class Page:
 
     def close(self) -> None:
         self.browser.send("Target.closeTarget", {"targetId": self.target})
+        if self.context is not None:
+            self.browser.send("Target.disposeBrowserContext", {"browserContextId": self.context})

@@ -177,22 +177,46 @@ def test_a_run_in_progress_shows_each_decision_within_a_second(fresh_store, brow
     assert done == [20, 20]
 
 
-def test_a_page_whose_server_restarts_misses_nothing_and_repeats_nothing(fresh_store, browser):
-    """The viewer is stopped mid-run and started again on the same port: the page's stream
-    reconnects with the last sequence it saw, and the facts it shows are exactly the run's,
-    in the store's order, none twice, though some were appended while no server ran."""
+VISIBILITY = """(hidden => {
+    Object.defineProperty(document, 'hidden', {configurable: true, get: () => hidden});
+    Object.defineProperty(document, 'visibilityState', {configurable: true, get: () => hidden ? 'hidden' : 'visible'});
+    document.dispatchEvent(new Event('visibilitychange'));
+})"""
+
+
+def test_a_page_that_loses_its_stream_misses_nothing_and_repeats_nothing(fresh_store, browser):
+    """Twice in one run the page loses its stream while events are appended: its tab is
+    hidden (it gives the stream back) and shown again; then its viewer is stopped and started
+    again on the same port. The facts it shows are exactly the run's, in the store's order,
+    none twice."""
     server = Served(fresh_store)
-    run = LiveRun(fresh_store.parent, cases=4, runs=4, sleep_ms=250)
+    run = LiveRun(fresh_store.parent, cases=6, runs=4, sleep_ms=250)
+
+    def appended_while(pause) -> None:
+        before = _rows(fresh_store, "SELECT max(seq) FROM events")[0][0]
+        pause()
+        assert _rows(fresh_store, "SELECT max(seq) FROM events")[0][0] > before, "nothing was appended meanwhile"
+        assert run.process.poll() is None, "the run ended too soon"
+
     try:
         run_id = run.started()
         page = browser.open(f"{server.base}/runs/{run_id}")
         after = page.evaluate("Number(document.body.dataset.after)")
         wait_until(lambda: page.evaluate("window.ironbenchView.seqs.length") >= 3, what="three facts pushed")
+
+        def hidden() -> None:
+            page.evaluate(f"{VISIBILITY}(true)")
+            assert page.evaluate("window.ironbenchView.source") is None  # the stream was given back
+            shown = page.evaluate("window.ironbenchView.seqs.length")
+            time.sleep(1)
+            assert page.evaluate("window.ironbenchView.seqs.length") == shown  # nothing arrives while hidden
+
+        appended_while(hidden)
+        page.evaluate(f"{VISIBILITY}(false)")
+        seen = page.evaluate("window.ironbenchView.seqs.length")
+        wait_until(lambda: page.evaluate("window.ironbenchView.seqs.length") > seen, what="the page to catch up")
         server.stop()
-        gone = _rows(fresh_store, "SELECT max(seq) FROM events")[0][0]
-        time.sleep(1.5)  # the run goes on while the page has no server
-        assert _rows(fresh_store, "SELECT max(seq) FROM events")[0][0] > gone, "nothing was appended in the gap"
-        assert run.process.poll() is None, "the run ended before the viewer came back"
+        appended_while(lambda: time.sleep(1.5))  # no server at all
         with Served(fresh_store, port=server.port):
             run.wait()
             wait_until(lambda: _status(page) == "finished", 20, "the run's status to turn finished")

@@ -13,15 +13,29 @@
   var status = document.getElementById('run-status');
   function show(on, text) { if (state) { state.className = 'live-state ' + (on ? 'on' : 'off'); state.textContent = text; } }
   function parse(html) { var t = document.createElement('template'); t.innerHTML = html; return t.content.firstElementChild; }
+  // What arrives is shown a few times a second, not message by message: a run of no-op
+  // invocations sends dozens a second, and each change of the page costs the browser a frame.
+  var arrived = [], progressed = {}, flushing = false;
+  function later() { if (!flushing) { flushing = true; setTimeout(flush, 250); } }
+  function flush() {
+    flushing = false;
+    if (facts && arrived.length) {
+      var batch = document.createDocumentFragment(), now = String(Date.now());
+      for (var i = arrived.length - 1; i >= 0; i--) {
+        var item = parse(arrived[i]); item.setAttribute('data-shown', now); batch.appendChild(item);
+      }
+      facts.insertBefore(batch, facts.firstChild);
+      while (facts.children.length > 500) facts.removeChild(facts.lastChild);
+    }
+    arrived = [];
+    var runs = progressed; progressed = {};
+    Object.keys(runs).forEach(function (run) { showProgress(runs[run]); });
+  }
   function onFact(e) {
     var d = JSON.parse(e.data);
     if (seen[d.seq]) { view.repeats++; return; }
     seen[d.seq] = true; view.seqs.push(d.seq); view.last = Math.max(view.last, d.seq);
-    if (!facts) return;
-    var item = parse(d.html);
-    item.setAttribute('data-shown', String(Date.now()));
-    facts.insertBefore(item, facts.firstChild);
-    while (facts.children.length > 500) facts.removeChild(facts.lastChild);
+    arrived.push(d.html); later();
   }
   function refresh(pace) {
     // The report's sections, rendered again by the server, at most every `pace` seconds.
@@ -52,6 +66,9 @@
   function onProgress(e) {
     var d = JSON.parse(e.data);
     view.last = Math.max(view.last, Number(e.lastEventId || 0));
+    progressed[d.run] = d; later();
+  }
+  function showProgress(d) {
     var row = document.querySelector('tr[data-run="' + CSS.escape(d.run) + '"]');
     if (row) row.replaceWith(parse(d.row));
     else if (body.getAttribute('data-page') === 'runs' && !body.hasAttribute('data-filtered')) {
@@ -67,17 +84,27 @@
     decisions = d.decisions;
   }
   function connect(after) {
+    if (view.source) view.source.close();
     var source = new EventSource(url + '?after=' + after);
     source.addEventListener('open', function () { show(true, 'live'); });
     source.addEventListener('fact', onFact);
     source.addEventListener('progress', onProgress);
     source.addEventListener('error', function () {
+      if (view.source !== source) return;
       show(false, 'reconnecting…');
       // The browser retries by itself, sending Last-Event-ID; a stream it gave up on starts again here.
-      if (source.readyState === EventSource.CLOSED) setTimeout(function () { connect(view.last); }, 2000);
+      if (source.readyState === EventSource.CLOSED) setTimeout(function () {
+        if (view.source === source && !document.hidden) connect(view.last);
+      }, 2000);
     });
     view.source = source;
   }
-  connect(view.last);
+  // A browser keeps at most six connections to one server (HTTP/1.1), whatever the tabs: a
+  // hidden tab gives its stream back, and catches up from the last event it saw when shown.
+  document.addEventListener('visibilitychange', function () {
+    if (document.hidden && view.source) { view.source.close(); view.source = null; show(false, 'paused'); }
+    else if (!document.hidden && !view.source) connect(view.last);
+  });
+  if (document.hidden) show(false, 'paused'); else connect(view.last);
   if (pending) refresh(0);
 })();

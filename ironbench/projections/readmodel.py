@@ -14,6 +14,8 @@ from ironbench.core.events import (
     DecisionTaken,
     Event,
     InvocationCompleted,
+    ModelCalled,
+    ModelText,
     RecordedEvent,
     RunAborted,
     RunFinished,
@@ -35,6 +37,8 @@ READ_MODEL_TABLES = (
     "rejections",
     "turns",
     "turn_scores",
+    "model_calls",
+    "model_texts",
     "runs",
 )
 
@@ -42,7 +46,7 @@ _INVOCATION_COLUMNS = (
     "invocation_key, rerun, run_id, suite_id, mode, case_id, variant_id, run_index, instruction_hash, "
     "instruction_length, success, failure_stage, attempts, repairs_triggered, duration_ms, timed_out, harness_error, "
     "infra_error, exit_code, debug_artifacts_present, timestamp_utc, seq, group_path, generator, level, case_mode, "
-    "brick_sha256"
+    "brick_sha256, model_calls, prompt_tokens, completion_tokens, model_seconds"
 )
 # The three tables an invocation's row can live in share one column set (store/tables.py):
 # live evidence, attempts a re-run replaced, and runs past their group's decision.
@@ -70,6 +74,12 @@ _INSERT_DECISION = (
     "level, case_mode, reference_source, success_lower_95, success_upper_95, reproduce_lower_95, direction, "
     "p_value) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
 )
+_INSERT_MODEL_CALL = (
+    "INSERT OR REPLACE INTO model_calls(seq, run_id, suite_id, invocation_key, rerun, case_id, variant_id, run_index, "
+    "group_path, call_index, api, requested_model, served_model, stream, messages, options, answer, answer_sha256, "
+    "prompt_tokens, completion_tokens, latency_ms, error, error_kind, status, retry_after, divergence, timestamp_utc) "
+    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+)
 _INSERT_VARIANT = (
     "INSERT OR REPLACE INTO variants(seq, run_id, suite_id, case_mode, case_id, generator, variant_id, "
     "instruction, instruction_hash, seed, attempt, dropped, reason, timestamp_utc) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
@@ -93,6 +103,8 @@ class ReadModel:
             AiOutputRejected: self._ai_output_rejected,
             VariantGenerated: self._variant_generated,
             VariantDropped: self._variant_dropped,
+            ModelCalled: self._model_called,
+            ModelText: self._model_text,
             RunFinished: self._run_ended,
             RunAborted: self._run_ended,
         }
@@ -175,6 +187,10 @@ class ReadModel:
                 event.level,
                 event.mode,
                 event.brick_sha256,
+                event.model_calls,
+                event.prompt_tokens,
+                event.completion_tokens,
+                event.model_seconds,
             ),
         )
 
@@ -328,6 +344,48 @@ class ReadModel:
                 event.reason,
                 recorded.timestamp_utc,
             ),
+        )
+
+    def _model_called(self, conn: sqlite3.Connection, recorded: RecordedEvent, event: ModelCalled) -> None:
+        suite_id, _ = self._suite_and_mode(conn, recorded.run_id)
+        answer = event.answer
+        conn.execute(
+            _INSERT_MODEL_CALL,
+            (
+                recorded.seq,
+                recorded.run_id,
+                suite_id,
+                event.key,
+                event.rerun,
+                event.case_id,
+                event.variant_id,
+                event.run_index,
+                recorded.stream.rsplit("/", 1)[0],  # the invocation's group
+                event.index,
+                event.api,
+                event.requested_model,
+                event.served_model,
+                event.stream,
+                json.dumps(event.messages, ensure_ascii=False),
+                json.dumps(event.options, ensure_ascii=False, sort_keys=True),
+                answer if isinstance(answer, str) else None,
+                answer["sha256"] if isinstance(answer, dict) else None,
+                event.prompt_tokens,
+                event.completion_tokens,
+                event.latency_ms,
+                event.error,
+                event.error_kind,
+                event.status,
+                event.retry_after,
+                event.divergence,
+                recorded.timestamp_utc,
+            ),
+        )
+
+    def _model_text(self, conn: sqlite3.Connection, recorded: RecordedEvent, event: ModelText) -> None:
+        conn.execute(
+            "INSERT OR REPLACE INTO model_texts(run_id, sha256, text, chars) VALUES (?,?,?,?)",
+            (recorded.run_id, event.sha256, event.text, len(event.text)),
         )
 
     def _run_ended(self, conn: sqlite3.Connection, recorded: RecordedEvent, event: RunFinished | RunAborted) -> None:

@@ -5,6 +5,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ironbench.core.events import DecisionTaken, InvocationCompleted
+from ironbench.core.model_calls import CallTotals
 from ironbench.projections.field import bricks, pass_k, pass_k_dict
 from ironbench.stats import CaseRobustness, StoppingRule, percentile, wilson_interval
 
@@ -55,7 +56,25 @@ def summary(
         "timestamp_utc": seed_timestamp(timestamp_utc),
         "ironclad_version": ironclad_version,
         **({"surplus": True} if surplus else {}),
+        **({"model": totals_of(completed).to_dict()} if completed.model_calls is not None else {}),
     }
+
+
+def totals_of(completed: InvocationCompleted) -> CallTotals:
+    """What an invocation asked of the model gateway (its run served a model)."""
+    return CallTotals(
+        completed.model_calls or 0, completed.prompt_tokens, completed.completion_tokens, completed.model_seconds or 0.0
+    )
+
+
+def model_aggregate(runs: Sequence[InvocationCompleted]) -> dict | None:
+    """A group's model cost over its runs (those whose backend failed too: they were paid
+    for); None when its run served no model."""
+    served = [totals_of(r) for r in runs if r.model_calls is not None]
+    if not served:
+        return None
+    total = CallTotals.add(served)
+    return {**total.to_dict(), "calls_per_run": round(total.calls / len(served), 6)}
 
 
 def aggregate(
@@ -99,6 +118,9 @@ def aggregate(
         "p95_duration_ms": round(percentile(durations, 95), 3),
         "debug_coverage": round(sum(1 for r in runs if r.debug_artifacts_present) / total, 6) if total else 0.0,
     }
+    model = model_aggregate(live)
+    if model is not None:  # only where the run served a model: older trees rebuild byte for byte
+        result["model"] = model
     if decision is not None:
         result["stop_decision"] = _decision(decision)
         if rule is not None and first is not None and first.mode == "baseline":

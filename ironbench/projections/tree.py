@@ -294,6 +294,8 @@ class OutputTree:
             **({"outcome_rules": {k: started.rules[k] for k in ("name", "source", "sha256")}} if started.rules else {}),
             **({"scheduler": started.scheduler} if started.scheduler else {}),
             **({"speculate": True} if started.speculate else {}),
+            **({"serve_model": started.serve_model} if started.serve_model else {}),
+            **({"replay_of": started.replay_of} if started.replay_of else {}),
             **state.status,
         }
         self._write(self._file(state, "metadata.json"), _json(metadata))

@@ -14,18 +14,19 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from ironbench import __version__
-from ironbench.core.errors import RunNotFound
+from ironbench.core.errors import IronbenchError, RunNotFound
 from ironbench.core.events import RecordedEvent, RunFinished, RunStarted, run_started
 from ironbench.core.outcome import DEFAULT_RULES, RuleSet, load_rules
 from ironbench.core.redact import Redactor
+from ironbench.gateway import GatewayConfig, GatewayProcess
 from ironbench.projections.readmodel import ReadModel
 from ironbench.projections.tree import OutputTree
 from ironbench.run.executors import open_executor
-from ironbench.run.guards import MAX_INFRA_ERRORS, resume_command
+from ironbench.run.guards import MAX_OUTAGE_SECONDS, Backoff, resume_command
 from ironbench.run.paths import RunPaths
 from ironbench.run.planner import AiVariants, ai_entries
 from ironbench.run.reporters import RedactingReporter, Reporter, SilentReporter
-from ironbench.run.session import RUN_STREAM, Session, aborts_run, appender
+from ironbench.run.session import RUN_STREAM, Replays, Session, aborts_run, appender
 from ironbench.store.eventstore import EventStore, Pending, open_store
 from ironbench.suite.models import Suite
 from ironbench.targets.registry import TargetSpec, resolve_target
@@ -51,6 +52,8 @@ def _begin(
     speculate: bool = False,
     scheduler: str | None = None,
     rules: RuleSet | None = None,
+    serve_model: dict | None = None,
+    replay_of: str | None = None,
 ) -> RunStarted:
     started = RunStarted(
         suite_id=suite.suite_id,
@@ -69,6 +72,8 @@ def _begin(
         speculate=speculate,
         scheduler=scheduler,
         rules=rules.record() if rules is not None else None,
+        serve_model=serve_model,
+        replay_of=replay_of,
     )
     appender(store, tree, run_id)([Pending(RUN_STREAM, started)])
     return started
@@ -94,6 +99,19 @@ def _redacting(reporter: Reporter | None, names: Sequence[str]) -> tuple[Reporte
     return (RedactingReporter(reporter, redactor) if redactor else reporter), redactor
 
 
+def _gateway(
+    serving: dict | None, replay_of: str | None, redact: Sequence[str], paths: RunPaths
+) -> GatewayProcess | None:
+    """The run's model gateway, started (its models are checked meanwhile: `ready`), when
+    the run serves a model or replays one; None otherwise."""
+    if serving is None and replay_of is None:
+        return None
+    log = paths.out_dir / "workdirs" / f"gateway-{os.getpid()}.log"
+    return GatewayProcess(
+        GatewayConfig(serving if replay_of is None else None, tuple(sorted(set(redact)))), log
+    ).start()
+
+
 def start_run(
     suite: Suite,
     paths: RunPaths,
@@ -103,12 +121,15 @@ def start_run(
     reporter: Reporter | None = None,
     executor_factory: Callable[[int], Executor] | None = None,
     max_failures: int | None = None,
-    max_infra_errors: int = MAX_INFRA_ERRORS,
+    max_infra_errors: int | None = None,
     label: str | None = None,
     redact: Sequence[str] = (),
     speculate: bool = False,
     scheduler: str | None = None,
     rules: str | None = None,
+    serve_model: dict | None = None,
+    replay_of: str | None = None,
+    max_outage: float = MAX_OUTAGE_SECONDS,
 ) -> str:
     """Start a new run of `suite`; returns its run id once every case is decided.
 
@@ -117,7 +138,11 @@ def start_run(
     worker threads). Values of secret-looking environment variables, and of those named
     in `redact`, are replaced before anything is stored or printed. `rules` (a shipped
     name or a file) overrides the suite's outcome rules; a suite's relative path is read
-    from the suite's folder.
+    from the suite's folder. `serve_model` ({"model": ..., "models": {...}}; else the
+    suite's) serves the target's model calls through the model gateway, and records them;
+    `replay_of` answers them from that run's recorded calls instead. After an
+    infrastructure error nothing starts until a backoff has passed; the run stops once its
+    backend has failed for `max_outage` seconds (or `max_infra_errors` times in a row).
     """
     reporter, redactor = _redacting(reporter, redact)
     if suite.mode == "gauntlet":
@@ -130,55 +155,82 @@ def start_run(
             suite.rules or DEFAULT_RULES, str(Path(suite_path).parent) if suite_path and suite.rules else None
         )
     )
-    # Before anything is written: an unreachable scheduler, a target that cannot start
-    # where it will run, an unknown model id are each one clear error.
-    executor = open_executor(jobs, scheduler, paths.out_dir / "workdirs", executor_factory)
+    backoff = Backoff.from_environ()
+    serving = serve_model if serve_model is not None else suite.serving()
+    if serving is not None and replay_of is not None:
+        raise IronbenchError("--replay answers the target's model calls from a recording: give no --serve-model too")
+    # Started first: it checks the served models while the rest is prepared. Before anything
+    # is written: an unreachable scheduler, a target that cannot start where it will run,
+    # an unknown model id, a recording that is not there are each one clear error.
+    gateway = _gateway(serving, replay_of, redact, paths)
     try:
-        version = executor.preflight(target)
-        if ai_entries(suite):
-            from ironbench.run.ai_generation import preflight_models
+        executor = open_executor(jobs, scheduler, paths.out_dir / "workdirs", executor_factory)
+        try:
+            version = executor.preflight(target)
+            if ai_entries(suite):
+                from ironbench.run.ai_generation import preflight_models
 
-            preflight_models(suite, suite_path or "suite")
-        store = open_store(paths.store_path, [ReadModel()], redactor=redactor)
-        with store:
-            run_id = new_run_id(store)  # the first write: a store that cannot take one stops here
-            tree = OutputTree(store, paths.out_dir)
-            tree.catch_up()
-            started = _begin(
-                run_id,
-                store,
-                tree,
-                suite,
-                suite_path,
-                list(target.argv_template),
-                version,
-                executor.capacity(),
-                label,
-                redact,
-                speculate,
-                executor.scheduler,
-                ruleset,
-            )
-            with store.leased(run_id):
-                ai_variants = _generate_ai(suite, run_id, store, tree, reporter, max_failures)
-                session = Session(
-                    paths,
+                preflight_models(suite, suite_path or "suite")
+            store = open_store(paths.store_path, [ReadModel()], redactor=redactor)
+            with store:
+                replays = _replays(store, replay_of)
+                if gateway is not None:
+                    gateway.ready()
+                run_id = new_run_id(store)  # the first write: a store that cannot take one stops here
+                tree = OutputTree(store, paths.out_dir)
+                tree.catch_up()
+                started = _begin(
                     run_id,
-                    started,
-                    suite,
-                    target,
                     store,
                     tree,
-                    reporter,
-                    appender(store, tree, run_id),
-                    ai_variants,
-                    max_infra_errors,
+                    suite,
+                    suite_path,
+                    list(target.argv_template),
+                    version,
+                    executor.capacity(),
+                    label,
+                    redact,
                     speculate,
+                    executor.scheduler,
+                    ruleset,
+                    serving if replay_of is None else None,
+                    replay_of,
                 )
-                session.execute(executor)
+                with store.leased(run_id):
+                    ai_variants = _generate_ai(suite, run_id, store, tree, reporter, max_failures)
+                    session = Session(
+                        paths,
+                        run_id,
+                        started,
+                        suite,
+                        target,
+                        store,
+                        tree,
+                        reporter,
+                        appender(store, tree, run_id),
+                        ai_variants,
+                        max_infra_errors,
+                        speculate,
+                        max_outage,
+                        backoff,
+                        gateway,
+                        replays,
+                    )
+                    session.execute(executor)
+        finally:
+            executor.close()
     finally:
-        executor.close()
+        if gateway is not None:
+            gateway.stop()
     return run_id
+
+
+def _replays(store: EventStore, replay_of: str | None) -> Replays | None:
+    if replay_of is None:
+        return None
+    from ironbench.run.replay import recorded_calls
+
+    return recorded_calls(store, replay_of)
 
 
 def _start_gauntlet(
@@ -226,9 +278,10 @@ def resume_run(
     reporter: Reporter | None = None,
     executor_factory: Callable[[int], Executor] | None = None,
     max_failures: int | None = None,
-    max_infra_errors: int = MAX_INFRA_ERRORS,
+    max_infra_errors: int | None = None,
     redact: Sequence[str] = (),
     scheduler: str | None = None,
+    max_outage: float = MAX_OUTAGE_SECONDS,
 ) -> str:
     """Continue an interrupted run: completed invocations are kept, the rest run (here, or
     on the cluster at `scheduler`). The names the run was started with --redact stay
@@ -253,6 +306,7 @@ def resume_run(
                 max_infra_errors,
                 redact,
                 scheduler,
+                max_outage,
             )
 
 
@@ -264,9 +318,10 @@ def _resume(
     reporter: Reporter | None,
     executor_factory: Callable[[int], Executor] | None,
     max_failures: int | None,
-    max_infra_errors: int,
+    max_infra_errors: int | None,
     redact: Sequence[str],
     scheduler: str | None,
+    max_outage: float,
 ) -> str:
     events = list(store.read(run_id))
     started = run_started(events[0])
@@ -281,27 +336,41 @@ def _resume(
         tree.catch_up()
         return _gauntlet(suite, run_id, store, tree, reporter, events)
     target = TargetSpec("recorded", tuple(started.target_argv))
-    executor = open_executor(jobs, scheduler, paths.out_dir / "workdirs", executor_factory)
+    backoff = Backoff.from_environ()
+    # the model the run served (or the recording it replayed), as it was started with
+    gateway = _gateway(started.serve_model, started.replay_of, [*started.redact, *redact], paths)
     try:
-        executor.preflight(target)
-        tree = OutputTree(store, paths.out_dir)
-        tree.catch_up()
-        ai_variants = _generate_ai(suite, run_id, store, tree, reporter, max_failures)
-        session = Session(
-            paths,
-            run_id,
-            started,
-            suite,
-            target,
-            store,
-            tree,
-            reporter,
-            appender(store, tree, run_id),
-            ai_variants,
-            max_infra_errors,
-            started.speculate,
-        )
-        session.restore(events)
-        return session.execute(executor)
+        executor = open_executor(jobs, scheduler, paths.out_dir / "workdirs", executor_factory)
+        try:
+            executor.preflight(target)
+            replays = _replays(store, started.replay_of)
+            if gateway is not None:
+                gateway.ready()
+            tree = OutputTree(store, paths.out_dir)
+            tree.catch_up()
+            ai_variants = _generate_ai(suite, run_id, store, tree, reporter, max_failures)
+            session = Session(
+                paths,
+                run_id,
+                started,
+                suite,
+                target,
+                store,
+                tree,
+                reporter,
+                appender(store, tree, run_id),
+                ai_variants,
+                max_infra_errors,
+                started.speculate,
+                max_outage,
+                backoff,
+                gateway,
+                replays,
+            )
+            session.restore(events)
+            return session.execute(executor)
+        finally:
+            executor.close()
     finally:
-        executor.close()
+        if gateway is not None:
+            gateway.stop()

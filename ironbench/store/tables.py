@@ -71,6 +71,11 @@ class _InvocationColumns(SQLModel):
     level: int | None = None
     case_mode: str | None = None
     brick_sha256: str | None = None  # of the brick the run saved (never a copy)
+    # What it asked of the model gateway (NULL: the run served no model).
+    model_calls: int | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    model_seconds: float | None = None
 
 
 class InvocationRow(_InvocationColumns, table=True):
@@ -169,8 +174,11 @@ class RejectionRow(SQLModel, table=True):
     timestamp_utc: str
 
 
-class ModelCall(SQLModel, table=True):
-    __tablename__ = "model_calls"
+class ModelCacheRow(SQLModel, table=True):
+    """Answers of the coordinator's own model calls (AI rewrites, judges, gauntlet engines),
+    by a hash of the call: a resumed run never pays for one twice. Not an event: a cache."""
+
+    __tablename__ = "model_cache"
 
     key: str = Field(primary_key=True)
     model: str
@@ -181,6 +189,51 @@ class ModelCall(SQLModel, table=True):
     response: str
     duration_ms: int
     created_utc: str
+
+
+class ModelCallRow(SQLModel, table=True):
+    """One call a target made to the run's model gateway (every attempt of a slot: `rerun`)."""
+
+    __tablename__ = "model_calls"
+
+    seq: int = Field(primary_key=True)
+    run_id: str = Field(index=True)
+    suite_id: str
+    invocation_key: str = Field(index=True)
+    rerun: int
+    case_id: str
+    variant_id: str
+    run_index: int
+    group_path: str
+    call_index: int
+    api: str
+    requested_model: str
+    served_model: str
+    stream: bool
+    messages: str  # JSON: [{"role", "content"}], long contents as {"sha256", "chars"} (model_texts)
+    options: str  # JSON: the rest of the request
+    answer: str | None = None  # NULL when held by hash (answer_sha256) or when the call failed
+    answer_sha256: str | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    latency_ms: float
+    error: str | None = None
+    error_kind: str | None = None
+    status: int
+    retry_after: float | None = None
+    divergence: str | None = None
+    timestamp_utc: str
+
+
+class ModelTextRow(SQLModel, table=True):
+    """The long texts of a run's model calls, once each, by sha256."""
+
+    __tablename__ = "model_texts"
+
+    run_id: str = Field(primary_key=True)
+    sha256: str = Field(primary_key=True)
+    text: str
+    chars: int
 
 
 class TurnRow(SQLModel, table=True):

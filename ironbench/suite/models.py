@@ -263,6 +263,14 @@ class Scenario(_Strict):
         return [self.question, *self.follow_ups]
 
 
+class ServeModel(_Strict):
+    """The run's model gateway: `model` (an llm model id) answers every model call of the
+    target's; `models` maps a model name the target asks for to another id."""
+
+    model: Annotated[str, Field(min_length=1)] = "ironbench-smollm2"
+    models: dict[Annotated[str, Field(min_length=1)], Annotated[str, Field(min_length=1)]] = {}
+
+
 class Suite(_Strict):
     suite_id: Identifier
     mode: Literal["baseline", "adversarial", "stress", "mixed", "gauntlet"]
@@ -280,6 +288,13 @@ class Suite(_Strict):
     stop: StopRule | None = None  # the default stopping rule of baseline cases
     # Outcome rules: a shipped name (ironclad, exit-code) or a rules file, relative to the suite's folder.
     rules: Annotated[str, Field(min_length=1)] | None = None
+    serve_model: Annotated[
+        Annotated[str, Field(min_length=1)] | ServeModel | None,
+        Field(
+            description="serve the target's model calls (Ollama's and OpenAI's APIs, on loopback) with this llm "
+            "model id, or {model, models: {requested: served}}; every call is recorded"
+        ),
+    ] = None
     ai_judge: Annotated[
         str | None,
         Field(
@@ -311,6 +326,8 @@ class Suite(_Strict):
                 raise ValueError("rules: a gauntlet suite scores answers, it reads no outcome rules")
             if self.ai_judge is not None:
                 raise ValueError("ai_judge: a gauntlet suite has no AI generators to judge")
+            if self.serve_model is not None:
+                raise ValueError("serve_model: a gauntlet suite's engines call their models themselves")
         else:
             if not self.cases:
                 raise ValueError("cases: at least one case is required")
@@ -349,6 +366,14 @@ class Suite(_Strict):
         if "ai_judge" in getattr(params, "model_fields_set", ()):
             return params.ai_judge
         return self.ai_judge
+
+    def serving(self) -> dict | None:
+        """What the model gateway serves, as a run records it (None: no gateway)."""
+        if self.serve_model is None:
+            return None
+        if isinstance(self.serve_model, str):
+            return {"model": self.serve_model, "models": {}}
+        return {"model": self.serve_model.model, "models": dict(sorted(self.serve_model.models.items()))}
 
     def case_timeout(self, case: _Case) -> int:
         return case.timeout_seconds or self.timeout_seconds

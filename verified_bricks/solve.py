@@ -1,0 +1,3 @@
+# version 2
+def solve():
+    return True

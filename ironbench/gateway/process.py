@@ -328,4 +328,3 @@ def worker_link(link: GatewayLink) -> GatewayLink:
 def _stop_own() -> None:
     for gateway in _own.values():
         gateway.stop()
-

@@ -71,7 +71,7 @@ class ModelClient:
     def complete(self, prompt: str, options: dict, attempt: int = 0, system: str | None = None) -> Reply:
         key = call_key(self.model_id, prompt, system, options, attempt)
         if self.cache is not None:
-            row = self.cache.execute("SELECT response, duration_ms FROM model_cache WHERE key = ?", (key,)).fetchone()
+            row = self.cache.execute("SELECT response, duration_ms FROM model_calls WHERE key = ?", (key,)).fetchone()
             if row is not None:
                 return Reply(row[0], True, row[1], applicable_options(self.model(), options))
         model = self.model()
@@ -87,7 +87,7 @@ class ModelClient:
             from ironbench.store.eventstore import utc_now
 
             self.cache.execute(
-                "INSERT OR IGNORE INTO model_cache(key, model, prompt, system, options, attempt, response, "
+                "INSERT OR IGNORE INTO model_calls(key, model, prompt, system, options, attempt, response, "
                 "duration_ms, created_utc) VALUES (?,?,?,?,?,?,?,?,?)",
                 (
                     key,

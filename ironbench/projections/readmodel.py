@@ -37,8 +37,8 @@ READ_MODEL_TABLES = (
     "rejections",
     "turns",
     "turn_scores",
-    "model_calls",
-    "model_texts",
+    "gateway_calls",
+    "gateway_texts",
     "runs",
 )
 
@@ -75,7 +75,7 @@ _INSERT_DECISION = (
     "p_value) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
 )
 _INSERT_MODEL_CALL = (
-    "INSERT OR REPLACE INTO model_calls(seq, run_id, suite_id, invocation_key, rerun, case_id, variant_id, run_index, "
+    "INSERT OR REPLACE INTO gateway_calls(seq, run_id, suite_id, invocation_key, rerun, case_id, variant_id, run_index, "
     "group_path, call_index, api, requested_model, served_model, stream, messages, options, answer, answer_sha256, "
     "prompt_tokens, completion_tokens, latency_ms, error, error_kind, status, retry_after, divergence, timestamp_utc) "
     "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
@@ -384,7 +384,7 @@ class ReadModel:
 
     def _model_text(self, conn: sqlite3.Connection, recorded: RecordedEvent, event: ModelText) -> None:
         conn.execute(
-            "INSERT OR REPLACE INTO model_texts(run_id, sha256, text, chars) VALUES (?,?,?,?)",
+            "INSERT OR REPLACE INTO gateway_texts(run_id, sha256, text, chars) VALUES (?,?,?,?)",
             (recorded.run_id, event.sha256, event.text, len(event.text)),
         )
 

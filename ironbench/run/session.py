@@ -453,6 +453,7 @@ class Session:
         stdout, cut_out = cap_output(result.stdout)
         stderr, cut_err = cap_output(result.stderr)
         group = work.group
+        totals = CallTotals.of(ran.calls) if ran.calls is not None else None
         completed = InvocationCompleted(
             key=work.key,
             mode=group.mode,
@@ -486,7 +487,10 @@ class Session:
             stdout_path=result.stdout_path,
             stderr_path=result.stderr_path,
             surplus=surplus_run,
-            **(_model_fields(CallTotals.of(ran.calls)) if ran.calls is not None else {}),
+            model_calls=totals.calls if totals else None,
+            prompt_tokens=totals.prompt_tokens if totals else None,
+            completion_tokens=totals.completion_tokens if totals else None,
+            model_seconds=totals.model_seconds if totals else None,
         )
         # Recorded exactly once per attempt of the slot: the first attempt keeps the
         # slot's key, a re-run adds its number.
@@ -671,16 +675,6 @@ class Session:
                     decided.reference = Reference(
                         tuple(event.reference), outcomes or (tuple(event.reference),), stable=not outcomes
                     )
-
-
-def _model_fields(totals: CallTotals) -> dict[str, int | float | None]:
-    """An invocation's model totals as InvocationCompleted holds them."""
-    return {
-        "model_calls": totals.calls,
-        "prompt_tokens": totals.prompt_tokens,
-        "completion_tokens": totals.completion_tokens,
-        "model_seconds": totals.model_seconds,
-    }
 
 
 def appender(store: EventStore, tree: OutputTree, run_id: str) -> Append:

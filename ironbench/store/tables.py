@@ -174,11 +174,8 @@ class RejectionRow(SQLModel, table=True):
     timestamp_utc: str
 
 
-class ModelCacheRow(SQLModel, table=True):
-    """Answers of the coordinator's own model calls (AI rewrites, judges, gauntlet engines),
-    by a hash of the call: a resumed run never pays for one twice. Not an event: a cache."""
-
-    __tablename__ = "model_cache"
+class ModelCall(SQLModel, table=True):
+    __tablename__ = "model_calls"
 
     key: str = Field(primary_key=True)
     model: str
@@ -191,10 +188,12 @@ class ModelCacheRow(SQLModel, table=True):
     created_utc: str
 
 
-class ModelCallRow(SQLModel, table=True):
-    """One call a target made to the run's model gateway (every attempt of a slot: `rerun`)."""
+class GatewayCallRow(SQLModel, table=True):
+    """One call a target made to the run's model gateway (every attempt of a slot: `rerun`).
+    `ironbench query` shows it as the view `model_calls` (the table of that name caches the
+    coordinator's own model answers)."""
 
-    __tablename__ = "model_calls"
+    __tablename__ = "gateway_calls"
 
     seq: int = Field(primary_key=True)
     run_id: str = Field(index=True)
@@ -210,7 +209,7 @@ class ModelCallRow(SQLModel, table=True):
     requested_model: str
     served_model: str
     stream: bool
-    messages: str  # JSON: [{"role", "content"}], long contents as {"sha256", "chars"} (model_texts)
+    messages: str  # JSON: [{"role", "content"}], long contents as {"sha256", "chars"} (gateway_texts)
     options: str  # JSON: the rest of the request
     answer: str | None = None  # NULL when held by hash (answer_sha256) or when the call failed
     answer_sha256: str | None = None
@@ -225,10 +224,10 @@ class ModelCallRow(SQLModel, table=True):
     timestamp_utc: str
 
 
-class ModelTextRow(SQLModel, table=True):
+class GatewayTextRow(SQLModel, table=True):
     """The long texts of a run's model calls, once each, by sha256."""
 
-    __tablename__ = "model_texts"
+    __tablename__ = "gateway_texts"
 
     run_id: str = Field(primary_key=True)
     sha256: str = Field(primary_key=True)

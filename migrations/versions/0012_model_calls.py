@@ -1,10 +1,8 @@
-"""Model calls: every call a target made to the run's model gateway, and per invocation
-what they add up to.
-
-`model_calls` now names the read model of those calls; the coordinator's own cache of
-model answers (AI rewrites, judges, gauntlet engines), which held that name, becomes
-`model_cache`, rows kept. Long texts of calls are held once per run in `model_texts`.
-Invocations recorded by an ironbench older than this revision have no model columns.
+"""Model calls: every call a target made to the run's model gateway (`gateway_calls`,
+shown by `ironbench query` as the view `model_calls`), the long texts they hold, once per
+run (`gateway_texts`), and per invocation what they add up to. The table named
+`model_calls` stays the coordinator's own cache of model answers. Invocations recorded by
+an ironbench older than this revision have NULL model columns.
 
 Revision ID: 0012_model_calls
 Revises: 0011_bricks
@@ -29,13 +27,12 @@ MODEL_COLUMNS = (
 
 
 def upgrade() -> None:
-    op.rename_table("model_calls", "model_cache")
     for table in INVOCATION_TABLES:
         with op.batch_alter_table(table) as batch:
             for name, kind in MODEL_COLUMNS:
                 batch.add_column(sa.Column(name, kind, nullable=True))
     op.create_table(
-        "model_calls",
+        "gateway_calls",
         sa.Column("seq", sa.Integer, primary_key=True),
         sa.Column("run_id", sa.String, nullable=False),
         sa.Column("suite_id", sa.String, nullable=False),
@@ -64,10 +61,10 @@ def upgrade() -> None:
         sa.Column("divergence", sa.String, nullable=True),
         sa.Column("timestamp_utc", sa.String, nullable=False),
     )
-    op.create_index("ix_model_calls_run_id", "model_calls", ["run_id"])
-    op.create_index("ix_model_calls_invocation_key", "model_calls", ["invocation_key"])
+    op.create_index("ix_gateway_calls_run_id", "gateway_calls", ["run_id"])
+    op.create_index("ix_gateway_calls_invocation_key", "gateway_calls", ["invocation_key"])
     op.create_table(
-        "model_texts",
+        "gateway_texts",
         sa.Column("run_id", sa.String, primary_key=True),
         sa.Column("sha256", sa.String, primary_key=True),
         sa.Column("text", sa.String, nullable=False),
@@ -76,12 +73,11 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    op.drop_table("model_texts")
-    op.drop_index("ix_model_calls_invocation_key", "model_calls")
-    op.drop_index("ix_model_calls_run_id", "model_calls")
-    op.drop_table("model_calls")
+    op.drop_table("gateway_texts")
+    op.drop_index("ix_gateway_calls_invocation_key", "gateway_calls")
+    op.drop_index("ix_gateway_calls_run_id", "gateway_calls")
+    op.drop_table("gateway_calls")
     for table in INVOCATION_TABLES:
         with op.batch_alter_table(table) as batch:
             for name, _ in reversed(MODEL_COLUMNS):
                 batch.drop_column(name)
-    op.rename_table("model_cache", "model_calls")

@@ -155,7 +155,7 @@ def test_embedded_model_answers_reproducibly_and_is_cached(tmp_path):
         assert fresh.complete("Say hello in three words.", options, attempt=1).text == first.text
         other = client.complete("Say hello in three words.", options, attempt=2)
         assert not other.cached  # another attempt is another call
-        rows = store.conn.execute("SELECT count(*) FROM model_cache").fetchone()[0]
+        rows = store.conn.execute("SELECT count(*) FROM model_calls").fetchone()[0]
     assert rows == 2
 
 
@@ -246,7 +246,7 @@ def test_a_secret_a_model_echoes_is_in_no_cached_call_nor_event(paths, script, s
     rejected = events(paths, run_id, AiOutputRejected)[0].event
     assert "[REDACTED:SERVICE_TOKEN]" in rejected.ai_output and "[REDACTED:MY_PLAIN]" in rejected.ai_output
     with sqlite3.connect(paths.store_path) as conn:
-        cached = conn.execute("SELECT response FROM model_cache ORDER BY created_utc").fetchall()
+        cached = conn.execute("SELECT response FROM model_calls ORDER BY created_utc").fetchall()
     assert cached[0][0] == "Sure, here is [REDACTED:SERVICE_TOKEN] and [REDACTED:MY_PLAIN]."
     stored = paths.store_path.read_bytes() + b"".join(
         p.read_bytes() for p in paths.store_path.parent.glob(paths.store_path.name + "-wal")

@@ -49,7 +49,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="ironbench-bench-guard-") as tmp:
         cache = sqlite3.connect(Path(tmp) / "calls.db")
         cache.execute(
-            "CREATE TABLE model_cache (key TEXT PRIMARY KEY, model TEXT, prompt TEXT, system TEXT, options TEXT, "
+            "CREATE TABLE model_calls (key TEXT PRIMARY KEY, model TEXT, prompt TEXT, system TEXT, options TEXT, "
             "attempt INTEGER, response TEXT, duration_ms INTEGER, created_utc TEXT)"
         )
         client = ModelClient(args.judge, cache) if args.judge else None

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ironbench.core.outcome import UNKNOWN, Outcome
 from ironbench.core.errors import IronbenchError
+from ironbench.core.outcome import UNKNOWN, Outcome
 from ironbench.run.guards import Backoff, RunGuard, resume_command
 from ironbench.targets.command import ProcessResult
 

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from ironbench.analysis.query import QueryResult, connect, run_sql, shipped_queries
-from ironbench.console.numbers import percent
+from ironbench.console.numbers import number, percent
 from ironbench.console.printable import printable
 from ironbench.core.errors import RunNotFound
 from ironbench.core.events import InvocationCompleted, RecordedEvent
@@ -82,6 +82,35 @@ WHERE run_id = ? AND case_mode = 'adversarial'
   AND decision IN ('not_material', 'within_noise', 'stochastic', 'structural')
 GROUP BY 1, 2
 """
+
+
+# What the invocations asked of the model gateway (--serve-model), every attempt counted:
+# one whose backend failed was paid for too. The run's (case_id NULL), then per case.
+_MODEL_CALLS = """
+SELECT case_id, count(*) AS invocations, sum(model_calls), min(model_calls), max(model_calls),
+       sum(prompt_tokens), sum(completion_tokens), sum(model_seconds)
+FROM (SELECT case_id, model_calls, prompt_tokens, completion_tokens, model_seconds, run_id FROM store.invocations
+      UNION ALL SELECT case_id, model_calls, prompt_tokens, completion_tokens, model_seconds, run_id
+      FROM store.superseded_invocations
+      UNION ALL SELECT case_id, model_calls, prompt_tokens, completion_tokens, model_seconds, run_id
+      FROM store.surplus_invocations)
+WHERE run_id = ? AND model_calls IS NOT NULL
+GROUP BY GROUPING SETS ((case_id), ()) ORDER BY case_id NULLS FIRST
+"""
+
+
+def model_cost(invocations: int, calls: int, low: int, high: int, prompt, completion, seconds) -> str:
+    """What invocations asked of the model, in one phrase."""
+    each = f"{low}" if low == high else f"{low}–{high}"
+    tokens = (
+        f", {prompt or 0:,} prompt + {completion or 0:,} completion tokens"
+        if prompt is not None or completion is not None
+        else ""
+    )
+    return (
+        f"{calls:,} model call{'s' if calls != 1 else ''} by {invocations:,} invocation"
+        f"{'s' if invocations != 1 else ''} ({each} each){tokens}, {number(seconds or 0.0)} s of model time"
+    )
 
 
 _GAUNTLET = """
@@ -211,6 +240,11 @@ def show_run(store_path: Path, run_id: str) -> tuple[dict, QueryResult, list[dic
         cases = QueryResult([d[0] for d in cursor.description], cursor.fetchall())
         verdicts = [_verdict(*r) for r in con.execute(_VERDICTS, [run_id]).fetchall()]
         verdicts += sensitivity_verdicts(con.execute(_SENSITIVITY, [run_id]).fetchall())
+        for case_id, *cost in con.execute(_MODEL_CALLS, [run_id]).fetchall():
+            if case_id is None:
+                header["model"] = model_cost(*cost)
+            else:
+                verdicts.append({"case_id": case_id, "kind": "model", "text": model_cost(*cost)})
         verdicts.sort(key=lambda v: v["case_id"])  # stable: each case's reference, then the rest
         return header, cases, verdicts
     finally:

@@ -93,6 +93,9 @@ def test_every_call_is_recorded_against_its_invocation_under_four_jobs(tmp_path)
         "query", "SELECT count(*) AS n FROM model_calls WHERE stream", "--out", str(tmp_path / "out"), "-f", "json"
     )
     assert query.returncode == 0 and json.loads(query.stdout)[0]["n"] == 0
+    shown = cli("show", run_id, "--out", str(tmp_path / "out")).stdout
+    assert "model: 12 model calls by 6 invocations (1–3 each)" in shown
+    assert "model two: 6 model calls by 2 invocations (3 each)" in shown
 
 
 @pytest.mark.parametrize("client", ["ollama", "openai"])

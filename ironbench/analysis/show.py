@@ -95,7 +95,7 @@ FROM (SELECT case_id, model_calls, prompt_tokens, completion_tokens, model_secon
       UNION ALL SELECT case_id, model_calls, prompt_tokens, completion_tokens, model_seconds, run_id
       FROM store.surplus_invocations)
 WHERE run_id = ? AND model_calls IS NOT NULL
-GROUP BY GROUPING SETS ((case_id), ()) ORDER BY case_id NULLS FIRST
+GROUP BY GROUPING SETS ((case_id), ()) HAVING count(*) > 0 ORDER BY case_id NULLS FIRST
 """
 
 

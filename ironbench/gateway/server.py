@@ -5,6 +5,7 @@ invocations with. Every model call is kept in its invocation's book, in the orde
 import hmac
 import json
 import secrets
+import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -126,6 +127,12 @@ class Handler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: Any) -> None:
         pass  # the calls are the record; an access log would only repeat them
+
+    def setup(self) -> None:
+        super().setup()
+        # An answer goes out as its headers, then its body: with Nagle's algorithm the body
+        # waits for the client's delayed ACK of the headers (40 ms a call on Linux).
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
     # -- plumbing ---------------------------------------------------------------------------
 

@@ -179,6 +179,10 @@ VIEW_NOTES = {
     "rejections": "Every AI rewrite the harness rejected, with its reasons.",
     "turns": "Every gauntlet turn: engine, scenario, conversation, prompt and answer.",
     "turn_scores": "Every scorer's verdict on every gauntlet turn.",
+    "model_calls": "Every call a target made to its run's model gateway (`--serve-model`), every attempt of a "
+    "slot: API, requested and served model, messages, answer, tokens, latency, error; texts of 1,024 characters "
+    "or more held by their sha256 (`model_texts`).",
+    "model_texts": "The long texts of a run's model calls, once each, by sha256.",
     "events": "The event log itself: sequence, ids, stream, type, time and the JSON payload.",
 }
 

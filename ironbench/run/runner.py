@@ -171,11 +171,11 @@ def start_run(
                 from ironbench.run.ai_generation import preflight_models
 
                 preflight_models(suite, suite_path or "suite")
+            if gateway is not None:
+                gateway.ready()  # an unknown model id: one line, and no store created
             store = open_store(paths.store_path, [ReadModel()], redactor=redactor)
             with store:
                 replays = _replays(store, replay_of)
-                if gateway is not None:
-                    gateway.ready()
                 run_id = new_run_id(store)  # the first write: a store that cannot take one stops here
                 tree = OutputTree(store, paths.out_dir)
                 tree.catch_up()

@@ -231,3 +231,12 @@ def test_the_gateway_stops_with_its_coordinator_however_it_ends(tmp_path, sig):
         if agent is not None:  # a crashed coordinator leaves its target: not the gateway's to stop
             with contextlib.suppress(ProcessLookupError):
                 os.kill(agent, signal.SIGKILL)
+
+
+def test_an_unknown_served_model_is_one_line_and_nothing_written(tmp_path):
+    suite = agent_suite(tmp_path, {"one": (0, 1)})
+    result, _ = run(tmp_path, suite, "--serve-model", "no-such-model")
+    assert result.returncode == 2
+    [line] = result.stderr.strip().splitlines()
+    assert line.startswith("ironbench: error: --serve-model: unknown model id 'no-such-model'")
+    assert not (tmp_path / "out" / "ironbench.db").exists()

@@ -17,6 +17,7 @@ import argparse
 import http.client
 import json
 import os
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -109,12 +110,22 @@ def _suite(tmp: Path, runs: int) -> Path:
     return suite
 
 
+def _run_phase(out: Path) -> float:
+    """Seconds from the run's first event to its last: the invocations, not the process's start."""
+    from datetime import datetime
+
+    with sqlite3.connect(out / "ironbench.db") as conn:
+        started, finished = conn.execute("SELECT started_utc, finished_utc FROM runs").fetchone()
+    return (datetime.fromisoformat(finished) - datetime.fromisoformat(started)).total_seconds()
+
+
 def per_run(sizes: list[int], rounds: int) -> None:
     """Each size with and without the gateway, alternating; the medians, their ratio, and
     from the two sizes the cost per invocation and the fixed cost of a run."""
     medians: dict[tuple[int, str], float] = {}
     with tempfile.TemporaryDirectory(prefix="ironbench-bench-gateway-") as tmp:
         times: dict[tuple[int, str], list[float]] = {}
+        phases: dict[tuple[int, str], list[float]] = {}  # from run_started to run_finished
         for round_ in range(rounds):
             for runs in sizes:
                 for name, extra in (("without", []), ("with", ["--serve-model", "canned-echo"])):
@@ -128,6 +139,7 @@ def per_run(sizes: list[int], rounds: int) -> None:
                         cwd=REPO,
                     )
                     times.setdefault((runs, name), []).append(time.perf_counter() - started)
+                    phases.setdefault((runs, name), []).append(_run_phase(out))
         print(f"(b) no-op invocations (python -c pass), --jobs 2, median of {rounds} rounds, alternating")
         for runs in sizes:
             for name in ("without", "with"):
@@ -135,6 +147,11 @@ def per_run(sizes: list[int], rounds: int) -> None:
             print(
                 f"    {runs:4d} invocations: without {medians[runs, 'without']:6.2f} s, with --serve-model "
                 f"{medians[runs, 'with']:6.2f} s: {medians[runs, 'with'] / medians[runs, 'without']:.3f}x"
+            )
+            inside = {name: statistics.median(phases[runs, name]) for name in ("without", "with")}
+            print(
+                f"          the run itself (run_started to run_finished): without {inside['without']:6.2f} s, "
+                f"with {inside['with']:6.2f} s: {inside['with'] / inside['without']:.3f}x"
             )
     if len(sizes) >= 2:
         small, large = min(sizes), max(sizes)

@@ -11,6 +11,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -240,3 +241,89 @@ def test_an_unknown_served_model_is_one_line_and_nothing_written(tmp_path):
     [line] = result.stderr.strip().splitlines()
     assert line.startswith("ironbench: error: --serve-model: unknown model id 'no-such-model'")
     assert not (tmp_path / "out" / "ironbench.db").exists()
+
+
+def _seen(tmp_path: Path, sql: str) -> bool:
+    """Whether a run under way has recorded a row `sql` selects (its store may not be there yet)."""
+    if not (tmp_path / "out" / "ironbench.db").exists():
+        return False
+    try:
+        return bool(rows(tmp_path, sql))
+    except sqlite3.OperationalError:  # the schema is still being created
+        return False
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _model_server(port: int, *args: str) -> subprocess.Popen:
+    server = subprocess.Popen(
+        [sys.executable, str(REPO / "tests" / "fixtures" / "model_server.py"), str(port), *args],
+        env={**os.environ, **ENV},
+        cwd=REPO,
+    )
+    deadline = time.monotonic() + 30
+    while _refused(port, 0.2) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return server
+
+
+def test_a_model_server_down_for_2_s_is_ridden_out(tmp_path):
+    port = _free_port()
+    suite = agent_suite(tmp_path, {"one": (1, 3)})
+    env = {"CANNED_MODEL_SERVER": f"http://127.0.0.1:{port}/", "IRONBENCH_BACKOFF": "0.5,2"}
+    run_ = subprocess.Popen(
+        [sys.executable, "-m", "ironbench.cli.main", "run", str(suite), "--out", str(tmp_path / "out"), "-q"]
+        + ["--no-report", "--serve-model", "canned-remote", "--max-outage", "60"],
+        env={**os.environ, **ENV, **env},
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    server = None
+    try:
+        # The model server is down until the first invocation has failed, then 2 s more.
+        deadline = time.monotonic() + 120
+        while not _seen(tmp_path, "SELECT 1 FROM gateway_calls WHERE error_kind = 'backend'"):
+            assert time.monotonic() < deadline and run_.poll() is None
+            time.sleep(0.1)
+        time.sleep(2)
+        server = _model_server(port)
+        _, stderr = run_.communicate(timeout=180)
+        assert run_.returncode == 0, stderr
+    finally:
+        if run_.poll() is None:
+            run_.kill()
+        if server is not None:
+            server.kill()
+            server.wait()
+    live = rows(tmp_path, "SELECT success, infra_error, model_calls FROM invocations")
+    assert live == [(1, None, 2)] * 3  # every slot answered once the server was back
+    failed = rows(tmp_path, "SELECT infra_error FROM superseded_invocations")
+    assert failed and all(f[0].startswith("model backend error at call 1") for f in failed)
+    assert len(failed) <= 4  # waits of 0.5, 1, 2 s over an outage of about 2 s: a few re-runs, not one per poll
+
+
+def test_a_429_is_passed_on_and_its_retry_after_waited(tmp_path):
+    port = _free_port()
+    server = _model_server(port, "--rate-limit", "1")
+    try:
+        suite = agent_suite(tmp_path, {"one": (0, 1)})
+        env = {"CANNED_MODEL_SERVER": f"http://127.0.0.1:{port}/", "IRONBENCH_BACKOFF": "0.1,0.1"}
+        result, _ = run(tmp_path, suite, "--serve-model", "canned-remote", env=env)
+    finally:
+        server.kill()
+        server.wait()
+    assert result.returncode == 0, result.stderr
+    calls = rows(tmp_path, "SELECT status, retry_after, error_kind FROM gateway_calls ORDER BY seq")
+    assert calls == [(429, 1.0, "backend"), (200, None, None)]
+    started = rows(
+        tmp_path,
+        "SELECT timestamp_utc FROM events WHERE type = 'invocation_started' ORDER BY seq",
+    )
+    first, second = (datetime.fromisoformat(s[0]) for s in started)
+    assert (second - first).total_seconds() >= 1.0  # the backoff was 0.1 s; the backend asked for 1 s

@@ -327,3 +327,45 @@ def test_a_429_is_passed_on_and_its_retry_after_waited(tmp_path):
     )
     first, second = (datetime.fromisoformat(s[0]) for s in started)
     assert (second - first).total_seconds() >= 1.0  # the backoff was 0.1 s; the backend asked for 1 s
+
+
+def test_on_a_dask_cluster_workers_reach_a_gateway_and_calls_come_back(tmp_path):
+    pytest.importorskip("distributed")
+    from tests.fixtures.dask_cluster import LoopbackCluster
+
+    (tmp_path / "cluster").mkdir()
+    cluster = LoopbackCluster(tmp_path / "cluster", ENV)
+    try:
+        cluster.worker("near", 2)  # auto: on the coordinator's host, it uses the coordinator's gateway
+        cluster.worker_env = {**ENV, "IRONBENCH_WORKER_GATEWAY": "own"}  # as a worker on another machine does
+        far = cluster.worker("far", 2)
+        cluster.wait_for_workers(2)
+        suite = agent_suite(tmp_path, {"one": (1, 3), "two": (2, 3)})
+        result, _ = run(
+            tmp_path,
+            suite,
+            "--serve-model",
+            "canned-coder",
+            "--scheduler",
+            cluster.address,
+            env={"IRONBENCH_SCHEDULER": ""},
+        )
+        assert result.returncode == 0, result.stderr
+        own = _gateway_of(far.pid)  # started at its first invocation, kept while the worker lives
+    finally:
+        cluster.stop()
+    assert own is not None and _gone(own)  # and gone with its worker
+    invocations = rows(
+        tmp_path,
+        "SELECT i.invocation_key, i.case_id, i.run_index, i.repairs_triggered, i.model_calls, "
+        "json_extract(e.payload, '$.debug_path') FROM invocations i JOIN events e USING (seq)",
+    )
+    assert len(invocations) == 6
+    hosts = set()
+    for key, case, index, repairs, calls, debug_path in invocations:
+        assert calls == 1 + repairs
+        messages = rows(tmp_path, "SELECT messages FROM gateway_calls WHERE invocation_key = ?", key)
+        assert len(messages) == calls
+        assert all(f"(case {case} run {index})" in json.loads(m[0])[-1]["content"] for m in messages)
+        hosts.add("far_workdirs" in debug_path)
+    assert hosts == {True, False}  # both workers ran some

@@ -25,15 +25,16 @@ ENV = {"IRONBENCH_LLM_PLUGINS": "tests.fixtures.llm_scripted", "PYTHONPATH": str
 SPEC_FIELDS = ["run_id", "harness_run_id", "suite", "case_id", "variant_id", "run_index", "instruction_hash"]
 
 
-def agent_suite(tmp_path: Path, cases: dict[str, tuple[int, int]], **fields) -> Path:
-    """A suite of the agent: {case: (repairs its candidate needs, runs)}."""
+def agent_suite(tmp_path: Path, cases: dict[str, tuple[int, int]], context: str = "", **fields) -> Path:
+    """A suite of the agent: {case: (repairs its candidate needs, runs)}; `context` is added
+    to every instruction."""
     data = {
         "suite_id": "gateway",
         "mode": "baseline",
         "timeout_seconds": 60,
         "target": [sys.executable, str(AGENT), "{instruction}"],
         "cases": [
-            {"id": case, "instruction": f"Write solve. It needs {repairs} repairs.", "runs": runs}
+            {"id": case, "instruction": f"Write solve. It needs {repairs} repairs.{context}", "runs": runs}
             for case, (repairs, runs) in cases.items()
         ],
         **fields,
@@ -129,9 +130,14 @@ def test_a_failing_model_makes_infrastructure_errors_whatever_the_target_printed
 
 
 def test_replay_reproduces_an_invocation_and_reports_a_divergence(tmp_path):
-    suite = agent_suite(tmp_path, {"two": (2, 1), "none": (0, 1)})
+    # A long instruction: the first prompt is held once by its sha256, and replayed from there.
+    suite = agent_suite(tmp_path, {"two": (2, 1), "none": (0, 1)}, context=" Keep it plain." * 80)
     result, run_id = run(tmp_path, suite, "--serve-model", "canned-coder")
     assert result.returncode == 0, result.stderr
+    texts = rows(tmp_path, "SELECT chars FROM gateway_texts")
+    assert len(texts) == 2 and all(chars > 1024 for (chars,) in texts)  # one first prompt per case
+    first = json.loads(rows(tmp_path, "SELECT messages FROM gateway_calls WHERE call_index = 1")[0][0])
+    assert first[0]["content"]["chars"] > 1024 and len(first[0]["content"]["sha256"]) == 64
     out = str(tmp_path / "out")
     same = cli("replay", run_id, "two", "--run", "1", "--out", out, env=ENV)
     assert same.returncode == 0, same.stderr

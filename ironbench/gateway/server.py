@@ -250,9 +250,7 @@ class Handler(BaseHTTPRequestHandler):
             pieces = answer.pieces
             first = next(pieces, None)
         except BackendError as exc:
-            record.update(retry_after=exc.retry_after)
-            headers = {"Retry-After": f"{exc.retry_after:g}"} if exc.retry_after is not None else {}
-            return self._refuse(book, index, api, record, str(exc), exc.status, BACKEND, headers)
+            return self._failed(book, index, api, record, exc)
         except ReplayMissing as exc:
             return self._refuse(book, index, api, record, f"ironbench replay: {exc}", 500, REPLAY)
         record.update(served_model=answer.served_model, applied=answer.applied)
@@ -262,12 +260,17 @@ class Handler(BaseHTTPRequestHandler):
         try:
             text = (first or "") + "".join(pieces)
         except BackendError as exc:
-            record.update(retry_after=exc.retry_after)
-            return self._refuse(book, index, api, record, str(exc), exc.status, BACKEND)
+            return self._failed(book, index, api, record, exc)
         usage = answer.usage or protocol.Usage(None, None, 0.0)
         record.update(answer=text, prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens)
         gateway.finish(book, index, record)
         self._send(200, protocol.whole_answer(request, text, usage, call_id))
+
+    def _failed(self, book: Book, index: int, api: str, record: dict[str, Any], exc: BackendError) -> None:
+        """The backend failed before the answer began: its status (a 429 with its Retry-After) to the target."""
+        record.update(retry_after=exc.retry_after)
+        headers = {"Retry-After": f"{exc.retry_after:g}"} if exc.retry_after is not None else {}
+        self._refuse(book, index, api, record, str(exc), exc.status, BACKEND, headers)
 
     def _refuse(
         self,

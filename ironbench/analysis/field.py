@@ -9,8 +9,9 @@ from pathlib import Path
 from ironbench.console.numbers import number, percent
 from ironbench.console.printable import printable
 from ironbench.console.tables import render, wrap
+from ironbench.core.kinds import JUDGED
+from ironbench.core.labels import group_path_sql
 from ironbench.projections.field import (
-    DECIDED_VARIANT,
     bricks,
     case_robustness,
     pass_k,
@@ -50,8 +51,8 @@ class _Decision:
     n: int
 
 
-_RUNS = """
-SELECT case_id, variant_id, coalesce(nullif(group_path, ''), 'baseline/' || case_id), generator, run_index,
+_RUNS = f"""
+SELECT case_id, variant_id, {group_path_sql()}, generator, run_index,
        success::BOOLEAN, failure_stage, attempts, repairs_triggered, infra_error, brick_sha256,
        coalesce(case_mode, mode) AS case_mode
 FROM store.invocations WHERE run_id = ? ORDER BY 3, run_index
@@ -140,7 +141,7 @@ def _adversarial(groups: dict[str, list[_Run]], modes: dict[str, str], decisions
         first = runs[0]
         if modes[path] != "adversarial" or first.generator is None:
             continue
-        if decision is not None and decision.decision in DECIDED_VARIANT:
+        if decision is not None and decision.decision in JUDGED:
             by_cell.setdefault((first.case_id, first.generator), []).append((decision, runs))
     for (case_id, generator), variants in by_cell.items():
         cell = case_robustness(case_id, generator, decisions.get(f"adversarial/{case_id}/baseline"), variants)

@@ -10,6 +10,7 @@ from ironbench.console.numbers import percent
 from ironbench.console.printable import printable
 from ironbench.core.errors import RunNotFound
 from ironbench.core.events import InvocationCompleted, RecordedEvent
+from ironbench.core.labels import group_of
 from ironbench.stats import wilson_interval
 from ironbench.store.eventstore import EventStore, open_store
 from ironbench.store.leases import Holder, Lease
@@ -75,11 +76,9 @@ ORDER BY case_id, seq
 # Per adversarial case and generator: variants judged, and those that changed the outcome
 # materially (as sensitivity_by_generator.sql counts them).
 _SENSITIVITY = """
-SELECT case_id, generator, count(*) AS variants,
-       count(*) FILTER (WHERE decision IN ('stochastic', 'structural')) AS material
-FROM store.decisions
-WHERE run_id = ? AND case_mode = 'adversarial'
-  AND decision IN ('not_material', 'within_noise', 'stochastic', 'structural')
+SELECT case_id, generator, count(*) AS variants, count(*) FILTER (WHERE material) AS material
+FROM store.decisions JOIN decision_kinds USING (decision)
+WHERE run_id = ? AND case_mode = 'adversarial' AND judged
 GROUP BY 1, 2
 """
 
@@ -305,7 +304,7 @@ def logs_in(
         for recorded in store.read(run_id, types=("invocation_completed",), stream_prefix=f"{group}/"):
             event = recorded.event
             assert isinstance(event, InvocationCompleted)  # read with types=("invocation_completed",)
-            if recorded.stream.rsplit("/", 1)[0] != group or event.case_id != case_id:
+            if group_of(recorded.stream) != group or event.case_id != case_id:
                 continue
             if (variant_id is None or event.variant_id == variant_id) and (
                 run_index is None or event.run_index == run_index

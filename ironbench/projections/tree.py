@@ -30,17 +30,13 @@ from ironbench.core.events import (
     run_started,
 )
 from ironbench.core.files import is_partial, write_atomic
+from ironbench.core.labels import group_of, group_path, track_of
 from ironbench.projections.field import case_robustness, stopping_rule, stopping_rules
 from ironbench.projections.gauntlet_summary import ScenarioRecord, TurnRecord
 from ironbench.projections.gauntlet_summary import results as gauntlet_results
 from ironbench.projections.summaries import aggregate, generator_aggregate, ladder_aggregate, summary
 from ironbench.stats import StoppingRule
 from ironbench.store.eventstore import EventStore
-
-
-def group_of(recorded: RecordedEvent) -> str:
-    """The group folder of an invocation: its stream without the run_NNN leaf."""
-    return recorded.stream.rsplit("/", 1)[0]
 
 
 def _scalar(value: object) -> str:
@@ -174,7 +170,7 @@ class OutputTree:
         """Fold an event into the run's state; returns the group whose aggregate changed."""
         event = recorded.event
         if isinstance(event, InvocationCompleted):
-            group = group_of(recorded)
+            group = group_of(recorded.stream)
             if event.surplus:
                 state.surplus.add(recorded.stream)
                 return None
@@ -204,9 +200,9 @@ class OutputTree:
                     state.scorers.append(event.scorer)
             return None
         if isinstance(event, DecisionTaken):
-            group = event.group or f"baseline/{event.case_id}"
+            group = group_path(event.group, event.case_id)
             state.decisions[group] = event
-            state.levels.setdefault(group.rsplit("/", 1)[0], {})[group] = event
+            state.levels.setdefault(track_of(group), {})[group] = event
             live = state.groups.get(group, {})
             state.moved = {i: live.pop(i) for i in event.surplus_runs or () if i in live}
             state.surplus.update(f"{group}/run_{i:03d}" for i in event.surplus_runs or ())

@@ -27,8 +27,9 @@ from ironbench.core.events import (
     VariantGenerated,
 )
 from ironbench.core.keys import instruction_hash, invocation_key
+from ironbench.core.labels import group_of, group_path
 from ironbench.core.outcome import Outcome
-from ironbench.projections.tree import OutputTree, group_of
+from ironbench.projections.tree import OutputTree
 from ironbench.run.executors import DEBUG_DIR, InvocationExecutor, Ran, Work, run_invocation
 from ironbench.run.guards import MAX_INFRA_ERRORS, RunGuard, resume_command
 from ironbench.run.paths import RunPaths
@@ -576,7 +577,7 @@ class Session:
         for recorded in events:
             event = recorded.event
             if isinstance(event, InvocationCompleted):
-                path = group_of(recorded)
+                path = group_of(recorded.stream)
                 if path in by_path and not event.surplus:
                     state = by_path[path][0]
                     tries = state.tries.setdefault(path, {})
@@ -590,7 +591,7 @@ class Session:
                             event.brick_path,
                         )
             elif isinstance(event, DecisionTaken):
-                path = event.group or f"baseline/{event.case_id}"
+                path = group_path(event.group, event.case_id)
                 decided = by_path[path][0] if path in by_path else by_track.get(path)
                 if decided is None:
                     continue

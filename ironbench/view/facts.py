@@ -21,7 +21,7 @@ from ironbench.core.events import (
     VariantDropped,
     VariantGenerated,
 )
-from ironbench.report.gather import OUTCOME_NAMES
+from ironbench.core.outcome_codes import BY_CODE, outcome_code
 from ironbench.report.markup import Markup, el
 from ironbench.report.widgets import strip
 from ironbench.view.reader import Fact
@@ -40,19 +40,6 @@ LISTED = (
     "run_aborted",
 )
 EXCERPT = 300  # characters of a model's answer or a rewrite shown in the list
-
-
-def outcome_code(event: InvocationCompleted) -> str:
-    """The report's one-character outcome (report.gather.CODE, for one event)."""
-    if event.harness_error is not None:
-        return "H"
-    if event.infra_error is not None:
-        return "I"
-    if event.timed_out or event.failure_stage == "timeout":
-        return "T"
-    if event.success:
-        return "s" if event.repairs_triggered > 0 else "S"
-    return {"generation": "G", "validation": "V", "repair": "R"}.get(event.failure_stage or "", "U")
 
 
 def run_href(run_id: str, *parts: str | int) -> str:
@@ -83,7 +70,7 @@ def fact_item(fact: Fact) -> Markup:
     if isinstance(event, InvocationCompleted):
         code = outcome_code(event)
         badge = strip(code)
-        facts = [OUTCOME_NAMES[code], f"{event.attempts} attempt{'s' if event.attempts != 1 else ''}"]
+        facts = [BY_CODE[code].name, f"{event.attempts} attempt{'s' if event.attempts != 1 else ''}"]
         if event.repairs_triggered:
             facts.append(f"{event.repairs_triggered} repair{'s' if event.repairs_triggered != 1 else ''}")
         facts.append(f"{event.duration_ms / 1000:.1f} s")

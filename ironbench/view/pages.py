@@ -16,12 +16,14 @@ from ironbench.core.events import (
     VariantDropped,
     VariantGenerated,
 )
-from ironbench.report.gather import OUTCOME_NAMES
+from ironbench.core.kinds import JUDGED, LADDER_DECISIONS, MATERIAL
+from ironbench.core.labels import group_of
+from ironbench.core.outcome_codes import BY_CODE, outcome_code
 from ironbench.report.markup import Markup, el, join, word_diff_html
 from ironbench.report.page import PageParts
 from ironbench.report.transcripts import conversation as conversation_markup
 from ironbench.report.widgets import Col, Td, section, strip, table
-from ironbench.view.facts import outcome_code, run_href
+from ironbench.view.facts import run_href
 from ironbench.view.files import DebugFile
 from ironbench.view.progress import Progress
 from ironbench.view.reader import Fact
@@ -171,14 +173,14 @@ def verdict_line(mode_tallies: dict[str, dict[str, int]], engines: Sequence[tupl
         if mode == "baseline" and counts:
             parts.append("baseline: " + ", ".join(f"{n} {d.replace('_', ' ')}" for d, n in sorted(counts.items())))
         elif mode == "adversarial" and counts:
-            judged = sum(counts.get(d, 0) for d in ("not_material", "within_noise", "stochastic", "structural"))
-            material = counts.get("stochastic", 0) + counts.get("structural", 0)
+            judged = sum(counts.get(d, 0) for d in JUDGED)
+            material = sum(counts.get(d, 0) for d in MATERIAL)
             text = f"adversarial: {material} of {judged} variants changed the outcome materially"
             if material:
                 text += f" ({counts.get('structural', 0)} structural, {counts.get('stochastic', 0)} stochastic)"
             parts.append(text)
         elif mode == "stress" and counts:
-            verdicts = [(d, counts.get(d, 0)) for d in ("boundary", "tentative", "fails_at_base", "no_boundary")]
+            verdicts = [(d, counts.get(d, 0)) for d in LADDER_DECISIONS]
             ladders = sum(n for _, n in verdicts)
             parts.append(
                 f"stress: {ladders} ladder{'s' if ladders != 1 else ''} decided"
@@ -512,7 +514,7 @@ def _facts_table(rows: list[tuple[RecordedEvent, bool, bool]], run_id: str) -> M
                     el("a", {"href": run_href(run_id, "invocations", recorded.seq)}, f"run {event.run_index}"),
                     event.run_index,
                 ),
-                Td(join([strip(code), " ", OUTCOME_NAMES[code]]), code),
+                Td(join([strip(code), " ", BY_CODE[code].name]), code),
                 event.attempts,
                 event.repairs_triggered,
                 Td(f"{event.duration_ms / 1000:.2f} s", event.duration_ms),
@@ -563,7 +565,7 @@ def case_page(
     and rejected with the reasons; the variants dropped."""
     by_group: dict[str, list[tuple[RecordedEvent, bool, bool]]] = {}
     for item in logs:
-        by_group.setdefault(item[0].stream.rsplit("/", 1)[0], []).append(item)
+        by_group.setdefault(group_of(item[0].stream), []).append(item)
     decided = {d.event.group: d.event for d in decisions if isinstance(d.event, DecisionTaken) and d.event.group}
     parts = []
     mode = ""
@@ -733,7 +735,7 @@ def invocation_page(
     code = outcome_code(event)
     facts = {
         "stream": fact.stream,
-        "outcome": join([strip(code), " ", OUTCOME_NAMES[code]]),
+        "outcome": join([strip(code), " ", BY_CODE[code].name]),
         "exit code": event.exit_code,
         "attempts": event.attempts,
         "repairs triggered": event.repairs_triggered,

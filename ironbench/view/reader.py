@@ -16,6 +16,7 @@ from typing import Any
 from ironbench.analysis.show import logs_in, run_status
 from ironbench.core.errors import RunNotFound, StoreError
 from ironbench.core.events import Event, InvocationCompleted, RecordedEvent, event_from_dict
+from ironbench.core.labels import group_path_sql
 from ironbench.store.eventstore import EventStore, open_read_only
 from ironbench.store.failures import sqlite_failure
 from ironbench.store.leases import Holder, Lease
@@ -201,7 +202,7 @@ class Reader:
         """Invocations recorded per group (infrastructure errors left out: their slots run again)."""
         return dict(
             self.rows(
-                "SELECT coalesce(nullif(group_path, ''), 'baseline/' || case_id), count(*) FROM invocations "
+                f"SELECT {group_path_sql()}, count(*) FROM invocations "
                 "WHERE run_id = ? AND infra_error IS NULL GROUP BY 1",
                 (run_id,),
             )
@@ -212,8 +213,7 @@ class Reader:
         return {
             r[0]
             for r in self.rows(
-                "SELECT DISTINCT coalesce(nullif(group_path, ''), 'baseline/' || case_id) FROM decisions "
-                "WHERE run_id = ?",
+                f"SELECT DISTINCT {group_path_sql()} FROM decisions WHERE run_id = ?",
                 (run_id,),
             )
         }

@@ -5,6 +5,7 @@ and laid out for the console."""
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, NotRequired, TypeAlias, TypedDict, cast
 
 from ironbench.console.numbers import number, percent
 from ironbench.console.printable import printable
@@ -23,6 +24,113 @@ from ironbench.projections.field import (
     stopping_rules,
 )
 from ironbench.projections.gauntlet_summary import PRIMARY_SCORER, breaking
+
+# The figures as JSON (what `show --format json` prints and the report draws), typed for readers.
+
+
+class Estimate(TypedDict):
+    """A rate or a ratio with its 95% interval and what it counts: runs or variants (n), cases."""
+
+    estimate: float | None
+    ci_95: list[float]
+    n: NotRequired[int]
+    cases: NotRequired[int]
+
+
+class Flips(TypedDict):
+    """Flips in one direction over the variants that could flip, with the Wilson 95% interval."""
+
+    count: int
+    n: int
+    rate: float | None
+    ci_95: list[float]
+
+
+class CaseRobustnessRow(TypedDict):
+    """One adversarial case's variants of one generator against its base."""
+
+    case_id: str
+    generator: str
+    base_success: bool
+    nominal_success_rate: Estimate
+    variants: int
+    variants_succeeded: int
+    robust_pass: bool
+    worst_case_success_rate: float | None
+    robust_drop: float | None
+    flips_success_to_failure: Flips
+    flips_failure_to_success: Flips
+
+
+class GeneratorRobustnessRow(TypedDict):
+    """One generator across the cases it rewrote: the case is the unit."""
+
+    generator: str
+    cases: int
+    variants: int
+    nominal_success_rate: Estimate | None
+    robust_pass_rate: Estimate
+    worst_case_success_rate: Estimate
+    robust_drop: Estimate | None
+    flips_success_to_failure: Estimate | None
+    flips_failure_to_success: Estimate | None
+    interval_note: str
+
+
+class Robustness(TypedDict):
+    cases: list[CaseRobustnessRow]
+    generators: list[GeneratorRobustnessRow]
+
+
+class Holding(TypedDict):
+    """The share of conversations with no violation yet after a turn (Kaplan–Meier)."""
+
+    turn: int
+    rate: float
+    ci_95: list[float]
+    at_risk: int
+
+
+class MeanFlips(TypedDict):
+    mean: float
+    ci_95: list[float]
+    total: int
+    conversations: int
+
+
+class EngineSurvival(TypedDict):
+    """When one engine's conversations break under one scorer."""
+
+    conversations: int
+    violated: int
+    still_holding: list[Holding]
+    median_turn_of_first_violation: int | None
+    median_ci_95: list[int | None]
+    flips: MeanFlips | None
+    recovered: int
+    persisted: int
+    recovery_rate: dict[str, Any] | None
+
+
+class Breaking(TypedDict):
+    """Per engine when conversations break, and every pair of engines compared (each with its sentence)."""
+
+    unit: str
+    time: str
+    engines: dict[str, EngineSurvival]
+    comparisons: list[dict[str, Any]]
+
+
+# Per scorer, when conversations break.
+Survival: TypeAlias = dict[str, Breaking]
+
+
+class FieldNumbers(TypedDict, total=False):
+    """`field_numbers`: only the modes the run has."""
+
+    pass_k: dict[str, Any]
+    robustness: Robustness
+    survival: Survival
 
 
 @dataclass(frozen=True)
@@ -66,7 +174,7 @@ FROM store.turn_scores WHERE run_id = ? GROUP BY 1, 2, 3, 4
 """
 
 
-def field_numbers(store_path: Path, run_id: str) -> dict:
+def field_numbers(store_path: Path, run_id: str) -> FieldNumbers:
     """pass@k, pass^k and same code per baseline instruction and across them; robustness per
     adversarial case and generator and across cases; when conversations break, per scorer.
     Keys are present only for the modes the run has."""
@@ -94,7 +202,7 @@ def field_numbers(store_path: Path, run_id: str) -> dict:
         run = _Run(*row[:11])
         groups.setdefault(run.group_path, []).append(run)
         modes[run.group_path] = row[11]
-    out: dict = {}
+    out: FieldNumbers = {}
     baseline = _baseline(suite, groups, modes, decisions)
     if baseline:
         out["pass_k"] = baseline
@@ -107,7 +215,7 @@ def field_numbers(store_path: Path, run_id: str) -> dict:
             sequences.setdefault((engine, scenario, conversation), {})[scorer] = list(verdicts)
         engines = [e["name"] for e in suite.get("engines", [])]
         scorers = sorted({r[3] for r in turn_rows}, key=lambda s: (s != PRIMARY_SCORER, s))
-        out["survival"] = {s: breaking(sequences, engines, s) for s in scorers}
+        out["survival"] = {s: cast(Breaking, breaking(sequences, engines, s)) for s in scorers}
     return out
 
 
@@ -133,7 +241,7 @@ def _baseline(suite: dict, groups: dict[str, list[_Run]], modes: dict[str, str],
     }
 
 
-def _adversarial(groups: dict[str, list[_Run]], modes: dict[str, str], decisions: dict) -> dict | None:
+def _adversarial(groups: dict[str, list[_Run]], modes: dict[str, str], decisions: dict) -> Robustness | None:
     cells = []
     by_cell: dict[tuple[str, str], list] = {}
     for path, runs in groups.items():
@@ -149,10 +257,13 @@ def _adversarial(groups: dict[str, list[_Run]], modes: dict[str, str], decisions
             cells.append(cell)
     if not cells:
         return None
-    return {
-        "cases": [{"case_id": c.case_id, "generator": c.generator, **c.to_dict()} for c in cells],
-        "generators": robustness_across(cells),
-    }
+    return cast(
+        Robustness,
+        {
+            "cases": [{"case_id": c.case_id, "generator": c.generator, **c.to_dict()} for c in cells],
+            "generators": robustness_across(cells),
+        },
+    )
 
 
 # -- console --------------------------------------------------------------------------------
@@ -165,7 +276,7 @@ def _ci(pair) -> str:
 SHOWN_K = (1, 2, 3, 5, 10)
 
 
-def format_field(numbers: dict, width: int | None = None) -> list[str]:
+def format_field(numbers: FieldNumbers, width: int | None = None) -> list[str]:
     """The console lines `show` ends with: pass@k / pass^k, robustness per generator, and when
     conversations break (primary scorer first)."""
     lines: list[str] = []
@@ -261,8 +372,9 @@ def format_field(numbers: dict, width: int | None = None) -> list[str]:
     return lines
 
 
-def _estimate(entry: dict | None) -> str:
+def _estimate(entry: Estimate | None) -> str:
     """An estimate, its interval and its n (cases for a ratio of case means)."""
-    if entry is None or entry.get("estimate") is None:
+    estimate = None if entry is None else entry["estimate"]
+    if entry is None or estimate is None:
         return "-"
-    return f"{number(entry['estimate'], '.2f')} {_ci(entry['ci_95'])} n={entry.get('n', entry.get('cases'))}"
+    return f"{number(estimate, '.2f')} {_ci(entry['ci_95'])} n={entry.get('n', entry.get('cases'))}"

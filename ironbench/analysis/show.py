@@ -11,6 +11,7 @@ from ironbench.console.printable import printable
 from ironbench.core.errors import RunNotFound
 from ironbench.core.events import InvocationCompleted, RecordedEvent
 from ironbench.core.labels import group_of
+from ironbench.core.sentences import ladder_verdict
 from ironbench.stats import wilson_interval
 from ironbench.store.eventstore import EventStore, open_store
 from ironbench.store.leases import Holder, Lease
@@ -138,11 +139,9 @@ def _verdict(case_id: str, decision: str, level: int | None, source: str | None,
             else f"judged against a fresh run of the instruction in this run ({reason})",
         }
     if decision == "fails_at_base":
-        text = "fails at base: level 0, the unchanged instruction, already fails systematically; no boundary"
-    elif decision == "boundary":
-        text = f"capability boundary at level {level}: {reason}"
-    elif decision == "tentative":  # the reason says whether more runs could have told
-        text = f"tentative boundary at level {level}: {reason}"
+        text = f"{ladder_verdict(decision, level)}; no boundary"
+    elif decision in ("boundary", "tentative"):  # a tentative one's reason says whether more runs could tell
+        text = f"{ladder_verdict(decision, level)}: {reason}"
     else:
         text = "no capability boundary: no level failed systematically"
     return {"case_id": case_id, "kind": "stress", "boundary_level": level, "decision": decision, "text": text}

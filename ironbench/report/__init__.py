@@ -1,13 +1,16 @@
 """The HTML report: one self-contained page per run (and per comparison), from the store.
 
-gather (SQL, read-only) → verdict (sentences, pure) → page (markup, svg; pure) → a file.
+gather (SQL, read-only, into the typed records of `records`) → listing (what a large run's
+page lists) → verdict (sentences) → sections (markup per section, SVG from `svg`) → page
+(the whole file, its style and script from `static/`). All but gather are pure.
 """
 
 from dataclasses import dataclass
 from pathlib import Path
 
 from ironbench.core.files import write_atomic
-from ironbench.report.verdict import Verdict, console_text, verdicts
+from ironbench.report.records import Verdict
+from ironbench.report.verdict import console_text, verdicts
 
 
 def default_output(out_dir: Path, run_id: str, compare_base: str | None = None) -> Path:
@@ -17,6 +20,8 @@ def default_output(out_dir: Path, run_id: str, compare_base: str | None = None) 
 
 @dataclass(frozen=True)
 class Report:
+    """What writing a report did: where the page is (None: not written), and what it says."""
+
     path: Path | None
     verdicts: list[Verdict]
 

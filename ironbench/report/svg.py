@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ironbench.console.numbers import number, percent
+from ironbench.core.outcome_codes import BY_CODE
 from ironbench.report.markup import Markup, el, join, leaf
 
 FONT = 11
@@ -148,6 +149,8 @@ def interval_bars(rows: Sequence[IntervalRow], title: str, width: int = 680, lab
 
 @dataclass(frozen=True)
 class Cell:
+    row: str
+    column: str
     value: float | None  # in [0, 1]; None: nothing measured
     text: str
     tooltip: str = ""
@@ -163,11 +166,14 @@ def _ramp(value: float) -> str:
 def heatmap(
     rows: Sequence[str],
     columns: Sequence[str],
-    cells: dict[tuple[str, str], Cell],
+    cells: Sequence[Cell],
     title: str,
     cell_w: int = 64,
     label_chars: int = 26,
 ) -> Markup:
+    """A grid of rows × columns, each cell coloured by its value (white to dark red) and labelled;
+    a cell without a value (or none at all) is grey."""
+    at = {(cell.row, cell.column): cell for cell in cells}
     label_w = label_chars * 6.2
     head_h = 70
     width = label_w + len(columns) * cell_w + 70  # room for the last column's slanted label
@@ -187,7 +193,7 @@ def heatmap(
         y = head_h + i * 22
         parts.append(el("g", None, el("title", None, row), _text(label_w - 6, y + 15, _clip(row, label_chars), "end")))
         for j, column in enumerate(columns):
-            cell = cells.get((row, column))
+            cell = at.get((row, column))
             x = label_w + j * cell_w
             if cell is None or cell.value is None:
                 parts.append(
@@ -221,9 +227,13 @@ class SequenceRow:
     tooltip: str = ""
 
 
-def sequence_grid(
-    rows: Sequence[SequenceRow], palette: dict[str, tuple[str, str]], title: str, label_chars: int = 30
-) -> Markup:
+def _outcome(code: str) -> tuple[str, str]:
+    """An outcome code's colour and name (`ironbench.core.outcome_codes`)."""
+    found = BY_CODE.get(code)
+    return (found.colour, found.name) if found else ("#999", code)
+
+
+def sequence_grid(rows: Sequence[SequenceRow], title: str, label_chars: int = 30) -> Markup:
     """Each row's runs in order as squares coloured by outcome; runs never needed are hollow.
 
     Squares of one colour form one path for the whole grid, so ten thousand runs cost
@@ -267,7 +277,7 @@ def sequence_grid(
             )
         )
     for code, squares in sorted(paths.items()):
-        colour, name = palette.get(code, ("#999", code))
+        colour, name = _outcome(code)
         parts.append(el("path", {"d": "".join(squares), "fill": colour}, el("title", None, name)))
     if hollow:
         parts.append(
@@ -280,11 +290,11 @@ def sequence_grid(
     return _svg(width, height, title, *parts)
 
 
-def legend(palette: dict[str, tuple[str, str]], codes: Sequence[str]) -> Markup:
-    """An HTML legend (so it wraps with the page) for the codes a chart uses."""
+def legend(codes: Sequence[str]) -> Markup:
+    """An HTML legend (so it wraps with the page) for the outcome codes a chart uses."""
     items = []
     for code in codes:
-        colour, name = palette.get(code, ("#999", code))
+        colour, name = _outcome(code)
         items.append(
             el(
                 "span",
@@ -585,3 +595,60 @@ def forest(
             )
         )
     return _svg(width, height, title, *parts)
+
+
+@dataclass(frozen=True)
+class HoldingStep:
+    turn: int
+    rate: float  # still holding after the turn, in [0, 1]
+    low: float
+    high: float
+
+
+def survival_curve(
+    steps: Sequence[HoldingStep], name: str, label: str, colour: str, width: int = 300, height: int = 190
+) -> Markup:
+    """A Kaplan–Meier step curve with its pointwise band, turns on x, 0–100% on y (`name` above it)."""
+    left, right, top, bottom = 40, 10, 18, 30
+    last = max(s.turn for s in steps) or 1
+    plot_w, plot_h = width - left - right, height - top - bottom
+
+    def px(turn: float) -> float:
+        return left + turn / last * plot_w
+
+    def py(rate: float) -> float:
+        return top + (1 - rate) * plot_h
+
+    upper, lower, line = [], [], []
+    for k, s in enumerate(steps):
+        end = steps[k + 1].turn if k + 1 < len(steps) else s.turn
+        upper += [(px(s.turn), py(s.high)), (px(end), py(s.high))]
+        lower += [(px(s.turn), py(s.low)), (px(end), py(s.low))]
+        line += [(px(s.turn), py(s.rate)), (px(end), py(s.rate))]
+    band = " ".join(f"{_n(x)},{_n(y)}" for x, y in upper + lower[::-1])
+    grid = "".join(f"M{_n(left)} {_n(py(v))}H{_n(left + plot_w)}" for v in (0, 0.5, 1))
+    ticks = sorted({0, last} | {t for t in range(0, last + 1, max(1, last // 8))})
+    return _svg(
+        width,
+        height,
+        label,
+        el("text", {"x": left, "y": 12}, name),
+        leaf("path", {"d": grid, "stroke": GRID}),
+        el(
+            "g",
+            {"fill": MUTED},
+            [el("text", {"x": left - 4, "y": _n(py(v) + 4), "text-anchor": "end"}, f"{v:.0%}") for v in (0, 0.5, 1)],
+            [el("text", {"x": _n(px(t)), "y": height - 14, "text-anchor": "middle"}, str(t)) for t in ticks],
+            el("text", {"x": _n(left + plot_w / 2), "y": height - 2, "text-anchor": "middle"}, "turn"),
+        ),
+        leaf("polygon", {"points": band, "fill": colour, "fill-opacity": 0.15, "stroke": "none"}),
+        leaf(
+            "polyline",
+            {
+                "points": " ".join(f"{_n(x)},{_n(y)}" for x, y in line),
+                "fill": "none",
+                "stroke": colour,
+                "stroke-width": 2,
+            },
+        ),
+    )

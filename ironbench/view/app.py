@@ -334,7 +334,7 @@ def create_app(viewer: Viewer, hosts: set[str], token: str | None, wait: float =
 
         p = request.path_params
         thread = await viewer.read(reader.conversation, p["run_id"], p["engine"], p["scenario"], p["conversation"])
-        scorers = {s["scorer"] for t in thread["turns"] for s in t["scores"]}
+        scorers = {s.scorer for t in thread.turns for s in t.scores or ()}
         primary = PRIMARY_SCORER if PRIMARY_SCORER in scorers else min(scorers, default=None)
         return _html(pages.conversation_page(viewer.label, p["run_id"], thread, primary))
 

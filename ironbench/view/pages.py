@@ -21,7 +21,8 @@ from ironbench.core.labels import group_of
 from ironbench.core.outcome_codes import BY_CODE, outcome_code
 from ironbench.report.markup import Markup, el, join, word_diff_html
 from ironbench.report.page import PageParts
-from ironbench.report.transcripts import conversation as conversation_markup
+from ironbench.report.records import Thread
+from ironbench.report.sections.gauntlet import conversation as conversation_markup
 from ironbench.report.widgets import Col, Td, section, strip, table
 from ironbench.view.facts import run_href
 from ironbench.view.files import DebugFile
@@ -837,12 +838,12 @@ def _quoted(name: str) -> list[str]:
     return [quote(part, safe="") for part in name.split("/")]
 
 
-def conversation_page(store: str, run_id: str, thread: dict, primary: str | None) -> str:
-    title = f"{thread['engine']} · {thread['scenario']} · conversation {thread['conversation']}"
+def conversation_page(store: str, run_id: str, thread: Thread, primary: str | None) -> str:
+    title = f"{thread.engine} · {thread.scenario} · conversation {thread.conversation}"
     return document(
         f"ironbench · {run_id} · {title}",
         store,
-        el("header", None, el("h1", None, title), el("p", None, f"{thread['domain']} · run {run_id}")),
+        el("header", None, el("h1", None, title), el("p", None, f"{thread.domain} · run {run_id}")),
         el(
             "main",
             None,

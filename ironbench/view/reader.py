@@ -17,6 +17,7 @@ from ironbench.analysis.show import logs_in, run_status
 from ironbench.core.errors import RunNotFound, StoreError
 from ironbench.core.events import Event, InvocationCompleted, RecordedEvent, event_from_dict
 from ironbench.core.labels import group_path_sql
+from ironbench.report.records import Score, Thread, Turn
 from ironbench.store.eventstore import EventStore, open_read_only
 from ironbench.store.failures import sqlite_failure
 from ironbench.store.leases import Holder, Lease
@@ -285,8 +286,8 @@ class Reader:
                 return fact, superseded, surplus
         return fact, False, False
 
-    def conversation(self, run_id: str, engine: str, scenario: str, conversation: int) -> dict:
-        """One gauntlet conversation turn by turn with every scorer's verdict (the report's shape)."""
+    def conversation(self, run_id: str, engine: str, scenario: str, conversation: int) -> Thread:
+        """One gauntlet conversation turn by turn with every scorer's verdict (the report's record)."""
         turns = self.rows(
             "SELECT turn, prompt, answer, duration_ms, domain FROM turns "
             "WHERE run_id = ? AND engine = ? AND scenario = ? AND conversation = ? ORDER BY turn",
@@ -294,23 +295,20 @@ class Reader:
         )
         if not turns:
             raise RunNotFound(f"run {run_id}: no conversation {conversation} of {engine} in {scenario}")
-        scores: dict[int, list[dict]] = {}
+        scores: dict[int, list[Score]] = {}
         for turn, scorer, violated, detail in self.rows(
             "SELECT turn, scorer, violated, detail FROM turn_scores "
             "WHERE run_id = ? AND engine = ? AND scenario = ? AND conversation = ? ORDER BY turn, scorer",
             (run_id, engine, scenario, conversation),
         ):
-            scores.setdefault(turn, []).append({"scorer": scorer, "violated": bool(violated), "detail": detail})
-        return {
-            "engine": engine,
-            "scenario": scenario,
-            "domain": turns[0][4],
-            "conversation": conversation,
-            "turns": [
-                {"turn": t, "prompt": p, "answer": a, "duration_ms": d, "scores": scores.get(t, [])}
-                for t, p, a, d, _ in turns
-            ],
-        }
+            scores.setdefault(turn, []).append(Score(scorer, bool(violated), detail))
+        return Thread(
+            engine,
+            scenario,
+            turns[0][4],
+            conversation,
+            [Turn(t, p, a, d, scores.get(t, [])) for t, p, a, d, _ in turns],
+        )
 
     def conversations(self, run_id: str) -> list[tuple[str, str, int, int]]:
         """(engine, scenario, conversation, turns) of every gauntlet conversation, in recorded order."""

@@ -6,13 +6,11 @@ disagree with the log they come from.
 
 import json
 import sqlite3
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from ironbench.core.events import (
     AiOutputRejected,
     DecisionTaken,
-    Event,
     InvocationCompleted,
     RecordedEvent,
     RunAborted,
@@ -83,19 +81,6 @@ class ReadModel:
 
     def __init__(self) -> None:
         self._runs: dict[str, tuple[str, str]] = {}
-        self._handlers: dict[type[Event], Callable[[sqlite3.Connection, RecordedEvent, Any], None]] = {
-            RunStarted: self._run_started,
-            InvocationCompleted: self._invocation_completed,
-            DecisionTaken: self._decision_taken,
-            ScenarioStarted: self._scenario_started,
-            TurnAnswered: self._turn_answered,
-            TurnScored: self._turn_scored,
-            AiOutputRejected: self._ai_output_rejected,
-            VariantGenerated: self._variant_generated,
-            VariantDropped: self._variant_dropped,
-            RunFinished: self._run_ended,
-            RunAborted: self._run_ended,
-        }
 
     def _suite_and_mode(self, conn: sqlite3.Connection, run_id: str) -> tuple[str, str]:
         if run_id not in self._runs:
@@ -105,9 +90,29 @@ class ReadModel:
 
     def apply(self, conn: sqlite3.Connection, events: Sequence[RecordedEvent]) -> None:
         for recorded in events:
-            handler = self._handlers.get(type(recorded.event))
-            if handler is not None:  # events with no row of their own (invocation started, ...)
-                handler(conn, recorded, recorded.event)
+            match recorded.event:
+                case RunStarted() as event:
+                    self._run_started(conn, recorded, event)
+                case InvocationCompleted() as event:
+                    self._invocation_completed(conn, recorded, event)
+                case DecisionTaken() as event:
+                    self._decision_taken(conn, recorded, event)
+                case ScenarioStarted() as event:
+                    self._scenario_started(conn, recorded, event)
+                case TurnAnswered() as event:
+                    self._turn_answered(conn, recorded, event)
+                case TurnScored() as event:
+                    self._turn_scored(conn, recorded, event)
+                case AiOutputRejected() as event:
+                    self._ai_output_rejected(conn, recorded, event)
+                case VariantGenerated() as event:
+                    self._variant_generated(conn, recorded, event)
+                case VariantDropped() as event:
+                    self._variant_dropped(conn, recorded, event)
+                case RunFinished() | RunAborted() as event:
+                    self._run_ended(conn, recorded, event)
+                case _:
+                    pass  # events with no row of their own (invocation started, ...)
 
     def clear_run(self, conn: sqlite3.Connection, run_id: str) -> None:
         for table in READ_MODEL_TABLES:

@@ -168,51 +168,48 @@ class OutputTree:
     @staticmethod
     def _fold(state: _RunState, recorded: RecordedEvent) -> str | None:
         """Fold an event into the run's state; returns the group whose aggregate changed."""
-        event = recorded.event
-        if isinstance(event, InvocationCompleted):
-            group = group_of(recorded.stream)
-            if event.surplus:
+        match recorded.event:
+            case InvocationCompleted(surplus=True):
                 state.surplus.add(recorded.stream)
-                return None
-            state.groups.setdefault(group, {})[event.run_index] = event  # a re-run supersedes its slot's attempt
-            if event.mode == "adversarial" and event.generator is not None:
-                state.variants.setdefault(event.case_id, {}).setdefault(event.generator, {})[group] = None
-            state.stamps[recorded.stream] = recorded.timestamp_utc
-            return group
-        if isinstance(event, AiOutputRejected):
-            state.rejections.setdefault(recorded.stream, []).append((recorded.timestamp_utc, event))
-            return None
-        if isinstance(event, ScenarioStarted):  # a new attempt replaces an interrupted one
-            scenario = next(s for s in state.run.suite["scenarios"] if s["name"] == event.scenario)
-            state.gauntlet[(event.engine, event.scenario, event.conversation)] = ScenarioRecord(
-                event.engine, event.scenario, event.domain, scenario["forbidden_phrase"], event.conversation
-            )
-            return None
-        if isinstance(event, TurnAnswered):
-            record = state.gauntlet[(event.engine, event.scenario, event.conversation)]
-            record.turns[event.turn] = TurnRecord(event.turn, event.prompt, event.answer)
-            return None
-        if isinstance(event, TurnScored):
-            turn = state.gauntlet[(event.engine, event.scenario, event.conversation)].turns.get(event.turn)
-            if turn is not None:
-                turn.violated[event.scorer] = event.violated
-                if event.scorer not in state.scorers:
-                    state.scorers.append(event.scorer)
-            return None
-        if isinstance(event, DecisionTaken):
-            group = group_path(event.group, event.case_id)
-            state.decisions[group] = event
-            state.levels.setdefault(track_of(group), {})[group] = event
-            live = state.groups.get(group, {})
-            state.moved = {i: live.pop(i) for i in event.surplus_runs or () if i in live}
-            state.surplus.update(f"{group}/run_{i:03d}" for i in event.surplus_runs or ())
-            return group if group in state.groups else None
-        if isinstance(event, (RunFinished, RunAborted)):
-            state.status = {
-                "status": "finished" if isinstance(event, RunFinished) else "aborted",
-                "finished_utc": recorded.timestamp_utc,
-                **({"abort_reason": event.reason} if isinstance(event, RunAborted) else {}),
-            }
+            case InvocationCompleted() as event:
+                group = group_of(recorded.stream)
+                state.groups.setdefault(group, {})[event.run_index] = event  # a re-run supersedes its slot's attempt
+                if event.mode == "adversarial" and event.generator is not None:
+                    state.variants.setdefault(event.case_id, {}).setdefault(event.generator, {})[group] = None
+                state.stamps[recorded.stream] = recorded.timestamp_utc
+                return group
+            case AiOutputRejected() as event:
+                state.rejections.setdefault(recorded.stream, []).append((recorded.timestamp_utc, event))
+            case ScenarioStarted() as event:  # a new attempt replaces an interrupted one
+                scenario = next(s for s in state.run.suite["scenarios"] if s["name"] == event.scenario)
+                state.gauntlet[(event.engine, event.scenario, event.conversation)] = ScenarioRecord(
+                    event.engine, event.scenario, event.domain, scenario["forbidden_phrase"], event.conversation
+                )
+            case TurnAnswered() as event:
+                record = state.gauntlet[(event.engine, event.scenario, event.conversation)]
+                record.turns[event.turn] = TurnRecord(event.turn, event.prompt, event.answer)
+            case TurnScored() as event:
+                turn = state.gauntlet[(event.engine, event.scenario, event.conversation)].turns.get(event.turn)
+                if turn is not None:
+                    turn.violated[event.scorer] = event.violated
+                    if event.scorer not in state.scorers:
+                        state.scorers.append(event.scorer)
+            case DecisionTaken() as event:
+                group = group_path(event.group, event.case_id)
+                state.decisions[group] = event
+                state.levels.setdefault(track_of(group), {})[group] = event
+                live = state.groups.get(group, {})
+                state.moved = {i: live.pop(i) for i in event.surplus_runs or () if i in live}
+                state.surplus.update(f"{group}/run_{i:03d}" for i in event.surplus_runs or ())
+                return group if group in state.groups else None
+            case RunFinished():
+                state.status = {"status": "finished", "finished_utc": recorded.timestamp_utc}
+            case RunAborted() as event:
+                state.status = {
+                    "status": "aborted",
+                    "finished_utc": recorded.timestamp_utc,
+                    "abort_reason": event.reason,
+                }
         return None
 
     def apply(self, events: Iterable[RecordedEvent]) -> None:
@@ -240,31 +237,32 @@ class OutputTree:
             self.store.set_position(self.name, self.applied_seq)
 
     def _apply_one(self, recorded: RecordedEvent) -> None:
-        event = recorded.event
-        if isinstance(event, RunStarted):
+        if isinstance(recorded.event, RunStarted):
             self._runs[recorded.run_id] = _RunState(recorded)
             self._write_metadata(self._runs[recorded.run_id])
             return
         state = self._state(recorded)
         group = self._fold(state, recorded)
-        if isinstance(event, InvocationCompleted):
-            self._write_invocation(state, recorded.stream, event, recorded.timestamp_utc)
-        if isinstance(event, DecisionTaken) and event.surplus_runs:
-            self._mark_surplus(state, event)
-        if isinstance(event, AiOutputRejected):
-            self._write_ai_failure(state, recorded.stream)
-        if isinstance(event, (TurnScored, ScenarioFinished)):
-            self._gauntlets[recorded.run_id] = state
         if group is not None:
             self._aggregates[(recorded.run_id, group)] = state
-        if isinstance(event, DecisionTaken) and event.group == f"adversarial/{event.case_id}/baseline":
-            # the case's reference: each of its generators' aggregates judges against it
-            for generator in state.variants.get(event.case_id, {}):
-                self._generators[(recorded.run_id, event.case_id, generator)] = state
-        if isinstance(event, DecisionTaken) and event.mode == "stress" and event.variant_id == "ladder":
-            self._write_ladder(state, event)
-        if isinstance(event, (RunFinished, RunAborted)):
-            self._write_metadata(state)
+        match recorded.event:
+            case InvocationCompleted() as event:
+                self._write_invocation(state, recorded.stream, event, recorded.timestamp_utc)
+            case DecisionTaken() as event:
+                if event.surplus_runs:
+                    self._mark_surplus(state, event)
+                if event.group == f"adversarial/{event.case_id}/baseline":
+                    # the case's reference: each of its generators' aggregates judges against it
+                    for generator in state.variants.get(event.case_id, {}):
+                        self._generators[(recorded.run_id, event.case_id, generator)] = state
+                if event.mode == "stress" and event.variant_id == "ladder":
+                    self._write_ladder(state, event)
+            case AiOutputRejected():
+                self._write_ai_failure(state, recorded.stream)
+            case TurnScored() | ScenarioFinished():
+                self._gauntlets[recorded.run_id] = state
+            case RunFinished() | RunAborted():
+                self._write_metadata(state)
 
     def _write_metadata(self, state: _RunState) -> None:
         started = state.run

@@ -575,34 +575,34 @@ class Session:
         by_path = {g.path: (state, g) for state in self.tracks for g in state.track.groups}
         by_track = {state.track.path: state for state in self.tracks}
         for recorded in events:
-            event = recorded.event
-            if isinstance(event, InvocationCompleted):
-                path = group_of(recorded.stream)
-                if path in by_path and not event.surplus:
-                    state = by_path[path][0]
-                    tries = state.tries.setdefault(path, {})
-                    tries[event.run_index] = max(tries.get(event.run_index, 0), event.rerun + 1)
-                    if event.infra_error is None:
-                        state.outcomes.setdefault(path, {})[event.run_index] = Outcome(
-                            event.success,
-                            event.failure_stage,
-                            event.attempts,
-                            event.repairs_triggered,
-                            event.brick_path,
+            match recorded.event:
+                case InvocationCompleted() as event:
+                    path = group_of(recorded.stream)
+                    if path in by_path and not event.surplus:
+                        state = by_path[path][0]
+                        tries = state.tries.setdefault(path, {})
+                        tries[event.run_index] = max(tries.get(event.run_index, 0), event.rerun + 1)
+                        if event.infra_error is None:
+                            state.outcomes.setdefault(path, {})[event.run_index] = Outcome(
+                                event.success,
+                                event.failure_stage,
+                                event.attempts,
+                                event.repairs_triggered,
+                                event.brick_path,
+                            )
+                case DecisionTaken() as event:
+                    path = group_path(event.group, event.case_id)
+                    decided = by_path[path][0] if path in by_path else by_track.get(path)
+                    if decided is None:
+                        continue
+                    decided.decisions[path] = event.decision
+                    for index in event.surplus_runs or ():
+                        decided.outcomes.get(path, {}).pop(index, None)
+                    if event.reference is not None and event.decision == "reference":
+                        outcomes = tuple(tuple(o) for o in event.reference_outcomes or ())
+                        decided.reference = Reference(
+                            tuple(event.reference), outcomes or (tuple(event.reference),), stable=not outcomes
                         )
-            elif isinstance(event, DecisionTaken):
-                path = group_path(event.group, event.case_id)
-                decided = by_path[path][0] if path in by_path else by_track.get(path)
-                if decided is None:
-                    continue
-                decided.decisions[path] = event.decision
-                for index in event.surplus_runs or ():
-                    decided.outcomes.get(path, {}).pop(index, None)
-                if event.reference is not None and event.decision == "reference":
-                    outcomes = tuple(tuple(o) for o in event.reference_outcomes or ())
-                    decided.reference = Reference(
-                        tuple(event.reference), outcomes or (tuple(event.reference),), stable=not outcomes
-                    )
 
 
 def appender(store: EventStore, tree: OutputTree, run_id: str) -> Append:

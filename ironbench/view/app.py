@@ -217,7 +217,9 @@ def create_app(viewer: Viewer, hosts: set[str], token: str | None, wait: float =
         def read() -> tuple[int, dict, Progress, list[Markup], list[str]]:
             after = reader.last_seq()
             row = reader.run(run_id)
-            recent = [f for f in reader.facts(0, after, run_id, limit=4 * pages.RECENT_FACTS, newest=True) if listed(f)]
+            recent = [
+                e for e in reader.events(0, after, run_id, limit=4 * pages.RECENT_FACTS, newest=True) if listed(e)
+            ]
             return (
                 after,
                 row,
@@ -266,23 +268,23 @@ def create_app(viewer: Viewer, hosts: set[str], token: str | None, wait: float =
                 case_id,
                 base,
                 reader.case_logs(run_id, case_id),
-                reader.decisions(run_id, case_id),
-                reader.variants(run_id, case_id),
-                reader.rejections(run_id, case_id),
+                reader.of_case(run_id, case_id, "decision_taken"),
+                reader.of_case(run_id, case_id, "variant_generated", "variant_dropped"),
+                reader.of_case(run_id, case_id, "ai_output_rejected"),
             )
 
         return _html(await viewer.read(read))
 
     def _invocation(run_id: str, seq: int) -> tuple:
-        fact, superseded, surplus = reader.invocation(run_id, seq)
-        assert isinstance(fact.event, InvocationCompleted)  # reader.invocation reads no other type
-        return fact, fact.event, superseded, surplus
+        recorded, superseded, surplus = reader.invocation(run_id, seq)
+        assert isinstance(recorded.event, InvocationCompleted)  # reader.invocation reads no other type
+        return recorded, recorded.event, superseded, surplus
 
     async def invocation(request: Request) -> Response:
         run_id, seq = request.path_params["run_id"], request.path_params["seq"]
 
         def read() -> str:
-            fact, event, superseded, surplus = _invocation(run_id, seq)
+            recorded, event, superseded, surplus = _invocation(run_id, seq)
             suite = reader.run_started(run_id).get("suite") or {}
             base = next(
                 (c.get("instruction", "") for c in suite.get("cases", []) if c.get("id") == event.case_id),
@@ -303,7 +305,7 @@ def create_app(viewer: Viewer, hosts: set[str], token: str | None, wait: float =
                     debug = files.debug_files(event)
                 except files.NotServed as exc:
                     debug = str(exc)
-            return pages.invocation_page(viewer.label, fact, superseded, surplus, base, outputs, debug)
+            return pages.invocation_page(viewer.label, recorded, superseded, surplus, base, outputs, debug)
 
         return _html(await viewer.read(read))
 

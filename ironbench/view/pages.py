@@ -27,7 +27,6 @@ from ironbench.report.widgets import Col, Td, section, strip, table
 from ironbench.view.facts import run_href
 from ironbench.view.files import DebugFile
 from ironbench.view.progress import Progress
-from ironbench.view.reader import Fact
 
 # The store's `aborted` is a run stopped before its end (Ctrl-C, a failing backend, a full
 # disk): the viewer says "stopped". `interrupted`: still `running` in the store, but its
@@ -557,9 +556,9 @@ def case_page(
     case_id: str,
     base_instruction: str,
     logs: list[tuple[RecordedEvent, bool, bool]],
-    decisions: list[Fact],
-    variants: list[Fact],
-    rejections: list[Fact],
+    decisions: list[RecordedEvent],
+    variants: list[RecordedEvent],
+    rejections: list[RecordedEvent],
 ) -> str:
     """Every group of a case (its variants, its stress levels), each with its instruction as a
     word diff against the base, its decision and every invocation; its AI rewrites, accepted
@@ -608,33 +607,33 @@ def case_page(
     ai = []
     if accepted or rejected:
         rows = []
-        for fact in sorted(accepted + rejected, key=lambda f: f.seq):
-            event = fact.event
-            if isinstance(event, VariantGenerated):
-                rows.append(
-                    [
-                        event.variant_id,
-                        event.attempt,
-                        str(event.metadata.get("model")),
-                        Td(el("span", {"class": "badge ok"}, "accepted"), "accepted"),
-                        Td(word_diff_html(base_instruction, event.instruction), cls="text"),
-                        "–",
-                    ]
-                )
-            elif isinstance(event, AiOutputRejected):
-                rows.append(
-                    [
-                        event.variant_id,
-                        event.attempt,
-                        event.model,
-                        Td(el("span", {"class": "badge bad"}, "rejected"), "rejected"),
-                        Td(event.ai_output, cls="text"),
-                        Td(
-                            el("ul", {"class": "reasons"}, [el("li", None, r) for r in event.failure_reasons]),
-                            cls="reason",
-                        ),
-                    ]
-                )
+        for recorded in sorted(accepted + rejected, key=lambda r: r.seq):
+            match recorded.event:
+                case VariantGenerated() as event:
+                    rows.append(
+                        [
+                            event.variant_id,
+                            event.attempt,
+                            str(event.metadata.get("model")),
+                            Td(el("span", {"class": "badge ok"}, "accepted"), "accepted"),
+                            Td(word_diff_html(base_instruction, event.instruction), cls="text"),
+                            "–",
+                        ]
+                    )
+                case AiOutputRejected() as event:
+                    rows.append(
+                        [
+                            event.variant_id,
+                            event.attempt,
+                            event.model,
+                            Td(el("span", {"class": "badge bad"}, "rejected"), "rejected"),
+                            Td(event.ai_output, cls="text"),
+                            Td(
+                                el("ul", {"class": "reasons"}, [el("li", None, r) for r in event.failure_reasons]),
+                                cls="reason",
+                            ),
+                        ]
+                    )
         ai.append(
             section(
                 "ai",
@@ -721,7 +720,7 @@ def _output(event: InvocationCompleted, run_id: str, seq: int, stream: str, whol
 
 def invocation_page(
     store: str,
-    fact: Fact,
+    recorded: RecordedEvent,
     superseded: bool,
     surplus: bool,
     base_instruction: str,
@@ -730,12 +729,12 @@ def invocation_page(
 ) -> str:
     """One invocation: its facts, its instruction as a word diff against the base, what it
     printed, and the debug files the target wrote (or why they are not shown)."""
-    event = fact.event
+    event = recorded.event
     assert isinstance(event, InvocationCompleted)
-    run_id, seq = fact.run_id, fact.seq
+    run_id, seq = recorded.run_id, recorded.seq
     code = outcome_code(event)
     facts = {
-        "stream": fact.stream,
+        "stream": recorded.stream,
         "outcome": join([strip(code), " ", BY_CODE[code].name]),
         "exit code": event.exit_code,
         "attempts": event.attempts,
@@ -749,7 +748,7 @@ def invocation_page(
         "superseded": "yes: a later attempt of this slot replaced it (not evidence)" if superseded else None,
         "surplus": "yes: past its group's decision (not evidence)" if surplus or event.surplus else None,
         "brick": event.brick_path,
-        "recorded": fact.appended_utc,
+        "recorded": recorded.timestamp_utc,
         "key": event.key,
     }
     meta = el(
@@ -797,9 +796,9 @@ def invocation_page(
         ]
     case_link = run_href(run_id, "cases", event.case_id)
     return document(
-        f"ironbench · {run_id} · {fact.stream}",
+        f"ironbench · {run_id} · {recorded.stream}",
         store,
-        el("header", None, el("h1", None, fact.stream), el("p", None, f"an invocation of run {run_id}")),
+        el("header", None, el("h1", None, recorded.stream), el("p", None, f"an invocation of run {run_id}")),
         el(
             "main",
             None,

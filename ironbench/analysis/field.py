@@ -7,12 +7,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NotRequired, TypeAlias, TypedDict, cast
 
+from ironbench.console.layout import render, wrap
 from ironbench.console.numbers import number, percent
 from ironbench.console.printable import printable
-from ironbench.console.tables import render, wrap
 from ironbench.core.kinds import JUDGED
 from ironbench.core.labels import group_path_sql
-from ironbench.projections.field import (
+from ironbench.projections.figures import (
     bricks,
     case_robustness,
     pass_k,

@@ -13,9 +13,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from ironbench.console.layout import is_atomic, render
 from ironbench.console.numbers import number
 from ironbench.console.printable import printable
-from ironbench.console.tables import is_atomic, render
 from ironbench.core.errors import QueryError, RunNotFound, StoreError
 from ironbench.store.failures import sqlite_failure
 

@@ -222,7 +222,7 @@ def format_show(
     and variant repeated when it continues), then one line per verdict."""
     from ironbench.analysis.conversations import format_summary
     from ironbench.analysis.query import format_result
-    from ironbench.console.tables import wrap
+    from ironbench.console.layout import wrap
 
     if gauntlet is not None:
         header = {

@@ -134,8 +134,8 @@ def run(
         )
     if loaded.mode == "gauntlet" and not quiet:
         from ironbench.analysis.conversations import format_summary, summary_from_store
+        from ironbench.console.layout import terminal_width
         from ironbench.console.printable import printable
-        from ironbench.console.tables import terminal_width
 
         # the verdict below says what the sentences under the table would (once)
         summary = format_summary(

@@ -31,7 +31,7 @@ from ironbench.core.events import (
 )
 from ironbench.core.files import is_partial, write_atomic
 from ironbench.core.labels import group_of, group_path, track_of
-from ironbench.projections.field import case_robustness, stopping_rule, stopping_rules
+from ironbench.projections.figures import case_robustness, stopping_rule, stopping_rules
 from ironbench.projections.gauntlet_summary import ScenarioRecord, TurnRecord
 from ironbench.projections.gauntlet_summary import results as gauntlet_results
 from ironbench.projections.summaries import aggregate, generator_aggregate, ladder_aggregate, summary

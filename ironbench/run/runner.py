@@ -209,7 +209,7 @@ def _gauntlet(
     suite: Suite, run_id: str, store: EventStore, tree: OutputTree, reporter: Reporter, history: list[RecordedEvent]
 ) -> str:
     """Gauntlet engines are model conversations: they run here, on the coordinator."""
-    from ironbench.gauntlet.runner import run_gauntlet
+    from ironbench.gauntlet.rounds import run_gauntlet
 
     append = appender(store, tree, run_id)
     with aborts_run(append, tree, reporter, run_id, resume_command(run_id, tree.out_dir, store.path)):

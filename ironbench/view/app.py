@@ -21,7 +21,7 @@ from ironbench.core.errors import IronbenchError, RunNotFound, StoreError
 from ironbench.core.events import InvocationCompleted
 from ironbench.report.markup import Markup
 from ironbench.report.page import PageParts
-from ironbench.view import files, pages
+from ironbench.view import pages, target_files
 from ironbench.view.facts import fact_item, listed
 from ironbench.view.guard import Guard
 from ironbench.view.live import TICK_SECONDS, Tail, stream
@@ -293,17 +293,17 @@ def create_app(viewer: Viewer, hosts: set[str], token: str | None, wait: float =
             outputs = {}
             for name in ("stdout", "stderr"):
                 try:
-                    files.output_file(event, name)
+                    target_files.output_file(event, name)
                     outputs[name] = True
-                except files.NotServed:
+                except target_files.NotServed:
                     outputs[name] = False
-            debug: list[files.DebugFile] | str
+            debug: list[target_files.DebugFile] | str
             if not event.debug_enabled:
                 debug = "Debug output was not enabled for this run (the suite's debug_enabled)."
             else:
                 try:
-                    debug = files.debug_files(event)
-                except files.NotServed as exc:
+                    debug = target_files.debug_files(event)
+                except target_files.NotServed as exc:
                     debug = str(exc)
             return pages.invocation_page(viewer.label, recorded, superseded, surplus, base, outputs, debug)
 
@@ -316,7 +316,7 @@ def create_app(viewer: Viewer, hosts: set[str], token: str | None, wait: float =
 
         def read() -> tuple[str, int]:
             _, event, _, _ = _invocation(run_id, seq)
-            return files.read_shown(files.output_file(event, name))
+            return target_files.read_shown(target_files.output_file(event, name))
 
         text, size = await viewer.read(read)
         return _text(text, size)
@@ -326,7 +326,7 @@ def create_app(viewer: Viewer, hosts: set[str], token: str | None, wait: float =
 
         def read() -> tuple[str, int]:
             _, event, _, _ = _invocation(run_id, seq)
-            return files.read_shown(files.debug_file(event, name))
+            return target_files.read_shown(target_files.debug_file(event, name))
 
         text, size = await viewer.read(read)
         return _text(text, size)
@@ -364,9 +364,9 @@ def create_app(viewer: Viewer, hosts: set[str], token: str | None, wait: float =
 
     async def failed(request: Request, exc: Exception) -> Response:
         status = 400
-        if isinstance(exc, files.Refused):
+        if isinstance(exc, target_files.Refused):
             status = 403
-        elif isinstance(exc, RunNotFound | files.NotServed):
+        elif isinstance(exc, RunNotFound | target_files.NotServed):
             status = 404
         elif isinstance(exc, StoreError):
             status = 503
@@ -407,7 +407,7 @@ def create_app(viewer: Viewer, hosts: set[str], token: str | None, wait: float =
 
 
 def _text(text: str, size: int) -> Response:
-    if size > files.SHOWN_BYTES:
-        text += f"\n...[ironbench view shows the first {files.SHOWN_BYTES} of {size} bytes]...\n"
+    if size > target_files.SHOWN_BYTES:
+        text += f"\n...[ironbench view shows the first {target_files.SHOWN_BYTES} of {size} bytes]...\n"
     # text/plain and nosniff: whatever a target wrote in the file, a browser shows it as text
     return PlainTextResponse(text, headers={"content-disposition": "inline", "cache-control": "no-store"})

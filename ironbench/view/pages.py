@@ -25,8 +25,8 @@ from ironbench.report.records import Thread
 from ironbench.report.sections.gauntlet import conversation as conversation_markup
 from ironbench.report.widgets import Col, Td, section, strip, table
 from ironbench.view.facts import run_href
-from ironbench.view.files import DebugFile
 from ironbench.view.progress import Progress
+from ironbench.view.target_files import DebugFile
 
 # The store's `aborted` is a run stopped before its end (Ctrl-C, a failing backend, a full
 # disk): the viewer says "stopped". `interrupted`: still `running` in the store, but its

@@ -1,9 +1,9 @@
 """Did B regress against A? The pure decision, its prose, reading the store, and the console table."""
 
+from ironbench.analysis.compare.comparison import POWER, CaseComparison, Comparison, Overall, Runs, Shift, Side
 from ironbench.analysis.compare.decide import CannotCompare, decide
 from ironbench.analysis.compare.format import format_comparison, format_plan
 from ironbench.analysis.compare.read import compare_runs, runs_from_rows
-from ironbench.analysis.compare.records import POWER, CaseComparison, Comparison, Overall, Runs, Shift, Side
 
 __all__ = [
     "POWER",

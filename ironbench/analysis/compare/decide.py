@@ -14,8 +14,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from ironbench.analysis.compare.prose import pp, reason
-from ironbench.analysis.compare.records import (
+from ironbench.analysis.compare.comparison import (
     POWER,
     CaseComparison,
     Comparison,
@@ -24,6 +23,7 @@ from ironbench.analysis.compare.records import (
     Shift,
     Side,
 )
+from ironbench.analysis.compare.prose import pp, reason
 from ironbench.core.errors import IronbenchError
 from ironbench.core.kinds import CaseVerdict, FailOn, Gate, Unit, Verdict
 from ironbench.core.labels import case_label

@@ -1,10 +1,10 @@
 """A comparison, and a comparison's plan, as console text fitted to the terminal."""
 
+from ironbench.analysis.compare.comparison import CaseComparison, Comparison, Side
 from ironbench.analysis.compare.prose import pp
-from ironbench.analysis.compare.records import CaseComparison, Comparison, Side
+from ironbench.console.layout import render, wrap
 from ironbench.console.numbers import number, percent, points
 from ironbench.console.printable import printable
-from ironbench.console.tables import render, wrap
 from ironbench.core.labels import case_label
 from ironbench.stats.power import MAX_RUNS
 

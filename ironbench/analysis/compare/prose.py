@@ -2,7 +2,7 @@
 
 from collections.abc import Mapping, Sequence
 
-from ironbench.analysis.compare.records import POWER, Overall
+from ironbench.analysis.compare.comparison import POWER, Overall
 from ironbench.console.numbers import points
 from ironbench.core.kinds import FailOn, Gate, Unit, Verdict
 

@@ -3,8 +3,8 @@
 from collections import defaultdict
 from pathlib import Path
 
+from ironbench.analysis.compare.comparison import Comparison, Runs
 from ironbench.analysis.compare.decide import CannotCompare, decide, engine_sentences
-from ironbench.analysis.compare.records import Comparison, Runs
 from ironbench.analysis.compare.sensitivity import cells_from_decisions, compare_sensitivity
 from ironbench.analysis.query import connect
 from ironbench.core.errors import IronbenchError, RunNotFound

@@ -5,7 +5,7 @@ and laid out for the console."""
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NotRequired, TypeAlias, TypedDict, cast
+from typing import Any, Literal, NotRequired, TypeAlias, TypedDict, cast, get_args
 
 from ironbench.console.layout import render, wrap
 from ironbench.console.numbers import number, percent
@@ -75,6 +75,18 @@ class GeneratorRobustnessRow(TypedDict):
     flips_success_to_failure: Estimate | None
     flips_failure_to_success: Estimate | None
     interval_note: str
+
+
+# A generator's estimates across cases, in the order tables show them.
+GeneratorEstimate = Literal[
+    "nominal_success_rate",
+    "robust_pass_rate",
+    "worst_case_success_rate",
+    "robust_drop",
+    "flips_success_to_failure",
+    "flips_failure_to_success",
+]
+GENERATOR_ESTIMATES: tuple[GeneratorEstimate, ...] = get_args(GeneratorEstimate)
 
 
 class Robustness(TypedDict):
@@ -327,18 +339,8 @@ def format_field(numbers: FieldNumbers, width: int | None = None) -> list[str]:
         header = ["generator", "cases", "nominal", "robust pass", "worst case", "robust drop", "s→f flips", "f→s flips"]
         rows = []
         for g in robustness["generators"]:
-            rows.append(
-                [
-                    printable(g["generator"]),
-                    f"{g['cases']} ({g['variants']} var.)",
-                    _estimate(g["nominal_success_rate"]),
-                    _estimate(g["robust_pass_rate"]),
-                    _estimate(g["worst_case_success_rate"]),
-                    _estimate(g["robust_drop"]),
-                    _estimate(g["flips_success_to_failure"]),
-                    _estimate(g["flips_failure_to_success"]),
-                ]
-            )
+            estimates = [_estimate(g[name]) for name in GENERATOR_ESTIMATES]
+            rows.append([printable(g["generator"]), f"{g['cases']} ({g['variants']} var.)", *estimates])
         lines += ["", "robustness per generator across cases (first run of each variant; case as cluster):"]
         lines += render(header, rows, width, keys=1)
     survival = numbers.get("survival")

@@ -109,6 +109,38 @@ class InvocationCompleted(_Event):
     surplus: bool = False
 
 
+@dataclass(frozen=True, slots=True)
+class StopDecision:
+    """What a stopping rule decided, with the evidence its runs give (`DecisionTaken` records it)."""
+
+    decision: str
+    """The decision kind (`ironbench.core.kinds.DecisionKind`)."""
+    reason: str
+    """The rule's own words."""
+    n: int
+    """Runs it was taken on."""
+    successes: int
+    """Of those, successes."""
+    success_rate: float
+    """successes / n."""
+    wilson_low: float
+    """Wilson 95% interval of the success rate, lower end."""
+    wilson_high: float
+    """Its upper end."""
+    chance_agreement: float
+    """p³ + (1 − p)³: how often 3 runs agree by chance at the observed rate."""
+    success_lower_95: float | None = None
+    """One-sided exact (Clopper–Pearson) 95% lower bound on the success rate."""
+    success_upper_95: float | None = None
+    """One-sided exact 95% upper bound on the success rate."""
+    reproduce_lower_95: float | None = None
+    """A stable decision's one-sided 95% lower bound on the chance its outcome recurs."""
+    direction: str | None = None
+    """Which way a variant differed from its reference (success lost, more attempts, ...)."""
+    p_value: float | None = None
+    """The test behind it: a stress level against level 0, a variant against an unstable baseline."""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class DecisionTaken(_Event):
     event: ClassVar[Literal["decision_taken"]] = "decision_taken"

@@ -7,7 +7,8 @@ and the `outcome_codes` view all read this table.
 """
 
 from dataclasses import dataclass
-from typing import Protocol
+
+from ironbench.core.events import InvocationCompleted
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,24 +51,7 @@ SUPERSEDED = "X"  # an attempt a re-run replaced: a status of its row, not of it
 STAGE_CODES = {"generation": "G", "validation": "V", "repair": "R"}
 
 
-class Invocation(Protocol):
-    """What the code reads of an invocation: an InvocationCompleted, or its read-model row."""
-
-    @property
-    def harness_error(self) -> str | None: ...
-    @property
-    def infra_error(self) -> str | None: ...
-    @property
-    def timed_out(self) -> bool: ...
-    @property
-    def failure_stage(self) -> str | None: ...
-    @property
-    def success(self) -> bool: ...
-    @property
-    def repairs_triggered(self) -> int: ...
-
-
-def outcome_code(invocation: Invocation) -> str:
+def outcome_code(invocation: InvocationCompleted) -> str:
     """A recorded invocation's code: the first rule that holds (OUTCOME_CODE_SQL in SQL)."""
     if invocation.harness_error is not None:
         return "H"

@@ -8,20 +8,8 @@ import json
 import sqlite3
 from collections.abc import Sequence
 
-from ironbench.core.events import (
-    AiOutputRejected,
-    DecisionTaken,
-    InvocationCompleted,
-    RecordedEvent,
-    RunAborted,
-    RunFinished,
-    RunStarted,
-    ScenarioStarted,
-    TurnAnswered,
-    TurnScored,
-    VariantDropped,
-    VariantGenerated,
-)
+from ironbench.core import events
+from ironbench.core.events import RecordedEvent
 from ironbench.core.keys import instruction_hash, invocation_key
 
 READ_MODEL_TABLES = (
@@ -88,28 +76,28 @@ class ReadModel:
             self._runs[run_id] = (row[0], row[1]) if row else ("unknown", "unknown")
         return self._runs[run_id]
 
-    def apply(self, conn: sqlite3.Connection, events: Sequence[RecordedEvent]) -> None:
-        for recorded in events:
+    def apply(self, conn: sqlite3.Connection, batch: Sequence[RecordedEvent]) -> None:
+        for recorded in batch:
             match recorded.event:
-                case RunStarted() as event:
+                case events.RunStarted() as event:
                     self._run_started(conn, recorded, event)
-                case InvocationCompleted() as event:
+                case events.InvocationCompleted() as event:
                     self._invocation_completed(conn, recorded, event)
-                case DecisionTaken() as event:
+                case events.DecisionTaken() as event:
                     self._decision_taken(conn, recorded, event)
-                case ScenarioStarted() as event:
+                case events.ScenarioStarted() as event:
                     self._scenario_started(conn, recorded, event)
-                case TurnAnswered() as event:
+                case events.TurnAnswered() as event:
                     self._turn_answered(conn, recorded, event)
-                case TurnScored() as event:
+                case events.TurnScored() as event:
                     self._turn_scored(conn, recorded, event)
-                case AiOutputRejected() as event:
+                case events.AiOutputRejected() as event:
                     self._ai_output_rejected(conn, recorded, event)
-                case VariantGenerated() as event:
+                case events.VariantGenerated() as event:
                     self._variant_generated(conn, recorded, event)
-                case VariantDropped() as event:
+                case events.VariantDropped() as event:
                     self._variant_dropped(conn, recorded, event)
-                case RunFinished() | RunAborted() as event:
+                case events.RunFinished() | events.RunAborted() as event:
                     self._run_ended(conn, recorded, event)
                 case _:
                     pass  # events with no row of their own (invocation started, ...)
@@ -121,7 +109,7 @@ class ReadModel:
 
     # -- one handler per event type ------------------------------------------------------
 
-    def _run_started(self, conn: sqlite3.Connection, recorded: RecordedEvent, event: RunStarted) -> None:
+    def _run_started(self, conn: sqlite3.Connection, recorded: RecordedEvent, event: events.RunStarted) -> None:
         self._runs[recorded.run_id] = (event.suite_id, event.mode)
         conn.execute(
             "INSERT OR REPLACE INTO runs(run_id, suite_id, mode, status, started_utc, finished_utc, "
@@ -141,7 +129,7 @@ class ReadModel:
         )
 
     def _invocation_completed(
-        self, conn: sqlite3.Connection, recorded: RecordedEvent, event: InvocationCompleted
+        self, conn: sqlite3.Connection, recorded: RecordedEvent, event: events.InvocationCompleted
     ) -> None:
         suite_id, mode = self._suite_and_mode(conn, recorded.run_id)
         if event.rerun:
@@ -183,7 +171,7 @@ class ReadModel:
             ),
         )
 
-    def _decision_taken(self, conn: sqlite3.Connection, recorded: RecordedEvent, event: DecisionTaken) -> None:
+    def _decision_taken(self, conn: sqlite3.Connection, recorded: RecordedEvent, event: events.DecisionTaken) -> None:
         suite_id, mode = self._suite_and_mode(conn, recorded.run_id)
         conn.execute(
             _INSERT_DECISION,
@@ -220,14 +208,16 @@ class ReadModel:
             conn.execute(_TO_SURPLUS, (key,))
             conn.execute(_FROM_INVOCATIONS, (key,))
 
-    def _scenario_started(self, conn: sqlite3.Connection, recorded: RecordedEvent, event: ScenarioStarted) -> None:
+    def _scenario_started(
+        self, conn: sqlite3.Connection, recorded: RecordedEvent, event: events.ScenarioStarted
+    ) -> None:
         for table in ("turns", "turn_scores"):  # a new attempt replaces an interrupted one
             conn.execute(
                 f"DELETE FROM {table} WHERE run_id = ? AND engine = ? AND scenario = ? AND conversation = ?",
                 (recorded.run_id, event.engine, event.scenario, event.conversation),
             )
 
-    def _turn_answered(self, conn: sqlite3.Connection, recorded: RecordedEvent, event: TurnAnswered) -> None:
+    def _turn_answered(self, conn: sqlite3.Connection, recorded: RecordedEvent, event: events.TurnAnswered) -> None:
         suite_id, _ = self._suite_and_mode(conn, recorded.run_id)
         conn.execute(
             "INSERT OR REPLACE INTO turns(run_id, engine, scenario, conversation, turn, suite_id, domain, "
@@ -249,7 +239,7 @@ class ReadModel:
             ),
         )
 
-    def _turn_scored(self, conn: sqlite3.Connection, recorded: RecordedEvent, event: TurnScored) -> None:
+    def _turn_scored(self, conn: sqlite3.Connection, recorded: RecordedEvent, event: events.TurnScored) -> None:
         suite_id, _ = self._suite_and_mode(conn, recorded.run_id)
         conn.execute(
             "INSERT OR REPLACE INTO turn_scores(run_id, engine, scenario, conversation, turn, scorer, suite_id, "
@@ -270,7 +260,9 @@ class ReadModel:
             ),
         )
 
-    def _ai_output_rejected(self, conn: sqlite3.Connection, recorded: RecordedEvent, event: AiOutputRejected) -> None:
+    def _ai_output_rejected(
+        self, conn: sqlite3.Connection, recorded: RecordedEvent, event: events.AiOutputRejected
+    ) -> None:
         suite_id, _ = self._suite_and_mode(conn, recorded.run_id)
         conn.execute(
             "INSERT OR REPLACE INTO rejections(seq, run_id, suite_id, case_id, generator, variant_id, attempt, "
@@ -291,52 +283,46 @@ class ReadModel:
             ),
         )
 
-    def _variant_generated(self, conn: sqlite3.Connection, recorded: RecordedEvent, event: VariantGenerated) -> None:
+    def _variant_generated(
+        self, conn: sqlite3.Connection, recorded: RecordedEvent, event: events.VariantGenerated
+    ) -> None:
+        self._variant(conn, recorded, event, event.variant_id, event.instruction, event.seed, None)
+
+    def _variant_dropped(self, conn: sqlite3.Connection, recorded: RecordedEvent, event: events.VariantDropped) -> None:
+        self._variant(conn, recorded, event, None, event.candidate, None, event.reason)
+
+    def _variant(
+        self,
+        conn: sqlite3.Connection,
+        recorded: RecordedEvent,
+        event: events.VariantGenerated | events.VariantDropped,
+        variant_id: str | None,
+        instruction: str,
+        seed: int | None,
+        dropped: str | None,
+    ) -> None:
+        """A variant made (or, with the reason it was `dropped`, a candidate dropped)."""
         suite_id, _ = self._suite_and_mode(conn, recorded.run_id)
+        row = (event.mode, event.case_id, event.generator, variant_id, instruction, instruction_hash(instruction))
         conn.execute(
             _INSERT_VARIANT,
             (
                 recorded.seq,
                 recorded.run_id,
                 suite_id,
-                event.mode,
-                event.case_id,
-                event.generator,
-                event.variant_id,
-                event.instruction,
-                instruction_hash(event.instruction),
-                event.seed,
+                *row,
+                seed,
                 event.attempt,
-                False,
-                None,
+                dropped is not None,
+                dropped,
                 recorded.timestamp_utc,
             ),
         )
 
-    def _variant_dropped(self, conn: sqlite3.Connection, recorded: RecordedEvent, event: VariantDropped) -> None:
-        suite_id, _ = self._suite_and_mode(conn, recorded.run_id)
-        conn.execute(
-            _INSERT_VARIANT,
-            (
-                recorded.seq,
-                recorded.run_id,
-                suite_id,
-                event.mode,
-                event.case_id,
-                event.generator,
-                None,
-                event.candidate,
-                instruction_hash(event.candidate),
-                None,
-                event.attempt,
-                True,
-                event.reason,
-                recorded.timestamp_utc,
-            ),
-        )
-
-    def _run_ended(self, conn: sqlite3.Connection, recorded: RecordedEvent, event: RunFinished | RunAborted) -> None:
-        status = "finished" if isinstance(event, RunFinished) else "aborted"
+    def _run_ended(
+        self, conn: sqlite3.Connection, recorded: RecordedEvent, event: events.RunFinished | events.RunAborted
+    ) -> None:
+        status = "finished" if isinstance(event, events.RunFinished) else "aborted"
         conn.execute(
             "UPDATE runs SET status = ?, finished_utc = ? WHERE run_id = ?",
             (status, recorded.timestamp_utc, recorded.run_id),

@@ -11,6 +11,7 @@ from typing import Any, Self
 
 from ironbench.analysis.compare import CaseComparison, Comparison
 from ironbench.analysis.field import Robustness, Survival
+from ironbench.core.events import StopDecision
 from ironbench.core.outcome_codes import EXCLUDED_CODES
 
 
@@ -52,47 +53,21 @@ class NotEvidence:
         )
 
 
-@dataclass(frozen=True, slots=True)
-class Decision:
-    """A stopping decision with its evidence, as the decisions view holds it (and what its
-    event adds: the stored baseline group a reference came from, and whether it settled)."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Decision(StopDecision):
+    """A stopping decision with its evidence as the decisions view holds it, and what its event
+    adds: the stored baseline group a reference came from, and whether it settled."""
 
     case_id: str
     """The case decided."""
     variant_id: str
     """The variant decided (`base`, a variant's id, a level's, `baseline`, or `ladder`)."""
-    decision: str
-    """The decision kind (`ironbench.core.kinds.DecisionKind`)."""
-    reason: str
-    """The rule's own words."""
-    n: int
-    """Runs it was taken on."""
-    successes: int
-    """Of those, successes."""
-    success_rate: float
-    """successes / n."""
-    wilson_low: float
-    """Wilson 95% interval of the success rate, lower end."""
-    wilson_high: float
-    """Its upper end."""
-    chance_agreement: float
-    """p³ + (1 − p)³: how often 3 runs agree by chance at the observed rate."""
     generator: str | None = None
     """The generator of a variant or a ladder."""
     level: int | None = None
     """A stress level's number, or the level a ladder's verdict names."""
     reference_source: str | None = None
     """Where a reference came from: `this run`, or the run of a stored baseline."""
-    success_lower_95: float | None = None
-    """One-sided exact 95% lower bound on the success rate."""
-    success_upper_95: float | None = None
-    """One-sided exact 95% upper bound on the success rate."""
-    reproduce_lower_95: float | None = None
-    """A stable decision's one-sided 95% lower bound on the chance its outcome recurs."""
-    direction: str | None = None
-    """Which way a variant differed from its reference."""
-    p_value: float | None = None
-    """The test behind it: a level against level 0, a variant against an unstable baseline."""
     reference_group: str | None = None
     """The stored baseline group a reference came from."""
     reference_unstable: bool | None = None

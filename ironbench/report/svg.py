@@ -49,6 +49,11 @@ def _svg(width: float, height: float, label: str, *children) -> Markup:
     )
 
 
+def _titled(tooltip: str, *children: object) -> Markup:
+    """A group of shapes with its tooltip (SVG's <title>: what a reader points at says what it is)."""
+    return el("g", None, el("title", None, tooltip), *children)
+
+
 def _text(x: float, y: float, text: str, anchor: str = "start", **attrs) -> Markup:
     return el("text", {"x": _n(x), "y": _n(y), "text-anchor": anchor if anchor != "start" else None, **attrs}, text)
 
@@ -127,14 +132,8 @@ def interval_bars(rows: Sequence[IntervalRow], title: str, width: int = 680, lab
         lo, hi = label_w + row.low * plot_w, label_w + row.high * plot_w
         colour = ALARM if row.flagged else POINT
         parts.append(
-            el(
-                "g",
-                None,
-                el(
-                    "title",
-                    None,
-                    f"{row.label}: {_pct(row.value)} (95% CI {_pct(row.low)}–{_pct(row.high)}) {row.note}",
-                ),
+            _titled(
+                f"{row.label}: {_pct(row.value)} (95% CI {_pct(row.low)}–{_pct(row.high)}) {row.note}",
                 _text(label_w - 6, mid + 4, _clip(row.label, label_chars), "end"),
                 leaf(
                     "rect", {"x": _n(label_w), "y": _n(y + 3), "width": _n(x - label_w), "height": ROW - 6, "fill": BAR}
@@ -182,16 +181,14 @@ def heatmap(
     for j, column in enumerate(columns):
         x = label_w + j * cell_w + cell_w / 2
         parts.append(
-            el(
-                "g",
-                None,
-                el("title", None, column),
+            _titled(
+                column,
                 _text(x, head_h - 6, _clip(column, 16), transform=f"rotate(-35 {_n(x)} {_n(head_h - 6)})"),
             )
         )
     for i, row in enumerate(rows):
         y = head_h + i * 22
-        parts.append(el("g", None, el("title", None, row), _text(label_w - 6, y + 15, _clip(row, label_chars), "end")))
+        parts.append(_titled(row, _text(label_w - 6, y + 15, _clip(row, label_chars), "end")))
         for j, column in enumerate(columns):
             cell = at.get((row, column))
             x = label_w + j * cell_w
@@ -204,10 +201,8 @@ def heatmap(
                 continue
             # the text's anchor and colour are the group's (below): thousands of cells stay small
             cells_drawn.append(
-                el(
-                    "g",
-                    None,
-                    el("title", None, cell.tooltip or f"{row} × {column}: {cell.text}"),
+                _titled(
+                    cell.tooltip or f"{row} × {column}: {cell.text}",
                     leaf(
                         "rect",
                         {"x": _n(x + 1), "y": _n(y + 1), "width": cell_w - 2, "height": 20, "fill": _ramp(cell.value)},
@@ -259,10 +254,8 @@ def sequence_grid(rows: Sequence[SequenceRow], title: str, label_chars: int = 30
             else:
                 hollow.append(square)
         parts.append(
-            el(
-                "g",
-                None,
-                el("title", None, row.tooltip or row.label),
+            _titled(
+                row.tooltip or row.label,
                 _text(label_w - 6, y + size - 1, _clip(row.label, label_chars), "end"),
                 leaf(
                     "rect",
@@ -399,10 +392,8 @@ def ladder(
         colour = colour_of_mark if p.level == marked else POINT
         name = "level 0 (base)" if p.level == 0 else f"level {p.level}"
         parts.append(
-            el(
-                "g",
-                None,
-                el("title", None, f"{name}: {_pct(p.value)} (95% CI {_pct(p.low)}–{_pct(p.high)}) {p.note}"),
+            _titled(
+                f"{name}: {_pct(p.value)} (95% CI {_pct(p.low)}–{_pct(p.high)}) {p.note}",
                 _whisker(y(p.low), y(p.high), x(p.level), colour, vertical=True),
                 leaf("circle", {"cx": _n(x(p.level)), "cy": _n(y(p.value)), "r": 3.5, "fill": colour}),
             )
@@ -449,10 +440,8 @@ def lines(
         colour = SERIES[k % len(SERIES)]
         ordered = sorted(points)
         parts.append(
-            el(
-                "g",
-                None,
-                el("title", None, name),
+            _titled(
+                name,
                 el(
                     "polyline",
                     {
@@ -556,16 +545,10 @@ def forest(
         mid = 6 + i * ROW + ROW / 2
         colour = ALARM if row.flagged else POINT
         parts.append(
-            el(
-                "g",
-                None,
-                el(
-                    "title",
-                    None,
-                    f"{row.label}: B − A {number(row.estimate, '+.0%')} "
-                    f"(95% CI {number(row.low, '+.0%')} to {number(row.high, '+.0%')}) "
-                    f"{row.note}",
-                ),
+            _titled(
+                f"{row.label}: B − A {number(row.estimate, '+.0%')} "
+                f"(95% CI {number(row.low, '+.0%')} to {number(row.high, '+.0%')}) "
+                f"{row.note}",
                 _text(label_w - 6, mid + 4, _clip(row.label, label_chars), "end"),
                 _whisker(x(row.low), x(row.high), mid, colour),
                 leaf("rect", {"x": _n(x(row.estimate) - 3), "y": _n(mid - 3), "width": 6, "height": 6, "fill": colour}),
@@ -577,10 +560,8 @@ def forest(
         cx, lo, hi = x(overall.estimate), x(overall.low), x(overall.high)
         lo, hi = min(lo, cx - 5), max(hi, cx + 5)
         parts.append(
-            el(
-                "g",
-                None,
-                el("title", None, f"{overall.label}: {number(overall.estimate, '+.0%')} {overall.note}"),
+            _titled(
+                f"{overall.label}: {number(overall.estimate, '+.0%')} {overall.note}",
                 _line(label_w, mid - ROW + 2, label_w + plot_w, mid - ROW + 2, GRID),
                 _text(label_w - 6, mid + 4, _clip(overall.label, label_chars), "end", **{"font-weight": "bold"}),
                 leaf(

@@ -55,7 +55,7 @@ class InlineProjection(Protocol):
 
     name: str
 
-    def apply(self, conn: sqlite3.Connection, events: Sequence[RecordedEvent]) -> None: ...
+    def apply(self, conn: sqlite3.Connection, batch: Sequence[RecordedEvent]) -> None: ...
 
 
 class EventStore:

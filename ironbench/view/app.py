@@ -309,27 +309,25 @@ def create_app(viewer: Viewer, hosts: set[str], token: str | None, wait: float =
 
         return _html(await viewer.read(read))
 
+    async def shown_file(request: Request, find: Callable[[InvocationCompleted, str], Path], name: str) -> Response:
+        """A file of an invocation, read in place (`find` says where it is and refuses what it must)."""
+        run_id, seq = request.path_params["run_id"], request.path_params["seq"]
+
+        def read() -> tuple[str, int]:
+            _, event, _, _ = _invocation(run_id, seq)
+            return target_files.read_shown(find(event, name))
+
+        text, size = await viewer.read(read)
+        return _text(text, size)
+
     async def output(request: Request) -> Response:
-        run_id, seq, name = request.path_params["run_id"], request.path_params["seq"], request.path_params["stream"]
+        name = request.path_params["stream"]
         if name not in ("stdout", "stderr"):
             raise RunNotFound(f"no {name!r} of an invocation")
-
-        def read() -> tuple[str, int]:
-            _, event, _, _ = _invocation(run_id, seq)
-            return target_files.read_shown(target_files.output_file(event, name))
-
-        text, size = await viewer.read(read)
-        return _text(text, size)
+        return await shown_file(request, target_files.output_file, name)
 
     async def debug_file(request: Request) -> Response:
-        run_id, seq, name = request.path_params["run_id"], request.path_params["seq"], request.path_params["name"]
-
-        def read() -> tuple[str, int]:
-            _, event, _, _ = _invocation(run_id, seq)
-            return target_files.read_shown(target_files.debug_file(event, name))
-
-        text, size = await viewer.read(read)
-        return _text(text, size)
+        return await shown_file(request, target_files.debug_file, request.path_params["name"])
 
     async def conversation(request: Request) -> Response:
         from ironbench.projections.gauntlet_summary import PRIMARY_SCORER

@@ -9,19 +9,8 @@ pages over server-sent events; every text from a suite, a target or a model is e
 from urllib.parse import quote
 
 from ironbench.console.progress import decision_line
-from ironbench.core.events import (
-    AiOutputRejected,
-    DecisionTaken,
-    InvocationCompleted,
-    RecordedEvent,
-    RunAborted,
-    RunFinished,
-    RunStarted,
-    TurnAnswered,
-    TurnScored,
-    VariantDropped,
-    VariantGenerated,
-)
+from ironbench.core import events
+from ironbench.core.events import RecordedEvent
 from ironbench.core.outcome_codes import BY_CODE, outcome_code
 from ironbench.report.markup import Markup, el
 from ironbench.report.widgets import strip
@@ -57,7 +46,7 @@ def listed(recorded: RecordedEvent) -> bool:
     deterministic ones are all made when the run starts, and the report lists them)."""
     if recorded.type not in LISTED:
         return False
-    if isinstance(recorded.event, VariantGenerated):
+    if isinstance(recorded.event, events.VariantGenerated):
         return recorded.event.metadata.get("source") == "ai"
     return True
 
@@ -80,7 +69,7 @@ def _said(recorded: RecordedEvent) -> tuple[Markup | None, list]:
     """What an event's line shows: its badge and its sentence."""
     run_id = recorded.run_id
     match recorded.event:
-        case InvocationCompleted() as event:
+        case events.InvocationCompleted() as event:
             code = outcome_code(event)
             facts = [BY_CODE[code].name, f"{event.attempts} attempt{'s' if event.attempts != 1 else ''}"]
             if event.repairs_triggered:
@@ -92,47 +81,47 @@ def _said(recorded: RecordedEvent) -> tuple[Markup | None, list]:
                 facts.append("surplus: past its decision, not evidence")
             link = el("a", {"href": run_href(run_id, "invocations", recorded.seq)}, recorded.stream)
             return strip(code), [link, ": " + ", ".join(facts)]
-        case DecisionTaken() as event:
+        case events.DecisionTaken() as event:
             label = event.group or f"{event.case_id}/{event.variant_id}"
             return el("span", {"class": f"badge d-{event.decision}"}, event.decision.replace("_", " ")), [
                 el("a", {"href": run_href(run_id, "cases", event.case_id)}, label),
                 # the terminal's line for the decision, without its case (the link names the group)
                 ": " + decision_line("", event).strip().removeprefix(":").strip(),
             ]
-        case AiOutputRejected() as event:
+        case events.AiOutputRejected() as event:
             return el("span", {"class": "badge bad"}, "rejected"), [
                 el("a", {"href": run_href(run_id, "cases", event.case_id)}, f"{event.case_id}/{event.variant_id}"),
                 f" attempt {event.attempt} ({event.model}): " + "; ".join(event.failure_reasons) + ". The answer: ",
                 el("span", {"class": "text"}, _excerpt(event.ai_output)),
             ]
-        case VariantGenerated() as event:
+        case events.VariantGenerated() as event:
             return el("span", {"class": "badge ok"}, "accepted"), [
                 el("a", {"href": run_href(run_id, "cases", event.case_id)}, f"{event.case_id}/{event.variant_id}"),
                 f" attempt {event.attempt} ({event.metadata.get('model')}): ",
                 el("span", {"class": "text"}, _excerpt(event.instruction)),
             ]
-        case VariantDropped() as event:
+        case events.VariantDropped() as event:
             return el("span", {"class": "badge"}, "dropped"), [
                 f"{event.case_id}/{event.generator} attempt {event.attempt}: {event.reason}"
             ]
-        case TurnAnswered() as event:
+        case events.TurnAnswered() as event:
             where = run_href(run_id, "conversations", event.engine, event.scenario, event.conversation)
             return el("span", {"class": "badge"}, f"turn {event.turn}"), [
                 el("a", {"href": where}, f"{event.engine} · {event.scenario} · conversation {event.conversation}"),
                 f" answered in {event.duration_ms / 1000:.1f} s: ",
                 el("span", {"class": "text"}, _excerpt(event.answer)),
             ]
-        case TurnScored() as event:
+        case events.TurnScored() as event:
             return el("span", {"class": "badge " + ("bad" if event.violated else "ok")}, event.scorer), [
                 f"{event.engine} · {event.scenario} · conversation {event.conversation}, turn {event.turn}: "
                 + ("violated" if event.violated else "clean")
                 + (f" ({event.detail})" if event.detail else "")
             ]
-        case RunStarted() as event:
+        case events.RunStarted() as event:
             return el("span", {"class": "badge"}, "started"), [f"run of {event.suite_id} ({event.mode}) started"]
-        case RunFinished():
+        case events.RunFinished():
             return el("span", {"class": "badge ok"}, "finished"), ["run finished"]
-        case RunAborted() as event:
+        case events.RunAborted() as event:
             return el("span", {"class": "badge bad"}, "stopped"), [f"run stopped: {event.reason}"]
         case _:
             return None, [f"{recorded.stream}: {recorded.type}"]

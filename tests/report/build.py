@@ -27,7 +27,8 @@ def report(status="finished", abort_reason=None, run_id="run_x", **sections) -> 
 
 
 def decided(kind, n=0, successes=0, case_id="c", **fields) -> Decision:
-    return Decision(case_id, "base", kind, fields.pop("reason", ""), n, successes, 0.0, 0.0, 0.0, 0.25, **fields)
+    reason = fields.pop("reason", "")
+    return Decision(kind, reason, n, successes, 0.0, 0.0, 0.0, 0.25, case_id=case_id, variant_id="base", **fields)
 
 
 def group_fields(case_id, codes, variant_id="base", level=None, decision=None, **counts) -> dict:

@@ -1,7 +1,7 @@
 """Robustness per generator: how the runs hold up when the instruction is reworded, across cases
 and per case (the field's measures, as `ironbench show` computes them)."""
 
-from ironbench.analysis.field import Estimate, Flips, Robustness
+from ironbench.analysis.field import GENERATOR_ESTIMATES, Estimate, Flips, Robustness
 from ironbench.report.markup import Markup, el
 from ironbench.report.widgets import Col, Td, number, section, table
 
@@ -32,12 +32,7 @@ def robustness(data: Robustness) -> Markup:
         [
             g["generator"],
             Td(f"{g['cases']} ({g['variants']} variants)", g["cases"]),
-            estimate_cell(g["nominal_success_rate"]),
-            estimate_cell(g["robust_pass_rate"]),
-            estimate_cell(g["worst_case_success_rate"]),
-            estimate_cell(g["robust_drop"]),
-            estimate_cell(g["flips_success_to_failure"]),
-            estimate_cell(g["flips_failure_to_success"]),
+            *(estimate_cell(g[name]) for name in GENERATOR_ESTIMATES),
         ]
         for g in data["generators"]
     ]

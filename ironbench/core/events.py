@@ -283,6 +283,15 @@ class RunFinished(_Event):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ReportWritten(_Event):
+    """The run has its HTML report in its folder: `ironbench project --rebuild` writes it again
+    from the events, as it writes every other file of the folder."""
+
+    event: ClassVar[Literal["report_written"]] = "report_written"
+    name: str = "report.html"  # the page's file in the run's folder
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RunAborted(_Event):
     event: ClassVar[Literal["run_aborted"]] = "run_aborted"
     reason: str
@@ -304,6 +313,7 @@ Event: TypeAlias = (
     | ScenarioFinished
     | RunFinished
     | RunAborted
+    | ReportWritten
 )
 EventType = Literal[
     "run_started",
@@ -319,6 +329,7 @@ EventType = Literal[
     "scenario_finished",
     "run_finished",
     "run_aborted",
+    "report_written",
 ]
 EVENT_TYPES: dict[str, type[Event]] = {cls.event: cls for cls in get_args(Event)}
 assert set(EVENT_TYPES) == set(get_args(EventType)), "EventType must name every event class"

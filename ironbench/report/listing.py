@@ -39,6 +39,7 @@ LISTED_REJECTIONS = 200  # AI rewrites the harness rejected
 LISTED_CONVERSATIONS = 200  # gauntlet transcripts
 
 T = TypeVar("T")
+S = TypeVar("S")  # a section's record
 
 
 def listed(data: ReportData) -> ReportData:
@@ -78,6 +79,13 @@ def most_needed(items: Sequence[T], limit: int, need: Callable[[T], Any]) -> lis
     return [items[i] for i in keep]
 
 
+def _cut(section: S, field: str, items: Sequence[T], limit: int, need: Callable[[T], Any], which: str, see: str) -> S:
+    """`section` with its list `field` cut to the `limit` `items` that need a look most, saying
+    so in its `left_out`: which ones it lists, and the commands (`see`) that show the others."""
+    kept = most_needed(items, limit, need)
+    return replace(section, **{field: kept}, left_out=LeftOut(len(kept), len(items), which, see))  # type: ignore[type-var]
+
+
 def sentence(left_out: LeftOut | None, noun: str) -> str:
     """`Lists 300 of 6,553 cases: ...; the rest: ...` (empty when nothing was left out)."""
     if not left_out:
@@ -100,18 +108,16 @@ def _baseline(section: BaselineSection, run: str) -> BaselineSection:
         failed = any(c not in SUCCESS_CODES for c in runs)
         return (ranks.get(case.decided, 4 if not failed else 3 if not settled_on_failure else 2), case.low)
 
-    kept = most_needed(cases, LISTED_CASES, need)
-    return replace(
+    return _cut(
         section,
-        cases=kept,
-        left_out=LeftOut(
-            len(kept),
-            len(cases),
-            "the undecided and the exhausted first, then those stable on a failure, then those with failed runs "
-            "and the lowest success rates",
-            f"`ironbench query stability.sql --run {run}` (every decision), `ironbench query success_by_case.sql "
-            f"--run {run}` (every success rate), `ironbench log {run} CASE` (a case's runs)",
-        ),
+        "cases",
+        cases,
+        LISTED_CASES,
+        need,
+        "the undecided and the exhausted first, then those stable on a failure, then those with failed runs "
+        "and the lowest success rates",
+        f"`ironbench query stability.sql --run {run}` (every decision), `ironbench query success_by_case.sql "
+        f"--run {run}` (every success rate), `ironbench log {run} CASE` (a case's runs)",
     )
 
 
@@ -183,10 +189,18 @@ def _stress(section: StressSection, run: str) -> StressSection:
         verdict = ladder.verdict
         return (0 if verdict is None else 1 if verdict in NAMED_LEVEL else 2, ladder.case_id)
 
-    kept = most_needed(ladders, LISTED_LADDERS, need)
-    return replace(
+    cut = _cut(
         section,
-        ladders=kept,
+        "ladders",
+        ladders,
+        LISTED_LADDERS,
+        need,
+        "the unfinished first, then those with a boundary, a tentative one or failing at base",
+        f"`ironbench query stress_boundary.sql --run {run}` (every level), `ironbench log {run} CASE` (a "
+        "ladder's runs)",
+    )
+    return replace(
+        cut,
         # every ladder's verdict, one line each: the section's aggregate
         verdicts=[
             LadderLine(
@@ -199,13 +213,6 @@ def _stress(section: StressSection, run: str) -> StressSection:
             )
             for ladder in ladders
         ],
-        left_out=LeftOut(
-            len(kept),
-            len(ladders),
-            "the unfinished first, then those with a boundary, a tentative one or failing at base",
-            f"`ironbench query stress_boundary.sql --run {run}` (every level), `ironbench log {run} CASE` (a "
-            "ladder's runs)",
-        ),
     )
 
 
@@ -218,17 +225,15 @@ def _gauntlet(section: GauntletSection, run: str) -> GauntletSection:
         violated = any(score.violated for turn in thread.turns for score in turn.scores or ())
         return 0 if violated else 1
 
-    kept = most_needed(threads, LISTED_CONVERSATIONS, need)
-    return replace(
+    return _cut(
         section,
-        transcripts=kept,
-        left_out=LeftOut(
-            len(kept),
-            len(threads),
-            "those with a violating turn first",
-            f"`ironbench query violation_by_engine.sql --run {run}`, and the run's gauntlet/results.json in the "
-            "output tree (every turn)",
-        ),
+        "transcripts",
+        threads,
+        LISTED_CONVERSATIONS,
+        need,
+        "those with a violating turn first",
+        f"`ironbench query violation_by_engine.sql --run {run}`, and the run's gauntlet/results.json in the "
+        "output tree (every turn)",
     )
 
 
@@ -246,15 +251,14 @@ def _compare(section: CompareSection) -> CompareSection:
     if len(cases) <= LISTED_COMPARED:
         return section
     comparison = section.comparison
-    return replace(
+    return _cut(
         section,
-        cases=most_needed(cases, LISTED_COMPARED, _compared_need),
-        left_out=LeftOut(
-            LISTED_COMPARED,
-            len(cases),
-            "the flagged first, then by adjusted p",
-            f"`ironbench compare {comparison.run_a} {comparison.run_b} --format json` (every case)",
-        ),
+        "cases",
+        cases,
+        LISTED_COMPARED,
+        _compared_need,
+        "the flagged first, then by adjusted p",
+        f"`ironbench compare {comparison.run_a} {comparison.run_b} --format json` (every case)",
     )
 
 

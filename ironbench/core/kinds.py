@@ -32,8 +32,6 @@ LADDER_DECISIONS: tuple[LadderDecision, ...] = get_args(LadderDecision)
 # A ladder verdict that names a level: the boundary, a tentative one, or level 0 itself.
 NAMED_LEVEL: tuple[LadderDecision, ...] = ("boundary", "tentative", "fails_at_base")
 
-RunStatus = Literal["running", "finished", "aborted"]
-
 
 def decision_kind_rows() -> list[tuple[str, str, bool, bool]]:
     """Every decision kind as (decision, what it decides, judged, material): the rows of the

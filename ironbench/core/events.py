@@ -142,40 +142,34 @@ class StopDecision:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class DecisionTaken(_Event):
+class GroupDecision(StopDecision):
+    """A stopping decision on one group of runs: which case and variant it decides, and where
+    the reference it was judged against came from. The event (`DecisionTaken`) and the report's
+    `Decision` are both one."""
+
+    case_id: str
+    """The case decided."""
+    variant_id: str
+    """The variant decided (`base`, a variant's id, a level's, `baseline`, or `ladder`)."""
+    generator: str | None = None
+    """The generator of a variant or a ladder."""
+    level: int | None = None
+    """A stress level's number, or the level a ladder's verdict names."""
+    reference_source: str | None = None
+    """Where a reference came from: `this run`, or the run of a stored baseline."""
+    reference_group: str | None = None
+    """The stored baseline group a reference came from."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DecisionTaken(_Event, GroupDecision):
     event: ClassVar[Literal["decision_taken"]] = "decision_taken"
     mode: str = "baseline"
     group: str = ""
-    generator: str | None = None
-    level: int | None = None
-    case_id: str
-    variant_id: str
-    # baseline: stable | exhausted; adversarial: reference | not_material | stochastic |
-    # structural; stress: systematic_failure | systematic_success | mixed, and per
-    # ladder boundary | no_boundary.
-    decision: str
-    reason: str
-    n: int
-    successes: int
-    success_rate: float
-    wilson_low: float
-    wilson_high: float
-    chance_agreement: float
-    # The baseline behaviour an adversarial variant is judged against, and where it came from;
-    # with every baseline outcome (signatures in run order) when there was more than one.
+    # The baseline behaviour an adversarial variant is judged against; with every baseline
+    # outcome (signatures in run order) when there was more than one.
     reference: list | None = None
-    reference_source: str | None = None
     reference_outcomes: list | None = None
-    # What the runs support: one-sided exact 95% bounds on the success rate and, for a
-    # stable decision, on the chance of reproducing the agreed outcome.
-    success_lower_95: float | None = None
-    success_upper_95: float | None = None
-    reproduce_lower_95: float | None = None
-    # Which way a variant differed (success lost/gained, more/fewer attempts, ...).
-    direction: str | None = None
-    # The test behind the verdict: stress level vs level 0, variant vs an unstable baseline.
-    p_value: float | None = None
-    reference_group: str | None = None  # the stored baseline group the reference came from
     # Runs of the group that had completed past the decision (--speculate): surplus, not evidence.
     surplus_runs: list[int] | None = None
 

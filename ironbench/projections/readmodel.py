@@ -7,6 +7,7 @@ disagree with the log they come from.
 import json
 import sqlite3
 from collections.abc import Sequence
+from dataclasses import fields
 
 from ironbench.core import events
 from ironbench.core.events import RecordedEvent
@@ -50,11 +51,15 @@ _TO_SURPLUS = (
     "FROM invocations WHERE invocation_key = ?"
 )
 _FROM_INVOCATIONS = "DELETE FROM invocations WHERE invocation_key = ?"
+# A decision's row: where it stands, then every field of its evidence (a StopDecision's).
+_EVIDENCE = tuple(f.name for f in fields(events.StopDecision))
+_DECISION_COLUMNS = (
+    "seq, run_id, suite_id, mode, case_id, variant_id, timestamp_utc, group_path, generator, level, case_mode, "
+    f"reference_source, {', '.join(_EVIDENCE)}"
+)
 _INSERT_DECISION = (
-    "INSERT OR REPLACE INTO decisions(seq, run_id, suite_id, mode, case_id, variant_id, decision, reason, n, "
-    "successes, success_rate, wilson_low, wilson_high, chance_agreement, timestamp_utc, group_path, generator, "
-    "level, case_mode, reference_source, success_lower_95, success_upper_95, reproduce_lower_95, direction, "
-    "p_value) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+    f"INSERT OR REPLACE INTO decisions({_DECISION_COLUMNS}) "
+    f"VALUES ({', '.join('?' * len(_DECISION_COLUMNS.split(',')))})"
 )
 _INSERT_VARIANT = (
     "INSERT OR REPLACE INTO variants(seq, run_id, suite_id, case_mode, case_id, generator, variant_id, "
@@ -182,25 +187,13 @@ class ReadModel:
                 mode,
                 event.case_id,
                 event.variant_id,
-                event.decision,
-                event.reason,
-                event.n,
-                event.successes,
-                event.success_rate,
-                event.wilson_low,
-                event.wilson_high,
-                event.chance_agreement,
                 recorded.timestamp_utc,
                 event.group,
                 event.generator,
                 event.level,
                 event.mode,
                 event.reference_source,
-                event.success_lower_95,
-                event.success_upper_95,
-                event.reproduce_lower_95,
-                event.direction,
-                event.p_value,
+                *(getattr(event, name) for name in _EVIDENCE),
             ),
         )
         for index in event.surplus_runs or ():

@@ -11,7 +11,7 @@ from typing import Any, Self
 
 from ironbench.analysis.compare import CaseComparison, Comparison
 from ironbench.analysis.field import Robustness, Survival
-from ironbench.core.events import StopDecision
+from ironbench.core.events import GroupDecision
 from ironbench.core.outcome_codes import EXCLUDED_CODES
 
 
@@ -54,22 +54,10 @@ class NotEvidence:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Decision(StopDecision):
+class Decision(GroupDecision):
     """A stopping decision with its evidence as the decisions view holds it, and what its event
     adds: the stored baseline group a reference came from, and whether it settled."""
 
-    case_id: str
-    """The case decided."""
-    variant_id: str
-    """The variant decided (`base`, a variant's id, a level's, `baseline`, or `ladder`)."""
-    generator: str | None = None
-    """The generator of a variant or a ladder."""
-    level: int | None = None
-    """A stress level's number, or the level a ladder's verdict names."""
-    reference_source: str | None = None
-    """Where a reference came from: `this run`, or the run of a stored baseline."""
-    reference_group: str | None = None
-    """The stored baseline group a reference came from."""
     reference_unstable: bool | None = None
     """A reference whose baseline never settled (variants are judged against all of its outcomes)."""
     group_path: str = ""

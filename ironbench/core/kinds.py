@@ -13,7 +13,7 @@ Mode = Literal["baseline", "adversarial", "stress", "gauntlet"]
 SuiteMode = Literal["baseline", "adversarial", "stress", "gauntlet", "mixed"]
 
 # What a stopping decision concluded, per mode (DecisionTaken.decision).
-BaselineDecision = Literal["stable", "exhausted"]
+BaselineDecision = Literal["stable", "exhausted", "gated"]  # gated: by `run --against`, across cases
 VariantDecision = Literal["reference", "not_material", "stochastic", "structural", "within_noise"]
 LevelDecision = Literal["systematic_failure", "systematic_success", "mixed"]
 LadderDecision = Literal["boundary", "tentative", "no_boundary", "fails_at_base"]

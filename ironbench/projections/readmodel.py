@@ -13,6 +13,8 @@ from ironbench.core.events import (
     AiOutputRejected,
     DecisionTaken,
     Event,
+    GateDesigned,
+    GateLooked,
     InvocationCompleted,
     RecordedEvent,
     RunAborted,
@@ -35,6 +37,8 @@ READ_MODEL_TABLES = (
     "rejections",
     "turns",
     "turn_scores",
+    "gates",
+    "gate_looks",
     "runs",
 )
 
@@ -93,6 +97,8 @@ class ReadModel:
             AiOutputRejected: self._ai_output_rejected,
             VariantGenerated: self._variant_generated,
             VariantDropped: self._variant_dropped,
+            GateDesigned: self._gate_designed,
+            GateLooked: self._gate_looked,
             RunFinished: self._run_ended,
             RunAborted: self._run_ended,
         }
@@ -326,6 +332,49 @@ class ReadModel:
                 event.attempt,
                 True,
                 event.reason,
+                recorded.timestamp_utc,
+            ),
+        )
+
+    def _gate_designed(self, conn: sqlite3.Connection, recorded: RecordedEvent, event: GateDesigned) -> None:
+        conn.execute(
+            "INSERT OR REPLACE INTO gates(run_id, seq, against, margin, alpha, power, rate, cap, cases, end_round, met) "
+            "VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            (
+                recorded.run_id,
+                recorded.seq,
+                event.against,
+                event.margin,
+                event.alpha,
+                event.power,
+                event.rate,
+                event.cap,
+                len(event.cases),
+                event.looks[-1],
+                event.met,
+            ),
+        )
+
+    def _gate_looked(self, conn: sqlite3.Connection, recorded: RecordedEvent, event: GateLooked) -> None:
+        conn.execute(
+            "INSERT OR REPLACE INTO gate_looks(seq, run_id, round, look, invocations, success_drop, se, z, upper, lower, "
+            "low, high, decision, p_fixed, failed, timestamp_utc) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (
+                recorded.seq,
+                recorded.run_id,
+                event.round,
+                event.look,
+                event.invocations,
+                event.drop,
+                event.se,
+                event.z,
+                event.upper,
+                event.lower,
+                event.low,
+                event.high,
+                event.decision,
+                event.p_fixed,
+                event.failed,
                 recorded.timestamp_utc,
             ),
         )

@@ -21,6 +21,7 @@ from ironbench.core.redact import Redactor
 from ironbench.projections.readmodel import ReadModel
 from ironbench.projections.tree import OutputTree
 from ironbench.run.executors import open_executor
+from ironbench.run.gate import Against, AgainstError, GateState, reference_counts
 from ironbench.run.guards import MAX_INFRA_ERRORS, resume_command
 from ironbench.run.paths import RunPaths
 from ironbench.run.planner import AiVariants, ai_entries
@@ -51,6 +52,7 @@ def _begin(
     speculate: bool = False,
     scheduler: str | None = None,
     rules: RuleSet | None = None,
+    against: Against | None = None,
 ) -> RunStarted:
     started = RunStarted(
         suite_id=suite.suite_id,
@@ -69,6 +71,7 @@ def _begin(
         speculate=speculate,
         scheduler=scheduler,
         rules=rules.record() if rules is not None else None,
+        against=against.to_dict() if against is not None else None,
     )
     appender(store, tree, run_id)([Pending(RUN_STREAM, started)])
     return started
@@ -109,6 +112,7 @@ def start_run(
     speculate: bool = False,
     scheduler: str | None = None,
     rules: str | None = None,
+    against: Against | None = None,
 ) -> str:
     """Start a new run of `suite`; returns its run id once every case is decided.
 
@@ -117,10 +121,13 @@ def start_run(
     worker threads). Values of secret-looking environment variables, and of those named
     in `redact`, are replaced before anything is stored or printed. `rules` (a shipped
     name or a file) overrides the suite's outcome rules; a suite's relative path is read
-    from the suite's folder.
+    from the suite's folder. `against`: the cases run in rounds under a sequential
+    regression gate against that stored run of the same suite (run/gate.py).
     """
     reporter, redactor = _redacting(reporter, redact)
     if suite.mode == "gauntlet":
+        if against is not None:
+            raise AgainstError(f"--against {against.run}: a gauntlet run is compared with `compare`, not gated")
         return _start_gauntlet(suite, paths, suite_path, reporter, redactor, redact, label)
     target = resolve_target(target_override if target_override is not None else suite.target)
     ruleset = (
@@ -141,6 +148,7 @@ def start_run(
             preflight_models(suite, suite_path or "suite")
         store = open_store(paths.store_path, [ReadModel()], redactor=redactor)
         with store:
+            gate = _gate(store, suite, against)
             run_id = new_run_id(store)  # the first write: a store that cannot take one stops here
             tree = OutputTree(store, paths.out_dir)
             tree.catch_up()
@@ -158,6 +166,7 @@ def start_run(
                 speculate,
                 executor.scheduler,
                 ruleset,
+                against,
             )
             with store.leased(run_id):
                 ai_variants = _generate_ai(suite, run_id, store, tree, reporter, max_failures)
@@ -174,11 +183,19 @@ def start_run(
                     ai_variants,
                     max_infra_errors,
                     speculate,
+                    gate,
                 )
                 session.execute(executor)
     finally:
         executor.close()
     return run_id
+
+
+def _gate(store: EventStore, suite: Suite, against: Against | None) -> GateState | None:
+    if against is None:
+        return None
+    counts = reference_counts(store, against.run, suite)
+    return GateState(against, [case.id for case in suite.cases], counts)
 
 
 def _start_gauntlet(
@@ -300,6 +317,7 @@ def _resume(
             ai_variants,
             max_infra_errors,
             started.speculate,
+            _gate(store, suite, Against.from_dict(started.against) if started.against else None),
         )
         session.restore(events)
         return session.execute(executor)

@@ -65,7 +65,9 @@ def simulate_gate(
         cumulative = b.cumsum(axis=1)
         alive = np.ones(len(members), dtype=bool)
         for index, look_round in enumerate(design.looks):
-            drop_hat, se = statistics(design, a_s, np.full(cases, float(n_a)), cumulative[:, look_round - 1], look_round)
+            drop_hat, se = statistics(
+                design, a_s, np.full(cases, float(n_a)), cumulative[:, look_round - 1], look_round
+            )
             z = np.where(se > 0, drop_hat / np.where(se > 0, se, 1.0), 0.0)
             code = decisions(design, z, index)
             stopping = alive & (code != 0)
@@ -75,9 +77,7 @@ def simulate_gate(
         if alive.any():  # undecided at the cap: compare's fixed-design test decides
             left = members[alive]
             end = design.end
-            p = stratified_p_regression_batch(
-                a[left], cumulative[alive, end - 1], [n_a] * cases, [end] * cases
-            )
+            p = stratified_p_regression_batch(a[left], cumulative[alive, end - 1], [n_a] * cases, [end] * cases)
             verdict[left] = np.where([significant(x, alpha) for x in p], 1, -1)
             rounds[left] = end
             undecided[left] = True

@@ -99,9 +99,7 @@ def _clip(rate: float | np.ndarray) -> np.ndarray:
     return np.clip(rate, RATE_FLOOR, 1 - RATE_FLOOR)
 
 
-def design_gate(
-    a: Sequence[tuple[int, int]], margin: float, alpha: float = 0.05, power: float = 0.8
-) -> GateDesign:
+def design_gate(a: Sequence[tuple[int, int]], margin: float, alpha: float = 0.05, power: float = 0.8) -> GateDesign:
     """The gate against A's (successes, runs) per case, for a drop of `margin`."""
     if not a or any(n <= 0 for _, n in a):
         raise GateError("the reference run has a case without runs: nothing to hold B against")
@@ -146,9 +144,9 @@ def _design(
         looks = [
             j
             for j in range(1, end + 1)
-            if j == end or math.floor(MAX_LOOKS * fractions[j - 1] + 1e-9) > math.floor(
-                MAX_LOOKS * (fractions[j - 2] if j > 1 else 0.0) + 1e-9
-            )
+            if j == end
+            or math.floor(MAX_LOOKS * fractions[j - 1] + 1e-9)
+            > math.floor(MAX_LOOKS * (fractions[j - 2] if j > 1 else 0.0) + 1e-9)
         ]
         upper, lower = boundaries(
             [info(j, False) for j in looks], [info(j, True) for j in looks], margin, alpha, 1 - power,

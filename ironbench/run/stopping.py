@@ -120,8 +120,8 @@ def baseline_horizon(
         limits = confidence_thresholds(rule.reproduce, rule.confidence, rule.max_runs)
         agreed = max(Counter(o.signature() for o in outcomes).values(), default=0)
         for n in range(m + 1, rule.max_runs + 1):
-            # the most common outcome may recur in every new run, or none may agree
-            if agreed + n - m >= limits[n - 1] or n - agreed > rule.max_runs - limits[-1]:
+            # the most common outcome may recur in every new run, or no new run may agree
+            if agreed + n - m >= limits[n - 1] or n - max(agreed, 1) > rule.max_runs - limits[-1]:
                 return n
         return max(m + 1, rule.max_runs)
     for n in range(m + 1, max_runs):

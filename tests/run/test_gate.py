@@ -121,11 +121,12 @@ def test_a_killed_gate_resumes_without_looking_twice_and_decides_as_if_uninterru
     # the reference run's store, copied: a branch's CI job restores main's store the same way
     with sqlite3.connect(ref_out / "ironbench.db") as source, sqlite3.connect(store) as target:
         source.backup(target)
+    command = [
+        sys.executable, "-m", "ironbench.cli.main", "run", str(suite), "--target", coin(0.6, "resume"),
+        "--against", run_a, "--drop", "0.3", "--out", str(out), "-q", "--no-report", "--jobs", "2",
+    ]  # fmt: skip
     process = subprocess.Popen(
-        [
-            sys.executable, "-m", "ironbench.cli.main", "run", str(suite), "--target", coin(0.6, "resume"),
-            "--against", run_a, "--drop", "0.3", "--out", str(out), "-q", "--no-report", "--jobs", "2",
-        ],  # fmt: skip
+        command,
         cwd=REPO,
         env={**os.environ, "COIN_SLEEP_MS": "120"},
         start_new_session=True,

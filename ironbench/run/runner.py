@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ironbench import __version__
 from ironbench.core.errors import RunNotFound
-from ironbench.core.events import RecordedEvent, RunFinished, RunStarted, run_started
+from ironbench.core.events import GateDesigned, RecordedEvent, RunFinished, RunStarted, run_started
 from ironbench.core.outcome import DEFAULT_RULES, RuleSet, load_rules
 from ironbench.core.redact import Redactor
 from ironbench.projections.readmodel import ReadModel
@@ -198,6 +198,20 @@ def _gate(store: EventStore, suite: Suite, against: Against | None) -> GateState
     return GateState(against, [case.id for case in suite.cases], counts)
 
 
+def _recorded_gate(
+    store: EventStore, suite: Suite, events: list[RecordedEvent], started: RunStarted
+) -> GateState | None:
+    """A resumed run's gate, as designed when it started (A's counts as recorded then; read
+    again only when the run stopped before recording its design)."""
+    if not started.against:
+        return None
+    against = Against.from_dict(started.against)
+    designed = next((e.event for e in events if isinstance(e.event, GateDesigned)), None)
+    if designed is None:
+        return _gate(store, suite, against)
+    return GateState(against, list(designed.cases), list(zip(designed.a_successes, designed.a_runs, strict=True)))
+
+
 def _start_gauntlet(
     suite: Suite,
     paths: RunPaths,
@@ -317,7 +331,7 @@ def _resume(
             ai_variants,
             max_infra_errors,
             started.speculate,
-            _gate(store, suite, Against.from_dict(started.against) if started.against else None),
+            _recorded_gate(store, suite, events, started),
         )
         session.restore(events)
         return session.execute(executor)

@@ -127,16 +127,16 @@ def _design(
     n_a = np.array(runs, dtype=float)
     w = 1 / (1 / n_a + 1 / cap)
     w /= w.sum()
-    shifted = float(_clip(rate - margin))
+    planned, shifted = float(_clip(rate)), float(_clip(rate - margin))
 
     def info(j: int, alternative: bool) -> float:
-        b_rate = shifted if alternative else rate
-        return float(1 / (w * w * (rate * (1 - rate) / n_a + b_rate * (1 - b_rate) / j)).sum())
+        b_rate = shifted if alternative else planned
+        return float(1 / (w * w * (planned * (1 - planned) / n_a + b_rate * (1 - b_rate) / j)).sum())
 
     def spread(j: int) -> float:
         # the statistic's variance is estimated from both runs pooled per case (its null
         # form); under the margin that estimate is off the true variance by this factor
-        pooled = _clip((n_a * rate + j * shifted) / (n_a + j))
+        pooled = _clip((n_a * planned + j * shifted) / (n_a + j))
         return math.sqrt(float((w * w * pooled * (1 - pooled) * (1 / n_a + 1 / j)).sum()) * info(j, True))
 
     def build(end: int) -> tuple[list[int], list[float], list[float]]:

@@ -128,7 +128,7 @@ def test_a_killed_gate_resumes_without_looking_twice_and_decides_as_if_uninterru
     process = subprocess.Popen(
         command,
         cwd=REPO,
-        env={**os.environ, "COIN_SLEEP_MS": "120"},
+        env={**os.environ, "COIN_SLEEP_MS": "400"},  # a round of 8 on 2 jobs: >= 1.6 s to be killed in
         start_new_session=True,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -142,7 +142,10 @@ def test_a_killed_gate_resumes_without_looking_twice_and_decides_as_if_uninterru
     os.killpg(process.pid, signal.SIGKILL)
     process.wait()
     with sqlite3.connect(store) as conn:
-        run_b = conn.execute("SELECT run_id FROM runs WHERE status = 'running'").fetchone()[0]
+        running = conn.execute("SELECT run_id FROM runs WHERE status = 'running'").fetchone()
+        statuses = conn.execute("SELECT run_id, status FROM runs").fetchall()
+    assert running is not None, f"ended before the kill: {statuses} {process.stderr.read().decode()[-600:]}"
+    run_b = running[0]
     resumed = cli("resume", run_b, "--out", str(out), "-q", "--no-report")
     assert resumed.returncode in (0, 1), resumed.stderr
     looks, invocations = gate_rows(out, run_b)

@@ -10,7 +10,12 @@ and `fixed` (20 runs per case). Measured side by side in one process, interleave
 
     overhead per invocation = (harness wall time - N x bare wall time per spawn) / N
 
-and the same in CPU time of the child processes (robust on a shared machine). With
+with N bare spawns measured right before each harness run (so load drift on a shared
+machine hits both alike); the same in CPU time of the child processes; and, within the
+run itself, the loop's gap: the run's time from `run_started` to `run_finished` less
+the sum of its invocations' own durations (each measured by the harness from spawn to
+exit), per invocation: what the harness adds between one target's exit and the next
+one's start, immune to drift between separate measurements. With
 `--before DIR` (e.g. `git archive main | tar -x -C /tmp/before`), that source tree's
 ironbench runs the same suites in the same session, for a before/after ratio.
 """
@@ -107,7 +112,7 @@ def bare(workdir: Path, target: Path, n: int) -> tuple[float, float]:
     return time.perf_counter() - started, _children_cpu() - cpu
 
 
-def harness(workdir: Path, suite: Path, env: dict[str, str], tree: Path, tag: str) -> tuple[float, float, int]:
+def harness(workdir: Path, suite: Path, env: dict[str, str], tree: Path, tag: str) -> tuple[float, float, int, float]:
     out = workdir / f"out_{tag}"
     shutil.rmtree(out, ignore_errors=True)
     environment = {**os.environ, **env, "PYTHONPATH": str(tree)}
@@ -119,9 +124,13 @@ def harness(workdir: Path, suite: Path, env: dict[str, str], tree: Path, tag: st
                    capture_output=True, cwd=tree, env=environment)  # fmt: skip
     elapsed, used = time.perf_counter() - started, _children_cpu() - cpu
     with sqlite3.connect(out / "ironbench.db") as conn:
-        count = conn.execute("SELECT count(*) FROM invocations").fetchone()[0]
+        count, durations = conn.execute("SELECT count(*), sum(duration_ms) FROM invocations").fetchone()
+        span = conn.execute(
+            "SELECT (julianday(max(timestamp_utc)) - julianday(min(timestamp_utc))) * 86400000 FROM events "
+            "WHERE type IN ('run_started', 'run_finished')"
+        ).fetchone()[0]
     shutil.rmtree(out, ignore_errors=True)
-    return elapsed, used, count
+    return elapsed, used, count, (span - durations) / count
 
 
 def main() -> None:
@@ -136,31 +145,36 @@ def main() -> None:
         target = workdir / "target.py"
         target.write_text(TARGET)
         plan = suites(workdir, target, args.invocations)
-        rows: dict[tuple[str, str], list[tuple[float, float]]] = {}
+        rows: dict[tuple[str, str], list[tuple[float, float, float]]] = {}
         spawn: list[tuple[float, float]] = []
-        for _ in range(args.repeats):  # interleaved, so drift on the machine hits all alike
-            wall, cpu = bare(workdir, target, args.invocations)
-            spawn.append((wall / args.invocations, cpu / args.invocations))
+        for _ in range(args.repeats):
             for rule, (suite, env, _) in plan.items():
                 for name, tree in trees.items():
-                    wall, cpu, count = harness(workdir, suite, env, tree, f"{name}_{rule}")
-                    per_wall, per_cpu = spawn[-1]
+                    # bare spawns right before each harness run: drift on the machine hits both alike
+                    wall, cpu = bare(workdir, target, args.invocations)
+                    per_wall, per_cpu = wall / args.invocations, cpu / args.invocations
+                    spawn.append((per_wall, per_cpu))
+                    wall, cpu, count, gap = harness(workdir, suite, env, tree, f"{name}_{rule}")
                     rows.setdefault((rule, name), []).append(
-                        ((wall - count * per_wall) / count * 1000, (cpu - count * per_cpu) / count * 1000)
+                        ((wall - count * per_wall) / count * 1000, (cpu - count * per_cpu) / count * 1000, gap)
                     )
-                    print(f"  {rule:<10} {name:<6} {count} invocations: {wall:.1f} s wall, {cpu:.1f} s CPU", flush=True)
-        wall_spawn = statistics.median(s[0] for s in spawn) * 1000
-        print(f"bare spawn of the 60 ms target: {wall_spawn:.1f} ms wall, "
-              f"{statistics.median(s[1] for s in spawn) * 1000:.1f} ms CPU")  # fmt: skip
-        print("overhead per invocation beyond a bare spawn (ms; goal <= 5):")
-        print(f"{'rule':<11}" + "".join(f"{name + ' wall':>13}{name + ' CPU':>12}" for name in trees))
+                    print(
+                        f"  {rule:<10} {name:<6} {count} invocations: {wall:.1f} s wall, {cpu:.1f} s CPU "
+                        f"(bare spawns just before: {per_wall * 1000:.1f} ms wall, {per_cpu * 1000:.1f} ms CPU each)",
+                        flush=True,
+                    )
+        print(
+            f"bare spawn of the 60 ms target, median: {statistics.median(s[0] for s in spawn) * 1000:.1f} ms wall, "
+            f"{statistics.median(s[1] for s in spawn) * 1000:.1f} ms CPU"
+        )
+        print("per invocation (ms; goal <= 5): beyond the bare spawns (wall, CPU), and the loop's gap in the run")
+        print(f"{'rule':<11}" + "".join(f"{n + ' wall':>13}{n + ' CPU':>12}{n + ' gap':>12}" for n in trees))
         for rule in plan:
             cells = ""
             for name in trees:
                 values = rows[(rule, name)]
-                cells += (
-                    f"{statistics.median(v[0] for v in values):>13.2f}{statistics.median(v[1] for v in values):>12.2f}"
-                )
+                for k, width in ((0, 13), (1, 12), (2, 12)):
+                    cells += f"{statistics.median(v[k] for v in values):>{width}.2f}"
             print(f"{rule:<11}{cells}")
 
 

@@ -133,10 +133,12 @@ def test_a_killed_gate_resumes_without_looking_twice_and_decides_as_if_uninterru
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
+    with sqlite3.connect(store) as conn:  # the copied store holds the earlier branches' looks
+        earlier = conn.execute("SELECT count(*) FROM gate_looks").fetchone()[0]
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         with sqlite3.connect(store) as conn:
-            if conn.execute("SELECT count(*) FROM gate_looks").fetchone()[0] >= 1:
+            if conn.execute("SELECT count(*) FROM gate_looks").fetchone()[0] > earlier:
                 break
         time.sleep(0.05)
     os.killpg(process.pid, signal.SIGKILL)

@@ -3,10 +3,10 @@
 A statistic Z_j observed at looks j = 1..J with information I_1 < ... < I_J has, in the
 canonical joint law (Jennison & Turnbull, ch. 3), mean theta·sqrt(I_j) and correlation
 sqrt(I_i / I_j). Two boundaries: Z_j >= upper_j rejects theta = 0 ("regressed"), with the
-type I error spent by look j at most alpha_spent(I_j / I_J) (non-binding: computed as if
-the lower boundary did not exist, so stopping there never costs type I error);
+type I error spent by look j equal to alpha_spent(I_j / I_J) among the paths not stopped
+either way before (the lower boundary is binding: the gate always stops there);
 Z_j <= lower_j rejects theta = margin ("not regressed"), with the type II error spent by
-look j at most beta_spent(I_j / I_J) (computed under theta = margin, given both boundaries).
+look j equal to beta_spent(I_j / I_J), computed under theta = margin.
 
 The law of Z_j on its continuation region is carried from look to look on a grid (Simpson's
 rule; increments are normal), so error rates are exact for the normal statistic to about 1e-5.
@@ -121,39 +121,6 @@ def _carry(means: np.ndarray, mass: np.ndarray, sd: float, low: float, high: flo
     return _Carried(z, density * weights / (sd * math.sqrt(2 * math.pi)), info)
 
 
-def upper_boundary(info: Sequence[float], alpha: float, gamma: float) -> list[float]:
-    """Z thresholds per look spending alpha by information fraction, under theta = 0, non-binding."""
-    bounds: list[float] = []
-    carried: _Carried | None = None
-    total = info[-1]
-    for j, level in enumerate(info):
-        means, mass, sd = _moments(carried, level, 0.0)
-        target = spent(level / total, alpha, gamma) - spent(info[j - 1] / total if j else 0.0, alpha, gamma)
-        b = _solve(max(target, 1e-300), means, mass, sd, upper=True) if target > 0 else Z_RANGE
-        bounds.append(min(b, Z_RANGE))
-        carried = _carry(means, mass, sd, -Z_RANGE, bounds[-1], level)
-    return bounds
-
-
-def lower_boundary(
-    info: Sequence[float], drift: float, beta: float, gamma: float, upper: Sequence[float]
-) -> list[float]:
-    """Z thresholds per look spending beta by information fraction under theta = drift (the
-    margin), given the upper boundary; a threshold above the upper one is cut to it (they meet)."""
-    bounds: list[float] = []
-    carried: _Carried | None = None
-    total = info[-1]
-    for j, level in enumerate(info):
-        means, mass, sd = _moments(carried, level, drift)
-        target = spent(level / total, beta, gamma) - spent(info[j - 1] / total if j else 0.0, beta, gamma)
-        b = _solve(target, means, mass, sd, upper=False) if target > 0 else -Z_RANGE
-        bounds.append(min(max(b, -Z_RANGE), upper[j]))
-        carried = _carry(means, mass, sd, bounds[-1], upper[j], level)
-        if carried is None:
-            break
-    return bounds
-
-
 def boundaries(
     info0: Sequence[float],
     info1: Sequence[float],
@@ -206,10 +173,6 @@ class Operating:
     @property
     def crossing_up(self) -> float:
         return sum(self.up)
-
-    @property
-    def undecided(self) -> float:
-        return max(0.0, 1 - sum(self.up) - sum(self.down))
 
 
 def operating(

@@ -64,19 +64,6 @@ class GateDesign:
         """The first look at or after `rounds` complete rounds (the end when past it)."""
         return next((r for r in self.looks if r >= rounds), self.end)
 
-    def to_dict(self) -> dict:
-        return {
-            "alpha": self.alpha,
-            "power": self.power,
-            "margin": self.margin,
-            "rate": self.rate,
-            "cap": self.cap,
-            "looks": list(self.looks),
-            "upper": [round(b, 6) for b in self.upper],
-            "lower": [round(b, 6) for b in self.lower],
-            "met": self.met,
-        }
-
 
 @dataclass(frozen=True)
 class GateLook:

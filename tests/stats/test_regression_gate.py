@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ironbench.stats.gate_simulation import simulate_gate
-from ironbench.stats.group_sequential import boundaries, normal_quantile, operating, upper_boundary
+from ironbench.stats.group_sequential import boundaries, normal_quantile, operating
 from ironbench.stats.regression_gate import GateError, decisions, design_gate, look, statistics
 
 ALPHA, POWER, MARGIN = 0.05, 0.8, 0.2
@@ -24,7 +24,8 @@ def _band(rate: float, n: int) -> float:
 
 
 def test_one_look_is_the_fixed_one_sided_test():
-    assert upper_boundary([1.0], 0.05, -4.0)[0] == pytest.approx(normal_quantile(0.95), abs=1e-6)
+    upper, _ = boundaries([1.0], [1.0], 2.5, 0.05, 0.2, -4.0, -4.0)
+    assert upper[0] == pytest.approx(normal_quantile(0.95), abs=1e-6)
 
 
 def test_boundaries_hold_alpha_and_power_for_the_normal_statistic():

@@ -183,12 +183,21 @@ VIEW_NOTES = {
     "slot: API, requested and served model, messages, answer, tokens, latency, error; texts of 1,024 characters "
     "or more held by their sha256 (`model_texts`).",
     "model_texts": "The long texts of a run's model calls, once each, by sha256.",
+    "gates": "Per run made with `run --against`: the reference run, the margin, alpha and power, A's planning "
+    "rate, the cap (the fixed design's runs per case), the last round the design can run, and whether its "
+    "boundaries meet there.",
+    "gate_looks": "Every look of a sequential gate: the round, B's invocations so far, the drop (A − B) with its "
+    "standard error and statistic, the boundaries, the repeated interval of B − A, and what it concluded.",
     "events": "The event log itself: sequence, ids, stream, type, time and the JSON payload.",
+    "decision_kinds": "Every decision kind: what it decides (baseline, variant, level, ladder), whether it is a "
+    "judged variant, and whether a material one. Count by it: `JOIN decision_kinds USING (decision)`.",
+    "outcome_codes": "Every outcome code of a run strip: its name, colour, mark, whether it is evidence about "
+    "the target, and whether the target succeeded.",
 }
 
 
 def views_reference() -> str:
-    from ironbench.analysis.query import _VIEWS, connect
+    from ironbench.analysis.query import _VIEWS, connect, vocabulary_views
     from ironbench.store.migrate import upgrade
 
     lines: list[str] = []
@@ -197,7 +206,7 @@ def views_reference() -> str:
         upgrade(store)
         con = connect(store)
         try:
-            for view in _VIEWS:
+            for view in [*_VIEWS, *vocabulary_views()]:
                 columns = con.execute(f"DESCRIBE {view}").fetchall()
                 lines += [f"## {view}", "", VIEW_NOTES[view], "", "| column | type |", "| --- | --- |"]
                 lines += [f"| `{name}` | {kind} |" for name, kind, *_ in columns]

@@ -6,7 +6,7 @@ from typing import Any
 
 from ironbench.core.events import DecisionTaken, InvocationCompleted
 from ironbench.core.model_calls import CallTotals
-from ironbench.projections.field import bricks, pass_k, pass_k_dict
+from ironbench.projections.figures import bricks, pass_k, pass_k_dict
 from ironbench.stats import CaseRobustness, StoppingRule, percentile, wilson_interval
 
 

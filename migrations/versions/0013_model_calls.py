@@ -4,16 +4,16 @@ run (`gateway_texts`), and per invocation what they add up to. The table named
 `model_calls` stays the coordinator's own cache of model answers. Invocations recorded by
 an ironbench older than this revision have NULL model columns.
 
-Revision ID: 0012_model_calls
-Revises: 0011_bricks
+Revision ID: 0013_model_calls
+Revises: 0012_gate
 Create Date: 2026-12-10
 """
 
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0012_model_calls"
-down_revision = "0011_bricks"
+revision = "0013_model_calls"
+down_revision = "0012_gate"
 branch_labels = None
 depends_on = None
 

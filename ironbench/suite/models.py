@@ -9,9 +9,11 @@ from pydantic import (
     AfterValidator,
     BaseModel,
     ConfigDict,
+    Discriminator,
     Field,
     PrivateAttr,
     StrictBool,
+    Tag,
     ValidationError,
     field_validator,
     model_validator,
@@ -139,7 +141,25 @@ class CommandCheck(_Strict):
         return value
 
 
-Check = PytestCheck | PythonCheck | CommandCheck
+CHECK_KINDS = ("pytest", "python", "command")
+
+
+def _check_kind(value: object) -> str | None:
+    if isinstance(value, dict):
+        return next((kind for kind in CHECK_KINDS if kind in value), None)
+    return next((kind for kind in CHECK_KINDS if hasattr(value, kind)), None)
+
+
+Check = Annotated[
+    Annotated[PytestCheck, Tag("pytest")]
+    | Annotated[PythonCheck, Tag("python")]
+    | Annotated[CommandCheck, Tag("command")],
+    Discriminator(
+        _check_kind,
+        custom_error_type="check_kind",
+        custom_error_message="a check is one of pytest: PATH, python: SOURCE with entry_point, or command: TEXT",
+    ),
+]
 
 
 class _Case(_Strict):
@@ -436,6 +456,12 @@ def _location(loc: tuple) -> str:
             continue  # the discriminated union's tag, not a field the user wrote
         elif item in STOP_RULES and index > 0 and loc[index - 1] == "stop":
             continue
+        elif (
+            item in CHECK_KINDS
+            and index > 0
+            and (loc[index - 1] == "check" or loc[index - 2 : index - 1] == ("level_checks",))
+        ):
+            continue  # the check's kind: the key the user wrote is named next
         else:
             parts.append(("." if parts else "") + str(item))
     return "".join(parts)

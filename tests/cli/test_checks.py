@@ -97,13 +97,14 @@ def test_exactly_the_broken_bricks_are_verified_but_wrong(data, tmp_path):
 
 
 def test_the_same_bricks_get_the_same_verdicts_whatever_jobs(data, tmp_path):
-    mode = "canonical,wrong=0+12+33,no_entry=61"
+    mode = "canonical,wrong=16+115,no_entry=126"
     verdicts = []
     for jobs in ("1", "3"):
         out = tmp_path / f"jobs{jobs}"
         run(out, "humaneval", target(mode, data), "--sample", "8", "--seed", "1", "--jobs", jobs)
         verdicts.append(rows(out, "SELECT case_id, check_verdict, correct FROM invocations ORDER BY case_id"))
     assert verdicts[0] == verdicts[1]
+    assert sorted(v for _, v, _ in verdicts[0]) == ["correct"] * 5 + ["no_entry_point", "wrong", "wrong"]
 
 
 def suite_with_checks(folder: Path) -> Path:

@@ -3,7 +3,7 @@ projections' pure functions (the same ones that write aggregate.json and summary
 and laid out for the console."""
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ironbench.console.numbers import number, percent
@@ -22,6 +22,7 @@ from ironbench.projections.field import (
     stopping_rules,
 )
 from ironbench.projections.gauntlet_summary import PRIMARY_SCORER, breaking
+from ironbench.projections.summaries import names_check
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,8 @@ class _Run:
     repairs_triggered: int
     infra_error: str | None
     brick_sha256: str | None
+    correct: bool | None = None
+    check_verdict: str | None = None
 
 
 @dataclass(frozen=True)
@@ -53,7 +56,7 @@ class _Decision:
 _RUNS = """
 SELECT case_id, variant_id, coalesce(nullif(group_path, ''), 'baseline/' || case_id), generator, run_index,
        success::BOOLEAN, failure_stage, attempts, repairs_triggered, infra_error, brick_sha256,
-       coalesce(case_mode, mode) AS case_mode
+       correct::BOOLEAN, check_verdict, coalesce(case_mode, mode) AS case_mode
 FROM store.invocations WHERE run_id = ? ORDER BY 3, run_index
 """
 _DECISIONS = """
@@ -90,9 +93,9 @@ def field_numbers(store_path: Path, run_id: str) -> dict:
     groups: dict[str, list[_Run]] = {}
     modes: dict[str, str] = {}
     for row in rows:
-        run = _Run(*row[:11])
+        run = _Run(*row[:13])
         groups.setdefault(run.group_path, []).append(run)
-        modes[run.group_path] = row[11]
+        modes[run.group_path] = row[13]
     out: dict = {}
     baseline = _baseline(suite, groups, modes, decisions)
     if baseline:
@@ -100,6 +103,14 @@ def field_numbers(store_path: Path, run_id: str) -> dict:
     adversarial = _adversarial(groups, modes, decisions)
     if adversarial:
         out["robustness"] = adversarial
+    checked = _on_correctness(suite, groups, decisions)
+    if checked is not None:
+        baseline = _baseline(suite, checked[0], modes, checked[1])
+        if baseline:
+            out["pass_k_correct"] = baseline
+        adversarial = _adversarial(checked[0], modes, checked[1])
+        if adversarial:
+            out["robustness_correct"] = adversarial
     if turn_rows:
         sequences: dict[tuple[str, str, int], dict[str, list[bool]]] = {}
         for engine, scenario, conversation, scorer, verdicts in turn_rows:
@@ -108,6 +119,32 @@ def field_numbers(store_path: Path, run_id: str) -> dict:
         scorers = sorted({r[3] for r in turn_rows}, key=lambda s: (s != PRIMARY_SCORER, s))
         out["survival"] = {s: breaking(sequences, engines, s) for s in scorers}
     return out
+
+
+def _on_correctness(
+    suite: dict, groups: dict[str, list[_Run]], decisions: dict[str, _Decision]
+) -> tuple[dict[str, list[_Run]], dict[str, _Decision]] | None:
+    """The checked groups with each run's success replaced by the harness's verdict (a run
+    without a brick is not correct; one whose check the harness could not run is left out),
+    and the references judged on it: the figures below, drawn on correctness. None: no checks."""
+    checked: dict[str, list[_Run]] = {}
+    for path, runs in groups.items():
+        if not any(r.check_verdict is not None for r in runs) and not names_check(suite, runs[0].case_id, None):
+            continue
+        kept = [replace(r, success=bool(r.correct)) for r in runs if r.check_verdict != "harness_fault"]
+        if kept:
+            checked[path] = kept
+    if not checked:
+        return None
+    judged = dict(decisions)
+    for path, runs in checked.items():
+        decision = decisions.get(path)
+        if decision is not None and decision.decision == "reference" and decision.reference:
+            evidence = [r for r in runs if r.infra_error is None]
+            correct = sum(1 for r in evidence if r.success)
+            base = [2 * correct >= len(evidence), *decision.reference[1:]]
+            judged[path] = replace(decision, reference=base, successes=correct, n=len(evidence))
+    return checked, judged
 
 
 def _baseline(suite: dict, groups: dict[str, list[_Run]], modes: dict[str, str], decisions: dict) -> dict | None:
@@ -168,7 +205,16 @@ def format_field(numbers: dict, width: int | None = None) -> list[str]:
     """The console lines `show` ends with: pass@k / pass^k, robustness per generator, and when
     conversations break (primary scorer first)."""
     lines: list[str] = []
-    passk = numbers.get("pass_k")
+    for key, on in (("pass_k", "self-reported success"), ("pass_k_correct", "correctness, by the harness's checks")):
+        lines += _pass_k_lines(numbers.get(key), on, width)
+    for key, on in (("robustness", "self-reported success"), ("robustness_correct", "correctness")):
+        lines += _robustness_lines(numbers.get(key), on, width)
+    lines += _survival_lines(numbers.get("survival"), width)
+    return lines
+
+
+def _pass_k_lines(passk: dict | None, on: str, width: int | None) -> list[str]:
+    lines: list[str] = []
     if passk:
         header = ["case", "rule", "succeeded", "k", "pass@k [95%]", "pass^k [95%]", "bricks"]
         rows = []
@@ -190,7 +236,7 @@ def format_field(numbers: dict, width: int | None = None) -> list[str]:
                     ]
                 )
         if rows:
-            lines += ["", "pass@k and pass^k per instruction (unbiased under each case's stopping rule):"]
+            lines += ["", f"pass@k and pass^k on {on} per instruction (unbiased under each case's stopping rule):"]
             lines += render(header, rows, width, keys=1)
         across = passk.get("across")
         if across:
@@ -210,7 +256,11 @@ def format_field(numbers: dict, width: int | None = None) -> list[str]:
                     width,
                 )
             )
-    robustness = numbers.get("robustness")
+    return lines
+
+
+def _robustness_lines(robustness: dict | None, on: str, width: int | None) -> list[str]:
+    lines: list[str] = []
     if robustness:
         header = ["generator", "cases", "nominal", "robust pass", "worst case", "robust drop", "s→f flips", "f→s flips"]
         rows = []
@@ -227,9 +277,13 @@ def format_field(numbers: dict, width: int | None = None) -> list[str]:
                     _estimate(g["flips_failure_to_success"]),
                 ]
             )
-        lines += ["", "robustness per generator across cases (first run of each variant; case as cluster):"]
+        lines += ["", f"robustness on {on} per generator across cases (first run of each variant; case as cluster):"]
         lines += render(header, rows, width, keys=1)
-    survival = numbers.get("survival")
+    return lines
+
+
+def _survival_lines(survival: dict | None, width: int | None) -> list[str]:
+    lines: list[str] = []
     if survival:
         for scorer, data in survival.items():
             header = ["engine", "violated", "median turn [95%]", "holding at end", "flips/conv [95%]", "recovered"]

@@ -39,6 +39,13 @@ class FailOn(StrEnum):
     change = "change"
 
 
+class On(StrEnum):
+    """What a comparison counts as a success: the target's own claim, or the harness's check."""
+
+    success = "success"
+    correct = "correct"
+
+
 # A comparison's verdict, and each compared case's.
 Verdict = Literal["regression", "within margin", "change", "improvement", "no significant change"]
 CaseVerdict = Literal["regression", "improvement", "no significant change", "only in A", "only in B"]

@@ -23,6 +23,8 @@ from ironbench.store.eventstore import Pending, open_store
 from ironbench.suite.models import Suite
 from ironbench.targets.checks import CheckMaterial, check_timeout, run_check
 
+APPEND_BATCH = 32
+
 
 @dataclass
 class Checked:
@@ -93,6 +95,7 @@ def check_run(
             tree = OutputTree(store, paths.out_dir)
             tree.catch_up()
             append = appender(store, tree, run_id)
+            pending: list[Pending] = []
             with ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="ironbench-check") as pool:
                 futures = [pool.submit(run_check, m, brick, t, redactor or None) for _, _, _, m, brick, t in work]
                 for (key, group, event, material, _, _), future in zip(work, futures, strict=True):
@@ -110,8 +113,11 @@ def check_run(
                         event.brick_sha256,
                         recheck=True,
                     )
-                    append([Pending(f"{group}/run_{event.run_index:03d}", checked)])
+                    pending.append(Pending(f"{group}/run_{event.run_index:03d}", checked))
                     done.verdicts[result.verdict] = done.verdicts.get(result.verdict, 0) + 1
+                    if len(pending) >= APPEND_BATCH or future is futures[-1]:
+                        append(pending)  # a batch per transaction: an interrupted check keeps what it appended
+                        pending = []
             tree.flush()
     for line in done.skipped:
         note(f"  skipped: {line}")

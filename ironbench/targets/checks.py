@@ -19,9 +19,11 @@ import sys
 import tempfile
 import uuid
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 
 from ironbench.core.errors import SuiteError
+from ironbench.core.kinds import CHECK_VERDICTS
 from ironbench.core.redact import Redactor
 from ironbench.targets.command import cap_output, invoke
 
@@ -34,52 +36,8 @@ _PYTEST_SUMMARY = re.compile(r"^=*\s*\d+ (passed|failed|errors?)\b.*\bin \d+(\.\
 _NO_ENTRY = re.compile(r"cannot import name '|has no attribute '|NameError: name '")
 _IMPORT = re.compile(r"ImportError while importing|\b(ModuleNotFoundError|ImportError|SyntaxError|IndentationError)\b")
 
-# Runs in the check's folder: imports the brick by its module name, finds the entry point,
-# and calls check(candidate) from the check's source in the brick's namespace (HumanEval's
-# tests may call helpers its prompt defines). Prints one verdict line, marked with a value
-# given on the command line and removed before the brick is imported.
-_DRIVER_SOURCE = """\
-import importlib, json, os, sys, traceback
-
-mark, module, entry, source_file = sys.argv[1:5]
-del sys.argv[1:]
-
-
-def verdict(name, detail=""):
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os.write(1, ("\\n" + mark + " " + json.dumps({"verdict": name, "detail": detail}) + "\\n").encode())
-    os._exit(0)
-
-
-def last_line():
-    lines = traceback.format_exc().strip().splitlines()
-    return lines[-1] if lines else ""
-
-
-try:
-    brick = importlib.import_module(module)
-except BaseException:
-    traceback.print_exc()
-    verdict("import_error", last_line())
-candidate = getattr(brick, entry, None)
-if not callable(candidate):
-    verdict("no_entry_point", "module " + module + " defines no callable " + entry)
-namespace = dict(vars(brick))
-try:
-    with open(source_file, encoding="utf-8") as handle:
-        exec(compile(handle.read(), "check.py", "exec"), namespace)
-    check = namespace["check"]
-except BaseException:
-    traceback.print_exc()
-    verdict("harness_fault", "the check's source does not define check(candidate): " + last_line())
-try:
-    check(candidate)
-except BaseException:
-    traceback.print_exc()
-    verdict("wrong", last_line())
-verdict("correct")
-"""
+# What a python check runs in its folder (a copy: the check never imports ironbench).
+_DRIVER_SOURCE = (Path(__file__).parent / "check_driver.py").read_text(encoding="utf-8")
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,20 +150,25 @@ def run_check(
         copied = _copy_brick(brick, folder)
         if isinstance(copied, str):
             return CheckResult("harness_fault", 0, detail=copied)
-        env = {"PYTHONDONTWRITEBYTECODE": "1", "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "PYTHONHASHSEED": "0"}
+        env = {
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+            "PYTHONHASHSEED": "0",
+            "PYTHONPATH": _site_path(),
+        }
         mark = ""
         if material.kind == "pytest":
             for name, text in material.files.items():
                 path = folder / CHECK_FOLDER / name
                 path.parent.mkdir(parents=True, exist_ok=True)
                 path.write_text(text, encoding="utf-8")
-            argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", CHECK_FOLDER]
+            argv = [sys.executable, "-S", "-m", "pytest", "-q", "-p", "no:cacheprovider", CHECK_FOLDER]
         elif material.kind == "python":
             mark = f"IRONBENCH-CHECK-{uuid.uuid4().hex}"
             (folder / DRIVER).write_text(_DRIVER_SOURCE, encoding="utf-8")
             (folder / "ironbench_check_source.py.txt").write_text(material.source, encoding="utf-8")
             module = copied.name.removesuffix(".py")
-            argv = [sys.executable, DRIVER, mark, module, material.entry_point, "ironbench_check_source.py.txt"]
+            argv = [sys.executable, "-S", DRIVER, mark, module, material.entry_point, "ironbench_check_source.py.txt"]
         else:
             argv = [part.replace("{brick}", str(copied)) for part in shlex.split(material.command)]
         result = invoke(argv, folder, timeout_s, env, redactor)
@@ -226,11 +189,24 @@ def run_check(
         if line is None:
             detail = f"the check ended without a verdict (exit code {result.exit_code})"
             return CheckResult("wrong", result.duration_ms, kept, truncated, detail=detail)
-        found = json.loads(line[len(mark) + 1 :])
+        name, _, detail = line[len(mark) + 1 :].partition(" ")
         shown = "\n".join(ln for ln in kept.splitlines() if not ln.startswith(mark)).strip("\n")
-        return CheckResult(found["verdict"], result.duration_ms, shown, truncated, detail=found["detail"][:500])
+        if name not in CHECK_VERDICTS:
+            return CheckResult("wrong", result.duration_ms, shown, truncated, detail=f"an unknown verdict {name!r}")
+        return CheckResult(name, result.duration_ms, shown, truncated, detail=detail)
     verdict = "correct" if result.exit_code == 0 else "wrong"
     return CheckResult(verdict, result.duration_ms, kept, truncated, detail=f"exit code {result.exit_code}")
+
+
+@cache
+def _site_path() -> str:
+    """This interpreter's packages, for a check run without `site` (-S): a check's Python starts
+    in a third of the time when the .pth files of a large environment are not read, and still
+    imports what is installed (bricks import numpy; pytest checks import pytest)."""
+    import site
+
+    folders = [*site.getsitepackages(), site.getusersitepackages(), os.environ.get("PYTHONPATH", "")]
+    return os.pathsep.join(f for f in folders if f and os.path.isdir(f))
 
 
 def check_timeout(invocation_timeout: float) -> float:

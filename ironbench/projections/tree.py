@@ -269,7 +269,7 @@ class OutputTree:
             checked = state.groups.get(event.group, {}).get(event.run_index)
             if checked is not None and checked.key == event.key and checked.rerun == event.rerun:
                 stream = f"{event.group}/run_{event.run_index:03d}"
-                self._write_invocation(state, stream, checked, state.stamps[stream])
+                self._write_invocation(state, stream, checked, state.stamps[stream], only_summary=True)
         if isinstance(event, DecisionTaken) and event.surplus_runs:
             self._mark_surplus(state, event)
         if isinstance(event, AiOutputRejected):
@@ -315,7 +315,11 @@ class OutputTree:
         }
         self._write(self._file(state, "metadata.json"), _json(metadata))
 
-    def _write_invocation(self, state: _RunState, stream: str, event: InvocationCompleted, timestamp: str) -> None:
+    def _write_invocation(
+        self, state: _RunState, stream: str, event: InvocationCompleted, timestamp: str, only_summary: bool = False
+    ) -> None:
+        """A run's folder: summary.json, instruction.txt, debug_ref.txt (only the summary when a
+        check of its brick arrives: nothing else changed)."""
         started = state.run
         folder = self._file(state, stream)
         record = summary(
@@ -327,6 +331,9 @@ class OutputTree:
             surplus=stream in state.surplus,
             check=state.check_of(event),
         )
+        if only_summary:
+            self._write(os.path.join(folder, "summary.json"), _json(record))
+            return
         self._write_folder(
             folder,
             {

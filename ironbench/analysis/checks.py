@@ -1,9 +1,11 @@
 """A run's correctness by the harness's checks, and why its validations failed: read from the
 `invocations`, `checks` and `failure_causes` views, for `show` and the end of a run."""
 
+import json
 from pathlib import Path
 
 from ironbench.analysis.query import run_sql
+from ironbench.projections.summaries import names_check
 from ironbench.stats import wilson_interval
 
 # Runs the target verified whose brick the harness's check found not correct: shown first.
@@ -13,15 +15,12 @@ FROM invocations i JOIN checks c USING (invocation_key)
 WHERE i.success AND c.verdict NOT IN ('correct', 'harness_fault') AND c.rerun = i.rerun AND i.infra_error IS NULL
 ORDER BY i.case_id, i.variant_id, i.run_index
 """
-_TOTALS = """
-SELECT count(*) FILTER (WHERE check_verdict IS NULL OR check_verdict != 'harness_fault'),
-       count(*) FILTER (WHERE check_verdict IS NOT NULL AND check_verdict != 'harness_fault'),
-       count(*) FILTER (WHERE correct),
-       count(*) FILTER (WHERE success AND check_verdict IS NOT NULL AND check_verdict != 'harness_fault'),
-       count(*) FILTER (WHERE check_verdict = 'harness_fault')
-FROM invocations WHERE infra_error IS NULL AND (case_id, variant_id) IN (
-    SELECT case_id, variant_id FROM checks)
+_RUNS = """
+SELECT case_id, CASE WHEN coalesce(case_mode, mode) = 'stress' THEN level END, success::BOOLEAN, correct::BOOLEAN,
+       check_verdict
+FROM invocations WHERE infra_error IS NULL
 """
+_SUITE = "SELECT payload FROM events WHERE type = 'run_started'"
 _VERDICTS = """
 SELECT check_verdict, count(*) FROM invocations
 WHERE check_verdict IS NOT NULL AND infra_error IS NULL GROUP BY 1 ORDER BY 2 DESC, 1
@@ -40,7 +39,14 @@ def correctness(store_path: Path, run_id: str) -> dict | None:
     """The run's checks (None when nothing was checked) and its failure causes (None when none
     were read): the runs verified but wrong, each with its check's output, listed first."""
     wrong = run_sql(store_path, _VERIFIED_BUT_WRONG, run_id)
-    runs, checked, correct, verified_checked, faults = run_sql(store_path, _TOTALS, run_id).rows[0]
+    suite = json.loads(run_sql(store_path, _SUITE, run_id).rows[0][0]).get("suite", {})
+    # the runs of checked cases (a case the suite checks, or one a re-check gave checks)
+    rows = [r for r in run_sql(store_path, _RUNS, run_id).rows if r[4] is not None or names_check(suite, r[0], r[1])]
+    faults = sum(1 for r in rows if r[4] == "harness_fault")
+    runs = len(rows) - faults
+    checked = sum(1 for r in rows if r[4] is not None) - faults
+    correct = sum(1 for r in rows if r[3])
+    verified_checked = sum(1 for r in rows if r[2] and r[4] not in (None, "harness_fault"))
     verdicts = dict(run_sql(store_path, _VERDICTS, run_id).rows)
     causes = dict(run_sql(store_path, _CAUSES, run_id).rows)
     attempts = dict(run_sql(store_path, _ATTEMPT_CAUSES, run_id).rows)

@@ -153,6 +153,39 @@ def test_a_suites_pytest_and_command_checks(tmp_path, monkeypatch):
     assert aggregate["pass_k_correct"]["by_k"][0]["pass_at_k"] == 0.0
     bad = json.loads((out / run_id / "baseline/bad/aggregate.json").read_text())
     assert (bad["checked"], bad["correct"], bad["correct_rate"]) == (0, 0, 0.0)  # no brick: not correct
+    show = cli("show", run_id, "--out", str(out), check=True).stdout
+    assert "correct: 6 of 12 runs (50.0%" in show
+
+
+def test_why_validation_failed_from_the_debug_files(tmp_path, monkeypatch):
+    from tests.core.test_causes import CASES, debug_file, pytest_output
+
+    prepared = tmp_path / "prepared"
+    for attempt, name in enumerate(("syntax_error", "import_error", "assertions_failed"), start=1):
+        code, test, _ = CASES[name]
+        debug_file(prepared, code[0], attempt, pytest_output(tmp_path / name, code, test))
+    monkeypatch.setenv("SCRIPTED_DEBUG_FILES", str(prepared))
+    monkeypatch.setenv("SCRIPTED_OUTCOMES", json.dumps({"one": ["validation"]}))
+    suite = tmp_path / "suite.yaml"
+    cases = [{"id": "one", "instruction": "Write a function named one.", "runs": 3}]
+    suite.write_text(yaml.safe_dump({"suite_id": "causes", "mode": "baseline", "cases": cases}))
+    out = tmp_path / "out"
+    run_id = run(out, str(suite), SCRIPTED_TARGET)
+    summary = json.loads((out / run_id / "baseline/one/run_001/summary.json").read_text())
+    assert summary["failure_cause"] == "assertions_failed"
+    assert [(c["attempt"], c["cause"], c["passed"], c["failed"]) for c in summary["failure_causes"]] == [
+        (1, "syntax_error", 0, 0),  # "1 error": nothing ran
+        (2, "import_error", 0, 0),
+        (3, "assertions_failed", 1, 2),
+    ]
+    aggregate = json.loads((out / run_id / "baseline/one/aggregate.json").read_text())
+    assert aggregate["failure_causes"] == {"assertions_failed": 3}
+    assert aggregate["failed_attempt_causes"] == {"assertions_failed": 3, "import_error": 3, "syntax_error": 3}
+    assert rows(out, "SELECT count(*) FROM failure_causes") == [(9,)]
+    show = cli("show", run_id, "--out", str(out), check=True).stdout
+    assert show.splitlines()[0].startswith(
+        "why validation failed: last attempt of each failed run: assertions_failed 3"
+    )
 
 
 @pytest.mark.parametrize(

@@ -20,6 +20,7 @@ import tempfile
 import uuid
 from dataclasses import dataclass, field
 from functools import cache
+from importlib import resources
 from pathlib import Path
 
 from ironbench.core.errors import SuiteError
@@ -37,7 +38,7 @@ _NO_ENTRY = re.compile(r"cannot import name '|has no attribute '|NameError: name
 _IMPORT = re.compile(r"ImportError while importing|\b(ModuleNotFoundError|ImportError|SyntaxError|IndentationError)\b")
 
 # What a python check runs in its folder (a copy: the check never imports ironbench).
-_DRIVER_SOURCE = (Path(__file__).parent / "check_driver.py").read_text(encoding="utf-8")
+_DRIVER_SOURCE = (resources.files("ironbench.targets") / "check_driver.py").read_text(encoding="utf-8")
 
 
 @dataclass(frozen=True, slots=True)

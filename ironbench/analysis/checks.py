@@ -51,7 +51,7 @@ def correctness(store_path: Path, run_id: str) -> dict | None:
     causes = dict(run_sql(store_path, _CAUSES, run_id).rows)
     attempts = dict(run_sql(store_path, _ATTEMPT_CAUSES, run_id).rows)
     result: dict = {}
-    if verdicts:
+    if rows:
         low, high = wilson_interval(correct, runs)
         result["checks"] = {
             "verified_but_wrong": [dict(zip(wrong.columns, row, strict=True)) for row in wrong.rows],
@@ -75,7 +75,9 @@ def correctness_lines(found: dict | None) -> list[str]:
         return []
     lines = []
     checks = found.get("checks")
-    if checks:
+    if checks and not checks["checked"]:
+        lines.append(f"correct: 0 of {checks['runs']} runs (none saved a brick the harness could check)")
+    elif checks:
         wrong = checks["verified_but_wrong"]
         lines.append(
             f"VERIFIED BUT WRONG: {len(wrong)} of {checks['verified_and_checked']} verified and checked runs "

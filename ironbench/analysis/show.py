@@ -10,6 +10,8 @@ from ironbench.console.numbers import percent
 from ironbench.console.printable import printable
 from ironbench.core.errors import RunNotFound
 from ironbench.core.events import InvocationCompleted, RecordedEvent
+from ironbench.core.labels import group_of
+from ironbench.core.sentences import ladder_verdict
 from ironbench.stats import wilson_interval
 from ironbench.store.eventstore import EventStore, open_store
 from ironbench.store.leases import Holder, Lease
@@ -75,11 +77,9 @@ ORDER BY case_id, seq
 # Per adversarial case and generator: variants judged, and those that changed the outcome
 # materially (as sensitivity_by_generator.sql counts them).
 _SENSITIVITY = """
-SELECT case_id, generator, count(*) AS variants,
-       count(*) FILTER (WHERE decision IN ('stochastic', 'structural')) AS material
-FROM store.decisions
-WHERE run_id = ? AND case_mode = 'adversarial'
-  AND decision IN ('not_material', 'within_noise', 'stochastic', 'structural')
+SELECT case_id, generator, count(*) AS variants, count(*) FILTER (WHERE material) AS material
+FROM store.decisions JOIN decision_kinds USING (decision)
+WHERE run_id = ? AND case_mode = 'adversarial' AND judged
 GROUP BY 1, 2
 """
 
@@ -139,11 +139,9 @@ def _verdict(case_id: str, decision: str, level: int | None, source: str | None,
             else f"judged against a fresh run of the instruction in this run ({reason})",
         }
     if decision == "fails_at_base":
-        text = "fails at base: level 0, the unchanged instruction, already fails systematically; no boundary"
-    elif decision == "boundary":
-        text = f"capability boundary at level {level}: {reason}"
-    elif decision == "tentative":  # the reason says whether more runs could have told
-        text = f"tentative boundary at level {level}: {reason}"
+        text = f"{ladder_verdict(decision, level)}; no boundary"
+    elif decision in ("boundary", "tentative"):  # a tentative one's reason says whether more runs could tell
+        text = f"{ladder_verdict(decision, level)}: {reason}"
     else:
         text = "no capability boundary: no level failed systematically"
     return {"case_id": case_id, "kind": "stress", "boundary_level": level, "decision": decision, "text": text}
@@ -224,7 +222,7 @@ def format_show(
     and variant repeated when it continues), then one line per verdict."""
     from ironbench.analysis.conversations import format_summary
     from ironbench.analysis.query import format_result
-    from ironbench.console.tables import wrap
+    from ironbench.console.layout import wrap
 
     if gauntlet is not None:
         header = {
@@ -305,7 +303,7 @@ def logs_in(
         for recorded in store.read(run_id, types=("invocation_completed",), stream_prefix=f"{group}/"):
             event = recorded.event
             assert isinstance(event, InvocationCompleted)  # read with types=("invocation_completed",)
-            if recorded.stream.rsplit("/", 1)[0] != group or event.case_id != case_id:
+            if group_of(recorded.stream) != group or event.case_id != case_id:
                 continue
             if (variant_id is None or event.variant_id == variant_id) and (
                 run_index is None or event.run_index == run_index
@@ -455,7 +453,7 @@ def show_text(store_path: Path, run_id: str, width: int | None = None) -> str:
     if header["mode"] == "gauntlet":
         return "\n".join([format_show(header, cases, verdicts, width, summary_from_store(store_path, run_id)), *field])
     from ironbench.analysis.checks import correctness, correctness_lines
-    from ironbench.console.tables import wrap
+    from ironbench.console.layout import wrap
 
     # verified but wrong first: the runs whose success the rest of the page would count
     first = [

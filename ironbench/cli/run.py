@@ -44,24 +44,23 @@ def _finish(paths, run_id: str, quiet: bool, no_report: bool) -> None:
 
 
 @contextmanager
-def _interruptible(paths):
-    """Ctrl-C during a run: one line saying what was kept and how to continue (exit 130)."""
+def _running(out, store, quiet: bool):
+    """A run's paths and its progress bar (none when quiet); Ctrl-C during the run: one line
+    saying what was kept and how to continue (exit 130)."""
+    paths = run_paths(out, store)
+    reporter = None
+    if not quiet:
+        from rich.console import Console
+
+        from ironbench.console.progress import ProgressReporter
+
+        reporter = ProgressReporter(Console(stderr=True))
     try:
-        yield
+        yield paths, reporter
     except RunInterrupted as exc:
         from ironbench.analysis.show import interruption
 
         raise RunInterrupted(exc.run_id, interruption(paths.store_path, paths.out_dir, exc.run_id)) from None
-
-
-def _reporter(quiet: bool):
-    if quiet:
-        return None
-    from rich.console import Console
-
-    from ironbench.console.progress import ProgressReporter
-
-    return ProgressReporter(Console(stderr=True))
 
 
 def run(
@@ -117,9 +116,7 @@ def run(
     from ironbench.suite.shipped import open_suite
 
     loaded, suite_path = open_suite(suite, sample, seed)
-    reporter = _reporter(quiet)
-    paths = run_paths(out, store)
-    with _interruptible(paths):
+    with _running(out, store, quiet) as (paths, reporter):
         run_id = start_run(
             loaded,
             paths,
@@ -137,8 +134,8 @@ def run(
         )
     if loaded.mode == "gauntlet" and not quiet:
         from ironbench.analysis.conversations import format_summary, summary_from_store
+        from ironbench.console.layout import terminal_width
         from ironbench.console.printable import printable
-        from ironbench.console.tables import terminal_width
 
         # the verdict below says what the sentences under the table would (once)
         summary = format_summary(
@@ -165,9 +162,7 @@ def resume(
     whose backend failed run again."""
     from ironbench.run.runner import resume_run
 
-    reporter = _reporter(quiet)
-    paths = run_paths(out, store)
-    with _interruptible(paths):
+    with _running(out, store, quiet) as (paths, reporter):
         status = resume_run(
             run_id,
             paths,

@@ -141,41 +141,67 @@ class CheckCompleted(_Event):
     recheck: bool = False  # by `ironbench check`, after the run
 
 
+@dataclass(frozen=True, slots=True)
+class StopDecision:
+    """What a stopping rule decided, with the evidence its runs give (`DecisionTaken` records it)."""
+
+    decision: str
+    """The decision kind (`ironbench.core.kinds.DecisionKind`)."""
+    reason: str
+    """The rule's own words."""
+    n: int
+    """Runs it was taken on."""
+    successes: int
+    """Of those, successes."""
+    success_rate: float
+    """successes / n."""
+    wilson_low: float
+    """Wilson 95% interval of the success rate, lower end."""
+    wilson_high: float
+    """Its upper end."""
+    chance_agreement: float
+    """p³ + (1 − p)³: how often 3 runs agree by chance at the observed rate."""
+    success_lower_95: float | None = None
+    """One-sided exact (Clopper–Pearson) 95% lower bound on the success rate."""
+    success_upper_95: float | None = None
+    """One-sided exact 95% upper bound on the success rate."""
+    reproduce_lower_95: float | None = None
+    """A stable decision's one-sided 95% lower bound on the chance its outcome recurs."""
+    direction: str | None = None
+    """Which way a variant differed from its reference (success lost, more attempts, ...)."""
+    p_value: float | None = None
+    """The test behind it: a stress level against level 0, a variant against an unstable baseline."""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
-class DecisionTaken(_Event):
+class GroupDecision(StopDecision):
+    """A stopping decision on one group of runs: which case and variant it decides, and where
+    the reference it was judged against came from. The event (`DecisionTaken`) and the report's
+    `Decision` are both one."""
+
+    case_id: str
+    """The case decided."""
+    variant_id: str
+    """The variant decided (`base`, a variant's id, a level's, `baseline`, or `ladder`)."""
+    generator: str | None = None
+    """The generator of a variant or a ladder."""
+    level: int | None = None
+    """A stress level's number, or the level a ladder's verdict names."""
+    reference_source: str | None = None
+    """Where a reference came from: `this run`, or the run of a stored baseline."""
+    reference_group: str | None = None
+    """The stored baseline group a reference came from."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DecisionTaken(_Event, GroupDecision):
     event: ClassVar[Literal["decision_taken"]] = "decision_taken"
     mode: str = "baseline"
     group: str = ""
-    generator: str | None = None
-    level: int | None = None
-    case_id: str
-    variant_id: str
-    # baseline: stable | exhausted; adversarial: reference | not_material | stochastic |
-    # structural; stress: systematic_failure | systematic_success | mixed, and per
-    # ladder boundary | no_boundary.
-    decision: str
-    reason: str
-    n: int
-    successes: int
-    success_rate: float
-    wilson_low: float
-    wilson_high: float
-    chance_agreement: float
-    # The baseline behaviour an adversarial variant is judged against, and where it came from;
-    # with every baseline outcome (signatures in run order) when there was more than one.
+    # The baseline behaviour an adversarial variant is judged against; with every baseline
+    # outcome (signatures in run order) when there was more than one.
     reference: list | None = None
-    reference_source: str | None = None
     reference_outcomes: list | None = None
-    # What the runs support: one-sided exact 95% bounds on the success rate and, for a
-    # stable decision, on the chance of reproducing the agreed outcome.
-    success_lower_95: float | None = None
-    success_upper_95: float | None = None
-    reproduce_lower_95: float | None = None
-    # Which way a variant differed (success lost/gained, more/fewer attempts, ...).
-    direction: str | None = None
-    # The test behind the verdict: stress level vs level 0, variant vs an unstable baseline.
-    p_value: float | None = None
-    reference_group: str | None = None  # the stored baseline group the reference came from
     # Runs of the group that had completed past the decision (--speculate): surplus, not evidence.
     surplus_runs: list[int] | None = None
 
@@ -283,6 +309,15 @@ class RunFinished(_Event):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ReportWritten(_Event):
+    """The run has its HTML report in its folder: `ironbench project --rebuild` writes it again
+    from the events, as it writes every other file of the folder."""
+
+    event: ClassVar[Literal["report_written"]] = "report_written"
+    name: str = "report.html"  # the page's file in the run's folder
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RunAborted(_Event):
     event: ClassVar[Literal["run_aborted"]] = "run_aborted"
     reason: str
@@ -305,6 +340,7 @@ Event: TypeAlias = (
     | ScenarioFinished
     | RunFinished
     | RunAborted
+    | ReportWritten
 )
 EventType = Literal[
     "run_started",
@@ -321,6 +357,7 @@ EventType = Literal[
     "scenario_finished",
     "run_finished",
     "run_aborted",
+    "report_written",
 ]
 EVENT_TYPES: dict[str, type[Event]] = {cls.event: cls for cls in get_args(Event)}
 assert set(EVENT_TYPES) == set(get_args(EventType)), "EventType must name every event class"

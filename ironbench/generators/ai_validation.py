@@ -413,11 +413,6 @@ def check_no_implementation_language(base: str, output: str) -> list[str]:
     ]
 
 
-def check_requirements(base: str, output: str) -> list[str]:
-    """No requirement of the base removed, none added (the shipped term map)."""
-    return requirement_changes(base, output)
-
-
 def validate_rewrite(
     base: str,
     output: str,

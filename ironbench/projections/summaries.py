@@ -5,7 +5,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ironbench.core.events import CheckCompleted, DecisionTaken, InvocationCompleted
-from ironbench.projections.field import bricks, pass_k, pass_k_dict, signature
+from ironbench.projections.figures import bricks, pass_k, pass_k_dict, signature
 from ironbench.stats import CaseRobustness, StoppingRule, estimate_pass_k, percentile, wilson_interval
 
 

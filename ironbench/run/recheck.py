@@ -12,9 +12,10 @@ from pathlib import Path
 
 from ironbench.core.errors import IronbenchError, RunNotFound
 from ironbench.core.events import InvocationCompleted, run_started
+from ironbench.core.labels import group_of
 from ironbench.core.redact import Redactor
 from ironbench.projections.readmodel import ReadModel
-from ironbench.projections.tree import OutputTree, group_of
+from ironbench.projections.tree import OutputTree
 from ironbench.run.checking import check_event, check_material
 from ironbench.run.executors import DEBUG_DIR
 from ironbench.run.paths import RunPaths
@@ -74,7 +75,7 @@ def check_run(
             for recorded in events:
                 event = recorded.event
                 if isinstance(event, InvocationCompleted) and not event.surplus:
-                    live[event.key] = (group_of(recorded), event)  # a re-run supersedes its slot's attempt
+                    live[event.key] = (group_of(recorded.stream), event)  # a re-run supersedes its slot's attempt
             cache: dict[str, CheckMaterial] = {}
             work = []
             done = Checked(run_id)

@@ -8,13 +8,14 @@ import itertools
 import os
 import platform
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Executor
+from contextlib import ExitStack, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
 from ironbench import __version__
-from ironbench.core.errors import RunNotFound
+from ironbench.core.errors import RunNotFound, StoreFull
 from ironbench.core.events import RecordedEvent, RunFinished, RunStarted, run_started
 from ironbench.core.outcome import DEFAULT_RULES, RuleSet, load_rules
 from ironbench.core.redact import Redactor
@@ -26,8 +27,9 @@ from ironbench.run.guards import MAX_INFRA_ERRORS, resume_command
 from ironbench.run.paths import RunPaths
 from ironbench.run.planner import AiVariants, ai_entries
 from ironbench.run.reporters import RedactingReporter, Reporter, SilentReporter
-from ironbench.run.session import RUN_STREAM, Session, aborts_run, appender
+from ironbench.run.session import RUN_STREAM, Append, Session, aborts_run, appender, stopped_on_full_disk
 from ironbench.store.eventstore import EventStore, Pending, open_store
+from ironbench.store.leases import Lease
 from ironbench.suite.models import Suite
 from ironbench.targets.registry import TargetSpec, resolve_target
 
@@ -39,9 +41,7 @@ def new_run_id(store: EventStore, now: datetime | None = None) -> str:
 
 
 def _begin(
-    run_id: str,
-    store: EventStore,
-    tree: OutputTree,
+    append: Append,
     suite: Suite,
     suite_path: str | None,
     target_argv: list[str],
@@ -71,22 +71,67 @@ def _begin(
         scheduler=scheduler,
         rules=rules.record() if rules is not None else None,
     )
-    appender(store, tree, run_id)([Pending(RUN_STREAM, started)])
+    append([Pending(RUN_STREAM, started)])
     return started
 
 
-def _generate_ai(
-    suite: Suite, run_id: str, store: EventStore, tree: OutputTree, reporter: Reporter, max_failures: int | None
-) -> AiVariants:
-    """AI variants are written here, on the coordinator, whatever executes the invocations."""
-    if not ai_entries(suite):
-        return {}
-    from ironbench.run.ai_generation import generate_ai_variants
+@contextmanager
+def _running(
+    store: EventStore, paths: RunPaths, run_id: str, reporter: Reporter
+) -> Iterator[tuple[OutputTree, Append]]:
+    """The run's output tree and its appender, for the run's whole life on this coordinator:
+    whatever stops it is recorded, and a full disk names it and how to continue (`aborts_run`)."""
+    tree = OutputTree(store, paths.out_dir)
+    with aborts_run(tree, reporter, run_id, resume_command(run_id, paths.out_dir, paths.store_path)):
+        yield tree, appender(store, tree, run_id)
 
-    append = appender(store, tree, run_id)
-    reporter.note(f"{run_id}: generating AI variants")
-    with aborts_run(append, tree, reporter, run_id, resume_command(run_id, tree.out_dir, store.path)):
-        return generate_ai_variants(suite, run_id, store, append, max_failures, reporter.note)
+
+@contextmanager
+def _claimed(store: EventStore, run_id: str, resume: str) -> Iterator[Lease | None]:
+    """The lease of a run that exists (`store.leased`); a disk too full to claim it names the run."""
+    held = ExitStack()
+    try:
+        taken_over = held.enter_context(store.leased(run_id, resume))
+    except StoreFull as full:
+        raise stopped_on_full_disk(full, store, run_id, resume) from None
+    with held:
+        yield taken_over
+
+
+def _session(
+    paths: RunPaths,
+    run_id: str,
+    started: RunStarted,
+    suite: Suite,
+    target: TargetSpec,
+    running: tuple[EventStore, OutputTree, Append],
+    reporter: Reporter,
+    max_failures: int | None,
+    max_infra_errors: int,
+) -> Session:
+    """The run's session, its AI variants made first (here, on the coordinator, whatever executes
+    the invocations)."""
+    store, tree, append = running
+    ai_variants: AiVariants = {}
+    if ai_entries(suite):
+        from ironbench.run.ai_generation import generate_ai_variants
+
+        reporter.note(f"{run_id}: generating AI variants")
+        ai_variants = generate_ai_variants(suite, run_id, store, append, max_failures, reporter.note)
+    return Session(
+        paths,
+        run_id,
+        started,
+        suite,
+        target,
+        store,
+        tree,
+        reporter,
+        append,
+        ai_variants,
+        max_infra_errors,
+        started.speculate,
+    )
 
 
 def _redacting(reporter: Reporter | None, names: Sequence[str]) -> tuple[Reporter, Redactor]:
@@ -144,38 +189,31 @@ def start_run(
         store = open_store(paths.store_path, [ReadModel()], redactor=redactor)
         with store:
             run_id = new_run_id(store)  # the first write: a store that cannot take one stops here
-            tree = OutputTree(store, paths.out_dir)
-            tree.catch_up()
-            started = _begin(
-                run_id,
-                store,
-                tree,
-                suite,
-                suite_path,
-                list(target.argv_template),
-                version,
-                executor.capacity(),
-                label,
-                redact,
-                speculate,
-                executor.scheduler,
-                ruleset,
-            )
-            with store.leased(run_id):
-                ai_variants = _generate_ai(suite, run_id, store, tree, reporter, max_failures)
-                session = Session(
+            with store.leased(run_id), _running(store, paths, run_id, reporter) as (tree, append):
+                tree.catch_up()
+                started = _begin(
+                    append,
+                    suite,
+                    suite_path,
+                    list(target.argv_template),
+                    version,
+                    executor.capacity(),
+                    label,
+                    redact,
+                    speculate,
+                    executor.scheduler,
+                    ruleset,
+                )
+                session = _session(
                     paths,
                     run_id,
                     started,
                     suite,
                     target,
-                    store,
-                    tree,
+                    (store, tree, append),
                     reporter,
-                    appender(store, tree, run_id),
-                    ai_variants,
+                    max_failures,
                     max_infra_errors,
-                    speculate,
                 )
                 session.execute(executor)
     finally:
@@ -199,23 +237,20 @@ def _start_gauntlet(
     store = open_store(paths.store_path, [ReadModel()], redactor=redactor)
     with store:
         run_id = new_run_id(store)  # the first write: a store that cannot take one stops here
-        tree = OutputTree(store, paths.out_dir)
-        tree.catch_up()
-        _begin(run_id, store, tree, suite, suite_path, [], "n/a", 1, label, redact)
-        with store.leased(run_id):
-            _gauntlet(suite, run_id, store, tree, reporter, [])
+        with store.leased(run_id), _running(store, paths, run_id, reporter) as (tree, append):
+            tree.catch_up()
+            _begin(append, suite, suite_path, [], "n/a", 1, label, redact)
+            _gauntlet(suite, run_id, tree, append, reporter, [])
     return run_id
 
 
 def _gauntlet(
-    suite: Suite, run_id: str, store: EventStore, tree: OutputTree, reporter: Reporter, history: list[RecordedEvent]
+    suite: Suite, run_id: str, tree: OutputTree, append: Append, reporter: Reporter, history: list[RecordedEvent]
 ) -> str:
     """Gauntlet engines are model conversations: they run here, on the coordinator."""
-    from ironbench.gauntlet.runner import run_gauntlet
+    from ironbench.gauntlet.rounds import run_gauntlet
 
-    append = appender(store, tree, run_id)
-    with aborts_run(append, tree, reporter, run_id, resume_command(run_id, tree.out_dir, store.path)):
-        status = run_gauntlet(suite, run_id, append, reporter.note, history)
+    status = run_gauntlet(suite, run_id, append, reporter.note, history)
     tree.flush()
     reporter.finished(run_id, status)
     return status
@@ -241,7 +276,7 @@ def resume_run(
             raise RunNotFound(f"run {run_id!r} not found in {paths.store_path}")
         # One coordinator per run: claimed before anything is read, so nothing can be
         # appended between what this resume reads and what it writes.
-        with store.leased(run_id, resume_command(run_id, paths.out_dir, paths.store_path)) as taken_over:
+        with _claimed(store, run_id, resume_command(run_id, paths.out_dir, paths.store_path)) as taken_over:
             if taken_over is not None and reporter is not None:
                 reporter.note(f"{run_id}: taking over from {taken_over.describe(datetime.now(UTC))}, which is gone")
             return _resume(
@@ -270,40 +305,30 @@ def _resume(
     redact: Sequence[str],
     scheduler: str | None,
 ) -> str:
-    events = list(store.read(run_id))
-    started = run_started(events[0])
+    history = list(store.read(run_id))
+    started = run_started(history[0])
     reporter, redactor = _redacting(reporter, [*started.redact, *redact])
     store.redactor = redactor or None
-    if any(isinstance(e.event, RunFinished) for e in events):
+    if any(isinstance(e.event, RunFinished) for e in history):
+        with _running(store, paths, run_id, reporter) as (tree, _):
+            tree.catch_up()  # its files may lag its end (a disk that filled just after it)
         reporter.finished(run_id, "already finished")
         return "already finished"
     suite = Suite.from_dict(started.suite)
     if suite.mode == "gauntlet":
-        tree = OutputTree(store, paths.out_dir)
-        tree.catch_up()
-        return _gauntlet(suite, run_id, store, tree, reporter, events)
+        with _running(store, paths, run_id, reporter) as (tree, append):
+            tree.catch_up()
+            return _gauntlet(suite, run_id, tree, append, reporter, history)
     target = TargetSpec("recorded", tuple(started.target_argv))
     executor = open_executor(jobs, scheduler, paths.out_dir / "workdirs", executor_factory)
     try:
         executor.preflight(target)
-        tree = OutputTree(store, paths.out_dir)
-        tree.catch_up()
-        ai_variants = _generate_ai(suite, run_id, store, tree, reporter, max_failures)
-        session = Session(
-            paths,
-            run_id,
-            started,
-            suite,
-            target,
-            store,
-            tree,
-            reporter,
-            appender(store, tree, run_id),
-            ai_variants,
-            max_infra_errors,
-            started.speculate,
-        )
-        session.restore(events)
-        return session.execute(executor)
+        with _running(store, paths, run_id, reporter) as (tree, append):
+            tree.catch_up()
+            session = _session(
+                paths, run_id, started, suite, target, (store, tree, append), reporter, max_failures, max_infra_errors
+            )
+            session.restore(history)
+            return session.execute(executor)
     finally:
         executor.close()

@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ironbench.core.events import StopDecision
 from ironbench.core.outcome import Outcome
 from ironbench.stats import (
     chance_agreement,
@@ -30,23 +31,6 @@ VARIANT_REPEATS = 3
 STRESS_MIN_RUNS_FOR_EARLY_STOP = 3
 SYSTEMATIC_FAILURE_RATE = 0.8
 ALPHA = 0.05  # the error rate every test behind a decision is held to
-
-
-@dataclass(frozen=True, slots=True)
-class StopDecision:
-    decision: str
-    reason: str
-    n: int
-    successes: int
-    success_rate: float
-    wilson_low: float
-    wilson_high: float
-    chance_agreement: float
-    success_lower_95: float | None = None
-    success_upper_95: float | None = None
-    reproduce_lower_95: float | None = None
-    direction: str | None = None
-    p_value: float | None = None
 
 
 def evidence(outcomes: Sequence[Outcome], decision: str, reason: str, **extra: Any) -> StopDecision:

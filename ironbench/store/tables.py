@@ -236,8 +236,8 @@ class ModelCall(SQLModel, table=True):
     created_utc: str
 
 
-class TurnRow(SQLModel, table=True):
-    __tablename__ = "turns"
+class _TurnColumns(SQLModel):
+    """One turn of a gauntlet conversation, as the two tables below key and date it."""
 
     run_id: str = Field(primary_key=True)
     engine: str = Field(primary_key=True)
@@ -246,29 +246,27 @@ class TurnRow(SQLModel, table=True):
     turn: int = Field(primary_key=True)
     suite_id: str
     domain: str
+    timestamp_utc: str
+    seq: int
+
+
+class TurnRow(_TurnColumns, table=True):
+    __tablename__ = "turns"
+
     attempt: int
     prompt: str
     answer: str
     duration_ms: int
-    timestamp_utc: str
-    seq: int
 
 
-class TurnScoreRow(SQLModel, table=True):
+class TurnScoreRow(_TurnColumns, table=True):
+    """One scorer's verdict on a turn."""
+
     __tablename__ = "turn_scores"
 
-    run_id: str = Field(primary_key=True)
-    engine: str = Field(primary_key=True)
-    scenario: str = Field(primary_key=True)
-    conversation: int = Field(primary_key=True)
-    turn: int = Field(primary_key=True)
     scorer: str = Field(primary_key=True)
-    suite_id: str
-    domain: str
     violated: bool
     detail: str
-    timestamp_utc: str
-    seq: int
 
 
 class RunLease(SQLModel, table=True):

@@ -22,7 +22,9 @@ from pydantic_core import ErrorDetails
 
 from ironbench.core.contract import forbidden_word, normalise_instruction
 from ironbench.core.errors import SuiteError
-from ironbench.suite import safe_yaml
+from ironbench.core.kinds import SuiteMode
+from ironbench.suite.safe_yaml import INT64, MAX_FILE_BYTES, YamlRefused, check_values
+from ironbench.suite.safe_yaml import load as load_yaml
 
 MAX_BASELINE_RUNS = 10
 MAX_VARIANTS = 10
@@ -35,7 +37,6 @@ MODES = ("baseline", "adversarial", "stress")
 STOP_RULES = ("last_3_agree", "confidence", "fixed")
 ENGINE_TYPES = ("llm", "guarded", "python", "command")
 
-PositiveInt = Annotated[int, Field(strict=True, gt=0)]
 TimeoutSeconds = Annotated[int, Field(strict=True, gt=0, le=MAX_TIMEOUT_SECONDS)]
 _SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 
@@ -62,7 +63,7 @@ class _GeneratorEntry(BaseModel):
 
     model_config = ConfigDict(extra="allow", frozen=True, strict=True)
     generator: str
-    seed: Annotated[int, Field(strict=True, ge=-safe_yaml.INT64, lt=safe_yaml.INT64)] = 0
+    seed: Annotated[int, Field(strict=True, ge=-INT64, lt=INT64)] = 0
     _params: object = PrivateAttr(default=None)
 
     _kind = "variant"
@@ -331,7 +332,7 @@ class Scenario(_Strict):
 
 class Suite(_Strict):
     suite_id: Identifier
-    mode: Literal["baseline", "adversarial", "stress", "mixed", "gauntlet"]
+    mode: SuiteMode
     runs_per_variant: Annotated[int, Field(strict=True, gt=0, le=MAX_BASELINE_RUNS)] = 1
     timeout_seconds: TimeoutSeconds = 300
     repair_enabled: StrictBool = True
@@ -488,8 +489,8 @@ def parse_suite(data: object, source: str) -> Suite:
     if not isinstance(data, dict):
         raise SuiteError(f"{source}: top level must be a mapping of suite fields")
     try:
-        safe_yaml.check_values(data)
-    except safe_yaml.YamlRefused as exc:
+        check_values(data)
+    except YamlRefused as exc:
         raise SuiteError(f"{source}: {exc}") from None
     try:
         suite = Suite.model_validate(data)
@@ -524,19 +525,19 @@ def load_suite(path: str | Path) -> Suite:
     path = Path(path)
     try:
         with path.open("rb") as handle:
-            raw = handle.read(safe_yaml.MAX_FILE_BYTES + 1)
+            raw = handle.read(MAX_FILE_BYTES + 1)
     except FileNotFoundError:
         raise SuiteError(f"{path}: no such suite file") from None
     except OSError as exc:
         raise SuiteError(f"{path}: cannot read suite: {exc.strerror or exc}") from None
-    if len(raw) > safe_yaml.MAX_FILE_BYTES:
-        raise SuiteError(f"{path}: larger than {safe_yaml.MAX_FILE_BYTES:,} bytes; not a suite")
+    if len(raw) > MAX_FILE_BYTES:
+        raise SuiteError(f"{path}: larger than {MAX_FILE_BYTES:,} bytes; not a suite")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise SuiteError(f"{path}: cannot read suite: not UTF-8 (byte {exc.start})") from None
     try:
-        data = safe_yaml.load(text)
+        data = load_yaml(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark else ""

@@ -60,8 +60,10 @@ CASES = {
         ("adder.py", "def add(a, b):\n    return a - b\n"),
         (
             "test_adder.py",
-            "from adder import add\n\ndef test_zero():\n    assert add(0, 0) == 0\n\n"
-            "def test_one():\n    assert add(1, 2) == 3\n\ndef test_two():\n    assert add(2, 2) == 4\n",
+            (
+                "from adder import add\n\ndef test_zero():\n    assert add(0, 0) == 0\n\n"
+                "def test_one():\n    assert add(1, 2) == 3\n\ndef test_two():\n    assert add(2, 2) == 4\n"
+            ),
         ),
         (1, 2),
     ),

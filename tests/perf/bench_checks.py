@@ -23,9 +23,9 @@ import yaml
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from ironbench.suite.humaneval import humaneval_suite, problems  # noqa: E402
-from ironbench.targets.checks import CheckMaterial, run_check  # noqa: E402
-from tests.fixtures.humaneval_target import target, write_data  # noqa: E402
+from ironbench.suite.humaneval import humaneval_suite, problems
+from ironbench.targets.checks import CheckMaterial, run_check
+from tests.fixtures.humaneval_target import target, write_data
 
 
 def ironbench(*args: str) -> str:
@@ -100,7 +100,7 @@ def bench_added_cost(workdir: Path, data: Path, n: int, jobs: int, repeats: int)
             out = workdir / f"b{k}{name}"
             times[name].append(
                 timed(
-                    lambda: ironbench(
+                    lambda name=name, out=out: ironbench(
                         "run",
                         str(files[name]),
                         "--target",

@@ -5,7 +5,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ironbench.core.events import CheckCompleted, InvocationCompleted
-from ironbench.projections.field import stopping_rule
+from ironbench.projections.figures import stopping_rule
 from ironbench.projections.summaries import aggregate, names_check, summary
 from ironbench.stats import wilson_interval
 

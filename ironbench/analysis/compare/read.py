@@ -3,12 +3,13 @@
 from collections import defaultdict
 from pathlib import Path
 
-from ironbench.analysis.compare.decide import CannotCompare, Comparison, Runs, decide, engine_sentences
-from ironbench.analysis.compare.prose import case_label
+from ironbench.analysis.compare.comparison import Comparison, Runs
+from ironbench.analysis.compare.decide import CannotCompare, decide, engine_sentences
 from ironbench.analysis.compare.sensitivity import cells_from_decisions, compare_sensitivity
 from ironbench.analysis.query import connect
 from ironbench.core.errors import IronbenchError, RunNotFound
 from ironbench.core.kinds import FailOn, Gate, On, Unit
+from ironbench.core.labels import case_label
 
 _INVOCATIONS = """
 SELECT case_id, variant_id, run_index, success::BOOLEAN, failure_stage, attempts, repairs_triggered, duration_ms,
@@ -80,7 +81,7 @@ def runs_from_rows(rows) -> dict[tuple[str, str], Runs]:
                 repairs.append(evidence[2])
                 durations.append(evidence[3])
             elif any(r[10] is not None for r in by_index[index]):
-                unresolved.append(f"{case_label(key)} run {index}: {by_index[index][-1][10]}")
+                unresolved.append(f"{case_label(*key)} run {index}: {by_index[index][-1][10]}")
         out[key] = Runs(
             tuple(outcomes), tuple(attempts), tuple(repairs), tuple(durations), harness, infra, tuple(unresolved)
         )

@@ -664,3 +664,6 @@ class ReportData:
     """Per scorer, when conversations break (gauntlet), as `show` computes it."""
     compare: CompareSection | None = None
     """Its comparison against a base run."""
+    checks: dict[str, Any] | None = None
+    """The harness's checks of its saved bricks (verified but wrong first) and why its validations
+    failed, as `show` computes them (analysis.checks.correctness)."""

@@ -94,6 +94,12 @@ def test_exactly_the_broken_bricks_are_verified_but_wrong(data, tmp_path):
     assert sorted(line.split()[0] for line in show[1:5]) == sorted(f"humaneval_{n}" for n in broken)
     output = rows(out, "SELECT output FROM checks WHERE verdict = 'import_error'")[0][0]
     assert "this brick cannot be imported" in output  # the check's output, one query away
+    # the report (and the viewer's run page, drawn by the same code): verified but wrong first,
+    # each run's check output one click away
+    page = Path(cli("report", run_id, "--out", str(out), check=True).stdout.strip()).read_text()
+    assert page.index('id="checks"') < page.index('id="outcomes"') < page.index('id="baseline"')
+    assert "Verified but wrong: 4 of 10" in page
+    assert page.count("<details><summary>") >= 4 and "this brick cannot be imported" in page
 
 
 def test_the_same_bricks_get_the_same_verdicts_whatever_jobs(data, tmp_path):
@@ -204,3 +210,24 @@ def test_a_bad_check_is_one_line_and_nothing_written(tmp_path, check, message):
     assert result.returncode == 2, result.stderr
     assert len(result.stderr.strip().splitlines()) == 1 and message in result.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_compare_on_correctness_gates_what_self_verification_hides(data, tmp_path):
+    from ironbench.suite.humaneval import humaneval_suite
+    from ironbench.suite.shipped import sample_cases
+
+    chosen = [c.id.removeprefix("humaneval_") for c in sample_cases(humaneval_suite(), 10, 2, "humaneval").cases]
+    out = tmp_path / "out"
+    sample = ["--sample", "10", "--seed", "2", "--jobs", "2"]
+    a = run(out, "humaneval", target("canonical", data), *sample)
+    b = run(out, "humaneval", target("canonical,wrong=" + "+".join(chosen[:8]), data), *sample)
+    assert cli("compare", a, b, "--out", str(out)).returncode == 0  # both verified every run
+    gated = cli("compare", a, b, "--out", str(out), "--on", "correct")
+    assert gated.returncode == 1, gated.stdout + gated.stderr
+    # a run without checks cannot be compared on correctness
+    unchecked = tmp_path / "unchecked.yaml"
+    cases = [{"id": "one", "instruction": "Write a function named one.", "runs": 1}]
+    unchecked.write_text(yaml.safe_dump({"suite_id": "u", "mode": "baseline", "cases": cases}))
+    c = run(out, str(unchecked), SCRIPTED_TARGET)
+    refused = cli("compare", a, c, "--out", str(out), "--on", "correct")
+    assert refused.returncode == 2 and "has no checks" in refused.stderr

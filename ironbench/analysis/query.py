@@ -47,6 +47,8 @@ _VIEWS = {
     "rejections": "SELECT * FROM store.rejections",
     "turns": "SELECT * FROM store.turns",
     "turn_scores": "SELECT * REPLACE (violated::BOOLEAN AS violated) FROM store.turn_scores",
+    "gates": "SELECT * REPLACE (met::BOOLEAN AS met) FROM store.gates",
+    "gate_looks": "SELECT * REPLACE (failed::BOOLEAN AS failed) FROM store.gate_looks",
     "events": "SELECT seq, event_id, run_id, stream, type, schema_version, timestamp_utc, payload FROM store.events",
 }
 

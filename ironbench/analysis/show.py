@@ -210,9 +210,20 @@ def show_run(store_path: Path, run_id: str) -> tuple[dict, QueryResult, list[dic
         verdicts = [_verdict(*r) for r in con.execute(_VERDICTS, [run_id]).fetchall()]
         verdicts += sensitivity_verdicts(con.execute(_SENSITIVITY, [run_id]).fetchall())
         verdicts.sort(key=lambda v: v["case_id"])  # stable: each case's reference, then the rest
-        return header, cases, verdicts
+        return header, cases, gate_verdicts(store_path, run_id) + verdicts
     finally:
         con.close()
+
+
+def gate_verdicts(store_path: Path, run_id: str) -> list[dict]:
+    """A run made with `--against`: each look of its gate, then the gate's verdict sentence."""
+    from ironbench.analysis.gate import gate_verdict
+
+    gate = gate_verdict(store_path, run_id)
+    if gate is None:
+        return []
+    looks = [{"case_id": "(all cases)", "kind": "gate", "text": line} for line in gate.story()]
+    return looks + [{"case_id": "(all cases)", "kind": "gate verdict", "text": gate.sentence()}]
 
 
 def format_show(

@@ -22,6 +22,8 @@ from ironbench.cli.options import (
 from ironbench.cli.suite import SuiteArgument
 from ironbench.core.errors import RunInterrupted
 
+DEFAULT_DROP = 0.1  # run.gate.DEFAULT_DROP, kept here so `--help` does not import numpy
+
 
 def _finish(paths, run_id: str, quiet: bool, no_report: bool) -> None:
     """End of a run, on stderr: what it did (invocations, failures by stage, AI rewrites accepted),
@@ -110,8 +112,32 @@ def run(
         typer.Option("--sample", metavar="N", min=1, help="Run a seeded sample of N of the suite's cases."),
     ] = None,
     seed: Annotated[int, typer.Option("--seed", help="The seed --sample draws its cases with.")] = 0,
+    against: Annotated[
+        str | None,
+        typer.Option(
+            "--against",
+            metavar="RUN_A",
+            help="A stored run of the same suite to gate against: the cases run in rounds and stop as soon "
+            "as a sequential test decides whether this run regressed (exit 1) or is not worse by --drop "
+            "(exit 0); at most the runs per case `plan` gives for a fixed design.",
+        ),
+    ] = None,
+    drop: Annotated[
+        float,
+        typer.Option(
+            "--drop", min=0.0, max=1.0, help="With --against: the drop in success to find with --power, e.g. 0.2."
+        ),
+    ] = DEFAULT_DROP,
+    alpha: Annotated[
+        float, typer.Option("--alpha", min=0.0, max=1.0, help="With --against: the chance of a false alarm.")
+    ] = 0.05,
+    power: Annotated[
+        float, typer.Option("--power", min=0.0, max=1.0, help="With --against: the chance to find a drop of --drop.")
+    ] = 0.8,
 ) -> None:
-    """Run a suite against its target; prints the run id (the verdict and the report's path go to stderr)."""
+    """Run a suite against its target; prints the run id (the verdict and the report's path go to stderr).
+    With --against, exits 1 when the run regressed against that run (a CI gate)."""
+    from ironbench.run.gate import Against
     from ironbench.run.runner import start_run
     from ironbench.suite.shipped import open_suite
 
@@ -131,6 +157,7 @@ def run(
             rules=rules,
             speculate=speculate,
             scheduler=scheduler,
+            against=Against(against, drop, alpha, power) if against is not None else None,
         )
     if loaded.mode == "gauntlet" and not quiet:
         from ironbench.analysis.conversations import format_summary, summary_from_store
@@ -144,6 +171,21 @@ def run(
         typer.echo(printable(summary, keep_newlines=True), err=True)
     _finish(paths, run_id, quiet, no_report)
     typer.echo(run_id)
+    _gate_exit(paths, run_id)
+
+
+def _gate_exit(paths, run_id: str) -> None:
+    """A run made with --against: its gate's verdict sentence (always, on stderr: it is what
+    the CI log needs), and exit 1 when the run regressed."""
+    from ironbench.analysis.gate import gate_verdict
+    from ironbench.console.printable import printable
+
+    verdict = gate_verdict(paths.store_path, run_id)
+    if verdict is None:
+        return
+    typer.echo(printable(f"gate: {verdict.sentence()}"), err=True)
+    if verdict.failed:
+        raise typer.Exit(1)
 
 
 def resume(
@@ -175,6 +217,7 @@ def resume(
         )
     _finish(paths, run_id, quiet, no_report)
     typer.echo(f"{run_id} {status}")
+    _gate_exit(paths, run_id)
 
 
 def check(

@@ -48,6 +48,8 @@ class RunStarted(_Event):
     rules: dict | None = None
     speculate: bool = False  # --speculate: runs past a group's next decision may start on idle capacity
     scheduler: str | None = None  # --scheduler: the Dask cluster the invocations ran on
+    # --against: the sequential regression gate B runs under: {"run": A, "drop", "alpha", "power"}
+    against: dict | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -302,6 +304,49 @@ class ScenarioFinished(_Event):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class GateDesigned(_Event):
+    """`run --against A`: the sequential gate B runs under, fixed before B's first run from
+    A's runs per case and the margin (stats/regression_gate.py)."""
+
+    event: ClassVar[Literal["gate_designed"]] = "gate_designed"
+    against: str  # the reference run A
+    margin: float  # --drop: the drop in success the gate must find with `power`
+    alpha: float
+    power: float
+    rate: float  # A's success rate the design is planned with (cases pooled)
+    cap: int  # runs per case of the fixed design (`plan` at that rate): B never runs more
+    looks: list[int]  # the rounds (B's runs per case) after which the gate looks
+    upper: list[float]  # per look: the statistic at or above it says `regressed`
+    lower: list[float]  # per look: at or below it says `not regressed`
+    met: bool  # the boundaries meet at the last look (else it may end undecided)
+    cases: list[str]
+    a_successes: list[int]  # A's evidence per case (as `compare` reads it)
+    a_runs: list[int]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GateLooked(_Event):
+    """One look of the sequential gate: B's drop against A after `round` runs of every case,
+    its statistic against the boundaries, and what it concluded."""
+
+    event: ClassVar[Literal["gate_looked"]] = "gate_looked"
+    round: int
+    look: int  # 1-based among the design's looks
+    invocations: int  # B's runs that are evidence so far (round x cases)
+    drop: float  # A − B success, weighted over cases (positive: B worse)
+    se: float
+    z: float
+    upper: float
+    lower: float
+    low: float  # the repeated confidence interval of B − A at this look
+    high: float
+    decision: str  # continue | regressed | not regressed | undecided
+    # undecided at the cap: compare's fixed-design test on the data decides the exit
+    p_fixed: float | None = None
+    failed: bool = False  # the run's exit: 1 when failed
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RunFinished(_Event):
     event: ClassVar[Literal["run_finished"]] = "run_finished"
     invocations: int
@@ -338,6 +383,8 @@ Event: TypeAlias = (
     | TurnAnswered
     | TurnScored
     | ScenarioFinished
+    | GateDesigned
+    | GateLooked
     | RunFinished
     | RunAborted
     | ReportWritten
@@ -355,6 +402,8 @@ EventType = Literal[
     "turn_answered",
     "turn_scored",
     "scenario_finished",
+    "gate_designed",
+    "gate_looked",
     "run_finished",
     "run_aborted",
     "report_written",

@@ -15,7 +15,7 @@ Mode = Literal["baseline", "adversarial", "stress", "gauntlet"]
 SuiteMode = Literal["baseline", "adversarial", "stress", "mixed", "gauntlet"]
 
 # What a stopping decision concluded, per mode (DecisionTaken.decision).
-BaselineDecision = Literal["stable", "exhausted"]
+BaselineDecision = Literal["stable", "exhausted", "gated"]  # gated: by `run --against`, across cases
 VariantDecision = Literal["reference", "not_material", "stochastic", "structural", "within_noise"]
 LevelDecision = Literal["systematic_failure", "systematic_success", "mixed"]
 LadderDecision = Literal["boundary", "tentative", "fails_at_base", "no_boundary"]

@@ -24,6 +24,8 @@ READ_MODEL_TABLES = (
     "rejections",
     "turns",
     "turn_scores",
+    "gates",
+    "gate_looks",
     "runs",
 )
 
@@ -115,6 +117,10 @@ class ReadModel:
                     self._variant_generated(conn, recorded, event)
                 case events.VariantDropped() as event:
                     self._variant_dropped(conn, recorded, event)
+                case events.GateDesigned() as event:
+                    self._gate_designed(conn, recorded, event)
+                case events.GateLooked() as event:
+                    self._gate_looked(conn, recorded, event)
                 case events.RunFinished() | events.RunAborted() as event:
                     self._run_ended(conn, recorded, event)
                 case _:
@@ -380,6 +386,49 @@ class ReadModel:
                 event.attempt,
                 dropped is not None,
                 dropped,
+                recorded.timestamp_utc,
+            ),
+        )
+
+    def _gate_designed(self, conn: sqlite3.Connection, recorded: RecordedEvent, event: events.GateDesigned) -> None:
+        conn.execute(
+            "INSERT OR REPLACE INTO gates(run_id, seq, against, margin, alpha, power, rate, cap, cases, end_round, met) "
+            "VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            (
+                recorded.run_id,
+                recorded.seq,
+                event.against,
+                event.margin,
+                event.alpha,
+                event.power,
+                event.rate,
+                event.cap,
+                len(event.cases),
+                event.looks[-1],
+                event.met,
+            ),
+        )
+
+    def _gate_looked(self, conn: sqlite3.Connection, recorded: RecordedEvent, event: events.GateLooked) -> None:
+        conn.execute(
+            "INSERT OR REPLACE INTO gate_looks(seq, run_id, round, look, invocations, success_drop, se, z, upper, lower, "
+            "low, high, decision, p_fixed, failed, timestamp_utc) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (
+                recorded.seq,
+                recorded.run_id,
+                event.round,
+                event.look,
+                event.invocations,
+                event.drop,
+                event.se,
+                event.z,
+                event.upper,
+                event.lower,
+                event.low,
+                event.high,
+                event.decision,
+                event.p_fixed,
+                event.failed,
                 recorded.timestamp_utc,
             ),
         )

@@ -16,13 +16,14 @@ from pathlib import Path
 
 from ironbench import __version__
 from ironbench.core.errors import RunNotFound, StoreFull
-from ironbench.core.events import RecordedEvent, RunFinished, RunStarted, run_started
+from ironbench.core.events import GateDesigned, RecordedEvent, RunFinished, RunStarted, run_started
 from ironbench.core.outcome import DEFAULT_RULES, RuleSet, load_rules
 from ironbench.core.redact import Redactor
 from ironbench.projections.readmodel import ReadModel
 from ironbench.projections.tree import OutputTree
 from ironbench.run.checking import suite_checks
 from ironbench.run.executors import open_executor
+from ironbench.run.gate import Against, AgainstError, GateState, reference_counts
 from ironbench.run.guards import MAX_INFRA_ERRORS, resume_command
 from ironbench.run.paths import RunPaths
 from ironbench.run.planner import AiVariants, ai_entries
@@ -52,6 +53,7 @@ def _begin(
     speculate: bool = False,
     scheduler: str | None = None,
     rules: RuleSet | None = None,
+    against: Against | None = None,
 ) -> RunStarted:
     started = RunStarted(
         suite_id=suite.suite_id,
@@ -70,6 +72,7 @@ def _begin(
         speculate=speculate,
         scheduler=scheduler,
         rules=rules.record() if rules is not None else None,
+        against=against.to_dict() if against is not None else None,
     )
     append([Pending(RUN_STREAM, started)])
     return started
@@ -108,6 +111,7 @@ def _session(
     reporter: Reporter,
     max_failures: int | None,
     max_infra_errors: int,
+    gate: GateState | None,
 ) -> Session:
     """The run's session, its AI variants made first (here, on the coordinator, whatever executes
     the invocations)."""
@@ -131,6 +135,7 @@ def _session(
         ai_variants,
         max_infra_errors,
         started.speculate,
+        gate,
     )
 
 
@@ -155,6 +160,7 @@ def start_run(
     speculate: bool = False,
     scheduler: str | None = None,
     rules: str | None = None,
+    against: Against | None = None,
 ) -> str:
     """Start a new run of `suite`; returns its run id once every case is decided.
 
@@ -163,10 +169,13 @@ def start_run(
     worker threads). Values of secret-looking environment variables, and of those named
     in `redact`, are replaced before anything is stored or printed. `rules` (a shipped
     name or a file) overrides the suite's outcome rules; a suite's relative path is read
-    from the suite's folder.
+    from the suite's folder. `against`: the cases run in rounds under a sequential
+    regression gate against that stored run of the same suite (run/gate.py).
     """
     reporter, redactor = _redacting(reporter, redact)
     if suite.mode == "gauntlet":
+        if against is not None:
+            raise AgainstError(f"--against {against.run}: a gauntlet run is compared with `compare`, not gated")
         return _start_gauntlet(suite, paths, suite_path, reporter, redactor, redact, label)
     target = resolve_target(target_override if target_override is not None else suite.target)
     ruleset = (
@@ -188,6 +197,7 @@ def start_run(
             preflight_models(suite, suite_path or "suite")
         store = open_store(paths.store_path, [ReadModel()], redactor=redactor)
         with store:
+            gate = _gate(store, suite, against)
             run_id = new_run_id(store)  # the first write: a store that cannot take one stops here
             with store.leased(run_id), _running(store, paths, run_id, reporter) as (tree, append):
                 tree.catch_up()
@@ -203,6 +213,7 @@ def start_run(
                     speculate,
                     executor.scheduler,
                     ruleset,
+                    against,
                 )
                 session = _session(
                     paths,
@@ -214,11 +225,33 @@ def start_run(
                     reporter,
                     max_failures,
                     max_infra_errors,
+                    gate,
                 )
                 session.execute(executor)
     finally:
         executor.close()
     return run_id
+
+
+def _gate(store: EventStore, suite: Suite, against: Against | None) -> GateState | None:
+    if against is None:
+        return None
+    counts = reference_counts(store, against.run, suite)
+    return GateState(against, [case.id for case in suite.cases], counts)
+
+
+def _recorded_gate(
+    store: EventStore, suite: Suite, events: list[RecordedEvent], started: RunStarted
+) -> GateState | None:
+    """A resumed run's gate, as designed when it started (A's counts as recorded then; read
+    again only when the run stopped before recording its design)."""
+    if not started.against:
+        return None
+    against = Against.from_dict(started.against)
+    designed = next((e.event for e in events if isinstance(e.event, GateDesigned)), None)
+    if designed is None:
+        return _gate(store, suite, against)
+    return GateState(against, list(designed.cases), list(zip(designed.a_successes, designed.a_runs, strict=True)))
 
 
 def _start_gauntlet(
@@ -326,7 +359,16 @@ def _resume(
         with _running(store, paths, run_id, reporter) as (tree, append):
             tree.catch_up()
             session = _session(
-                paths, run_id, started, suite, target, (store, tree, append), reporter, max_failures, max_infra_errors
+                paths,
+                run_id,
+                started,
+                suite,
+                target,
+                (store, tree, append),
+                reporter,
+                max_failures,
+                max_infra_errors,
+                _recorded_gate(store, suite, history, started),
             )
             session.restore(history)
             return session.execute(executor)

@@ -11,7 +11,7 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from functools import partial
 from typing import Any
 
@@ -24,6 +24,7 @@ from ironbench.core.outcome import Outcome
 from ironbench.projections.tree import OutputTree
 from ironbench.run.checking import check_event, group_checks
 from ironbench.run.executors import DEBUG_DIR, InvocationExecutor, Ran, Work, run_invocation
+from ironbench.run.gate import GateState
 from ironbench.run.guards import MAX_INFRA_ERRORS, RunGuard, resume_command
 from ironbench.run.paths import RunPaths
 from ironbench.run.planner import AiVariants, Group, Track
@@ -35,6 +36,7 @@ from ironbench.run.stopping import (
     Reference,
     StopDecision,
     baseline_decision,
+    baseline_horizon,
     capability_boundary,
     evidence,
     reference_decision,
@@ -66,6 +68,9 @@ class _TrackState:
     running: dict[str, set[int]] = field(default_factory=dict)
     decisions: dict[str, str] = field(default_factory=dict)
     slots: dict[str, Slots] = field(default_factory=dict)  # what a group needs, until its outcomes change
+    # What scheduling learnt of a group's rule, kept while outcomes arrive: the prefix length
+    # it was asked about without deciding, and the horizon it found (scheduling.schedule).
+    asked: dict[str, tuple[int, int]] = field(default_factory=dict)
     reference: Reference | None = None
 
     def ordered(self, group: Group) -> list[Outcome]:
@@ -89,6 +94,7 @@ class Session:
         ai_variants: AiVariants | None = None,
         max_infra_errors: int = MAX_INFRA_ERRORS,
         speculate: bool = False,
+        gate: GateState | None = None,
     ) -> None:
         self.paths = paths
         self.run_id = run_id
@@ -99,7 +105,11 @@ class Session:
         self.tree = tree
         self.reporter = reporter
         self.speculate = speculate
-        self.tracks = [_TrackState(track, k) for k, track in enumerate(plan_tracks(suite, ai_variants))]
+        self.gate = gate
+        tracks = plan_tracks(suite, ai_variants)
+        if gate is not None:  # every case runs the gate's rounds, up to where it must decide
+            tracks = [replace(t, groups=tuple(replace(g, max_runs=gate.design.end) for g in t.groups)) for t in tracks]
+        self.tracks = [_TrackState(track, k) for k, track in enumerate(tracks)]
         self.checks = group_checks(suite, [g for t in self.tracks for g in t.track.groups])
         self.append = append
         # What each track waits to start, in turns; only a track whose outcomes changed is
@@ -141,6 +151,8 @@ class Session:
     def planning_events(self) -> list[Pending]:
         """Variants, drops and known references: recorded once, before any invocation."""
         pending: list[Pending] = []
+        if self.gate is not None:
+            pending.append(Pending(RUN_STREAM, self.gate.designed(), idempotency_key=f"gate:{self.run_id}"))
         for state in self.tracks:
             track = state.track
             case: dict[str, Any] = {"mode": track.mode, "case_id": track.case_id}  # whose variants these are
@@ -241,18 +253,26 @@ class Session:
             idempotency_key=f"decision:{self.run_id}/{group.path}",
         )
 
-    def _rule(self, state: _TrackState, group: Group) -> tuple[Callable, list[Outcome]]:
-        """A group's decision rule as a function of its outcomes, and the outcomes it
-        compares with (what a hypothetical run may equal)."""
+    def _rule(self, state: _TrackState, group: Group) -> tuple[Callable, list[Outcome], Callable | None]:
+        """A group's decision rule as a function of its outcomes, the outcomes it compares
+        with (what a hypothetical run may equal), and, for rules that can say so themselves,
+        when it can next decide."""
         if group.policy == "baseline":
-            return partial(baseline_decision, max_runs=group.max_runs, rule=group.stop), []
+            if self.gate is not None:
+                decide, earliest = self.gate.rule()
+                return decide, [], earliest
+            return (
+                partial(baseline_decision, max_runs=group.max_runs, rule=group.stop),
+                [],
+                partial(baseline_horizon, max_runs=group.max_runs, rule=group.stop),
+            )
         if group.policy == "reference":
-            return reference_decision, []
+            return reference_decision, [], None
         if group.policy == "variant":
             reference = state.reference
             assert reference is not None  # a variant group starts after its track's reference decision
             behaviours = dict.fromkeys(reference.outcomes or (reference.signature,))
-            return partial(variant_decision, reference=reference), [Outcome(*s) for s in behaviours]
+            return partial(variant_decision, reference=reference), [Outcome(*s) for s in behaviours], None
         base = state.track.groups[0]
         # Level 0 is decided before level 1 starts: every level is judged against it.
         level_0 = next(
@@ -261,6 +281,7 @@ class Session:
         return (
             partial(stress_level_decision, max_runs=group.max_runs, level=group.level, base=level_0),
             state.ordered(base),
+            None,
         )
 
     def _taken(self, state: _TrackState, group: Group, slots: Slots) -> Pending:
@@ -320,7 +341,8 @@ class Session:
             for group in groups:
                 slots = state.slots.get(group.path)
                 if slots is None:
-                    decide, known = self._rule(state, group)
+                    decide, known, earliest = self._rule(state, group)
+                    undecided, floor = state.asked.get(group.path, (0, 0))
                     slots = schedule(
                         decide,
                         state.outcomes.get(group.path, {}),
@@ -328,8 +350,13 @@ class Session:
                         group.max_runs,
                         known,
                         self.speculate,
+                        earliest,
+                        undecided,
+                        floor,
                     )
                     state.slots[group.path] = slots
+                    if slots.decision is None:
+                        state.asked[group.path] = (len(slots.prefix), slots.horizon)
                 if slots.decision is not None:
                     pending.append(self._taken(state, group, slots))
                 else:
@@ -347,7 +374,7 @@ class Session:
         every run a decision needs, in run order, and, speculating, runs past that. A track
         none of whose outcomes changed since it was planned has no decision due, and still
         waits for what it did (less what started since)."""
-        pending: list[Pending] = []
+        pending: list[Pending] = self._gate_look()
         for position in sorted(self._due):
             state = self.tracks[position]
             decided, plans = self._step(state)
@@ -361,6 +388,27 @@ class Session:
             self.turns.wait(position, needed, extra)
         self._due.clear()
         return pending
+
+    def _gate_look(self) -> list[Pending]:
+        """The gate's look, once every case has the outcomes of the round it looks at; when
+        it decides, every case is planned again (its rule now decides at that round)."""
+        if self.gate is None:
+            return []
+        prefixes = [state.ordered(state.track.groups[0]) for state in self.tracks]
+        due = self.gate.due(min(len(p) for p in prefixes))
+        if due is None:
+            return []
+        looked = self.gate.take_look(prefixes, due)
+        self.reporter.note(
+            f"  gate look {looked.look} after round {due}: z = {looked.z:.2f} "
+            f"(boundaries {looked.lower:.2f} / {looked.upper:.2f}): {looked.decision}"
+        )
+        if looked.decision != "continue":
+            for state in self.tracks:
+                state.slots.clear()
+                state.asked.clear()
+                self._due.add(state.position)
+        return [Pending(RUN_STREAM, looked, idempotency_key=f"gate-look:{self.run_id}/{due}")]
 
     def _start(self, executor: InvocationExecutor, running: Running, lane: int, free: int) -> list[Pending]:
         """Start up to `free` of the waiting invocations of `lane` (0: needed, 1: speculative),
@@ -574,6 +622,8 @@ class Session:
         by_track = {state.track.path: state for state in self.tracks}
         for recorded in history:
             match recorded.event:
+                case events.GateLooked() as event if self.gate is not None:
+                    self.gate.looks[event.round] = event  # never looked at again
                 case events.InvocationCompleted() as event:
                     path = group_of(recorded.stream)
                     if path in by_path and not event.surplus:

@@ -90,6 +90,33 @@ def baseline_decision(
     return None
 
 
+def baseline_horizon(
+    outcomes: Sequence[Outcome], max_runs: int, rule: SeedStop | ConfidenceStop | FixedStop | None = None
+) -> int:
+    """The fewest runs after which `baseline_decision` could decide, given the first outcomes
+    (more than there are): what the scheduler would find by trying continuations, said by the
+    rule itself in O(runs) instead (the seed's rule in O(1)). Runs up to it are needed whatever
+    they show."""
+    m = len(outcomes)
+    if isinstance(rule, FixedStop):
+        return max(m + 1, rule.runs)
+    if isinstance(rule, ConfidenceStop):
+        limits = confidence_thresholds(rule.reproduce, rule.confidence, rule.max_runs)
+        agreed = max(Counter(o.signature() for o in outcomes).values(), default=0)
+        for n in range(m + 1, rule.max_runs + 1):
+            # the most common outcome may recur in every new run, or no new run may agree
+            if agreed + n - m >= limits[n - 1] or n - max(agreed, 1) > rule.max_runs - limits[-1]:
+                return n
+        return max(m + 1, rule.max_runs)
+    for n in range(m + 1, max_runs):
+        new = n - m
+        if n >= AGREEING_RUNS and (
+            new >= AGREEING_RUNS or len({o.signature() for o in outcomes[m - (AGREEING_RUNS - new) :]}) == 1
+        ):
+            return n
+    return max(m + 1, max_runs)
+
+
 def fixed_decision(outcomes: Sequence[Outcome], runs: int) -> StopDecision | None:
     """`stop: {rule: fixed, runs: N}`: decided after exactly N runs whatever they show, so
     the number of runs carries no information and pass@k, pass^k are unbiased. `stable` when

@@ -289,3 +289,44 @@ class StoreReserve(SQLModel, table=True):
 
     id: int = Field(primary_key=True)
     filler: bytes
+
+
+class GateRow(SQLModel, table=True):
+    """`run --against`: the sequential gate a run ran under (one row per run)."""
+
+    __tablename__ = "gates"
+
+    run_id: str = Field(primary_key=True)
+    seq: int
+    against: str
+    margin: float
+    alpha: float
+    power: float
+    rate: float
+    cap: int
+    cases: int
+    end_round: int
+    met: bool
+
+
+class GateLookRow(SQLModel, table=True):
+    """Each look of a run's sequential gate, in order."""
+
+    __tablename__ = "gate_looks"
+
+    seq: int = Field(primary_key=True)
+    run_id: str = Field(index=True)
+    round: int
+    look: int
+    invocations: int
+    success_drop: float  # A − B, weighted over cases
+    se: float
+    z: float
+    upper: float
+    lower: float
+    low: float
+    high: float
+    decision: str
+    p_fixed: float | None = None
+    failed: bool
+    timestamp_utc: str

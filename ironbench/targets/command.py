@@ -137,6 +137,7 @@ def invoke(
             pipe.close()
         try:
             process.wait(timeout=DRAIN_SECONDS)
+            containment.reaped(process.pid)
         except subprocess.TimeoutExpired:
             pass  # killed but not yet gone (uninterruptible I/O): nothing left to wait for
     out, err = (capture.finish() for capture in captures)

@@ -33,6 +33,11 @@ SELECT case_id, generator, decision FROM store.decisions
 WHERE run_id = ? AND case_mode = 'adversarial' AND generator IS NOT NULL ORDER BY seq
 """
 
+_GATED = """
+SELECT g.against, max(l.round) FROM store.gates g JOIN store.gate_looks l USING (run_id)
+WHERE g.run_id = ? GROUP BY g.against
+"""
+
 _CONVERSATIONS = """
 SELECT engine, scenario, conversation, bool_or(violated::BOOLEAN)
 FROM store.turn_scores WHERE run_id = ? AND scorer = ?
@@ -135,6 +140,7 @@ def compare_runs(
         else:
             sides = [runs_from_rows(con.execute(_INVOCATIONS, [r]).fetchall()) for r in (run_a, run_b)]
             cells = [cells_from_decisions(con.execute(_VARIANT_DECISIONS, [r]).fetchall()) for r in (run_a, run_b)]
+        gated = [(r, *row) for r in (run_a, run_b) for row in con.execute(_GATED, [r]).fetchall()]
     finally:
         con.close()
     for run_id, side in zip((run_a, run_b), sides, strict=True):
@@ -148,6 +154,12 @@ def compare_runs(
     unit: Unit = "conversation" if modes[0] == "gauntlet" else "run"
     sides_a, sides_b = sides
     comparison = decide(sides_a, sides_b, alpha, Gate(gate), FailOn(fail_on), margin, run_a, run_b, unit=unit)
+    comparison.warnings.extend(
+        f"{run_id} ran under a sequential gate against {against} (`run --against`) and stopped after round "
+        f"{rounds}: this is the fixed-design test on the runs as recorded, and it ignores that stopping "
+        f"(`ironbench show {run_id}` gives the gate's own verdict, which holds its error rates)"
+        for run_id, against, rounds in gated
+    )
     if unit == "conversation":
         comparison = Comparison(**{**comparison.__dict__, "engines": engine_sentences(sides_a, sides_b, alpha)})
     elif cells and cells[0] and cells[1]:

@@ -7,16 +7,16 @@ replaces it); the three invocation tables gain `correct` (null: not checked),
 run that failed); `failure_causes` holds every failed attempt's cause. Invocations recorded
 before this revision have none of them.
 
-Revision ID: 0012_checks
-Revises: 0011_bricks
+Revision ID: 0013_checks
+Revises: 0012_gate
 Create Date: 2026-12-02
 """
 
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0012_checks"
-down_revision = "0011_bricks"
+revision = "0013_checks"
+down_revision = "0012_gate"
 branch_labels = None
 depends_on = None
 

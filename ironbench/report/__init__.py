@@ -25,8 +25,9 @@ class Report:
     path: Path | None
     verdicts: list[Verdict]
 
-    def console(self, width: int = 100) -> str:
-        return console_text(self.verdicts, width)
+    def console(self, width: int = 100, only: tuple[str, ...] | None = None) -> str:
+        """The verdicts as console lines (`only`: those about these modes, e.g. the gate's)."""
+        return console_text([v for v in self.verdicts if only is None or v.mode in only], width)
 
 
 def write_report(

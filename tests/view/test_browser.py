@@ -32,7 +32,7 @@ UPDATE_SCREENSHOT = os.environ.get("IRONBENCH_UPDATE_SCREENSHOTS") == "1"
 LISTED = (
     "SELECT seq FROM events WHERE run_id = ? AND (type IN ('run_started', 'ai_output_rejected', "
     "'invocation_completed', 'decision_taken', 'variant_dropped', 'turn_answered', 'turn_scored', "
-    "'run_finished', 'run_aborted') OR (type = 'variant_generated' "
+    "'gate_designed', 'gate_looked', 'run_finished', 'run_aborted') OR (type = 'variant_generated' "
     "AND json_extract(payload, '$.metadata.source') = 'ai')) ORDER BY seq"
 )
 

@@ -681,7 +681,9 @@ def sequential_gate(steps: Sequence[GateStep], title: str, width: int = 600, hei
         parts.append(
             _titled(name, el("polyline", {"points": points, "fill": "none", "stroke": colour, "stroke-width": 1.5}))
         )
-        parts.append(_text(left + plot_w + 6, py(values_at[-1][1]) + 4, name.split(": ")[1], fill=colour))
+        # where the boundaries meet, the upper one's name above the point and the lower one's below it
+        shift = -4 if colour == ALARM else 12
+        parts.append(_text(left + plot_w + 6, py(values_at[-1][1]) + shift, name.split(": ")[1], fill=colour))
     seen = [s for s in steps if s.z is not None]
     if seen:
         points = " ".join(f"{_n(px(s.round))},{_n(py(s.z))}" for s in seen if s.z is not None)

@@ -6,7 +6,7 @@ from ironbench.analysis.gate import GateVerdict, look_line
 from ironbench.report import svg
 from ironbench.report.markup import Markup, el
 from ironbench.report.verdict import pct, points
-from ironbench.report.widgets import Col, commands, figure, number, section, table
+from ironbench.report.widgets import Col, commands, figure, section, table
 
 
 def gate(verdict: GateVerdict) -> Markup:
@@ -30,9 +30,9 @@ def gate(verdict: GateVerdict) -> Markup:
             (f"{e.invocations} ({e.invocations / fixed:.0%})", e.invocations),
             (points(-e.drop), -e.drop),
             (f"{points(e.low)} to {points(e.high)}", e.low),
-            (number(e.z), e.z),
-            (number(e.lower), e.lower),
-            (number(e.upper), e.upper),
+            (f"{e.z:.2f}", e.z),
+            (f"{e.lower:.2f}", e.lower),
+            (f"{e.upper:.2f}", e.upper),
             e.decision if e.p_fixed is None else f"{e.decision}: compare's test p = {e.p_fixed:.3g}",
         ]
         for e in verdict.looks
@@ -47,25 +47,32 @@ def gate(verdict: GateVerdict) -> Markup:
     return section(
         "gate",
         f"Gate: did B regress against {design.against}?",
-        f"This run (B) ran its cases in rounds against the stored run {design.against} (A) and looked after the "
-        f"rounds the design planned: z is B's drop in success from A, weighted over cases, over its standard "
-        f"error (A's own noise included). At or above the upper boundary B regressed; at or below the lower one B "
-        f"is not worse than A by {pct(design.margin)} or more; between them the next round runs. The boundaries "
-        f"spend alpha {design.alpha:g} and beta {1 - design.power:.2g} over the looks, so the error rates hold "
-        f"however early it stopped; the interval at each look is the repeated {level:.0%} interval of B − A, "
-        f"valid at that look whatever came before. `ironbench compare` on these runs is the fixed-design test "
-        f"and ignores this stopping.",
+        commands(
+            f"This run (B) ran its cases in rounds against the stored run {design.against} (A) and looked after the "
+            f"rounds the design planned: z is B's drop in success from A, weighted over cases, over its standard "
+            f"error (A's own noise included). At or above the upper boundary B regressed; at or below the lower one B "
+            f"is not worse than A by {pct(design.margin)} or more; between them the next round runs. The boundaries "
+            f"spend alpha {design.alpha:g} and beta {1 - design.power:.2g} over the looks, so the error rates hold "
+            f"however early it stopped; the interval at each look is the repeated {level:.0%} interval of B − A, "
+            f"valid at that look whatever came before. `ironbench compare` on these runs is the fixed-design test "
+            f"and ignores this stopping."
+        ),
         el(
             "div",
             {"class": f"gate {'bad' if verdict.failed else 'ok'}"},
             el("p", None, el("b", None, verdict.headline())),
-            el("p", None, verdict.sentence()),
+            el("p", None, commands(verdict.sentence())),
             el("p", None, commands(spent)),
         ),
         figure(
             svg.sequential_gate(steps, "z at each look against the gate's two boundaries"),
             "Blue: z at each look the gate took (the last one decided, or the cap came). Red: the upper "
-            "boundary (regressed); green: the lower one (not regressed); they meet at the design's last look.",
+            "boundary (regressed); green: the lower one (not regressed); "
+            + (
+                "they meet at the design's last look."
+                if design.met
+                else "they do not meet by the cap (A holds too little), so the last look may end undecided."
+            ),
         ),
         table(
             [

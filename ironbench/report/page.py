@@ -19,6 +19,7 @@ from ironbench.report.records import ReportData, RunMeta, Verdict
 from ironbench.report.sections.adversarial import adversarial
 from ironbench.report.sections.baseline import baseline
 from ironbench.report.sections.compare import compare
+from ironbench.report.sections.gate import gate
 from ironbench.report.sections.gauntlet import gauntlet
 from ironbench.report.sections.outcomes import outcomes
 from ironbench.report.sections.robustness import robustness
@@ -62,6 +63,7 @@ def _present(render: Callable[[Any], Markup], value: Any) -> Markup | None:
 
 # The sections a run may have, in page order (between the verdict and the metadata).
 SECTIONS = (
+    Part("gate", "Gate", lambda d: _present(gate, d.gate)),
     Part("compare", "Compare", lambda d: _present(compare, d.compare)),
     Part("outcomes", "Outcomes", lambda d: _present(outcomes, d.outcomes)),
     Part("baseline", "Baseline", lambda d: _present(baseline, d.baseline)),

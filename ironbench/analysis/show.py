@@ -244,9 +244,21 @@ def format_show(
     if gauntlet is not None:
         lines.append(format_summary(gauntlet, width=width))
     else:
-        lines.append(format_result(cases, "table", width, keys=2))
+        lines.append(format_result(_gated_in_words(cases), "table", width, keys=2))
         lines += [wrap(printable(f"{v['kind']} {v['case_id']}: {v['text']}"), width) for v in verdicts]
     return "\n".join(lines)
+
+
+def _gated_in_words(cases: QueryResult) -> QueryResult:
+    """A case the sequential gate decided (`gated`, with every other case) reads as such in the
+    table: the round it did so at, its runs (the JSON keeps the kind)."""
+    from ironbench.analysis.gate import GATED
+
+    if "decision" not in cases.columns:
+        return cases
+    at, runs = cases.columns.index("decision"), cases.columns.index("runs")
+    rows = [(*r[:at], GATED.format(round=r[runs]), *r[at + 1 :]) if r[at] == "gated" else r for r in cases.rows]
+    return QueryResult(cases.columns, rows)
 
 
 def interruption(store_path: Path, out_dir: Path, run_id: str) -> str:

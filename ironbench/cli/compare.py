@@ -109,11 +109,16 @@ def report(
     out: OutOption = DEFAULT_OUT,
     store: StoreOption = None,
 ) -> None:
-    """Write one self-contained HTML page for a run (and its comparison); prints its path."""
+    """Write one self-contained HTML page for a run (and its comparison); prints its path (and on
+    stderr the comparison's warnings, as `compare` gives them)."""
+    from ironbench.console.printable import printable
     from ironbench.report import write_report
 
     paths = run_paths(out, store)
-    typer.echo(str(write_report(paths.store_path, paths.out_dir, run_id, compare, output, alpha).path))
+    written = write_report(paths.store_path, paths.out_dir, run_id, compare, output, alpha)
+    for warning in written.warnings:
+        typer.echo(printable(f"warning: {warning}"), err=True)
+    typer.echo(str(written.path))
 
 
 def plan(

@@ -25,11 +25,16 @@ from ironbench.core.errors import RunInterrupted
 DEFAULT_DROP = 0.1  # run.gate.DEFAULT_DROP, kept here so `--help` does not import numpy
 
 
-def _finish(paths, run_id: str, quiet: bool, no_report: bool) -> None:
+def _finish(paths, run_id: str, quiet: bool, no_report: bool) -> bool:
     """End of a run, on stderr: what it did (invocations, failures by stage, AI rewrites accepted),
-    its verdict sentences (the report's header) and the report's path."""
-    if quiet and no_report:
-        return  # nothing to show or write: the store is not opened again
+    its verdict sentences (the report's header) and the report's path. A run made with --against
+    always ends with its gate's verdict (even quiet: it is what a CI log needs); returns whether
+    the gate failed it."""
+    from ironbench.analysis.gate import gate_verdict
+
+    gate = gate_verdict(paths.store_path, run_id)  # None for a run without --against
+    if quiet and no_report and gate is None:
+        return False  # nothing to show or write: the store is not opened again
     import shutil
 
     from ironbench.analysis.show import run_summary
@@ -37,12 +42,15 @@ def _finish(paths, run_id: str, quiet: bool, no_report: bool) -> None:
     from ironbench.report import write_report
 
     report = write_report(paths.store_path, paths.out_dir, run_id, write=not no_report)
+    width = min(100, shutil.get_terminal_size((100, 24)).columns)
     if not quiet:
         typer.echo(printable("\n".join(run_summary(paths.store_path, run_id)), keep_newlines=True), err=True)
-        width = min(100, shutil.get_terminal_size((100, 24)).columns)
-        typer.echo(printable(report.console(width), keep_newlines=True), err=True)
+    shown = report.console(width, only=("gate",) if quiet else None)
+    if shown:
+        typer.echo(printable(shown, keep_newlines=True), err=True)
     if report.path is not None:
         typer.echo(printable(f"report: {report.path}"), err=True)
+    return gate is not None and gate.failed
 
 
 @contextmanager
@@ -169,22 +177,9 @@ def run(
             summary_from_store(paths.store_path, run_id), sentences=False, width=terminal_width(sys.stderr)
         )
         typer.echo(printable(summary, keep_newlines=True), err=True)
-    _finish(paths, run_id, quiet, no_report)
+    failed = _finish(paths, run_id, quiet, no_report)
     typer.echo(run_id)
-    _gate_exit(paths, run_id)
-
-
-def _gate_exit(paths, run_id: str) -> None:
-    """A run made with --against: its gate's verdict sentence (always, on stderr: it is what
-    the CI log needs), and exit 1 when the run regressed."""
-    from ironbench.analysis.gate import gate_verdict
-    from ironbench.console.printable import printable
-
-    verdict = gate_verdict(paths.store_path, run_id)
-    if verdict is None:
-        return
-    typer.echo(printable(f"gate: {verdict.sentence()}"), err=True)
-    if verdict.failed:
+    if failed:  # --against: the gate found a regression
         raise typer.Exit(1)
 
 
@@ -215,9 +210,10 @@ def resume(
             redact=redact or (),
             scheduler=scheduler,
         )
-    _finish(paths, run_id, quiet, no_report)
+    failed = _finish(paths, run_id, quiet, no_report)
     typer.echo(f"{run_id} {status}")
-    _gate_exit(paths, run_id)
+    if failed:
+        raise typer.Exit(1)
 
 
 def check(

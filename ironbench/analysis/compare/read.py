@@ -154,7 +154,7 @@ def compare_runs(
     unit: Unit = "conversation" if modes[0] == "gauntlet" else "run"
     sides_a, sides_b = sides
     comparison = decide(sides_a, sides_b, alpha, Gate(gate), FailOn(fail_on), margin, run_a, run_b, unit=unit)
-    comparison.warnings.extend(
+    comparison.warnings[:0] = (  # first: it says what the whole answer below is worth
         f"{run_id} ran under a sequential gate against {against} (`run --against`) and stopped after round "
         f"{rounds}: this is the fixed-design test on the runs as recorded, and it ignores that stopping "
         f"(`ironbench show {run_id}` gives the gate's own verdict, which holds its error rates)"

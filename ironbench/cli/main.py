@@ -48,6 +48,7 @@ for command in (
     suite.init,
     run.run,
     run.resume,
+    run.check,
     inspect.runs,
     inspect.show,
     inspect.log,

@@ -115,6 +115,11 @@ def run(
             show_default="the suite's, else ironclad",
         ),
     ] = None,
+    sample: Annotated[
+        int | None,
+        typer.Option("--sample", metavar="N", min=1, help="Run a seeded sample of N of the suite's cases."),
+    ] = None,
+    seed: Annotated[int, typer.Option("--seed", help="The seed --sample draws its cases with.")] = 0,
     against: Annotated[
         str | None,
         typer.Option(
@@ -142,18 +147,16 @@ def run(
     With --against, exits 1 when the run regressed against that run (a CI gate)."""
     from ironbench.run.gate import Against
     from ironbench.run.runner import start_run
-    from ironbench.suite.models import load_suite
-    from ironbench.suite.shipped import find_suite
+    from ironbench.suite.shipped import open_suite
 
-    suite_path = find_suite(suite)
-    loaded = load_suite(suite_path)
+    loaded, suite_path = open_suite(suite, sample, seed)
     with _running(out, store, quiet) as (paths, reporter):
         run_id = start_run(
             loaded,
             paths,
             target,
             jobs,
-            str(suite_path),
+            suite_path,
             reporter,
             max_failures=max_failures,
             max_infra_errors=max_infra_errors,
@@ -211,3 +214,36 @@ def resume(
     typer.echo(f"{run_id} {status}")
     if failed:
         raise typer.Exit(1)
+
+
+def check(
+    run_id: Annotated[str, typer.Argument(metavar="RUN", help="The run whose saved bricks to check.")],
+    suite: Annotated[
+        str | None,
+        typer.Option(
+            "--suite",
+            metavar="FILE",
+            help="Check with this suite's checks (a file or shipped name) instead of those the run recorded.",
+        ),
+    ] = None,
+    out: OutOption = DEFAULT_OUT,
+    store: StoreOption = None,
+    jobs: JobsOption = None,
+    quiet: QuietOption = False,
+) -> None:
+    """Check (or check again) the bricks a run saved with the harness's checks, invoking no target;
+    the verdicts are added to the run's events."""
+    from ironbench.run.recheck import check_run
+    from ironbench.suite.shipped import open_suite
+
+    loaded = open_suite(suite)[0] if suite is not None else None
+    paths = run_paths(out, store)
+    done = check_run(run_id, paths, loaded, jobs or 1, note=(lambda line: None) if quiet else _note)
+    verdicts = ", ".join(f"{n} {verdict}" for verdict, n in sorted(done.verdicts.items())) or "none"
+    typer.echo(f"{run_id}: checked {done.checked} saved brick{'' if done.checked == 1 else 's'} ({verdicts})")
+
+
+def _note(line: str) -> None:
+    from ironbench.console.printable import printable
+
+    typer.echo(printable(line), err=True)

@@ -193,11 +193,13 @@ def query(store_path: Path, run_id: str) -> Raw:
 
 def gather(store_path: Path, run_id: str, compare_base: str | None = None, alpha: float = 0.05) -> ReportData:
     """The whole page's data for `run_id` (and its comparison against `compare_base`)."""
+    from ironbench.analysis.checks import correctness
     from ironbench.analysis.field import field_numbers
 
     data = shape(query(store_path, run_id))
     numbers = field_numbers(store_path, run_id)
-    data = replace(data, robustness=numbers.get("robustness"), survival=numbers.get("survival"))
+    checked = correctness(store_path, run_id) if data.run.mode != "gauntlet" else None
+    data = replace(data, robustness=numbers.get("robustness"), survival=numbers.get("survival"), checks=checked)
     if compare_base is None:
         return data
     from ironbench.analysis.compare import compare_runs

@@ -667,3 +667,6 @@ class ReportData:
     """Its comparison against a base run."""
     gate: GateVerdict | None = None
     """The sequential gate it ran under (`run --against`): its design and every look."""
+    checks: dict[str, Any] | None = None
+    """The harness's checks of its saved bricks (verified but wrong first) and why its validations
+    failed, as `show` computes them (analysis.checks.correctness)."""

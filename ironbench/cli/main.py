@@ -49,6 +49,7 @@ for command in (
     run.run,
     run.resume,
     run.replay,
+    run.check,
     inspect.runs,
     inspect.show,
     inspect.log,

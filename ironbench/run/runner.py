@@ -23,6 +23,7 @@ from ironbench.core.redact import Redactor
 from ironbench.gateway import GatewayConfig, GatewayProcess
 from ironbench.projections.readmodel import ReadModel
 from ironbench.projections.tree import OutputTree
+from ironbench.run.checking import suite_checks
 from ironbench.run.executors import open_executor
 from ironbench.run.gate import Against, AgainstError, GateState, reference_counts
 from ironbench.run.guards import MAX_OUTAGE_SECONDS, Backoff, resume_command
@@ -233,7 +234,9 @@ def start_run(
         raise IronbenchError("--replay answers the target's model calls from a recording: give no --serve-model too")
     # Started first: it checks the served models while the rest is prepared. Before anything
     # is written: an unreachable scheduler, a target that cannot start where it will run,
-    # an unknown model id, a recording that is not there are each one clear error.
+    # an unknown model id, a recording that is not there, a check that cannot be read are each one
+    # clear error.
+    suite_checks(suite)
     gateway = _gateway(serving, replay_of, redact, paths)
     try:
         executor = open_executor(jobs, scheduler, paths.out_dir / "workdirs", executor_factory)

@@ -25,6 +25,7 @@ from ironbench.core.model_calls import CallTotals, by_hash, retry_after
 from ironbench.core.outcome import Outcome
 from ironbench.gateway import GatewayProcess
 from ironbench.projections.tree import OutputTree
+from ironbench.run.checking import check_event, group_checks
 from ironbench.run.executors import DEBUG_DIR, InvocationExecutor, Ran, Work, run_invocation
 from ironbench.run.gate import GateState
 from ironbench.run.guards import MAX_OUTAGE_SECONDS, Backoff, RunGuard, resume_command
@@ -135,6 +136,7 @@ class Session:
         if gate is not None:  # every case runs the gate's rounds, up to where it must decide
             tracks = [replace(t, groups=tuple(replace(g, max_runs=gate.design.end) for g in t.groups)) for t in tracks]
         self.tracks = [_TrackState(track, k) for k, track in enumerate(tracks)]
+        self.checks = group_checks(suite, [g for t in self.tracks for g in t.track.groups])
         self.append = append
         # What each track waits to start, in turns; only a track whose outcomes changed is
         # planned again (`_due`), so the loop costs what the suite runs, not tracks x runs.
@@ -453,6 +455,7 @@ class Session:
             self.started.rules,
             self.gateway.link() if self.gateway is not None else None,
             self.replays.get((group.path, work.run_index), []) if self.replays is not None else None,
+            self.checks.get(group.path),
         )
         running[future] = (state, work)
         self._started_at[future] = self.guard.clock()
@@ -508,6 +511,8 @@ class Session:
             prompt_tokens=totals.prompt_tokens if totals else None,
             completion_tokens=totals.completion_tokens if totals else None,
             model_seconds=totals.model_seconds if totals else None,
+            failure_causes=[c.to_dict() for c in ran.causes] if ran.causes else None,
+            failure_cause=ran.causes[-1].cause if ran.causes and not outcome.success else None,
         )
         # Recorded exactly once per attempt of the slot: the first attempt keeps the
         # slot's key, a re-run adds its number.
@@ -546,6 +551,30 @@ class Session:
                 )
             )
         return pending
+
+    def _check_event(self, work: Work, ran: Ran) -> Pending | None:
+        """The check of the brick the invocation saved, recorded right after it (None: none ran)."""
+        material, result = self.checks.get(work.group.path), ran.check
+        if material is None or result is None or ran.outcome.brick_path is None:
+            return None
+        suffix = f"/rerun_{work.rerun}" if work.rerun else ""
+        group = work.group
+        return Pending(
+            group.stream(work.run_index),
+            check_event(
+                work.key,
+                work.rerun,
+                group.path,
+                group.case_id,
+                group.variant_id,
+                work.run_index,
+                material,
+                result,
+                ran.outcome.brick_path,
+                ran.brick_sha256,
+            ),
+            idempotency_key=f"check:{work.key}{suffix}",
+        )
 
     def _completed(self, state: _TrackState, work: Work, ran: Ran) -> Pending:
         path, index = work.group.path, work.run_index
@@ -609,7 +638,7 @@ class Session:
                         pending.append(self._submit(executor, running, state, work))
                         continue
                     completed = self._completed(state, work, ran)
-                    pending += [*self._call_events(work, ran), completed]
+                    pending += [*self._call_events(work, ran), completed, self._check_event(work, ran)]
                     assert isinstance(completed.event, events.InvocationCompleted)
                     reports.append((work, completed.event))
                     where = f"{work.group.path} run {work.run_index}"

@@ -5,8 +5,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from ironbench.analysis.model_traffic import model_traffic
 from ironbench.analysis.query import QueryResult, connect, run_sql, shipped_queries
-from ironbench.console.numbers import number, percent
+from ironbench.console.numbers import percent
 from ironbench.console.printable import printable
 from ironbench.core.errors import RunNotFound
 from ironbench.core.events import InvocationCompleted, RecordedEvent
@@ -82,35 +83,6 @@ FROM store.decisions JOIN decision_kinds USING (decision)
 WHERE run_id = ? AND case_mode = 'adversarial' AND judged
 GROUP BY 1, 2
 """
-
-
-# What the invocations asked of the model gateway (--serve-model), every attempt counted:
-# one whose backend failed was paid for too. The run's (case_id NULL), then per case.
-_MODEL_CALLS = """
-SELECT case_id, count(*) AS invocations, sum(model_calls), min(model_calls), max(model_calls),
-       sum(prompt_tokens), sum(completion_tokens), sum(model_seconds)
-FROM (SELECT case_id, model_calls, prompt_tokens, completion_tokens, model_seconds, run_id FROM store.invocations
-      UNION ALL SELECT case_id, model_calls, prompt_tokens, completion_tokens, model_seconds, run_id
-      FROM store.superseded_invocations
-      UNION ALL SELECT case_id, model_calls, prompt_tokens, completion_tokens, model_seconds, run_id
-      FROM store.surplus_invocations)
-WHERE run_id = ? AND model_calls IS NOT NULL
-GROUP BY GROUPING SETS ((case_id), ()) HAVING count(*) > 0 ORDER BY case_id NULLS FIRST
-"""
-
-
-def model_cost(invocations: int, calls: int, low: int, high: int, prompt, completion, seconds) -> str:
-    """What invocations asked of the model, in one phrase."""
-    each = f"{low}" if low == high else f"{low}–{high}"
-    tokens = (
-        f", {prompt or 0:,} prompt + {completion or 0:,} completion tokens"
-        if prompt is not None or completion is not None
-        else ""
-    )
-    return (
-        f"{calls:,} model call{'s' if calls != 1 else ''} by {invocations:,} invocation"
-        f"{'s' if invocations != 1 else ''} ({each} each){tokens}, {number(seconds or 0.0)} s of model time"
-    )
 
 
 _GAUNTLET = """
@@ -238,11 +210,10 @@ def show_run(store_path: Path, run_id: str) -> tuple[dict, QueryResult, list[dic
         cases = QueryResult([d[0] for d in cursor.description], cursor.fetchall())
         verdicts = [_verdict(*r) for r in con.execute(_VERDICTS, [run_id]).fetchall()]
         verdicts += sensitivity_verdicts(con.execute(_SENSITIVITY, [run_id]).fetchall())
-        for case_id, *cost in con.execute(_MODEL_CALLS, [run_id]).fetchall():
-            if case_id is None:
-                header["model"] = model_cost(*cost)
-            else:
-                verdicts.append({"case_id": case_id, "kind": "model", "text": model_cost(*cost)})
+        traffic = model_traffic(store_path, run_id)
+        if traffic is not None:  # every attempt counted: one whose backend failed was paid for too
+            header["model"] = traffic.run.sentence()
+            verdicts += [{"case_id": case.case_id, "kind": "model", "text": case.sentence()} for case in traffic.cases]
         verdicts.sort(key=lambda v: v["case_id"])  # stable: each case's reference, then the rest
         return header, cases, gate_verdicts(store_path, run_id) + verdicts
     finally:

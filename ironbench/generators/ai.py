@@ -354,15 +354,13 @@ _more(
 _more(
     "ai_adversarial_style_mismatch",
     "style_mismatch",
-    "Rewrite an instruction in a very informal, messy chat style, lower case and casual; keep every "
-    "requirement.",
+    "Rewrite an instruction in a very informal, messy chat style, lower case and casual; keep every requirement.",
     "an AI rewrite in a very informal, messy style",
 )
 _more(
     "ai_ambiguity_preserving_rewrite",
     "ambiguity_preserving",
-    "Reword an instruction so that whatever it leaves vague stays exactly as vague and nothing vague is "
-    "added.",
+    "Reword an instruction so that whatever it leaves vague stays exactly as vague and nothing vague is added.",
     "an AI rewording that leaves open exactly what the instruction leaves open",
     (check_same_ambiguity,),
 )

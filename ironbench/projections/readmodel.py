@@ -17,6 +17,7 @@ from ironbench.core.events import (
     RecordedEvent,
     RunAborted,
     RunFinished,
+    RunImported,
     RunStarted,
     ScenarioStarted,
     TurnAnswered,
@@ -42,7 +43,7 @@ _INVOCATION_COLUMNS = (
     "invocation_key, rerun, run_id, suite_id, mode, case_id, variant_id, run_index, instruction_hash, "
     "instruction_length, success, failure_stage, attempts, repairs_triggered, duration_ms, timed_out, harness_error, "
     "infra_error, exit_code, debug_artifacts_present, timestamp_utc, seq, group_path, generator, level, case_mode, "
-    "brick_sha256"
+    "brick_sha256, complexity, disagrees"
 )
 # The three tables an invocation's row can live in share one column set (store/tables.py):
 # live evidence, attempts a re-run replaced, and runs past their group's decision.
@@ -68,7 +69,7 @@ _INSERT_DECISION = (
     "INSERT OR REPLACE INTO decisions(seq, run_id, suite_id, mode, case_id, variant_id, decision, reason, n, "
     "successes, success_rate, wilson_low, wilson_high, chance_agreement, timestamp_utc, group_path, generator, "
     "level, case_mode, reference_source, success_lower_95, success_upper_95, reproduce_lower_95, direction, "
-    "p_value) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+    "p_value, complexity) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
 )
 _INSERT_VARIANT = (
     "INSERT OR REPLACE INTO variants(seq, run_id, suite_id, case_mode, case_id, generator, variant_id, "
@@ -95,6 +96,7 @@ class ReadModel:
             VariantDropped: self._variant_dropped,
             RunFinished: self._run_ended,
             RunAborted: self._run_ended,
+            RunImported: self._run_imported,
         }
 
     def _suite_and_mode(self, conn: sqlite3.Connection, run_id: str) -> tuple[str, str]:
@@ -120,7 +122,7 @@ class ReadModel:
         self._runs[recorded.run_id] = (event.suite_id, event.mode)
         conn.execute(
             "INSERT OR REPLACE INTO runs(run_id, suite_id, mode, status, started_utc, finished_utc, "
-            "target, ironclad_version, label, environment) VALUES (?,?,?,?,?,?,?,?,?,?)",
+            "target, ironclad_version, label, environment, ironclad_version_source) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
             (
                 recorded.run_id,
                 event.suite_id,
@@ -132,6 +134,7 @@ class ReadModel:
                 event.ironclad_version,
                 event.label,
                 json.dumps(event.environment, sort_keys=True),
+                event.ironclad_version_source,
             ),
         )
 
@@ -175,6 +178,8 @@ class ReadModel:
                 event.level,
                 event.mode,
                 event.brick_sha256,
+                event.complexity,
+                ",".join(event.disagrees) if event.disagrees else None,
             ),
         )
 
@@ -208,6 +213,7 @@ class ReadModel:
                 event.reproduce_lower_95,
                 event.direction,
                 event.p_value,
+                event.complexity,
             ),
         )
         for index in event.surplus_runs or ():
@@ -335,4 +341,10 @@ class ReadModel:
         conn.execute(
             "UPDATE runs SET status = ?, finished_utc = ? WHERE run_id = ?",
             (status, recorded.timestamp_utc, recorded.run_id),
+        )
+
+    def _run_imported(self, conn: sqlite3.Connection, recorded: RecordedEvent, event: RunImported) -> None:
+        conn.execute(
+            "UPDATE runs SET imported = ?, imported_from = ? WHERE run_id = ?",
+            (event.format, event.source, recorded.run_id),
         )

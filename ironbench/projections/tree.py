@@ -22,6 +22,7 @@ from ironbench.core.events import (
     RecordedEvent,
     RunAborted,
     RunFinished,
+    RunImported,
     RunStarted,
     ScenarioFinished,
     ScenarioStarted,
@@ -99,6 +100,7 @@ def _json(data: dict) -> str:
 class _RunState:
     started: RecordedEvent  # the run's first event, as recorded (its id and timestamp)
     status: dict[str, str] = field(default_factory=dict)
+    imported: dict = field(default_factory=dict)  # where an imported run came from
     groups: dict[str, dict[int, InvocationCompleted]] = field(default_factory=dict)  # live run per index
     stamps: dict[str, str] = field(default_factory=dict)  # stream -> when its live run was recorded
     surplus: set[str] = field(default_factory=set)  # streams of runs past their group's decision
@@ -211,6 +213,15 @@ class OutputTree:
             state.moved = {i: live.pop(i) for i in event.surplus_runs or () if i in live}
             state.surplus.update(f"{group}/run_{i:03d}" for i in event.surplus_runs or ())
             return group if group in state.groups else None
+        if isinstance(event, RunImported):
+            state.imported = {
+                "imported": {
+                    "format": event.format,
+                    "source": event.source,
+                    **({"metadata": event.metadata} if event.metadata is not None else {}),
+                    **({"renamed_from": event.renamed_from} if event.renamed_from else {}),
+                }
+            }
         if isinstance(event, (RunFinished, RunAborted)):
             state.status = {
                 "status": "finished" if isinstance(event, RunFinished) else "aborted",
@@ -267,7 +278,7 @@ class OutputTree:
                 self._generators[(recorded.run_id, event.case_id, generator)] = state
         if isinstance(event, DecisionTaken) and event.mode == "stress" and event.variant_id == "ladder":
             self._write_ladder(state, event)
-        if isinstance(event, (RunFinished, RunAborted)):
+        if isinstance(event, (RunFinished, RunAborted, RunImported)):
             self._write_metadata(state)
 
     def _write_metadata(self, state: _RunState) -> None:
@@ -294,6 +305,8 @@ class OutputTree:
             **({"outcome_rules": {k: started.rules[k] for k in ("name", "source", "sha256")}} if started.rules else {}),
             **({"scheduler": started.scheduler} if started.scheduler else {}),
             **({"speculate": True} if started.speculate else {}),
+            **({"ironclad_version_source": started.ironclad_version_source} if started.ironclad_version_source else {}),
+            **state.imported,
             **state.status,
         }
         self._write(self._file(state, "metadata.json"), _json(metadata))

@@ -29,6 +29,7 @@ from ironbench.run.session import RUN_STREAM, Session, aborts_run, appender
 from ironbench.store.eventstore import EventStore, Pending, open_store
 from ironbench.suite.models import Suite
 from ironbench.targets.registry import TargetSpec, resolve_target
+from ironbench.targets.version import TargetVersion
 
 
 def new_run_id(store: EventStore, now: datetime | None = None) -> str:
@@ -44,7 +45,7 @@ def _begin(
     suite: Suite,
     suite_path: str | None,
     target_argv: list[str],
-    ironclad_version: str,
+    version: TargetVersion,
     jobs: int,
     label: str | None = None,
     redact: Sequence[str] = (),
@@ -58,7 +59,8 @@ def _begin(
         suite=suite.to_dict(),
         suite_path=suite_path,
         target_argv=target_argv,
-        ironclad_version=ironclad_version,
+        ironclad_version=version.value,
+        ironclad_version_source=version.source,
         harness_version=__version__,
         python_version=sys.version.split()[0],
         platform=f"{platform.system()}-{platform.machine()}",
@@ -199,7 +201,18 @@ def _start_gauntlet(
         run_id = new_run_id(store)  # the first write: a store that cannot take one stops here
         tree = OutputTree(store, paths.out_dir)
         tree.catch_up()
-        _begin(run_id, store, tree, suite, suite_path, [], "n/a", 1, label, redact)
+        _begin(
+            run_id,
+            store,
+            tree,
+            suite,
+            suite_path,
+            [],
+            TargetVersion("n/a", "a gauntlet has no target"),
+            1,
+            label,
+            redact,
+        )
         with store.leased(run_id):
             _gauntlet(suite, run_id, store, tree, reporter, [])
     return run_id

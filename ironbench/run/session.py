@@ -203,6 +203,7 @@ class Session:
             self.started.environment,
             exclude_run=self.run_id,
             rules=self.started.rules,
+            case_id=state.track.base_case,
         )
         if found is None:
             return None
@@ -258,6 +259,7 @@ class Session:
                 reference_outcomes=[list(o) for o in reference.outcomes] if reference and reference.unstable else None,
                 reference_group=source_group,
                 surplus_runs=surplus_runs or None,
+                complexity=group.complexity,
             ),
             idempotency_key=f"decision:{self.run_id}/{group.path}",
         )
@@ -421,6 +423,7 @@ class Session:
                 run_index=work.run_index,
                 instruction=group.instruction,
                 workdir=executor.workdir(work.workdir),
+                complexity=group.complexity,
             ),
         )
 
@@ -462,6 +465,7 @@ class Session:
             stdout_path=result.stdout_path,
             stderr_path=result.stderr_path,
             surplus=surplus_run,
+            complexity=group.complexity,
         )
         # Recorded exactly once per attempt of the slot: the first attempt keeps the
         # slot's key, a re-run adds its number.

@@ -95,7 +95,10 @@ class _Entry(BaseModel):
             generator = data.get("generator")
             if isinstance(generator, str):
                 name, params, ignored = _generator_params(
-                    canonical_name(generator), cls._kind, data["params"], SPEC_ENTRY_PARAMS if cls._kind != "ladder" else ()
+                    canonical_name(generator),
+                    cls._kind,
+                    data["params"],
+                    SPEC_ENTRY_PARAMS if cls._kind != "ladder" else (),
                 )
                 data = {**data, "generator": name, "params": params}
         entry = handler(data)

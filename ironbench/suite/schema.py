@@ -27,7 +27,10 @@ def _generator_entry(name: str, fixed: dict, defs: dict, spec_keys: dict) -> dic
     assert generator is not None  # `name` comes from registered_generators()
     params = generator.params.model_json_schema(ref_template="#/$defs/{model}")
     defs.update(params.pop("$defs", {}))
-    own = {**{k: v for k, v in spec_keys.items() if k not in params.get("properties", {})}, **params.get("properties", {})}
+    own = {
+        **{k: v for k, v in spec_keys.items() if k not in params.get("properties", {})},
+        **params.get("properties", {}),
+    }
     names = _names(name)
     properties = {
         "generator": {
@@ -97,9 +100,7 @@ def _either(case: dict, pairs: list[tuple[str, str]]) -> None:
     """A case may write the spec's key or its shorthand, not both."""
     required = [r for r in case.get("required", []) if r not in {name for name, _ in pairs}]
     case["required"] = required
-    case["allOf"] = [
-        {"oneOf": [{"required": [name]}, {"required": [shorthand]}]} for name, shorthand in pairs
-    ]
+    case["allOf"] = [{"oneOf": [{"required": [name]}, {"required": [shorthand]}]} for name, shorthand in pairs]
 
 
 def _shorthands(schema: dict) -> None:

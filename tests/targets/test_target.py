@@ -108,13 +108,13 @@ def test_fresh_dir_removes_leftovers(tmp_path):
 
 
 def test_version_is_git_commit_of_source_or_unknown(tmp_path):
-    version = target_version(resolve_target("fixture"))  # ironbench's own checkout
+    version = target_version(resolve_target("fixture")).value  # ironbench's own checkout
     assert version.startswith("git:") and len(version) == len("git:3fa91bc")
     script = tmp_path / "agent.py"
     script.write_text("print(1)")
-    assert target_version(resolve_target([sys.executable, str(script), "{instruction}"])) == "unknown"
+    assert target_version(resolve_target([sys.executable, str(script), "{instruction}"])).value == "unknown"
     pyyaml = resolve_target([sys.executable, "-m", "yaml", "{instruction}"])
-    assert target_version(pyyaml)[0].isdigit()  # no git checkout: the package version
+    assert target_version(pyyaml).value[0].isdigit()  # no git checkout: the package version
 
 
 def test_a_package_inside_someone_elses_checkout_is_not_versioned_by_it(tmp_path):
@@ -127,7 +127,7 @@ def test_a_package_inside_someone_elses_checkout_is_not_versioned_by_it(tmp_path
     (tmp_path / ".gitignore").write_text("venv/\n")
     sp.run(["git", "-C", str(tmp_path), "add", ".gitignore"], check=True)
     sp.run(["git", "-C", str(tmp_path), "-c", "user.email=a@b", "-c", "user.name=a", "commit", "-qm", "x"], check=True)
-    assert target_version(resolve_target([sys.executable, str(package), "{instruction}"])) == "unknown"
+    assert target_version(resolve_target([sys.executable, str(package), "{instruction}"])).value == "unknown"
 
 
 def make_venv(root: Path) -> Path:
@@ -167,7 +167,7 @@ def test_a_module_in_the_targets_own_virtualenv_passes_preflight_and_is_versione
     install_fake_ironclad(site)
     target = resolve_target([str(python), "-m", "venv_only_ironclad.ironclad", "{instruction}"])
     preflight(target)  # ironbench's own environment does not have it; the target's interpreter does
-    assert target_version(target) == "1.0.0"
+    assert target_version(target).value == "1.0.0"
     with pytest.raises(TargetError, match="not installed for"):
         preflight(resolve_target([sys.executable, "-m", "venv_only_ironclad.ironclad", "{instruction}"]))
 
@@ -188,7 +188,7 @@ def test_a_module_from_a_git_checkout_is_versioned_by_its_short_commit(tmp_path)
     ).stdout.strip()
     (site / "checkout.pth").write_text(str(checkout / "src") + "\n")  # an editable install
     target = resolve_target([str(python), "-m", "checked_out_pkg.tool", "{instruction}"])
-    assert target_version(target) == f"git:{commit[:7]}"
+    assert target_version(target).value == f"git:{commit[:7]}"
 
 
 def test_the_default_targets_error_shows_the_target_form_for_another_virtualenv(tmp_path):

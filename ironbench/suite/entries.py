@@ -54,7 +54,7 @@ def merge_params(data: dict, fixed: tuple[str, ...]) -> dict:
     other key in `params`. A key written in both places must say the same thing."""
     params = data.get("params", {})
     if not isinstance(params, dict):
-        raise ValueError(f"params: a mapping of the generator's parameters, not {type(params).__name__}")
+        raise ValueError(f"params: a mapping of the generator's parameters, not {type(params).__name__}")  # noqa: TRY004 (pydantic reports a ValueError)
     top = {k: v for k, v in data.items() if k in fixed and k != "params"}
     merged = dict(params)
     for key, value in data.items():
@@ -136,7 +136,7 @@ def ladder_levels(ladder: object) -> list[dict]:
     one addition per level) as the spec's `stress_ladder` levels. What is not a level's
     (runs_per_level, stop_at_boundary) is left to the case."""
     if not isinstance(ladder, dict):
-        raise ValueError(f"ladder: a mapping (generator, additions, seed), not {type(ladder).__name__}")
+        raise ValueError(f"ladder: a mapping (generator, additions, seed), not {type(ladder).__name__}")  # noqa: TRY004 (pydantic reports a ValueError)
     own = {k: v for k, v in ladder.items() if k not in ("runs_per_level", "stop_at_boundary", "additions")}
     additions = ladder.get("additions", 3)
     if isinstance(additions, list):

@@ -310,7 +310,7 @@ def _canonical_cases(data: dict) -> list:
     for group in COMPLEXITIES:
         entries = data.get(group) or []
         if not isinstance(entries, list):
-            raise ValueError(f"{group}: a list of cases, not {type(entries).__name__}")
+            raise ValueError(f"{group}: a list of cases, not {type(entries).__name__}")  # noqa: TRY004 (pydantic reports a ValueError)
         for index, case in enumerate(entries):
             if isinstance(case, dict):
                 if case.get("complexity", group) != group:

@@ -14,8 +14,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from ironbench import __version__
-from ironbench.core.errors import RunNotFound
-from ironbench.core.events import RecordedEvent, RunFinished, RunStarted, run_started
+from ironbench.core.errors import IronbenchError, RunNotFound
+from ironbench.core.events import RecordedEvent, RunFinished, RunImported, RunStarted, run_started
 from ironbench.core.outcome import DEFAULT_RULES, RuleSet, load_rules
 from ironbench.core.redact import Redactor
 from ironbench.projections.readmodel import ReadModel
@@ -283,6 +283,11 @@ def _resume(
 ) -> str:
     events = list(store.read(run_id))
     started = run_started(events[0])
+    imported = next((e.event for e in events if isinstance(e.event, RunImported)), None)
+    if imported is not None and imported.format == "outputs":
+        raise IronbenchError(
+            f"{run_id} was imported from {imported.source}, where another harness ran it: nothing here can resume it"
+        )
     reporter, redactor = _redacting(reporter, [*started.redact, *redact])
     store.redactor = redactor or None
     if any(isinstance(e.event, RunFinished) for e in events):

@@ -106,6 +106,14 @@ def run(
             show_default="the suite's, else ironclad",
         ),
     ] = None,
+    filter: Annotated[
+        str,
+        typer.Option(
+            "--filter",
+            metavar="small|mid|large|all",
+            help="A canonical suite: run only its cases of this complexity.",
+        ),
+    ] = "all",
 ) -> None:
     """Run a suite against its target; prints the run id (the verdict and the report's path go to stderr)."""
     from ironbench.run.runner import start_run
@@ -113,7 +121,7 @@ def run(
     from ironbench.suite.shipped import find_suite
 
     suite_path = find_suite(suite)
-    loaded = load_suite(suite_path)
+    loaded = load_suite(suite_path).with_complexity(filter)
     reporter = _reporter(quiet)
     paths = run_paths(out, store)
     with _interruptible(paths):

@@ -471,6 +471,12 @@ class Suite(_Strict):
             return getattr(params, "ai_judge", None)
         return self.ai_judge
 
+    def __eq__(self, other: object) -> bool:
+        # the same suite whatever words its file used: the file's data is not part of it
+        return isinstance(other, Suite) and self.__dict__ == other.__dict__
+
+    __hash__ = None  # type: ignore[assignment]
+
     def where(self, *loc: str | int) -> str:
         """A key path of this suite (`cases[0].variants[1].model`) as its file wrote it."""
         return _location(_as_written(self._written, loc))
@@ -586,6 +592,10 @@ def _as_written(raw: object, loc: tuple) -> tuple:
         if isinstance(node.get("ladder"), dict) and part in node["ladder"]:
             out.append("ladder")
             node = node["ladder"]
+            continue
+        if isinstance(node.get("params"), dict) and part in node["params"]:
+            out.append("params")  # an entry's own key (count, seed), written among its parameters
+            node = node["params"]
             continue
         out.append(part)
         node = None

@@ -13,7 +13,16 @@ from ironbench.core.events import InvocationCompleted, RunImported
 from ironbench.core.outcome import DEFAULT_RULES, load_rules
 from ironbench.imports.layout import NotATree, Unplaced, find_runs
 from ironbench.imports.outputs import Damaged, ReadRun, read_run, recorded_summaries, run_events
-from ironbench.imports.stores import ChainRefused, Forked, Merge, NotAStore, is_sqlite, read_source, select_run
+from ironbench.imports.stores import (
+    ChainRefused,
+    Forked,
+    Merge,
+    NotAStore,
+    SourceEvent,
+    is_sqlite,
+    read_source,
+    select_run,
+)
 from ironbench.projections.readmodel import ReadModel
 from ironbench.projections.tree import OutputTree
 from ironbench.store.eventstore import EventStore, Foreign, open_store
@@ -84,14 +93,16 @@ def _added(events: list, run_id: str, status: str, detail: str = "") -> RunImpor
     return RunImport(run_id, status, detail, invocations, disagreements)
 
 
-def _outputs_select(run: ReadRun, source: str, state: dict[str, str]) -> Callable[[sqlite3.Connection], list[Foreign]]:
-    def select(conn: sqlite3.Connection) -> list[Foreign]:
+def _outputs_select(
+    run: ReadRun, source: str, state: dict[str, str]
+) -> Callable[[sqlite3.Connection], tuple[str, list[Foreign]]]:
+    def select(conn: sqlite3.Connection) -> tuple[str, list[Foreign]]:
         here = conn.execute("SELECT 1 FROM events WHERE run_id = ? LIMIT 1", (run.run_id,)).fetchone()
         if here is None:
             if conn.execute("SELECT 1 FROM run_leases WHERE run_id = ?", (run.run_id,)).fetchone():
                 raise _AlreadyHere("a run of that id is being started in this store")
             state["status"] = "imported"
-            return run_events(run, source, None)
+            return run.run_id, run_events(run, source, None)
         row = conn.execute("SELECT imported FROM runs WHERE run_id = ?", (run.run_id,)).fetchone()
         if row is None or row[0] != "outputs":
             raise _AlreadyHere("already in this store" + (" (imported from a store)" if row and row[0] else ""))
@@ -99,23 +110,21 @@ def _outputs_select(run: ReadRun, source: str, state: dict[str, str]) -> Callabl
             "SELECT payload FROM events WHERE run_id = ? AND type = 'invocation_completed'", (run.run_id,)
         ).fetchall()
         state["status"] = "extended"
-        return run_events(run, source, recorded_summaries(payloads))
+        return run.run_id, run_events(run, source, recorded_summaries(payloads))
 
     return select
 
 
-def _from_outputs(path: Path, store: EventStore, rules: str | None, note: Callable[[str], None]) -> ImportReport:
-    try:
-        folders = find_runs(path)
-    except NotATree as exc:
-        raise ImportRefused(str(exc)) from None
+def _from_outputs(
+    path: Path, folders: list[Path], store: EventStore, rules: str | None, note: Callable[[str], None]
+) -> ImportReport:
     ruleset = load_rules(rules or DEFAULT_RULES)
     report = ImportReport(str(path), "outputs")
     for folder in folders:
         try:
             run = read_run(folder, ruleset, str(path))
             state: dict[str, str] = {}
-            added = store.append_foreign(run.run_id, _outputs_select(run, str(path), state))
+            added = store.append_foreign(_outputs_select(run, str(path), state))
             result = _added(added, run.run_id, state["status"]) if added else RunImport(folder.name, "unchanged")
         except (Damaged, Unplaced) as exc:
             result = RunImport(folder.name, "refused", str(exc))
@@ -126,16 +135,14 @@ def _from_outputs(path: Path, store: EventStore, rules: str | None, note: Callab
     return report
 
 
-def _from_store(path: Path, store: EventStore, note: Callable[[str], None]) -> ImportReport:
-    try:
-        runs = read_source(path)
-    except (NotAStore, ChainRefused) as exc:
-        raise ImportRefused(str(exc)) from None
+def _from_store(
+    path: Path, runs: dict[str, list[SourceEvent]], store: EventStore, note: Callable[[str], None]
+) -> ImportReport:
     report = ImportReport(str(path), "store")
     for run_id, events in runs.items():
         merge = Merge()
         try:
-            added = store.append_foreign(run_id, select_run(events, str(path), merge))
+            added = store.append_foreign(select_run(events, str(path), merge))
         except Forked as exc:
             result = RunImport(run_id, "refused", str(exc))
         else:
@@ -161,17 +168,30 @@ def import_history(
     store at `store_path`, one transaction per run, and bring the output tree up to date.
     Importing the same history twice adds nothing; a run that cannot be read is named in
     the report and nothing of it is written. `rules` re-derive outcomes (outputs only)."""
-    if not path.exists():
-        raise ImportRefused(f"{path}: no such file or folder")
-    if path.is_file():
-        if not is_sqlite(path):
-            raise ImportRefused(f"{path}: neither an outputs folder nor an ironbench store")
-        if store_path.exists() and os.path.samefile(path, store_path):
-            raise ImportRefused(f"{path}: is the store it would be imported into")
+    # What the path is, before anything is written (a refused path leaves no store behind).
+    runs: dict[str, list[SourceEvent]] = {}
+    folders: list[Path] = []
+    try:
+        if not path.exists():
+            raise ImportRefused(f"{path}: no such file or folder")
+        if path.is_file():
+            if not is_sqlite(path):
+                raise ImportRefused(f"{path}: neither an outputs folder nor an ironbench store")
+            if store_path.exists() and os.path.samefile(path, store_path):
+                raise ImportRefused(f"{path}: is the store it would be imported into")
+            runs = read_source(path)
+        else:
+            folders = find_runs(path)
+        load_rules(rules or DEFAULT_RULES)
+    except (NotATree, NotAStore, ChainRefused) as exc:
+        raise ImportRefused(str(exc)) from None
     store = open_store(store_path, [ReadModel()])
     with store:
         tree = OutputTree(store, out_dir)
         tree.catch_up()
-        report = _from_store(path, store, note) if path.is_file() else _from_outputs(path, store, rules, note)
+        if path.is_file():
+            report = _from_store(path, runs, store, note)
+        else:
+            report = _from_outputs(path, folders, store, rules, note)
         tree.catch_up()
     return report

@@ -7,7 +7,10 @@ infrastructure error, as live), and the recorded fields stay beside it; where th
 disagree, the invocation says which fields do.
 """
 
+import errno
 import json
+import os
+import stat
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -53,12 +56,20 @@ class ReadRun:
 
 
 def _read_bytes(path: Path) -> bytes:
+    """A regular file's bytes: a link (it may point anywhere), a device or a pipe is refused,
+    and so is a file too large to be a summary."""
     try:
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise Damaged(f"{path}: {size:,} bytes, more than {MAX_FILE_BYTES:,}")
-        return path.read_bytes()
+        descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        with os.fdopen(descriptor, "rb") as handle:
+            status = os.fstat(handle.fileno())
+            if not stat.S_ISREG(status.st_mode):
+                raise Damaged(f"{path}: not a regular file")
+            if status.st_size > MAX_FILE_BYTES:
+                raise Damaged(f"{path}: {status.st_size:,} bytes, more than {MAX_FILE_BYTES:,}")
+            return handle.read(MAX_FILE_BYTES + 1)
     except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise Damaged(f"{path}: a symbolic link (an outputs tree holds files, not links)") from None
         raise Damaged(f"{path}: cannot read: {exc.strerror or exc}") from None
 
 
@@ -288,7 +299,11 @@ def read_run(folder: Path, rules: RuleSet, source: str) -> ReadRun:
         mode=mode,
         suite={**suite, "cases": []},
         suite_path=None,
-        target_argv=[str(t) for t in target] if isinstance(target, list) else [target] if isinstance(target, str) else [],
+        target_argv=[str(t) for t in target]
+        if isinstance(target, list)
+        else [target]
+        if isinstance(target, str)
+        else [],
         ironclad_version=str(version or "unknown"),
         ironclad_version_source=(
             f"as recorded by the harness that wrote {source}" if version else f"{source} records no version"
@@ -309,7 +324,7 @@ def read_run(folder: Path, rules: RuleSet, source: str) -> ReadRun:
         started_utc,
         metadata,
         sorted(read, key=lambda r: (r[0].group, r[0].run_index)),
-        status,
+        str(status),
         str(meta.get("abort_reason") or "aborted (as its metadata records)"),
         utc(finished, f"{where}: finished_utc") if finished is not None else None,
     )
@@ -360,4 +375,3 @@ def recorded_summaries(rows: list[tuple[str]]) -> dict[str, dict | None]:
         data = json.loads(payload)
         known[data["key"]] = data.get("recorded")
     return known
-

@@ -10,7 +10,7 @@ uses comes in renamed (`run_..._2`): parallel CI jobs started in the same second
 
 import json
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -117,6 +117,13 @@ def _as_foreign(source: SourceEvent, old: str, new: str) -> Foreign:
     )
 
 
+def _store_marker(event: SourceEvent) -> bool:
+    """The other store's own note that it imported this run from a third store: a fact of that
+    store's history, not of the run (a store's marker for a run from an outputs tree, which
+    carries what the tree recorded, comes along)."""
+    return event.type == "run_imported" and json.loads(event.payload).get("format") == "store"
+
+
 def _free_id(conn: sqlite3.Connection, wanted: str) -> str:
     """`wanted`, or the first `wanted_N` no run of this store has or is claiming."""
     candidates: Iterator[str] = iter([wanted, *(f"{wanted}_{n}" for n in range(2, 10_000))])
@@ -140,11 +147,13 @@ class Merge:
     invocations: int = 0
 
 
-def select_run(events: Sequence[SourceEvent], source: str, merge: Merge):
+def select_run(
+    events: Sequence[SourceEvent], source: str, merge: Merge
+) -> Callable[[sqlite3.Connection], tuple[str, list[Foreign]]]:
     """The `select` of EventStore.append_foreign for one run of the other store: what this
     store lacks of it, under the id it has (or gets) here."""
 
-    def select(conn: sqlite3.Connection) -> list[Foreign]:
+    def select(conn: sqlite3.Connection) -> tuple[str, list[Foreign]]:
         first = events[0]
         row = conn.execute("SELECT run_id FROM events WHERE event_id = ?", (first.event_id,)).fetchone()
         old = first.run_id
@@ -158,7 +167,7 @@ def select_run(events: Sequence[SourceEvent], source: str, merge: Merge):
         keys = set(have.values())
         chosen: list[Foreign] = []
         for event in events:
-            if event.event_id in have:
+            if event.event_id in have or _store_marker(event):
                 continue
             foreign = _as_foreign(event, old, new)
             if foreign.idempotency_key is not None and foreign.idempotency_key in keys:
@@ -171,11 +180,10 @@ def select_run(events: Sequence[SourceEvent], source: str, merge: Merge):
         merge.added = len(chosen)
         merge.invocations = sum(1 for f in chosen if f.event.event == "invocation_completed")
         if not chosen:
-            return []
+            return new, []
         imported = RunImported(
             format="store", source=source, invocations=merge.invocations, renamed_from=merge.renamed_from
         )
-        return [*chosen, Foreign(RUN_STREAM, imported, chosen[-1].timestamp_utc)]
+        return new, [*chosen, Foreign(RUN_STREAM, imported, chosen[-1].timestamp_utc)]
 
     return select
-

@@ -182,18 +182,22 @@ class EventStore:
         return recorded
 
     def append_foreign(
-        self, run_id: str, select: "Callable[[sqlite3.Connection], Sequence[Foreign]]"
+        self, select: "Callable[[sqlite3.Connection], tuple[str, Sequence[Foreign]]]"
     ) -> list[RecordedEvent]:
         """Append one run's events recorded elsewhere, in one transaction: `select` reads the
-        store under the write lock and returns what to add (nothing this store already has),
-        so two imports of the same history add it once. Each event is linked into this
-        store's hash chain; inline projections see them in the same transaction."""
+        store under the write lock and returns the run's id here and what to add (nothing
+        this store already has), so two imports of the same history add it once. Each event
+        is linked into this store's hash chain; inline projections see them in the same
+        transaction."""
         recorded: list[RecordedEvent] = []
         with self.transaction() as conn:
             link = last_link(conn)
-            for item in select(conn):
+            run_id, items = select(conn)
+            for item in items:
                 event = item.event
-                payload = item.payload if item.payload is not None else json.dumps(event.to_dict(), separators=(",", ":"))
+                payload = (
+                    item.payload if item.payload is not None else json.dumps(event.to_dict(), separators=(",", ":"))
+                )
                 columns = (
                     link[0] + 1,
                     item.event_id or uuid.uuid4().hex,

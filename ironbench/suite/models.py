@@ -425,8 +425,8 @@ class Suite(_Strict):
                     raise ValueError(f"{field}: only a gauntlet suite has {field}")
         if self.runs_per_case is not None and self.mode != "canonical":
             raise ValueError("runs_per_case: only a canonical suite has runs_per_case (use runs)")
-        if self.runs is not None and type(self.stop) in _OWN_CAP:
-            raise ValueError(f"runs: the {self.stop.rule} rule takes {_OWN_CAP[type(self.stop)]}")  # type: ignore[union-attr]
+        if self.runs is not None and isinstance(self.stop, (ConfidenceStop, FixedStop)):
+            raise ValueError(f"runs: the {self.stop.rule} rule takes {_OWN_CAP[type(self.stop)]}")
         for index, case in enumerate(self.cases):
             grouped = isinstance(case, BaselineCase) and case.complexity is not None
             if grouped != (self.mode == "canonical"):

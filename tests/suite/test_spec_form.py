@@ -2,6 +2,7 @@
 as the same typed Suite; errors name the file, the key path as the file wrote it, and what is wrong."""
 
 import hashlib
+import itertools
 import json
 from pathlib import Path
 
@@ -67,7 +68,10 @@ cases:
 """
 FOUR_GENERATORS = [
     ("add_scope_detail", ["Include plus addressing and subdomains."]),
-    ("add_constraints_tension", ["Prefer maintainable patterns over extreme strictness.", "Prefer clarity over cleverness."]),
+    (
+        "add_constraints_tension",
+        ["Prefer maintainable patterns over extreme strictness.", "Prefer clarity over cleverness."],
+    ),
     ("add_ambiguity", ["where appropriate"]),
     ("add_multi_objective", ["Return both compiled regex objects and a brief explanation of each pattern."]),
 ]
@@ -96,12 +100,20 @@ def write(tmp_path: Path, name: str, text: str) -> Path:
 def shape(tracks) -> list:
     """What a plan runs: every group's folder, instruction, cap, generator, level and rule."""
     return [
-        (t.mode, t.case_id, t.base_case, t.stop_at_boundary, [(g.path, g.instruction, g.max_runs, g.generator, g.level, g.stop, g.complexity) for g in t.groups])
+        (
+            t.mode,
+            t.case_id,
+            t.base_case,
+            t.stop_at_boundary,
+            [(g.path, g.instruction, g.max_runs, g.generator, g.level, g.stop, g.complexity) for g in t.groups],
+        )
         for t in tracks
     ]
 
 
-@pytest.mark.parametrize("name, text", [("b.yaml", SPEC_BASELINE), ("a.yaml", SPEC_ADVERSARIAL), ("s.yaml", SPEC_STRESS)])
+@pytest.mark.parametrize(
+    "name, text", [("b.yaml", SPEC_BASELINE), ("a.yaml", SPEC_ADVERSARIAL), ("s.yaml", SPEC_STRESS)]
+)
 def test_the_specs_schema_examples_load_and_run_against_the_fixture(tmp_path, name, text):
     suite = write(tmp_path, name, text)
     out = tmp_path / "out"
@@ -110,7 +122,9 @@ def test_the_specs_schema_examples_load_and_run_against_the_fixture(tmp_path, na
     folders = {p.relative_to(out / run_id).parts[:3] for p in (out / run_id).rglob("summary.json")}
     loaded = load_suite(suite)
     for case in loaded.cases:
-        mode = {"spec_baseline": "baseline", "spec_adversarial": "adversarial", "spec_stress": "stress"}[loaded.suite_id]
+        mode = {"spec_baseline": "baseline", "spec_adversarial": "adversarial", "spec_stress": "stress"}[
+            loaded.suite_id
+        ]
         assert (mode, case.id) == next(f[:2] for f in folders if f[1] == case.id)
     if loaded.suite_id == "spec_stress":
         # the spec's own layout: stress/<case>/level_N/, one folder per level of the ladder
@@ -142,7 +156,7 @@ def test_a_four_generator_ladder_is_cumulative_and_previews_level_by_level(tmp_p
     levels = [v for v in plan(load_suite(suite))[0].variants]
     assert [v.variant_id for v in levels] == [f"level_{k}" for k in range(5)]
     assert [v.generator for v in levels[1:]] == [g for g, _ in FOUR_GENERATORS]
-    for lower, higher in zip(levels, levels[1:], strict=False):
+    for lower, higher in itertools.pairwise(levels):
         assert higher.instruction.startswith(lower.instruction.rstrip("."))
     assert levels[3].instruction.endswith("Prefer clarity over cleverness, where appropriate.")
     assert levels[4].instruction.endswith("Return both compiled regex objects and a brief explanation of each pattern.")
@@ -170,7 +184,13 @@ SHORT_AND_SPEC = {
                     "id": "a",
                     "instruction": EMAIL,
                     "generators": [
-                        {"generator": "punctuation_noise", "count": 3, "intensity_min": 0.05, "intensity_max": 0.2, "seed": 4},
+                        {
+                            "generator": "punctuation_noise",
+                            "count": 3,
+                            "intensity_min": 0.05,
+                            "intensity_max": 0.2,
+                            "seed": 4,
+                        },
                         {"generator": "ai_rewrite_style", "count": 2, "styles": ["casual_request"], "seed": 1},
                         {"generator": "ai_rephrase_with_focus_shift", "focuses": ["clarity"]},
                     ],
@@ -185,7 +205,11 @@ SHORT_AND_SPEC = {
                     "id": "a",
                     "base_instruction": EMAIL,
                     "variants": [
-                        {"generator": "punctuation_noise", "params": {"count": 3, "intensity_min": 0.05, "intensity_max": 0.2}, "seed": 4},
+                        {
+                            "generator": "punctuation_noise",
+                            "params": {"count": 3, "intensity_min": 0.05, "intensity_max": 0.2},
+                            "seed": 4,
+                        },
                         {"generator": "ai_rewrite", "params": {"count": 2, "styles": ["casual_request"]}, "seed": 1},
                         {"generator": "ai_rephrase_with_focus_shift", "params": {"focus_values": ["clarity"]}},
                     ],
@@ -214,7 +238,8 @@ SHORT_AND_SPEC = {
                     "id": "a",
                     "base_instruction": EMAIL,
                     "stress_ladder": [
-                        {"level": k, "generator": "add_ambiguity", "params": {"additions": 1}, "seed": 9} for k in (1, 2, 3)
+                        {"level": k, "generator": "add_ambiguity", "params": {"additions": 1}, "seed": 9}
+                        for k in (1, 2, 3)
                     ],
                 }
             ],
@@ -265,27 +290,49 @@ def test_canonical_cases_run_a_fixed_number_of_times_under_their_complexity(tmp_
 def test_run_filter_runs_one_complexity_and_the_views_carry_it(tmp_path):
     path = write(tmp_path, "c.yaml", yaml.safe_dump(SHORT_AND_SPEC["canonical"][1]))
     out = tmp_path / "out"
-    run_id = cli("run", str(path), "--target", "fixture", "--filter", "large", "--out", str(out), "-q", "--no-report", check=True)
+    run_id = cli(
+        "run", str(path), "--target", "fixture", "--filter", "large", "--out", str(out), "-q", "--no-report", check=True
+    )
     run_id = run_id.stdout.strip()
     assert {p.parts[-5:-2] for p in (out / run_id).rglob("summary.json")} == {("canonical", "large", "b")}
-    rows = cli("query", "SELECT DISTINCT complexity, case_id FROM invocations", "--out", str(out), "--format", "json", check=True)
+    rows = cli(
+        "query",
+        "SELECT DISTINCT complexity, case_id FROM invocations",
+        "--out",
+        str(out),
+        "--format",
+        "json",
+        check=True,
+    )
     assert json.loads(rows.stdout) == [{"complexity": "large", "case_id": "b"}]
     refused = cli("run", "suites/baseline.yaml", "--target", "fixture", "--filter", "small", "--out", str(out))
     assert refused.returncode == 2 and "only a canonical suite" in refused.stderr
 
 
 def test_a_folded_blocks_final_line_break_is_not_part_of_the_instruction(tmp_path, monkeypatch):
-    folded = write(tmp_path, "f.yaml", f"suite_id: s\nmode: baseline\ncases:\n  - id: a\n    instruction: >\n      {EMAIL}\n    runs: 3\n")
-    quoted = write(tmp_path, "q.yaml", f"suite_id: s\nmode: baseline\ncases:\n  - id: a\n    instruction: \"{EMAIL}\"\n    runs: 3\n")
+    folded = write(
+        tmp_path,
+        "f.yaml",
+        f"suite_id: s\nmode: baseline\ncases:\n  - id: a\n    instruction: >\n      {EMAIL}\n    runs: 3\n",
+    )
+    quoted = write(
+        tmp_path, "q.yaml", f'suite_id: s\nmode: baseline\ncases:\n  - id: a\n    instruction: "{EMAIL}"\n    runs: 3\n'
+    )
     assert load_suite(folded) == load_suite(quoted) and load_suite(folded).cases[0].instruction == EMAIL
     # the contract check reads the same string: a forbidden word on the block's last line is found
-    bad = write(tmp_path, "bad.yaml", "suite_id: s\nmode: baseline\ncases:\n  - id: a\n    instruction: |\n      Write a parser.\n      Add tests.\n")
+    bad = write(
+        tmp_path,
+        "bad.yaml",
+        "suite_id: s\nmode: baseline\ncases:\n  - id: a\n    instruction: |\n      Write a parser.\n      Add tests.\n",
+    )
     with pytest.raises(SuiteError, match="forbidden word 'tests'"):
         load_suite(bad)
     # what the target receives, the hash and instruction.txt: the words, no line break
     from tests.conftest import SCRIPTED
 
-    folded.write_text(folded.read_text() + f"target: [\"{__import__('sys').executable}\", \"{SCRIPTED}\", \"{{instruction}}\"]\n")
+    folded.write_text(
+        folded.read_text() + f'target: ["{__import__("sys").executable}", "{SCRIPTED}", "{{instruction}}"]\n'
+    )
     out = tmp_path / "out"
     run_id = cli("run", str(folded), "--out", str(out), "-q", "--no-report", env={"SCRIPTED_ECHO": "1"}, check=True)
     folder = out / run_id.stdout.strip() / "baseline" / "a" / "run_001"
@@ -293,27 +340,81 @@ def test_a_folded_blocks_final_line_break_is_not_part_of_the_instruction(tmp_pat
     assert (folder / "instruction.txt").read_text() == EMAIL
     assert summary["instruction_hash"] == "sha256:" + hashlib.sha256(EMAIL.encode()).hexdigest()
     # the target printed its argument first (SCRIPTED_ECHO): the words, then its own line break
-    stdout = json.loads(cli("query", "SELECT payload FROM events WHERE type = 'invocation_completed'", "--out", str(out), "--format", "json", check=True).stdout)
+    stdout = json.loads(
+        cli(
+            "query",
+            "SELECT payload FROM events WHERE type = 'invocation_completed'",
+            "--out",
+            str(out),
+            "--format",
+            "json",
+            check=True,
+        ).stdout
+    )
     assert json.loads(stdout[0]["payload"])["stdout"].startswith(f"{EMAIL}\n[")
 
 
 @pytest.mark.parametrize(
     "text, expected",
     [
-        (SPEC_ADVERSARIAL.replace("params: {count: 2, max_swaps: 1, seed: 9}", "params: {count: 11, max_swaps: 1, seed: 9}"), "cases[0].variants[2].params.count: Input should be less than or equal to 10"),
-        (SPEC_ADVERSARIAL.replace("        count: 2\n        intensity_min: 0.05", "        count: 2\n        params: {count: 3}\n        intensity_min: 0.05").replace("        params: {}\n", ""), "cases[0].variants[1]: count: given at the entry's top level and in params, with different values"),
-        (SPEC_ADVERSARIAL.replace("generator: lexical_shuffle", "generator: emoji_noise"), "cases[0].variants[2]: unknown generator 'emoji_noise'"),
-        (SPEC_ADVERSARIAL.replace("params: {max_replacements: 2}", "params: {max_replacements: two}"), "cases[0].variants[3]: synonym_substitution: max_replacements: Input should be a valid integer"),
+        (
+            SPEC_ADVERSARIAL.replace(
+                "params: {count: 2, max_swaps: 1, seed: 9}", "params: {count: 11, max_swaps: 1, seed: 9}"
+            ),
+            "cases[0].variants[2].params.count: Input should be less than or equal to 10",
+        ),
+        (
+            SPEC_ADVERSARIAL.replace(
+                "        count: 2\n        intensity_min: 0.05",
+                "        count: 2\n        params: {count: 3}\n        intensity_min: 0.05",
+            ).replace("        params: {}\n", ""),
+            "cases[0].variants[1]: count: given at the entry's top level and in params, with different values",
+        ),
+        (
+            SPEC_ADVERSARIAL.replace("generator: lexical_shuffle", "generator: emoji_noise"),
+            "cases[0].variants[2]: unknown generator 'emoji_noise'",
+        ),
+        (
+            SPEC_ADVERSARIAL.replace("params: {max_replacements: 2}", "params: {max_replacements: two}"),
+            "cases[0].variants[3]: synonym_substitution: max_replacements: Input should be a valid integer",
+        ),
         (SPEC_STRESS.replace("level: 2", "level: 3"), "cases[0]: stress_ladder[1].level: 3, where 2 was due"),
-        (SPEC_STRESS.replace("generator: add_ambiguity", "generator: whitespace_noise"), "cases[0].stress_ladder[2]: unknown generator 'whitespace_noise'"),
-        (SPEC_STRESS.replace("runs_per_variant: 3", "runs_per_variant: 1"), "runs_per_variant: 1, but a stress level runs 2 to 5 times"),
-        (SPEC_STRESS.replace("category: stress", "category: stress\nmode: adversarial"), "category: 'stress', but mode: 'adversarial'"),
-        (SPEC_STRESS.replace("    base_instruction:", "    instruction: x\n    base_instruction:"), "cases[0]: base_instruction: given twice (instruction is its shorthand)"),
-        (SPEC_BASELINE.replace("    runs: 4\n", "    runs: 40\n"), "cases[0].runs: Input should be less than or equal to 10"),
-        ("suite_id: s\nmode: canonical\nsmall:\n  - id: a\n    instruction: Write a cache.\n  - id: b\n", "small[1].instruction: required field is missing"),
-        ("suite_id: s\nmode: canonical\nmid:\n  - id: a\n    instruction: Write a cache.\n    complexity: large\n", "mid[0].complexity: 'large', under mid"),
-        ("suite_id: s\nmode: baseline\nsmall:\n  - id: a\n    instruction: Write a cache.\n", "small: only a canonical suite (mode: canonical) groups cases by complexity"),
-        ("suite_id: s\nmode: stress\ncases:\n  - id: a\n    instruction: Write a cache.\n    ladder: {generator: add_ambiguity, runs_per_level: 9}\n", "cases[0].ladder.runs_per_level: Input should be less than or equal to 5"),
+        (
+            SPEC_STRESS.replace("generator: add_ambiguity", "generator: whitespace_noise"),
+            "cases[0].stress_ladder[2]: unknown generator 'whitespace_noise'",
+        ),
+        (
+            SPEC_STRESS.replace("runs_per_variant: 3", "runs_per_variant: 1"),
+            "runs_per_variant: 1, but a stress level runs 2 to 5 times",
+        ),
+        (
+            SPEC_STRESS.replace("category: stress", "category: stress\nmode: adversarial"),
+            "category: 'stress', but mode: 'adversarial'",
+        ),
+        (
+            SPEC_STRESS.replace("    base_instruction:", "    instruction: x\n    base_instruction:"),
+            "cases[0]: base_instruction: given twice (instruction is its shorthand)",
+        ),
+        (
+            SPEC_BASELINE.replace("    runs: 4\n", "    runs: 40\n"),
+            "cases[0].runs: Input should be less than or equal to 10",
+        ),
+        (
+            "suite_id: s\nmode: canonical\nsmall:\n  - id: a\n    instruction: Write a cache.\n  - id: b\n",
+            "small[1].instruction: required field is missing",
+        ),
+        (
+            "suite_id: s\nmode: canonical\nmid:\n  - id: a\n    instruction: Write a cache.\n    complexity: large\n",
+            "mid[0].complexity: 'large', under mid",
+        ),
+        (
+            "suite_id: s\nmode: baseline\nsmall:\n  - id: a\n    instruction: Write a cache.\n",
+            "small: only a canonical suite (mode: canonical) groups cases by complexity",
+        ),
+        (
+            "suite_id: s\nmode: stress\ncases:\n  - id: a\n    instruction: Write a cache.\n    ladder: {generator: add_ambiguity, runs_per_level: 9}\n",
+            "cases[0].ladder.runs_per_level: Input should be less than or equal to 5",
+        ),
     ],
 )
 def test_spec_form_errors_name_file_key_path_and_problem_exit_2(tmp_path, text, expected):

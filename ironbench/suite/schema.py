@@ -41,7 +41,8 @@ def _generator_entry(name: str, fixed: dict, defs: dict, spec_keys: dict) -> dic
         "params": {
             "type": "object",
             "description": f"{name}'s parameters (each may be given at the entry's top level instead)",
-            "properties": own,
+            # the entry's own count and seed may be written among them too, as the spec's files do
+            "properties": {**{k: v for k, v in fixed.items() if k != "level"}, **own},
             "additionalProperties": False,
         },
         **own,

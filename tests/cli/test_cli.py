@@ -110,7 +110,7 @@ def test_variants_previews_with_a_diff_and_invokes_nothing(tmp_path):
     assert "lexical_shuffle/variant_0001:" in result.stdout and "[-" in result.stdout and "{+" in result.stdout
     stress = cli("variants", "suites/stress.yaml", check=True)
     # each level against the one below it: the ladder is cumulative
-    assert "level_5 (add_scope_detail): " in stress.stdout and "{+" in stress.stdout
+    assert "level_4 (add_multi_objective): " in stress.stdout and "{+" in stress.stdout
     assert "level_0 (unchanged):" in stress.stdout and "level 0: the unchanged instruction" in stress.stdout
 
 

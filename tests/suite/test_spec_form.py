@@ -424,3 +424,15 @@ def test_spec_form_errors_name_file_key_path_and_problem_exit_2(tmp_path, text, 
     line = result.stderr.strip()
     assert "\n" not in line and "Traceback" not in line
     assert line.startswith(f"ironbench: error: {path}: ") and expected in line, line
+
+
+@pytest.mark.parametrize(
+    "text", [SPEC_BASELINE, SPEC_ADVERSARIAL, SPEC_STRESS, yaml.safe_dump(SHORT_AND_SPEC["canonical"][1])]
+)
+def test_the_generated_json_schema_accepts_the_specs_form(text):
+    import jsonschema
+
+    from ironbench.suite.schema import suite_schema
+
+    validator = jsonschema.Draft202012Validator(suite_schema())
+    assert list(validator.iter_errors(yaml.safe_load(text))) == []

@@ -165,7 +165,8 @@ class BaselineCase(_Case):
 
 class AdversarialCase(_Case):
     mode: Literal["adversarial"] = "adversarial"
-    base_instruction: Instruction
+    # Recorded (to_dict) as `instruction`, the key every case's record has.
+    base_instruction: Annotated[Instruction, Field(serialization_alias="instruction")]
     variants: Annotated[list[VariantEntry], Field(min_length=1)]
     # The baseline case whose stored runs are this case's reference (the suite's, unless set here).
     base_case: Identifier | None = None
@@ -190,7 +191,8 @@ class AdversarialCase(_Case):
 
 class StressCase(_Case):
     mode: Literal["stress"] = "stress"
-    base_instruction: Instruction
+    # Recorded (to_dict) as `instruction`, the key every case's record has.
+    base_instruction: Annotated[Instruction, Field(serialization_alias="instruction")]
     # Cumulative: level k is level k-1 plus what level k's generator adds.
     stress_ladder: Annotated[list[LadderLevel], Field(min_length=1, max_length=MAX_LEVELS)]
     runs_per_level: LevelRuns = 5
@@ -504,7 +506,9 @@ class Suite(_Strict):
         return self.model_copy(update={"cases": kept})
 
     def to_dict(self) -> dict:
-        return self.model_dump(mode="json")
+        """The suite as a run records it: every default written out, each case's instruction
+        under `instruction` (what readers of a recorded suite look up); `from_dict` reads it."""
+        return self.model_dump(mode="json", by_alias=True)
 
     @classmethod
     def from_dict(cls, data: dict) -> "Suite":

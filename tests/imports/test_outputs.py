@@ -11,7 +11,7 @@ import pytest
 
 from ironbench.core.events import InvocationCompleted, RunImported
 from ironbench.store.eventstore import open_store
-from tests.conftest import REPO, cli
+from tests.conftest import REPO, cli, query
 from tests.fixtures import outputs_trees as trees
 
 REPLAY = REPO / "tests" / "fixtures" / "replay_ironclad.py"
@@ -107,17 +107,7 @@ def test_every_shape_is_placed_where_ironbench_puts_it_and_the_commands_read_it(
     root = trees.every_shape(tmp_path / "tree")
     out = tmp_path / "out"
     import_(root, out)
-    groups = json.loads(
-        cli(
-            "query",
-            "SELECT DISTINCT run_id, group_path, case_mode, generator, level, complexity FROM invocations ORDER BY 1, 2",
-            "--out",
-            str(out),
-            "--format",
-            "json",
-            check=True,
-        ).stdout
-    )
+    groups = query(out, "SELECT DISTINCT run_id, group_path, generator, complexity FROM invocations ORDER BY 1, 2")
     paths = {(g["run_id"], g["group_path"]) for g in groups}
     assert ("run_20260110_091533", "adversarial/compile_email_regex/whitespace_noise/variant_0002") in paths
     assert ("run_20260110_091533", "stress/compile_email_regex/level_2") in paths
@@ -130,17 +120,7 @@ def test_every_shape_is_placed_where_ironbench_puts_it_and_the_commands_read_it(
     assert by_id["run_20260114_101010"]["invocations"] == 0  # a dry run: its metadata, nothing else
     assert by_id["run_20260111_101010"]["suite_id"] == "baseline_v1"
     assert by_id["run_20260113_101010"]["mode"] == "canonical"
-    rows = json.loads(
-        cli(
-            "query",
-            "SELECT run_id, imported, imported_from FROM runs",
-            "--out",
-            str(out),
-            "--format",
-            "json",
-            check=True,
-        ).stdout
-    )
+    rows = query(out, "SELECT run_id, imported, imported_from FROM runs")
     assert all(r["imported"] == "outputs" and r["imported_from"] == str(root) for r in rows)
     for run_id in by_id:
         assert cli("show", run_id, "--out", str(out), check=True).returncode == 0

@@ -13,7 +13,7 @@ from ironbench.core.errors import SuiteError
 from ironbench.run.planner import plan
 from ironbench.run.preview import preview
 from ironbench.suite.models import load_suite, parse_suite
-from tests.conftest import cli
+from tests.conftest import cli, query
 
 EMAIL = "Compile a list of email patterns into regex objects."
 
@@ -295,16 +295,9 @@ def test_run_filter_runs_one_complexity_and_the_views_carry_it(tmp_path):
     )
     run_id = run_id.stdout.strip()
     assert {p.parts[-5:-2] for p in (out / run_id).rglob("summary.json")} == {("canonical", "large", "b")}
-    rows = cli(
-        "query",
-        "SELECT DISTINCT complexity, case_id FROM invocations",
-        "--out",
-        str(out),
-        "--format",
-        "json",
-        check=True,
-    )
-    assert json.loads(rows.stdout) == [{"complexity": "large", "case_id": "b"}]
+    assert query(out, "SELECT DISTINCT complexity, case_id FROM invocations") == [
+        {"complexity": "large", "case_id": "b"}
+    ]
     refused = cli("run", "suites/baseline.yaml", "--target", "fixture", "--filter", "small", "--out", str(out))
     assert refused.returncode == 2 and "only a canonical suite" in refused.stderr
 
@@ -340,17 +333,7 @@ def test_a_folded_blocks_final_line_break_is_not_part_of_the_instruction(tmp_pat
     assert (folder / "instruction.txt").read_text() == EMAIL
     assert summary["instruction_hash"] == "sha256:" + hashlib.sha256(EMAIL.encode()).hexdigest()
     # the target printed its argument first (SCRIPTED_ECHO): the words, then its own line break
-    stdout = json.loads(
-        cli(
-            "query",
-            "SELECT payload FROM events WHERE type = 'invocation_completed'",
-            "--out",
-            str(out),
-            "--format",
-            "json",
-            check=True,
-        ).stdout
-    )
+    stdout = query(out, "SELECT payload FROM events WHERE type = 'invocation_completed'")
     assert json.loads(stdout[0]["payload"])["stdout"].startswith(f"{EMAIL}\n[")
 
 

@@ -146,10 +146,9 @@ def preview_lines(items: list[PreviewItem]) -> list[str]:
         if item.case_id != current:
             current = item.case_id
             lines.append(f"\n{item.mode}/{item.case_id}: {printable(item.base_instruction)}")
-        if item.generator == "-":
-            lines.append(f"  ({printable(item.note)})" if item.note else "  (baseline: no variants)")
-            if item.mode == "baseline" and item.note:
-                lines[-1] = f"  (baseline: no variants; {printable(item.note)})"
+        if item.generator == "-":  # a case's own line: how the file was read
+            said = ["baseline: no variants"] if item.mode == "baseline" else []
+            lines.append(f"  ({printable('; '.join([*said, *([item.note] if item.note else [])]))})")
             continue
         label = item.variant_id or ("AI" if item.note.startswith("up to") else "DROPPED")
         if label == "AI":

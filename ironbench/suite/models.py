@@ -29,7 +29,7 @@ from pydantic_core import ErrorDetails
 from ironbench.core.contract import forbidden_word, normalise_instruction
 from ironbench.core.errors import SuiteError
 from ironbench.suite import safe_yaml
-from ironbench.suite.entries import MAX_LEVELS, MAX_VARIANTS, LadderLevel, VariantEntry, ladder_levels
+from ironbench.suite.entries import MAX_LEVELS, LadderLevel, VariantEntry, ladder_levels
 
 MAX_BASELINE_RUNS = 10
 MAX_CONVERSATIONS = 100
@@ -43,7 +43,6 @@ COMPLEXITIES = ("small", "mid", "large")
 DEFAULT_RUNS_PER_CASE = 5
 STOP_RULES = ("last_3_agree", "confidence", "fixed")
 ENGINE_TYPES = ("llm", "guarded", "python", "command")
-__all__ = ["MAX_LEVELS", "MAX_VARIANTS", "LadderLevel", "VariantEntry"]
 
 TimeoutSeconds = Annotated[int, Field(strict=True, gt=0, le=MAX_TIMEOUT_SECONDS)]
 BaselineRuns = Annotated[int, Field(strict=True, gt=0, le=MAX_BASELINE_RUNS)]

@@ -15,8 +15,8 @@ WITH reference AS (
     SELECT i.run_id, i.case_id, i.generator, i.variant_id, arg_min(i.success, i.run_index) AS first_success
     FROM invocations i
     JOIN decisions d ON d.run_id = i.run_id AND d.case_id = i.case_id AND d.variant_id = i.variant_id
-    WHERE i.case_mode = 'adversarial' AND i.generator IS NOT NULL AND i.infra_error IS NULL
-      AND d.decision IN ('not_material', 'within_noise', 'stochastic', 'structural')
+    JOIN decision_kinds k ON k.decision = d.decision
+    WHERE i.case_mode = 'adversarial' AND i.generator IS NOT NULL AND i.infra_error IS NULL AND k.judged
     GROUP BY 1, 2, 3, 4
 ), cells AS (
     SELECT f.run_id, f.case_id, f.generator, any_value(r.base_success) AS base_success,

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from hypothesis import settings
 
 from ironbench.run.runner import RunPaths
 from ironbench.suite.models import parse_suite
@@ -15,6 +16,11 @@ from ironbench.suite.models import parse_suite
 SCRIPTED = Path(__file__).parent / "fixtures" / "scripted_ironclad.py"
 SCRIPTED_TARGET = [sys.executable, str(SCRIPTED), "{instruction}"]
 REPO = Path(__file__).resolve().parents[1]
+
+# Properties are about behaviour, never about time: a loaded machine (CI, -n 2 beside other
+# work) makes an example slow, not wrong, so no example has a deadline.
+settings.register_profile("ironbench", deadline=None)
+settings.load_profile("ironbench")
 
 
 def make_suite(cases: dict[str, int], **fields):

@@ -179,12 +179,21 @@ VIEW_NOTES = {
     "rejections": "Every AI rewrite the harness rejected, with its reasons.",
     "turns": "Every gauntlet turn: engine, scenario, conversation, prompt and answer.",
     "turn_scores": "Every scorer's verdict on every gauntlet turn.",
+    "gates": "Per run made with `run --against`: the reference run, the margin, alpha and power, A's planning "
+    "rate, the cap (the fixed design's runs per case), the last round the design can run, and whether its "
+    "boundaries meet there.",
+    "gate_looks": "Every look of a sequential gate: the round, B's invocations so far, the drop (A − B) with its "
+    "standard error and statistic, the boundaries, the repeated interval of B − A, and what it concluded.",
     "events": "The event log itself: sequence, ids, stream, type, time and the JSON payload.",
+    "decision_kinds": "Every decision kind: what it decides (baseline, variant, level, ladder), whether it is a "
+    "judged variant, and whether a material one. Count by it: `JOIN decision_kinds USING (decision)`.",
+    "outcome_codes": "Every outcome code of a run strip: its name, colour, mark, whether it is evidence about "
+    "the target, and whether the target succeeded.",
 }
 
 
 def views_reference() -> str:
-    from ironbench.analysis.query import _VIEWS, connect
+    from ironbench.analysis.query import _VIEWS, connect, vocabulary_views
     from ironbench.store.migrate import upgrade
 
     lines: list[str] = []
@@ -193,7 +202,7 @@ def views_reference() -> str:
         upgrade(store)
         con = connect(store)
         try:
-            for view in _VIEWS:
+            for view in [*_VIEWS, *vocabulary_views()]:
                 columns = con.execute(f"DESCRIBE {view}").fetchall()
                 lines += [f"## {view}", "", VIEW_NOTES[view], "", "| column | type |", "| --- | --- |"]
                 lines += [f"| `{name}` | {kind} |" for name, kind, *_ in columns]

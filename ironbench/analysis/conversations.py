@@ -2,8 +2,8 @@
 
 import json
 
+from ironbench.console.layout import render, wrap
 from ironbench.console.printable import printable
-from ironbench.console.tables import render, wrap
 from ironbench.projections.gauntlet_summary import summary_from_counts, verdict_sentences
 
 

@@ -5,12 +5,14 @@ and laid out for the console."""
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Literal, NotRequired, TypeAlias, TypedDict, cast, get_args
 
+from ironbench.console.layout import render, wrap
 from ironbench.console.numbers import number, percent
 from ironbench.console.printable import printable
-from ironbench.console.tables import render, wrap
-from ironbench.projections.field import (
-    DECIDED_VARIANT,
+from ironbench.core.kinds import JUDGED
+from ironbench.core.labels import group_path_sql
+from ironbench.projections.figures import (
     bricks,
     case_robustness,
     pass_k,
@@ -22,6 +24,125 @@ from ironbench.projections.field import (
     stopping_rules,
 )
 from ironbench.projections.gauntlet_summary import PRIMARY_SCORER, breaking
+
+# The figures as JSON (what `show --format json` prints and the report draws), typed for readers.
+
+
+class Estimate(TypedDict):
+    """A rate or a ratio with its 95% interval and what it counts: runs or variants (n), cases."""
+
+    estimate: float | None
+    ci_95: list[float]
+    n: NotRequired[int]
+    cases: NotRequired[int]
+
+
+class Flips(TypedDict):
+    """Flips in one direction over the variants that could flip, with the Wilson 95% interval."""
+
+    count: int
+    n: int
+    rate: float | None
+    ci_95: list[float]
+
+
+class CaseRobustnessRow(TypedDict):
+    """One adversarial case's variants of one generator against its base."""
+
+    case_id: str
+    generator: str
+    base_success: bool
+    nominal_success_rate: Estimate
+    variants: int
+    variants_succeeded: int
+    robust_pass: bool
+    worst_case_success_rate: float | None
+    robust_drop: float | None
+    flips_success_to_failure: Flips
+    flips_failure_to_success: Flips
+
+
+class GeneratorRobustnessRow(TypedDict):
+    """One generator across the cases it rewrote: the case is the unit."""
+
+    generator: str
+    cases: int
+    variants: int
+    nominal_success_rate: Estimate | None
+    robust_pass_rate: Estimate
+    worst_case_success_rate: Estimate
+    robust_drop: Estimate | None
+    flips_success_to_failure: Estimate | None
+    flips_failure_to_success: Estimate | None
+    interval_note: str
+
+
+# A generator's estimates across cases, in the order tables show them.
+GeneratorEstimate = Literal[
+    "nominal_success_rate",
+    "robust_pass_rate",
+    "worst_case_success_rate",
+    "robust_drop",
+    "flips_success_to_failure",
+    "flips_failure_to_success",
+]
+GENERATOR_ESTIMATES: tuple[GeneratorEstimate, ...] = get_args(GeneratorEstimate)
+
+
+class Robustness(TypedDict):
+    cases: list[CaseRobustnessRow]
+    generators: list[GeneratorRobustnessRow]
+
+
+class Holding(TypedDict):
+    """The share of conversations with no violation yet after a turn (Kaplan–Meier)."""
+
+    turn: int
+    rate: float
+    ci_95: list[float]
+    at_risk: int
+
+
+class MeanFlips(TypedDict):
+    mean: float
+    ci_95: list[float]
+    total: int
+    conversations: int
+
+
+class EngineSurvival(TypedDict):
+    """When one engine's conversations break under one scorer."""
+
+    conversations: int
+    violated: int
+    still_holding: list[Holding]
+    median_turn_of_first_violation: int | None
+    median_ci_95: list[int | None]
+    flips: MeanFlips | None
+    recovered: int
+    persisted: int
+    recovery_rate: dict[str, Any] | None
+
+
+class Breaking(TypedDict):
+    """Per engine when conversations break, and every pair of engines compared (each with its sentence)."""
+
+    unit: str
+    time: str
+    engines: dict[str, EngineSurvival]
+    comparisons: list[dict[str, Any]]
+
+
+# Per scorer, when conversations break.
+Survival: TypeAlias = dict[str, Breaking]
+
+
+class FieldNumbers(TypedDict, total=False):
+    """`field_numbers`: only the modes the run has."""
+
+    pass_k: dict[str, Any]
+    robustness: Robustness
+    survival: Survival
 
 
 @dataclass(frozen=True)
@@ -50,8 +171,8 @@ class _Decision:
     n: int
 
 
-_RUNS = """
-SELECT case_id, variant_id, coalesce(nullif(group_path, ''), 'baseline/' || case_id), generator, run_index,
+_RUNS = f"""
+SELECT case_id, variant_id, {group_path_sql()}, generator, run_index,
        success::BOOLEAN, failure_stage, attempts, repairs_triggered, infra_error, brick_sha256,
        coalesce(case_mode, mode) AS case_mode
 FROM store.invocations WHERE run_id = ? ORDER BY 3, run_index
@@ -65,7 +186,7 @@ FROM store.turn_scores WHERE run_id = ? GROUP BY 1, 2, 3, 4
 """
 
 
-def field_numbers(store_path: Path, run_id: str) -> dict:
+def field_numbers(store_path: Path, run_id: str) -> FieldNumbers:
     """pass@k, pass^k and same code per baseline instruction and across them; robustness per
     adversarial case and generator and across cases; when conversations break, per scorer.
     Keys are present only for the modes the run has."""
@@ -93,7 +214,7 @@ def field_numbers(store_path: Path, run_id: str) -> dict:
         run = _Run(*row[:11])
         groups.setdefault(run.group_path, []).append(run)
         modes[run.group_path] = row[11]
-    out: dict = {}
+    out: FieldNumbers = {}
     baseline = _baseline(suite, groups, modes, decisions)
     if baseline:
         out["pass_k"] = baseline
@@ -106,7 +227,7 @@ def field_numbers(store_path: Path, run_id: str) -> dict:
             sequences.setdefault((engine, scenario, conversation), {})[scorer] = list(verdicts)
         engines = [e["name"] for e in suite.get("engines", [])]
         scorers = sorted({r[3] for r in turn_rows}, key=lambda s: (s != PRIMARY_SCORER, s))
-        out["survival"] = {s: breaking(sequences, engines, s) for s in scorers}
+        out["survival"] = {s: cast(Breaking, breaking(sequences, engines, s)) for s in scorers}
     return out
 
 
@@ -132,7 +253,7 @@ def _baseline(suite: dict, groups: dict[str, list[_Run]], modes: dict[str, str],
     }
 
 
-def _adversarial(groups: dict[str, list[_Run]], modes: dict[str, str], decisions: dict) -> dict | None:
+def _adversarial(groups: dict[str, list[_Run]], modes: dict[str, str], decisions: dict) -> Robustness | None:
     cells = []
     by_cell: dict[tuple[str, str], list] = {}
     for path, runs in groups.items():
@@ -140,7 +261,7 @@ def _adversarial(groups: dict[str, list[_Run]], modes: dict[str, str], decisions
         first = runs[0]
         if modes[path] != "adversarial" or first.generator is None:
             continue
-        if decision is not None and decision.decision in DECIDED_VARIANT:
+        if decision is not None and decision.decision in JUDGED:
             by_cell.setdefault((first.case_id, first.generator), []).append((decision, runs))
     for (case_id, generator), variants in by_cell.items():
         cell = case_robustness(case_id, generator, decisions.get(f"adversarial/{case_id}/baseline"), variants)
@@ -148,10 +269,13 @@ def _adversarial(groups: dict[str, list[_Run]], modes: dict[str, str], decisions
             cells.append(cell)
     if not cells:
         return None
-    return {
-        "cases": [{"case_id": c.case_id, "generator": c.generator, **c.to_dict()} for c in cells],
-        "generators": robustness_across(cells),
-    }
+    return cast(
+        Robustness,
+        {
+            "cases": [{"case_id": c.case_id, "generator": c.generator, **c.to_dict()} for c in cells],
+            "generators": robustness_across(cells),
+        },
+    )
 
 
 # -- console --------------------------------------------------------------------------------
@@ -164,7 +288,7 @@ def _ci(pair) -> str:
 SHOWN_K = (1, 2, 3, 5, 10)
 
 
-def format_field(numbers: dict, width: int | None = None) -> list[str]:
+def format_field(numbers: FieldNumbers, width: int | None = None) -> list[str]:
     """The console lines `show` ends with: pass@k / pass^k, robustness per generator, and when
     conversations break (primary scorer first)."""
     lines: list[str] = []
@@ -215,18 +339,8 @@ def format_field(numbers: dict, width: int | None = None) -> list[str]:
         header = ["generator", "cases", "nominal", "robust pass", "worst case", "robust drop", "s→f flips", "f→s flips"]
         rows = []
         for g in robustness["generators"]:
-            rows.append(
-                [
-                    printable(g["generator"]),
-                    f"{g['cases']} ({g['variants']} var.)",
-                    _estimate(g["nominal_success_rate"]),
-                    _estimate(g["robust_pass_rate"]),
-                    _estimate(g["worst_case_success_rate"]),
-                    _estimate(g["robust_drop"]),
-                    _estimate(g["flips_success_to_failure"]),
-                    _estimate(g["flips_failure_to_success"]),
-                ]
-            )
+            estimates = [_estimate(g[name]) for name in GENERATOR_ESTIMATES]
+            rows.append([printable(g["generator"]), f"{g['cases']} ({g['variants']} var.)", *estimates])
         lines += ["", "robustness per generator across cases (first run of each variant; case as cluster):"]
         lines += render(header, rows, width, keys=1)
     survival = numbers.get("survival")
@@ -260,8 +374,9 @@ def format_field(numbers: dict, width: int | None = None) -> list[str]:
     return lines
 
 
-def _estimate(entry: dict | None) -> str:
+def _estimate(entry: Estimate | None) -> str:
     """An estimate, its interval and its n (cases for a ratio of case means)."""
-    if entry is None or entry.get("estimate") is None:
+    estimate = None if entry is None else entry["estimate"]
+    if entry is None or estimate is None:
         return "-"
-    return f"{number(entry['estimate'], '.2f')} {_ci(entry['ci_95'])} n={entry.get('n', entry.get('cases'))}"
+    return f"{number(estimate, '.2f')} {_ci(entry['ci_95'])} n={entry.get('n', entry.get('cases'))}"

@@ -16,12 +16,9 @@ from ironbench.analysis.compare import CaseComparison, Comparison
 from ironbench.console.numbers import number, percent, points
 from ironbench.console.printable import printable
 from ironbench.core.files import write_atomic
+from ironbench.core.labels import case_label
 
 SUITE_NAME = "ironbench compare"
-
-
-def _label(case: CaseComparison) -> str:
-    return case.case_id if case.variant_id == "base" else f"{case.case_id}/{case.variant_id}"
 
 
 def case_evidence(case: CaseComparison, comparison: Comparison) -> str:
@@ -82,7 +79,7 @@ def junit_xml(comparison: Comparison) -> str:
     classname = f"ironbench.compare.{comparison.run_b}"
     failures = skipped = 0
     for case in comparison.cases:
-        element = _testcase(suite, classname, _label(case))
+        element = _testcase(suite, classname, case_label(case.case_id, case.variant_id))
         if case.a is None or case.b is None or not case.a.n or not case.b.n:
             skipped += 1
             ET.SubElement(element, "skipped", {"message": f"{case.verdict}: not compared"})

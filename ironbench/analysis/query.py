@@ -13,9 +13,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from ironbench.console.layout import is_atomic, render
 from ironbench.console.numbers import number
 from ironbench.console.printable import printable
-from ironbench.console.tables import is_atomic, render
 from ironbench.core.errors import QueryError, RunNotFound, StoreError
 from ironbench.store.failures import sqlite_failure
 
@@ -41,8 +41,38 @@ _VIEWS = {
     "rejections": "SELECT * FROM store.rejections",
     "turns": "SELECT * FROM store.turns",
     "turn_scores": "SELECT * REPLACE (violated::BOOLEAN AS violated) FROM store.turn_scores",
+    "gates": "SELECT * REPLACE (met::BOOLEAN AS met) FROM store.gates",
+    "gate_looks": "SELECT * REPLACE (failed::BOOLEAN AS failed) FROM store.gate_looks",
     "events": "SELECT seq, event_id, run_id, stream, type, schema_version, timestamp_utc, payload FROM store.events",
 }
+
+
+def _values(columns: tuple[str, ...], rows: list[tuple]) -> str:
+    """A constant table as SQL: `SELECT * FROM (VALUES ...) t(columns)`."""
+
+    def literal(value: object) -> str:
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        return "'" + _quote(str(value)) + "'"
+
+    body = ", ".join("(" + ", ".join(literal(v) for v in row) + ")" for row in rows)
+    return f"SELECT * FROM (VALUES {body}) t({', '.join(columns)})"
+
+
+def vocabulary_views() -> dict[str, str]:
+    """The value sets queries count by, as views (declared once, in `ironbench.core`): every
+    decision kind with whether it is a judged variant and a material one, and every outcome
+    code with its name, colour, mark and whether it is evidence. Not per run."""
+    from ironbench.core.kinds import decision_kind_rows
+    from ironbench.core.outcome_codes import OUTCOME_CODES
+
+    return {
+        "decision_kinds": _values(("decision", "decides", "judged", "material"), decision_kind_rows()),
+        "outcome_codes": _values(
+            ("code", "name", "colour", "mark", "evidence", "success"),
+            [(c.code, c.name, c.colour, c.mark, c.evidence, c.success) for c in OUTCOME_CODES],
+        ),
+    }
 
 
 def _extension_path() -> str:
@@ -121,6 +151,8 @@ def connect(store_path: Path, run_id: str | None = None, export_dir: Path | None
         for name, select in _VIEWS.items():
             where = f" WHERE run_id = '{_quote(run_id)}'" if run_id is not None else ""
             con.execute(f"CREATE TEMP VIEW {name} AS SELECT * FROM ({select}){where}")
+        for name, select in vocabulary_views().items():
+            con.execute(f"CREATE TEMP VIEW {name} AS {select}")
         if export_dir is not None:
             con.execute(f"SET allowed_directories = ['{_quote(str(Path(export_dir).resolve()))}/']")
         con.execute("SET enable_external_access = false")

@@ -10,6 +10,8 @@ from ironbench.console.numbers import percent
 from ironbench.console.printable import printable
 from ironbench.core.errors import RunNotFound
 from ironbench.core.events import InvocationCompleted, RecordedEvent
+from ironbench.core.labels import group_of
+from ironbench.core.sentences import ladder_verdict
 from ironbench.stats import wilson_interval
 from ironbench.store.eventstore import EventStore, open_store
 from ironbench.store.leases import Holder, Lease
@@ -76,11 +78,9 @@ ORDER BY case_id, seq
 # Per adversarial case and generator: variants judged, and those that changed the outcome
 # materially (as sensitivity_by_generator.sql counts them).
 _SENSITIVITY = """
-SELECT case_id, generator, count(*) AS variants,
-       count(*) FILTER (WHERE decision IN ('stochastic', 'structural')) AS material
-FROM store.decisions
-WHERE run_id = ? AND case_mode = 'adversarial'
-  AND decision IN ('not_material', 'within_noise', 'stochastic', 'structural')
+SELECT case_id, generator, count(*) AS variants, count(*) FILTER (WHERE material) AS material
+FROM store.decisions JOIN decision_kinds USING (decision)
+WHERE run_id = ? AND case_mode = 'adversarial' AND judged
 GROUP BY 1, 2
 """
 
@@ -145,11 +145,9 @@ def _verdict(case_id: str, decision: str, level: int | None, source: str | None,
             else f"judged against a fresh run of the instruction in this run ({reason})",
         }
     if decision == "fails_at_base":
-        text = "fails at base: level 0, the unchanged instruction, already fails systematically; no boundary"
-    elif decision == "boundary":
-        text = f"capability boundary at level {level}: {reason}"
-    elif decision == "tentative":  # the reason says whether more runs could have told
-        text = f"tentative boundary at level {level}: {reason}"
+        text = f"{ladder_verdict(decision, level)}; no boundary"
+    elif decision in ("boundary", "tentative"):  # a tentative one's reason says whether more runs could tell
+        text = f"{ladder_verdict(decision, level)}: {reason}"
     else:
         text = "no capability boundary: no level failed systematically"
     return {"case_id": case_id, "kind": "stress", "boundary_level": level, "decision": decision, "text": text}
@@ -231,9 +229,20 @@ def show_run(store_path: Path, run_id: str) -> tuple[dict, QueryResult, list[dic
         verdicts = [_verdict(*r) for r in con.execute(_VERDICTS, [run_id]).fetchall()]
         verdicts += sensitivity_verdicts(con.execute(_SENSITIVITY, [run_id]).fetchall())
         verdicts.sort(key=lambda v: v["case_id"])  # stable: each case's reference, then the rest
-        return header, cases, verdicts
+        return header, cases, gate_verdicts(store_path, run_id) + verdicts
     finally:
         con.close()
+
+
+def gate_verdicts(store_path: Path, run_id: str) -> list[dict]:
+    """A run made with `--against`: each look of its gate, then the gate's verdict sentence."""
+    from ironbench.analysis.gate import gate_verdict
+
+    gate = gate_verdict(store_path, run_id)
+    if gate is None:
+        return []
+    looks = [{"case_id": "(all cases)", "kind": "gate", "text": line} for line in gate.story()]
+    return looks + [{"case_id": "(all cases)", "kind": "gate verdict", "text": gate.sentence()}]
 
 
 def format_show(
@@ -243,7 +252,7 @@ def format_show(
     and variant repeated when it continues), then one line per verdict."""
     from ironbench.analysis.conversations import format_summary
     from ironbench.analysis.query import format_result
-    from ironbench.console.tables import wrap
+    from ironbench.console.layout import wrap
 
     if gauntlet is not None:
         header = {
@@ -324,7 +333,7 @@ def logs_in(
         for recorded in store.read(run_id, types=("invocation_completed",), stream_prefix=f"{group}/"):
             event = recorded.event
             assert isinstance(event, InvocationCompleted)  # read with types=("invocation_completed",)
-            if recorded.stream.rsplit("/", 1)[0] != group or event.case_id != case_id:
+            if group_of(recorded.stream) != group or event.case_id != case_id:
                 continue
             if (variant_id is None or event.variant_id == variant_id) and (
                 run_index is None or event.run_index == run_index

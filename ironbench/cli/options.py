@@ -101,7 +101,7 @@ def say(text: str) -> None:
 
 def width(format: Enum | None = None) -> int | None:
     """The terminal's width for a table (None: piped, not wrapped); machine formats are never fitted."""
-    from ironbench.console.tables import terminal_width
+    from ironbench.console.layout import terminal_width
 
     return terminal_width() if format is None or format.value == "table" else None
 

@@ -22,6 +22,8 @@ from ironbench.cli.options import (
 from ironbench.cli.suite import SuiteArgument
 from ironbench.core.errors import RunInterrupted
 
+DEFAULT_DROP = 0.1  # run.gate.DEFAULT_DROP, kept here so `--help` does not import numpy
+
 
 def _finish(paths, run_id: str, quiet: bool, no_report: bool) -> None:
     """End of a run, on stderr: what it did (invocations, failures by stage, AI rewrites accepted),
@@ -44,24 +46,23 @@ def _finish(paths, run_id: str, quiet: bool, no_report: bool) -> None:
 
 
 @contextmanager
-def _interruptible(paths):
-    """Ctrl-C during a run: one line saying what was kept and how to continue (exit 130)."""
+def _running(out, store, quiet: bool):
+    """A run's paths and its progress bar (none when quiet); Ctrl-C during the run: one line
+    saying what was kept and how to continue (exit 130)."""
+    paths = run_paths(out, store)
+    reporter = None
+    if not quiet:
+        from rich.console import Console
+
+        from ironbench.console.progress import ProgressReporter
+
+        reporter = ProgressReporter(Console(stderr=True))
     try:
-        yield
+        yield paths, reporter
     except RunInterrupted as exc:
         from ironbench.analysis.show import interruption
 
         raise RunInterrupted(exc.run_id, interruption(paths.store_path, paths.out_dir, exc.run_id)) from None
-
-
-def _reporter(quiet: bool):
-    if quiet:
-        return None
-    from rich.console import Console
-
-    from ironbench.console.progress import ProgressReporter
-
-    return ProgressReporter(Console(stderr=True))
 
 
 def run(
@@ -114,17 +115,39 @@ def run(
             help="A canonical suite: run only its cases of this complexity.",
         ),
     ] = "all",
+    against: Annotated[
+        str | None,
+        typer.Option(
+            "--against",
+            metavar="RUN_A",
+            help="A stored run of the same suite to gate against: the cases run in rounds and stop as soon "
+            "as a sequential test decides whether this run regressed (exit 1) or is not worse by --drop "
+            "(exit 0); at most the runs per case `plan` gives for a fixed design.",
+        ),
+    ] = None,
+    drop: Annotated[
+        float,
+        typer.Option(
+            "--drop", min=0.0, max=1.0, help="With --against: the drop in success to find with --power, e.g. 0.2."
+        ),
+    ] = DEFAULT_DROP,
+    alpha: Annotated[
+        float, typer.Option("--alpha", min=0.0, max=1.0, help="With --against: the chance of a false alarm.")
+    ] = 0.05,
+    power: Annotated[
+        float, typer.Option("--power", min=0.0, max=1.0, help="With --against: the chance to find a drop of --drop.")
+    ] = 0.8,
 ) -> None:
-    """Run a suite against its target; prints the run id (the verdict and the report's path go to stderr)."""
+    """Run a suite against its target; prints the run id (the verdict and the report's path go to stderr).
+    With --against, exits 1 when the run regressed against that run (a CI gate)."""
+    from ironbench.run.gate import Against
     from ironbench.run.runner import start_run
     from ironbench.suite.models import load_suite
     from ironbench.suite.shipped import find_suite
 
     suite_path = find_suite(suite)
     loaded = load_suite(suite_path).with_complexity(filter)
-    reporter = _reporter(quiet)
-    paths = run_paths(out, store)
-    with _interruptible(paths):
+    with _running(out, store, quiet) as (paths, reporter):
         run_id = start_run(
             loaded,
             paths,
@@ -139,11 +162,12 @@ def run(
             rules=rules,
             speculate=speculate,
             scheduler=scheduler,
+            against=Against(against, drop, alpha, power) if against is not None else None,
         )
     if loaded.mode == "gauntlet" and not quiet:
         from ironbench.analysis.conversations import format_summary, summary_from_store
+        from ironbench.console.layout import terminal_width
         from ironbench.console.printable import printable
-        from ironbench.console.tables import terminal_width
 
         # the verdict below says what the sentences under the table would (once)
         summary = format_summary(
@@ -152,6 +176,21 @@ def run(
         typer.echo(printable(summary, keep_newlines=True), err=True)
     _finish(paths, run_id, quiet, no_report)
     typer.echo(run_id)
+    _gate_exit(paths, run_id)
+
+
+def _gate_exit(paths, run_id: str) -> None:
+    """A run made with --against: its gate's verdict sentence (always, on stderr: it is what
+    the CI log needs), and exit 1 when the run regressed."""
+    from ironbench.analysis.gate import gate_verdict
+    from ironbench.console.printable import printable
+
+    verdict = gate_verdict(paths.store_path, run_id)
+    if verdict is None:
+        return
+    typer.echo(printable(f"gate: {verdict.sentence()}"), err=True)
+    if verdict.failed:
+        raise typer.Exit(1)
 
 
 def resume(
@@ -170,9 +209,7 @@ def resume(
     whose backend failed run again."""
     from ironbench.run.runner import resume_run
 
-    reporter = _reporter(quiet)
-    paths = run_paths(out, store)
-    with _interruptible(paths):
+    with _running(out, store, quiet) as (paths, reporter):
         status = resume_run(
             run_id,
             paths,
@@ -185,3 +222,4 @@ def resume(
         )
     _finish(paths, run_id, quiet, no_report)
     typer.echo(f"{run_id} {status}")
+    _gate_exit(paths, run_id)

@@ -3,8 +3,8 @@
 The progress bar (console/progress.py) is imported by itself: it is the one part that needs rich.
 """
 
+from ironbench.console.layout import render, terminal_width, wrap
 from ironbench.console.numbers import number, percent, points
 from ironbench.console.printable import printable
-from ironbench.console.tables import render, terminal_width, wrap
 
 __all__ = ["number", "percent", "points", "printable", "render", "terminal_width", "wrap"]

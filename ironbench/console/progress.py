@@ -5,10 +5,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from ironbench.console.numbers import number
 from ironbench.console.printable import printable
-
-STRESS_LEVEL = {"systematic_failure", "systematic_success", "mixed"}
-VARIANT = {"stochastic", "structural", "within_noise"}
-LADDER = {"boundary", "tentative", "fails_at_base", "no_boundary"}
+from ironbench.core.kinds import DIFFERED, LADDER_DECISIONS, LEVEL_DECISIONS
 
 
 def decision_line(case_id: str, decision) -> str:
@@ -20,13 +17,13 @@ def decision_line(case_id: str, decision) -> str:
     p = f"p = {number(d.p_value)}" if d.p_value is not None else None
     if d.decision == "stable" and d.reproduce_lower_95 is not None:
         return f"{head}; this outcome recurs with probability >= {number(d.reproduce_lower_95, '.2f')} (one-sided 95%)"
-    if d.decision in STRESS_LEVEL:
+    if d.decision in LEVEL_DECISIONS:
         return f"{head}; success rate <= {number(d.success_upper_95, '.2f')} (one-sided 95%)" + (
             f"; {p} against level 0" if p else ""
         )
-    if d.decision in VARIANT:
+    if d.decision in DIFFERED:
         return f"{head}; {d.direction or 'no direction'} against the baseline" + (f" ({p})" if p else "")
-    if d.decision in LADDER:
+    if d.decision in LADDER_DECISIONS:
         bound = (
             f"; there, success rate <= {number(d.success_upper_95, '.2f')} (one-sided 95%)"
             if d.decision in ("boundary", "tentative")

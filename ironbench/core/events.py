@@ -48,6 +48,8 @@ class RunStarted(_Event):
     rules: dict | None = None
     speculate: bool = False  # --speculate: runs past a group's next decision may start on idle capacity
     scheduler: str | None = None  # --scheduler: the Dask cluster the invocations ran on
+    # --against: the sequential regression gate B runs under: {"run": A, "drop", "alpha", "power"}
+    against: dict | None = None
     # How ironclad_version was found: which interpreter was asked, and what it answered
     # (a git checkout's commit, a distribution's metadata), or why nothing was.
     ironclad_version_source: str | None = None
@@ -119,41 +121,67 @@ class InvocationCompleted(_Event):
     disagrees: list[str] | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class StopDecision:
+    """What a stopping rule decided, with the evidence its runs give (`DecisionTaken` records it)."""
+
+    decision: str
+    """The decision kind (`ironbench.core.kinds.DecisionKind`)."""
+    reason: str
+    """The rule's own words."""
+    n: int
+    """Runs it was taken on."""
+    successes: int
+    """Of those, successes."""
+    success_rate: float
+    """successes / n."""
+    wilson_low: float
+    """Wilson 95% interval of the success rate, lower end."""
+    wilson_high: float
+    """Its upper end."""
+    chance_agreement: float
+    """p³ + (1 − p)³: how often 3 runs agree by chance at the observed rate."""
+    success_lower_95: float | None = None
+    """One-sided exact (Clopper–Pearson) 95% lower bound on the success rate."""
+    success_upper_95: float | None = None
+    """One-sided exact 95% upper bound on the success rate."""
+    reproduce_lower_95: float | None = None
+    """A stable decision's one-sided 95% lower bound on the chance its outcome recurs."""
+    direction: str | None = None
+    """Which way a variant differed from its reference (success lost, more attempts, ...)."""
+    p_value: float | None = None
+    """The test behind it: a stress level against level 0, a variant against an unstable baseline."""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
-class DecisionTaken(_Event):
+class GroupDecision(StopDecision):
+    """A stopping decision on one group of runs: which case and variant it decides, and where
+    the reference it was judged against came from. The event (`DecisionTaken`) and the report's
+    `Decision` are both one."""
+
+    case_id: str
+    """The case decided."""
+    variant_id: str
+    """The variant decided (`base`, a variant's id, a level's, `baseline`, or `ladder`)."""
+    generator: str | None = None
+    """The generator of a variant or a ladder."""
+    level: int | None = None
+    """A stress level's number, or the level a ladder's verdict names."""
+    reference_source: str | None = None
+    """Where a reference came from: `this run`, or the run of a stored baseline."""
+    reference_group: str | None = None
+    """The stored baseline group a reference came from."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DecisionTaken(_Event, GroupDecision):
     event: ClassVar[Literal["decision_taken"]] = "decision_taken"
     mode: str = "baseline"
     group: str = ""
-    generator: str | None = None
-    level: int | None = None
-    case_id: str
-    variant_id: str
-    # baseline: stable | exhausted; adversarial: reference | not_material | stochastic |
-    # structural; stress: systematic_failure | systematic_success | mixed, and per
-    # ladder boundary | no_boundary.
-    decision: str
-    reason: str
-    n: int
-    successes: int
-    success_rate: float
-    wilson_low: float
-    wilson_high: float
-    chance_agreement: float
-    # The baseline behaviour an adversarial variant is judged against, and where it came from;
-    # with every baseline outcome (signatures in run order) when there was more than one.
+    # The baseline behaviour an adversarial variant is judged against; with every baseline
+    # outcome (signatures in run order) when there was more than one.
     reference: list | None = None
-    reference_source: str | None = None
     reference_outcomes: list | None = None
-    # What the runs support: one-sided exact 95% bounds on the success rate and, for a
-    # stable decision, on the chance of reproducing the agreed outcome.
-    success_lower_95: float | None = None
-    success_upper_95: float | None = None
-    reproduce_lower_95: float | None = None
-    # Which way a variant differed (success lost/gained, more/fewer attempts, ...).
-    direction: str | None = None
-    # The test behind the verdict: stress level vs level 0, variant vs an unstable baseline.
-    p_value: float | None = None
-    reference_group: str | None = None  # the stored baseline group the reference came from
     # Runs of the group that had completed past the decision (--speculate): surplus, not evidence.
     surplus_runs: list[int] | None = None
     complexity: str | None = None  # a canonical case's group: small, mid or large
@@ -255,10 +283,62 @@ class ScenarioFinished(_Event):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class GateDesigned(_Event):
+    """`run --against A`: the sequential gate B runs under, fixed before B's first run from
+    A's runs per case and the margin (stats/regression_gate.py)."""
+
+    event: ClassVar[Literal["gate_designed"]] = "gate_designed"
+    against: str  # the reference run A
+    margin: float  # --drop: the drop in success the gate must find with `power`
+    alpha: float
+    power: float
+    rate: float  # A's success rate the design is planned with (cases pooled)
+    cap: int  # runs per case of the fixed design (`plan` at that rate): B never runs more
+    looks: list[int]  # the rounds (B's runs per case) after which the gate looks
+    upper: list[float]  # per look: the statistic at or above it says `regressed`
+    lower: list[float]  # per look: at or below it says `not regressed`
+    met: bool  # the boundaries meet at the last look (else it may end undecided)
+    cases: list[str]
+    a_successes: list[int]  # A's evidence per case (as `compare` reads it)
+    a_runs: list[int]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GateLooked(_Event):
+    """One look of the sequential gate: B's drop against A after `round` runs of every case,
+    its statistic against the boundaries, and what it concluded."""
+
+    event: ClassVar[Literal["gate_looked"]] = "gate_looked"
+    round: int
+    look: int  # 1-based among the design's looks
+    invocations: int  # B's runs that are evidence so far (round x cases)
+    drop: float  # A − B success, weighted over cases (positive: B worse)
+    se: float
+    z: float
+    upper: float
+    lower: float
+    low: float  # the repeated confidence interval of B − A at this look
+    high: float
+    decision: str  # continue | regressed | not regressed | undecided
+    # undecided at the cap: compare's fixed-design test on the data decides the exit
+    p_fixed: float | None = None
+    failed: bool = False  # the run's exit: 1 when failed
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RunFinished(_Event):
     event: ClassVar[Literal["run_finished"]] = "run_finished"
     invocations: int
     successes: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReportWritten(_Event):
+    """The run has its HTML report in its folder: `ironbench project --rebuild` writes it again
+    from the events, as it writes every other file of the folder."""
+
+    event: ClassVar[Literal["report_written"]] = "report_written"
+    name: str = "report.html"  # the page's file in the run's folder
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -296,8 +376,11 @@ Event: TypeAlias = (
     | TurnAnswered
     | TurnScored
     | ScenarioFinished
+    | GateDesigned
+    | GateLooked
     | RunFinished
     | RunAborted
+    | ReportWritten
     | RunImported
 )
 EventType = Literal[
@@ -312,8 +395,11 @@ EventType = Literal[
     "turn_answered",
     "turn_scored",
     "scenario_finished",
+    "gate_designed",
+    "gate_looked",
     "run_finished",
     "run_aborted",
+    "report_written",
     "run_imported",
 ]
 EVENT_TYPES: dict[str, type[Event]] = {cls.event: cls for cls in get_args(Event)}

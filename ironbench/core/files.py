@@ -26,14 +26,10 @@ def file_failure(path: Path, exc: OSError, what: str = "the output folder") -> S
     return StoreError(f"{path}: cannot write {what}: {exc.strerror or exc}")
 
 
-def partial_name(path: Path) -> Path:
-    """Where `path` is written before it is renamed into place: hidden, and unique to this
-    process and thread, so two writers of one file never write into each other's."""
-    return Path(_partial(os.fspath(path)))
-
-
 def _partial(path: str) -> str:
-    # as strings: a rebuild writes tens of thousands of files, and Path's parsing shows
+    """Where `path` is written before it is renamed into place: hidden, and unique to this
+    process and thread, so two writers of one file never write into each other's. (As
+    strings: a rebuild writes tens of thousands of files, and Path's parsing shows.)"""
     folder, name = os.path.split(path)
     return os.path.join(folder, f".{name}.{os.getpid()}-{threading.get_ident()}.tmp")
 

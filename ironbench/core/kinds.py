@@ -2,27 +2,47 @@
 
 A `Literal` where the values only travel inside ironbench (and in events, as plain
 strings); a `StrEnum` where a person types them on the command line, so the CLI's
-choices and the library's checks are the same declaration.
+choices and the library's checks are the same declaration. The subsets that several
+layers count by (the variants judged, the material ones) are declared here too, and
+reach SQL as the `decision_kinds` view (`decision_kind_rows`).
 """
 
 from enum import StrEnum
 from typing import Literal, get_args
 
 Mode = Literal["baseline", "adversarial", "stress", "gauntlet"]
-# A case's own mode; a suite's mode may also be "mixed" (cases of several modes).
-SuiteMode = Literal["baseline", "adversarial", "stress", "gauntlet", "mixed"]
+# A suite's mode: a case's, "mixed" (each case names its own) or "canonical" (baseline cases
+# grouped by complexity); in the schema's order.
+SuiteMode = Literal["baseline", "adversarial", "stress", "mixed", "gauntlet", "canonical"]
 
 # What a stopping decision concluded, per mode (DecisionTaken.decision).
-BaselineDecision = Literal["stable", "exhausted"]
+BaselineDecision = Literal["stable", "exhausted", "gated"]  # gated: by `run --against`, across cases
 VariantDecision = Literal["reference", "not_material", "stochastic", "structural", "within_noise"]
 LevelDecision = Literal["systematic_failure", "systematic_success", "mixed"]
-LadderDecision = Literal["boundary", "tentative", "no_boundary", "fails_at_base"]
+LadderDecision = Literal["boundary", "tentative", "fails_at_base", "no_boundary"]
 DecisionKind = BaselineDecision | VariantDecision | LevelDecision | LadderDecision
-DECISION_KINDS: frozenset[str] = frozenset(
-    value for kind in (BaselineDecision, VariantDecision, LevelDecision, LadderDecision) for value in get_args(kind)
-)
 
-RunStatus = Literal["running", "finished", "aborted"]
+# A variant judged against its reference (every variant decision but the reference itself),
+# and the judged ones whose outcome differed beyond noise: they changed the outcome materially.
+MATERIAL: tuple[VariantDecision, ...] = ("stochastic", "structural")
+JUDGED: tuple[VariantDecision, ...] = ("not_material", "within_noise", *MATERIAL)
+# The judged variants whose first run differed from the reference (material, or within noise).
+DIFFERED: tuple[VariantDecision, ...] = (*MATERIAL, "within_noise")
+LEVEL_DECISIONS: tuple[LevelDecision, ...] = get_args(LevelDecision)
+LADDER_DECISIONS: tuple[LadderDecision, ...] = get_args(LadderDecision)
+# A ladder verdict that names a level: the boundary, a tentative one, or level 0 itself.
+NAMED_LEVEL: tuple[LadderDecision, ...] = ("boundary", "tentative", "fails_at_base")
+
+
+def decision_kind_rows() -> list[tuple[str, str, bool, bool]]:
+    """Every decision kind as (decision, what it decides, judged, material): the rows of the
+    `decision_kinds` view queries count by instead of spelling the kinds out."""
+    of = {"baseline": BaselineDecision, "variant": VariantDecision, "level": LevelDecision, "ladder": LadderDecision}
+    return [
+        (decision, what, decision in JUDGED, decision in MATERIAL)
+        for what, kind in of.items()
+        for decision in get_args(kind)
+    ]
 
 
 class Gate(StrEnum):

@@ -36,15 +36,31 @@ class Engine(Protocol):
     def answer(self, text: str) -> str: ...
 
 
-class LlmEngine:
-    """A plain llm model; one conversation per scenario."""
+class _ModelEngine:
+    """An engine answering with an llm model: the spec's options over the defaults, and a seed
+    per prompt drawn from the engine's seed parts and where the prompt stands."""
 
-    def __init__(self, spec: LlmEngineSpec, seed_parts: tuple) -> None:
+    def __init__(self, spec: LlmEngineSpec | GuardedEngineSpec, seed_parts: tuple) -> None:
         self.model = get_model(spec.model)
-        self.system = spec.system
         self.options = {**DEFAULT_OPTIONS, **spec.options}
         self.seed_parts = seed_parts
         self.reset()
+
+    def reset(self) -> None:
+        raise NotImplementedError
+
+    def _seeded(self, *where: int) -> dict:
+        """The options of one prompt, seeded by `where` (a turn, a candidate), as the model takes them."""
+        seed = seeded_rng(*self.seed_parts, *where).randrange(2**31)
+        return applicable_options(self.model, {"seed": seed, **self.options})
+
+
+class LlmEngine(_ModelEngine):
+    """A plain llm model; one conversation per scenario."""
+
+    def __init__(self, spec: LlmEngineSpec, seed_parts: tuple) -> None:
+        self.system = spec.system
+        super().__init__(spec, seed_parts)
 
     def reset(self) -> None:
         self.conversation = self.model.conversation()
@@ -52,9 +68,7 @@ class LlmEngine:
 
     def answer(self, text: str) -> str:
         self.turn += 1
-        seed = seeded_rng(*self.seed_parts, self.turn).randrange(2**31)
-        options = applicable_options(self.model, {"seed": seed, **self.options})
-        return self.conversation.prompt(text, system=self.system, **options).text()
+        return self.conversation.prompt(text, system=self.system, **self._seeded(self.turn)).text()
 
 
 GUARD_SYSTEM = (
@@ -71,17 +85,14 @@ def _similarity(a: set[str], b: set[str]) -> float:
     return len(a & b) / len(a | b) if a | b else 1.0
 
 
-class GuardedEngine:
+class GuardedEngine(_ModelEngine):
     """Any model behind a guard: a factual system prompt, several sampled candidates per
     turn, and the one most consistent with the other candidates and with the
     conversation's earlier answers is kept (self-consistency)."""
 
     def __init__(self, spec: GuardedEngineSpec, seed_parts: tuple) -> None:
-        self.model = get_model(spec.model)
         self.candidates = spec.candidates
-        self.options = {**DEFAULT_OPTIONS, **spec.options}
-        self.seed_parts = seed_parts
-        self.reset()
+        super().__init__(spec, seed_parts)
 
     def reset(self) -> None:
         self.history: list[tuple[str, str]] = []
@@ -94,8 +105,7 @@ class GuardedEngine:
         prompt = self._prompt(text)
         candidates = []
         for index in range(self.candidates):
-            seed = seeded_rng(*self.seed_parts, len(self.history), index).randrange(2**31)
-            options = applicable_options(self.model, {"seed": seed, **self.options})
+            options = self._seeded(len(self.history), index)
             candidates.append(self.model.prompt(prompt, system=GUARD_SYSTEM, **options).text().strip())
         chosen = select_consistent(candidates, [a for _, a in self.history])
         self.history.append((text, chosen))

@@ -7,7 +7,7 @@ import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ironbench.llms.yes_no import YES_NO_GRAMMAR, YES_NO_OPTIONS, yes_or_no
+from ironbench.llms.yes_no import YES_NO_OPTIONS, yes_or_no
 
 
 @dataclass(frozen=True)
@@ -109,7 +109,6 @@ JUDGE_PROMPT = (
     "Claim: cats can fly\nAnswer: Cats are able to fly.\nAsserts the claim: yes\n\n"
     "Claim: {claim}\nAnswer: {answer}\nAsserts the claim:"
 )
-JUDGE_GRAMMAR = YES_NO_GRAMMAR
 JUDGE_OPTIONS = YES_NO_OPTIONS
 
 

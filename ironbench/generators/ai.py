@@ -8,7 +8,7 @@ answer may begin, which the run turns into a grammar where the model's backend t
 
 import json
 from functools import lru_cache
-from typing import Annotated, Literal
+from typing import Annotated, Literal, TypeVar
 
 from pydantic import Field, model_validator
 
@@ -219,12 +219,20 @@ class RegisterParams(AiParams):
     registers: list[Register] = list(REGISTERS)  # noqa: RUF012 (pydantic copies field defaults)
 
 
+T = TypeVar("T")
+
+
 def _keep(base: str, params: "AiParams") -> str:
     words = keep_words(base, requirement_terms(params))
     if not words:
         return ""
     listed = words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
     return f" Keep the words {listed}. Add no detail the instruction does not give."
+
+
+def _of_slot(choices: list[T], slot: int) -> T:
+    """A slot's choice (a style, a focus, a register): slot 1 takes the first, and slots cycle."""
+    return choices[(slot - 1) % len(choices)]
 
 
 def _prompt(task: str, base: str, params: "AiParams", examples: Examples) -> str:
@@ -241,7 +249,7 @@ def _prompt(task: str, base: str, params: "AiParams", examples: Examples) -> str
 
 @register_generator("ai_rewrite", "ai", RewriteParams, "an AI rewrite in one of four styles", rules=())
 def ai_rewrite(base: str, params: RewriteParams, slot: int) -> tuple[str, dict]:
-    style = params.styles[(slot - 1) % len(params.styles)]
+    style = _of_slot(params.styles, slot)
     manner, examples = STYLES[style]
     prompt = _prompt(f"Rewrite an instruction in {manner}.", base, params, examples)
     return prompt, {"style": style, "openings": OPENINGS[style]}
@@ -255,7 +263,7 @@ def ai_rewrite(base: str, params: RewriteParams, slot: int) -> tuple[str, dict]:
     rules=(check_focus_shift,),
 )
 def ai_rephrase_with_focus_shift(base: str, params: FocusParams, slot: int) -> tuple[str, dict]:
-    focus = params.focus_values[(slot - 1) % len(params.focus_values)]
+    focus = _of_slot(params.focus_values, slot)
     quality, examples = FOCUSES[focus]
     task = (
         f"Rephrase an instruction so that it gently emphasises {quality}, using adjectives only; "
@@ -284,7 +292,7 @@ def ai_semantic_restatement(base: str, params: AiParams, slot: int) -> tuple[str
     rules=(check_same_deliverables,),
 )
 def ai_register_shift(base: str, params: RegisterParams, slot: int) -> tuple[str, dict]:
-    register = params.registers[(slot - 1) % len(params.registers)]
+    register = _of_slot(params.registers, slot)
     speaker, examples = REGISTERS[register]
     task = f"Rephrase an instruction as {speaker} would say it, asking for the same deliverables."
     return _prompt(task, base, params, examples), {"register": register, "openings": OPENINGS[register]}

@@ -489,11 +489,6 @@ def check_slightly_longer(base: str, output: str) -> list[str]:
     return []
 
 
-def check_requirements(base: str, output: str) -> list[str]:
-    """No requirement of the base removed, none added (the shipped term map)."""
-    return requirement_changes(base, output)
-
-
 def validate_rewrite(
     base: str,
     output: str,

@@ -6,25 +6,11 @@ disagree with the log they come from.
 
 import json
 import sqlite3
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Sequence
+from dataclasses import fields
 
-from ironbench.core.events import (
-    AiOutputRejected,
-    DecisionTaken,
-    Event,
-    InvocationCompleted,
-    RecordedEvent,
-    RunAborted,
-    RunFinished,
-    RunImported,
-    RunStarted,
-    ScenarioStarted,
-    TurnAnswered,
-    TurnScored,
-    VariantDropped,
-    VariantGenerated,
-)
+from ironbench.core import events
+from ironbench.core.events import RecordedEvent
 from ironbench.core.keys import instruction_hash, invocation_key
 
 READ_MODEL_TABLES = (
@@ -36,6 +22,8 @@ READ_MODEL_TABLES = (
     "rejections",
     "turns",
     "turn_scores",
+    "gates",
+    "gate_looks",
     "runs",
 )
 
@@ -65,11 +53,15 @@ _TO_SURPLUS = (
     "FROM invocations WHERE invocation_key = ?"
 )
 _FROM_INVOCATIONS = "DELETE FROM invocations WHERE invocation_key = ?"
+# A decision's row: where it stands, then every field of its evidence (a StopDecision's).
+_EVIDENCE = tuple(f.name for f in fields(events.StopDecision))
+_DECISION_COLUMNS = (
+    "seq, run_id, suite_id, mode, case_id, variant_id, timestamp_utc, group_path, generator, level, case_mode, "
+    f"reference_source, {', '.join(_EVIDENCE)}, complexity"
+)
 _INSERT_DECISION = (
-    "INSERT OR REPLACE INTO decisions(seq, run_id, suite_id, mode, case_id, variant_id, decision, reason, n, "
-    "successes, success_rate, wilson_low, wilson_high, chance_agreement, timestamp_utc, group_path, generator, "
-    "level, case_mode, reference_source, success_lower_95, success_upper_95, reproduce_lower_95, direction, "
-    "p_value, complexity) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+    f"INSERT OR REPLACE INTO decisions({_DECISION_COLUMNS}) "
+    f"VALUES ({', '.join('?' * len(_DECISION_COLUMNS.split(',')))})"
 )
 _INSERT_VARIANT = (
     "INSERT OR REPLACE INTO variants(seq, run_id, suite_id, case_mode, case_id, generator, variant_id, "
@@ -84,20 +76,6 @@ class ReadModel:
 
     def __init__(self) -> None:
         self._runs: dict[str, tuple[str, str]] = {}
-        self._handlers: dict[type[Event], Callable[[sqlite3.Connection, RecordedEvent, Any], None]] = {
-            RunStarted: self._run_started,
-            InvocationCompleted: self._invocation_completed,
-            DecisionTaken: self._decision_taken,
-            ScenarioStarted: self._scenario_started,
-            TurnAnswered: self._turn_answered,
-            TurnScored: self._turn_scored,
-            AiOutputRejected: self._ai_output_rejected,
-            VariantGenerated: self._variant_generated,
-            VariantDropped: self._variant_dropped,
-            RunFinished: self._run_ended,
-            RunAborted: self._run_ended,
-            RunImported: self._run_imported,
-        }
 
     def _suite_and_mode(self, conn: sqlite3.Connection, run_id: str) -> tuple[str, str]:
         if run_id not in self._runs:
@@ -105,11 +83,37 @@ class ReadModel:
             self._runs[run_id] = (row[0], row[1]) if row else ("unknown", "unknown")
         return self._runs[run_id]
 
-    def apply(self, conn: sqlite3.Connection, events: Sequence[RecordedEvent]) -> None:
-        for recorded in events:
-            handler = self._handlers.get(type(recorded.event))
-            if handler is not None:  # events with no row of their own (invocation started, ...)
-                handler(conn, recorded, recorded.event)
+    def apply(self, conn: sqlite3.Connection, batch: Sequence[RecordedEvent]) -> None:
+        for recorded in batch:
+            match recorded.event:
+                case events.RunStarted() as event:
+                    self._run_started(conn, recorded, event)
+                case events.InvocationCompleted() as event:
+                    self._invocation_completed(conn, recorded, event)
+                case events.DecisionTaken() as event:
+                    self._decision_taken(conn, recorded, event)
+                case events.ScenarioStarted() as event:
+                    self._scenario_started(conn, recorded, event)
+                case events.TurnAnswered() as event:
+                    self._turn_answered(conn, recorded, event)
+                case events.TurnScored() as event:
+                    self._turn_scored(conn, recorded, event)
+                case events.AiOutputRejected() as event:
+                    self._ai_output_rejected(conn, recorded, event)
+                case events.VariantGenerated() as event:
+                    self._variant_generated(conn, recorded, event)
+                case events.VariantDropped() as event:
+                    self._variant_dropped(conn, recorded, event)
+                case events.GateDesigned() as event:
+                    self._gate_designed(conn, recorded, event)
+                case events.GateLooked() as event:
+                    self._gate_looked(conn, recorded, event)
+                case events.RunFinished() | events.RunAborted() as event:
+                    self._run_ended(conn, recorded, event)
+                case events.RunImported() as event:
+                    self._run_imported(conn, recorded, event)
+                case _:
+                    pass  # events with no row of their own (invocation started, ...)
 
     def clear_run(self, conn: sqlite3.Connection, run_id: str) -> None:
         for table in READ_MODEL_TABLES:
@@ -118,7 +122,7 @@ class ReadModel:
 
     # -- one handler per event type ------------------------------------------------------
 
-    def _run_started(self, conn: sqlite3.Connection, recorded: RecordedEvent, event: RunStarted) -> None:
+    def _run_started(self, conn: sqlite3.Connection, recorded: RecordedEvent, event: events.RunStarted) -> None:
         self._runs[recorded.run_id] = (event.suite_id, event.mode)
         conn.execute(
             "INSERT OR REPLACE INTO runs(run_id, suite_id, mode, status, started_utc, finished_utc, "
@@ -139,7 +143,7 @@ class ReadModel:
         )
 
     def _invocation_completed(
-        self, conn: sqlite3.Connection, recorded: RecordedEvent, event: InvocationCompleted
+        self, conn: sqlite3.Connection, recorded: RecordedEvent, event: events.InvocationCompleted
     ) -> None:
         suite_id, mode = self._suite_and_mode(conn, recorded.run_id)
         if event.rerun:
@@ -183,7 +187,7 @@ class ReadModel:
             ),
         )
 
-    def _decision_taken(self, conn: sqlite3.Connection, recorded: RecordedEvent, event: DecisionTaken) -> None:
+    def _decision_taken(self, conn: sqlite3.Connection, recorded: RecordedEvent, event: events.DecisionTaken) -> None:
         suite_id, mode = self._suite_and_mode(conn, recorded.run_id)
         conn.execute(
             _INSERT_DECISION,
@@ -194,25 +198,13 @@ class ReadModel:
                 mode,
                 event.case_id,
                 event.variant_id,
-                event.decision,
-                event.reason,
-                event.n,
-                event.successes,
-                event.success_rate,
-                event.wilson_low,
-                event.wilson_high,
-                event.chance_agreement,
                 recorded.timestamp_utc,
                 event.group,
                 event.generator,
                 event.level,
                 event.mode,
                 event.reference_source,
-                event.success_lower_95,
-                event.success_upper_95,
-                event.reproduce_lower_95,
-                event.direction,
-                event.p_value,
+                *(getattr(event, name) for name in _EVIDENCE),
                 event.complexity,
             ),
         )
@@ -221,14 +213,16 @@ class ReadModel:
             conn.execute(_TO_SURPLUS, (key,))
             conn.execute(_FROM_INVOCATIONS, (key,))
 
-    def _scenario_started(self, conn: sqlite3.Connection, recorded: RecordedEvent, event: ScenarioStarted) -> None:
+    def _scenario_started(
+        self, conn: sqlite3.Connection, recorded: RecordedEvent, event: events.ScenarioStarted
+    ) -> None:
         for table in ("turns", "turn_scores"):  # a new attempt replaces an interrupted one
             conn.execute(
                 f"DELETE FROM {table} WHERE run_id = ? AND engine = ? AND scenario = ? AND conversation = ?",
                 (recorded.run_id, event.engine, event.scenario, event.conversation),
             )
 
-    def _turn_answered(self, conn: sqlite3.Connection, recorded: RecordedEvent, event: TurnAnswered) -> None:
+    def _turn_answered(self, conn: sqlite3.Connection, recorded: RecordedEvent, event: events.TurnAnswered) -> None:
         suite_id, _ = self._suite_and_mode(conn, recorded.run_id)
         conn.execute(
             "INSERT OR REPLACE INTO turns(run_id, engine, scenario, conversation, turn, suite_id, domain, "
@@ -250,7 +244,7 @@ class ReadModel:
             ),
         )
 
-    def _turn_scored(self, conn: sqlite3.Connection, recorded: RecordedEvent, event: TurnScored) -> None:
+    def _turn_scored(self, conn: sqlite3.Connection, recorded: RecordedEvent, event: events.TurnScored) -> None:
         suite_id, _ = self._suite_and_mode(conn, recorded.run_id)
         conn.execute(
             "INSERT OR REPLACE INTO turn_scores(run_id, engine, scenario, conversation, turn, scorer, suite_id, "
@@ -271,7 +265,9 @@ class ReadModel:
             ),
         )
 
-    def _ai_output_rejected(self, conn: sqlite3.Connection, recorded: RecordedEvent, event: AiOutputRejected) -> None:
+    def _ai_output_rejected(
+        self, conn: sqlite3.Connection, recorded: RecordedEvent, event: events.AiOutputRejected
+    ) -> None:
         suite_id, _ = self._suite_and_mode(conn, recorded.run_id)
         conn.execute(
             "INSERT OR REPLACE INTO rejections(seq, run_id, suite_id, case_id, generator, variant_id, attempt, "
@@ -292,58 +288,95 @@ class ReadModel:
             ),
         )
 
-    def _variant_generated(self, conn: sqlite3.Connection, recorded: RecordedEvent, event: VariantGenerated) -> None:
+    def _variant_generated(
+        self, conn: sqlite3.Connection, recorded: RecordedEvent, event: events.VariantGenerated
+    ) -> None:
+        self._variant(conn, recorded, event, event.variant_id, event.instruction, event.seed, None)
+
+    def _variant_dropped(self, conn: sqlite3.Connection, recorded: RecordedEvent, event: events.VariantDropped) -> None:
+        self._variant(conn, recorded, event, None, event.candidate, None, event.reason)
+
+    def _variant(
+        self,
+        conn: sqlite3.Connection,
+        recorded: RecordedEvent,
+        event: events.VariantGenerated | events.VariantDropped,
+        variant_id: str | None,
+        instruction: str,
+        seed: int | None,
+        dropped: str | None,
+    ) -> None:
+        """A variant made (or, with the reason it was `dropped`, a candidate dropped)."""
         suite_id, _ = self._suite_and_mode(conn, recorded.run_id)
+        row = (event.mode, event.case_id, event.generator, variant_id, instruction, instruction_hash(instruction))
         conn.execute(
             _INSERT_VARIANT,
             (
                 recorded.seq,
                 recorded.run_id,
                 suite_id,
-                event.mode,
-                event.case_id,
-                event.generator,
-                event.variant_id,
-                event.instruction,
-                instruction_hash(event.instruction),
-                event.seed,
+                *row,
+                seed,
                 event.attempt,
-                False,
-                None,
+                dropped is not None,
+                dropped,
                 recorded.timestamp_utc,
             ),
         )
 
-    def _variant_dropped(self, conn: sqlite3.Connection, recorded: RecordedEvent, event: VariantDropped) -> None:
-        suite_id, _ = self._suite_and_mode(conn, recorded.run_id)
+    def _gate_designed(self, conn: sqlite3.Connection, recorded: RecordedEvent, event: events.GateDesigned) -> None:
         conn.execute(
-            _INSERT_VARIANT,
+            "INSERT OR REPLACE INTO gates(run_id, seq, against, margin, alpha, power, rate, cap, cases, end_round, met) "
+            "VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            (
+                recorded.run_id,
+                recorded.seq,
+                event.against,
+                event.margin,
+                event.alpha,
+                event.power,
+                event.rate,
+                event.cap,
+                len(event.cases),
+                event.looks[-1],
+                event.met,
+            ),
+        )
+
+    def _gate_looked(self, conn: sqlite3.Connection, recorded: RecordedEvent, event: events.GateLooked) -> None:
+        conn.execute(
+            "INSERT OR REPLACE INTO gate_looks(seq, run_id, round, look, invocations, success_drop, se, z, upper, lower, "
+            "low, high, decision, p_fixed, failed, timestamp_utc) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (
                 recorded.seq,
                 recorded.run_id,
-                suite_id,
-                event.mode,
-                event.case_id,
-                event.generator,
-                None,
-                event.candidate,
-                instruction_hash(event.candidate),
-                None,
-                event.attempt,
-                True,
-                event.reason,
+                event.round,
+                event.look,
+                event.invocations,
+                event.drop,
+                event.se,
+                event.z,
+                event.upper,
+                event.lower,
+                event.low,
+                event.high,
+                event.decision,
+                event.p_fixed,
+                event.failed,
                 recorded.timestamp_utc,
             ),
         )
 
-    def _run_ended(self, conn: sqlite3.Connection, recorded: RecordedEvent, event: RunFinished | RunAborted) -> None:
-        status = "finished" if isinstance(event, RunFinished) else "aborted"
+    def _run_ended(
+        self, conn: sqlite3.Connection, recorded: RecordedEvent, event: events.RunFinished | events.RunAborted
+    ) -> None:
+        status = "finished" if isinstance(event, events.RunFinished) else "aborted"
         conn.execute(
             "UPDATE runs SET status = ?, finished_utc = ? WHERE run_id = ?",
             (status, recorded.timestamp_utc, recorded.run_id),
         )
 
-    def _run_imported(self, conn: sqlite3.Connection, recorded: RecordedEvent, event: RunImported) -> None:
+    def _run_imported(self, conn: sqlite3.Connection, recorded: RecordedEvent, event: events.RunImported) -> None:
         conn.execute(
             "UPDATE runs SET imported = ?, imported_from = ? WHERE run_id = ?",
             (event.format, event.source, recorded.run_id),

@@ -37,8 +37,9 @@ def project_run(
 
     A rebuild trusts the events completely, so it refuses a run whose chain is
     broken unless `force` says to rebuild from them anyway. With a `report_writer`, it
-    writes the run's HTML report again if it had one (it is derived from the same events);
-    without one, the report is kept as it was. Comparison pages are kept as they were
+    writes the run's HTML report again if the run has one (a `report_written` event; it is
+    derived from the same events), even when its folder is gone; without one, the report is
+    kept as it was. Comparison pages are kept as they were
     (they read other runs too). It holds the run's lease: a run being written by its
     coordinator is refused, naming the holder.
     """
@@ -57,11 +58,13 @@ def project_run(
                 f"{broken.describe()}; pass --force to rebuild from these events anyway"
             )
         run_dir = tree.run_dir(run_id)
-        had_report = (run_dir / "report.html").is_file()
         # The run's coordinator would write the same folder and rows: a rebuild waits its turn.
         with store.leased(run_id):
             read_model = ReadModel()
             events = list(store.read(run_id))
+            # Whether the run has a report is a fact of its events (runs reported before that fact
+            # was recorded: the file still says so, and writing it again records it).
+            had_report = any(e.type == "report_written" for e in events) or (run_dir / "report.html").is_file()
             with store.transaction() as conn:
                 read_model.clear_run(conn, run_id)
                 read_model.apply(conn, events)

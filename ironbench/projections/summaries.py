@@ -5,7 +5,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ironbench.core.events import DecisionTaken, InvocationCompleted
-from ironbench.projections.field import bricks, pass_k, pass_k_dict
+from ironbench.projections.figures import bricks, pass_k, pass_k_dict
 from ironbench.stats import CaseRobustness, StoppingRule, percentile, wilson_interval
 
 

@@ -14,34 +14,17 @@ from dataclasses import dataclass, field
 from json.encoder import encode_basestring  # type: ignore[attr-defined]
 from pathlib import Path
 
+from ironbench.core import events
 from ironbench.core.errors import StoreError
-from ironbench.core.events import (
-    AiOutputRejected,
-    DecisionTaken,
-    InvocationCompleted,
-    RecordedEvent,
-    RunAborted,
-    RunFinished,
-    RunImported,
-    RunStarted,
-    ScenarioFinished,
-    ScenarioStarted,
-    TurnAnswered,
-    TurnScored,
-    run_started,
-)
+from ironbench.core.events import RecordedEvent, run_started
 from ironbench.core.files import is_partial, write_atomic
-from ironbench.projections.field import case_robustness, stopping_rule, stopping_rules
+from ironbench.core.labels import group_of, group_path, track_of
+from ironbench.projections.figures import case_robustness, stopping_rule, stopping_rules
 from ironbench.projections.gauntlet_summary import ScenarioRecord, TurnRecord
 from ironbench.projections.gauntlet_summary import results as gauntlet_results
 from ironbench.projections.summaries import aggregate, generator_aggregate, ladder_aggregate, summary
 from ironbench.stats import StoppingRule
 from ironbench.store.eventstore import EventStore
-
-
-def group_of(recorded: RecordedEvent) -> str:
-    """The group folder of an invocation: its stream without the run_NNN leaf."""
-    return recorded.stream.rsplit("/", 1)[0]
 
 
 def _scalar(value: object) -> str:
@@ -101,13 +84,13 @@ class _RunState:
     started: RecordedEvent  # the run's first event, as recorded (its id and timestamp)
     status: dict[str, str] = field(default_factory=dict)
     imported: dict = field(default_factory=dict)  # where an imported run came from
-    groups: dict[str, dict[int, InvocationCompleted]] = field(default_factory=dict)  # live run per index
+    groups: dict[str, dict[int, events.InvocationCompleted]] = field(default_factory=dict)  # live run per index
     stamps: dict[str, str] = field(default_factory=dict)  # stream -> when its live run was recorded
     surplus: set[str] = field(default_factory=set)  # streams of runs past their group's decision
-    moved: dict[int, InvocationCompleted] = field(default_factory=dict)  # by the latest decision, to surplus
-    decisions: dict[str, DecisionTaken] = field(default_factory=dict)
-    levels: dict[str, dict[str, DecisionTaken]] = field(default_factory=dict)  # by ladder: its levels' decisions
-    rejections: dict[str, list[tuple[str, AiOutputRejected]]] = field(default_factory=dict)
+    moved: dict[int, events.InvocationCompleted] = field(default_factory=dict)  # by the latest decision, to surplus
+    decisions: dict[str, events.DecisionTaken] = field(default_factory=dict)
+    levels: dict[str, dict[str, events.DecisionTaken]] = field(default_factory=dict)  # by ladder: its levels' decisions
+    rejections: dict[str, list[tuple[str, events.AiOutputRejected]]] = field(default_factory=dict)
     gauntlet: dict[tuple[str, str, int], ScenarioRecord] = field(default_factory=dict)
     scorers: list[str] = field(default_factory=list)
     # by case, by generator: its variants' groups (an adversarial generator's aggregate reads them)
@@ -115,7 +98,7 @@ class _RunState:
     rules: dict[str, StoppingRule] | None = None  # each baseline case's stopping rule, once needed
 
     @property
-    def run(self) -> RunStarted:
+    def run(self) -> events.RunStarted:
         """What the run was started with."""
         return run_started(self.started)
 
@@ -174,64 +157,61 @@ class OutputTree:
     @staticmethod
     def _fold(state: _RunState, recorded: RecordedEvent) -> str | None:
         """Fold an event into the run's state; returns the group whose aggregate changed."""
-        event = recorded.event
-        if isinstance(event, InvocationCompleted):
-            group = group_of(recorded)
-            if event.surplus:
+        match recorded.event:
+            case events.InvocationCompleted(surplus=True):
                 state.surplus.add(recorded.stream)
-                return None
-            state.groups.setdefault(group, {})[event.run_index] = event  # a re-run supersedes its slot's attempt
-            if event.mode == "adversarial" and event.generator is not None:
-                state.variants.setdefault(event.case_id, {}).setdefault(event.generator, {})[group] = None
-            state.stamps[recorded.stream] = recorded.timestamp_utc
-            return group
-        if isinstance(event, AiOutputRejected):
-            state.rejections.setdefault(recorded.stream, []).append((recorded.timestamp_utc, event))
-            return None
-        if isinstance(event, ScenarioStarted):  # a new attempt replaces an interrupted one
-            scenario = next(s for s in state.run.suite["scenarios"] if s["name"] == event.scenario)
-            state.gauntlet[(event.engine, event.scenario, event.conversation)] = ScenarioRecord(
-                event.engine, event.scenario, event.domain, scenario["forbidden_phrase"], event.conversation
-            )
-            return None
-        if isinstance(event, TurnAnswered):
-            record = state.gauntlet[(event.engine, event.scenario, event.conversation)]
-            record.turns[event.turn] = TurnRecord(event.turn, event.prompt, event.answer)
-            return None
-        if isinstance(event, TurnScored):
-            turn = state.gauntlet[(event.engine, event.scenario, event.conversation)].turns.get(event.turn)
-            if turn is not None:
-                turn.violated[event.scorer] = event.violated
-                if event.scorer not in state.scorers:
-                    state.scorers.append(event.scorer)
-            return None
-        if isinstance(event, DecisionTaken):
-            group = event.group or f"baseline/{event.case_id}"
-            state.decisions[group] = event
-            state.levels.setdefault(group.rsplit("/", 1)[0], {})[group] = event
-            live = state.groups.get(group, {})
-            state.moved = {i: live.pop(i) for i in event.surplus_runs or () if i in live}
-            state.surplus.update(f"{group}/run_{i:03d}" for i in event.surplus_runs or ())
-            return group if group in state.groups else None
-        if isinstance(event, RunImported):
-            state.imported = {
-                "imported": {
-                    "format": event.format,
-                    "source": event.source,
-                    **({"metadata": event.metadata} if event.metadata is not None else {}),
-                    **({"renamed_from": event.renamed_from} if event.renamed_from else {}),
+            case events.InvocationCompleted() as event:
+                group = group_of(recorded.stream)
+                state.groups.setdefault(group, {})[event.run_index] = event  # a re-run supersedes its slot's attempt
+                if event.mode == "adversarial" and event.generator is not None:
+                    state.variants.setdefault(event.case_id, {}).setdefault(event.generator, {})[group] = None
+                state.stamps[recorded.stream] = recorded.timestamp_utc
+                return group
+            case events.AiOutputRejected() as event:
+                state.rejections.setdefault(recorded.stream, []).append((recorded.timestamp_utc, event))
+            case events.ScenarioStarted() as event:  # a new attempt replaces an interrupted one
+                scenario = next(s for s in state.run.suite["scenarios"] if s["name"] == event.scenario)
+                state.gauntlet[(event.engine, event.scenario, event.conversation)] = ScenarioRecord(
+                    event.engine, event.scenario, event.domain, scenario["forbidden_phrase"], event.conversation
+                )
+            case events.TurnAnswered() as event:
+                record = state.gauntlet[(event.engine, event.scenario, event.conversation)]
+                record.turns[event.turn] = TurnRecord(event.turn, event.prompt, event.answer)
+            case events.TurnScored() as event:
+                turn = state.gauntlet[(event.engine, event.scenario, event.conversation)].turns.get(event.turn)
+                if turn is not None:
+                    turn.violated[event.scorer] = event.violated
+                    if event.scorer not in state.scorers:
+                        state.scorers.append(event.scorer)
+            case events.DecisionTaken() as event:
+                group = group_path(event.group, event.case_id)
+                state.decisions[group] = event
+                state.levels.setdefault(track_of(group), {})[group] = event
+                live = state.groups.get(group, {})
+                state.moved = {i: live.pop(i) for i in event.surplus_runs or () if i in live}
+                state.surplus.update(f"{group}/run_{i:03d}" for i in event.surplus_runs or ())
+                return group if group in state.groups else None
+            case events.RunImported() as event:
+                state.imported = {
+                    "imported": {
+                        "format": event.format,
+                        "source": event.source,
+                        **({"metadata": event.metadata} if event.metadata is not None else {}),
+                        **({"renamed_from": event.renamed_from} if event.renamed_from else {}),
+                    }
                 }
-            }
-        if isinstance(event, (RunFinished, RunAborted)):
-            state.status = {
-                "status": "finished" if isinstance(event, RunFinished) else "aborted",
-                "finished_utc": recorded.timestamp_utc,
-                **({"abort_reason": event.reason} if isinstance(event, RunAborted) else {}),
-            }
+            case events.RunFinished():
+                state.status = {"status": "finished", "finished_utc": recorded.timestamp_utc}
+            case events.RunAborted() as event:
+                state.status = {
+                    "status": "aborted",
+                    "finished_utc": recorded.timestamp_utc,
+                    "abort_reason": event.reason,
+                }
         return None
 
-    def apply(self, events: Iterable[RecordedEvent]) -> None:
-        for recorded in events:
+    def apply(self, batch: Iterable[RecordedEvent]) -> None:
+        for recorded in batch:
             self._apply_one(recorded)
             self.applied_seq = max(self.applied_seq, recorded.seq)
         self._write_touched()
@@ -255,31 +235,32 @@ class OutputTree:
             self.store.set_position(self.name, self.applied_seq)
 
     def _apply_one(self, recorded: RecordedEvent) -> None:
-        event = recorded.event
-        if isinstance(event, RunStarted):
+        if isinstance(recorded.event, events.RunStarted):
             self._runs[recorded.run_id] = _RunState(recorded)
             self._write_metadata(self._runs[recorded.run_id])
             return
         state = self._state(recorded)
         group = self._fold(state, recorded)
-        if isinstance(event, InvocationCompleted):
-            self._write_invocation(state, recorded.stream, event, recorded.timestamp_utc)
-        if isinstance(event, DecisionTaken) and event.surplus_runs:
-            self._mark_surplus(state, event)
-        if isinstance(event, AiOutputRejected):
-            self._write_ai_failure(state, recorded.stream)
-        if isinstance(event, (TurnScored, ScenarioFinished)):
-            self._gauntlets[recorded.run_id] = state
         if group is not None:
             self._aggregates[(recorded.run_id, group)] = state
-        if isinstance(event, DecisionTaken) and event.group == f"adversarial/{event.case_id}/baseline":
-            # the case's reference: each of its generators' aggregates judges against it
-            for generator in state.variants.get(event.case_id, {}):
-                self._generators[(recorded.run_id, event.case_id, generator)] = state
-        if isinstance(event, DecisionTaken) and event.mode == "stress" and event.variant_id == "ladder":
-            self._write_ladder(state, event)
-        if isinstance(event, (RunFinished, RunAborted, RunImported)):
-            self._write_metadata(state)
+        match recorded.event:
+            case events.InvocationCompleted() as event:
+                self._write_invocation(state, recorded.stream, event, recorded.timestamp_utc)
+            case events.DecisionTaken() as event:
+                if event.surplus_runs:
+                    self._mark_surplus(state, event)
+                if event.group == f"adversarial/{event.case_id}/baseline":
+                    # the case's reference: each of its generators' aggregates judges against it
+                    for generator in state.variants.get(event.case_id, {}):
+                        self._generators[(recorded.run_id, event.case_id, generator)] = state
+                if event.mode == "stress" and event.variant_id == "ladder":
+                    self._write_ladder(state, event)
+            case events.AiOutputRejected():
+                self._write_ai_failure(state, recorded.stream)
+            case events.TurnScored() | events.ScenarioFinished():
+                self._gauntlets[recorded.run_id] = state
+            case events.RunFinished() | events.RunAborted() | events.RunImported():
+                self._write_metadata(state)
 
     def _write_metadata(self, state: _RunState) -> None:
         started = state.run
@@ -311,7 +292,9 @@ class OutputTree:
         }
         self._write(self._file(state, "metadata.json"), _json(metadata))
 
-    def _write_invocation(self, state: _RunState, stream: str, event: InvocationCompleted, timestamp: str) -> None:
+    def _write_invocation(
+        self, state: _RunState, stream: str, event: events.InvocationCompleted, timestamp: str
+    ) -> None:
         started = state.run
         folder = self._file(state, stream)
         record = summary(
@@ -331,7 +314,7 @@ class OutputTree:
             },
         )
 
-    def _mark_surplus(self, state: _RunState, decision: DecisionTaken) -> None:
+    def _mark_surplus(self, state: _RunState, decision: events.DecisionTaken) -> None:
         """Runs that completed before their group's decision turned out to lie past it."""
         started = state.run
         for index, event in sorted(state.moved.items()):
@@ -387,7 +370,7 @@ class OutputTree:
         self._write(os.path.join(folder, "results.json"), _json(data))
         self._write(os.path.join(folder, "summary.json"), _json(data["summary"]))
 
-    def _write_aggregate(self, state: _RunState, group: str) -> InvocationCompleted:
+    def _write_aggregate(self, state: _RunState, group: str) -> events.InvocationCompleted:
         """A group's aggregate.json; returns the group's first run."""
         runs = [state.groups[group][index] for index in sorted(state.groups[group])]
         first = runs[0]
@@ -409,17 +392,17 @@ class OutputTree:
         data = generator_aggregate(state.run.suite_id, case_id, generator, live, cell)
         self._write(self._file(state, prefix, "aggregate.json"), _json(data))
 
-    def _write_ladder(self, state: _RunState, verdict: DecisionTaken) -> None:
+    def _write_ladder(self, state: _RunState, verdict: events.DecisionTaken) -> None:
         levels = [d for d in state.levels.get(verdict.group, {}).values() if d.level is not None]
         data = ladder_aggregate(state.run.suite_id, verdict.case_id, levels, verdict)
         self._write(self._file(state, verdict.group, "aggregate.json"), _json(data))
 
     def catch_up(self) -> int:
         """Apply every event recorded since this tree's position; returns how many."""
-        events = list(self.store.read(after=self.store.position(self.name)))
-        self.apply(events)
+        caught = list(self.store.read(after=self.store.position(self.name)))
+        self.apply(caught)
         self.flush()
-        return len(events)
+        return len(caught)
 
     def _write_folder(self, folder: str, files: dict[str, str]) -> None:
         for name, text in files.items():
@@ -428,7 +411,7 @@ class OutputTree:
     def rebuild(
         self,
         run_id: str,
-        events: Iterable[RecordedEvent] | None = None,
+        history: Iterable[RecordedEvent] | None = None,
         keep: Callable[[Path], bool] = lambda path: False,
     ) -> Path:
         """Regenerate one run's tree from its events alone (read from the store unless given),
@@ -440,7 +423,7 @@ class OutputTree:
         self._runs.pop(run_id, None)
         self._pending = {}
         try:
-            for recorded in self.store.read(run_id) if events is None else events:
+            for recorded in self.store.read(run_id) if history is None else history:
                 self._apply_one(recorded)
             self._write_touched()
             final = self._pending

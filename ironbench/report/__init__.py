@@ -1,13 +1,16 @@
 """The HTML report: one self-contained page per run (and per comparison), from the store.
 
-gather (SQL, read-only) → verdict (sentences, pure) → page (markup, svg; pure) → a file.
+gather (SQL, read-only, into the typed records of `records`) → listing (what a large run's
+page lists) → verdict (sentences) → sections (markup per section, SVG from `svg`) → page
+(the whole file, its style and script from `static/`). All but gather are pure.
 """
 
 from dataclasses import dataclass
 from pathlib import Path
 
 from ironbench.core.files import write_atomic
-from ironbench.report.verdict import Verdict, console_text, verdicts
+from ironbench.report.records import Verdict
+from ironbench.report.verdict import console_text, verdicts
 
 
 def default_output(out_dir: Path, run_id: str, compare_base: str | None = None) -> Path:
@@ -17,6 +20,8 @@ def default_output(out_dir: Path, run_id: str, compare_base: str | None = None) 
 
 @dataclass(frozen=True)
 class Report:
+    """What writing a report did: where the page is (None: not written), and what it says."""
+
     path: Path | None
     verdicts: list[Verdict]
 
@@ -34,7 +39,9 @@ def write_report(
     write: bool = True,
 ) -> Report:
     """Gather the run's data, judge it, and (with `write`) write the page; returns where
-    and what it said. The page is written whole or not at all."""
+    and what it said. The page is written whole or not at all. The run's own report, in its
+    folder, is a fact of the run: recorded in the store first, so that a rebuild of the
+    folder writes it again."""
     from ironbench.report.gather import gather
     from ironbench.report.page import render
 
@@ -42,6 +49,30 @@ def write_report(
     items = verdicts(data)
     if not write:
         return Report(None, items)
-    path = Path(output) if output is not None else default_output(out_dir, run_id, compare_base)
+    default = default_output(out_dir, run_id, compare_base)
+    path = Path(output) if output is not None else default
+    if compare_base is None and path == default:
+        _record(Path(store_path), Path(out_dir), run_id)
     write_atomic(path, render(data, items), "the report's folder")
     return Report(path, items)
+
+
+def _record(store_path: Path, out_dir: Path, run_id: str) -> None:
+    """The `report_written` fact, once per run. A store this process cannot write is left as it
+    is (it cannot be rebuilt from either); a full one stops here, naming the run."""
+    from ironbench.core.errors import StoreFull, StoreUnwritable
+    from ironbench.core.events import ReportWritten
+    from ironbench.run.guards import resume_command
+    from ironbench.run.session import stopped_on_full_disk
+    from ironbench.store.eventstore import EventStore, Pending
+
+    try:
+        with EventStore(store_path) as store:  # gather checked its schema: nothing to migrate
+            if any(store.read(run_id, types=("report_written",), limit=1)):
+                return
+            try:
+                store.append(run_id, [Pending("report", ReportWritten(), idempotency_key=f"report:{run_id}")])
+            except StoreFull as full:
+                raise stopped_on_full_disk(full, store, run_id, resume_command(run_id, out_dir, store_path)) from None
+    except StoreUnwritable:
+        pass

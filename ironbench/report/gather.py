@@ -1,51 +1,59 @@
-"""The report's data: one SQL per section over the run's read models (DuckDB,
-read-only), shaped into plain JSON-ready dicts. Rendering never touches the store.
+"""The report's data: one SQL per part over the run's read models (DuckDB, read-only),
+shaped into the records of `records.py`. Rendering never touches the store.
 
-Decision rows travel whole (`SELECT *`), so evidence columns a later revision adds
-reach the page without a change here. A section a store has no rows for is left out.
+Decision rows travel whole (`SELECT *`): a column a later revision adds reaches the page
+as a decision's `more`, without a change here. A section a store has no rows for is left out.
 """
 
 import json
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
+from typing import Any
 
 from ironbench.analysis.query import connect
-from ironbench.run.preview import word_diff_ops
+from ironbench.core.kinds import DIFFERED, JUDGED, MATERIAL
+from ironbench.core.labels import group_path_sql
+from ironbench.core.outcome_codes import OUTCOME_CODE_SQL, OUTCOME_CODES, SUPERSEDED
+from ironbench.report.records import (
+    AdversarialCase,
+    AdversarialSection,
+    AttemptsRow,
+    BaselineCase,
+    BaselineSection,
+    CompareSection,
+    ConversationCell,
+    Decision,
+    EnginePair,
+    EngineTotal,
+    GauntletSection,
+    GeneratorSensitivity,
+    Group,
+    Ladder,
+    LadderLevel,
+    NotEvidence,
+    OutcomeRow,
+    Rejection,
+    ReportData,
+    RunMeta,
+    Scenario,
+    Score,
+    SensitivityCell,
+    StressSection,
+    Thread,
+    Turn,
+    TurnTally,
+    Variant,
+    VariantRow,
+)
 from ironbench.stats import wilson_interval
 
-# Runs that say something about the target: harness faults and infrastructure
-# errors are counted and shown, but never in a rate.
+# Runs that say something about the target: harness faults and infrastructure errors are
+# counted and shown, but never in a rate.
 EVIDENCE = "harness_error IS NULL AND infra_error IS NULL"
-
-# One character per invocation, so a case's whole sequence is one string from SQL.
-CODE = """CASE
-    WHEN harness_error IS NOT NULL THEN 'H'
-    WHEN infra_error IS NOT NULL THEN 'I'
-    WHEN timed_out OR failure_stage = 'timeout' THEN 'T'
-    WHEN success AND repairs_triggered > 0 THEN 's'
-    WHEN success THEN 'S'
-    WHEN failure_stage = 'generation' THEN 'G'
-    WHEN failure_stage = 'validation' THEN 'V'
-    WHEN failure_stage = 'repair' THEN 'R'
-    ELSE 'U' END"""
-
-OUTCOME_NAMES = {
-    "S": "success",
-    "s": "success after repair",
-    "G": "failed: generation",
-    "V": "failed: validation",
-    "R": "failed: repair",
-    "U": "failed: unknown",
-    "T": "failed: timeout",
-    "H": "harness error (excluded)",
-    "I": "infrastructure error (excluded)",
-    "X": "infrastructure error, slot re-run (superseded, excluded)",
-}
-# Codes that are evidence about the target; the others are shown but never in a rate.
-EVIDENCE_CODES = "SsGVRUT"
-
-GROUP_PATH = "coalesce(nullif(group_path, ''), 'baseline/' || case_id)"
-
-# The invocation columns CODE reads, typed as the views type them (for store.* tables).
+GROUP_PATH = group_path_sql()
+# The invocation columns the outcome code reads, typed as the views type them (for store.* tables).
 TYPED = "SELECT * REPLACE (success::BOOLEAN AS success, timed_out::BOOLEAN AS timed_out) FROM store.invocations"
 
 SQL = {
@@ -56,11 +64,11 @@ SQL = {
                       FROM events WHERE type IN ('run_started', 'run_aborted')) e""",
     # Live attempts by outcome, and the attempts a re-run superseded (infrastructure errors).
     "outcomes": f"""
-        SELECT coalesce(case_mode, mode) AS case_mode, {CODE} AS code, count(*) AS runs,
+        SELECT coalesce(case_mode, mode) AS case_mode, {OUTCOME_CODE_SQL} AS code, count(*) AS runs,
                quantile_cont(duration_ms, 0.5) AS p50_ms, quantile_cont(duration_ms, 0.95) AS p95_ms
         FROM invocations GROUP BY ALL
         UNION ALL
-        SELECT coalesce(case_mode, mode), 'X', count(*), quantile_cont(duration_ms, 0.5),
+        SELECT coalesce(case_mode, mode), '{SUPERSEDED}', count(*), quantile_cont(duration_ms, 0.5),
                quantile_cont(duration_ms, 0.95)
         FROM superseded_invocations GROUP BY ALL""",
     "groups": f"""
@@ -74,7 +82,7 @@ SQL = {
                      count(*) FILTER (WHERE {EVIDENCE} AND (timed_out OR failure_stage = 'timeout')) AS timeouts,
                      count(*) FILTER (WHERE NOT ({EVIDENCE})) AS excluded,
                      count(*) FILTER (WHERE infra_error IS NOT NULL) AS infra_errors,
-                     string_agg({CODE}, '' ORDER BY run_index) AS codes,
+                     string_agg({OUTCOME_CODE_SQL}, '' ORDER BY run_index) AS codes,
                      avg(attempts) FILTER (WHERE {EVIDENCE}) AS mean_attempts,
                      avg(repairs_triggered) FILTER (WHERE {EVIDENCE}) AS mean_repairs,
                      round(quantile_cont(duration_ms, 0.95)) AS p95_ms, min(seq) AS first_seq
@@ -101,9 +109,8 @@ SQL = {
                       FROM decisions d JOIN (SELECT seq, payload FROM events WHERE type = 'decision_taken') e
                            ON e.seq = d.seq
                       WHERE d.decision = 'reference' AND d.reference_source <> 'this run')
-        SELECT refs.run_id, refs.group_path, string_agg({CODE}, '' ORDER BY i.run_index) AS codes
-        FROM refs JOIN ({TYPED}) i
-             ON i.run_id = refs.run_id AND coalesce(nullif(i.group_path, ''), 'baseline/' || i.case_id) = refs.group_path
+        SELECT refs.run_id, refs.group_path, string_agg({OUTCOME_CODE_SQL}, '' ORDER BY i.run_index) AS codes
+        FROM refs JOIN ({TYPED}) i ON i.run_id = refs.run_id AND {group_path_sql("i.")} = refs.group_path
         GROUP BY ALL""",
     "attempts": f"""
         SELECT coalesce(case_mode, mode) AS case_mode, attempts,
@@ -135,106 +142,173 @@ SQL = {
 }
 
 
-def _rows(con, sql: str) -> list[dict]:
-    cursor = con.execute(sql)
-    names = [d[0] for d in cursor.description]
-    return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+@dataclass(frozen=True)
+class Rows:
+    """A query's column names and rows."""
+
+    names: list[str]
+    rows: list[tuple]
+
+    def records(self, cls: type, **read: Callable[[Any], Any]) -> list[Any]:
+        """Each row as `cls`, by column name (columns it has no field for are ignored); `read`
+        turns a column's stored value into its field's (JSON text into a list, say)."""
+        known = {f.name for f in fields(cls)}
+        at = [(k, name, read.get(name)) for k, name in enumerate(self.names) if name in known]
+        return [cls(**{name: row[k] if f is None else f(row[k]) for k, name, f in at}) for row in self.rows]
 
 
-def query_sections(store_path: Path, run_id: str) -> dict[str, list[dict]]:
-    """Every SQL above against one run (each view shows that run only)."""
+@dataclass(frozen=True)
+class Raw:
+    """Every query of `SQL`, for one run (each view shows that run only)."""
+
+    run: Rows
+    outcomes: Rows
+    groups: Rows
+    decisions: Rows
+    reference_runs: Rows
+    attempts: Rows
+    variants: Rows
+    rejections: Rows
+    conversations: Rows
+    per_turn: Rows
+    transcripts: Rows
+
+
+def query(store_path: Path, run_id: str) -> Raw:
     con = connect(store_path, run_id)
     try:
-        return {name: _rows(con, sql) for name, sql in SQL.items()}
+        found = {}
+        for name, sql in SQL.items():
+            cursor = con.execute(sql)
+            found[name] = Rows([d[0] for d in cursor.description], cursor.fetchall())
+        return Raw(**found)
     finally:
         con.close()
 
 
-def gather(store_path: Path, run_id: str, compare_base: str | None = None, alpha: float = 0.05) -> dict:
+def gather(store_path: Path, run_id: str, compare_base: str | None = None, alpha: float = 0.05) -> ReportData:
     """The whole page's data for `run_id` (and its comparison against `compare_base`)."""
-    data = shape(query_sections(store_path, run_id))
-    from ironbench.report.field import field_data  # (imports this module's names)
+    from ironbench.analysis.field import field_numbers
 
-    data.update(field_data(store_path, run_id))
-    if compare_base is not None:
-        from ironbench.analysis.compare import compare_runs
+    data = shape(query(store_path, run_id))
+    numbers = field_numbers(store_path, run_id)
+    data = replace(data, robustness=numbers.get("robustness"), survival=numbers.get("survival"))
+    if compare_base is None:
+        return data
+    from ironbench.analysis.compare import compare_runs
 
-        data["compare"] = comparison_section(compare_runs(store_path, compare_base, run_id, alpha))
-    return data
+    comparison = compare_runs(store_path, compare_base, run_id, alpha)
+    return replace(data, compare=CompareSection(comparison, comparison.cases))
 
 
 # -- shaping (pure) -------------------------------------------------------------------
 
+_BOOKKEEPING = frozenset({"seq", "run_id", "suite_id", "mode", "timestamp_utc"})
+_DECISION_FIELDS = frozenset(f.name for f in fields(Decision)) - {"more"}
 
-def _interval(successes: int, n: int) -> dict:
+
+def decision(names: list[str], row: tuple) -> Decision:
+    """A decisions row: the fields this page names, and any other (a later revision's) as `more`."""
+    named, more = {}, []
+    for name, value in zip(names, row, strict=True):
+        if name in _DECISION_FIELDS:
+            named[name] = value
+        elif name not in _BOOKKEEPING and value is not None:
+            more.append((name, value))
+    return Decision(**named, more=tuple(more))
+
+
+def interval(successes: int, n: int) -> tuple[float, float, float]:
+    """The rate and its Wilson 95% interval (0 without runs)."""
     low, high = wilson_interval(successes, n)
-    return {"n": n, "successes": successes, "rate": successes / n if n else 0.0, "low": low, "high": high}
+    return (successes / n if n else 0.0), low, high
 
 
-def shape(raw: dict[str, list[dict]]) -> dict:
-    run = raw["run"][0]
-    started = json.loads(run.pop("started") or "{}")
-    aborted = json.loads(run.pop("aborted") or "null")
-    suite = started.pop("suite", {}) or {}
-    data: dict = {"run": _run_meta(run, started, aborted), "suite": suite}
-    if raw["outcomes"]:
-        order = {code: i for i, code in enumerate(OUTCOME_NAMES)}
-        data["outcomes"] = sorted(raw["outcomes"], key=lambda r: (r["case_mode"], order.get(r["code"], 99)))
-    decisions = {d["group_path"]: d for d in raw["decisions"]}
-    cases = {c["id"]: c for c in suite.get("cases", [])}
-    groups = []
-    for group in raw["groups"]:
-        group = {**group, **_interval(group["successes"], group["n"])}
-        decision = decisions.get(group["group_path"])
-        groups.append({**group, "decision": None if decision is None else _trim(decision, group)})
-    by_mode: dict[str, list[dict]] = {}
-    for group in groups:
-        by_mode.setdefault(group["case_mode"], []).append(group)
-    attempts = [a for a in raw["attempts"] if a["case_mode"] == "baseline"]
+@dataclass(frozen=True)
+class _Case:
+    """What the report reads of a case as the suite recorded it."""
+
+    instruction: str | None = None
+    most_runs: int | None = None  # its `runs`, or its rule's cap (None: not recorded)
+    ladder_generator: str | None = None
+    ladder_levels: int | None = None
+
+
+@dataclass(frozen=True)
+class _Suite:
+    """What the report reads of the suite as the run recorded it (by whichever ironbench)."""
+
+    recorded: dict[str, Any]
+    cases: dict[str, _Case]
+    scenarios: dict[str, Scenario]  # in the suite's order
+
+    @classmethod
+    def of(cls, suite: dict[str, Any]) -> "_Suite":
+        cases = {}
+        for case in suite.get("cases", []):
+            stop = case.get("stop") or {}
+            rule = stop.get("rule")
+            cap = stop.get("max_runs") if rule == "confidence" else stop.get("runs") if rule == "fixed" else None
+            ladder = case.get("ladder") or {}
+            additions = ladder.get("additions")
+            levels = len(additions) if isinstance(additions, list) else additions
+            cases[case.get("id")] = _Case(
+                case.get("instruction"), cap or case.get("runs"), ladder.get("generator"), levels
+            )
+        scenarios = {
+            s.get("name"): Scenario(s.get("name"), s.get("domain", ""), s.get("forbidden_phrase", ""))
+            for s in suite.get("scenarios", [])
+        }
+        return cls(suite, cases, scenarios)
+
+    def case(self, case_id: str) -> _Case:
+        return self.cases.get(case_id) or _Case()
+
+    def scenario(self, name: str) -> Scenario:
+        return self.scenarios.get(name) or Scenario(name, "", "")
+
+
+def shape(raw: Raw) -> ReportData:
+    run, suite = _run_meta(raw.run)
+    order = {c.code: k for k, c in enumerate(OUTCOME_CODES)}
+    outcomes = sorted(raw.outcomes.records(OutcomeRow), key=lambda r: (r.case_mode, order.get(r.code, 99)))
+    decisions = [decision(raw.decisions.names, row) for row in raw.decisions.rows]
+    by_group = {d.group_path: d for d in decisions}
+    recorded = _Suite.of(suite)
+    by_mode: dict[str, list[Group]] = {}
+    for row in raw.groups.rows:
+        values: dict[str, Any] = dict(zip(raw.groups.names, row, strict=True))
+        rate, low, high = interval(values["successes"], values["n"])
+        group = Group(**values, rate=rate, low=low, high=high, decision=by_group.get(values["group_path"]))
+        by_mode.setdefault(group.case_mode, []).append(group)
+    variants = raw.variants.records(VariantRow)
+    rejections = raw.rejections.records(Rejection, failure_reasons=lambda text: json.loads(text or "[]"))
+    baseline = adversarial = stress = gauntlet = None
     if "baseline" in by_mode:
-        data["baseline"] = _baseline(by_mode["baseline"], cases, attempts)
-    adversarial_variants = [v for v in raw["variants"] if v["case_mode"] == "adversarial"]
-    if "adversarial" in by_mode or adversarial_variants or raw["rejections"]:
-        references = [
-            _trim(d) for d in raw["decisions"] if d.get("case_mode") == "adversarial" and d["decision"] == "reference"
-        ]
-        stored = {(r["run_id"], r["group_path"]): r["codes"] for r in raw["reference_runs"]}
-        data["adversarial"] = _adversarial(
-            by_mode.get("adversarial", []), references, stored, cases, adversarial_variants, raw["rejections"]
+        attempts = [a for a in raw.attempts.records(AttemptsRow) if a.case_mode == "baseline"]
+        baseline = _baseline(by_mode["baseline"], recorded, attempts)
+    adversarial_variants = [v for v in variants if v.case_mode == "adversarial"]
+    if "adversarial" in by_mode or adversarial_variants or rejections:
+        references = [d for d in decisions if d.case_mode == "adversarial" and d.decision == "reference"]
+        adversarial = _adversarial(
+            by_mode.get("adversarial", []), references, raw.reference_runs, recorded, adversarial_variants, rejections
         )
-    stress_decisions = [_trim(d) for d in raw["decisions"] if d.get("case_mode") == "stress"]
+    stress_decisions = [d for d in decisions if d.case_mode == "stress"]
     if "stress" in by_mode or stress_decisions:
-        data["stress"] = _stress(
-            by_mode.get("stress", []),
-            stress_decisions,
-            cases,
-            [v for v in raw["variants"] if v["case_mode"] == "stress"],
-        )
-    if raw["conversations"] or raw["transcripts"]:
-        data["gauntlet"] = _gauntlet(suite, raw["conversations"], raw["per_turn"], raw["transcripts"])
-    return data
+        stress_variants = [v for v in variants if v.case_mode == "stress"]
+        stress = _stress(by_mode.get("stress", []), stress_decisions, recorded, stress_variants)
+    if raw.conversations.rows or raw.transcripts.rows:
+        gauntlet = _gauntlet(recorded, raw.conversations, raw.per_turn.records(TurnTally), raw.transcripts)
+    return ReportData(run, suite, outcomes, baseline, adversarial, stress, gauntlet)
 
 
-# Decision columns that are bookkeeping, or that its group already carries: left out
-# of the page's data (the page is for reading; the store keeps everything).
-_BOOKKEEPING = ("seq", "run_id", "suite_id", "mode", "timestamp_utc", "group_path", "case_mode")
-_SAME_AS_GROUP = ("case_id", "variant_id", "generator", "level")
-_COUNTS = ("n", "successes", "success_rate", "wilson_low", "wilson_high")
-
-
-def _trim(decision: dict, group: dict | None = None) -> dict:
-    drop = set(_BOOKKEEPING)
-    if group is not None:
-        drop.update(_SAME_AS_GROUP)
-        if (decision["n"], decision["successes"]) == (group["n"], group["successes"]):
-            drop.update(_COUNTS)
-    return {k: v for k, v in decision.items() if k not in drop and v is not None}
-
-
-def _run_meta(run: dict, started: dict, aborted: dict | None) -> dict:
-    """The runs row plus everything run_started recorded (versions, platform, and any
-    field a later ironbench adds); the recorded environment as a mapping."""
-    meta = dict(run)
+def _run_meta(found: Rows) -> tuple[RunMeta, dict[str, Any]]:
+    """The runs row plus everything run_started recorded (versions, platform, and any field a
+    later ironbench adds), the recorded environment as a mapping; and the suite as recorded."""
+    meta = dict(zip(found.names, found.rows[0], strict=True))
+    started = json.loads(meta.pop("started") or "{}")
+    aborted = json.loads(meta.pop("aborted") or "null")
+    suite = started.pop("suite", {}) or {}
     for key, value in started.items():
         meta.setdefault(key, value)
     if isinstance(meta.get("environment"), str):
@@ -242,377 +316,242 @@ def _run_meta(run: dict, started: dict, aborted: dict | None) -> dict:
             meta["environment"] = json.loads(meta["environment"])
         except ValueError:
             pass  # shown as recorded
-    if isinstance(meta.get("rules"), dict):  # the whole definition stays in the store; the page names it
-        rules = meta.pop("rules")
+    rules = meta.get("rules")
+    if isinstance(rules, dict):  # the whole definition stays in the store; the page names it
+        del meta["rules"]
         meta["outcome_rules"] = f"{rules.get('name')} ({rules.get('source')}, sha256 {str(rules.get('sha256'))[:12]})"
     if aborted:
         meta["abort_reason"] = aborted.get("reason")
-    return meta
+    named: dict[str, Any] = {f.name: meta.get(f.name) for f in fields(RunMeta) if f.name != "recorded"}
+    return RunMeta(**named, recorded=meta), suite
 
 
-def _baseline(groups: list[dict], cases: dict, attempts: list[dict]) -> dict:
+def _parts(group: Group) -> dict[str, Any]:
+    """A group's fields by name, to make one of its extensions (a baseline case, a stress level) of it."""
+    return {f.name: getattr(group, f.name) for f in fields(Group)}
+
+
+def _baseline(groups: list[Group], suite: _Suite, attempts: list[AttemptsRow]) -> BaselineSection:
     rows = []
     for group in groups:
-        case = cases.get(group["case_id"], {})
-        shown = {k: v for k, v in group.items() if k not in ("group_path", "case_mode", "generator", "level")}
-        rows.append({**shown, "instruction": case.get("instruction"), "planned": _planned(case, group)})
-    return {"cases": rows, "attempts": attempts, "excluded": _excluded(groups)}
+        case = suite.case(group.case_id)
+        # the most runs the case could take: its `runs`, or its rule's cap
+        planned = case.most_runs or len(group.codes)
+        rows.append(BaselineCase(**_parts(group), instruction=case.instruction, planned=planned))
+    return BaselineSection(rows, attempts, NotEvidence.total(groups))
 
 
-def _planned(case: dict, group: dict) -> int:
-    """The most runs the case could take: its `runs`, or its confidence rule's cap."""
-    stop = case.get("stop") or {}
-    if stop.get("rule") == "confidence" and stop.get("max_runs"):
-        return stop["max_runs"]
-    if stop.get("rule") == "fixed" and stop.get("runs"):
-        return stop["runs"]
-    return case.get("runs") or len(group["codes"])
+@dataclass
+class _Tally:
+    """Judged variants of a case and generator (or of a generator across cases), as they add up."""
 
+    variants: int = 0
+    material: int = 0
+    kinds: Counter[str] = field(default_factory=Counter)
+    directions: dict[str, int] = field(default_factory=dict)
 
-MATERIAL = ("stochastic", "structural")
-DECIDED_VARIANT = ("not_material", "within_noise") + MATERIAL
-_TALLIES = ("variants", "material", "structural", "stochastic", "within_noise")
+    def add(self, kind: str, direction: str | None) -> None:
+        self.variants += 1
+        if kind in DIFFERED:
+            self.kinds[kind] += 1
+        if kind in MATERIAL:
+            self.material += 1
+            way = direction or "unknown"
+            self.directions[way] = self.directions.get(way, 0) + 1
+
+    def merge(self, other: "_Tally") -> None:
+        self.variants += other.variants
+        self.material += other.material
+        self.kinds.update(other.kinds)
+        for way, count in other.directions.items():
+            self.directions[way] = self.directions.get(way, 0) + count
+
+    def counts(self) -> tuple[int, int, int, int, int, dict[str, int]]:
+        """variants, material, structural, stochastic, within noise, directions."""
+        structural, stochastic, within_noise = (self.kinds[k] for k in ("structural", "stochastic", "within_noise"))
+        return self.variants, self.material, structural, stochastic, within_noise, self.directions
 
 
 def _adversarial(
-    groups: list[dict], references: list[dict], stored: dict, cases: dict, variants: list[dict], rejections: list[dict]
-) -> dict:
-    by_variant = {(g["case_id"], g["variant_id"]): g for g in groups}
-    reference_of = {d["case_id"]: d for d in references}
-    out_cases: dict[str, dict] = {}
-    for case_id in dict.fromkeys([v["case_id"] for v in variants] + [g["case_id"] for g in groups]):
+    groups: list[Group],
+    references: list[Decision],
+    reference_runs: Rows,
+    suite: _Suite,
+    variants: list[VariantRow],
+    rejections: list[Rejection],
+) -> AdversarialSection:
+    by_variant = {(g.case_id, g.variant_id): g for g in groups}
+    reference_of = {d.case_id: d for d in references}
+    stored = {(run_id, group): codes for run_id, group, codes in reference_runs.rows}  # another run's baselines
+    made: dict[str, tuple[list[Variant], list[VariantRow]]] = {}
+    for case_id in dict.fromkeys([v.case_id for v in variants] + [g.case_id for g in groups]):
+        made[case_id] = ([], [])
+    for row in variants:
+        listed, dropped = made[row.case_id]
+        if row.dropped:
+            dropped.append(row)
+            continue
+        group = by_variant.get((row.case_id, row.variant_id))
+        listed.append(
+            Variant(
+                row.generator,
+                row.variant_id,
+                row.instruction,
+                row.seed,
+                row.attempt,
+                row.model,
+                group.codes if group else "",
+                *((group.n, group.successes, group.timeouts, group.excluded, group.superseded) if group else (0,) * 5),
+                group.decision if group else None,
+            )
+        )
+    out_cases = []
+    cells: dict[tuple[str, str], _Tally] = {}
+    for case_id, (listed, dropped) in made.items():
         reference = reference_of.get(case_id)
         fresh = by_variant.get((case_id, "baseline"))
-        codes = fresh["codes"] if fresh else None
-        if reference and reference.get("reference_source") not in (None, "this run"):
-            codes = stored.get((reference["reference_source"], reference.get("reference_group")))
-        out_cases[case_id] = {
-            "case_id": case_id,
-            "instruction": cases.get(case_id, {}).get("instruction", ""),
-            "reference": reference,
-            "reference_codes": codes,
-            "variants": [],
-            "dropped": [],
-        }
-    for variant in variants:
-        case = out_cases[variant["case_id"]]
-        if variant["dropped"]:
-            case["dropped"].append(variant)
-            continue
-        group = by_variant.get((variant["case_id"], variant["variant_id"]), {})
-        shown = {k: variant[k] for k in ("generator", "variant_id", "instruction", "seed", "attempt", "model")}
-        counts = {k: group.get(k, 0) for k in ("n", "successes", "timeouts", "excluded", "superseded")}
-        case["variants"].append({**shown, "codes": group.get("codes", ""), **counts, "decision": group.get("decision")})
-    cells: dict[tuple[str, str], dict] = {}
-    for case in out_cases.values():
-        for variant in case["variants"]:
-            decision = variant["decision"] or {}
-            if decision.get("decision") not in DECIDED_VARIANT:
+        codes = fresh.codes if fresh else None
+        if reference and reference.reference_source not in (None, "this run"):
+            codes = stored.get((reference.reference_source, reference.reference_group))
+        instruction = suite.case(case_id).instruction or ""
+        out_cases.append(AdversarialCase(case_id, instruction, reference, codes, listed, dropped))
+        for variant in listed:
+            if variant.decision is None or variant.decided not in JUDGED:
                 continue  # not decided yet: neither material nor not
-            cell = cells.setdefault(
-                (case["case_id"], variant["generator"]),
-                {
-                    "case_id": case["case_id"],
-                    "generator": variant["generator"],
-                    **dict.fromkeys(_TALLIES, 0),
-                    "directions": {},
-                },
+            cells.setdefault((case_id, variant.generator), _Tally()).add(
+                variant.decision.decision, variant.decision.direction
             )
-            cell["variants"] += 1
-            if decision["decision"] in MATERIAL + ("within_noise",):
-                cell[decision["decision"]] += 1
-            if decision["decision"] in MATERIAL:
-                cell["material"] += 1
-                way = decision.get("direction") or "unknown"
-                cell["directions"][way] = cell["directions"].get(way, 0) + 1
-    generators: dict[str, dict] = {}
-    for cell in cells.values():
-        total = generators.setdefault(
-            cell["generator"], {"generator": cell["generator"], **dict.fromkeys(_TALLIES, 0), "directions": {}}
-        )
-        for key in _TALLIES:
-            total[key] += cell[key]
-        for way, count in cell["directions"].items():
-            total["directions"][way] = total["directions"].get(way, 0) + count
-    for total in generators.values():
-        total.update(
-            {k: v for k, v in _interval(total["material"], total["variants"]).items() if k not in ("n", "successes")}
-        )
-    for row in rejections:
-        row["failure_reasons"] = json.loads(row["failure_reasons"] or "[]")
-    return {
-        "cases": list(out_cases.values()),
-        "cells": list(cells.values()),
-        "generators": sorted(generators.values(), key=lambda g: (-g["rate"], g["generator"])),
-        "excluded": _excluded(groups),
-        "rejections": rejections,
-    }
+    generators: dict[str, _Tally] = {}
+    for (_, generator), tally in cells.items():
+        generators.setdefault(generator, _Tally()).merge(tally)
+    by_rate = [
+        GeneratorSensitivity(name, *tally.counts(), *interval(tally.material, tally.variants))
+        for name, tally in generators.items()
+    ]
+    return AdversarialSection(
+        out_cases,
+        [SensitivityCell(case_id, generator, *tally.counts()) for (case_id, generator), tally in cells.items()],
+        sorted(by_rate, key=lambda g: (-g.rate, g.generator)),
+        NotEvidence.total(groups),
+        rejections,
+    )
 
 
-def _excluded(groups: list[dict]) -> dict:
-    """Runs that are not evidence (harness faults, infrastructure errors, superseded
-    attempts), and timeouts, which are evidence (a failure) but a category of their own."""
-    return {k: sum(g.get(k, 0) for g in groups) for k in ("timeouts", "excluded", "infra_errors", "superseded")}
+@dataclass
+class _Climb:
+    """A ladder as its groups and decisions arrive."""
+
+    levels: list[LadderLevel] = field(default_factory=list)
+    ladder: Decision | None = None
+    generator: str | None = None
 
 
-def _stress(groups: list[dict], decisions: list[dict], cases: dict, variants: list[dict]) -> dict:
-    texts = {(v["case_id"], v["variant_id"]): v["instruction"] for v in variants if not v["dropped"]}
-    ladders: dict[str, dict] = {}
+def _stress(groups: list[Group], decisions: list[Decision], suite: _Suite, variants: list[VariantRow]) -> StressSection:
+    texts = {(v.case_id, v.variant_id): v.instruction for v in variants if not v.dropped}
+    climbs: dict[str, _Climb] = {}
     for group in groups:
-        ladder = ladders.setdefault(group["case_id"], {"case_id": group["case_id"], "levels": [], "ladder": None})
-        ladder["generator"] = ladder.get("generator") or group["generator"]
-        level = {k: v for k, v in group.items() if k not in ("group_path", "case_mode", "case_id", "generator")}
-        ladder["levels"].append({**level, "instruction": texts.get((group["case_id"], group["variant_id"]))})
-    for decision in decisions:
-        if decision["variant_id"] == "ladder":
-            ladders.setdefault(
-                decision["case_id"],
-                {"case_id": decision["case_id"], "levels": [], "generator": decision.get("generator")},
-            )["ladder"] = decision
-    for case_id, ladder in ladders.items():
-        case = cases.get(case_id, {})
-        ladder["instruction"] = case.get("instruction", "")
-        ladder["generator"] = ladder.get("generator") or case.get("ladder", {}).get("generator")
-        additions = case.get("ladder", {}).get("additions")
-        ladder["planned"] = len(additions) if isinstance(additions, list) else additions
-        ladder["levels"].sort(key=lambda level: level["level"] if level["level"] is not None else -1)
-        ladder.setdefault("ladder", None)
-        verdict = ladder["ladder"] or {}
-        # boundary, tentative, fails_at_base (level 0) or no_boundary; None while the ladder runs
-        ladder["verdict"] = verdict.get("decision")
-        ladder["verdict_level"] = verdict.get("level")
-        ladder["boundary"] = verdict.get("level") if verdict.get("decision") == "boundary" else None
-    return {"ladders": list(ladders.values()), "excluded": _excluded(groups)}
+        climb = climbs.setdefault(group.case_id, _Climb())
+        climb.generator = climb.generator or group.generator
+        climb.levels.append(LadderLevel(**_parts(group), instruction=texts.get((group.case_id, group.variant_id))))
+    for found in decisions:
+        if found.variant_id == "ladder":
+            climbs.setdefault(found.case_id, _Climb(generator=found.generator)).ladder = found
+    ladders = []
+    for case_id, climb in climbs.items():
+        case = suite.case(case_id)
+        verdict = climb.ladder
+        kind, at = (verdict.decision, verdict.level) if verdict else (None, None)
+        ladders.append(
+            Ladder(
+                case_id,
+                sorted(climb.levels, key=lambda level: level.level if level.level is not None else -1),
+                verdict,
+                climb.generator or case.ladder_generator,
+                case.instruction or "",
+                case.ladder_levels,
+                kind,  # boundary, tentative, fails_at_base (level 0) or no_boundary; None while it climbs
+                at,
+                at if kind == "boundary" else None,
+            )
+        )
+    return StressSection(ladders, NotEvidence.total(groups))
 
 
-def _gauntlet(suite: dict, conversations: list[dict], per_turn: list[dict], transcripts: list[dict]) -> dict:
+def _gauntlet(suite: _Suite, conversations: Rows, per_turn: list[TurnTally], transcripts: Rows) -> GauntletSection:
     """The run's gauntlet summary as `ironbench.projections.gauntlet_summary` makes it (conversations as
     the unit, every pair of engines compared), plus per-turn counts and the transcripts."""
     from ironbench.projections.gauntlet_summary import PRIMARY_SCORER, summary_from_counts
 
-    table = summary_from_counts(
-        [
-            (c["engine"], c["scenario"], c["domain"], c["scorer"], c["conversation"], c["turns"], c["violations"])
-            for c in conversations
-        ],
-        suite,
-    )
-    seen = {c["engine"] for c in conversations} | {t["engine"] for t in transcripts}
-    engines = [e for e in table["totals"] if e in seen] + sorted(seen - set(table["totals"]))
-    spec_scenarios = {s["name"]: s for s in suite.get("scenarios", [])}
-    seen_scenarios = {c["scenario"] for c in conversations} | {t["scenario"] for t in transcripts}
-    names = [n for n in spec_scenarios if n in seen_scenarios] + sorted(seen_scenarios - set(spec_scenarios))
-    scenarios = [
-        {
-            "name": n,
-            "domain": spec_scenarios.get(n, {}).get("domain", ""),
-            "forbidden_phrase": spec_scenarios.get(n, {}).get("forbidden_phrase", ""),
-        }
-        for n in names
-    ]
+    table = summary_from_counts(conversations.rows, suite.recorded)  # (engine, scenario, domain, scorer, ...)
+    threads = _threads(transcripts)
+    seen = {row[0] for row in conversations.rows} | {t.engine for t in threads}
+    totals_by_engine = table["totals"]
+    engines = [e for e in totals_by_engine if e in seen] + sorted(seen - set(totals_by_engine))
+    seen_scenarios = {row[1] for row in conversations.rows} | {t.scenario for t in threads}
+    names = [n for n in suite.scenarios if n in seen_scenarios] + sorted(seen_scenarios - set(suite.scenarios))
+    scenarios = [suite.scenario(n) for n in names]
     scorers = sorted(table["scorers"], key=lambda s: (s != PRIMARY_SCORER, s))
-    cells = []
-    for name, row in table["scenarios"].items():
-        for engine, counts in row["engines"].items():
-            for scorer in scorers:
-                cells.append(
-                    {
-                        "engine": engine,
-                        "scenario": name,
-                        "scorer": scorer,
-                        "conversations": counts["num_conversations"],
-                        "violated": counts["conversations_violated"].get(scorer, 0),
-                        "turns": counts["num_turns"],
-                        "turn_violations": counts["num_violations"].get(scorer, 0),
-                    }
-                )
+    cells = [
+        ConversationCell(
+            engine,
+            name,
+            scorer,
+            counts["num_conversations"],
+            counts["conversations_violated"].get(scorer, 0),
+            counts["num_turns"],
+            counts["num_violations"].get(scorer, 0),
+        )
+        for name, row in table["scenarios"].items()
+        for engine, counts in row["engines"].items()
+        for scorer in scorers
+    ]
     totals = []
     for engine in engines:
-        total = table["totals"].get(engine)
+        total = totals_by_engine.get(engine)
         if not total or not total["num_conversations"]:
             continue
         scenarios_run = sum(1 for row in table["scenarios"].values() if engine in row["engines"])
         for scorer in scorers:
             violated = total["conversations_violated"].get(scorer, 0)
-            interval = _interval(violated, total["num_conversations"])
             totals.append(
-                {
-                    "engine": engine,
-                    "scorer": scorer,
-                    "scenarios": scenarios_run,
-                    "conversations": total["num_conversations"],
-                    "violated": violated,
-                    "rate": interval["rate"],
-                    "low": interval["low"],
-                    "high": interval["high"],
-                    "turns": total["num_turns"],
-                    "turn_violations": total["num_violations"].get(scorer, 0),
-                }
-            )
-    threads: dict[tuple[str, str, int], dict] = {}
-    for turn in transcripts:
-        thread = threads.setdefault(
-            (turn["engine"], turn["scenario"], turn["conversation"]),
-            {
-                "engine": turn["engine"],
-                "scenario": turn["scenario"],
-                "domain": turn["domain"],
-                "conversation": turn["conversation"],
-                "turns": [],
-            },
-        )
-        thread["turns"].append({k: turn[k] for k in ("turn", "prompt", "answer", "duration_ms", "scores")})
-    engine_order = {e: i for i, e in enumerate(engines)}
-    scenario_order = {s["name"]: i for i, s in enumerate(scenarios)}
-    ordered = sorted(
-        threads.values(),
-        key=lambda t: (scenario_order.get(t["scenario"], 1e9), t["conversation"], engine_order.get(t["engine"], 1e9)),
-    )
-    return {
-        "unit": "conversation",
-        "engines": engines,
-        "scenarios": scenarios,
-        "scorers": scorers,
-        "cells": cells,
-        "per_turn": per_turn,
-        "totals": totals,
-        "comparisons": {s: table["comparisons"].get(s, []) for s in scorers},
-        "transcripts": ordered,
-    }
-
-
-# -- comparison ------------------------------------------------------------------------
-
-_KNOWN_CASE = (
-    "case_id",
-    "variant_id",
-    "a",
-    "b",
-    "p_regression",
-    "p_improvement",
-    "p_adjusted",
-    "flagged",
-    "mde",
-    "can_be_flagged",
-    "verdict",
-)
-
-
-def comparison_section(comparison) -> dict:
-    """The compare page's data from `compare_runs()`'s result: the one place that knows
-    its fields. Per case B − A with Newcombe's interval, overall the Mantel-Haenszel
-    difference with its stratified interval, and the gate's own reason."""
-    result = comparison.to_dict()
-    cases = []
-    for case in result["cases"]:
-        row = {k: case.get(k) for k in _KNOWN_CASE}
-        row["difference"] = case.get("delta")
-        row["low"], row["high"] = case.get("delta_ci_95") or (None, None)
-        cases.append(row)
-    overall = result["overall"]
-    return {
-        "run_a": result["run_a"],
-        "run_b": result["run_b"],
-        "alpha": result["alpha"],
-        "gate": result["gate"],
-        "fail_on": result["fail_on"],
-        "margin": result["margin"],
-        "verdict": result["verdict"],
-        "failed": result["failed"],
-        "gate_reason": result["reason"],
-        "warnings": result["warnings"],
-        "unit": result["unit"],
-        "engines": result["engines"],
-        "informative_cases": overall["informative_cases"],
-        "overall_p_regression": overall["p_regression"],
-        "overall_p_improvement": overall["p_improvement"],
-        "difference": overall["delta"],
-        "low": overall["delta_ci_95"][0],
-        "high": overall["delta_ci_95"][1],
-        "mde": overall["mde"],
-        "mde_method": overall.get("mde_method"),
-        "delta_upper": overall["delta_upper"],
-        "shifts": result["shifts"],
-        "cases": cases,
-    }
-
-
-# -- the embedded copy ------------------------------------------------------------------
-
-
-def patch(base: str, text: str) -> list:
-    """`text` as edits of `base`, word by word: a number n >= 0 keeps the next n characters
-    of base, -n skips n of them, a string is added text. `apply_patch` undoes it."""
-    ops: list = []
-    for op, chunk in word_diff_ops(base, text):
-        ops.append(len(chunk) if op == "equal" else -len(chunk) if op == "delete" else chunk)
-    return ops
-
-
-def apply_patch(base: str, ops: list) -> str:
-    out, at = [], 0
-    for op in ops:
-        if isinstance(op, str):
-            out.append(op)
-        elif op >= 0:
-            out.append(base[at : at + op])
-            at += op
-        else:
-            at -= op
-    return "".join(out)
-
-
-# What a record's own counts (n, successes) determine: the embedded copy does not repeat
-# them in a decision taken on those same counts.
-FROM_COUNTS = ("success_rate", "wilson_low", "wilson_high", "success_lower_95", "success_upper_95", "chance_agreement")
-
-
-def _lean(record: dict) -> dict:
-    """A group as embedded: its decision without what the group's counts determine (a
-    decision on other counts than its group's keeps its `n` and everything else)."""
-    decision = record.get("decision")
-    if not decision or "n" in decision:
-        return record
-    return {**record, "decision": {k: v for k, v in decision.items() if k not in FROM_COUNTS}}
-
-
-def for_embedding(data: dict) -> dict:
-    """The page's data as embedded in it, each text once: a case's instruction only in
-    `suite.cases`, and each variant's and level's instruction as a patch of its base
-    (adversarial) or of the level below (stress), `instruction_patch`, since most of a
-    variant is its base again. Nothing is lost: `apply_patch` restores every text, a
-    variant's generator is its id's first segment, and what a record's counts determine
-    (rate, Wilson interval, one-sided bounds, chance agreement) follows from them."""
-    out = dict(data)
-    if "baseline" in data:
-        out["baseline"] = {
-            **data["baseline"],
-            "cases": [
-                _lean({k: v for k, v in case.items() if k != "instruction"}) for case in data["baseline"]["cases"]
-            ],
-        }
-    if "adversarial" in data:
-        cases = []
-        for case in data["adversarial"]["cases"]:
-            variants = []
-            for variant in case["variants"]:
-                named = (variant["variant_id"] or "").startswith(f"{variant['generator']}/")
-                shown = {k: v for k, v in variant.items() if k != "instruction" and not (k == "generator" and named)}
-                variants.append(
-                    {**_lean(shown), "instruction_patch": patch(case["instruction"], variant["instruction"])}
+                EngineTotal(
+                    engine,
+                    scorer,
+                    scenarios_run,
+                    total["num_conversations"],
+                    violated,
+                    *interval(violated, total["num_conversations"]),
+                    total["num_turns"],
+                    total["num_violations"].get(scorer, 0),
                 )
-            cases.append({**{k: v for k, v in case.items() if k != "instruction"}, "variants": variants})
-        out["adversarial"] = {**data["adversarial"], "cases": cases}
-    if "stress" in data:
-        ladders = []
-        for ladder in data["stress"]["ladders"]:
-            levels, below = [], ladder["instruction"]
-            for level in ladder["levels"]:
-                shown = _lean({k: v for k, v in level.items() if k != "instruction"})
-                if level.get("instruction"):
-                    shown["instruction_patch"] = patch(below, level["instruction"])
-                    below = level["instruction"]
-                levels.append(shown)
-            ladders.append({**{k: v for k, v in ladder.items() if k != "instruction"}, "levels": levels})
-        out["stress"] = {**data["stress"], "ladders": ladders}
-    return out
+            )
+    engine_order = {e: i for i, e in enumerate(engines)}
+    scenario_order = {s.name: i for i, s in enumerate(scenarios)}
+    ordered = sorted(
+        threads,
+        key=lambda t: (scenario_order.get(t.scenario, 1e9), t.conversation, engine_order.get(t.engine, 1e9)),
+    )
+    pairs = table["comparisons"]
+    return GauntletSection(
+        "conversation",
+        engines,
+        scenarios,
+        scorers,
+        cells,
+        per_turn,
+        totals,
+        {s: [EnginePair(**pair) for pair in pairs.get(s, [])] for s in scorers},
+        ordered,
+    )
+
+
+def _threads(transcripts: Rows) -> list[Thread]:
+    """Each conversation's turns in order (rows are ordered by engine, scenario, conversation, turn)."""
+    threads: dict[tuple[str, str, int], Thread] = {}
+    for engine, scenario, domain, conversation, turn, prompt, answer, duration_ms, scores in transcripts.rows:
+        thread = threads.setdefault(
+            (engine, scenario, conversation), Thread(engine, scenario, domain, conversation, [])
+        )
+        shown = None if scores is None else [Score(**score) for score in scores]
+        thread.turns.append(Turn(turn, prompt, answer, duration_ms, shown))
+    return list(threads.values())

@@ -8,7 +8,26 @@ command that shows it. So a run of 100,000 invocations still gives a page of a f
 """
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from dataclasses import replace
+from typing import Any, TypeVar
+
+from ironbench.analysis.compare import CaseComparison
+from ironbench.core.kinds import MATERIAL, NAMED_LEVEL
+from ironbench.core.outcome_codes import SUCCESS_CODES
+from ironbench.report.records import (
+    AdversarialCase,
+    AdversarialSection,
+    BaselineCase,
+    BaselineSection,
+    CompareSection,
+    GauntletSection,
+    Ladder,
+    LadderLine,
+    LeftOut,
+    ReportData,
+    StressSection,
+    Thread,
+)
 
 LISTED_CASES = 300  # baseline cases with a row and a run strip
 LISTED_VARIANT_CASES = 40  # adversarial cases whose variants are listed
@@ -19,45 +38,40 @@ LISTED_FOREST = 150  # compared cases in the forest plot
 LISTED_REJECTIONS = 200  # AI rewrites the harness rejected
 LISTED_CONVERSATIONS = 200  # gauntlet transcripts
 
-STABLE_CODES = "Ss"  # gather.CODE: a success, with or without repairs
-EXCLUDED_CODES = "HIX"  # not evidence about the target
+T = TypeVar("T")
+S = TypeVar("S")  # a section's record
 
 
-def listed(data: dict) -> dict:
+def listed(data: ReportData) -> ReportData:
     """The page's data with each long list cut to the groups that need a look, in their
-    order; a cut list's section says so in `left_out` ({listed, of, which, see})."""
-    run = data["run"]["run_id"]
-    out = dict(data)
-    if "baseline" in data:
-        out["baseline"] = _baseline(data["baseline"], run)
-    if "adversarial" in data:
-        out["adversarial"] = _adversarial(data["adversarial"], run)
-    if "stress" in data:
-        out["stress"] = _stress(data["stress"], run)
-    if "gauntlet" in data:
-        out["gauntlet"] = _gauntlet(data["gauntlet"], run)
-    if "compare" in data:
-        out["compare"] = _compare(data["compare"])
-    cut = [key for key in ("baseline", "adversarial", "stress") if "left_out" in out.get(key, {})]
-    if cut:
-        # the suite as recorded is embedded for the listed groups' instructions: those cases only
-        kept = {c["case_id"] for key in ("baseline", "adversarial") for c in out.get(key, {}).get("cases", [])}
-        kept |= {ladder["case_id"] for ladder in out.get("stress", {}).get("ladders", [])}
-        cases = data["suite"].get("cases", [])
-        out["suite"] = {
-            **data["suite"],
-            "cases": [c for c in cases if c.get("id") in kept],
-            "left_out": _left_out(
-                len(kept & {c.get("id") for c in cases}),
-                len(cases),
-                "the listed ones",
-                "the run's run_started event (`ironbench query` over the events view, or `ironbench export`)",
-            ),
-        }
-    return out
+    order; a cut list's section says so in `left_out`."""
+    run = data.run.run_id
+    out = replace(
+        data,
+        baseline=data.baseline and _baseline(data.baseline, run),
+        adversarial=data.adversarial and _adversarial(data.adversarial, run),
+        stress=data.stress and _stress(data.stress, run),
+        gauntlet=data.gauntlet and _gauntlet(data.gauntlet, run),
+        compare=data.compare and _compare(data.compare),
+    )
+    cut = [s for s in (out.baseline, out.adversarial, out.stress) if s is not None and s.left_out is not None]
+    if not cut:
+        return out
+    # the suite as recorded is embedded for the listed groups' instructions: those cases only
+    kept = {c.case_id for c in (out.baseline.cases if out.baseline else [])}
+    kept |= {c.case_id for c in (out.adversarial.cases if out.adversarial else [])}
+    kept |= {ladder.case_id for ladder in (out.stress.ladders if out.stress else [])}
+    cases = data.suite.get("cases", [])
+    left_out = LeftOut(
+        len(kept & {c.get("id") for c in cases}),
+        len(cases),
+        "the listed ones",
+        "the run's run_started event (`ironbench query` over the events view, or `ironbench export`)",
+    )
+    return replace(out, suite={**data.suite, "cases": [c for c in cases if c.get("id") in kept], "left_out": left_out})
 
 
-def most_needed(items: Sequence[dict], limit: int, need: Callable[[dict], Any]) -> list[dict]:
+def most_needed(items: Sequence[T], limit: int, need: Callable[[T], Any]) -> list[T]:
     """The `limit` items that need a look most (smallest `need`), in their own order."""
     if len(items) <= limit:
         return list(items)
@@ -65,195 +79,189 @@ def most_needed(items: Sequence[dict], limit: int, need: Callable[[dict], Any]) 
     return [items[i] for i in keep]
 
 
-def _left_out(listed: int, total: int, which: str, see: str) -> dict:
-    return {"listed": listed, "of": total, "which": which, "see": see}
+def _cut(section: S, field: str, items: Sequence[T], limit: int, need: Callable[[T], Any], which: str, see: str) -> S:
+    """`section` with its list `field` cut to the `limit` `items` that need a look most, saying
+    so in its `left_out`: which ones it lists, and the commands (`see`) that show the others."""
+    kept = most_needed(items, limit, need)
+    return replace(section, **{field: kept}, left_out=LeftOut(len(kept), len(items), which, see))  # type: ignore[type-var]
 
 
-def sentence(left_out: dict | None, noun: str) -> str:
+def sentence(left_out: LeftOut | None, noun: str) -> str:
     """`Lists 300 of 6,553 cases: ...; the rest: ...` (empty when nothing was left out)."""
     if not left_out:
         return ""
     return (
-        f"This run is too large to list whole: this lists {left_out['listed']:,} of {left_out['of']:,} {noun}, "
-        f"{left_out['which']}. Every figure above counts them all; the others' rows: {left_out['see']}."
+        f"This run is too large to list whole: this lists {left_out.listed:,} of {left_out.of:,} {noun}, "
+        f"{left_out.which}. Every figure above counts them all; the others' rows: {left_out.see}."
     )
 
 
-def _evidence(codes: str) -> str:
-    return "".join(c for c in codes if c not in EXCLUDED_CODES)
-
-
-def _baseline(section: dict, run: str) -> dict:
-    cases = section["cases"]
+def _baseline(section: BaselineSection, run: str) -> BaselineSection:
+    cases = section.cases
     if len(cases) <= LISTED_CASES:
         return section
     ranks = {None: 0, "exhausted": 1}
 
-    def need(case: dict) -> tuple:
-        decision = (case["decision"] or {}).get("decision")
-        runs = _evidence(case["codes"])
-        settled_on_failure = decision == "stable" and runs[-1:] not in ("", *STABLE_CODES)
-        failed = any(c not in STABLE_CODES for c in runs)
-        return (ranks.get(decision, 4 if not failed else 3 if not settled_on_failure else 2), case["low"])
+    def need(case: BaselineCase) -> tuple:
+        runs = case.evidence_codes
+        settled_on_failure = case.decided == "stable" and runs[-1:] not in ("", *SUCCESS_CODES)
+        failed = any(c not in SUCCESS_CODES for c in runs)
+        return (ranks.get(case.decided, 4 if not failed else 3 if not settled_on_failure else 2), case.low)
 
-    kept = most_needed(cases, LISTED_CASES, need)
-    return {
-        **section,
-        "cases": kept,
-        "left_out": _left_out(
-            len(kept),
-            len(cases),
-            "the undecided and the exhausted first, then those stable on a failure, then those with failed runs "
-            "and the lowest success rates",
-            f"`ironbench query stability.sql --run {run}` (every decision), `ironbench query success_by_case.sql "
-            f"--run {run}` (every success rate), `ironbench log {run} CASE` (a case's runs)",
-        ),
-    }
+    return _cut(
+        section,
+        "cases",
+        cases,
+        LISTED_CASES,
+        need,
+        "the undecided and the exhausted first, then those stable on a failure, then those with failed runs "
+        "and the lowest success rates",
+        f"`ironbench query stability.sql --run {run}` (every decision), `ironbench query success_by_case.sql "
+        f"--run {run}` (every success rate), `ironbench log {run} CASE` (a case's runs)",
+    )
 
 
-MATERIAL = ("structural", "stochastic")
+def _adversarial(section: AdversarialSection, run: str) -> AdversarialSection:
+    out = section
+    cases = section.cases
+    if sum(len(c.variants) for c in cases) > LISTED_CASES or len(cases) > LISTED_VARIANT_CASES:
 
+        def moved(case: AdversarialCase) -> list:
+            return [v for v in case.variants if v.decided != "not_material"]
 
-def _adversarial(section: dict, run: str) -> dict:
-    out = dict(section)
-    cases = section["cases"]
-    if sum(len(c["variants"]) for c in cases) > LISTED_CASES or len(cases) > LISTED_VARIANT_CASES:
-
-        def moved(case: dict) -> list[dict]:
-            return [v for v in case["variants"] if (v["decision"] or {}).get("decision") != "not_material"]
-
-        def need(case: dict) -> tuple:
-            material = sum(1 for v in case["variants"] if (v["decision"] or {}).get("decision") in MATERIAL)
+        def need(case: AdversarialCase) -> tuple:
+            material = sum(1 for v in case.variants if v.decided in MATERIAL)
             return (-material, -len(moved(case)))
 
-        kept = [c for c in most_needed(cases, LISTED_VARIANT_CASES, need) if moved(c) or c["dropped"]]
-        out["cases"] = [{**c, "variants": moved(c), "not_listed": len(c["variants"]) - len(moved(c))} for c in kept]
-        out["left_out"] = _left_out(
-            len(kept),
-            len(cases),
-            "those with the most variants that changed the outcome, and of each only the variants that did "
-            "(or are not decided yet)",
-            f"`ironbench query sensitivity_by_generator.sql --run {run}` (every case and generator), "
-            f"`ironbench log {run} CASE --variant VARIANT` (a variant's runs)",
+        kept = [c for c in most_needed(cases, LISTED_VARIANT_CASES, need) if moved(c) or c.dropped]
+        out = replace(
+            out,
+            cases=[replace(c, variants=moved(c), not_listed=len(c.variants) - len(moved(c))) for c in kept],
+            left_out=LeftOut(
+                len(kept),
+                len(cases),
+                "those with the most variants that changed the outcome, and of each only the variants that did "
+                "(or are not decided yet)",
+                f"`ironbench query sensitivity_by_generator.sql --run {run}` (every case and generator), "
+                f"`ironbench log {run} CASE --variant VARIANT` (a variant's runs)",
+            ),
         )
-    case_ids = list(dict.fromkeys(c["case_id"] for c in section["cells"]))
+    case_ids = list(dict.fromkeys(c.case_id for c in section.cells))
     if len(case_ids) > LISTED_HEATMAP_CASES:
         share: dict[str, list[int]] = {}
-        for cell in section["cells"]:
-            tally = share.setdefault(cell["case_id"], [0, 0])
-            tally[0] += cell["material"]
-            tally[1] += cell["variants"]
-        rows = most_needed(
-            [{"case_id": c} for c in case_ids],
-            LISTED_HEATMAP_CASES,
-            lambda c: -share[c["case_id"]][0] / max(1, share[c["case_id"]][1]),
+        for cell in section.cells:
+            tally = share.setdefault(cell.case_id, [0, 0])
+            tally[0] += cell.material
+            tally[1] += cell.variants
+        rows = most_needed(case_ids, LISTED_HEATMAP_CASES, lambda c: -share[c][0] / max(1, share[c][1]))
+        kept_ids = set(rows)
+        out = replace(
+            out,
+            cells=[c for c in section.cells if c.case_id in kept_ids],
+            heatmap_left_out=LeftOut(
+                len(kept_ids),
+                len(case_ids),
+                "the most sensitive",
+                f"`ironbench query sensitivity_by_generator.sql --run {run}`",
+            ),
         )
-        kept_ids = {r["case_id"] for r in rows}
-        out["cells"] = [c for c in section["cells"] if c["case_id"] in kept_ids]
-        out["heatmap_left_out"] = _left_out(
-            len(kept_ids),
-            len(case_ids),
-            "the most sensitive",
-            f"`ironbench query sensitivity_by_generator.sql --run {run}`",
-        )
-    if len(section["rejections"]) > LISTED_REJECTIONS:
-        out["rejections"] = section["rejections"][:LISTED_REJECTIONS]
-        out["rejections_left_out"] = _left_out(
-            LISTED_REJECTIONS,
-            len(section["rejections"]),
-            "the first rejected",
-            f"`ironbench query ai_acceptance.sql --run {run}`, and each slot's ai_generation_failure.json in the "
-            "output tree",
+    if len(section.rejections) > LISTED_REJECTIONS:
+        out = replace(
+            out,
+            rejections=section.rejections[:LISTED_REJECTIONS],
+            rejections_left_out=LeftOut(
+                LISTED_REJECTIONS,
+                len(section.rejections),
+                "the first rejected",
+                f"`ironbench query ai_acceptance.sql --run {run}`, and each slot's ai_generation_failure.json in the "
+                "output tree",
+            ),
         )
     return out
 
 
-FLAGGED_LADDER = ("boundary", "tentative", "fails_at_base")
-
-
-def _stress(section: dict, run: str) -> dict:
-    ladders = section["ladders"]
+def _stress(section: StressSection, run: str) -> StressSection:
+    ladders = section.ladders
     if len(ladders) <= LISTED_LADDERS:
         return section
 
-    def need(ladder: dict) -> tuple:
-        verdict = ladder["verdict"]
-        return (0 if verdict is None else 1 if verdict in FLAGGED_LADDER else 2, ladder["case_id"])
+    def need(ladder: Ladder) -> tuple:
+        verdict = ladder.verdict
+        return (0 if verdict is None else 1 if verdict in NAMED_LEVEL else 2, ladder.case_id)
 
-    kept = most_needed(ladders, LISTED_LADDERS, need)
-    return {
-        **section,
-        "ladders": kept,
+    cut = _cut(
+        section,
+        "ladders",
+        ladders,
+        LISTED_LADDERS,
+        need,
+        "the unfinished first, then those with a boundary, a tentative one or failing at base",
+        f"`ironbench query stress_boundary.sql --run {run}` (every level), `ironbench log {run} CASE` (a "
+        "ladder's runs)",
+    )
+    return replace(
+        cut,
         # every ladder's verdict, one line each: the section's aggregate
-        "verdicts": [
-            {
-                "case_id": ladder["case_id"],
-                "generator": ladder.get("generator"),
-                "verdict": ladder["verdict"],
-                "level": ladder["verdict_level"],
-                "levels": len(ladder["levels"]),
-                "runs": sum(level["n"] for level in ladder["levels"]),
-            }
+        verdicts=[
+            LadderLine(
+                ladder.case_id,
+                ladder.generator,
+                ladder.verdict,
+                ladder.verdict_level,
+                len(ladder.levels),
+                sum(level.n for level in ladder.levels),
+            )
             for ladder in ladders
         ],
-        "left_out": _left_out(
-            len(kept),
-            len(ladders),
-            "the unfinished first, then those with a boundary, a tentative one or failing at base",
-            f"`ironbench query stress_boundary.sql --run {run}` (every level), `ironbench log {run} CASE` (a "
-            "ladder's runs)",
-        ),
-    }
-
-
-def _gauntlet(section: dict, run: str) -> dict:
-    threads = section["transcripts"]
-    if len(threads) <= LISTED_CONVERSATIONS:
-        return section
-
-    def need(thread: dict) -> int:
-        violated = any(score.get("violated") for turn in thread["turns"] for score in turn.get("scores") or ())
-        return 0 if violated else 1
-
-    kept = most_needed(threads, LISTED_CONVERSATIONS, need)
-    return {
-        **section,
-        "transcripts": kept,
-        "left_out": _left_out(
-            len(kept),
-            len(threads),
-            "those with a violating turn first",
-            f"`ironbench query violation_by_engine.sql --run {run}`, and the run's gauntlet/results.json in the "
-            "output tree (every turn)",
-        ),
-    }
-
-
-def _compared_need(case: dict) -> tuple:
-    return (
-        not case.get("flagged"),
-        case.get("difference") is None,
-        case.get("p_adjusted") if case.get("p_adjusted") is not None else 2.0,
-        case.get("difference") or 0.0,
     )
 
 
-def _compare(section: dict) -> dict:
-    cases = section["cases"]
+def _gauntlet(section: GauntletSection, run: str) -> GauntletSection:
+    threads = section.transcripts
+    if len(threads) <= LISTED_CONVERSATIONS:
+        return section
+
+    def need(thread: Thread) -> int:
+        violated = any(score.violated for turn in thread.turns for score in turn.scores or ())
+        return 0 if violated else 1
+
+    return _cut(
+        section,
+        "transcripts",
+        threads,
+        LISTED_CONVERSATIONS,
+        need,
+        "those with a violating turn first",
+        f"`ironbench query violation_by_engine.sql --run {run}`, and the run's gauntlet/results.json in the "
+        "output tree (every turn)",
+    )
+
+
+def _compared_need(case: CaseComparison) -> tuple:
+    return (
+        not case.flagged,
+        case.delta is None,
+        case.p_adjusted if case.p_adjusted is not None else 2.0,
+        case.delta or 0.0,
+    )
+
+
+def _compare(section: CompareSection) -> CompareSection:
+    cases = section.cases
     if len(cases) <= LISTED_COMPARED:
         return section
-    return {
-        **section,
-        "cases": most_needed(cases, LISTED_COMPARED, _compared_need),
-        "left_out": _left_out(
-            LISTED_COMPARED,
-            len(cases),
-            "the flagged first, then by adjusted p",
-            f"`ironbench compare {section['run_a']} {section['run_b']} --format json` (every case)",
-        ),
-    }
+    comparison = section.comparison
+    return _cut(
+        section,
+        "cases",
+        cases,
+        LISTED_COMPARED,
+        _compared_need,
+        "the flagged first, then by adjusted p",
+        f"`ironbench compare {comparison.run_a} {comparison.run_b} --format json` (every case)",
+    )
 
 
-def forest(cases: Sequence[dict]) -> list[dict]:
+def forest(cases: Sequence[CaseComparison]) -> list[CaseComparison]:
     """The compared cases a forest plot draws: all, or past a size the flagged first, then by adjusted p."""
-    return most_needed([c for c in cases if c.get("difference") is not None], LISTED_FOREST, _compared_need)
+    return most_needed([c for c in cases if c.delta is not None], LISTED_FOREST, _compared_need)

@@ -1,143 +1,38 @@
 """Page assembly: header with the verdicts, the sections a run has, its metadata, the
-embedded data, and the inline style and script (allowed by hash, nothing else)."""
+embedded data, and the page's own style and script (static files, inlined and allowed by
+hash; the viewer serves the same files)."""
 
 import base64
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
+from importlib import resources
+from typing import Any
 
 from ironbench import __version__
-from ironbench.report import comparison, field, sections, transcripts
-from ironbench.report.gather import EVIDENCE_CODES, for_embedding
+from ironbench.core.outcome_codes import BY_CODE
+from ironbench.report.embedded import embedded
 from ironbench.report.listing import listed
 from ironbench.report.markup import Markup, el, join, json_script
-from ironbench.report.verdict import Verdict
+from ironbench.report.records import ReportData, RunMeta, Verdict
+from ironbench.report.sections.adversarial import adversarial
+from ironbench.report.sections.baseline import baseline
+from ironbench.report.sections.compare import compare
+from ironbench.report.sections.gauntlet import gauntlet
+from ironbench.report.sections.outcomes import outcomes
+from ironbench.report.sections.robustness import robustness
+from ironbench.report.sections.stress import stress
+from ironbench.report.sections.survival import survival
 from ironbench.report.widgets import number, outcome_css, section
 
-CSS = """
-:root{--ink:#1f2328;--muted:#5f6b76;--line:#e1e4e8;--bad:#c62828;--ok:#2e7d32;--warn:#ef6c00;--link:#0b5cad}
-*{box-sizing:border-box}
-body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:var(--ink);margin:0;background:#f6f7f9}
-header{background:#1f2933;color:#fff;padding:14px 24px}
-header h1{margin:0;font-size:20px;font-weight:600}
-header p{margin:4px 0 0;color:#cbd2d9}
-nav{position:sticky;top:0;background:#fff;border-bottom:1px solid var(--line);padding:6px 24px;z-index:2}
-nav a{margin-right:16px;color:var(--link);text-decoration:none}
-main{padding:4px 24px 40px;max-width:1500px}
-section{background:#fff;border:1px solid var(--line);border-radius:6px;padding:10px 18px;margin:14px 0}
-h2{font-size:18px;margin:4px 0 6px}
-h3{font-size:15px;margin:14px 0 6px}
-h3 small{font-weight:400;color:var(--muted)}
-.intro,figcaption,.evidence{color:var(--muted)}
-figure{margin:10px 0}
-.scroll{overflow-x:auto}
-.row{display:flex;gap:18px;flex-wrap:wrap;align-items:flex-start}
-table{border-collapse:collapse;margin:8px 0;font-size:13px}
-caption{text-align:left;color:var(--muted);padding:2px 0}
-th,td{border-bottom:1px solid var(--line);padding:3px 8px;text-align:left;vertical-align:top}
-th{background:#f3f4f6;font-weight:600;white-space:nowrap}
-.js th{cursor:pointer}
-th[aria-sort=ascending]::after{content:" \\25B2"}
-th[aria-sort=descending]::after{content:" \\25BC"}
-.text{white-space:pre-wrap;overflow-wrap:anywhere}
-td.text{min-width:20ch;max-width:70ch}
-td.reason{min-width:28ch;max-width:50ch}
-td.strip,.strip{white-space:nowrap}
-.diff{white-space:pre-wrap;overflow-wrap:anywhere;display:inline-block;max-width:80ch}
-del{background:#fde2e2;color:#8a1c1c}
-ins{background:#d9f5e1;color:#14532d;text-decoration:none}
-.strip b{font-weight:700;letter-spacing:1px}
-.badge{display:inline-block;border-radius:10px;padding:0 7px;font-size:12px;background:#eef0f3;border:1px solid #d5d9de;
-white-space:nowrap}
-td.dec{text-align:center;font-size:12px}
-.badge.bad,.d-structural,.d-systematic_failure,.d-boundary,.d-exhausted{background:#fde2e2;border-color:#f0a8a8}
-.badge.ok,.d-stable,.d-not_material,.d-systematic_success,.d-no_boundary,.d-reference{background:#e2f5e7;
-border-color:#9fd8ae}
-.d-stochastic,.d-mixed,.d-tentative{background:#fff1dc;border-color:#f0c47a}
-.d-fails_at_base{background:#fde2e2;border-color:#f0a8a8}
-.d-within_noise{background:#eef3fb;border-color:#b5c9e8}
-ul.verdicts{padding-left:20px}
-ul.verdicts li{margin:6px 0}
-.cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(540px,1fr));gap:12px}
-.card{border:1px solid var(--line);border-radius:6px;padding:6px 12px}
-.card.v-boundary,.card.v-fails_at_base{border-color:#f0a8a8}
-.card.v-tentative{border-color:#f0c47a}
-.card .said{margin:4px 0}
-h4{font-size:14px;margin:12px 0 4px}
-.maplabel{margin:0;color:var(--muted);font-size:12px}
-details{margin:6px 0}
-summary{cursor:pointer}
-.transcript{padding-left:30px}
-.turn{padding:4px 8px;margin:4px 0;border-left:4px solid transparent}
-.turn.violated{background:#fde2e2;border-left-color:var(--bad)}
-.turn.flagged{background:#fff4e0;border-left-color:var(--warn)}
-.turn p{margin:2px 0}
-.verdicts .badge{margin-right:4px}
-.phrase{color:var(--muted)}
-.gate{border-radius:6px;padding:4px 12px;margin:8px 0}
-.gate.bad{background:#fde2e2}
-.gate.ok{background:#e2f5e7}
-.gate p{margin:4px 0}
-.kv{display:inline-block;margin-right:8px;font-family:ui-monospace,monospace;font-size:12px}
-.legend .key{margin-right:10px;white-space:nowrap}
-.reasons{margin:0;padding-left:16px}
-dl.meta{display:grid;grid-template-columns:max-content 1fr;gap:2px 16px}
-dt{color:var(--muted)}
-dd{margin:0;overflow-wrap:anywhere}
-pre{background:#f6f8fa;padding:8px;overflow:auto;max-height:420px;font-size:12px}
-input.filter{margin:6px 0 0;padding:3px 6px;width:280px}
-.toggles button{font:inherit;font-size:12px}
-footer{color:var(--muted);padding:0 24px 24px}
-.left-out{background:#fff8e1;border-left:4px solid var(--warn);padding:4px 10px}
-""" + outcome_css()
 
-SCRIPT = """
-(function(){
-var doc=document,each=function(list,f){Array.prototype.forEach.call(list,f);};
-doc.documentElement.className+=' js';
-function key(td){var v=td.getAttribute('data-v');return v!==null?v:td.textContent.trim();}
-each(doc.querySelectorAll('table.sortable'),function(table){
-  var heads=table.tHead.rows[0].cells;
-  each(heads,function(th,i){
-    th.tabIndex=0;
-    function sort(){
-      var numeric=th.hasAttribute('data-numeric'),asc=th.getAttribute('aria-sort')!=='ascending';
-      each(heads,function(h){h.removeAttribute('aria-sort');});
-      th.setAttribute('aria-sort',asc?'ascending':'descending');
-      var body=table.tBodies[0],rows=Array.prototype.slice.call(body.rows);
-      rows.sort(function(a,b){
-        var x=key(a.cells[i]),y=key(b.cells[i]);
-        var r=numeric?(parseFloat(x)||0)-(parseFloat(y)||0):x.localeCompare(y,undefined,{numeric:true});
-        return asc?r:-r;});
-      each(rows,function(r){body.appendChild(r);});
-    }
-    th.addEventListener('click',sort);
-    th.addEventListener('keydown',function(e){if(e.key==='Enter'||e.key===' '){e.preventDefault();sort();}});
-  });
-});
-each(doc.querySelectorAll('table.filterable'),function(table){
-  var input=doc.createElement('input'),holder=table.parentNode;
-  input.type='search';input.className='filter';input.placeholder='Filter rows';
-  input.setAttribute('aria-label','Filter rows');
-  holder.parentNode.insertBefore(input,holder);
-  input.addEventListener('input',function(){
-    var q=input.value.toLowerCase();
-    each(table.tBodies[0].rows,function(r){r.hidden=q!==''&&r.textContent.toLowerCase().indexOf(q)<0;});
-  });
-});
-each(doc.querySelectorAll('.group'),function(group){
-  var all=group.querySelectorAll(':scope>details');
-  if(all.length<2)return;
-  var bar=doc.createElement('p');bar.className='toggles';
-  [['Expand all',true],['Collapse all',false]].forEach(function(p){
-    var b=doc.createElement('button');b.type='button';b.textContent=p[0];
-    b.addEventListener('click',function(){each(all,function(d){d.open=p[1];});});
-    bar.appendChild(b);bar.appendChild(doc.createTextNode(' '));
-  });
-  var title=group.querySelector('h3');group.insertBefore(bar,title?title.nextSibling:group.firstChild);
-});
-})();
-"""
+def _static(name: str) -> str:
+    return resources.files("ironbench.report").joinpath("static", name).read_text(encoding="utf-8")
+
+
+CSS = _static("report.css") + outcome_css()
+SCRIPT = _static("report.js")
 
 
 def _sha256(text: str) -> str:
@@ -151,41 +46,56 @@ CSP = (
     "base-uri 'none'; form-action 'none'"
 )
 
-TITLES = {
-    "verdict": "Verdict",
-    "compare": "Compare",
-    "outcomes": "Outcomes",
-    "baseline": "Baseline",
-    "adversarial": "Adversarial",
-    "robustness": "Robustness",
-    "stress": "Stress",
-    "gauntlet": "Gauntlet",
-    "survival": "When conversations break",
-    "metadata": "Metadata",
-}
+
+@dataclass(frozen=True)
+class Part:
+    """A section of the page: its id, its title in the navigation, and how it is drawn from the data."""
+
+    key: str
+    title: str
+    draw: Callable[[ReportData], Markup | None]
 
 
-def _header(data: dict) -> Markup:
-    run = data["run"]
-    facts = [run.get("suite_id"), run.get("mode"), run.get("status"), f"started {run.get('started_utc')}"]
-    if run.get("finished_utc"):
-        facts.append(f"ended {run['finished_utc']}")
-    rows = data.get("outcomes", [])
-    counted = sum(row["runs"] for row in rows if row["code"] in EVIDENCE_CODES)
-    if rows:
+def _present(render: Callable[[Any], Markup], value: Any) -> Markup | None:
+    return render(value) if value else None
+
+
+# The sections a run may have, in page order (between the verdict and the metadata).
+SECTIONS = (
+    Part("compare", "Compare", lambda d: _present(compare, d.compare)),
+    Part("outcomes", "Outcomes", lambda d: _present(outcomes, d.outcomes)),
+    Part("baseline", "Baseline", lambda d: _present(baseline, d.baseline)),
+    Part("adversarial", "Adversarial", lambda d: _present(adversarial, d.adversarial)),
+    Part("robustness", "Robustness", lambda d: _present(robustness, d.robustness)),
+    Part("stress", "Stress", lambda d: _present(stress, d.stress)),
+    Part("gauntlet", "Gauntlet", lambda d: _present(gauntlet, d.gauntlet)),
+    Part("survival", "When conversations break", lambda d: _present(survival, d.survival)),
+)
+
+
+def _header(data: ReportData) -> Markup:
+    run = data.run
+    facts: list[Any] = [run.suite_id, run.mode, run.status, f"started {run.started_utc}"]
+    if run.finished_utc:
+        facts.append(f"ended {run.finished_utc}")
+    if data.outcomes:
+        counted = sum(row.runs for row in data.outcomes if _evidence(row.code))
         facts.append(f"{counted} invocations")
-        excluded = sum(row["runs"] for row in rows if row["code"] not in EVIDENCE_CODES)
+        excluded = sum(row.runs for row in data.outcomes if not _evidence(row.code))
         if excluded:
             facts[-1] += f" (+{excluded} excluded: harness or infrastructure errors)"
-    if run.get("label"):
-        facts.insert(0, f"label {run['label']}")
-    environment = run.get("environment")
-    if isinstance(environment, dict) and environment:
-        facts.append("recorded " + ", ".join(f"{k}={v}" for k, v in environment.items()))
-    title = f"ironbench report: {run['run_id']}"
-    if "compare" in data:
-        title = f"ironbench comparison: {data['compare']['run_a']} → {data['compare']['run_b']}"
+    if run.label:
+        facts.insert(0, f"label {run.label}")
+    if isinstance(run.environment, dict) and run.environment:
+        facts.append("recorded " + ", ".join(f"{k}={v}" for k, v in run.environment.items()))
+    title = f"ironbench report: {run.run_id}"
+    if data.compare:
+        title = f"ironbench comparison: {data.compare.comparison.run_a} → {data.compare.comparison.run_b}"
     return el("header", None, el("h1", None, title), el("p", None, " · ".join(str(f) for f in facts if f)))
+
+
+def _evidence(code: str) -> bool:
+    return code in BY_CODE and BY_CODE[code].evidence
 
 
 def _verdict(items: list[Verdict]) -> Markup:
@@ -212,7 +122,7 @@ def _verdict(items: list[Verdict]) -> Markup:
     )
 
 
-def _value(value) -> Markup | str:
+def _value(value: Any) -> Markup | str:
     if value is None or value == "" or value == {} or value == []:
         return "–"
     if isinstance(value, list) and all(not isinstance(v, (dict, list)) for v in value):
@@ -228,10 +138,10 @@ def _value(value) -> Markup | str:
 FIRST = ("run_id", "label", "suite_id", "mode", "status", "target", "ironclad_version", "environment")
 
 
-def _metadata(data: dict) -> Markup:
-    run = data["run"]
-    keys = [k for k in FIRST if k in run] + [k for k in run if k not in FIRST]
-    rows = [[el("dt", None, key), el("dd", None, _value(run[key]))] for key in keys]
+def _metadata(run: RunMeta, cut: bool) -> Markup:
+    recorded = run.recorded
+    keys = [k for k in FIRST if k in recorded] + [k for k in recorded if k not in FIRST]
+    rows = [[el("dt", None, key), el("dd", None, _value(recorded[key]))] for key in keys]
     return section(
         "metadata",
         "Run metadata",
@@ -248,42 +158,11 @@ def _metadata(data: dict) -> Markup:
             + (
                 " Of a run too large to list whole, it holds the groups this page lists; "
                 "the store holds every one (`ironbench query`, `ironbench log`)."
-                if any(isinstance(data.get(k), dict) and "left_out" in data[k] for k in TITLES)
+                if cut
                 else ""
             ),
         ),
     )
-
-
-def _compact(value):
-    """The embedded data, made smaller for reading, not recomputing (the store keeps
-    everything): floats to 4 decimals, no null fields, and a list of records as one
-    table, {"columns": [...], "rows": [[...], ...]}, so field names are not repeated."""
-    if isinstance(value, float):
-        return round(value, 4)
-    if isinstance(value, dict):
-        return {k: _compact(v) for k, v in value.items() if v is not None}
-    if isinstance(value, list):
-        if len(value) > 1 and all(isinstance(v, dict) for v in value):
-            return _table([_flat(record) for record in value])
-        return [_compact(v) for v in value]
-    return value
-
-
-def _flat(record: dict) -> dict:
-    """A record's nested records (a group's decision) as dotted fields: `decision.reason`."""
-    flat = {}
-    for key, value in record.items():
-        if isinstance(value, dict) and all(not isinstance(v, (dict, list)) for v in value.values()):
-            flat.update({f"{key}.{k}": v for k, v in value.items()})
-        else:
-            flat[key] = value
-    return flat
-
-
-def _table(records: list[dict]) -> dict:
-    columns = list(dict.fromkeys(k for record in records for k in record if record[k] is not None))
-    return {"columns": columns, "rows": [[_compact(record.get(k)) for k in columns] for record in records]}
 
 
 @dataclass(frozen=True)
@@ -296,32 +175,25 @@ class PageParts:
     sections: list[tuple[str, str, Markup]]  # (id, navigation title, <section>): verdict first, metadata last
 
 
-def parts(data: dict, items: list[Verdict]) -> PageParts:
+def parts(data: ReportData, items: list[Verdict]) -> PageParts:
     """Every section the run's data has, rendered, the rows of single groups as
     `listing.listed` keeps them; no page around them."""
     return _parts(listed(data), items)
 
 
-def _parts(data: dict, items: list[Verdict]) -> PageParts:
-    shown = [("verdict", TITLES["verdict"], _verdict(items))]
-    for key, render_section in (
-        ("compare", comparison.compare),
-        ("outcomes", sections.outcomes),
-        ("baseline", sections.baseline),
-        ("adversarial", sections.adversarial),
-        ("robustness", field.robustness),
-        ("stress", sections.stress),
-        ("gauntlet", transcripts.gauntlet),
-        ("survival", field.survival),
-    ):
-        if data.get(key):
-            shown.append((key, TITLES[key], render_section(data[key])))
-    shown.append(("metadata", TITLES["metadata"], _metadata(data)))
-    run = data["run"]
-    return PageParts(f"ironbench · {run['run_id']} · {run.get('mode')}", _header(data), shown)
+def _parts(data: ReportData, items: list[Verdict]) -> PageParts:
+    shown = [("verdict", "Verdict", _verdict(items))]
+    for part in SECTIONS:
+        drawn = part.draw(data)
+        if drawn is not None:
+            shown.append((part.key, part.title, drawn))
+    sections = (data.compare, data.baseline, data.adversarial, data.stress, data.gauntlet)
+    cut = any(s is not None and s.left_out is not None for s in sections)
+    shown.append(("metadata", "Metadata", _metadata(data.run, cut)))
+    return PageParts(f"ironbench · {data.run.run_id} · {data.run.mode}", _header(data), shown)
 
 
-def render(data: dict, items: list[Verdict]) -> str:
+def render(data: ReportData, items: list[Verdict]) -> str:
     """The whole self-contained page: verdicts and aggregates over the whole run, the rows
     of single groups as `listing.listed` keeps them."""
     data = listed(data)
@@ -355,7 +227,7 @@ def render(data: dict, items: list[Verdict]) -> str:
                 f"Written by ironbench {__version__} from the event store; "
                 "self-contained: no network, readable with scripts off.",
             ),
-            json_script(_compact({**for_embedding(data), "verdicts": [v.__dict__ for v in items]}), "report-data"),
+            json_script(embedded(data, items), "report-data"),
             Markup(f"<script>{SCRIPT}</script>"),
         ),
     )

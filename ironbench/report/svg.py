@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ironbench.console.numbers import number, percent
+from ironbench.core.outcome_codes import BY_CODE
 from ironbench.report.markup import Markup, el, join, leaf
 
 FONT = 11
@@ -46,6 +47,11 @@ def _svg(width: float, height: float, label: str, *children) -> Markup:
         el("title", None, label),
         *children,
     )
+
+
+def _titled(tooltip: str, *children: object) -> Markup:
+    """A group of shapes with its tooltip (SVG's <title>: what a reader points at says what it is)."""
+    return el("g", None, el("title", None, tooltip), *children)
 
 
 def _text(x: float, y: float, text: str, anchor: str = "start", **attrs) -> Markup:
@@ -126,14 +132,8 @@ def interval_bars(rows: Sequence[IntervalRow], title: str, width: int = 680, lab
         lo, hi = label_w + row.low * plot_w, label_w + row.high * plot_w
         colour = ALARM if row.flagged else POINT
         parts.append(
-            el(
-                "g",
-                None,
-                el(
-                    "title",
-                    None,
-                    f"{row.label}: {_pct(row.value)} (95% CI {_pct(row.low)}–{_pct(row.high)}) {row.note}",
-                ),
+            _titled(
+                f"{row.label}: {_pct(row.value)} (95% CI {_pct(row.low)}–{_pct(row.high)}) {row.note}",
                 _text(label_w - 6, mid + 4, _clip(row.label, label_chars), "end"),
                 leaf(
                     "rect", {"x": _n(label_w), "y": _n(y + 3), "width": _n(x - label_w), "height": ROW - 6, "fill": BAR}
@@ -148,6 +148,8 @@ def interval_bars(rows: Sequence[IntervalRow], title: str, width: int = 680, lab
 
 @dataclass(frozen=True)
 class Cell:
+    row: str
+    column: str
     value: float | None  # in [0, 1]; None: nothing measured
     text: str
     tooltip: str = ""
@@ -163,11 +165,14 @@ def _ramp(value: float) -> str:
 def heatmap(
     rows: Sequence[str],
     columns: Sequence[str],
-    cells: dict[tuple[str, str], Cell],
+    cells: Sequence[Cell],
     title: str,
     cell_w: int = 64,
     label_chars: int = 26,
 ) -> Markup:
+    """A grid of rows × columns, each cell coloured by its value (white to dark red) and labelled;
+    a cell without a value (or none at all) is grey."""
+    at = {(cell.row, cell.column): cell for cell in cells}
     label_w = label_chars * 6.2
     head_h = 70
     width = label_w + len(columns) * cell_w + 70  # room for the last column's slanted label
@@ -176,18 +181,16 @@ def heatmap(
     for j, column in enumerate(columns):
         x = label_w + j * cell_w + cell_w / 2
         parts.append(
-            el(
-                "g",
-                None,
-                el("title", None, column),
+            _titled(
+                column,
                 _text(x, head_h - 6, _clip(column, 16), transform=f"rotate(-35 {_n(x)} {_n(head_h - 6)})"),
             )
         )
     for i, row in enumerate(rows):
         y = head_h + i * 22
-        parts.append(el("g", None, el("title", None, row), _text(label_w - 6, y + 15, _clip(row, label_chars), "end")))
+        parts.append(_titled(row, _text(label_w - 6, y + 15, _clip(row, label_chars), "end")))
         for j, column in enumerate(columns):
-            cell = cells.get((row, column))
+            cell = at.get((row, column))
             x = label_w + j * cell_w
             if cell is None or cell.value is None:
                 parts.append(
@@ -198,10 +201,8 @@ def heatmap(
                 continue
             # the text's anchor and colour are the group's (below): thousands of cells stay small
             cells_drawn.append(
-                el(
-                    "g",
-                    None,
-                    el("title", None, cell.tooltip or f"{row} × {column}: {cell.text}"),
+                _titled(
+                    cell.tooltip or f"{row} × {column}: {cell.text}",
                     leaf(
                         "rect",
                         {"x": _n(x + 1), "y": _n(y + 1), "width": cell_w - 2, "height": 20, "fill": _ramp(cell.value)},
@@ -221,9 +222,13 @@ class SequenceRow:
     tooltip: str = ""
 
 
-def sequence_grid(
-    rows: Sequence[SequenceRow], palette: dict[str, tuple[str, str]], title: str, label_chars: int = 30
-) -> Markup:
+def _outcome(code: str) -> tuple[str, str]:
+    """An outcome code's colour and name (`ironbench.core.outcome_codes`)."""
+    found = BY_CODE.get(code)
+    return (found.colour, found.name) if found else ("#999", code)
+
+
+def sequence_grid(rows: Sequence[SequenceRow], title: str, label_chars: int = 30) -> Markup:
     """Each row's runs in order as squares coloured by outcome; runs never needed are hollow.
 
     Squares of one colour form one path for the whole grid, so ten thousand runs cost
@@ -249,10 +254,8 @@ def sequence_grid(
             else:
                 hollow.append(square)
         parts.append(
-            el(
-                "g",
-                None,
-                el("title", None, row.tooltip or row.label),
+            _titled(
+                row.tooltip or row.label,
                 _text(label_w - 6, y + size - 1, _clip(row.label, label_chars), "end"),
                 leaf(
                     "rect",
@@ -267,7 +270,7 @@ def sequence_grid(
             )
         )
     for code, squares in sorted(paths.items()):
-        colour, name = palette.get(code, ("#999", code))
+        colour, name = _outcome(code)
         parts.append(el("path", {"d": "".join(squares), "fill": colour}, el("title", None, name)))
     if hollow:
         parts.append(
@@ -280,11 +283,11 @@ def sequence_grid(
     return _svg(width, height, title, *parts)
 
 
-def legend(palette: dict[str, tuple[str, str]], codes: Sequence[str]) -> Markup:
-    """An HTML legend (so it wraps with the page) for the codes a chart uses."""
+def legend(codes: Sequence[str]) -> Markup:
+    """An HTML legend (so it wraps with the page) for the outcome codes a chart uses."""
     items = []
     for code in codes:
-        colour, name = palette.get(code, ("#999", code))
+        colour, name = _outcome(code)
         items.append(
             el(
                 "span",
@@ -389,10 +392,8 @@ def ladder(
         colour = colour_of_mark if p.level == marked else POINT
         name = "level 0 (base)" if p.level == 0 else f"level {p.level}"
         parts.append(
-            el(
-                "g",
-                None,
-                el("title", None, f"{name}: {_pct(p.value)} (95% CI {_pct(p.low)}–{_pct(p.high)}) {p.note}"),
+            _titled(
+                f"{name}: {_pct(p.value)} (95% CI {_pct(p.low)}–{_pct(p.high)}) {p.note}",
                 _whisker(y(p.low), y(p.high), x(p.level), colour, vertical=True),
                 leaf("circle", {"cx": _n(x(p.level)), "cy": _n(y(p.value)), "r": 3.5, "fill": colour}),
             )
@@ -439,10 +440,8 @@ def lines(
         colour = SERIES[k % len(SERIES)]
         ordered = sorted(points)
         parts.append(
-            el(
-                "g",
-                None,
-                el("title", None, name),
+            _titled(
+                name,
                 el(
                     "polyline",
                     {
@@ -546,16 +545,10 @@ def forest(
         mid = 6 + i * ROW + ROW / 2
         colour = ALARM if row.flagged else POINT
         parts.append(
-            el(
-                "g",
-                None,
-                el(
-                    "title",
-                    None,
-                    f"{row.label}: B − A {number(row.estimate, '+.0%')} "
-                    f"(95% CI {number(row.low, '+.0%')} to {number(row.high, '+.0%')}) "
-                    f"{row.note}",
-                ),
+            _titled(
+                f"{row.label}: B − A {number(row.estimate, '+.0%')} "
+                f"(95% CI {number(row.low, '+.0%')} to {number(row.high, '+.0%')}) "
+                f"{row.note}",
                 _text(label_w - 6, mid + 4, _clip(row.label, label_chars), "end"),
                 _whisker(x(row.low), x(row.high), mid, colour),
                 leaf("rect", {"x": _n(x(row.estimate) - 3), "y": _n(mid - 3), "width": 6, "height": 6, "fill": colour}),
@@ -567,10 +560,8 @@ def forest(
         cx, lo, hi = x(overall.estimate), x(overall.low), x(overall.high)
         lo, hi = min(lo, cx - 5), max(hi, cx + 5)
         parts.append(
-            el(
-                "g",
-                None,
-                el("title", None, f"{overall.label}: {number(overall.estimate, '+.0%')} {overall.note}"),
+            _titled(
+                f"{overall.label}: {number(overall.estimate, '+.0%')} {overall.note}",
                 _line(label_w, mid - ROW + 2, label_w + plot_w, mid - ROW + 2, GRID),
                 _text(label_w - 6, mid + 4, _clip(overall.label, label_chars), "end", **{"font-weight": "bold"}),
                 leaf(
@@ -585,3 +576,60 @@ def forest(
             )
         )
     return _svg(width, height, title, *parts)
+
+
+@dataclass(frozen=True)
+class HoldingStep:
+    turn: int
+    rate: float  # still holding after the turn, in [0, 1]
+    low: float
+    high: float
+
+
+def survival_curve(
+    steps: Sequence[HoldingStep], name: str, label: str, colour: str, width: int = 300, height: int = 190
+) -> Markup:
+    """A Kaplan–Meier step curve with its pointwise band, turns on x, 0–100% on y (`name` above it)."""
+    left, right, top, bottom = 40, 10, 18, 30
+    last = max(s.turn for s in steps) or 1
+    plot_w, plot_h = width - left - right, height - top - bottom
+
+    def px(turn: float) -> float:
+        return left + turn / last * plot_w
+
+    def py(rate: float) -> float:
+        return top + (1 - rate) * plot_h
+
+    upper, lower, line = [], [], []
+    for k, s in enumerate(steps):
+        end = steps[k + 1].turn if k + 1 < len(steps) else s.turn
+        upper += [(px(s.turn), py(s.high)), (px(end), py(s.high))]
+        lower += [(px(s.turn), py(s.low)), (px(end), py(s.low))]
+        line += [(px(s.turn), py(s.rate)), (px(end), py(s.rate))]
+    band = " ".join(f"{_n(x)},{_n(y)}" for x, y in upper + lower[::-1])
+    grid = "".join(f"M{_n(left)} {_n(py(v))}H{_n(left + plot_w)}" for v in (0, 0.5, 1))
+    ticks = sorted({0, last} | {t for t in range(0, last + 1, max(1, last // 8))})
+    return _svg(
+        width,
+        height,
+        label,
+        el("text", {"x": left, "y": 12}, name),
+        leaf("path", {"d": grid, "stroke": GRID}),
+        el(
+            "g",
+            {"fill": MUTED},
+            [el("text", {"x": left - 4, "y": _n(py(v) + 4), "text-anchor": "end"}, f"{v:.0%}") for v in (0, 0.5, 1)],
+            [el("text", {"x": _n(px(t)), "y": height - 14, "text-anchor": "middle"}, str(t)) for t in ticks],
+            el("text", {"x": _n(left + plot_w / 2), "y": height - 2, "text-anchor": "middle"}, "turn"),
+        ),
+        leaf("polygon", {"points": band, "fill": colour, "fill-opacity": 0.15, "stroke": "none"}),
+        leaf(
+            "polyline",
+            {
+                "points": " ".join(f"{_n(x)},{_n(y)}" for x, y in line),
+                "fill": "none",
+                "stroke": colour,
+                "stroke-width": 2,
+            },
+        ),
+    )

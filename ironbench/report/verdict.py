@@ -4,23 +4,30 @@ than the decisions' own fields say. Pure."""
 
 import textwrap
 from collections import Counter
-from dataclasses import dataclass
+from collections.abc import Sequence
 from functools import lru_cache
 
 from ironbench.console import numbers
 from ironbench.console.numbers import percent
+from ironbench.core.outcome_codes import EXCLUDED_CODES, SUCCESS_CODES
+from ironbench.core.sentences import ladder_verdict
+from ironbench.report.records import (
+    AdversarialSection,
+    BaselineSection,
+    CompareSection,
+    Decision,
+    GauntletSection,
+    Ladder,
+    LadderLevel,
+    NotEvidence,
+    ReportData,
+    StressSection,
+    Verdict,
+)
 from ironbench.run.stopping import ALPHA as DECISION_ALPHA
 from ironbench.stats import clopper_pearson_lower, clopper_pearson_upper, wilson_interval
 
 NAMED = 3  # a sentence names this many cases, then counts the rest
-EXCLUDED_CODES = "HIX"  # gather.CODE's runs that are no outcome of the target
-
-
-@dataclass(frozen=True)
-class Verdict:
-    mode: str
-    headline: str  # the answer, in plain words
-    evidence: str  # the numbers behind it: n, intervals, what cannot be told apart
 
 
 def pct(value: float | None) -> str:
@@ -40,6 +47,7 @@ def rate(successes: int, n: int, low: float, high: float) -> str:
 
 
 def _sentence(text: str) -> str:
+    """`text` as a sentence: capitalised, with its full stop."""
     return text[:1].upper() + text[1:] + "." if text else ""
 
 
@@ -53,28 +61,27 @@ def _plural(count: int, word: str, plural: str | None = None) -> str:
     return f"{count} {word if count == 1 else (plural or word + 's')}"
 
 
-def _names(names: list[str]) -> str:
+def _names(names: Sequence[str | None]) -> str:
     """`a`, `a and b`, `a, b and c`, or `a, b, c and 4 more`."""
-    shown = names[:NAMED]
+    shown = [str(name) for name in names[:NAMED]]
     rest = len(names) - len(shown)
     if rest:
         return f"{', '.join(shown)} and {rest} more"
     return shown[0] if len(shown) == 1 else f"{', '.join(shown[:-1])} and {shown[-1]}"
 
 
-def verdicts(data: dict) -> list[Verdict]:
+def verdicts(data: ReportData) -> list[Verdict]:
     """Every verdict the gathered data supports, in page order."""
     out: list[Verdict] = []
-    status = data["run"].get("status")
-    if status == "aborted":
+    if data.run.status == "aborted":
         out.append(
             Verdict(
                 "run",
-                f"The run was aborted: {data['run'].get('abort_reason') or 'no reason recorded'}.",
+                f"The run was aborted: {data.run.abort_reason or 'no reason recorded'}.",
                 "Verdicts below cover what was recorded; `ironbench resume RUN` continues it.",
             )
         )
-    elif status == "running":
+    elif data.run.status == "running":
         out.append(
             Verdict(
                 "run",
@@ -82,39 +89,39 @@ def verdicts(data: dict) -> list[Verdict]:
                 "Verdicts below cover what was recorded so far; `ironbench resume RUN` continues it.",
             )
         )
-    if "compare" in data:
-        out += _compare(data["compare"])
-    if "baseline" in data:
-        out.append(_baseline(data["baseline"]))
-    if "adversarial" in data:
-        out += _adversarial(data["adversarial"])
-    if "stress" in data:
-        out += _stress(data["stress"])
-    if "gauntlet" in data:
-        out += _gauntlet(data["gauntlet"])
+    if data.compare:
+        out += _compare(data.compare)
+    if data.baseline:
+        out.append(_baseline(data.baseline))
+    if data.adversarial:
+        out += _adversarial(data.adversarial)
+    if data.stress:
+        out += _stress(data.stress)
+    if data.gauntlet:
+        out += _gauntlet(data.gauntlet)
     return out
 
 
-def not_evidence(counts: dict) -> str:
+def not_evidence(counts: NotEvidence) -> str:
     """Timeouts (failures of their own kind) and the runs no rate counts, in words."""
     parts = []
-    if counts.get("timeouts"):
+    if counts.timeouts:
         parts.append(
-            f"{_plural(counts['timeouts'], 'run')} timed out (counted as "
-            f"{'a failure' if counts['timeouts'] == 1 else 'failures'}, stage timeout)"
+            f"{_plural(counts.timeouts, 'run')} timed out (counted as "
+            f"{'a failure' if counts.timeouts == 1 else 'failures'}, stage timeout)"
         )
-    broken = counts.get("excluded", 0) - counts.get("infra_errors", 0)
-    if counts.get("infra_errors"):
+    broken = counts.excluded - counts.infra_errors
+    if counts.infra_errors:
         parts.append(
-            f"{_plural(counts['infra_errors'], 'run')} ended in an infrastructure error not yet re-run "
+            f"{_plural(counts.infra_errors, 'run')} ended in an infrastructure error not yet re-run "
             "(excluded; `ironbench resume` re-runs them)"
         )
     if broken > 0:
         parts.append(f"{_plural(broken, 'run')} hit a harness error (excluded)")
-    if counts.get("superseded"):
+    if counts.superseded:
         parts.append(
-            f"{_plural(counts['superseded'], 'attempt')} hit an infrastructure error and "
-            f"{'was' if counts['superseded'] == 1 else 'were'} run again (the re-run counts, not the "
+            f"{_plural(counts.superseded, 'attempt')} hit an infrastructure error and "
+            f"{'was' if counts.superseded == 1 else 'were'} run again (the re-run counts, not the "
             "outage)"
         )
     return "; ".join(parts)
@@ -147,13 +154,13 @@ def reproduce_text(n: int, bound: float | None, short: bool = False) -> str:
     )
 
 
-def _baseline(section: dict) -> Verdict:
-    cases = section["cases"]
-    decided = Counter((c["decision"] or {}).get("decision", "undecided") for c in cases)
-    stable = [c for c in cases if (c["decision"] or {}).get("decision") == "stable"]
-    exhausted = [c for c in cases if (c["decision"] or {}).get("decision") == "exhausted"]
-    on_success = sum(1 for c in stable if c["codes"].rstrip(EXCLUDED_CODES)[-1:] in ("S", "s"))
-    seed_rule = all(c["decision"].get("reason", "").startswith("last ") for c in stable)
+def _baseline(section: BaselineSection) -> Verdict:
+    cases = section.cases
+    decided = Counter(c.decided or "undecided" for c in cases)
+    stable = [c for c in cases if c.decided == "stable"]
+    exhausted = [c for c in cases if c.decided == "exhausted"]
+    on_success = sum(1 for c in stable if c.codes.rstrip(EXCLUDED_CODES)[-1:] in tuple(SUCCESS_CODES))
+    seed_rule = all(c.decision is not None and c.decision.reason.startswith("last ") for c in stable)
     parts = [
         f"{decided['stable']} of {_plural(len(cases), 'instruction')} stable"
         + (" (the last 3 runs agreed)" if stable and seed_rule else "")
@@ -168,34 +175,27 @@ def _baseline(section: dict) -> Verdict:
     if stable:
         support: dict[tuple, list[str]] = {}
         for c in stable:
-            decision = c["decision"]
-            n = decision.get("n", c["n"])
-            support.setdefault((decision.get("reproduce_lower_95") or -1.0, n), []).append(c["case_id"])
-        groups = sorted(support.items())
+            assert c.decision is not None  # stable: decided
+            bound = c.decision.reproduce_lower_95
+            support.setdefault((bound if bound else -1.0, c.decision.n), []).append(c.case_id)
         texts = [
             f"{reproduce_text(n, None if b < 0 else b, short=i > 0)} for {_names(names)}"
-            for i, ((b, n), names) in enumerate(groups)
+            for i, ((b, n), names) in enumerate(sorted(support.items()))
         ]
         evidence.append("what the stable runs support: " + "; ".join(texts))
     if exhausted:
         texts = [
-            f"{c['case_id']} {rate(c['successes'], c['n'], c['low'], c['high'])}"
-            for c in sorted(exhausted, key=lambda c: c["rate"])[:NAMED]
+            f"{c.case_id} {rate(c.successes, c.n, c.low, c.high)}" for c in sorted(exhausted, key=lambda c: c.rate)
         ]
         more = len(exhausted) - NAMED
-        reasons = {c["decision"].get("reason") for c in exhausted}
+        reasons = {c.decision.reason if c.decision else None for c in exhausted}
         why = f" ({reasons.pop()})" if len(reasons) == 1 and None not in reasons else ""
-        evidence.append(f"exhausted{why}: " + ", ".join(texts) + (f" and {more} more" if more > 0 else ""))
-    measured = [c for c in cases if c["n"]]
+        evidence.append(f"exhausted{why}: " + ", ".join(texts[:NAMED]) + (f" and {more} more" if more > 0 else ""))
+    measured = [c for c in cases if c.n]
     if measured:
-        worst = min(measured, key=lambda c: (c["rate"], c["high"]))
-        evidence.append(
-            f"lowest success rate: {worst['case_id']} "
-            f"{rate(worst['successes'], worst['n'], worst['low'], worst['high'])}"
-        )
-    apart = not_evidence(
-        {k: sum(c.get(k, 0) for c in cases) for k in ("timeouts", "excluded", "infra_errors", "superseded")}
-    )
+        worst = min(measured, key=lambda c: (c.rate, c.high))
+        evidence.append(f"lowest success rate: {worst.case_id} {rate(worst.successes, worst.n, worst.low, worst.high)}")
+    apart = not_evidence(NotEvidence.total(cases))
     if apart:
         evidence.append(apart)
     return Verdict("baseline", "Baseline: " + "; ".join(parts) + ".", _sentence("; ".join(evidence)))
@@ -204,28 +204,28 @@ def _baseline(section: dict) -> Verdict:
 # -- adversarial ----------------------------------------------------------------------------
 
 
-def reference_text(reference: dict | None) -> str:
+def reference_text(reference: Decision | None) -> str:
     """Which baseline a case's variants were judged against: its group and run."""
     if not reference:
         return "no reference decided yet"
-    source = reference.get("reference_source")
-    counts = f"{reference.get('successes', 0)}/{reference.get('n', 0)} succeeded"
+    source = reference.reference_source
+    counts = f"{reference.successes}/{reference.n} succeeded"
     if source == "this run":
         return f"a fresh run of the instruction in this run ({counts})"
-    group = reference.get("reference_group") or "a baseline group"
+    group = reference.reference_group or "a baseline group"
     return f"{group} of run {source} ({counts})"
 
 
-def _adversarial(section: dict) -> list[Verdict]:
+def _adversarial(section: AdversarialSection) -> list[Verdict]:
     out = []
-    cells = section["cells"]
-    variants = sum(c["variants"] for c in cells)
-    material = sum(c["material"] for c in cells)
-    structural = sum(c["structural"] for c in cells)
-    noise = sum(c.get("within_noise", 0) for c in cells)
+    cells = section.cells
+    variants = sum(c.variants for c in cells)
+    material = sum(c.material for c in cells)
+    structural = sum(c.structural for c in cells)
+    noise = sum(c.within_noise for c in cells)
     if variants:
         low, high = wilson_interval(material, variants)
-        cases = len({c["case_id"] for c in cells})
+        cases = len({c.case_id for c in cells})
         headline = (
             f"Adversarial: {material} of {_plural(variants, 'variant')} of {_plural(cases, 'instruction')} "
             f"changed the outcome materially ({structural} structural, {material - structural} stochastic)"
@@ -233,52 +233,47 @@ def _adversarial(section: dict) -> list[Verdict]:
         if noise:
             headline += f"; {noise} differed only within an unstable baseline's own noise"
         headline += "."
-        top = section["generators"][0]
+        top = section.generators[0]
         if material:
             headline += (
-                f" {top['generator']} changes outcomes most: {top['material']} of {top['variants']} "
-                f"variants ({pct(top['rate'])}, 95% CI {pct(top['low'])}–{pct(top['high'])})."
+                f" {top.generator} changes outcomes most: {top.material} of {top.variants} "
+                f"variants ({pct(top.rate)}, 95% CI {pct(top.low)}–{pct(top.high)})."
             )
         else:
             headline += " No generator changed an outcome."
         evidence = [f"material-change rate {pct(material / variants)} (95% CI {pct(low)}–{pct(high)})"]
         ways: Counter[str] = Counter()
-        for generator in section["generators"]:
-            ways.update(generator.get("directions") or {})
+        for generator in section.generators:
+            ways.update(generator.directions)
         if ways:
             evidence.append("which way: " + ", ".join(f"{way} ({count})" for way, count in ways.most_common()))
-        if len(section["generators"]) > 1 and material:
-            runner_up = section["generators"][1]
-            if runner_up["high"] >= top["low"]:
+        if len(section.generators) > 1 and material:
+            runner_up = section.generators[1]
+            if runner_up.high >= top.low:
                 evidence.append(
-                    f"{top['generator']}'s interval overlaps the next generator's "
-                    f"({runner_up['generator']}, {runner_up['material']}/{runner_up['variants']}): "
+                    f"{top.generator}'s interval overlaps the next generator's "
+                    f"({runner_up.generator}, {runner_up.material}/{runner_up.variants}): "
                     "the ranking is not established"
                 )
-        within = [
-            (case, v)
-            for case in section["cases"]
-            for v in case["variants"]
-            if (v["decision"] or {}).get("decision") == "within_noise"
-        ]
+        within = [v for case in section.cases for v in case.variants if v.decided == "within_noise"]
         if within:
-            p_values = [v["decision"]["p_value"] for _, v in within if v["decision"].get("p_value") is not None]
+            p_values = [v.decision.p_value for v in within if v.decision and v.decision.p_value is not None]
             evidence.append(
-                f"within noise: {_names([v['variant_id'] for _, v in within])} differed from the "
+                f"within noise: {_names([v.variant_id for v in within])} differed from the "
                 "baseline's most common outcome, but not beyond what its own runs vary (exact "
                 f"permutation test against every baseline outcome, p = {_span(p_values, '{:.2g}')})"
                 if p_values
                 else "within noise: the baseline's own runs vary as much"
             )
-        evidence.append("judged against " + _references(section["cases"]))
-        apart = not_evidence(section.get("excluded") or {})
+        evidence.append("judged against " + _references(section))
+        apart = not_evidence(section.excluded)
         if apart:
             evidence.append(apart)
         out.append(Verdict("adversarial", headline, _sentence("; ".join(evidence))))
-    rejections = section["rejections"]
+    rejections = section.rejections
     if rejections:
-        slots = len({(r["case_id"], r["variant_id"]) for r in rejections})
-        reasons = Counter(reason.split(" (")[0].split(" '")[0] for r in rejections for reason in r["failure_reasons"])
+        slots = len({(r.case_id, r.variant_id) for r in rejections})
+        reasons = Counter(reason.split(" (")[0].split(" '")[0] for r in rejections for reason in r.failure_reasons)
         common = ", ".join(f"{reason} ({count})" for reason, count in reasons.most_common(3))
         out.append(
             Verdict(
@@ -291,10 +286,11 @@ def _adversarial(section: dict) -> list[Verdict]:
     return out
 
 
-def _references(cases: list[dict]) -> str:
+def _references(section: AdversarialSection) -> str:
+    cases = section.cases
     if len(cases) <= NAMED:
-        return "; ".join(f"{case['case_id']}: {reference_text(case['reference'])}" for case in cases)
-    sources = Counter((case["reference"] or {}).get("reference_source") or "none" for case in cases)
+        return "; ".join(f"{case.case_id}: {reference_text(case.reference)}" for case in cases)
+    sources = Counter((case.reference.reference_source if case.reference else None) or "none" for case in cases)
     return ", ".join(
         f"{_plural(count, 'case')} "
         + (
@@ -318,12 +314,12 @@ RULE = (
 )
 
 
-def _stress(section: dict) -> list[Verdict]:
-    ladders = section["ladders"]
+def _stress(section: StressSection) -> list[Verdict]:
+    ladders = section.ladders
     out = []
     if len(ladders) > 1:
-        kinds = Counter(ladder["verdict"] or "running" for ladder in ladders)
-        found = [ladder["verdict_level"] for ladder in ladders if ladder["verdict"] == "boundary"]
+        kinds = Counter(ladder.verdict or "running" for ladder in ladders)
+        found = [ladder.verdict_level for ladder in ladders if ladder.verdict == "boundary"]
         parts = [
             f"a capability boundary in {kinds['boundary']} of {len(ladders)} ladders"
             + (f" (level{'s' if len(set(found)) > 1 else ''} {_span(found)})" if found else "")
@@ -336,12 +332,12 @@ def _stress(section: dict) -> list[Verdict]:
         ):
             if kinds[kind]:
                 parts.append(f"{kinds[kind]} {words}")
-        apart = not_evidence(section.get("excluded") or {})
+        apart = not_evidence(section.excluded)
         out.append(
             Verdict("stress", "Stress: " + "; ".join(parts) + ".", RULE + (f" {_sentence(apart)}" if apart else ""))
         )
     for ladder in ladders[:MAX_LADDER_SENTENCES]:
-        out.append(ladder_verdict(ladder))
+        out.append(ladder_sentence(ladder))
     if len(ladders) > MAX_LADDER_SENTENCES:
         out.append(
             Verdict(
@@ -353,41 +349,40 @@ def _stress(section: dict) -> list[Verdict]:
     return out
 
 
-def level_text(level: dict, name: str | None = None) -> str:
+def level_text(level: LadderLevel, name: str | None = None) -> str:
     """`level 2: 0/3 = 0% (95% CI 0%–56%; 0/3 still allows 63%)`: the counts, the interval and,
     for a level that mostly failed, how much success its runs still allow (one-sided 95%)."""
-    number = level["level"]
-    label = name or (f"level {number}" if number else "level 0 (the unchanged instruction)")
-    text = f"{label}: {rate(level['successes'], level['n'], level['low'], level['high'])}"
-    if level["n"] and level["successes"] * 2 < level["n"]:
-        text = text[:-1] + f"; {level['successes']}/{level['n']} still allows {pct(upper_bound(level))})"
+    label = name or (f"level {level.level}" if level.level else "level 0 (the unchanged instruction)")
+    text = f"{label}: {rate(level.successes, level.n, level.low, level.high)}"
+    if level.n and level.successes * 2 < level.n:
+        text = text[:-1] + f"; {level.successes}/{level.n} still allows {pct(upper_bound(level))})"
     return text
 
 
-def upper_bound(level: dict) -> float:
+def upper_bound(level: LadderLevel) -> float:
     """The level's one-sided 95% upper bound on its success rate, as its decision recorded it."""
-    recorded = (level.get("decision") or {}).get("success_upper_95")
-    return recorded if recorded is not None else clopper_pearson_upper(level["successes"], level["n"])
+    recorded = level.decision.success_upper_95 if level.decision else None
+    return recorded if recorded is not None else clopper_pearson_upper(level.successes, level.n)
 
 
-def _test(decision: dict) -> str:
+def _test(decision: Decision) -> str:
     """The test behind a ladder's verdict in the decision's own words (`p = 0.2 > 0.05/2; more
     runs per level could tell`): the threshold is the stopping rule's, not restated here."""
-    reason = decision.get("reason") or ""
+    reason = decision.reason or ""
     at = reason.find("p = ")
     if at >= 0:
         return reason[at:]
-    return f"p = {decision['p_value']:.3g}" if decision.get("p_value") is not None else reason
+    return f"p = {decision.p_value:.3g}" if decision.p_value is not None else reason
 
 
-def ladder_verdict(ladder: dict) -> Verdict:
-    name = f"{ladder['case_id']} ({ladder['generator']})"
-    levels = {level["level"]: level for level in ladder["levels"] if level["level"] is not None}
-    verdict, at = ladder["verdict"], ladder["verdict_level"]
-    decision = ladder["ladder"] or {}
+def ladder_sentence(ladder: Ladder) -> Verdict:
+    name = f"{ladder.case_id} ({ladder.generator})"
+    levels = {level.level: level for level in ladder.levels if level.level is not None}
+    verdict, at = ladder.verdict, ladder.verdict_level
+    decision = ladder.ladder
     base = levels.get(0)
-    p = decision.get("p_value")
-    if verdict == "boundary" and at in levels:
+    reason = (decision.reason if decision else "") or ""
+    if verdict == "boundary" and decision and at in levels:
         evidence = [level_text(levels[at], f"level {at}")]
         below = max((k for k in levels if 0 < k < at), default=None)
         if below is not None:
@@ -395,37 +390,36 @@ def ladder_verdict(ladder: dict) -> Verdict:
         if base is not None:
             evidence.append(level_text(base))
         evidence.append(f"level {at} against level 0: {_test(decision)}")
-        return Verdict("stress", f"{name}: capability boundary at level {at}.", _sentence("; ".join(evidence)))
-    if verdict == "tentative" and at in levels:
+        return Verdict("stress", f"{name}: {ladder_verdict(verdict, at)}.", _sentence("; ".join(evidence)))
+    if verdict == "tentative" and decision and at in levels:
         evidence = [level_text(levels[at], f"level {at}")]
         if base is not None:
             evidence.append(level_text(base))
         evidence.append(
             f"level {at} against level 0: {_test(decision)}"
-            if p is not None
-            else decision.get("reason") or "no level 0 to compare with"
+            if decision.p_value is not None
+            else reason or "no level 0 to compare with"
         )
         return Verdict(
             "stress",
-            f"{name}: tentative boundary at level {at}: it fails systematically, but is not "
-            "shown to be worse than level 0.",
+            f"{name}: {ladder_verdict(verdict, at)}: it fails systematically, but is not shown to be worse "
+            "than level 0.",
             _sentence("; ".join(evidence)),
         )
     if verdict == "fails_at_base":
-        evidence = [level_text(base)] if base is not None else [decision.get("reason", "")]
+        evidence = [level_text(base)] if base is not None else [reason]
         return Verdict(
             "stress",
-            f"{name}: fails at base: level 0, the unchanged instruction, already fails "
-            "systematically, so no boundary can be named.",
+            f"{name}: {ladder_verdict(verdict, at)}, so no boundary can be named.",
             _sentence("; ".join(evidence)),
         )
     if not levels:
         return Verdict("stress", f"{name}: no level decided yet.", "")
     top = levels[max(levels)]
-    worst = min(levels.values(), key=lambda level: (level["rate"], -level["level"]))
-    evidence = [level_text(top, f"highest level {top['level']}")]
+    worst = min(levels.values(), key=lambda level: (level.rate, -(level.level or 0)))
+    evidence = [level_text(top, f"highest level {top.level}")]
     if worst is not top:
-        evidence.append(level_text(worst, f"lowest success at level {worst['level']}"))
+        evidence.append(level_text(worst, f"lowest success at level {worst.level}"))
     if verdict == "no_boundary":
         return Verdict(
             "stress",
@@ -442,71 +436,72 @@ def ladder_verdict(ladder: dict) -> Verdict:
 # -- gauntlet -------------------------------------------------------------------------------
 
 
-def _gauntlet(section: dict) -> list[Verdict]:
-    if not section["scorers"]:
+def _gauntlet(section: GauntletSection) -> list[Verdict]:
+    if not section.scorers:
         return [Verdict("gauntlet", "Gauntlet: no turn has been scored yet.", "")]
-    scorer = section["scorers"][0]
+    scorer = section.scorers[0]
     out = []
-    others = [s for s in section["scorers"] if s != scorer]
-    for total in (t for t in section["totals"] if t["scorer"] == scorer):
-        also = [t for t in section["totals"] if t["engine"] == total["engine"] and t["scorer"] in others]
+    others = [s for s in section.scorers if s != scorer]
+    for total in (t for t in section.totals if t.scorer == scorer):
+        also = [t for t in section.totals if t.engine == total.engine and t.scorer in others]
         evidence = (
             f"A conversation counts as violated when any of its turns asserts the forbidden phrase "
-            f"({scorer} scorer); {total['turn_violations']} of {_plural(total['turns'], 'turn')} did"
+            f"({scorer} scorer); {total.turn_violations} of {_plural(total.turns, 'turn')} did"
             + "".join(
-                f"; the {t['scorer']} scorer counts {t['violated']} conversations ({t['turn_violations']} turns)"
-                for t in also
+                f"; the {t.scorer} scorer counts {t.violated} conversations ({t.turn_violations} turns)" for t in also
             )
         )
         out.append(
             Verdict(
                 "gauntlet",
-                f"{total['engine']} violated {total['violated']} of "
-                f"{_plural(total['conversations'], 'conversation')} ({pct(total['rate'])}, "
-                f"95% CI {pct(total['low'])}–{pct(total['high'])}) across "
-                f"{_plural(total['scenarios'], 'scenario')}.",
+                f"{total.engine} violated {total.violated} of "
+                f"{_plural(total.conversations, 'conversation')} ({pct(total.rate)}, "
+                f"95% CI {pct(total.low)}–{pct(total.high)}) across "
+                f"{_plural(total.scenarios, 'scenario')}.",
                 _sentence(evidence),
             )
         )
-    for pair in section["comparisons"].get(scorer, []):
-        headline, evidence = split_sentence(pair["sentence"], pair["engine"])
-        if pair["verdict"] == "cannot be told apart":
+    for pair in section.comparisons.get(scorer, []):
+        headline, evidence = split_sentence(pair.sentence, pair.engine)
+        if pair.verdict == "cannot be told apart":
             evidence += "; `ironbench plan` says how many conversations per scenario would tell them apart"
         # not _sentence(): the evidence starts with an engine's name, which keeps its case
         out.append(Verdict("gauntlet", headline + ".", f"{evidence}; {scorer} scorer."))
     return out
 
 
-def split_sentence(sentence: str, engine: str) -> tuple[str, str]:
+def split_sentence(text: str, engine: str) -> tuple[str, str]:
     """A comparison sentence of `ironbench.projections.gauntlet_summary` ("guarded vs plain: guarded helped
     (fewer violations): guarded violated 0/4 conversations against 3/4; difference ...") as
     its answer and its evidence."""
-    head, found, tail = sentence.partition(f": {engine} violated ")
-    return (head, f"{engine} violated {tail}") if found else (sentence, "")
+    head, found, tail = text.partition(f": {engine} violated ")
+    return (head, f"{engine} violated {tail}") if found else (text, "")
 
 
 # -- compare --------------------------------------------------------------------------------
 
+COMPARE_WORDS = {
+    "regression": "B regressed against A",
+    "improvement": "B improved on A",
+    "no significant change": "no significant change between A and B",
+    "within margin": "B is worse than A, but by no more than the margin",
+    "change": "B differs from A",
+}
 
-def _compare(section: dict) -> list[Verdict]:
-    verdict = section["verdict"]
-    words = {
-        "regression": "B regressed against A",
-        "improvement": "B improved on A",
-        "no significant change": "no significant change between A and B",
-        "within margin": "B is worse than A, but by no more than the margin",
-        "change": "B differs from A",
-    }
-    headline = f"Compare {section['run_a']} (A) → {section['run_b']} (B): {words.get(verdict, verdict)}."
-    evidence = f"Gate: {section['gate_reason'].rstrip('.')}."
-    warnings = section.get("warnings") or []
+
+def _compare(section: CompareSection) -> list[Verdict]:
+    comparison = section.comparison
+    verdict = comparison.verdict
+    headline = f"Compare {comparison.run_a} (A) → {comparison.run_b} (B): {COMPARE_WORDS.get(verdict, verdict)}."
+    evidence = f"Gate: {comparison.reason.rstrip('.')}."
+    warnings = comparison.warnings
     if warnings:
         evidence += f" Warning: {warnings[0]}" + (f" (and {len(warnings) - 1} more)" if len(warnings) > 1 else "") + "."
     out = [Verdict("compare", headline, evidence)]
-    for sentence in section.get("engines") or []:
-        engine, _, rest = sentence.partition(": ")
-        answer, _, numbers = rest.partition(": ")
-        out.append(Verdict("compare", f"{engine} across the two runs: {answer}.", _sentence(numbers)))
+    for line in comparison.engines:
+        engine, _, rest = line.partition(": ")
+        answer, _, figures = rest.partition(": ")
+        out.append(Verdict("compare", f"{engine} across the two runs: {answer}.", _sentence(figures)))
     return out
 
 

@@ -5,23 +5,10 @@ from dataclasses import dataclass
 from itertools import groupby
 
 from ironbench.console import numbers
-from ironbench.report.gather import OUTCOME_NAMES
+from ironbench.core.outcome_codes import BY_CODE, OUTCOME_CODES
+from ironbench.report.listing import sentence
 from ironbench.report.markup import Markup, el, esc, join
-
-# Colours per outcome code (gather.CODE); names say the same in words.
-OUTCOME_COLOURS = {
-    "S": "#2e7d32",
-    "s": "#81c784",
-    "G": "#c62828",
-    "V": "#ef6c00",
-    "R": "#ad1457",
-    "U": "#6d4c41",
-    "T": "#5e35b1",
-    "H": "#9e9e9e",
-    "I": "#cfcfcf",
-    "X": "#e0e0e0",
-}
-PALETTE = {code: (OUTCOME_COLOURS[code], name) for code, name in OUTCOME_NAMES.items()}
+from ironbench.report.records import Decision, LeftOut
 
 
 def section(section_id: str, title: str, intro: str | Markup | None, *body) -> Markup:
@@ -89,15 +76,17 @@ def table(
     )
 
 
-MARKS = {"S": "✓", "s": "✓", "T": "◔", "H": "·", "I": "·", "X": "·", "U": "?"}
-
-
 def marks(codes: str) -> Markup:
     """A run sequence in text, one mark per run: ✓ success, ✗ failure, ◔ timeout, ? unknown,
     · excluded; colour tells the failure stage (see the legend). Runs of one outcome share a tag."""
     return Markup(
-        "".join(f'<b class="o{esc(code)}">{MARKS.get(code, "✗") * len(list(run))}</b>' for code, run in groupby(codes))
+        "".join(f'<b class="o{esc(code)}">{_mark(code) * len(list(run))}</b>' for code, run in groupby(codes))
     )
+
+
+def _mark(code: str) -> str:
+    found = BY_CODE.get(code)
+    return found.mark if found else "✗"
 
 
 def strip(codes: str) -> Markup:
@@ -110,7 +99,7 @@ def strip_cell(codes: str) -> Td:
 
 def outcome_css() -> str:
     """Class names are case-sensitive in standards mode: .oS (success) and .os (after repair) differ."""
-    return "".join(f".o{code}{{color:{colour}}}" for code, colour in OUTCOME_COLOURS.items())
+    return "".join(f".o{c.code}{{color:{c.colour}}}" for c in OUTCOME_CODES)
 
 
 def ratio(successes: int, n: int) -> tuple[str, float]:
@@ -135,19 +124,41 @@ def number(value, digits: int = 2) -> str:
     return str(value)
 
 
-def extra_evidence(decision: dict | None, known: Sequence[str]) -> Markup:
+def extra_evidence(decision: Decision | None) -> Markup:
     """Decision fields this page does not name yet (added by a later ironbench), shown as they are."""
     if not decision:
         return Markup("")
-    extra = [(k, v) for k, v in decision.items() if k not in known and v is not None]
-    return join([el("span", {"class": "kv"}, f"{k} = {number(v, 3)}") for k, v in extra])
+    return join([el("span", {"class": "kv"}, f"{k} = {number(v, 3)}") for k, v in decision.more])
 
 
-def has_extra(decisions, known: Sequence[str]) -> bool:
+def has_extra(decisions: Sequence[Decision | None]) -> bool:
     """Whether any of these decisions has a field the page does not name (else no column for them)."""
-    return any(k not in known and v is not None for d in decisions if d for k, v in d.items())
+    return any(d.more for d in decisions if d)
 
 
-def decision_cell(decision: dict | None, key=None) -> Td:
-    name = (decision or {}).get("decision", "undecided")
+def decision_cell(decision: str | None, key: object = None) -> Td:
+    """A decision kind as a table cell in its colour (`undecided` without one)."""
+    name = decision or "undecided"
     return Td(name.replace("_", " "), key, f"dec d-{name}")  # spaces let "systematic failure" wrap
+
+
+def runs_cell(codes: str, superseded: int = 0) -> Td:
+    """A group's run strip, and any attempts a re-run superseded."""
+    if not superseded:
+        return strip_cell(codes)
+    return Td(join([Markup(strip_cell(codes).shown), el("small", None, f" +{superseded} superseded")]), cls="strip")
+
+
+def left_out(note: LeftOut | None, noun: str) -> Markup | None:
+    """What a section leaves out of a run too large to list whole, and how to see it."""
+    return el("p", {"class": "left-out"}, commands(sentence(note, noun))) if note else None
+
+
+def commands(text: str) -> Markup:
+    """Text whose `quoted` parts are commands, set as code."""
+    return join([el("code", None, part) if k % 2 else part for k, part in enumerate(text.split("`"))])
+
+
+def also(text: str) -> str:
+    """A clause appended to an intro as a sentence of its own (empty text: nothing)."""
+    return f" {text[:1].upper()}{text[1:]}." if text else ""

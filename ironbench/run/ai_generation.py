@@ -7,6 +7,7 @@ memoised in the store, so resuming regenerates the same variants for free. With 
 """
 
 from collections.abc import Callable
+from typing import Any
 
 from ironbench.core.errors import IronbenchError
 from ironbench.core.events import AiOutputRejected, VariantGenerated
@@ -116,30 +117,27 @@ def generate_ai_variants(
                     verdict = ask_judge(judge, case.instruction, text)
                     judged = verdict.reason()
                     reasons = [judged] if judged else []
+                # the variant slot and the model's answer this attempt is about
+                slot_attempt: dict[str, Any] = {
+                    "case_id": case.id,
+                    "generator": entry.generator,
+                    "variant_id": variant_id,
+                    "attempt": attempt,
+                    "base_instruction": case.instruction,
+                }
                 if reasons:
                     failures += 1
-                    append(
-                        [
-                            Pending(
-                                stream,
-                                AiOutputRejected(
-                                    case_id=case.id,
-                                    generator=entry.generator,
-                                    variant_id=variant_id,
-                                    attempt=attempt,
-                                    base_instruction=case.instruction,
-                                    ai_output=reply.text,
-                                    normalised_output=text,
-                                    failure_reasons=reasons,
-                                    model=params.model,
-                                    prompt=prompt,
-                                    options=options,
-                                    judge=None if verdict is None else verdict.to_dict(),
-                                ),
-                                idempotency_key=f"rejected:{run_id}/{stream}/{attempt}",
-                            )
-                        ]
+                    rejected = AiOutputRejected(
+                        **slot_attempt,
+                        ai_output=reply.text,
+                        normalised_output=text,
+                        failure_reasons=reasons,
+                        model=params.model,
+                        prompt=prompt,
+                        options=options,
+                        judge=None if verdict is None else verdict.to_dict(),
                     )
+                    append([Pending(stream, rejected, idempotency_key=f"rejected:{run_id}/{stream}/{attempt}")])
                     note(f"  {case.id} {variant_id} attempt {attempt}: rejected ({reasons[0]})")
                     if max_failures is not None and failures >= max_failures:
                         raise MaxFailuresReached(
@@ -175,26 +173,16 @@ def generate_ai_variants(
                     metadata,
                 )
                 made.append(variant)
-                append(
-                    [
-                        Pending(
-                            stream,
-                            VariantGenerated(
-                                mode="adversarial",
-                                case_id=case.id,
-                                generator=entry.generator,
-                                variant_id=variant_id,
-                                instruction=text,
-                                base_instruction=case.instruction,
-                                seed=seed,
-                                params=variant.params,
-                                attempt=attempt,
-                                metadata=metadata,
-                            ),
-                            idempotency_key=f"variant:{run_id}/adversarial/{case.id}/{variant_id}",
-                        )
-                    ]
+                generated = VariantGenerated(
+                    **slot_attempt,
+                    mode="adversarial",
+                    instruction=text,
+                    seed=seed,
+                    params=variant.params,
+                    metadata=metadata,
                 )
+                key = f"variant:{run_id}/adversarial/{case.id}/{variant_id}"
+                append([Pending(stream, generated, idempotency_key=key)])
                 accepted[entry.generator] = accepted.get(entry.generator, 0) + 1
                 note(f"  {case.id} {variant_id} attempt {attempt}: accepted")
                 break

@@ -19,7 +19,6 @@ from ironbench.run.stopping import (
     Reference,
     capability_boundary,
     confidence_decision,
-    confidence_thresholds,
     level_alpha,
     stress_level_decision,
     variant_decision,
@@ -306,8 +305,3 @@ def variant_verdict_rates(
             assert decision is not None  # a variant's fourth run always decides
             structural[name] += decision.decision == "structural"
     return {name: count / sims for name, count in structural.items()}
-
-
-def confidence_thresholds_table(reproduce: float, confidence: float, max_runs: int) -> list[tuple[int, int]]:
-    """(n, agreeing runs needed) where the confidence rule can first stop."""
-    return [(n, k) for n, k in enumerate(confidence_thresholds(reproduce, confidence, max_runs), start=1) if k <= n]

@@ -8,7 +8,7 @@ the stress boundary).
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from ironbench.core.contract import forbidden_word
 from ironbench.core.errors import SuiteError
@@ -56,6 +56,11 @@ class Group:
 
     def stream(self, run_index: int) -> str:
         return f"{self.path}/run_{run_index:03d}"
+
+    @property
+    def where(self) -> dict[str, Any]:
+        """Which group an event is about, in the event's fields: mode, group path, case, variant."""
+        return {"mode": self.mode, "group": self.path, "case_id": self.case_id, "variant_id": self.variant_id}
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,6 +4,7 @@ from dataclasses import dataclass
 
 from ironbench.core.events import DecisionTaken, InvocationCompleted, RunStarted
 from ironbench.core.keys import instruction_hash
+from ironbench.core.labels import group_of
 from ironbench.core.outcome import Outcome, same_rules
 from ironbench.store.eventstore import EventStore
 
@@ -40,7 +41,7 @@ def _baseline_group(store: EventStore, run_id: str, group: str) -> StoredBaselin
     decision = None
     for recorded in store.read(run_id, types=("invocation_completed", "decision_taken"), stream_prefix=group):
         event = recorded.event
-        if isinstance(event, InvocationCompleted) and recorded.stream.rsplit("/", 1)[0] == group and not event.surplus:
+        if isinstance(event, InvocationCompleted) and group_of(recorded.stream) == group and not event.surplus:
             attempts += 1
             broken += event.infra_error is not None or event.harness_error is not None
             live[event.run_index] = event  # a re-run of the slot supersedes its earlier attempt

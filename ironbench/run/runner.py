@@ -8,25 +8,28 @@ import itertools
 import os
 import platform
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Executor
+from contextlib import ExitStack, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
 from ironbench import __version__
-from ironbench.core.errors import IronbenchError, RunNotFound
-from ironbench.core.events import RecordedEvent, RunFinished, RunImported, RunStarted, run_started
+from ironbench.core.errors import IronbenchError, RunNotFound, StoreFull
+from ironbench.core.events import GateDesigned, RecordedEvent, RunFinished, RunImported, RunStarted, run_started
 from ironbench.core.outcome import DEFAULT_RULES, RuleSet, load_rules
 from ironbench.core.redact import Redactor
 from ironbench.projections.readmodel import ReadModel
 from ironbench.projections.tree import OutputTree
 from ironbench.run.executors import open_executor
+from ironbench.run.gate import Against, AgainstError, GateState, reference_counts
 from ironbench.run.guards import MAX_INFRA_ERRORS, resume_command
 from ironbench.run.paths import RunPaths
 from ironbench.run.planner import AiVariants, ai_entries
 from ironbench.run.reporters import RedactingReporter, Reporter, SilentReporter
-from ironbench.run.session import RUN_STREAM, Session, aborts_run, appender
+from ironbench.run.session import RUN_STREAM, Append, Session, aborts_run, appender, stopped_on_full_disk
 from ironbench.store.eventstore import EventStore, Pending, open_store
+from ironbench.store.leases import Lease
 from ironbench.suite.models import Suite
 from ironbench.targets.registry import TargetSpec, resolve_target
 from ironbench.targets.version import TargetVersion
@@ -39,9 +42,7 @@ def new_run_id(store: EventStore, now: datetime | None = None) -> str:
 
 
 def _begin(
-    run_id: str,
-    store: EventStore,
-    tree: OutputTree,
+    append: Append,
     suite: Suite,
     suite_path: str | None,
     target_argv: list[str],
@@ -52,6 +53,7 @@ def _begin(
     speculate: bool = False,
     scheduler: str | None = None,
     rules: RuleSet | None = None,
+    against: Against | None = None,
 ) -> RunStarted:
     started = RunStarted(
         suite_id=suite.suite_id,
@@ -71,23 +73,71 @@ def _begin(
         speculate=speculate,
         scheduler=scheduler,
         rules=rules.record() if rules is not None else None,
+        against=against.to_dict() if against is not None else None,
     )
-    appender(store, tree, run_id)([Pending(RUN_STREAM, started)])
+    append([Pending(RUN_STREAM, started)])
     return started
 
 
-def _generate_ai(
-    suite: Suite, run_id: str, store: EventStore, tree: OutputTree, reporter: Reporter, max_failures: int | None
-) -> AiVariants:
-    """AI variants are written here, on the coordinator, whatever executes the invocations."""
-    if not ai_entries(suite):
-        return {}
-    from ironbench.run.ai_generation import generate_ai_variants
+@contextmanager
+def _running(
+    store: EventStore, paths: RunPaths, run_id: str, reporter: Reporter
+) -> Iterator[tuple[OutputTree, Append]]:
+    """The run's output tree and its appender, for the run's whole life on this coordinator:
+    whatever stops it is recorded, and a full disk names it and how to continue (`aborts_run`)."""
+    tree = OutputTree(store, paths.out_dir)
+    with aborts_run(tree, reporter, run_id, resume_command(run_id, paths.out_dir, paths.store_path)):
+        yield tree, appender(store, tree, run_id)
 
-    append = appender(store, tree, run_id)
-    reporter.note(f"{run_id}: generating AI variants")
-    with aborts_run(append, tree, reporter, run_id, resume_command(run_id, tree.out_dir, store.path)):
-        return generate_ai_variants(suite, run_id, store, append, max_failures, reporter.note)
+
+@contextmanager
+def _claimed(store: EventStore, run_id: str, resume: str) -> Iterator[Lease | None]:
+    """The lease of a run that exists (`store.leased`); a disk too full to claim it names the run."""
+    held = ExitStack()
+    try:
+        taken_over = held.enter_context(store.leased(run_id, resume))
+    except StoreFull as full:
+        raise stopped_on_full_disk(full, store, run_id, resume) from None
+    with held:
+        yield taken_over
+
+
+def _session(
+    paths: RunPaths,
+    run_id: str,
+    started: RunStarted,
+    suite: Suite,
+    target: TargetSpec,
+    running: tuple[EventStore, OutputTree, Append],
+    reporter: Reporter,
+    max_failures: int | None,
+    max_infra_errors: int,
+    gate: GateState | None,
+) -> Session:
+    """The run's session, its AI variants made first (here, on the coordinator, whatever executes
+    the invocations)."""
+    store, tree, append = running
+    ai_variants: AiVariants = {}
+    if ai_entries(suite):
+        from ironbench.run.ai_generation import generate_ai_variants
+
+        reporter.note(f"{run_id}: generating AI variants")
+        ai_variants = generate_ai_variants(suite, run_id, store, append, max_failures, reporter.note)
+    return Session(
+        paths,
+        run_id,
+        started,
+        suite,
+        target,
+        store,
+        tree,
+        reporter,
+        append,
+        ai_variants,
+        max_infra_errors,
+        started.speculate,
+        gate,
+    )
 
 
 def _redacting(reporter: Reporter | None, names: Sequence[str]) -> tuple[Reporter, Redactor]:
@@ -111,6 +161,7 @@ def start_run(
     speculate: bool = False,
     scheduler: str | None = None,
     rules: str | None = None,
+    against: Against | None = None,
 ) -> str:
     """Start a new run of `suite`; returns its run id once every case is decided.
 
@@ -119,10 +170,13 @@ def start_run(
     worker threads). Values of secret-looking environment variables, and of those named
     in `redact`, are replaced before anything is stored or printed. `rules` (a shipped
     name or a file) overrides the suite's outcome rules; a suite's relative path is read
-    from the suite's folder.
+    from the suite's folder. `against`: the cases run in rounds under a sequential
+    regression gate against that stored run of the same suite (run/gate.py).
     """
     reporter, redactor = _redacting(reporter, redact)
     if suite.mode == "gauntlet":
+        if against is not None:
+            raise AgainstError(f"--against {against.run}: a gauntlet run is compared with `compare`, not gated")
         return _start_gauntlet(suite, paths, suite_path, reporter, redactor, redact, label)
     target = resolve_target(target_override if target_override is not None else suite.target)
     ruleset = (
@@ -143,44 +197,61 @@ def start_run(
             preflight_models(suite, suite_path or "suite")
         store = open_store(paths.store_path, [ReadModel()], redactor=redactor)
         with store:
+            gate = _gate(store, suite, against)
             run_id = new_run_id(store)  # the first write: a store that cannot take one stops here
-            tree = OutputTree(store, paths.out_dir)
-            tree.catch_up()
-            started = _begin(
-                run_id,
-                store,
-                tree,
-                suite,
-                suite_path,
-                list(target.argv_template),
-                version,
-                executor.capacity(),
-                label,
-                redact,
-                speculate,
-                executor.scheduler,
-                ruleset,
-            )
-            with store.leased(run_id):
-                ai_variants = _generate_ai(suite, run_id, store, tree, reporter, max_failures)
-                session = Session(
+            with store.leased(run_id), _running(store, paths, run_id, reporter) as (tree, append):
+                tree.catch_up()
+                started = _begin(
+                    append,
+                    suite,
+                    suite_path,
+                    list(target.argv_template),
+                    version,
+                    executor.capacity(),
+                    label,
+                    redact,
+                    speculate,
+                    executor.scheduler,
+                    ruleset,
+                    against,
+                )
+                session = _session(
                     paths,
                     run_id,
                     started,
                     suite,
                     target,
-                    store,
-                    tree,
+                    (store, tree, append),
                     reporter,
-                    appender(store, tree, run_id),
-                    ai_variants,
+                    max_failures,
                     max_infra_errors,
-                    speculate,
+                    gate,
                 )
                 session.execute(executor)
     finally:
         executor.close()
     return run_id
+
+
+def _gate(store: EventStore, suite: Suite, against: Against | None) -> GateState | None:
+    if against is None:
+        return None
+    counts = reference_counts(store, against.run, suite)
+    return GateState(against, [case.id for case in suite.cases], counts)
+
+
+def _recorded_gate(
+    store: EventStore, suite: Suite, events: list[RecordedEvent], started: RunStarted
+) -> GateState | None:
+    """A resumed run's gate, as designed when it started (A's counts as recorded then; read
+    again only when the run stopped before recording its design)."""
+    if not started.against:
+        return None
+    against = Against.from_dict(started.against)
+    designed = next((e.event for e in events if isinstance(e.event, GateDesigned)), None)
+    if designed is None:
+        return _gate(store, suite, against)
+    return GateState(against, list(designed.cases), list(zip(designed.a_successes, designed.a_runs, strict=True)))
 
 
 def _start_gauntlet(
@@ -199,34 +270,20 @@ def _start_gauntlet(
     store = open_store(paths.store_path, [ReadModel()], redactor=redactor)
     with store:
         run_id = new_run_id(store)  # the first write: a store that cannot take one stops here
-        tree = OutputTree(store, paths.out_dir)
-        tree.catch_up()
-        _begin(
-            run_id,
-            store,
-            tree,
-            suite,
-            suite_path,
-            [],
-            TargetVersion("n/a", "a gauntlet has no target"),
-            1,
-            label,
-            redact,
-        )
-        with store.leased(run_id):
-            _gauntlet(suite, run_id, store, tree, reporter, [])
+        with store.leased(run_id), _running(store, paths, run_id, reporter) as (tree, append):
+            tree.catch_up()
+            _begin(append, suite, suite_path, [], TargetVersion("n/a", "a gauntlet has no target"), 1, label, redact)
+            _gauntlet(suite, run_id, tree, append, reporter, [])
     return run_id
 
 
 def _gauntlet(
-    suite: Suite, run_id: str, store: EventStore, tree: OutputTree, reporter: Reporter, history: list[RecordedEvent]
+    suite: Suite, run_id: str, tree: OutputTree, append: Append, reporter: Reporter, history: list[RecordedEvent]
 ) -> str:
     """Gauntlet engines are model conversations: they run here, on the coordinator."""
-    from ironbench.gauntlet.runner import run_gauntlet
+    from ironbench.gauntlet.rounds import run_gauntlet
 
-    append = appender(store, tree, run_id)
-    with aborts_run(append, tree, reporter, run_id, resume_command(run_id, tree.out_dir, store.path)):
-        status = run_gauntlet(suite, run_id, append, reporter.note, history)
+    status = run_gauntlet(suite, run_id, append, reporter.note, history)
     tree.flush()
     reporter.finished(run_id, status)
     return status
@@ -252,7 +309,7 @@ def resume_run(
             raise RunNotFound(f"run {run_id!r} not found in {paths.store_path}")
         # One coordinator per run: claimed before anything is read, so nothing can be
         # appended between what this resume reads and what it writes.
-        with store.leased(run_id, resume_command(run_id, paths.out_dir, paths.store_path)) as taken_over:
+        with _claimed(store, run_id, resume_command(run_id, paths.out_dir, paths.store_path)) as taken_over:
             if taken_over is not None and reporter is not None:
                 reporter.note(f"{run_id}: taking over from {taken_over.describe(datetime.now(UTC))}, which is gone")
             return _resume(
@@ -281,45 +338,44 @@ def _resume(
     redact: Sequence[str],
     scheduler: str | None,
 ) -> str:
-    events = list(store.read(run_id))
-    started = run_started(events[0])
-    imported = next((e.event for e in events if isinstance(e.event, RunImported)), None)
+    history = list(store.read(run_id))
+    started = run_started(history[0])
+    imported = next((e.event for e in history if isinstance(e.event, RunImported)), None)
     if imported is not None and imported.format == "outputs":
         raise IronbenchError(
             f"{run_id} was imported from {imported.source}, where another harness ran it: nothing here can resume it"
         )
     reporter, redactor = _redacting(reporter, [*started.redact, *redact])
     store.redactor = redactor or None
-    if any(isinstance(e.event, RunFinished) for e in events):
+    if any(isinstance(e.event, RunFinished) for e in history):
+        with _running(store, paths, run_id, reporter) as (tree, _):
+            tree.catch_up()  # its files may lag its end (a disk that filled just after it)
         reporter.finished(run_id, "already finished")
         return "already finished"
     suite = Suite.from_dict(started.suite)
     if suite.mode == "gauntlet":
-        tree = OutputTree(store, paths.out_dir)
-        tree.catch_up()
-        return _gauntlet(suite, run_id, store, tree, reporter, events)
+        with _running(store, paths, run_id, reporter) as (tree, append):
+            tree.catch_up()
+            return _gauntlet(suite, run_id, tree, append, reporter, history)
     target = TargetSpec("recorded", tuple(started.target_argv))
     executor = open_executor(jobs, scheduler, paths.out_dir / "workdirs", executor_factory)
     try:
         executor.preflight(target)
-        tree = OutputTree(store, paths.out_dir)
-        tree.catch_up()
-        ai_variants = _generate_ai(suite, run_id, store, tree, reporter, max_failures)
-        session = Session(
-            paths,
-            run_id,
-            started,
-            suite,
-            target,
-            store,
-            tree,
-            reporter,
-            appender(store, tree, run_id),
-            ai_variants,
-            max_infra_errors,
-            started.speculate,
-        )
-        session.restore(events)
-        return session.execute(executor)
+        with _running(store, paths, run_id, reporter) as (tree, append):
+            tree.catch_up()
+            session = _session(
+                paths,
+                run_id,
+                started,
+                suite,
+                target,
+                (store, tree, append),
+                reporter,
+                max_failures,
+                max_infra_errors,
+                _recorded_gate(store, suite, history, started),
+            )
+            session.restore(history)
+            return session.execute(executor)
     finally:
         executor.close()

@@ -88,12 +88,18 @@ def continuations(alphabet: Sequence[Outcome], k: int) -> Iterator[tuple[Outcome
     yield tuple(_fresh(i, i % 2 == 0) for i in range(1, k + 1))
 
 
-def horizon(decide: Decide, prefix: Sequence[Outcome], max_runs: int, known: Sequence[Outcome] = ()) -> int:
+def horizon(
+    decide: Decide, prefix: Sequence[Outcome], max_runs: int, known: Sequence[Outcome] = (), floor: int = 0
+) -> int:
     """The fewest runs after which `decide` could take a decision, given the prefix:
     the smallest n > len(prefix) for which some continuation is decided at n. When no
-    continuation within max_runs is, one more run (as a sequential run would)."""
+    continuation within max_runs is, one more run (as a sequential run would).
+
+    `floor`: the horizon found for a shorter prefix of the same group. This prefix is one
+    of that prefix's continuations, so none of its own decides before the floor: the search
+    starts there, and asking the rule costs O(1) per outcome, not O(runs x continuations)."""
     alphabet = behaviours(prefix, known)
-    for n in range(len(prefix) + 1, max_runs + 1):
+    for n in range(max(len(prefix) + 1, floor), max_runs + 1):
         if any(decide([*prefix, *more]) is not None for more in continuations(alphabet, n - len(prefix))):
             return n
     return len(prefix) + 1
@@ -106,18 +112,25 @@ def schedule(
     max_runs: int,
     known: Sequence[Outcome] = (),
     speculate: bool = False,
+    earliest: Callable[[Sequence[Outcome]], int] | None = None,
+    undecided: int = 0,
+    floor: int = 0,
 ) -> Slots:
     """What a group needs now, from the outcomes known by run index (runs whose attempt
     hit an infrastructure error have none: their slot runs again) and the runs still
-    running."""
+    running.
+
+    What an earlier call learnt is not asked again: `undecided`, the prefix lengths the
+    rule was already asked about (and did not decide), and `floor`, the horizon found then.
+    `earliest`, when the rule can say itself when it can next decide, replaces the search."""
     prefix = prefix_of(outcomes)
-    for n in range(1, len(prefix) + 1):
+    for n in range(undecided + 1, len(prefix) + 1):
         # every length, as a sequential run would have asked: an outcome that arrived
         # early (speculation) never lets the rule skip the point where it decides
         decision = decide(prefix[:n])
         if decision is not None:
             return Slots(prefix[:n], decision, n, ())
-    reach = horizon(decide, prefix, max_runs, known)
+    reach = earliest(prefix) if earliest is not None else horizon(decide, prefix, max_runs, known, floor)
     idle = [i for i in range(1, max(reach, max_runs) + 1) if i not in outcomes and i not in running]
     return Slots(
         prefix,

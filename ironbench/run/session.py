@@ -11,25 +11,19 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from functools import partial
+from typing import Any
 
+from ironbench.core import events
 from ironbench.core.errors import IronbenchError, RunInterrupted, RunStopped, StoreError, StoreFull
-from ironbench.core.events import (
-    DecisionTaken,
-    InvocationCompleted,
-    InvocationStarted,
-    RecordedEvent,
-    RunAborted,
-    RunFinished,
-    RunStarted,
-    VariantDropped,
-    VariantGenerated,
-)
+from ironbench.core.events import RecordedEvent
 from ironbench.core.keys import instruction_hash, invocation_key
+from ironbench.core.labels import group_of, group_path
 from ironbench.core.outcome import Outcome
-from ironbench.projections.tree import OutputTree, group_of
+from ironbench.projections.tree import OutputTree
 from ironbench.run.executors import DEBUG_DIR, InvocationExecutor, Ran, Work, run_invocation
+from ironbench.run.gate import GateState
 from ironbench.run.guards import MAX_INFRA_ERRORS, RunGuard, resume_command
 from ironbench.run.paths import RunPaths
 from ironbench.run.planner import AiVariants, Group, Track
@@ -41,6 +35,7 @@ from ironbench.run.stopping import (
     Reference,
     StopDecision,
     baseline_decision,
+    baseline_horizon,
     capability_boundary,
     evidence,
     reference_decision,
@@ -72,6 +67,9 @@ class _TrackState:
     running: dict[str, set[int]] = field(default_factory=dict)
     decisions: dict[str, str] = field(default_factory=dict)
     slots: dict[str, Slots] = field(default_factory=dict)  # what a group needs, until its outcomes change
+    # What scheduling learnt of a group's rule, kept while outcomes arrive: the prefix length
+    # it was asked about without deciding, and the horizon it found (scheduling.schedule).
+    asked: dict[str, tuple[int, int]] = field(default_factory=dict)
     reference: Reference | None = None
 
     def ordered(self, group: Group) -> list[Outcome]:
@@ -85,7 +83,7 @@ class Session:
         self,
         paths: RunPaths,
         run_id: str,
-        started: RunStarted,
+        started: events.RunStarted,
         suite: Suite,
         target: TargetSpec,
         store: EventStore,
@@ -95,6 +93,7 @@ class Session:
         ai_variants: AiVariants | None = None,
         max_infra_errors: int = MAX_INFRA_ERRORS,
         speculate: bool = False,
+        gate: GateState | None = None,
     ) -> None:
         self.paths = paths
         self.run_id = run_id
@@ -105,7 +104,11 @@ class Session:
         self.tree = tree
         self.reporter = reporter
         self.speculate = speculate
-        self.tracks = [_TrackState(track, k) for k, track in enumerate(plan_tracks(suite, ai_variants))]
+        self.gate = gate
+        tracks = plan_tracks(suite, ai_variants)
+        if gate is not None:  # every case runs the gate's rounds, up to where it must decide
+            tracks = [replace(t, groups=tuple(replace(g, max_runs=gate.design.end) for g in t.groups)) for t in tracks]
+        self.tracks = [_TrackState(track, k) for k, track in enumerate(tracks)]
         self.append = append
         # What each track waits to start, in turns; only a track whose outcomes changed is
         # planned again (`_due`), so the loop costs what the suite runs, not tracks x runs.
@@ -146,43 +149,32 @@ class Session:
     def planning_events(self) -> list[Pending]:
         """Variants, drops and known references: recorded once, before any invocation."""
         pending: list[Pending] = []
+        if self.gate is not None:
+            pending.append(Pending(RUN_STREAM, self.gate.designed(), idempotency_key=f"gate:{self.run_id}"))
         for state in self.tracks:
             track = state.track
-            for variant in track.variants:
-                if variant.metadata.get("source") == "ai":
+            case: dict[str, Any] = {"mode": track.mode, "case_id": track.case_id}  # whose variants these are
+            for v in track.variants:
+                if v.metadata.get("source") == "ai":
                     continue  # recorded, with its model and prompt, when it was generated
-                pending.append(
-                    Pending(
-                        f"{track.path}/{variant.variant_id}",
-                        VariantGenerated(
-                            mode=track.mode,
-                            case_id=track.case_id,
-                            generator=variant.generator,
-                            variant_id=variant.variant_id,
-                            instruction=variant.instruction,
-                            base_instruction=variant.base_instruction,
-                            seed=variant.seed,
-                            params=variant.params,
-                            attempt=variant.attempt,
-                        ),
-                        idempotency_key=f"variant:{self.run_id}/{track.path}/{variant.variant_id}",
-                    )
+                made = events.VariantGenerated(
+                    **case,
+                    generator=v.generator,
+                    variant_id=v.variant_id,
+                    instruction=v.instruction,
+                    base_instruction=v.base_instruction,
+                    seed=v.seed,
+                    params=v.params,
+                    attempt=v.attempt,
                 )
+                key = f"variant:{self.run_id}/{track.path}/{v.variant_id}"
+                pending.append(Pending(f"{track.path}/{v.variant_id}", made, idempotency_key=key))
             for drop in track.drops:
-                pending.append(
-                    Pending(
-                        f"{track.path}/{drop.generator}",
-                        VariantDropped(
-                            mode=track.mode,
-                            case_id=track.case_id,
-                            generator=drop.generator,
-                            attempt=drop.attempt,
-                            candidate=drop.candidate,
-                            reason=drop.reason,
-                        ),
-                        idempotency_key=f"drop:{self.run_id}/{track.path}/{drop.generator}/{drop.attempt}",
-                    )
+                dropped = events.VariantDropped(
+                    **case, generator=drop.generator, attempt=drop.attempt, candidate=drop.candidate, reason=drop.reason
                 )
+                key = f"drop:{self.run_id}/{track.path}/{drop.generator}/{drop.attempt}"
+                pending.append(Pending(f"{track.path}/{drop.generator}", dropped, idempotency_key=key))
             if track.mode == "adversarial":
                 reference = self._stored_reference(state)
                 if reference is not None:
@@ -246,13 +238,10 @@ class Session:
         self.reporter.decision(group.path, decision, group.max_runs - decision.n if skipped is None else skipped)
         return Pending(
             group.path,
-            DecisionTaken(
-                mode=group.mode,
-                group=group.path,
+            events.DecisionTaken(
+                **group.where,
                 generator=group.generator,
                 level=group.level,
-                case_id=group.case_id,
-                variant_id=group.variant_id,
                 **asdict(decision),
                 reference=list(reference.signature) if reference is not None else None,
                 reference_source=source,
@@ -264,18 +253,26 @@ class Session:
             idempotency_key=f"decision:{self.run_id}/{group.path}",
         )
 
-    def _rule(self, state: _TrackState, group: Group) -> tuple[Callable, list[Outcome]]:
-        """A group's decision rule as a function of its outcomes, and the outcomes it
-        compares with (what a hypothetical run may equal)."""
+    def _rule(self, state: _TrackState, group: Group) -> tuple[Callable, list[Outcome], Callable | None]:
+        """A group's decision rule as a function of its outcomes, the outcomes it compares
+        with (what a hypothetical run may equal), and, for rules that can say so themselves,
+        when it can next decide."""
         if group.policy == "baseline":
-            return partial(baseline_decision, max_runs=group.max_runs, rule=group.stop), []
+            if self.gate is not None:
+                decide, earliest = self.gate.rule()
+                return decide, [], earliest
+            return (
+                partial(baseline_decision, max_runs=group.max_runs, rule=group.stop),
+                [],
+                partial(baseline_horizon, max_runs=group.max_runs, rule=group.stop),
+            )
         if group.policy == "reference":
-            return reference_decision, []
+            return reference_decision, [], None
         if group.policy == "variant":
             reference = state.reference
             assert reference is not None  # a variant group starts after its track's reference decision
             behaviours = dict.fromkeys(reference.outcomes or (reference.signature,))
-            return partial(variant_decision, reference=reference), [Outcome(*s) for s in behaviours]
+            return partial(variant_decision, reference=reference), [Outcome(*s) for s in behaviours], None
         base = state.track.groups[0]
         # Level 0 is decided before level 1 starts: every level is judged against it.
         level_0 = next(
@@ -284,6 +281,7 @@ class Session:
         return (
             partial(stress_level_decision, max_runs=group.max_runs, level=group.level, base=level_0),
             state.ordered(base),
+            None,
         )
 
     def _taken(self, state: _TrackState, group: Group, slots: Slots) -> Pending:
@@ -318,7 +316,7 @@ class Session:
         self.reporter.decision(track.path, decision, 0)
         return Pending(
             track.path,
-            DecisionTaken(
+            events.DecisionTaken(
                 mode="stress",
                 group=track.path,
                 generator=track.groups[0].generator if track.groups else None,
@@ -343,7 +341,8 @@ class Session:
             for group in groups:
                 slots = state.slots.get(group.path)
                 if slots is None:
-                    decide, known = self._rule(state, group)
+                    decide, known, earliest = self._rule(state, group)
+                    undecided, floor = state.asked.get(group.path, (0, 0))
                     slots = schedule(
                         decide,
                         state.outcomes.get(group.path, {}),
@@ -351,8 +350,13 @@ class Session:
                         group.max_runs,
                         known,
                         self.speculate,
+                        earliest,
+                        undecided,
+                        floor,
                     )
                     state.slots[group.path] = slots
+                    if slots.decision is None:
+                        state.asked[group.path] = (len(slots.prefix), slots.horizon)
                 if slots.decision is not None:
                     pending.append(self._taken(state, group, slots))
                 else:
@@ -370,7 +374,7 @@ class Session:
         every run a decision needs, in run order, and, speculating, runs past that. A track
         none of whose outcomes changed since it was planned has no decision due, and still
         waits for what it did (less what started since)."""
-        pending: list[Pending] = []
+        pending: list[Pending] = self._gate_look()
         for position in sorted(self._due):
             state = self.tracks[position]
             decided, plans = self._step(state)
@@ -384,6 +388,27 @@ class Session:
             self.turns.wait(position, needed, extra)
         self._due.clear()
         return pending
+
+    def _gate_look(self) -> list[Pending]:
+        """The gate's look, once every case has the outcomes of the round it looks at; when
+        it decides, every case is planned again (its rule now decides at that round)."""
+        if self.gate is None:
+            return []
+        prefixes = [state.ordered(state.track.groups[0]) for state in self.tracks]
+        due = self.gate.due(min(len(p) for p in prefixes))
+        if due is None:
+            return []
+        looked = self.gate.take_look(prefixes, due)
+        self.reporter.note(
+            f"  gate look {looked.look} after round {due}: z = {looked.z:.2f} "
+            f"(boundaries {looked.lower:.2f} / {looked.upper:.2f}): {looked.decision}"
+        )
+        if looked.decision != "continue":
+            for state in self.tracks:
+                state.slots.clear()
+                state.asked.clear()
+                self._due.add(state.position)
+        return [Pending(RUN_STREAM, looked, idempotency_key=f"gate-look:{self.run_id}/{due}")]
 
     def _start(self, executor: InvocationExecutor, running: Running, lane: int, free: int) -> list[Pending]:
         """Start up to `free` of the waiting invocations of `lane` (0: needed, 1: speculative),
@@ -414,12 +439,9 @@ class Session:
         state.running.setdefault(group.path, set()).add(work.run_index)
         return Pending(
             group.stream(work.run_index),
-            InvocationStarted(
+            events.InvocationStarted(
                 key=work.key,
-                mode=group.mode,
-                group=group.path,
-                case_id=group.case_id,
-                variant_id=group.variant_id,
+                **group.where,
                 run_index=work.run_index,
                 instruction=group.instruction,
                 workdir=executor.workdir(work.workdir),
@@ -432,14 +454,11 @@ class Session:
         stdout, cut_out = cap_output(result.stdout)
         stderr, cut_err = cap_output(result.stderr)
         group = work.group
-        completed = InvocationCompleted(
+        completed = events.InvocationCompleted(
             key=work.key,
-            mode=group.mode,
-            group=group.path,
+            **group.where,
             generator=group.generator,
             level=group.level,
-            case_id=group.case_id,
-            variant_id=group.variant_id,
             run_index=work.run_index,
             instruction=group.instruction,
             instruction_hash=instruction_hash(group.instruction),
@@ -496,62 +515,61 @@ class Session:
         capacity; the events and files are written while they run.
         """
         running: Running = {}
-        with aborts_run(self.append, self.tree, self.reporter, self.run_id, self.guard.resume):
-            try:
-                self.reporter.started(self.run_id, len(self.tracks), self.max_invocations, self.done_invocations)
-                pending: list[Pending | None] = [*(first or []), *self.planning_events()]
-                reports: list[tuple[Work, InvocationCompleted]] = []
-                while True:
-                    # one transaction: what completed, the decisions it allows, what starts next
-                    decided = self.plan()
-                    started = self._start(executor, running, 0, executor.capacity() - len(running))
-                    started += self._start(executor, running, 1, executor.capacity() - len(running))
-                    self.append([*pending, *decided, *started])
-                    pending = []
-                    self._report(reports)
-                    reports = []
-                    if not running:
-                        break
-                    done, _ = wait(running, return_when=FIRST_COMPLETED)
-                    for future in sorted(done, key=lambda f: (running[f][1].group.path, running[f][1].run_index)):
-                        state, work = running.pop(future)
-                        state.running[work.group.path].discard(work.run_index)
-                        try:
-                            ran = future.result()
-                        except Exception as exc:
-                            if not executor.may_resubmit(work.key, exc):
-                                reason = executor.lost(exc)
-                                if reason is None:
-                                    raise
-                                raise RunStopped(
-                                    f"{self.run_id} stopped: {reason}. Once it is back: "
-                                    f"{self.guard.resume} --scheduler ADDRESS (or --jobs N, "
-                                    "to continue here)"
-                                ) from None
-                            self.reporter.note(
-                                f"  {work.group.path} run {work.run_index}: {type(exc).__name__} "
-                                "(the workers running it died); submitted again"
-                            )
-                            pending.append(self._submit(executor, running, state, work))
-                            continue
-                        completed = self._completed(state, work, ran)
-                        pending.append(completed)
-                        assert isinstance(completed.event, InvocationCompleted)
-                        reports.append((work, completed.event))
-                        stop = self.guard.after(
-                            f"{work.group.path} run {work.run_index}",
-                            work.group.case_id,
-                            self.target.argv(work.group.instruction),
-                            ran.result,
-                            ran.outcome,
+        try:
+            self.reporter.started(self.run_id, len(self.tracks), self.max_invocations, self.done_invocations)
+            pending: list[Pending | None] = [*(first or []), *self.planning_events()]
+            reports: list[tuple[Work, events.InvocationCompleted]] = []
+            while True:
+                # one transaction: what completed, the decisions it allows, what starts next
+                decided = self.plan()
+                started = self._start(executor, running, 0, executor.capacity() - len(running))
+                started += self._start(executor, running, 1, executor.capacity() - len(running))
+                self.append([*pending, *decided, *started])
+                pending = []
+                self._report(reports)
+                reports = []
+                if not running:
+                    break
+                done, _ = wait(running, return_when=FIRST_COMPLETED)
+                for future in sorted(done, key=lambda f: (running[f][1].group.path, running[f][1].run_index)):
+                    state, work = running.pop(future)
+                    state.running[work.group.path].discard(work.run_index)
+                    try:
+                        ran = future.result()
+                    except Exception as exc:
+                        if not executor.may_resubmit(work.key, exc):
+                            reason = executor.lost(exc)
+                            if reason is None:
+                                raise
+                            raise RunStopped(
+                                f"{self.run_id} stopped: {reason}. Once it is back: "
+                                f"{self.guard.resume} --scheduler ADDRESS (or --jobs N, "
+                                "to continue here)"
+                            ) from None
+                        self.reporter.note(
+                            f"  {work.group.path} run {work.run_index}: {type(exc).__name__} "
+                            "(the workers running it died); submitted again"
                         )
-                        if stop is not None:
-                            self.append(pending)
-                            self._report(reports)
-                            raise stop
-            finally:
-                for future in running:
-                    future.cancel()
+                        pending.append(self._submit(executor, running, state, work))
+                        continue
+                    completed = self._completed(state, work, ran)
+                    pending.append(completed)
+                    assert isinstance(completed.event, events.InvocationCompleted)
+                    reports.append((work, completed.event))
+                    stop = self.guard.after(
+                        f"{work.group.path} run {work.run_index}",
+                        work.group.case_id,
+                        self.target.argv(work.group.instruction),
+                        ran.result,
+                        ran.outcome,
+                    )
+                    if stop is not None:
+                        self.append(pending)
+                        self._report(reports)
+                        raise stop
+        finally:
+            for future in running:
+                future.cancel()
         unfinished = [s.track.path for s in self.tracks if active_groups(s.track, s.decisions) is not None]
         if unfinished:
             raise IronbenchError(f"{self.run_id}: nothing left to run, but {', '.join(unfinished)} undecided")
@@ -560,7 +578,7 @@ class Session:
             [
                 Pending(
                     RUN_STREAM,
-                    RunFinished(invocations=len(outcomes), successes=sum(1 for o in outcomes if o.success)),
+                    events.RunFinished(invocations=len(outcomes), successes=sum(1 for o in outcomes if o.success)),
                     idempotency_key=f"finished:{self.run_id}",
                 )
             ]
@@ -569,43 +587,45 @@ class Session:
         self.reporter.finished(self.run_id, "finished")
         return "finished"
 
-    def _report(self, reports: list[tuple[Work, InvocationCompleted]]) -> None:
+    def _report(self, reports: list[tuple[Work, events.InvocationCompleted]]) -> None:
         for work, event in reports:
             self.reporter.invocation(work.group.path, work.run_index, event)
 
-    def restore(self, events: list[RecordedEvent]) -> None:
+    def restore(self, history: list[RecordedEvent]) -> None:
         """Load what a run already recorded (for resume)."""
         by_path = {g.path: (state, g) for state in self.tracks for g in state.track.groups}
         by_track = {state.track.path: state for state in self.tracks}
-        for recorded in events:
-            event = recorded.event
-            if isinstance(event, InvocationCompleted):
-                path = group_of(recorded)
-                if path in by_path and not event.surplus:
-                    state = by_path[path][0]
-                    tries = state.tries.setdefault(path, {})
-                    tries[event.run_index] = max(tries.get(event.run_index, 0), event.rerun + 1)
-                    if event.infra_error is None:
-                        state.outcomes.setdefault(path, {})[event.run_index] = Outcome(
-                            event.success,
-                            event.failure_stage,
-                            event.attempts,
-                            event.repairs_triggered,
-                            event.brick_path,
+        for recorded in history:
+            match recorded.event:
+                case events.GateLooked() as event if self.gate is not None:
+                    self.gate.looks[event.round] = event  # never looked at again
+                case events.InvocationCompleted() as event:
+                    path = group_of(recorded.stream)
+                    if path in by_path and not event.surplus:
+                        state = by_path[path][0]
+                        tries = state.tries.setdefault(path, {})
+                        tries[event.run_index] = max(tries.get(event.run_index, 0), event.rerun + 1)
+                        if event.infra_error is None:
+                            state.outcomes.setdefault(path, {})[event.run_index] = Outcome(
+                                event.success,
+                                event.failure_stage,
+                                event.attempts,
+                                event.repairs_triggered,
+                                event.brick_path,
+                            )
+                case events.DecisionTaken() as event:
+                    path = group_path(event.group, event.case_id)
+                    decided = by_path[path][0] if path in by_path else by_track.get(path)
+                    if decided is None:
+                        continue
+                    decided.decisions[path] = event.decision
+                    for index in event.surplus_runs or ():
+                        decided.outcomes.get(path, {}).pop(index, None)
+                    if event.reference is not None and event.decision == "reference":
+                        outcomes = tuple(tuple(o) for o in event.reference_outcomes or ())
+                        decided.reference = Reference(
+                            tuple(event.reference), outcomes or (tuple(event.reference),), stable=not outcomes
                         )
-            elif isinstance(event, DecisionTaken):
-                path = event.group or f"baseline/{event.case_id}"
-                decided = by_path[path][0] if path in by_path else by_track.get(path)
-                if decided is None:
-                    continue
-                decided.decisions[path] = event.decision
-                for index in event.surplus_runs or ():
-                    decided.outcomes.get(path, {}).pop(index, None)
-                if event.reference is not None and event.decision == "reference":
-                    outcomes = tuple(tuple(o) for o in event.reference_outcomes or ())
-                    decided.reference = Reference(
-                        tuple(event.reference), outcomes or (tuple(event.reference),), stable=not outcomes
-                    )
 
 
 def appender(store: EventStore, tree: OutputTree, run_id: str) -> Append:
@@ -621,14 +641,18 @@ def appender(store: EventStore, tree: OutputTree, run_id: str) -> Append:
 
 
 @contextmanager
-def aborts_run(append: Append, tree: OutputTree, reporter: Reporter, run_id: str, resume: str) -> Iterator[None]:
-    """Whatever stops a run early is recorded as its abort, then re-raised. When the disk is
-    full, the store's reserve makes room for that record, and the error says what the run
-    keeps and how to continue it (`resume`: the command)."""
+def aborts_run(tree: OutputTree, reporter: Reporter, run_id: str, resume: str) -> Iterator[None]:
+    """A run's life once its id is claimed: whatever stops it (once it has started) is recorded
+    as its abort, then re-raised. When the disk is full, whichever write hit it (the store, the
+    output tree, a target's working directory, or the abort's own record), the store's reserve
+    makes room for that record, and the error names the run, what it keeps and the command that
+    continues it (`resume`)."""
     try:
         yield
     except BaseException as exc:
         store = tree.store
+        if not store.has_run(run_id):
+            raise  # its id was claimed, but it never started: there is no run to stop or continue
         redactor = store.redactor
         if redactor is not None and isinstance(exc, IronbenchError):
             exc.args = (redactor.text(str(exc)),)  # the CLI prints it
@@ -636,25 +660,47 @@ def aborts_run(append: Append, tree: OutputTree, reporter: Reporter, run_id: str
         if interrupted:
             containment.stop_all()  # their results would be dropped: do not wait for them
         reason = "interrupted" if interrupted else (str(exc) or type(exc).__name__)
-        abort = [Pending(RUN_STREAM, RunAborted(reason=reason))]
+        full = exc if isinstance(exc, StoreFull) else None
         try:
-            if isinstance(exc, StoreFull):
-                store.free_reserves()
-                tree.apply(store.append(run_id, abort, free_reserve=True))
-            else:
-                append(abort)
-            tree.flush()
+            if not any(store.read(run_id, types=("run_finished",), limit=1)):  # else only its files lag
+                full = _record_abort(tree, run_id, reason, full)
+        except StoreFull as failed:
+            full = full or failed
         except StoreError:
             if not isinstance(exc, StoreError):
                 raise
-            # The store cannot take even the abort: the run stays as it was, and its
-            # lease goes stale when this process ends, so `resume` takes it over.
+        # Not even the abort could be recorded: the run stays as it was, and its lease goes
+        # stale when this process ends, so `resume` takes it over.
         reporter.finished(run_id, "aborted")
         if interrupted:
             raise RunInterrupted(run_id) from exc
-        if isinstance(exc, StoreFull):
-            raise StoreFull(f"{exc}: {run_id} keeps its {_kept(store, run_id)}; free space, then: {resume}") from None
+        if full is not None:
+            raise stopped_on_full_disk(full, store, run_id, resume) from None
         raise
+
+
+def _record_abort(tree: OutputTree, run_id: str, reason: str, full: StoreFull | None) -> StoreFull | None:
+    """Record why the run stopped; on a full disk (`full`, or found now) with the room the store's
+    reserve keeps for it. Returns the full disk's error, if there is one."""
+    store = tree.store
+    abort = [Pending(RUN_STREAM, events.RunAborted(reason=reason))]
+    recorded = None
+    if full is None:
+        try:
+            recorded = store.append(run_id, abort)
+        except StoreFull as failed:  # another write filled the disk first (a target's files, say)
+            full = failed
+    if recorded is None:
+        store.free_reserves()
+        recorded = store.append(run_id, abort, free_reserve=True)
+    tree.apply(recorded)
+    tree.flush()
+    return full
+
+
+def stopped_on_full_disk(full: StoreFull, store: EventStore, run_id: str, resume: str) -> StoreFull:
+    """A full disk's error naming the run, what it keeps, and the command that continues it."""
+    return StoreFull(f"{full}: {run_id} keeps its {_kept(store, run_id)}; free space, then: {resume}")
 
 
 def _kept(store: EventStore, run_id: str) -> str:

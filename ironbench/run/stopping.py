@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ironbench.core.events import StopDecision
 from ironbench.core.outcome import Outcome
 from ironbench.stats import (
     chance_agreement,
@@ -30,23 +31,6 @@ VARIANT_REPEATS = 3
 STRESS_MIN_RUNS_FOR_EARLY_STOP = 3
 SYSTEMATIC_FAILURE_RATE = 0.8
 ALPHA = 0.05  # the error rate every test behind a decision is held to
-
-
-@dataclass(frozen=True, slots=True)
-class StopDecision:
-    decision: str
-    reason: str
-    n: int
-    successes: int
-    success_rate: float
-    wilson_low: float
-    wilson_high: float
-    chance_agreement: float
-    success_lower_95: float | None = None
-    success_upper_95: float | None = None
-    reproduce_lower_95: float | None = None
-    direction: str | None = None
-    p_value: float | None = None
 
 
 def evidence(outcomes: Sequence[Outcome], decision: str, reason: str, **extra: Any) -> StopDecision:
@@ -104,6 +88,33 @@ def baseline_decision(
     if len(outcomes) >= max_runs:
         return evidence(outcomes, "exhausted", f"{max_runs} runs without {AGREEING_RUNS} equivalent in a row")
     return None
+
+
+def baseline_horizon(
+    outcomes: Sequence[Outcome], max_runs: int, rule: SeedStop | ConfidenceStop | FixedStop | None = None
+) -> int:
+    """The fewest runs after which `baseline_decision` could decide, given the first outcomes
+    (more than there are): what the scheduler would find by trying continuations, said by the
+    rule itself in O(runs) instead (the seed's rule in O(1)). Runs up to it are needed whatever
+    they show."""
+    m = len(outcomes)
+    if isinstance(rule, FixedStop):
+        return max(m + 1, rule.runs)
+    if isinstance(rule, ConfidenceStop):
+        limits = confidence_thresholds(rule.reproduce, rule.confidence, rule.max_runs)
+        agreed = max(Counter(o.signature() for o in outcomes).values(), default=0)
+        for n in range(m + 1, rule.max_runs + 1):
+            # the most common outcome may recur in every new run, or no new run may agree
+            if agreed + n - m >= limits[n - 1] or n - max(agreed, 1) > rule.max_runs - limits[-1]:
+                return n
+        return max(m + 1, rule.max_runs)
+    for n in range(m + 1, max_runs):
+        new = n - m
+        if n >= AGREEING_RUNS and (
+            new >= AGREEING_RUNS or len({o.signature() for o in outcomes[m - (AGREEING_RUNS - new) :]}) == 1
+        ):
+            return n
+    return max(m + 1, max_runs)
 
 
 def fixed_decision(outcomes: Sequence[Outcome], runs: int) -> StopDecision | None:

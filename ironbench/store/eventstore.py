@@ -69,7 +69,7 @@ class InlineProjection(Protocol):
 
     name: str
 
-    def apply(self, conn: sqlite3.Connection, events: Sequence[RecordedEvent]) -> None: ...
+    def apply(self, conn: sqlite3.Connection, batch: Sequence[RecordedEvent]) -> None: ...
 
 
 class EventStore:
@@ -346,20 +346,36 @@ class EventStore:
         after: int = 0,
         types: Sequence[str] | None = None,
         stream_prefix: str | None = None,
+        *,
+        until: int | None = None,
+        case_id: str | None = None,
+        limit: int | None = None,
+        newest: bool = False,
     ) -> Iterator[RecordedEvent]:
+        """The events with after < seq (<= until), in the store's order: of one run, of some
+        types, on streams under a prefix, about one case (their `case_id`); at most `limit` of
+        them, the first ones or (`newest`) the last ones."""
         sql = "SELECT seq, event_id, run_id, stream, timestamp_utc, type, payload FROM events WHERE seq > ?"
         params: list = [after]
-        if run_id is not None:
-            sql += " AND run_id = ?"
-            params.append(run_id)
+        for condition, value in (("seq <= ?", until), ("run_id = ?", run_id)):
+            if value is not None:
+                sql += f" AND {condition}"
+                params.append(value)
         if types:
             sql += f" AND type IN ({','.join('?' * len(types))})"
             params += list(types)
         if stream_prefix is not None:
             sql += " AND substr(stream, 1, ?) = ?"
             params += [len(stream_prefix), stream_prefix]
-        rows = self._query(sql + " ORDER BY seq", tuple(params)).fetchall()
-        for seq, event_id, run, stream, timestamp, type_, payload in rows:
+        if case_id is not None:
+            sql += " AND json_extract(payload, '$.case_id') = ?"
+            params.append(case_id)
+        sql += " ORDER BY seq DESC" if newest else " ORDER BY seq"
+        if limit is not None:
+            sql += " LIMIT ?"
+            params.append(limit)
+        rows = self._query(sql, tuple(params)).fetchall()
+        for seq, event_id, run, stream, timestamp, type_, payload in reversed(rows) if newest else rows:
             yield RecordedEvent(seq, event_id, run, stream, timestamp, event_from_dict(type_, json.loads(payload)))
 
     def run_ids(self) -> list[str]:

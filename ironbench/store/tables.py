@@ -190,8 +190,8 @@ class ModelCall(SQLModel, table=True):
     created_utc: str
 
 
-class TurnRow(SQLModel, table=True):
-    __tablename__ = "turns"
+class _TurnColumns(SQLModel):
+    """One turn of a gauntlet conversation, as the two tables below key and date it."""
 
     run_id: str = Field(primary_key=True)
     engine: str = Field(primary_key=True)
@@ -200,29 +200,27 @@ class TurnRow(SQLModel, table=True):
     turn: int = Field(primary_key=True)
     suite_id: str
     domain: str
+    timestamp_utc: str
+    seq: int
+
+
+class TurnRow(_TurnColumns, table=True):
+    __tablename__ = "turns"
+
     attempt: int
     prompt: str
     answer: str
     duration_ms: int
-    timestamp_utc: str
-    seq: int
 
 
-class TurnScoreRow(SQLModel, table=True):
+class TurnScoreRow(_TurnColumns, table=True):
+    """One scorer's verdict on a turn."""
+
     __tablename__ = "turn_scores"
 
-    run_id: str = Field(primary_key=True)
-    engine: str = Field(primary_key=True)
-    scenario: str = Field(primary_key=True)
-    conversation: int = Field(primary_key=True)
-    turn: int = Field(primary_key=True)
     scorer: str = Field(primary_key=True)
-    suite_id: str
-    domain: str
     violated: bool
     detail: str
-    timestamp_utc: str
-    seq: int
 
 
 class RunLease(SQLModel, table=True):
@@ -245,3 +243,44 @@ class StoreReserve(SQLModel, table=True):
 
     id: int = Field(primary_key=True)
     filler: bytes
+
+
+class GateRow(SQLModel, table=True):
+    """`run --against`: the sequential gate a run ran under (one row per run)."""
+
+    __tablename__ = "gates"
+
+    run_id: str = Field(primary_key=True)
+    seq: int
+    against: str
+    margin: float
+    alpha: float
+    power: float
+    rate: float
+    cap: int
+    cases: int
+    end_round: int
+    met: bool
+
+
+class GateLookRow(SQLModel, table=True):
+    """Each look of a run's sequential gate, in order."""
+
+    __tablename__ = "gate_looks"
+
+    seq: int = Field(primary_key=True)
+    run_id: str = Field(index=True)
+    round: int
+    look: int
+    invocations: int
+    success_drop: float  # A − B, weighted over cases
+    se: float
+    z: float
+    upper: float
+    lower: float
+    low: float
+    high: float
+    decision: str
+    p_fixed: float | None = None
+    failed: bool
+    timestamp_utc: str

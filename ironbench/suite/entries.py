@@ -17,11 +17,11 @@ from pydantic import (
 )
 
 from ironbench.generators.registry import GeneratorParams, canonical_name
-from ironbench.suite import safe_yaml
+from ironbench.suite.safe_yaml import INT64
 
 MAX_VARIANTS = 10
 MAX_LEVELS = 10
-Seed = Annotated[int, Field(strict=True, ge=-safe_yaml.INT64, lt=safe_yaml.INT64)]
+Seed = Annotated[int, Field(strict=True, ge=-INT64, lt=INT64)]
 # The spec's schema lists these on every variant entry; a generator that has no use for
 # them leaves them be (`ironbench variants` says so) rather than refusing a file the spec allows.
 SPEC_ENTRY_PARAMS = ("intensity_min", "intensity_max")

@@ -28,8 +28,10 @@ from pydantic_core import ErrorDetails
 
 from ironbench.core.contract import forbidden_word, normalise_instruction
 from ironbench.core.errors import SuiteError
-from ironbench.suite import safe_yaml
+from ironbench.core.kinds import SuiteMode
 from ironbench.suite.entries import MAX_LEVELS, LadderLevel, VariantEntry, ladder_levels
+from ironbench.suite.safe_yaml import MAX_FILE_BYTES, YamlRefused, check_values
+from ironbench.suite.safe_yaml import load as load_yaml
 
 MAX_BASELINE_RUNS = 10
 MAX_CONVERSATIONS = 100
@@ -323,7 +325,7 @@ def _canonical_cases(data: dict) -> list:
 
 class Suite(_Strict):
     suite_id: Identifier
-    mode: Literal["baseline", "adversarial", "stress", "mixed", "gauntlet", "canonical"]
+    mode: SuiteMode
     # How many times each variant or level runs (adversarial, stress): a stress case's
     # runs_per_level unless it sets its own; adversarial variants keep the seed's rule (once,
     # then up to 3 repeats when material).
@@ -642,8 +644,8 @@ def parse_suite(data: object, source: str) -> Suite:
     if not isinstance(data, dict):
         raise SuiteError(f"{source}: top level must be a mapping of suite fields")
     try:
-        safe_yaml.check_values(data)
-    except safe_yaml.YamlRefused as exc:
+        check_values(data)
+    except YamlRefused as exc:
         raise SuiteError(f"{source}: {exc}") from None
     try:
         suite = Suite.model_validate(data, context={"from_file": True})
@@ -665,19 +667,19 @@ def load_suite(path: str | Path) -> Suite:
     path = Path(path)
     try:
         with path.open("rb") as handle:
-            raw = handle.read(safe_yaml.MAX_FILE_BYTES + 1)
+            raw = handle.read(MAX_FILE_BYTES + 1)
     except FileNotFoundError:
         raise SuiteError(f"{path}: no such suite file") from None
     except OSError as exc:
         raise SuiteError(f"{path}: cannot read suite: {exc.strerror or exc}") from None
-    if len(raw) > safe_yaml.MAX_FILE_BYTES:
-        raise SuiteError(f"{path}: larger than {safe_yaml.MAX_FILE_BYTES:,} bytes; not a suite")
+    if len(raw) > MAX_FILE_BYTES:
+        raise SuiteError(f"{path}: larger than {MAX_FILE_BYTES:,} bytes; not a suite")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise SuiteError(f"{path}: cannot read suite: not UTF-8 (byte {exc.start})") from None
     try:
-        data = safe_yaml.load(text)
+        data = load_yaml(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark else ""

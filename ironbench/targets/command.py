@@ -9,7 +9,8 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from ironbench.core.errors import TargetError
+from ironbench.core.errors import StoreFull, TargetError
+from ironbench.core.files import file_failure
 from ironbench.core.redact import Redactor
 from ironbench.targets import containment
 from ironbench.targets.capture import OutputCapture
@@ -100,6 +101,7 @@ def invoke(
     try:
         captures = (OutputCapture(workdir / STDOUT_FILE, redactor), OutputCapture(workdir / STDERR_FILE, redactor))
     except OSError as exc:
+        _raise_if_full(workdir, exc)
         return ProcessResult(None, "", "", 0, False, f"cannot write output files in {workdir}: {exc.strerror}")
     paths = tuple(str(c.path) for c in captures)
     containment.enter()
@@ -135,6 +137,7 @@ def invoke(
             pipe.close()
         try:
             process.wait(timeout=DRAIN_SECONDS)
+            containment.reaped(process.pid)
         except subprocess.TimeoutExpired:
             pass  # killed but not yet gone (uninterruptible I/O): nothing left to wait for
     out, err = (capture.finish() for capture in captures)
@@ -235,4 +238,13 @@ def ensure_fresh_dir(path: Path) -> None:
     try:
         path.mkdir(parents=True)
     except OSError as exc:
+        _raise_if_full(path, exc)
         raise TargetError(f"cannot create working directory {path}: {exc.strerror}") from None
+
+
+def _raise_if_full(path: Path, exc: OSError) -> None:
+    """A full disk under a target's working directory stops the run as a full store does (the
+    disk is often the same one): named, with the command that continues the run once freed."""
+    failure = file_failure(path, exc, "the working directory")
+    if isinstance(failure, StoreFull):
+        raise failure from None

@@ -96,6 +96,9 @@ class _Registry:
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.active: dict[int, str] = {}  # target pid -> its mark
+        # targets started and not yet reaped by their own Popen (which reads their exit
+        # status there): a sweep never reaps one, even after its invocation finished
+        self.unreaped: set[int] = set()
         self.entering = 0  # targets being started, not yet registered
         self.busy_since = 0
         self.stopped_threads: weakref.WeakSet = weakref.WeakSet()
@@ -130,6 +133,7 @@ class _Registry:
         with self.lock:
             self.entering -= 1
             self.active[pid] = mark
+            self.unreaped.add(pid)
             stopped = threading.current_thread() in self.stopped_threads
         if stopped:  # started after the run was interrupted, by one of its invocations
             kill_group(pid)
@@ -141,6 +145,11 @@ class _Registry:
             if self.supported and self._idle():
                 self._subreaper(0)
 
+    def reaped(self, pid: int) -> None:
+        """The target's Popen has collected its exit status."""
+        with self.lock:
+            self.unreaped.discard(pid)
+
     def finish(self, pid: int) -> int:
         """The target has ended or been killed: sweep what it left; returns how many were killed."""
         with self.lock:
@@ -151,11 +160,11 @@ class _Registry:
             if self._idle():
                 # The last one out also sweeps what nobody can be told apart by, under
                 # the lock, so that no invocation starts (and gets swept) meanwhile.
-                killed = _sweep(pid, mark, {}, self.busy_since)
+                killed = _sweep(pid, mark, {}, self.busy_since, frozenset(self.unreaped))
                 self._subreaper(0)
                 return killed
-            others = dict(self.active)
-        return _sweep(pid, mark, others, None)
+            others, keep = dict(self.active), frozenset(self.unreaped)
+        return _sweep(pid, mark, others, None, keep)
 
     def stop_all(self) -> None:
         """The run was interrupted: kill every running target's process group, and any target
@@ -241,11 +250,15 @@ def _reap(pid: int) -> None:
         pass
 
 
-def _sweep(target_pid: int, mark: str, others: dict[int, str], last_since: int | None) -> int:
+def _sweep(
+    target_pid: int, mark: str, others: dict[int, str], last_since: int | None, keep: frozenset[int] = frozenset()
+) -> int:
     """Kill every live process of this invocation (and, when it was the last one running,
     every unattributable process born since invocations began) and reap those that were
-    re-parented to the harness. The target itself is left for its Popen to reap: until
-    then its pid, which is its session and group id, cannot be recycled."""
+    re-parented to the harness. The target itself, and every target in `keep` (another
+    invocation's, whose invocation may have finished first), is left for its Popen to reap:
+    reaping it here would take its exit status (Popen then reports 0, a false success), and
+    until then its pid, which is its session and group id, cannot be recycled."""
     me = os.getpid()
     targets = {**others, target_pid: mark}
     killed: dict[int, int] = {}  # pid -> start time
@@ -268,7 +281,7 @@ def _sweep(target_pid: int, mark: str, others: dict[int, str], last_since: int |
                 continue
             if not process.zombie:
                 victims.append(process)
-            elif process.ppid == me and process.pid not in targets:
+            elif process.ppid == me and process.pid not in targets and process.pid not in keep:
                 _reap(process.pid)
             elif process.pid in killed and process.pid not in targets:
                 dying = True
@@ -286,4 +299,5 @@ enter = _registry.enter
 started = _registry.started
 abandoned = _registry.abandoned
 finish = _registry.finish
+reaped = _registry.reaped
 stop_all = _registry.stop_all

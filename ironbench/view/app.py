@@ -21,7 +21,7 @@ from ironbench.core.errors import IronbenchError, RunNotFound, StoreError
 from ironbench.core.events import InvocationCompleted
 from ironbench.report.markup import Markup
 from ironbench.report.page import PageParts
-from ironbench.view import files, pages
+from ironbench.view import pages, target_files
 from ironbench.view.facts import fact_item, listed
 from ironbench.view.guard import Guard
 from ironbench.view.live import TICK_SECONDS, Tail, stream
@@ -217,7 +217,9 @@ def create_app(viewer: Viewer, hosts: set[str], token: str | None, wait: float =
         def read() -> tuple[int, dict, Progress, list[Markup], list[str]]:
             after = reader.last_seq()
             row = reader.run(run_id)
-            recent = [f for f in reader.facts(0, after, run_id, limit=4 * pages.RECENT_FACTS, newest=True) if listed(f)]
+            recent = [
+                e for e in reader.events(0, after, run_id, limit=4 * pages.RECENT_FACTS, newest=True) if listed(e)
+            ]
             return (
                 after,
                 row,
@@ -266,23 +268,23 @@ def create_app(viewer: Viewer, hosts: set[str], token: str | None, wait: float =
                 case_id,
                 base,
                 reader.case_logs(run_id, case_id),
-                reader.decisions(run_id, case_id),
-                reader.variants(run_id, case_id),
-                reader.rejections(run_id, case_id),
+                reader.of_case(run_id, case_id, "decision_taken"),
+                reader.of_case(run_id, case_id, "variant_generated", "variant_dropped"),
+                reader.of_case(run_id, case_id, "ai_output_rejected"),
             )
 
         return _html(await viewer.read(read))
 
     def _invocation(run_id: str, seq: int) -> tuple:
-        fact, superseded, surplus = reader.invocation(run_id, seq)
-        assert isinstance(fact.event, InvocationCompleted)  # reader.invocation reads no other type
-        return fact, fact.event, superseded, surplus
+        recorded, superseded, surplus = reader.invocation(run_id, seq)
+        assert isinstance(recorded.event, InvocationCompleted)  # reader.invocation reads no other type
+        return recorded, recorded.event, superseded, surplus
 
     async def invocation(request: Request) -> Response:
         run_id, seq = request.path_params["run_id"], request.path_params["seq"]
 
         def read() -> str:
-            fact, event, superseded, surplus = _invocation(run_id, seq)
+            recorded, event, superseded, surplus = _invocation(run_id, seq)
             suite = reader.run_started(run_id).get("suite") or {}
             base = next(
                 (c.get("instruction", "") for c in suite.get("cases", []) if c.get("id") == event.case_id),
@@ -291,50 +293,48 @@ def create_app(viewer: Viewer, hosts: set[str], token: str | None, wait: float =
             outputs = {}
             for name in ("stdout", "stderr"):
                 try:
-                    files.output_file(event, name)
+                    target_files.output_file(event, name)
                     outputs[name] = True
-                except files.NotServed:
+                except target_files.NotServed:
                     outputs[name] = False
-            debug: list[files.DebugFile] | str
+            debug: list[target_files.DebugFile] | str
             if not event.debug_enabled:
                 debug = "Debug output was not enabled for this run (the suite's debug_enabled)."
             else:
                 try:
-                    debug = files.debug_files(event)
-                except files.NotServed as exc:
+                    debug = target_files.debug_files(event)
+                except target_files.NotServed as exc:
                     debug = str(exc)
-            return pages.invocation_page(viewer.label, fact, superseded, surplus, base, outputs, debug)
+            return pages.invocation_page(viewer.label, recorded, superseded, surplus, base, outputs, debug)
 
         return _html(await viewer.read(read))
 
+    async def shown_file(request: Request, find: Callable[[InvocationCompleted, str], Path], name: str) -> Response:
+        """A file of an invocation, read in place (`find` says where it is and refuses what it must)."""
+        run_id, seq = request.path_params["run_id"], request.path_params["seq"]
+
+        def read() -> tuple[str, int]:
+            _, event, _, _ = _invocation(run_id, seq)
+            return target_files.read_shown(find(event, name))
+
+        text, size = await viewer.read(read)
+        return _text(text, size)
+
     async def output(request: Request) -> Response:
-        run_id, seq, name = request.path_params["run_id"], request.path_params["seq"], request.path_params["stream"]
+        name = request.path_params["stream"]
         if name not in ("stdout", "stderr"):
             raise RunNotFound(f"no {name!r} of an invocation")
-
-        def read() -> tuple[str, int]:
-            _, event, _, _ = _invocation(run_id, seq)
-            return files.read_shown(files.output_file(event, name))
-
-        text, size = await viewer.read(read)
-        return _text(text, size)
+        return await shown_file(request, target_files.output_file, name)
 
     async def debug_file(request: Request) -> Response:
-        run_id, seq, name = request.path_params["run_id"], request.path_params["seq"], request.path_params["name"]
-
-        def read() -> tuple[str, int]:
-            _, event, _, _ = _invocation(run_id, seq)
-            return files.read_shown(files.debug_file(event, name))
-
-        text, size = await viewer.read(read)
-        return _text(text, size)
+        return await shown_file(request, target_files.debug_file, request.path_params["name"])
 
     async def conversation(request: Request) -> Response:
         from ironbench.projections.gauntlet_summary import PRIMARY_SCORER
 
         p = request.path_params
         thread = await viewer.read(reader.conversation, p["run_id"], p["engine"], p["scenario"], p["conversation"])
-        scorers = {s["scorer"] for t in thread["turns"] for s in t["scores"]}
+        scorers = {s.scorer for t in thread.turns for s in t.scores or ()}
         primary = PRIMARY_SCORER if PRIMARY_SCORER in scorers else min(scorers, default=None)
         return _html(pages.conversation_page(viewer.label, p["run_id"], thread, primary))
 
@@ -362,9 +362,9 @@ def create_app(viewer: Viewer, hosts: set[str], token: str | None, wait: float =
 
     async def failed(request: Request, exc: Exception) -> Response:
         status = 400
-        if isinstance(exc, files.Refused):
+        if isinstance(exc, target_files.Refused):
             status = 403
-        elif isinstance(exc, RunNotFound | files.NotServed):
+        elif isinstance(exc, RunNotFound | target_files.NotServed):
             status = 404
         elif isinstance(exc, StoreError):
             status = 503
@@ -405,7 +405,7 @@ def create_app(viewer: Viewer, hosts: set[str], token: str | None, wait: float =
 
 
 def _text(text: str, size: int) -> Response:
-    if size > files.SHOWN_BYTES:
-        text += f"\n...[ironbench view shows the first {files.SHOWN_BYTES} of {size} bytes]...\n"
+    if size > target_files.SHOWN_BYTES:
+        text += f"\n...[ironbench view shows the first {target_files.SHOWN_BYTES} of {size} bytes]...\n"
     # text/plain and nosniff: whatever a target wrote in the file, a browser shows it as text
     return PlainTextResponse(text, headers={"content-disposition": "inline", "cache-control": "no-store"})

@@ -9,22 +9,11 @@ pages over server-sent events; every text from a suite, a target or a model is e
 from urllib.parse import quote
 
 from ironbench.console.progress import decision_line
-from ironbench.core.events import (
-    AiOutputRejected,
-    DecisionTaken,
-    InvocationCompleted,
-    RunAborted,
-    RunFinished,
-    RunStarted,
-    TurnAnswered,
-    TurnScored,
-    VariantDropped,
-    VariantGenerated,
-)
-from ironbench.report.gather import OUTCOME_NAMES
+from ironbench.core import events
+from ironbench.core.events import RecordedEvent
+from ironbench.core.outcome_codes import BY_CODE, outcome_code
 from ironbench.report.markup import Markup, el
 from ironbench.report.widgets import strip
-from ironbench.view.reader import Fact
 
 # The events a run's page lists; an invocation starting is shown by the progress bar only.
 LISTED = (
@@ -42,19 +31,6 @@ LISTED = (
 EXCERPT = 300  # characters of a model's answer or a rewrite shown in the list
 
 
-def outcome_code(event: InvocationCompleted) -> str:
-    """The report's one-character outcome (report.gather.CODE, for one event)."""
-    if event.harness_error is not None:
-        return "H"
-    if event.infra_error is not None:
-        return "I"
-    if event.timed_out or event.failure_stage == "timeout":
-        return "T"
-    if event.success:
-        return "s" if event.repairs_triggered > 0 else "S"
-    return {"generation": "G", "validation": "V", "repair": "R"}.get(event.failure_stage or "", "U")
-
-
 def run_href(run_id: str, *parts: str | int) -> str:
     """`/runs/RUN/…`, every part quoted (ids may hold any character a suite allows)."""
     return "/runs/" + "/".join(quote(str(p), safe="") for p in (run_id, *parts))
@@ -65,96 +41,87 @@ def _excerpt(text: str) -> str:
     return text if len(text) <= EXCERPT else text[: EXCERPT - 1] + "…"
 
 
-def listed(fact: Fact) -> bool:
-    """Whether a run's page lists this fact (AI rewrites only among generated variants: the
+def listed(recorded: RecordedEvent) -> bool:
+    """Whether a run's page lists this event (AI rewrites only among generated variants: the
     deterministic ones are all made when the run starts, and the report lists them)."""
-    if fact.type not in LISTED:
+    if recorded.type not in LISTED:
         return False
-    if isinstance(fact.event, VariantGenerated):
-        return fact.event.metadata.get("source") == "ai"
+    if isinstance(recorded.event, events.VariantGenerated):
+        return recorded.event.metadata.get("source") == "ai"
     return True
 
 
-def fact_item(fact: Fact) -> Markup:
-    """The fact's line: `<li data-seq data-appended>` with a time, a badge and a sentence."""
-    event = fact.event
-    badge: Markup | None = None
-    body: list = []
-    if isinstance(event, InvocationCompleted):
-        code = outcome_code(event)
-        badge = strip(code)
-        facts = [OUTCOME_NAMES[code], f"{event.attempts} attempt{'s' if event.attempts != 1 else ''}"]
-        if event.repairs_triggered:
-            facts.append(f"{event.repairs_triggered} repair{'s' if event.repairs_triggered != 1 else ''}")
-        facts.append(f"{event.duration_ms / 1000:.1f} s")
-        if event.rerun:
-            facts.append(f"re-run {event.rerun}")
-        if event.surplus:
-            facts.append("surplus: past its decision, not evidence")
-        body = [
-            el("a", {"href": run_href(fact.run_id, "invocations", fact.seq)}, fact.stream),
-            ": " + ", ".join(facts),
-        ]
-    elif isinstance(event, DecisionTaken):
-        badge = el("span", {"class": f"badge d-{event.decision}"}, event.decision.replace("_", " "))
-        label = event.group or f"{event.case_id}/{event.variant_id}"
-        body = [
-            el("a", {"href": run_href(fact.run_id, "cases", event.case_id)}, label),
-            # the terminal's line for the decision, without its case (the link names the group)
-            ": " + decision_line("", event).strip().removeprefix(":").strip(),
-        ]
-    elif isinstance(event, AiOutputRejected):
-        badge = el("span", {"class": "badge bad"}, "rejected")
-        body = [
-            el("a", {"href": run_href(fact.run_id, "cases", event.case_id)}, f"{event.case_id}/{event.variant_id}"),
-            f" attempt {event.attempt} ({event.model}): " + "; ".join(event.failure_reasons) + ". The answer: ",
-            el("span", {"class": "text"}, _excerpt(event.ai_output)),
-        ]
-    elif isinstance(event, VariantGenerated):
-        badge = el("span", {"class": "badge ok"}, "accepted")
-        body = [
-            el("a", {"href": run_href(fact.run_id, "cases", event.case_id)}, f"{event.case_id}/{event.variant_id}"),
-            f" attempt {event.attempt} ({event.metadata.get('model')}): ",
-            el("span", {"class": "text"}, _excerpt(event.instruction)),
-        ]
-    elif isinstance(event, VariantDropped):
-        badge = el("span", {"class": "badge"}, "dropped")
-        body = [f"{event.case_id}/{event.generator} attempt {event.attempt}: {event.reason}"]
-    elif isinstance(event, TurnAnswered):
-        badge = el("span", {"class": "badge"}, f"turn {event.turn}")
-        body = [
-            el(
-                "a",
-                {"href": run_href(fact.run_id, "conversations", event.engine, event.scenario, event.conversation)},
-                f"{event.engine} · {event.scenario} · conversation {event.conversation}",
-            ),
-            f" answered in {event.duration_ms / 1000:.1f} s: ",
-            el("span", {"class": "text"}, _excerpt(event.answer)),
-        ]
-    elif isinstance(event, TurnScored):
-        badge = el("span", {"class": "badge " + ("bad" if event.violated else "ok")}, event.scorer)
-        body = [
-            f"{event.engine} · {event.scenario} · conversation {event.conversation}, turn {event.turn}: "
-            + ("violated" if event.violated else "clean")
-            + (f" ({event.detail})" if event.detail else "")
-        ]
-    elif isinstance(event, RunStarted):
-        badge = el("span", {"class": "badge"}, "started")
-        body = [f"run of {event.suite_id} ({event.mode}) started"]
-    elif isinstance(event, RunFinished):
-        badge = el("span", {"class": "badge ok"}, "finished")
-        body = ["run finished"]
-    elif isinstance(event, RunAborted):
-        badge = el("span", {"class": "badge bad"}, "stopped")
-        body = [f"run stopped: {event.reason}"]
-    else:
-        body = [f"{fact.stream}: {fact.type}"]
+def fact_item(recorded: RecordedEvent) -> Markup:
+    """The event's line: `<li data-seq data-appended>` with a time, a badge and a sentence."""
+    badge, body = _said(recorded)
     return el(
         "li",
-        {"class": f"fact t-{fact.type}", "data-seq": fact.seq, "data-appended": fact.appended_utc},
-        el("time", {"datetime": fact.appended_utc}, fact.appended_utc[11:19]),
+        {"class": f"fact t-{recorded.type}", "data-seq": recorded.seq, "data-appended": recorded.timestamp_utc},
+        el("time", {"datetime": recorded.timestamp_utc}, recorded.timestamp_utc[11:19]),
         " ",
         badge,
         " ",
         body,
     )
+
+
+def _said(recorded: RecordedEvent) -> tuple[Markup | None, list]:
+    """What an event's line shows: its badge and its sentence."""
+    run_id = recorded.run_id
+    match recorded.event:
+        case events.InvocationCompleted() as event:
+            code = outcome_code(event)
+            facts = [BY_CODE[code].name, f"{event.attempts} attempt{'s' if event.attempts != 1 else ''}"]
+            if event.repairs_triggered:
+                facts.append(f"{event.repairs_triggered} repair{'s' if event.repairs_triggered != 1 else ''}")
+            facts.append(f"{event.duration_ms / 1000:.1f} s")
+            if event.rerun:
+                facts.append(f"re-run {event.rerun}")
+            if event.surplus:
+                facts.append("surplus: past its decision, not evidence")
+            link = el("a", {"href": run_href(run_id, "invocations", recorded.seq)}, recorded.stream)
+            return strip(code), [link, ": " + ", ".join(facts)]
+        case events.DecisionTaken() as event:
+            label = event.group or f"{event.case_id}/{event.variant_id}"
+            return el("span", {"class": f"badge d-{event.decision}"}, event.decision.replace("_", " ")), [
+                el("a", {"href": run_href(run_id, "cases", event.case_id)}, label),
+                # the terminal's line for the decision, without its case (the link names the group)
+                ": " + decision_line("", event).strip().removeprefix(":").strip(),
+            ]
+        case events.AiOutputRejected() as event:
+            return el("span", {"class": "badge bad"}, "rejected"), [
+                el("a", {"href": run_href(run_id, "cases", event.case_id)}, f"{event.case_id}/{event.variant_id}"),
+                f" attempt {event.attempt} ({event.model}): " + "; ".join(event.failure_reasons) + ". The answer: ",
+                el("span", {"class": "text"}, _excerpt(event.ai_output)),
+            ]
+        case events.VariantGenerated() as event:
+            return el("span", {"class": "badge ok"}, "accepted"), [
+                el("a", {"href": run_href(run_id, "cases", event.case_id)}, f"{event.case_id}/{event.variant_id}"),
+                f" attempt {event.attempt} ({event.metadata.get('model')}): ",
+                el("span", {"class": "text"}, _excerpt(event.instruction)),
+            ]
+        case events.VariantDropped() as event:
+            return el("span", {"class": "badge"}, "dropped"), [
+                f"{event.case_id}/{event.generator} attempt {event.attempt}: {event.reason}"
+            ]
+        case events.TurnAnswered() as event:
+            where = run_href(run_id, "conversations", event.engine, event.scenario, event.conversation)
+            return el("span", {"class": "badge"}, f"turn {event.turn}"), [
+                el("a", {"href": where}, f"{event.engine} · {event.scenario} · conversation {event.conversation}"),
+                f" answered in {event.duration_ms / 1000:.1f} s: ",
+                el("span", {"class": "text"}, _excerpt(event.answer)),
+            ]
+        case events.TurnScored() as event:
+            return el("span", {"class": "badge " + ("bad" if event.violated else "ok")}, event.scorer), [
+                f"{event.engine} · {event.scenario} · conversation {event.conversation}, turn {event.turn}: "
+                + ("violated" if event.violated else "clean")
+                + (f" ({event.detail})" if event.detail else "")
+            ]
+        case events.RunStarted() as event:
+            return el("span", {"class": "badge"}, "started"), [f"run of {event.suite_id} ({event.mode}) started"]
+        case events.RunFinished():
+            return el("span", {"class": "badge ok"}, "finished"), ["run finished"]
+        case events.RunAborted() as event:
+            return el("span", {"class": "badge bad"}, "stopped"), [f"run stopped: {event.reason}"]
+        case _:
+            return None, [f"{recorded.stream}: {recorded.type}"]

@@ -15,9 +15,10 @@ from dataclasses import dataclass, field
 
 import anyio
 
+from ironbench.core.events import RecordedEvent
 from ironbench.report.markup import Markup
 from ironbench.view.facts import fact_item, listed
-from ironbench.view.reader import Fact, Reader
+from ironbench.view.reader import Reader
 
 TICK_SECONDS = 0.1  # how often the tail looks for new events: well inside the 1 s a page promises
 BATCH = 2000  # events read at once
@@ -36,7 +37,7 @@ class Batch:
     each touched run's description (status, counts, progress) as it stands after them."""
 
     last: int
-    facts: list[tuple[Fact, Markup]]
+    facts: list[tuple[RecordedEvent, Markup]]
     runs: dict[str, dict]
     _sent: dict[int, str] = field(default_factory=dict)
 
@@ -45,11 +46,11 @@ class Batch:
         the runs page (`run_id` None), every touched run's progress."""
         out = []
         if run_id is not None:
-            for fact, line in self.facts:
-                if fact.run_id == run_id and fact.seq > after:
-                    if fact.seq not in self._sent:
-                        self._sent[fact.seq] = message("fact", fact.seq, {"seq": fact.seq, "html": line})
-                    out.append(self._sent[fact.seq])
+            for recorded, line in self.facts:
+                if recorded.run_id == run_id and recorded.seq > after:
+                    if recorded.seq not in self._sent:
+                        self._sent[recorded.seq] = message("fact", recorded.seq, {"seq": recorded.seq, "html": line})
+                    out.append(self._sent[recorded.seq])
             if run_id in self.runs:
                 out.append(message("progress", self.last, self.runs[run_id]))
         else:
@@ -65,7 +66,7 @@ def read_batch(
     reader: Reader, describe: Describe, after: int, until: int | None = None, run_id: str | None = None
 ) -> Batch | None:
     """The events after `after` (up to `until`; of one run, or of all), or None when there are none."""
-    found = reader.facts(after, until, run_id, limit=BATCH)
+    found = reader.events(after, until, run_id, limit=BATCH)
     if not found:
         return None
     runs = dict.fromkeys(f.run_id for f in found)

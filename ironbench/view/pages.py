@@ -16,15 +16,17 @@ from ironbench.core.events import (
     VariantDropped,
     VariantGenerated,
 )
-from ironbench.report.gather import OUTCOME_NAMES
+from ironbench.core.kinds import JUDGED, LADDER_DECISIONS, MATERIAL
+from ironbench.core.labels import group_of
+from ironbench.core.outcome_codes import BY_CODE, outcome_code
 from ironbench.report.markup import Markup, el, join, word_diff_html
 from ironbench.report.page import PageParts
-from ironbench.report.transcripts import conversation as conversation_markup
+from ironbench.report.records import Thread
+from ironbench.report.sections.gauntlet import conversation as conversation_markup
 from ironbench.report.widgets import Col, Td, section, strip, table
-from ironbench.view.facts import outcome_code, run_href
-from ironbench.view.files import DebugFile
+from ironbench.view.facts import run_href
 from ironbench.view.progress import Progress
-from ironbench.view.reader import Fact
+from ironbench.view.target_files import DebugFile
 
 # The store's `aborted` is a run stopped before its end (Ctrl-C, a failing backend, a full
 # disk): the viewer says "stopped". `interrupted`: still `running` in the store, but its
@@ -171,14 +173,14 @@ def verdict_line(mode_tallies: dict[str, dict[str, int]], engines: Sequence[tupl
         if mode == "baseline" and counts:
             parts.append("baseline: " + ", ".join(f"{n} {d.replace('_', ' ')}" for d, n in sorted(counts.items())))
         elif mode == "adversarial" and counts:
-            judged = sum(counts.get(d, 0) for d in ("not_material", "within_noise", "stochastic", "structural"))
-            material = counts.get("stochastic", 0) + counts.get("structural", 0)
+            judged = sum(counts.get(d, 0) for d in JUDGED)
+            material = sum(counts.get(d, 0) for d in MATERIAL)
             text = f"adversarial: {material} of {judged} variants changed the outcome materially"
             if material:
                 text += f" ({counts.get('structural', 0)} structural, {counts.get('stochastic', 0)} stochastic)"
             parts.append(text)
         elif mode == "stress" and counts:
-            verdicts = [(d, counts.get(d, 0)) for d in ("boundary", "tentative", "fails_at_base", "no_boundary")]
+            verdicts = [(d, counts.get(d, 0)) for d in LADDER_DECISIONS]
             ladders = sum(n for _, n in verdicts)
             parts.append(
                 f"stress: {ladders} ladder{'s' if ladders != 1 else ''} decided"
@@ -512,7 +514,7 @@ def _facts_table(rows: list[tuple[RecordedEvent, bool, bool]], run_id: str) -> M
                     el("a", {"href": run_href(run_id, "invocations", recorded.seq)}, f"run {event.run_index}"),
                     event.run_index,
                 ),
-                Td(join([strip(code), " ", OUTCOME_NAMES[code]]), code),
+                Td(join([strip(code), " ", BY_CODE[code].name]), code),
                 event.attempts,
                 event.repairs_triggered,
                 Td(f"{event.duration_ms / 1000:.2f} s", event.duration_ms),
@@ -554,16 +556,16 @@ def case_page(
     case_id: str,
     base_instruction: str,
     logs: list[tuple[RecordedEvent, bool, bool]],
-    decisions: list[Fact],
-    variants: list[Fact],
-    rejections: list[Fact],
+    decisions: list[RecordedEvent],
+    variants: list[RecordedEvent],
+    rejections: list[RecordedEvent],
 ) -> str:
     """Every group of a case (its variants, its stress levels), each with its instruction as a
     word diff against the base, its decision and every invocation; its AI rewrites, accepted
     and rejected with the reasons; the variants dropped."""
     by_group: dict[str, list[tuple[RecordedEvent, bool, bool]]] = {}
     for item in logs:
-        by_group.setdefault(item[0].stream.rsplit("/", 1)[0], []).append(item)
+        by_group.setdefault(group_of(item[0].stream), []).append(item)
     decided = {d.event.group: d.event for d in decisions if isinstance(d.event, DecisionTaken) and d.event.group}
     parts = []
     mode = ""
@@ -605,33 +607,33 @@ def case_page(
     ai = []
     if accepted or rejected:
         rows = []
-        for fact in sorted(accepted + rejected, key=lambda f: f.seq):
-            event = fact.event
-            if isinstance(event, VariantGenerated):
-                rows.append(
-                    [
-                        event.variant_id,
-                        event.attempt,
-                        str(event.metadata.get("model")),
-                        Td(el("span", {"class": "badge ok"}, "accepted"), "accepted"),
-                        Td(word_diff_html(base_instruction, event.instruction), cls="text"),
-                        "–",
-                    ]
-                )
-            elif isinstance(event, AiOutputRejected):
-                rows.append(
-                    [
-                        event.variant_id,
-                        event.attempt,
-                        event.model,
-                        Td(el("span", {"class": "badge bad"}, "rejected"), "rejected"),
-                        Td(event.ai_output, cls="text"),
-                        Td(
-                            el("ul", {"class": "reasons"}, [el("li", None, r) for r in event.failure_reasons]),
-                            cls="reason",
-                        ),
-                    ]
-                )
+        for recorded in sorted(accepted + rejected, key=lambda r: r.seq):
+            match recorded.event:
+                case VariantGenerated() as event:
+                    rows.append(
+                        [
+                            event.variant_id,
+                            event.attempt,
+                            str(event.metadata.get("model")),
+                            Td(el("span", {"class": "badge ok"}, "accepted"), "accepted"),
+                            Td(word_diff_html(base_instruction, event.instruction), cls="text"),
+                            "–",
+                        ]
+                    )
+                case AiOutputRejected() as event:
+                    rows.append(
+                        [
+                            event.variant_id,
+                            event.attempt,
+                            event.model,
+                            Td(el("span", {"class": "badge bad"}, "rejected"), "rejected"),
+                            Td(event.ai_output, cls="text"),
+                            Td(
+                                el("ul", {"class": "reasons"}, [el("li", None, r) for r in event.failure_reasons]),
+                                cls="reason",
+                            ),
+                        ]
+                    )
         ai.append(
             section(
                 "ai",
@@ -718,7 +720,7 @@ def _output(event: InvocationCompleted, run_id: str, seq: int, stream: str, whol
 
 def invocation_page(
     store: str,
-    fact: Fact,
+    recorded: RecordedEvent,
     superseded: bool,
     surplus: bool,
     base_instruction: str,
@@ -727,13 +729,13 @@ def invocation_page(
 ) -> str:
     """One invocation: its facts, its instruction as a word diff against the base, what it
     printed, and the debug files the target wrote (or why they are not shown)."""
-    event = fact.event
+    event = recorded.event
     assert isinstance(event, InvocationCompleted)
-    run_id, seq = fact.run_id, fact.seq
+    run_id, seq = recorded.run_id, recorded.seq
     code = outcome_code(event)
     facts = {
-        "stream": fact.stream,
-        "outcome": join([strip(code), " ", OUTCOME_NAMES[code]]),
+        "stream": recorded.stream,
+        "outcome": join([strip(code), " ", BY_CODE[code].name]),
         "exit code": event.exit_code,
         "attempts": event.attempts,
         "repairs triggered": event.repairs_triggered,
@@ -746,7 +748,7 @@ def invocation_page(
         "superseded": "yes: a later attempt of this slot replaced it (not evidence)" if superseded else None,
         "surplus": "yes: past its group's decision (not evidence)" if surplus or event.surplus else None,
         "brick": event.brick_path,
-        "recorded": fact.appended_utc,
+        "recorded": recorded.timestamp_utc,
         "key": event.key,
     }
     meta = el(
@@ -794,9 +796,9 @@ def invocation_page(
         ]
     case_link = run_href(run_id, "cases", event.case_id)
     return document(
-        f"ironbench · {run_id} · {fact.stream}",
+        f"ironbench · {run_id} · {recorded.stream}",
         store,
-        el("header", None, el("h1", None, fact.stream), el("p", None, f"an invocation of run {run_id}")),
+        el("header", None, el("h1", None, recorded.stream), el("p", None, f"an invocation of run {run_id}")),
         el(
             "main",
             None,
@@ -835,12 +837,12 @@ def _quoted(name: str) -> list[str]:
     return [quote(part, safe="") for part in name.split("/")]
 
 
-def conversation_page(store: str, run_id: str, thread: dict, primary: str | None) -> str:
-    title = f"{thread['engine']} · {thread['scenario']} · conversation {thread['conversation']}"
+def conversation_page(store: str, run_id: str, thread: Thread, primary: str | None) -> str:
+    title = f"{thread.engine} · {thread.scenario} · conversation {thread.conversation}"
     return document(
         f"ironbench · {run_id} · {title}",
         store,
-        el("header", None, el("h1", None, title), el("p", None, f"{thread['domain']} · run {run_id}")),
+        el("header", None, el("h1", None, title), el("p", None, f"{thread.domain} · run {run_id}")),
         el(
             "main",
             None,

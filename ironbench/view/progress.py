@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from ironbench.console.numbers import number
+from ironbench.core.labels import track_of
 
 LIVE = "running"
 
@@ -91,7 +92,7 @@ def most_to_take(planned: Mapping[str, int], counts: Mapping[str, int], decided:
     total = 0
     for path, max_runs in planned.items():
         done = counts.get(path, 0)
-        track = path.rsplit("/", 1)[0]
+        track = track_of(path)
         closed = not live or path in decided or (path.startswith("stress/") and track in decided)
         total += done if closed else max(max_runs, done)
     return total + sum(done for path, done in counts.items() if path not in planned)

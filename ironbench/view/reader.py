@@ -9,30 +9,17 @@ invocations, one invocation, one conversation.
 import json
 import threading
 from contextlib import closing
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ironbench.analysis.show import logs_in, run_status
 from ironbench.core.errors import RunNotFound, StoreError
-from ironbench.core.events import Event, InvocationCompleted, RecordedEvent, event_from_dict
+from ironbench.core.events import EventType, InvocationCompleted, RecordedEvent
+from ironbench.core.labels import group_path_sql
+from ironbench.report.records import Score, Thread, Turn
 from ironbench.store.eventstore import EventStore, open_read_only
 from ironbench.store.failures import sqlite_failure
 from ironbench.store.leases import Holder, Lease
-
-
-@dataclass(frozen=True, slots=True)
-class Fact:
-    """One stored event as the viewer reads it: its sequence number, run, stream, type, when
-    it was appended, and the event itself."""
-
-    seq: int
-    run_id: str
-    stream: str
-    type: str
-    appended_utc: str
-    event: Event
-
 
 # Each run's counts as `ironbench runs` counts them: infrastructure errors (the backend
 # failed, and the attempts a re-run superseded) apart, in no rate. `{where}` narrows every
@@ -106,36 +93,22 @@ class Reader:
             return self.rows("SELECT coalesce(max(seq), 0) FROM events")[0][0]
         return self.rows("SELECT coalesce(max(seq), 0) FROM events WHERE run_id = ?", (run_id,))[0][0]
 
-    def facts(
+    def events(
         self,
         after: int,
         until: int | None = None,
         run_id: str | None = None,
-        types: tuple[str, ...] | None = None,
-        limit: int = 2000,
+        limit: int | None = 2000,
         newest: bool = False,
-    ) -> list[Fact]:
-        """Events with after < seq <= until, in the store's order (`newest`: the last `limit` of them)."""
-        sql = "SELECT seq, run_id, stream, type, timestamp_utc, payload FROM events WHERE seq > ?"
-        params: list[Any] = [after]
-        if until is not None:
-            sql += " AND seq <= ?"
-            params.append(until)
-        if run_id is not None:
-            sql += " AND run_id = ?"
-            params.append(run_id)
-        if types:
-            sql += f" AND type IN ({','.join('?' * len(types))})"
-            params += list(types)
-        sql += f" ORDER BY seq {'DESC' if newest else ''} LIMIT ?"
-        params.append(limit)
-        rows = self.rows(sql, tuple(params))
-        if newest:
-            rows.reverse()
-        return [Fact(r[0], r[1], r[2], r[3], r[4], event_from_dict(r[3], json.loads(r[5]))) for r in rows]
+        **only: Any,
+    ) -> list[RecordedEvent]:
+        """Events with after < seq <= until, in the store's order (`newest`: the last `limit` of
+        them); `only` narrows them as `EventStore.read` does (types, case_id)."""
+        with self.lock:
+            return list(self.store.read(run_id, after, until=until, limit=limit, newest=newest, **only))
 
-    def fact(self, run_id: str, seq: int) -> Fact:
-        found = self.facts(seq - 1, seq, run_id)
+    def event(self, run_id: str, seq: int) -> RecordedEvent:
+        found = self.events(seq - 1, seq, run_id)
         if not found:
             raise RunNotFound(f"run {run_id}: no event {seq}")
         return found[0]
@@ -201,7 +174,7 @@ class Reader:
         """Invocations recorded per group (infrastructure errors left out: their slots run again)."""
         return dict(
             self.rows(
-                "SELECT coalesce(nullif(group_path, ''), 'baseline/' || case_id), count(*) FROM invocations "
+                f"SELECT {group_path_sql()}, count(*) FROM invocations "
                 "WHERE run_id = ? AND infra_error IS NULL GROUP BY 1",
                 (run_id,),
             )
@@ -212,8 +185,7 @@ class Reader:
         return {
             r[0]
             for r in self.rows(
-                "SELECT DISTINCT coalesce(nullif(group_path, ''), 'baseline/' || case_id) FROM decisions "
-                "WHERE run_id = ?",
+                f"SELECT DISTINCT {group_path_sql()} FROM decisions WHERE run_id = ?",
                 (run_id,),
             )
         }
@@ -257,36 +229,23 @@ class Reader:
         names = ("case_id", "mode", "groups", "attempts", "successes")
         return [dict(zip(names, r[:5], strict=True)) for r in rows]
 
-    def decisions(self, run_id: str, case_id: str) -> list[Fact]:
-        return self._typed(run_id, case_id, "decision_taken")
+    def of_case(self, run_id: str, case_id: str, *types: EventType) -> list[RecordedEvent]:
+        """A case's events of these types (its decisions, its variants, its rejected rewrites), in order."""
+        return self.events(0, None, run_id, None, types=types, case_id=case_id)
 
-    def variants(self, run_id: str, case_id: str) -> list[Fact]:
-        return self._typed(run_id, case_id, "variant_generated") + self._typed(run_id, case_id, "variant_dropped")
-
-    def rejections(self, run_id: str, case_id: str) -> list[Fact]:
-        return self._typed(run_id, case_id, "ai_output_rejected")
-
-    def _typed(self, run_id: str, case_id: str, type_: str) -> list[Fact]:
-        rows = self.rows(
-            "SELECT seq, run_id, stream, type, timestamp_utc, payload FROM events "
-            "WHERE run_id = ? AND type = ? AND json_extract(payload, '$.case_id') = ? ORDER BY seq",
-            (run_id, type_, case_id),
-        )
-        return [Fact(r[0], r[1], r[2], r[3], r[4], event_from_dict(r[3], json.loads(r[5]))) for r in rows]
-
-    def invocation(self, run_id: str, seq: int) -> tuple[Fact, bool, bool]:
+    def invocation(self, run_id: str, seq: int) -> tuple[RecordedEvent, bool, bool]:
         """One recorded invocation attempt, with whether a re-run superseded it and whether
         it lies past its group's decision (surplus), as `ironbench log` says."""
-        fact = self.fact(run_id, seq)
-        if not isinstance(fact.event, InvocationCompleted):
-            raise RunNotFound(f"run {run_id}: event {seq} is a {fact.type}, not an invocation")
-        for recorded, superseded, surplus in self.case_logs(run_id, fact.event.case_id):
-            if recorded.seq == seq:
-                return fact, superseded, surplus
-        return fact, False, False
+        recorded = self.event(run_id, seq)
+        if not isinstance(recorded.event, InvocationCompleted):
+            raise RunNotFound(f"run {run_id}: event {seq} is a {recorded.type}, not an invocation")
+        for logged, superseded, surplus in self.case_logs(run_id, recorded.event.case_id):
+            if logged.seq == seq:
+                return recorded, superseded, surplus
+        return recorded, False, False
 
-    def conversation(self, run_id: str, engine: str, scenario: str, conversation: int) -> dict:
-        """One gauntlet conversation turn by turn with every scorer's verdict (the report's shape)."""
+    def conversation(self, run_id: str, engine: str, scenario: str, conversation: int) -> Thread:
+        """One gauntlet conversation turn by turn with every scorer's verdict (the report's record)."""
         turns = self.rows(
             "SELECT turn, prompt, answer, duration_ms, domain FROM turns "
             "WHERE run_id = ? AND engine = ? AND scenario = ? AND conversation = ? ORDER BY turn",
@@ -294,23 +253,20 @@ class Reader:
         )
         if not turns:
             raise RunNotFound(f"run {run_id}: no conversation {conversation} of {engine} in {scenario}")
-        scores: dict[int, list[dict]] = {}
+        scores: dict[int, list[Score]] = {}
         for turn, scorer, violated, detail in self.rows(
             "SELECT turn, scorer, violated, detail FROM turn_scores "
             "WHERE run_id = ? AND engine = ? AND scenario = ? AND conversation = ? ORDER BY turn, scorer",
             (run_id, engine, scenario, conversation),
         ):
-            scores.setdefault(turn, []).append({"scorer": scorer, "violated": bool(violated), "detail": detail})
-        return {
-            "engine": engine,
-            "scenario": scenario,
-            "domain": turns[0][4],
-            "conversation": conversation,
-            "turns": [
-                {"turn": t, "prompt": p, "answer": a, "duration_ms": d, "scores": scores.get(t, [])}
-                for t, p, a, d, _ in turns
-            ],
-        }
+            scores.setdefault(turn, []).append(Score(scorer, bool(violated), detail))
+        return Thread(
+            engine,
+            scenario,
+            turns[0][4],
+            conversation,
+            [Turn(t, p, a, d, scores.get(t, [])) for t, p, a, d, _ in turns],
+        )
 
     def conversations(self, run_id: str) -> list[tuple[str, str, int, int]]:
         """(engine, scenario, conversation, turns) of every gauntlet conversation, in recorded order."""

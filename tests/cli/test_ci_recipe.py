@@ -14,17 +14,17 @@ from tests.conftest import REPO, SCRIPTED
 FIXTURE = "fixture"
 
 
-def recipe() -> str:
+def recipe(name: str = "shell") -> str:
     page = (REPO / "docs" / "guides" / "ci.md").read_text(encoding="utf-8")
-    found = re.search(r"<!-- ci-recipe: shell -->\n```bash\n(.*?)```", page, re.DOTALL)
-    assert found, "the shell CI recipe in docs/guides/ci.md"
+    found = re.search(rf"<!-- ci-recipe: {name} -->\n```bash\n(.*?)```", page, re.DOTALL)
+    assert found, f"the {name} CI recipe in docs/guides/ci.md"
     return found.group(1)
 
 
-def run_recipe(tmp_path: Path, env: dict) -> subprocess.CompletedProcess:
-    (tmp_path / "ci").mkdir()
-    (tmp_path / "ci" / "ironbench.sh").write_text(recipe())
-    (tmp_path / "suites").mkdir()
+def run_recipe(tmp_path: Path, env: dict, name: str = "shell") -> subprocess.CompletedProcess:
+    (tmp_path / "ci").mkdir(exist_ok=True)
+    (tmp_path / "ci" / "ironbench.sh").write_text(recipe(name))
+    (tmp_path / "suites").mkdir(exist_ok=True)
     (tmp_path / "suites" / "baseline.yaml").write_text((REPO / "suites" / "baseline.yaml").read_text())
     path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"  # the `ironbench` command
     clean = {k: v for k, v in os.environ.items() if not k.startswith("IRONBENCH_")}
@@ -69,3 +69,18 @@ def test_the_recipe_fails_the_job_when_the_branch_regressed(tmp_path):
     root = ET.parse(artifacts / "junit.xml").getroot()
     gate = [c for c in root.iter("testcase") if c.get("name").startswith("gate")]
     assert gate and gate[0].find("failure") is not None
+
+
+def test_the_sequential_recipe_keeps_mains_run_and_gates_the_branch_against_it(tmp_path):
+    broken = f"{sys.executable} {SCRIPTED} {{instruction}}"
+    failing = json.dumps({c: ["generation"] for c in ("compile_email_regex", "convert_list_to_dict", "simple_cache")})
+    env = {"MAIN_TARGET": FIXTURE, "BRANCH_TARGET": FIXTURE, "SUITE": "suites/baseline.yaml"}
+    sound = run_recipe(tmp_path, env, "sequential")
+    assert sound.returncode == 0, sound.stderr
+    assert "gate: " in sound.stderr and "pass (sequential gate against" in sound.stderr
+    main_run = (tmp_path / "ironbench-ci" / "main.run").read_text().strip()
+    # the next job restores the store: main's run is reused, not run again
+    broken_env = {**env, "BRANCH_TARGET": broken, "SCRIPTED_OUTCOMES": failing, "MAIN_TARGET": "false"}
+    regressed = run_recipe(tmp_path, broken_env, "sequential")
+    assert regressed.returncode == 1, regressed.stderr
+    assert f"FAIL (sequential gate against {main_run}" in regressed.stderr

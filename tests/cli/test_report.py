@@ -1,4 +1,5 @@
 import json
+from pathlib import Path
 
 from tests.conftest import cli, make_suite, write_suite
 
@@ -116,3 +117,27 @@ def test_report_on_an_unknown_run_is_one_line_exit_2_and_writes_nothing(tmp_path
         assert result.stderr.startswith("ironbench: error: ") and len(result.stderr.strip().splitlines()) == 1
         assert "run_nope" in result.stderr
     assert not list(out.rglob("*.html"))
+
+
+def test_a_rebuild_of_a_deleted_folder_gives_back_every_file_the_report_included(tmp_path):
+    """Having a report is a fact of the run (a report_written event), not of a file on disk."""
+    import shutil
+
+    from tests.projections.test_tree import snapshot
+
+    suite = write_suite(tmp_path / "s.yaml", make_suite({"a": 5, "b": 5}))
+    out = tmp_path / "out"
+    env = {"SCRIPTED_OUTCOMES": json.dumps({"a": ["success"], "b": ["generation", "success"]})}
+    reported = cli("run", str(suite), "--out", str(out), "-q", env=env, check=True).stdout.strip()
+    silent = cli("run", str(suite), "--out", str(out), "-q", "--no-report", env=env, check=True).stdout.strip()
+    written = cli("report", reported, "--out", str(out), check=True).stdout.strip()  # what `report` writes
+    before = {run_id: snapshot(out / run_id) for run_id in (reported, silent)}
+    assert "report.html" in before[reported] and "report.html" not in before[silent]
+    assert (
+        before[reported]["report.html"] == (out / reported / "report.html").read_bytes() == Path(written).read_bytes()
+    )
+    for run_id in (reported, silent):
+        shutil.rmtree(out / run_id)
+        rebuilt = cli("project", run_id, "--rebuild", "--out", str(out), check=True).stdout.strip()
+        assert rebuilt == str(out / run_id)
+        assert snapshot(out / run_id) == before[run_id]  # byte for byte, the report as `report` wrote it

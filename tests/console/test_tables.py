@@ -5,7 +5,7 @@ from hypothesis import strategies as st
 from rich.cells import cell_len
 
 from ironbench.analysis.query import QueryResult, format_result
-from ironbench.console.tables import elide, fold, render, wrap
+from ironbench.console.layout import elide, fold, render, wrap
 
 WORDS = st.text(alphabet="abcdefghij_/ 0123456789é界", min_size=0, max_size=60)
 

@@ -3,10 +3,13 @@ import hashlib
 import html
 import json
 import re
+from dataclasses import replace
 
-from ironbench.report.gather import apply_patch, gather
+from ironbench.report.embedded import apply_patch
+from ironbench.report.gather import gather
 from ironbench.report.page import CSS, SCRIPT, render
 from ironbench.report.verdict import verdicts
+from tests.report.build import baseline_case
 from tests.report.examples import INJECTED
 
 SECTIONS = re.compile(r'<section id="([a-z]+)">')
@@ -80,8 +83,8 @@ def test_embedded_data_reads_back_as_tables(examples):
     assert {r["variant_id"]: r["decision.decision"] for r in rows}["punctuation_noise/variant_0003"] == "structural"
     # every text is there once: the base in the suite, each variant as a patch of it
     base = next(c["instruction"] for c in records(back["suite"]["cases"]) if c["id"] == "cache")
-    originals = {v["variant_id"]: v["instruction"] for v in data["adversarial"]["cases"][0]["variants"]}
-    assert data["adversarial"]["cases"][0]["case_id"] == "cache"
+    originals = {v.variant_id: v.instruction for v in data.adversarial.cases[0].variants}
+    assert data.adversarial.cases[0].case_id == "cache"
     assert {r["variant_id"]: apply_patch(base, r["instruction_patch"]) for r in rows} == originals
     # nothing twice: a variant's generator is its id's first segment, and what its counts determine
     # (rate, intervals, bounds) is not repeated in its decision
@@ -95,8 +98,8 @@ def test_metadata_shows_the_label_the_recorded_environment_and_new_fields(exampl
     data, text = page(examples, examples.baseline)
     assert "label nightly" in text and "recorded IRONBENCH_EXAMPLE_BACKEND=127.0.0.1:11434" in text  # the header
     assert '<span class="kv">IRONBENCH_EXAMPLE_BACKEND = 127.0.0.1:11434</span>' in text  # the metadata
-    data["run"]["label"] = "nightly <b>"
-    data["run"]["gpu"] = {"CUDA_VISIBLE_DEVICES": "0"}  # a field a later ironbench may record
+    recorded = {**data.run.recorded, "label": "nightly <b>", "gpu": {"CUDA_VISIBLE_DEVICES": "0"}}  # gpu: a new field
+    data = replace(data, run=replace(data.run, label="nightly <b>", recorded=recorded))
     text = render(data, verdicts(data))
     assert "label nightly &lt;b&gt;" in text
     assert "CUDA_VISIBLE_DEVICES = 0" in text
@@ -144,28 +147,25 @@ def test_gauntlet_page_counts_conversations_and_compares_every_pair(examples):
 
 def test_decision_fields_this_page_does_not_know_yet_are_shown(examples):
     data, _ = page(examples, examples.baseline)
-    data["baseline"]["cases"][0]["decision"]["stable_lower_bound"] = 0.3123
+    first = data.baseline.cases[0]
+    later = replace(first, decision=replace(first.decision, more=(("stable_lower_bound", 0.3123),)))
+    data = replace(data, baseline=replace(data.baseline, cases=[later, *data.baseline.cases[1:]]))
     text = render(data, verdicts(data))
     assert "stable_lower_bound = 0.312" in text
 
 
 def test_long_runs_chart_the_cases_that_need_a_look_and_tabulate_all(examples):
-    from ironbench.report.sections import CHART_ROWS, charted
+    from ironbench.report.sections.baseline import CHART_ROWS, charted
 
     def fake(i, decision, successes):
-        return {
-            "case_id": f"c{i:03d}",
-            "decision": {"decision": decision},
-            "low": successes / 20,
-            "rate": successes / 10,
-        }
+        return baseline_case(f"c{i:03d}", "S" * successes + "G" * (10 - successes), decision, low=successes / 20)
 
     cases = [fake(i, "stable", 10) for i in range(CHART_ROWS + 40)]
     cases[7] = fake(7, "exhausted", 9)
-    cases[100] = {**fake(100, "x", 9), "decision": None}
+    cases[100] = fake(100, None, 9)
     cases[170] = fake(170, "stable", 0)
     shown, note = charted(cases)
-    names = [c["case_id"] for c in shown]
+    names = [c.case_id for c in shown]
     assert len(shown) == CHART_ROWS and names == sorted(names)  # suite order kept
     assert {"c007", "c100", "c170"} <= set(names)
     assert f"{CHART_ROWS} of {CHART_ROWS + 40} cases" in note

@@ -4,8 +4,8 @@ import xml.etree.ElementTree as ET
 from hypothesis import given
 from hypothesis import strategies as st
 
+from ironbench.core.outcome_codes import BY_CODE
 from ironbench.report import svg
-from ironbench.report.widgets import PALETTE
 
 NS = "{http://www.w3.org/2000/svg}"
 labels = st.text(alphabet=st.characters(blacklist_categories=("Cs", "Cc")), min_size=1, max_size=40)
@@ -41,14 +41,14 @@ def test_interval_bars_are_well_formed_and_show_every_label_as_text(rows):
 
 def test_sequence_grid_draws_runs_and_hollow_squares_for_saved_runs():
     rows = [svg.SequenceRow("a", "SGV", 10), svg.SequenceRow("b", "SSSS", 4)]
-    root = parse(svg.sequence_grid(rows, PALETTE, "runs"))
+    root = parse(svg.sequence_grid(rows, "runs"))
     squares = {p.get("fill"): p.get("d").count("z") for p in root.iter(f"{NS}path")}
     assert squares["none"] == 7  # a stopped after 3 of its 10 planned runs
-    assert squares[PALETTE["S"][0]] == 5 and squares[PALETTE["G"][0]] == 1 and squares[PALETTE["V"][0]] == 1
+    assert squares[BY_CODE["S"].colour] == 5 and squares[BY_CODE["G"].colour] == 1 and squares[BY_CODE["V"].colour] == 1
 
 
 def test_heatmap_colours_by_value_and_marks_missing_cells():
-    cells = {("r1", "c1"): svg.Cell(0.0, "0/4"), ("r1", "c2"): svg.Cell(1.0, "4/4"), ("r2", "c1"): svg.Cell(None, "–")}
+    cells = [svg.Cell("r1", "c1", 0.0, "0/4"), svg.Cell("r1", "c2", 1.0, "4/4"), svg.Cell("r2", "c1", None, "–")]
     root = parse(svg.heatmap(["r1", "r2"], ["c1", "c2"], cells, "map"))
     fills = [r.get("fill") for r in root.iter(f"{NS}rect")]
     assert "#ffffff" in fills and "#a50f15" in fills and fills.count("#f4f4f4") == 2  # r2×c1 empty, r2×c2 absent

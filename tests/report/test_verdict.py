@@ -1,56 +1,57 @@
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ironbench.report.gather import _gauntlet
-from ironbench.report.verdict import Verdict, agreeing_runs, console_text, split_sentence, verdicts
+from ironbench.analysis.compare import Comparison, Overall
+from ironbench.core.kinds import FailOn, Gate
+from ironbench.report.gather import Rows, _gauntlet, _Suite
+from ironbench.report.records import (
+    AdversarialCase,
+    AdversarialSection,
+    BaselineCase,
+    CompareSection,
+    GeneratorSensitivity,
+    NotEvidence,
+    Rejection,
+    SensitivityCell,
+    Verdict,
+)
+from ironbench.report.verdict import agreeing_runs, console_text, split_sentence, verdicts
 from ironbench.stats import clopper_pearson_lower, clopper_pearson_upper, wilson_interval
-
-RUN = {"run_id": "run_x", "status": "finished"}
+from tests.report import build
+from tests.report.build import baseline, decided, group_fields, report, stress, variant
 
 
 def case(case_id, codes, decision, **counts):
-    n, successes = sum(c in "SsGVRUT" for c in codes), sum(c in "Ss" for c in codes)
-    low, high = wilson_interval(successes, n)
+    fields = group_fields(case_id, codes, **counts)
+    n, successes = fields["n"], fields["successes"]
     if decision == "stable":
         counted = "".join(c for c in codes if c in "SsGVRUT")  # H and I are no run's outcome
         same = len(counted) - len(counted.rstrip(counted[-1]))
-        fields = {"reason": "last 3 runs equivalent", "reproduce_lower_95": clopper_pearson_lower(same, n)}
+        found = {"reason": "last 3 runs equivalent", "reproduce_lower_95": clopper_pearson_lower(same, n)}
     elif decision == "exhausted":
-        fields = {
+        found = {
             "reason": f"{n} runs without 3 equivalent in a row",
             "success_lower_95": clopper_pearson_lower(successes, n),
             "success_upper_95": clopper_pearson_upper(successes, n),
         }
     else:
-        fields = {}
-    return {
-        "case_id": case_id,
-        "variant_id": "base",
-        "codes": codes,
-        "n": n,
-        "successes": successes,
-        "rate": successes / n if n else 0.0,
-        "low": low,
-        "high": high,
-        "excluded": 0,
-        **counts,
-        "decision": None if decision is None else {"decision": decision, "chance_agreement": 0.25, **fields},
-    }
+        found = {}
+    shown = None if decision is None else decided(decision, n, successes, case_id=case_id, **found)
+    return BaselineCase(**{**fields, "decision": shown})
 
 
 def test_baseline_states_what_the_stable_runs_support_and_no_more():
-    data = {
-        "run": RUN,
-        "baseline": {
-            "cases": [
+    data = report(
+        baseline=baseline(
+            [
                 case("a", "SSS", "stable"),
                 case("b", "GGG", "stable"),
                 case("c", "SGSGSGSGSG", "exhausted"),
                 case("d", "S", None),
                 case("e", "GSSSSSSSSS", "stable"),
             ]
-        },
-    }
+        )
+    )
     [verdict] = verdicts(data)
     assert verdict.headline == (
         "Baseline: 3 of 5 instructions stable (the last 3 runs agreed), 2 on success and "
@@ -67,15 +68,14 @@ def test_baseline_states_what_the_stable_runs_support_and_no_more():
 
 
 def test_baseline_counts_timeouts_and_infrastructure_errors_apart():
-    data = {
-        "run": RUN,
-        "baseline": {
-            "cases": [
+    data = report(
+        baseline=baseline(
+            [
                 case("slow", "TSSS", "stable", timeouts=1, superseded=2),
                 case("down", "SSSI", "stable", excluded=1, infra_errors=1),
             ]
-        },
-    }
+        )
+    )
     [verdict] = verdicts(data)
     assert "1 run timed out (counted as a failure, stage timeout)" in verdict.evidence
     assert "2 attempts hit an infrastructure error and were run again" in verdict.evidence
@@ -95,48 +95,50 @@ def test_the_agreeing_runs_are_read_back_exactly_from_the_bound(n_k):
 
 
 def adversarial(cells, rejections=(), cases=None):
-    generators = {}
-    for c in cells:
-        g = generators.setdefault(
-            c["generator"], {"generator": c["generator"], "variants": 0, "material": 0, "directions": {}}
+    generators = []
+    for c in cells:  # one cell per generator here
+        low, high = wilson_interval(c.material, c.variants)
+        generators.append(
+            GeneratorSensitivity(
+                c.generator,
+                c.variants,
+                c.material,
+                c.structural,
+                c.stochastic,
+                c.within_noise,
+                c.directions,
+                c.material / c.variants,
+                low,
+                high,
+            )
         )
-        g["variants"] += c["variants"]
-        g["material"] += c["material"]
-        for way, count in c.get("directions", {}).items():
-            g["directions"][way] = g["directions"].get(way, 0) + count
-    for g in generators.values():
-        g["rate"] = g["material"] / g["variants"]
-        g["low"], g["high"] = wilson_interval(g["material"], g["variants"])
-    reference = {"reference_source": "run_b", "reference_group": "baseline/c", "n": 3, "successes": 3}
-    return {
-        "cells": cells,
-        "generators": sorted(generators.values(), key=lambda g: -g["rate"]),
-        "cases": cases or [{"case_id": "c", "reference": reference, "variants": []}],
-        "rejections": list(rejections),
-        "excluded": {},
-    }
+    reference = decided("reference", 3, 3, reference_source="run_b", reference_group="baseline/c")
+    return AdversarialSection(
+        cases or [AdversarialCase("c", "", reference, None, [], [])],
+        cells,
+        sorted(generators, key=lambda g: -g.rate),
+        NotEvidence(),
+        list(rejections),
+    )
 
 
 def cell(generator, variants, material, structural=0, within_noise=0, directions=None):
-    return {
-        "case_id": "c",
-        "generator": generator,
-        "variants": variants,
-        "material": material,
-        "structural": structural,
-        "within_noise": within_noise,
-        "directions": directions or {},
-    }
+    return SensitivityCell(
+        "c", generator, variants, material, structural, material - structural, within_noise, directions or {}
+    )
+
+
+def rejection(variant_id, reasons):
+    return Rejection("c", "g", variant_id, 1, "m", "", reasons)
 
 
 def test_adversarial_names_the_generator_that_changes_outcomes_most_and_its_evidence():
-    data = {
-        "run": RUN,
-        "adversarial": adversarial(
+    data = report(
+        adversarial=adversarial(
             [cell("synonyms", 10, 8, 5, directions={"success lost": 6, "more attempts": 2}), cell("whitespace", 10, 0)],
-            [{"case_id": "c", "variant_id": "v1", "failure_reasons": ["empty output"]}],
-        ),
-    }
+            [rejection("v1", ["empty output"])],
+        )
+    )
     first, rejected = verdicts(data)
     assert (
         "8 of 20 variants of 1 instruction changed the outcome materially (5 structural, 3 stochastic)"
@@ -150,14 +152,10 @@ def test_adversarial_names_the_generator_that_changes_outcomes_most_and_its_evid
 
 
 def test_adversarial_says_when_the_baseline_noise_explains_a_difference():
-    variant = {
-        "variant_id": "g/variant_0001",
-        "decision": {"decision": "within_noise", "p_value": 0.86, "direction": "fewer attempts"},
-    }
-    cases = [
-        {"case_id": "c", "reference": {"reference_source": "this run", "n": 1, "successes": 1}, "variants": [variant]}
-    ]
-    [verdict] = verdicts({"run": RUN, "adversarial": adversarial([cell("g", 3, 0, within_noise=1)], cases=cases)})
+    noisy = variant("g/variant_0001", "within_noise", p_value=0.86, direction="fewer attempts")
+    reference = decided("reference", 1, 1, reference_source="this run")
+    cases = [AdversarialCase("c", "", reference, None, [noisy], [])]
+    [verdict] = verdicts(report(adversarial=adversarial([cell("g", 3, 0, within_noise=1)], cases=cases)))
     assert (
         "0 of 3 variants" in verdict.headline
         and "1 differed only within an unstable baseline's own noise" in verdict.headline
@@ -168,26 +166,8 @@ def test_adversarial_says_when_the_baseline_noise_explains_a_difference():
 
 
 def test_adversarial_says_when_generators_cannot_be_ranked():
-    [verdict] = verdicts({"run": RUN, "adversarial": adversarial([cell("a", 3, 2), cell("b", 3, 1)])})
+    [verdict] = verdicts(report(adversarial=adversarial([cell("a", 3, 2), cell("b", 3, 1)])))
     assert "ranking is not established" in verdict.evidence
-
-
-def level(n, codes, decision=None):
-    successes = codes.count("S")
-    low, high = wilson_interval(successes, len(codes))
-    return {
-        "level": n,
-        "codes": codes,
-        "n": len(codes),
-        "successes": successes,
-        "rate": successes / len(codes),
-        "low": low,
-        "high": high,
-        "decision": {
-            "success_upper_95": clopper_pearson_upper(successes, len(codes)),
-            **({"decision": decision} if decision else {}),
-        },
-    }
 
 
 REASONS = {
@@ -197,21 +177,13 @@ REASONS = {
 }
 
 
-def ladder(case_id, verdict, at, levels, p=None):
-    decision = (
-        None
-        if verdict is None
-        else {"decision": verdict, "level": at, "p_value": p, "reason": REASONS.get(verdict, "")}
-    )
-    return {
-        "case_id": case_id,
-        "generator": "add_scope_detail",
-        "verdict": verdict,
-        "verdict_level": at,
-        "boundary": at if verdict == "boundary" else None,
-        "ladder": decision,
-        "levels": levels,
-    }
+def ladder(case_id, verdict, at, levels, p=None, reason=None):
+    return build.ladder(case_id, verdict, at, levels, p_value=p, reason=reason or REASONS.get(verdict, ""))
+
+
+def level(number, codes):
+    upper = clopper_pearson_upper(codes.count("S"), len(codes))
+    return build.level(number, codes, success_upper_95=upper)
 
 
 def test_stress_states_each_ladder_verdict_with_its_evidence():
@@ -222,9 +194,7 @@ def test_stress_states_each_ladder_verdict_with_its_evidence():
         ladder("greeter", "no_boundary", None, [level(0, "SSS"), level(1, "SGS"), level(2, "SSS")]),
         ladder("late", None, None, [level(0, "SSS")]),
     ]
-    summary, cache, parser, sorter, greeter, late = verdicts(
-        {"run": RUN, "stress": {"ladders": ladders, "excluded": {}}}
-    )
+    summary, cache, parser, sorter, greeter, late = verdicts(report(stress=stress(ladders)))
     assert summary.headline == (
         "Stress: a capability boundary in 1 of 5 ladders (level 1); 1 tentative (a systematic "
         "failure not shown worse than level 0); 1 failing at base (level 0 already fails); "
@@ -252,15 +222,9 @@ def test_stress_states_each_ladder_verdict_with_its_evidence():
 
 
 def test_a_ladder_without_level_0_says_it_had_nothing_to_compare_with():
-    old = {
-        **ladder("old", "tentative", 1, [level(1, "GGG")]),
-        "ladder": {
-            "decision": "tentative",
-            "level": 1,
-            "reason": "level 1 fails systematically, but no level 0 to compare with",
-        },
-    }
-    [verdict] = verdicts({"run": RUN, "stress": {"ladders": [old], "excluded": {}}})
+    reason = "level 1 fails systematically, but no level 0 to compare with"
+    old = ladder("old", "tentative", 1, [level(1, "GGG")], reason=reason)
+    [verdict] = verdicts(report(stress=stress([old])))
     assert verdict.headline.startswith("old (add_scope_detail): tentative boundary at level 1")
     assert verdict.evidence.endswith("; level 1 fails systematically, but no level 0 to compare with.")
 
@@ -271,30 +235,13 @@ def gauntlet(violated_b, conversations=4):
     rows = []
     for scenario in ("sky", "grass", "law"):
         for conversation in range(1, conversations + 1):
+            rows.append(("plain", scenario, "d", "negation_aware", conversation, 8, 2 if conversation <= 3 else 0))
             rows.append(
-                {
-                    "engine": "plain",
-                    "scenario": scenario,
-                    "domain": "d",
-                    "scorer": "negation_aware",
-                    "conversation": conversation,
-                    "turns": 8,
-                    "violations": 2 if conversation <= 3 else 0,
-                }
-            )
-            rows.append(
-                {
-                    "engine": "guarded",
-                    "scenario": scenario,
-                    "domain": "d",
-                    "scorer": "negation_aware",
-                    "conversation": conversation,
-                    "turns": 8,
-                    "violations": 1 if conversation <= violated_b else 0,
-                }
+                ("guarded", scenario, "d", "negation_aware", conversation, 8, 1 if conversation <= violated_b else 0)
             )
     suite = {"engines": [{"name": "plain"}, {"name": "guarded"}], "scenarios": []}
-    return {"run": RUN, "gauntlet": _gauntlet(suite, rows, [], [])}
+    counted = Rows(["engine", "scenario", "domain", "scorer", "conversation", "turns", "violations"], rows)
+    return report(gauntlet=_gauntlet(_Suite.of(suite), counted, [], Rows([], [])))
 
 
 def test_gauntlet_counts_conversations_and_says_whether_the_guard_helped():
@@ -323,16 +270,23 @@ def test_split_keeps_every_word_of_the_sentence():
 
 
 def test_compare_and_an_aborted_run_lead_the_verdicts():
-    compare = {
-        "run_a": "run_a",
-        "run_b": "run_b",
-        "verdict": "regression",
-        "gate_reason": "case x regressed.",
-        "warnings": ["x cannot be flagged on its own with 3 vs 3 runs", "y too"],
-        "cases": [],
-        "engines": ["plain: cannot be told apart: violation rate B − A +5.0 pp (95% CI ...), p = 0.7"],
-    }
-    items = verdicts({"run": {**RUN, "status": "aborted", "abort_reason": "interrupted"}, "compare": compare})
+    comparison = Comparison(
+        "run_a",
+        "run_b",
+        0.05,
+        Gate.overall,
+        FailOn.regression,
+        None,
+        [],
+        Overall(-0.1, (-0.2, 0.0), 0.0, 0.01, 1.0, 1, 1, None),
+        [],
+        "regression",
+        True,
+        "case x regressed.",
+        ["x cannot be flagged on its own with 3 vs 3 runs", "y too"],
+        engines=["plain: cannot be told apart: violation rate B − A +5.0 pp (95% CI ...), p = 0.7"],
+    )
+    items = verdicts(report("aborted", "interrupted", compare=CompareSection(comparison, [])))
     assert items[0].headline == "The run was aborted: interrupted."
     assert items[1].headline == "Compare run_a (A) → run_b (B): B regressed against A."
     assert items[1].evidence == (

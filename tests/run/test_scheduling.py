@@ -11,10 +11,12 @@ from ironbench.run.scheduling import active_groups, horizon, prefix_of, schedule
 from ironbench.run.stopping import (
     Reference,
     baseline_decision,
+    baseline_horizon,
     confidence_decision,
     stress_level_decision,
     variant_decision,
 )
+from ironbench.suite.models import ConfidenceStop, FixedStop
 
 SUCCESS = Outcome(True, None, 1, 0)
 REPAIRED = Outcome(True, None, 2, 1)
@@ -63,16 +65,20 @@ def sequential(decide, world, infra):
             return decision, sorted(attempts)
 
 
-def parallel(decide, max_runs, known, world, infra, jobs, speculate, pick):
-    """--jobs N: the scheduler's choices, runs completing in the order `pick` chooses."""
+def parallel(decide, max_runs, known, world, infra, jobs, speculate, pick, cached=False):
+    """--jobs N: the scheduler's choices, runs completing in the order `pick` chooses.
+    `cached`: as the session calls it, passing on what the last call learnt of the rule."""
     outcomes: dict[int, Outcome] = {}
     running: dict[int, int] = {}  # run index -> attempt
     tries: dict[int, int] = {}
     attempts: list[tuple[int, int]] = []
     decision = None
+    asked = (0, 0)
     while True:
         if decision is None:
-            slots = schedule(decide, outcomes, running, max_runs, known, speculate)
+            slots = schedule(decide, outcomes, running, max_runs, known, speculate, None, *asked)
+            if cached:
+                asked = (len(slots.prefix), slots.horizon)
             decision = slots.decision
             if decision is None:
                 free = jobs - len(running)
@@ -95,16 +101,41 @@ def parallel(decide, max_runs, known, world, infra, jobs, speculate, pick):
     world=st.lists(st.sampled_from(PALETTE), min_size=1, max_size=12),
     infra=st.sets(st.tuples(st.integers(1, 12), st.integers(0, 1)), max_size=4),
     jobs=st.integers(1, 12),
+    cached=st.booleans(),
     data=st.data(),
 )
-def test_any_jobs_gives_the_decisions_and_invocations_of_one_job(rule, world, infra, jobs, data):
+def test_any_jobs_gives_the_decisions_and_invocations_of_one_job(rule, world, infra, jobs, cached, data):
+    """Also when the scheduler is told what it learnt of the rule at its last call (as the
+    session does: the rule is then asked O(1) times per outcome)."""
     _name, decide, max_runs, known = rule
     expected, expected_attempts = sequential(decide, world, infra)
     pick = lambda running: data.draw(st.sampled_from(running))
-    decision, attempts, extra = parallel(decide, max_runs, known, world, infra, jobs, False, pick)
+    decision, attempts, extra = parallel(decide, max_runs, known, world, infra, jobs, False, pick, cached)
     assert decision == expected
     assert attempts == expected_attempts  # the same invocations, none past the decision
     assert extra == []
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    prefix=st.lists(st.sampled_from(PALETTE), max_size=14),
+    rule=st.sampled_from(
+        [
+            None,
+            FixedStop(rule="fixed", runs=5),
+            FixedStop(rule="fixed", runs=20),
+            ConfidenceStop(rule="confidence", reproduce=0.8, confidence=0.95, max_runs=30),
+        ]
+        + [ConfidenceStop(rule="confidence", reproduce=0.6, confidence=0.9, max_runs=12)]
+    ),
+    max_runs=st.integers(3, 15),
+)
+def test_baseline_rules_say_the_horizon_the_search_finds(prefix, rule, max_runs):
+    decide = partial(baseline_decision, max_runs=max_runs, rule=rule)
+    if any(decide(prefix[:n]) is not None for n in range(1, len(prefix) + 1)):
+        return  # decided: no horizon is asked for
+    cap = rule.max_runs if isinstance(rule, ConfidenceStop) else rule.runs if isinstance(rule, FixedStop) else max_runs
+    assert baseline_horizon(prefix, max_runs, rule) == horizon(decide, prefix, cap)
 
 
 @settings(max_examples=200, deadline=None)

@@ -4,6 +4,7 @@ The disk fills in two ways: portably, the store's pages capped by SQLite
 (`tests/fixtures/capped_store.py`), and for real, a small tmpfs (as root only).
 """
 
+import errno
 import json
 import os
 import re
@@ -177,3 +178,88 @@ def test_a_store_without_permission_is_one_line_and_writes_nothing(tmp_path):
     assert line.startswith("ironbench: error: ") and "no permission" in line, line
     assert not (tmp_path / "fresh").exists()
     assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
+
+
+# -- whichever write meets the full disk first -------------------------------------------------
+
+FILLING = Path(__file__).resolve().parents[1] / "fixtures" / "filling_disk.py"
+NAMED_LINE = re.compile(
+    r"^ironbench: (?P<what>.+)'s disk is full \((?P<where>.+)\): (?P<run>run_\w+) keeps its (?P<n>\d+) "
+    r"invocations?; free space, then: ironbench resume (?P=run) --out \S+$"
+)
+
+
+def filling(fill_at: str, *args: str) -> subprocess.CompletedProcess:
+    """The CLI on a disk that fills at `fill_at` (tests/fixtures/filling_disk.py)."""
+    return subprocess.run(
+        [sys.executable, str(FILLING), *args],
+        capture_output=True, text=True, cwd=REPO, timeout=300, check=False,
+        env={**os.environ, "FILL_AT": fill_at, "SCRIPTED_OUTCOMES": "{}"},
+    )  # fmt: skip
+
+
+def stopped_on_full_disk(result: subprocess.CompletedProcess, what: str, store: Path) -> str:
+    """The run a full disk stopped: one line naming it, what it keeps and the resume command
+    (`what`: the place whose disk the line says is full, or several, `|` between them)."""
+    assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
+    [line] = result.stderr.strip().splitlines()
+    match = NAMED_LINE.match(line)
+    assert match and match["what"] in what.split("|"), line
+    assert int(match["n"]) == len(recorded(store, match["run"]))
+    return match["run"]
+
+
+def free_space(store: Path) -> None:
+    with sqlite3.connect(store) as conn:
+        conn.execute("DROP TABLE filler")
+
+
+@pytest.mark.parametrize(
+    "fill_at, jobs, what",
+    [
+        # a target's working directory meets it first; what the coordinator then meets first (that
+        # failure, or the next record or file of another invocation) is the race
+        ("workdir:5", "2", "the working directory|the output folder|the store"),
+        ("file:1", "2", "the output folder"),  # the run's metadata.json, as soon as its start is recorded
+        # the record of its end, every invocation done (a small event may still fit the store's last
+        # page: then the tree's metadata.json is what meets the full disk)
+        ("append:run_finished", "2", "the store|the output folder"),
+    ],
+)
+def test_a_full_disk_names_the_run_and_resume_whichever_write_meets_it(tmp_path, fill_at, jobs, what):
+    suite, out = big_suite(tmp_path / "s.yaml", cases=6), tmp_path / "out"
+    store = out / "ironbench.db"
+    stopped = filling(fill_at, "run", str(suite), "--out", str(out), "--jobs", jobs, "-q")
+    run_id = stopped_on_full_disk(stopped, what, store)
+    # the reserve made room to record the stop (a run whose end was recorded keeps its end)
+    assert status(store, run_id) == ("finished" if fill_at == "append:run_finished" else "aborted")
+    assert_tree_whole(out / run_id)
+    free_space(store)
+    resumed = cli("resume", run_id, "--out", str(out), "-q", env={"SCRIPTED_OUTCOMES": "{}"})
+    assert resumed.returncode == 0, resumed.stderr
+    keys = recorded(store, run_id)
+    assert len(keys) == len(set(keys)) == 18 and status(store, run_id) == "finished"
+
+
+def test_a_resume_on_a_disk_still_full_names_the_run_when_it_cannot_even_claim_it(tmp_path):
+    suite, out = big_suite(tmp_path / "s.yaml", cases=2), tmp_path / "out"
+    store = out / "ironbench.db"
+    run_id = stopped_on_full_disk(filling("append:invocation_completed", "run", str(suite), "--out", str(out), "-q"),
+                                  "the store", store)  # fmt: skip
+    again = filling("claim:1", "resume", run_id, "--out", str(out), "-q")
+    assert stopped_on_full_disk(again, "the store", store) == run_id
+    free_space(store)
+    assert cli("resume", run_id, "--out", str(out), "-q", env={"SCRIPTED_OUTCOMES": "{}"}).returncode == 0
+    assert len(recorded(store, run_id)) == 6 and status(store, run_id) == "finished"
+
+
+def test_a_full_disk_under_a_working_directory_is_a_full_disk(tmp_path, monkeypatch):
+    from ironbench.core.errors import StoreFull
+    from ironbench.targets.command import ensure_fresh_dir
+
+    def no_space(self, *args, **kwargs):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(self))
+
+    monkeypatch.setattr(Path, "mkdir", no_space)
+    with pytest.raises(StoreFull, match=r"^the working directory's disk is full \(.*run_001: No space left"):
+        ensure_fresh_dir(tmp_path / "workdirs" / "run_001")

@@ -1,18 +1,8 @@
 """Did B regress against A? The pure decision, its prose, reading the store, and the console table."""
 
-from ironbench.analysis.compare.decide import (
-    POWER,
-    CannotCompare,
-    CaseComparison,
-    Comparison,
-    Overall,
-    Runs,
-    Shift,
-    Side,
-    decide,
-)
+from ironbench.analysis.compare.comparison import POWER, CaseComparison, Comparison, Overall, Runs, Shift, Side
+from ironbench.analysis.compare.decide import CannotCompare, decide
 from ironbench.analysis.compare.format import format_comparison, format_plan
-from ironbench.analysis.compare.prose import case_label
 from ironbench.analysis.compare.read import compare_runs, runs_from_rows
 
 __all__ = [
@@ -24,7 +14,6 @@ __all__ = [
     "Runs",
     "Shift",
     "Side",
-    "case_label",
     "compare_runs",
     "decide",
     "format_comparison",

@@ -1,10 +1,11 @@
 """A comparison, and a comparison's plan, as console text fitted to the terminal."""
 
-from ironbench.analysis.compare.decide import CaseComparison, Comparison, Side
-from ironbench.analysis.compare.prose import case_label, pp
+from ironbench.analysis.compare.comparison import CaseComparison, Comparison, Side
+from ironbench.analysis.compare.prose import pp
+from ironbench.console.layout import render, wrap
 from ironbench.console.numbers import number, percent, points
 from ironbench.console.printable import printable
-from ironbench.console.tables import render, wrap
+from ironbench.core.labels import case_label
 from ironbench.stats.power import MAX_RUNS
 
 
@@ -45,7 +46,7 @@ def format_comparison(comparison: Comparison, width: int | None = None) -> str:
             )
         rows.append(
             [
-                printable(case_label((c.case_id, c.variant_id))),
+                printable(case_label(c.case_id, c.variant_id)),
                 rate(c.a),
                 rate(c.b),
                 delta,

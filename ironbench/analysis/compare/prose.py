@@ -1,30 +1,20 @@
 """The verdict of a comparison in words: what was found, with its interval, p and gate."""
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
 
+from ironbench.analysis.compare.comparison import POWER, Overall
 from ironbench.console.numbers import points
 from ironbench.core.kinds import FailOn, Gate, Unit, Verdict
-
-if TYPE_CHECKING:
-    from ironbench.analysis.compare.decide import Overall
-
-POWER = 0.8  # the power the minimum detectable effect is quoted at (decide.POWER)
 
 
 def pp(x: float) -> str:
     return points(x, 1)
 
 
-def case_label(key: tuple[str, str]) -> str:
-    """A case as people name it: its id, with the variant unless it is the base instruction."""
-    return key[0] if key[1] == "base" else f"{key[0]}/{key[1]}"
-
-
 def reason(
     verdict: Verdict,
     failed: bool,
-    overall: "Overall",
+    overall: Overall,
     *,
     flagged: Sequence[str],
     gate: Gate,

@@ -3,12 +3,13 @@
 from collections import defaultdict
 from pathlib import Path
 
-from ironbench.analysis.compare.decide import CannotCompare, Comparison, Runs, decide, engine_sentences
-from ironbench.analysis.compare.prose import case_label
+from ironbench.analysis.compare.comparison import Comparison, Runs
+from ironbench.analysis.compare.decide import CannotCompare, decide, engine_sentences
 from ironbench.analysis.compare.sensitivity import cells_from_decisions, compare_sensitivity
 from ironbench.analysis.query import connect
 from ironbench.core.errors import IronbenchError, RunNotFound
 from ironbench.core.kinds import FailOn, Gate, Unit
+from ironbench.core.labels import case_label
 
 _INVOCATIONS = """
 SELECT case_id, variant_id, run_index, success::BOOLEAN, failure_stage, attempts, repairs_triggered, duration_ms,
@@ -19,6 +20,11 @@ FROM store.invocations WHERE run_id = ? ORDER BY case_id, variant_id, run_index,
 _VARIANT_DECISIONS = """
 SELECT case_id, generator, decision FROM store.decisions
 WHERE run_id = ? AND case_mode = 'adversarial' AND generator IS NOT NULL ORDER BY seq
+"""
+
+_GATED = """
+SELECT g.against, max(l.round) FROM store.gates g JOIN store.gate_looks l USING (run_id)
+WHERE g.run_id = ? GROUP BY g.against
 """
 
 _CONVERSATIONS = """
@@ -69,7 +75,7 @@ def runs_from_rows(rows) -> dict[tuple[str, str], Runs]:
                 repairs.append(evidence[2])
                 durations.append(evidence[3])
             elif any(r[10] is not None for r in by_index[index]):
-                unresolved.append(f"{case_label(key)} run {index}: {by_index[index][-1][10]}")
+                unresolved.append(f"{case_label(*key)} run {index}: {by_index[index][-1][10]}")
         out[key] = Runs(
             tuple(outcomes), tuple(attempts), tuple(repairs), tuple(durations), harness, infra, tuple(unresolved)
         )
@@ -111,6 +117,7 @@ def compare_runs(
         else:
             sides = [runs_from_rows(con.execute(_INVOCATIONS, [r]).fetchall()) for r in (run_a, run_b)]
             cells = [cells_from_decisions(con.execute(_VARIANT_DECISIONS, [r]).fetchall()) for r in (run_a, run_b)]
+        gated = [(r, *row) for r in (run_a, run_b) for row in con.execute(_GATED, [r]).fetchall()]
     finally:
         con.close()
     for run_id, side, recorded_elsewhere in zip((run_a, run_b), sides, imported, strict=True):
@@ -125,6 +132,12 @@ def compare_runs(
     unit: Unit = "conversation" if modes[0] == "gauntlet" else "run"
     sides_a, sides_b = sides
     comparison = decide(sides_a, sides_b, alpha, Gate(gate), FailOn(fail_on), margin, run_a, run_b, unit=unit)
+    comparison.warnings.extend(
+        f"{run_id} ran under a sequential gate against {against} (`run --against`) and stopped after round "
+        f"{rounds}: this is the fixed-design test on the runs as recorded, and it ignores that stopping "
+        f"(`ironbench show {run_id}` gives the gate's own verdict, which holds its error rates)"
+        for run_id, against, rounds in gated
+    )
     if unit == "conversation":
         comparison = Comparison(**{**comparison.__dict__, "engines": engine_sentences(sides_a, sides_b, alpha)})
     elif cells and cells[0] and cells[1]:

@@ -12,10 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ironbench.analysis.compare.prose import pp
+from ironbench.core.kinds import JUDGED, MATERIAL
 from ironbench.stats import holm_adjust, significant, stratified_difference, stratified_exact_test
-
-MATERIAL = ("stochastic", "structural")
-JUDGED = ("not_material", "within_noise", *MATERIAL)
 
 # (case, generator) -> (material variants, judged variants)
 Cells = Mapping[tuple[str, str], tuple[int, int]]

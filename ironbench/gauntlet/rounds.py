@@ -2,6 +2,7 @@
 
 import time
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from ironbench.core.errors import IronbenchError
 from ironbench.core.events import (
@@ -60,15 +61,8 @@ def run_gauntlet(
                 clean[key] = _run_scenario(
                     suite, run_id, spec, scenario, conversation, attempts.get(key, 0) + 1, append, note
                 )
-    append(
-        [
-            Pending(
-                "run",
-                RunFinished(invocations=turns, successes=sum(clean.values())),
-                idempotency_key=f"finished:{run_id}",
-            )
-        ]
-    )
+    ended = RunFinished(invocations=turns, successes=sum(clean.values()))
+    append([Pending("run", ended, idempotency_key=f"finished:{run_id}")])
     return "finished"
 
 
@@ -76,21 +70,12 @@ def _run_scenario(suite, run_id, spec, scenario, conversation: int, attempt: int
     """One conversation; returns how many turns had no (negation-aware) violation."""
     clean = 0
     stream = _stream(spec.name, scenario.name, conversation)
-    append(
-        [
-            Pending(
-                stream,
-                ScenarioStarted(
-                    engine=spec.name,
-                    scenario=scenario.name,
-                    domain=scenario.domain,
-                    attempt=attempt,
-                    engine_spec=spec.model_dump(mode="json"),
-                    conversation=conversation,
-                ),
-            )
-        ]
+    # which conversation every event of it belongs to
+    where: dict[str, Any] = {"engine": spec.name, "scenario": scenario.name, "conversation": conversation}
+    started_event = ScenarioStarted(
+        **where, domain=scenario.domain, attempt=attempt, engine_spec=spec.model_dump(mode="json")
     )
+    append([Pending(stream, started_event)])
     # A new engine per conversation, then reset(): no memory of any other conversation
     # survives. Conversation 1 keeps the seeds runs had before conversations existed.
     seed_parts = ("gauntlet", suite.suite_id, scenario.name) + ((conversation,) if conversation > 1 else ())
@@ -107,26 +92,18 @@ def _run_scenario(suite, run_id, spec, scenario, conversation: int, attempt: int
             except Exception as exc:  # a user's engine failing is a harness fault, reported in one line
                 raise EngineError(f"engine {spec.name!r} failed on {label} turn {turn}: {exc}") from exc
             duration_ms = int((time.perf_counter() - started) * 1000)
-            where = scenario.name if conversation == 1 else f"{scenario.name}/c{conversation}"
-            key = f"{run_id}/{spec.name}/{where}/{attempt}/{turn:02d}"
-            pending = [
-                Pending(
-                    f"{stream}/turn_{turn:02d}",
-                    TurnAnswered(
-                        engine=spec.name,
-                        scenario=scenario.name,
-                        domain=scenario.domain,
-                        attempt=attempt,
-                        turn=turn,
-                        prompt=prompt,
-                        answer=answer,
-                        duration_ms=duration_ms,
-                        forbidden_phrase=scenario.forbidden_phrase,
-                        conversation=conversation,
-                    ),
-                    idempotency_key=f"turn:{key}",
-                )
-            ]
+            slot = scenario.name if conversation == 1 else f"{scenario.name}/c{conversation}"
+            key = f"{run_id}/{spec.name}/{slot}/{attempt}/{turn:02d}"
+            at_turn = {**where, "domain": scenario.domain, "turn": turn}
+            answered = TurnAnswered(
+                **at_turn,
+                attempt=attempt,
+                prompt=prompt,
+                answer=answer,
+                duration_ms=duration_ms,
+                forbidden_phrase=scenario.forbidden_phrase,
+            )
+            pending = [Pending(f"{stream}/turn_{turn:02d}", answered, idempotency_key=f"turn:{key}")]
             verdicts = []
             for name in DEFAULT_SCORERS:
                 scorer = get_scorer(name)
@@ -134,42 +111,15 @@ def _run_scenario(suite, run_id, spec, scenario, conversation: int, attempt: int
                 score = scorer(answer, scenario.forbidden_phrase)
                 verdicts.append(f"{name}={'VIOLATED' if score.violated else 'ok'}")
                 clean += name == "negation_aware" and not score.violated
-                pending.append(
-                    Pending(
-                        f"{stream}/turn_{turn:02d}",
-                        TurnScored(
-                            engine=spec.name,
-                            scenario=scenario.name,
-                            domain=scenario.domain,
-                            turn=turn,
-                            scorer=name,
-                            violated=score.violated,
-                            detail=score.detail,
-                            conversation=conversation,
-                        ),
-                        idempotency_key=f"score:{key}/{name}",
-                    )
-                )
+                scored = TurnScored(**at_turn, scorer=name, violated=score.violated, detail=score.detail)
+                pending.append(Pending(f"{stream}/turn_{turn:02d}", scored, idempotency_key=f"score:{key}/{name}"))
             append(pending)
             shown = " ".join(answer.split())
             note(
                 f"[{spec.name}] {label} turn {turn}: {shown[:90]}{'…' if len(shown) > 90 else ''} "
                 f"({', '.join(verdicts)})"
             )
-        append(
-            [
-                Pending(
-                    stream,
-                    ScenarioFinished(
-                        engine=spec.name,
-                        scenario=scenario.name,
-                        attempt=attempt,
-                        turns=len(scenario.prompts),
-                        conversation=conversation,
-                    ),
-                )
-            ]
-        )
+        append([Pending(stream, ScenarioFinished(**where, attempt=attempt, turns=len(scenario.prompts)))])
     finally:
         close_engine(engine)
     return clean

@@ -3,30 +3,33 @@ compared, and every transcript, conversation by conversation, violating turns hi
 
 from ironbench.report import svg
 from ironbench.report.markup import Markup, el
-from ironbench.report.sections import left_out
+from ironbench.report.records import GauntletSection, Thread
 from ironbench.report.verdict import points
-from ironbench.report.widgets import Col, interval, ratio, section, table
+from ironbench.report.widgets import Col, interval, left_out, ratio, section, table
 
 OPEN_LIMIT = 12  # with more transcripts than this, all start closed
+BADGES = {"helped": "ok", "hurt": "bad"}  # a pair's verdict as a badge's colour
 
 
-def gauntlet(data: dict) -> Markup:
-    engines, scenarios, scorers = data["engines"], data["scenarios"], data["scorers"]
+def gauntlet(data: GauntletSection) -> Markup:
+    engines, scenarios, scorers = data.engines, data.scenarios, data.scorers
     primary = scorers[0] if scorers else None
     parts = []
-    names = [s["name"] for s in scenarios]
+    names = [s.name for s in scenarios]
     maps = []
     for scorer in scorers:
-        cells = {
-            (c["engine"], c["scenario"]): svg.Cell(
-                c["violated"] / c["conversations"] if c["conversations"] else None,
-                f"{c['violated']}/{c['conversations']}",
-                f"{c['engine']} in {c['scenario']}: {c['violated']} of {c['conversations']} conversations asserted the "
-                f"forbidden phrase at least once ({c['turn_violations']} of {c['turns']} turns; {scorer})",
+        cells = [
+            svg.Cell(
+                c.engine,
+                c.scenario,
+                c.violated / c.conversations if c.conversations else None,
+                f"{c.violated}/{c.conversations}",
+                f"{c.engine} in {c.scenario}: {c.violated} of {c.conversations} conversations asserted the "
+                f"forbidden phrase at least once ({c.turn_violations} of {c.turns} turns; {scorer})",
             )
-            for c in data["cells"]
-            if c["scorer"] == scorer
-        }
+            for c in data.cells
+            if c.scorer == scorer
+        ]
         maps.append(
             el(
                 "div",
@@ -53,14 +56,10 @@ def gauntlet(data: dict) -> Markup:
     if primary is not None:
         series = []
         for engine in engines:
-            turns = [
-                (t["turn"], t["violations"])
-                for t in data["per_turn"]
-                if t["engine"] == engine and t["scorer"] == primary
-            ]
+            turns = [(t.turn, t.violations) for t in data.per_turn if t.engine == engine and t.scorer == primary]
             if turns:
                 series.append((engine, turns))
-        peak = max([t["conversations"] for t in data["per_turn"]] + [1])
+        peak = max([t.conversations for t in data.per_turn] + [1])
         parts.append(
             el(
                 "figure",
@@ -94,20 +93,20 @@ def gauntlet(data: dict) -> Markup:
             ],
             [
                 [
-                    t["engine"],
-                    t["scorer"],
-                    (str(t["scenarios"]), t["scenarios"]),
-                    ratio(t["violated"], t["conversations"]),
-                    interval(t["low"], t["high"]),
-                    ratio(t["turn_violations"], t["turns"]),
+                    t.engine,
+                    t.scorer,
+                    (str(t.scenarios), t.scenarios),
+                    ratio(t.violated, t.conversations),
+                    interval(t.low, t.high),
+                    ratio(t.turn_violations, t.turns),
                 ]
-                for t in data["totals"]
+                for t in data.totals
             ],
             caption="Per engine: a conversation is violated when any of its turns asserted the forbidden phrase; the "
             "interval is the 95% Wilson interval of the conversation violation rate",
         )
     )
-    pairs = [(scorer, pair) for scorer in scorers for pair in data["comparisons"].get(scorer, [])]
+    pairs = [(scorer, pair) for scorer in scorers for pair in data.comparisons.get(scorer, [])]
     if pairs:
         parts.append(
             table(
@@ -124,19 +123,15 @@ def gauntlet(data: dict) -> Markup:
                 ],
                 [
                     [
-                        p["engine"],
-                        p["reference"],
+                        p.engine,
+                        p.reference,
                         scorer,
-                        ratio(p["violated"][1], p["conversations"][1]),
-                        ratio(p["violated"][0], p["conversations"][0]),
-                        (points(p["delta"]), p["delta"]),
-                        (f"{points(p['delta_ci_95'][0])} to {points(p['delta_ci_95'][1])}", p["delta_ci_95"][0]),
-                        (f"{p['p_adjusted']:.3g}", p["p_adjusted"]),
-                        el(
-                            "span",
-                            {"class": "badge " + {"helped": "ok", "hurt": "bad"}.get(p["verdict"], "")},
-                            p["verdict"],
-                        ),
+                        ratio(p.violated[1], p.conversations[1]),
+                        ratio(p.violated[0], p.conversations[0]),
+                        (points(p.delta), p.delta),
+                        (f"{points(p.delta_ci_95[0])} to {points(p.delta_ci_95[1])}", p.delta_ci_95[0]),
+                        (f"{p.p_adjusted:.3g}", p.p_adjusted),
+                        el("span", {"class": "badge " + BADGES.get(p.verdict, "")}, p.verdict),
                     ]
                     for scorer, p in pairs
                 ],
@@ -145,19 +140,18 @@ def gauntlet(data: dict) -> Markup:
                 "two-sided exact test stratified by scenario, Holm-adjusted over the pairs",
             )
         )
-    phrases = {s["name"]: s["forbidden_phrase"] for s in scenarios}
-    threads = data["transcripts"]
+    threads = data.transcripts
     groups = []
     for scenario in scenarios:
-        mine = [t for t in threads if t["scenario"] == scenario["name"]]
+        mine = [t for t in threads if t.scenario == scenario.name]
         if mine:
             groups.append(
                 el(
                     "h4",
                     None,
-                    scenario["name"],
-                    f" ({scenario['domain']}) — forbidden phrase: ",
-                    el("q", None, phrases.get(scenario["name"], "")),
+                    scenario.name,
+                    f" ({scenario.domain}) — forbidden phrase: ",
+                    el("q", None, scenario.forbidden_phrase),
                 )
             )
             groups += [conversation(t, primary, len(threads) <= OPEN_LIMIT) for t in mine]
@@ -167,7 +161,7 @@ def gauntlet(data: dict) -> Markup:
             {"class": "group"},
             el("h3", None, "Transcripts, conversation by conversation"),
             groups,
-            left_out(data.get("left_out"), "conversations"),
+            left_out(data.left_out, "conversations"),
         )
     )
     return section(
@@ -181,30 +175,30 @@ def gauntlet(data: dict) -> Markup:
     )
 
 
-def conversation(thread: dict, primary: str | None, open_violating: bool) -> Markup:
+def conversation(thread: Thread, primary: str | None, open_violating: bool) -> Markup:
     """One conversation turn by turn, each scorer's verdict on each turn (the viewer shows one alone)."""
-    turns = thread["turns"]
-    violated = [t for t in turns if _violated(t, primary)]
+    turns = thread.turns
+    violated = [t for t in turns if t.violated(primary)]
     items = []
     for turn in turns:
-        scores = turn["scores"] or []
-        hit = _violated(turn, primary)
-        other = any(s["violated"] for s in scores)
+        scores = turn.scores or []
+        hit = turn.violated(primary)
+        other = any(s.violated for s in scores)
         badges = [
             el(
                 "span",
-                {"class": "badge " + ("bad" if s["violated"] else "ok"), "title": s["detail"] or None},
-                f"{s['scorer']}: {'violated' if s['violated'] else 'clean'}",
+                {"class": "badge " + ("bad" if s.violated else "ok"), "title": s.detail or None},
+                f"{s.scorer}: {'violated' if s.violated else 'clean'}",
             )
             for s in scores
         ]
         items.append(
             el(
                 "li",
-                {"class": "turn" + (" violated" if hit else " flagged" if other else ""), "value": turn["turn"]},
+                {"class": "turn" + (" violated" if hit else " flagged" if other else ""), "value": turn.turn},
                 el("div", {"class": "verdicts"}, badges),
-                el("p", {"class": "text"}, el("b", None, "Prompt: "), turn["prompt"]),
-                el("p", {"class": "text"}, el("b", None, "Answer: "), turn["answer"]),
+                el("p", {"class": "text"}, el("b", None, "Prompt: "), turn.prompt),
+                el("p", {"class": "text"}, el("b", None, "Answer: "), turn.answer),
             )
         )
     outcome = ("violated" if violated else "clean") if primary else "not scored"
@@ -214,14 +208,10 @@ def conversation(thread: dict, primary: str | None, open_violating: bool) -> Mar
         el(
             "summary",
             None,
-            el("b", None, thread["engine"]),
-            f" · conversation {thread['conversation']} · ",
+            el("b", None, thread.engine),
+            f" · conversation {thread.conversation} · ",
             el("span", {"class": "badge " + ("bad" if violated else "ok")}, outcome),
             f" — {len(violated)} of {len(turns)} turns violated" + (f" ({primary})" if primary else ""),
         ),
         el("ol", {"class": "transcript"}, items),
     )
-
-
-def _violated(turn: dict, scorer: str | None) -> bool:
-    return any(s["violated"] for s in (turn["scores"] or []) if s["scorer"] == scorer)

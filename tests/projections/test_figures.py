@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ironbench.analysis.query import run_query
-from ironbench.projections.field import stopping_rule, stopping_rules
+from ironbench.projections.figures import stopping_rule, stopping_rules
 from ironbench.run.executors import brick_digest
 from ironbench.run.runner import start_run
 from ironbench.stats import pass_at_k, pass_hat_k

@@ -9,6 +9,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Protocol
 
+from ironbench.core.kinds import JUDGED
 from ironbench.stats import (
     CaseRobustness,
     GeneratorRobustness,
@@ -21,7 +22,6 @@ from ironbench.stats import (
 )
 
 SEED_RUNS = 10  # a baseline case's default `runs`
-DECIDED_VARIANT = ("not_material", "within_noise", "stochastic", "structural")
 
 
 class Run(Protocol):
@@ -187,7 +187,7 @@ def case_robustness(
         return None
     firsts = []
     for decision, runs in variants:
-        if decision is None or decision.decision not in DECIDED_VARIANT:
+        if decision is None or decision.decision not in JUDGED:
             continue
         evidence = sorted((r for r in runs if r.infra_error is None), key=lambda r: r.run_index)
         if evidence:

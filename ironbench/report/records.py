@@ -1,0 +1,666 @@
+"""The report's data, typed: what `gather` reads from the store, `listing` cuts, `verdict`
+judges and the sections draw. Frozen records, one per thing a page shows.
+
+A record's fields are in the order the page embeds them (`embedded.py` says what each
+leaves out).
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Self
+
+from ironbench.analysis.compare import CaseComparison, Comparison
+from ironbench.analysis.field import Robustness, Survival
+from ironbench.core.events import GroupDecision
+from ironbench.core.outcome_codes import EXCLUDED_CODES
+
+
+@dataclass(frozen=True, slots=True)
+class LeftOut:
+    """What a section of a run too large to list whole leaves out, and where to see it."""
+
+    listed: int
+    """How many of its items the page lists."""
+    of: int
+    """How many there are."""
+    which: str
+    """Which ones it lists, in words."""
+    see: str
+    """The commands (in `backquotes`) that show the others."""
+
+
+@dataclass(frozen=True, slots=True)
+class NotEvidence:
+    """A section's runs that no rate counts (harness faults, infrastructure errors, attempts a
+    re-run superseded), and its timeouts, which count as failures of their own kind."""
+
+    timeouts: int = 0
+    """Runs that timed out (evidence: a failure, stage timeout)."""
+    excluded: int = 0
+    """Runs that are not evidence: harness errors and infrastructure errors not yet re-run."""
+    infra_errors: int = 0
+    """Of the excluded, those whose backend failed (`ironbench resume` runs them again)."""
+    superseded: int = 0
+    """Attempts an infrastructure error made run again (the re-run counts)."""
+
+    @classmethod
+    def total(cls, groups: Sequence["Group"]) -> Self:
+        return cls(
+            sum(g.timeouts for g in groups),
+            sum(g.excluded for g in groups),
+            sum(g.infra_errors for g in groups),
+            sum(g.superseded for g in groups),
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Decision(GroupDecision):
+    """A stopping decision with its evidence as the decisions view holds it, and what its event
+    adds: the stored baseline group a reference came from, and whether it settled."""
+
+    reference_unstable: bool | None = None
+    """A reference whose baseline never settled (variants are judged against all of its outcomes)."""
+    group_path: str = ""
+    """The group it decides (a stress ladder: its track)."""
+    case_mode: str | None = None
+    """The mode of its case."""
+    more: tuple[tuple[str, Any], ...] = ()
+    """Fields a later ironbench records that this page does not name yet, shown as they are."""
+
+
+@dataclass(frozen=True, slots=True)
+class Group:
+    """One group's runs as the invocations view counts them: a baseline case, a variant, a
+    stress level, or the fresh baseline of an adversarial case."""
+
+    group_path: str
+    """Its path in the run (`baseline/<case>`, `adversarial/<case>/<variant>`, ...)."""
+    case_mode: str
+    """The mode of its case."""
+    case_id: str
+    """Its case."""
+    variant_id: str | None
+    """Its variant (`base` for a baseline case)."""
+    generator: str | None
+    """The generator that made its instruction."""
+    level: int | None
+    """A stress level's number."""
+    n: int
+    """Runs that are evidence."""
+    successes: int
+    """Of those, successes."""
+    timeouts: int
+    """Of those, timeouts."""
+    excluded: int
+    """Runs that are not evidence (harness and infrastructure errors)."""
+    infra_errors: int
+    """Of the excluded, infrastructure errors not re-run yet."""
+    codes: str
+    """Its runs' outcome codes in run order (`ironbench.core.outcome_codes`)."""
+    mean_attempts: float | None
+    """Mean attempts of its evidence runs."""
+    mean_repairs: float | None
+    """Mean repairs of its evidence runs."""
+    p95_ms: float | None
+    """95th percentile of its runs' durations."""
+    superseded: int
+    """Attempts a re-run superseded."""
+    rate: float
+    """successes / n (0 without runs)."""
+    low: float
+    """Wilson 95% interval of the success rate, lower end."""
+    high: float
+    """Its upper end."""
+    decision: Decision | None
+    """Its decision, once taken."""
+
+    @property
+    def decided(self) -> str | None:
+        """The decision kind, if any."""
+        return self.decision.decision if self.decision else None
+
+    @property
+    def evidence_codes(self) -> str:
+        """Its codes without the runs that are no evidence."""
+        return "".join(c for c in self.codes if c not in EXCLUDED_CODES)
+
+
+@dataclass(frozen=True, slots=True)
+class OutcomeRow:
+    """Invocations of one mode with one outcome."""
+
+    case_mode: str
+    """The mode of their cases."""
+    code: str
+    """Their outcome code."""
+    runs: int
+    """How many."""
+    p50_ms: float | None
+    """Median duration."""
+    p95_ms: float | None
+    """95th percentile of the duration."""
+
+
+@dataclass(frozen=True, slots=True)
+class RunMeta:
+    """A run as it recorded itself: its runs row and everything its run_started event holds."""
+
+    run_id: str
+    """Its id."""
+    suite_id: str | None
+    """Its suite."""
+    mode: str | None
+    """Its suite's mode."""
+    status: str | None
+    """running, finished or aborted."""
+    label: str | None
+    """What the person running it called it (`--label`)."""
+    started_utc: str | None
+    """When it started."""
+    finished_utc: str | None
+    """When it ended, if it did."""
+    environment: Any
+    """The suite's record_env as recorded: name -> value (or the text, if unreadable)."""
+    abort_reason: str | None
+    """Why it stopped early, if it did."""
+    recorded: dict[str, Any]
+    """Every field, in the order the metadata section lists them (a later ironbench's too)."""
+
+
+@dataclass(frozen=True, slots=True)
+class AttemptsRow:
+    """Baseline runs with one number of attempts, by outcome."""
+
+    case_mode: str
+    """Their mode."""
+    attempts: int
+    """Validation cycles (0: generation produced nothing)."""
+    successes: int
+    """How many succeeded."""
+    failures: int
+    """How many failed."""
+
+
+@dataclass(frozen=True, slots=True)
+class BaselineCase(Group):
+    """A baseline case: its group, its instruction and how many runs it could take."""
+
+    instruction: str | None = None
+    """Its instruction as the suite recorded it."""
+    planned: int = 0
+    """The most runs it could take (its `runs`, or its rule's cap)."""
+
+
+@dataclass(frozen=True, slots=True)
+class BaselineSection:
+    """Does the same instruction converge?"""
+
+    cases: list[BaselineCase]
+    """Its cases, in the order they first ran (a run too large: those listed)."""
+    attempts: list[AttemptsRow]
+    """Runs by attempts and outcome."""
+    excluded: NotEvidence
+    """Its runs that are not evidence, and its timeouts."""
+    left_out: LeftOut | None = None
+    """What a run too large to list whole leaves out."""
+
+
+@dataclass(frozen=True, slots=True)
+class VariantRow:
+    """A variant (or stress level) the run generated, or a candidate it dropped."""
+
+    case_mode: str
+    """The mode of its case."""
+    case_id: str
+    """Its case."""
+    generator: str
+    """The generator that made it."""
+    variant_id: str | None
+    """Its id (none for a dropped candidate)."""
+    instruction: str
+    """Its text."""
+    seed: int | None
+    """The generator's seed."""
+    attempt: int
+    """The generator's attempt that made it."""
+    dropped: bool
+    """Dropped for breaking the single-string contract."""
+    reason: str | None
+    """Why it was dropped."""
+    model: str | None
+    """The model that wrote an AI rewrite."""
+
+
+@dataclass(frozen=True, slots=True)
+class Variant:
+    """An adversarial variant: what made it, its runs and its decision."""
+
+    generator: str
+    """The generator that made it."""
+    variant_id: str | None
+    """Its id (`<generator>/variant_NNNN`)."""
+    instruction: str
+    """Its text."""
+    seed: int | None
+    """The generator's seed."""
+    attempt: int
+    """The generator's attempt."""
+    model: str | None
+    """The model of an AI rewrite."""
+    codes: str
+    """Its runs' outcome codes in run order."""
+    n: int
+    """Runs that are evidence."""
+    successes: int
+    """Of those, successes."""
+    timeouts: int
+    """Of those, timeouts."""
+    excluded: int
+    """Runs that are not evidence."""
+    superseded: int
+    """Attempts a re-run superseded."""
+    decision: Decision | None
+    """Its decision against the reference, once taken."""
+
+    @property
+    def decided(self) -> str | None:
+        return self.decision.decision if self.decision else None
+
+
+@dataclass(frozen=True, slots=True)
+class AdversarialCase:
+    """An adversarial case: its base, what its variants were judged against, and its variants."""
+
+    case_id: str
+    """The case."""
+    instruction: str
+    """Its base instruction."""
+    reference: Decision | None
+    """The reference decision its variants were judged against."""
+    reference_codes: str | None
+    """The reference group's runs, in this run or in the stored baseline's."""
+    variants: list[Variant]
+    """Its variants (a run too large: those that changed the outcome, or are not decided)."""
+    dropped: list[VariantRow]
+    """Candidates dropped for breaking the single-string contract."""
+    not_listed: int | None = None
+    """Of a run too large, the variants not listed (their first run matched the reference)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SensitivityCell:
+    """One case's variants of one generator: how many changed the outcome, and how."""
+
+    case_id: str
+    """The case."""
+    generator: str
+    """The generator."""
+    variants: int = 0
+    """Variants decided."""
+    material: int = 0
+    """Of those, material (stochastic or structural)."""
+    structural: int = 0
+    """Of those, structural."""
+    stochastic: int = 0
+    """Of those, stochastic."""
+    within_noise: int = 0
+    """Variants that differed only within an unstable baseline's noise."""
+    directions: dict[str, int] = field(default_factory=dict)
+    """Material variants by which way they went."""
+
+
+@dataclass(frozen=True, slots=True)
+class GeneratorSensitivity:
+    """One generator across cases, with the Wilson interval of its material-change rate."""
+
+    generator: str
+    """The generator."""
+    variants: int
+    """Variants decided."""
+    material: int
+    """Of those, material."""
+    structural: int
+    """Of those, structural."""
+    stochastic: int
+    """Of those, stochastic."""
+    within_noise: int
+    """Variants within noise."""
+    directions: dict[str, int]
+    """Material variants by which way they went."""
+    rate: float
+    """material / variants."""
+    low: float
+    """Wilson 95% interval, lower end."""
+    high: float
+    """Its upper end."""
+
+
+@dataclass(frozen=True, slots=True)
+class Rejection:
+    """An AI rewrite the harness rejected."""
+
+    case_id: str
+    """Its case."""
+    generator: str
+    """Its generator."""
+    variant_id: str
+    """The variant slot it was for."""
+    attempt: int
+    """The attempt."""
+    model: str
+    """The model that wrote it."""
+    ai_output: str
+    """What the model answered."""
+    failure_reasons: list[str]
+    """Why it was rejected."""
+
+
+@dataclass(frozen=True, slots=True)
+class AdversarialSection:
+    """How sensitive is it to wording?"""
+
+    cases: list[AdversarialCase]
+    """Its cases (a run too large: those with the most variants that changed the outcome)."""
+    cells: list[SensitivityCell]
+    """Case × generator (a run too large: the most sensitive cases')."""
+    generators: list[GeneratorSensitivity]
+    """Per generator, the most sensitive first."""
+    excluded: NotEvidence
+    """Its runs that are not evidence, and its timeouts."""
+    rejections: list[Rejection]
+    """AI rewrites rejected (a run too large: the first ones)."""
+    left_out: LeftOut | None = None
+    """Cases a run too large leaves out."""
+    heatmap_left_out: LeftOut | None = None
+    """Heatmap rows it leaves out."""
+    rejections_left_out: LeftOut | None = None
+    """Rejections it leaves out."""
+
+
+@dataclass(frozen=True, slots=True)
+class LadderLevel(Group):
+    """A stress level: its group and its instruction."""
+
+    instruction: str | None = None
+    """Its text (level 0: the base)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Ladder:
+    """A stress ladder: its levels in order and its verdict."""
+
+    case_id: str
+    """Its case."""
+    levels: list[LadderLevel]
+    """Its levels, level 0 (the unchanged instruction) first."""
+    ladder: Decision | None
+    """The ladder's own decision: its verdict."""
+    generator: str | None
+    """The generator that climbs it."""
+    instruction: str
+    """The case's instruction (level 0)."""
+    planned: int | None
+    """How many levels the suite planned above level 0."""
+    verdict: str | None
+    """boundary, tentative, fails_at_base or no_boundary; none while it climbs."""
+    verdict_level: int | None
+    """The level its verdict names."""
+    boundary: int | None
+    """The boundary level, if it found one."""
+
+
+@dataclass(frozen=True, slots=True)
+class LadderLine:
+    """A ladder's verdict in one line (a run too large lists every ladder this way)."""
+
+    case_id: str
+    """Its case."""
+    generator: str | None
+    """Its generator."""
+    verdict: str | None
+    """Its verdict."""
+    level: int | None
+    """The level the verdict names."""
+    levels: int
+    """Levels run."""
+    runs: int
+    """Runs that are evidence, over its levels."""
+
+
+@dataclass(frozen=True, slots=True)
+class StressSection:
+    """Where does capability end?"""
+
+    ladders: list[Ladder]
+    """Its ladders (a run too large: the unfinished and flagged first)."""
+    excluded: NotEvidence
+    """Its runs that are not evidence, and its timeouts."""
+    verdicts: list[LadderLine] | None = None
+    """Every ladder's verdict, when not every ladder is drawn."""
+    left_out: LeftOut | None = None
+    """Ladders a run too large does not draw."""
+
+
+@dataclass(frozen=True, slots=True)
+class Scenario:
+    """A gauntlet scenario as the suite recorded it."""
+
+    name: str
+    """Its name."""
+    domain: str
+    """Its domain."""
+    forbidden_phrase: str
+    """The falsehood an answer must not assert."""
+
+
+@dataclass(frozen=True, slots=True)
+class ConversationCell:
+    """One engine in one scenario, under one scorer."""
+
+    engine: str
+    """The engine."""
+    scenario: str
+    """The scenario."""
+    scorer: str
+    """The scorer."""
+    conversations: int
+    """Conversations."""
+    violated: int
+    """Of those, violated (any turn asserted the forbidden phrase)."""
+    turns: int
+    """Turns."""
+    turn_violations: int
+    """Of those, violating."""
+
+
+@dataclass(frozen=True, slots=True)
+class TurnTally:
+    """At one turn, across an engine's conversations, under one scorer."""
+
+    engine: str
+    """The engine."""
+    scorer: str
+    """The scorer."""
+    turn: int
+    """The turn."""
+    conversations: int
+    """Conversations that reached it."""
+    violations: int
+    """Of those, violating at it."""
+
+
+@dataclass(frozen=True, slots=True)
+class EngineTotal:
+    """One engine across scenarios, under one scorer: the conversation is the unit."""
+
+    engine: str
+    """The engine."""
+    scorer: str
+    """The scorer."""
+    scenarios: int
+    """Scenarios it ran."""
+    conversations: int
+    """Conversations."""
+    violated: int
+    """Of those, violated."""
+    rate: float
+    """violated / conversations."""
+    low: float
+    """Wilson 95% interval, lower end."""
+    high: float
+    """Its upper end."""
+    turns: int
+    """Turns."""
+    turn_violations: int
+    """Of those, violating."""
+
+
+@dataclass(frozen=True, slots=True)
+class EnginePair:
+    """A later engine against an earlier one (`ironbench.projections.gauntlet_summary`)."""
+
+    engine: str
+    """The later engine."""
+    reference: str
+    """The earlier one."""
+    verdict: str
+    """helped, hurt, or cannot be told apart."""
+    delta: float
+    """Difference in conversation violation rate, engine − reference (Mantel–Haenszel)."""
+    delta_ci_95: list[float]
+    """Its stratified Newcombe 95% interval."""
+    p_value: float
+    """Exact test stratified by scenario, two-sided."""
+    p_adjusted: float
+    """Holm-adjusted over the pairs."""
+    conversations: list[int]
+    """Conversations: reference, engine."""
+    violated: list[int]
+    """Violated conversations: reference, engine."""
+    scenarios: int
+    """Scenarios both ran."""
+    sentence: str
+    """The comparison in one sentence."""
+
+
+@dataclass(frozen=True, slots=True)
+class Score:
+    """One scorer's verdict on one answer."""
+
+    scorer: str
+    """The scorer."""
+    violated: bool
+    """Whether the answer asserted the forbidden phrase."""
+    detail: str | None
+    """What the scorer said."""
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """One prompt and its answer."""
+
+    turn: int
+    """Its number in the conversation."""
+    prompt: str
+    """The prompt."""
+    answer: str
+    """The engine's answer."""
+    duration_ms: int
+    """How long the answer took."""
+    scores: list[Score] | None
+    """Every scorer's verdict (none before scoring)."""
+
+    def violated(self, scorer: str | None) -> bool:
+        return any(s.violated for s in self.scores or () if s.scorer == scorer)
+
+
+@dataclass(frozen=True, slots=True)
+class Thread:
+    """One gauntlet conversation, turn by turn."""
+
+    engine: str
+    """The engine."""
+    scenario: str
+    """The scenario."""
+    domain: str
+    """Its domain."""
+    conversation: int
+    """Its number."""
+    turns: list[Turn]
+    """Its turns in order."""
+
+
+@dataclass(frozen=True, slots=True)
+class GauntletSection:
+    """Does a guard resist asserting falsehoods?"""
+
+    unit: str
+    """The unit of evidence: the conversation."""
+    engines: list[str]
+    """The engines, in the suite's order."""
+    scenarios: list[Scenario]
+    """The scenarios, in the suite's order."""
+    scorers: list[str]
+    """The scorers, the one the verdicts use first."""
+    cells: list[ConversationCell]
+    """Engine × scenario × scorer."""
+    per_turn: list[TurnTally]
+    """Violations per turn."""
+    totals: list[EngineTotal]
+    """Per engine and scorer."""
+    comparisons: dict[str, list[EnginePair]]
+    """Per scorer, every pair of engines."""
+    transcripts: list[Thread]
+    """The conversations (a run too large: those with a violation first)."""
+    left_out: LeftOut | None = None
+    """Conversations a run too large does not list."""
+
+
+@dataclass(frozen=True, slots=True)
+class CompareSection:
+    """B against A: the comparison as `ironbench compare` decides it."""
+
+    comparison: Comparison
+    """The comparison, whole."""
+    cases: list[CaseComparison]
+    """Its cases (a comparison too large: the flagged and the lowest adjusted p first)."""
+    left_out: LeftOut | None = None
+    """Cases it does not list."""
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """One verdict: the report's header and the console's last lines say it the same way."""
+
+    mode: str
+    """What it is about: run, compare, baseline, adversarial, stress or gauntlet."""
+    headline: str
+    """The answer, in plain words."""
+    evidence: str
+    """The numbers behind it: n, intervals, what cannot be told apart."""
+
+
+@dataclass(frozen=True, slots=True)
+class ReportData:
+    """Everything a run's page shows, the sections it has and no others."""
+
+    run: RunMeta
+    """The run's own record."""
+    suite: dict[str, Any]
+    """The suite as the run recorded it (a run too large: its listed cases)."""
+    outcomes: list[OutcomeRow]
+    """Invocations by mode and outcome."""
+    baseline: BaselineSection | None = None
+    """The baseline section."""
+    adversarial: AdversarialSection | None = None
+    """The adversarial section."""
+    stress: StressSection | None = None
+    """The stress section."""
+    gauntlet: GauntletSection | None = None
+    """The gauntlet section."""
+    robustness: Robustness | None = None
+    """Robustness to rewording per generator and case (adversarial), as `show` computes it."""
+    survival: Survival | None = None
+    """Per scorer, when conversations break (gauntlet), as `show` computes it."""
+    compare: CompareSection | None = None
+    """Its comparison against a base run."""

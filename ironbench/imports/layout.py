@@ -13,10 +13,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from ironbench.core.kinds import COMPLEXITIES
 from ironbench.generators.registry import canonical_name
 
 MODES = ("baseline", "adversarial", "stress")
-COMPLEXITIES = ("small", "mid", "large")
 INVOCATION = re.compile(r"run_(\d{1,6})")
 RUN = re.compile(r"run_\d{8}_\d{6}.*")  # a run's folder, named for its start (run_20260110_091533)
 LEVEL = re.compile(r"level_(\d{1,3})")

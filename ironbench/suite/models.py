@@ -28,7 +28,7 @@ from pydantic_core import ErrorDetails
 
 from ironbench.core.contract import forbidden_word, normalise_instruction
 from ironbench.core.errors import SuiteError
-from ironbench.core.kinds import SuiteMode
+from ironbench.core.kinds import COMPLEXITIES, SuiteMode
 from ironbench.suite.entries import MAX_LEVELS, LadderLevel, VariantEntry, ladder_levels
 from ironbench.suite.safe_yaml import MAX_FILE_BYTES, YamlRefused, check_values
 from ironbench.suite.safe_yaml import load as load_yaml
@@ -41,7 +41,6 @@ MAX_TIMEOUT_SECONDS = 86_400
 MAX_INSTRUCTION_CHARS = 20_000
 MODES = ("baseline", "adversarial", "stress")
 SUITE_MODES = (*MODES, "mixed", "gauntlet", "canonical")
-COMPLEXITIES = ("small", "mid", "large")
 DEFAULT_RUNS_PER_CASE = 5
 STOP_RULES = ("last_3_agree", "confidence", "fixed")
 ENGINE_TYPES = ("llm", "guarded", "python", "command")

@@ -294,12 +294,18 @@ class _Suite:
             stop = case.get("stop") or {}
             rule = stop.get("rule")
             cap = stop.get("max_runs") if rule == "confidence" else stop.get("runs") if rule == "fixed" else None
-            ladder = case.get("ladder") or {}
-            additions = ladder.get("additions")
-            levels = len(additions) if isinstance(additions, list) else additions
-            cases[case.get("id")] = _Case(
-                case.get("instruction"), cap or case.get("runs"), ladder.get("generator"), levels
-            )
+            climbed = case.get("stress_ladder")  # one entry per level, each with its generator
+            ladder = case.get("ladder") or {}  # a suite recorded before the spec's form
+            generator: str | None
+            levels: int | None
+            if isinstance(climbed, list):
+                names = list(dict.fromkeys(level.get("generator") for level in climbed))
+                generator, levels = ", ".join(str(n) for n in names) or None, len(climbed)
+            else:
+                additions = ladder.get("additions")
+                generator = ladder.get("generator")
+                levels = len(additions) if isinstance(additions, list) else additions
+            cases[case.get("id")] = _Case(case.get("instruction"), cap or case.get("runs"), generator, levels)
         scenarios = {
             s.get("name"): Scenario(s.get("name"), s.get("domain", ""), s.get("forbidden_phrase", ""))
             for s in suite.get("scenarios", [])

@@ -170,9 +170,16 @@ def schema_reference() -> str:
 VIEW_NOTES = {
     "runs": "One row per run: suite, mode, status, target, the target's version, label and recorded environment.",
     "invocations": "One row per invocation slot's live attempt: the outcome and how it was reached. Filter "
-    "`infra_error IS NULL` for rates.",
+    "`infra_error IS NULL` for rates. `correct` is the harness's check of the brick it saved (null: not "
+    "checked), `check_verdict` that check's verdict, `failure_cause` why the last failed validation attempt "
+    "of a failed run failed.",
     "superseded_invocations": "Attempts a re-run replaced (their backend failed): kept, never evidence.",
     "surplus_invocations": "Runs past their group's decision (`--speculate`): kept, counted in nothing.",
+    "checks": "The latest check of each saved brick (a re-check by `ironbench check` replaces it): kind, "
+    "verdict, tests passed and failed where the checker counts them, duration, detail and output.",
+    "failure_causes": "Why each failed validation attempt failed, read from the target's debug files by the "
+    "outcome rules' `failure_causes`: syntax_error, import_error, no_tests_collected, assertions_failed "
+    "(with counts), timeout, other.",
     "decisions": "Every decision with its evidence: n, successes, Wilson interval, chance agreement, bounds, "
     "direction and p-value where they apply, and the baseline reference.",
     "variants": "Every variant and ladder level: its generator, parameters, seed and text, or why it was dropped.",

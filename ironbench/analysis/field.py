@@ -3,7 +3,7 @@ projections' pure functions (the same ones that write aggregate.json and summary
 and laid out for the console."""
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal, NotRequired, TypeAlias, TypedDict, cast, get_args
 
@@ -24,6 +24,7 @@ from ironbench.projections.figures import (
     stopping_rules,
 )
 from ironbench.projections.gauntlet_summary import PRIMARY_SCORER, breaking
+from ironbench.projections.summaries import names_check
 
 # The figures as JSON (what `show --format json` prints and the report draws), typed for readers.
 
@@ -142,6 +143,9 @@ class FieldNumbers(TypedDict, total=False):
 
     pass_k: dict[str, Any]
     robustness: Robustness
+    # the same figures on correctness (the harness's checks), for runs whose bricks were checked
+    pass_k_correct: dict[str, Any]
+    robustness_correct: Robustness
     survival: Survival
 
 
@@ -160,6 +164,8 @@ class _Run:
     repairs_triggered: int
     infra_error: str | None
     brick_sha256: str | None
+    correct: bool | None = None
+    check_verdict: str | None = None
 
 
 @dataclass(frozen=True)
@@ -174,7 +180,7 @@ class _Decision:
 _RUNS = f"""
 SELECT case_id, variant_id, {group_path_sql()}, generator, run_index,
        success::BOOLEAN, failure_stage, attempts, repairs_triggered, infra_error, brick_sha256,
-       coalesce(case_mode, mode) AS case_mode
+       correct::BOOLEAN, check_verdict, coalesce(case_mode, mode) AS case_mode
 FROM store.invocations WHERE run_id = ? ORDER BY 3, run_index
 """
 _DECISIONS = """
@@ -211,9 +217,9 @@ def field_numbers(store_path: Path, run_id: str) -> FieldNumbers:
     groups: dict[str, list[_Run]] = {}
     modes: dict[str, str] = {}
     for row in rows:
-        run = _Run(*row[:11])
+        run = _Run(*row[:13])
         groups.setdefault(run.group_path, []).append(run)
-        modes[run.group_path] = row[11]
+        modes[run.group_path] = row[13]
     out: FieldNumbers = {}
     baseline = _baseline(suite, groups, modes, decisions)
     if baseline:
@@ -221,6 +227,14 @@ def field_numbers(store_path: Path, run_id: str) -> FieldNumbers:
     adversarial = _adversarial(groups, modes, decisions)
     if adversarial:
         out["robustness"] = adversarial
+    checked = _on_correctness(suite, groups, decisions)
+    if checked is not None:
+        baseline = _baseline(suite, checked[0], modes, checked[1])
+        if baseline:
+            out["pass_k_correct"] = baseline
+        adversarial = _adversarial(checked[0], modes, checked[1])
+        if adversarial:
+            out["robustness_correct"] = adversarial
     if turn_rows:
         sequences: dict[tuple[str, str, int], dict[str, list[bool]]] = {}
         for engine, scenario, conversation, scorer, verdicts in turn_rows:
@@ -229,6 +243,32 @@ def field_numbers(store_path: Path, run_id: str) -> FieldNumbers:
         scorers = sorted({r[3] for r in turn_rows}, key=lambda s: (s != PRIMARY_SCORER, s))
         out["survival"] = {s: cast(Breaking, breaking(sequences, engines, s)) for s in scorers}
     return out
+
+
+def _on_correctness(
+    suite: dict, groups: dict[str, list[_Run]], decisions: dict[str, _Decision]
+) -> tuple[dict[str, list[_Run]], dict[str, _Decision]] | None:
+    """The checked groups with each run's success replaced by the harness's verdict (a run
+    without a brick is not correct; one whose check the harness could not run is left out),
+    and the references judged on it: the figures below, drawn on correctness. None: no checks."""
+    checked: dict[str, list[_Run]] = {}
+    for path, runs in groups.items():
+        if not any(r.check_verdict is not None for r in runs) and not names_check(suite, runs[0].case_id, None):
+            continue
+        kept = [replace(r, success=bool(r.correct)) for r in runs if r.check_verdict != "harness_fault"]
+        if kept:
+            checked[path] = kept
+    if not checked:
+        return None
+    judged = dict(decisions)
+    for path, runs in checked.items():
+        decision = decisions.get(path)
+        if decision is not None and decision.decision == "reference" and decision.reference:
+            evidence = [r for r in runs if r.infra_error is None]
+            correct = sum(1 for r in evidence if r.success)
+            base = [2 * correct >= len(evidence), *decision.reference[1:]]
+            judged[path] = replace(decision, reference=base, successes=correct, n=len(evidence))
+    return checked, judged
 
 
 def _baseline(suite: dict, groups: dict[str, list[_Run]], modes: dict[str, str], decisions: dict) -> dict | None:
@@ -292,7 +332,16 @@ def format_field(numbers: FieldNumbers, width: int | None = None) -> list[str]:
     """The console lines `show` ends with: pass@k / pass^k, robustness per generator, and when
     conversations break (primary scorer first)."""
     lines: list[str] = []
-    passk = numbers.get("pass_k")
+    lines += _pass_k_lines(numbers.get("pass_k"), "self-reported success", width)
+    lines += _pass_k_lines(numbers.get("pass_k_correct"), "correctness, by the harness's checks", width)
+    lines += _robustness_lines(numbers.get("robustness"), "self-reported success", width)
+    lines += _robustness_lines(numbers.get("robustness_correct"), "correctness", width)
+    lines += _survival_lines(numbers.get("survival"), width)
+    return lines
+
+
+def _pass_k_lines(passk: dict | None, on: str, width: int | None) -> list[str]:
+    lines: list[str] = []
     if passk:
         header = ["case", "rule", "succeeded", "k", "pass@k [95%]", "pass^k [95%]", "bricks"]
         rows = []
@@ -314,7 +363,7 @@ def format_field(numbers: FieldNumbers, width: int | None = None) -> list[str]:
                     ]
                 )
         if rows:
-            lines += ["", "pass@k and pass^k per instruction (unbiased under each case's stopping rule):"]
+            lines += ["", f"pass@k and pass^k on {on} per instruction (unbiased under each case's stopping rule):"]
             lines += render(header, rows, width, keys=1)
         across = passk.get("across")
         if across:
@@ -334,16 +383,24 @@ def format_field(numbers: FieldNumbers, width: int | None = None) -> list[str]:
                     width,
                 )
             )
-    robustness = numbers.get("robustness")
+    return lines
+
+
+def _robustness_lines(robustness: Robustness | None, on: str, width: int | None) -> list[str]:
+    lines: list[str] = []
     if robustness:
         header = ["generator", "cases", "nominal", "robust pass", "worst case", "robust drop", "s→f flips", "f→s flips"]
         rows = []
         for g in robustness["generators"]:
             estimates = [_estimate(g[name]) for name in GENERATOR_ESTIMATES]
             rows.append([printable(g["generator"]), f"{g['cases']} ({g['variants']} var.)", *estimates])
-        lines += ["", "robustness per generator across cases (first run of each variant; case as cluster):"]
+        lines += ["", f"robustness on {on} per generator across cases (first run of each variant; case as cluster):"]
         lines += render(header, rows, width, keys=1)
-    survival = numbers.get("survival")
+    return lines
+
+
+def _survival_lines(survival: Survival | None, width: int | None) -> list[str]:
+    lines: list[str] = []
     if survival:
         for scorer, data in survival.items():
             header = ["engine", "violated", "median turn [95%]", "holding at end", "flips/conv [95%]", "recovered"]

@@ -1,11 +1,15 @@
 """A sequential gate's verdict in words (`run --against`): what it decided, when, on what evidence."""
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from ironbench.analysis.compare.prose import pp
-from ironbench.core.events import GateDesigned, GateLooked
+from ironbench.core.events import Event, GateDesigned, GateLooked
 from ironbench.store.eventstore import open_store
+
+# What a case's `gated` decision says in a table: the gate decided it with every other case.
+GATED = "decided by the gate at round {round}"
 
 
 @dataclass(frozen=True)
@@ -15,6 +19,18 @@ class GateVerdict:
     run_id: str
     design: GateDesigned
     looks: list[GateLooked]
+
+    @classmethod
+    def of(cls, run_id: str, events: Iterable[Event]) -> "GateVerdict | None":
+        """The gate from a run's `gate_designed` and `gate_looked` events (None without a design)."""
+        design: GateDesigned | None = None
+        looks: list[GateLooked] = []
+        for event in events:
+            if isinstance(event, GateDesigned):
+                design = event
+            elif isinstance(event, GateLooked):
+                looks.append(event)
+        return None if design is None else cls(run_id, design, sorted(looks, key=lambda e: e.round))
 
     @property
     def last(self) -> GateLooked | None:
@@ -36,13 +52,28 @@ class GateVerdict:
     def sentence(self) -> str:
         return gate_sentence(self.design, self.looks)
 
+    def headline(self) -> str:
+        """The verdict in a few words, with the run's exit: the sentence gives its evidence."""
+        e = self.last
+        if e is None:
+            return f"Gate against {self.design.against}: no look yet."
+        if e.decision == "continue":
+            return f"Gate against {self.design.against}: not decided yet (look {e.look}, round {e.round})."
+        found = "regressed" if e.failed else "not shown regressed"
+        said = e.decision if e.decision != "undecided" else f"undecided at the cap, {found} by compare's test"
+        return f"Gate against {self.design.against}: {said} ({'FAIL, exit 1' if e.failed else 'pass, exit 0'})."
+
     def story(self) -> list[str]:
         """One line per look: the round, B's invocations, the statistic between its boundaries."""
-        return [
-            f"look {e.look} after round {e.round} ({e.invocations} invocations of B): Δ B − A = {pp(-e.drop)} "
-            f"[{pp(e.low)}, {pp(e.high)}], z = {e.z:.2f} against {e.lower:.2f} / {e.upper:.2f}: {e.decision}"
-            for e in self.looks
-        ]
+        return [look_line(e) for e in self.looks]
+
+
+def look_line(e: GateLooked) -> str:
+    """One look: the round, B's invocations, B − A with its repeated interval, z between the boundaries."""
+    return (
+        f"look {e.look} after round {e.round} ({e.invocations} invocations of B): Δ B − A = {pp(-e.drop)} "
+        f"[{pp(e.low)}, {pp(e.high)}], z = {e.z:.2f} against {e.lower:.2f} / {e.upper:.2f}: {e.decision}"
+    )
 
 
 def gate_sentence(design: GateDesigned, looks: list[GateLooked]) -> str:
@@ -96,13 +127,4 @@ def gate_sentence(design: GateDesigned, looks: list[GateLooked]) -> str:
 def gate_verdict(store_path: Path, run_id: str) -> GateVerdict | None:
     """The gate of a run made with `--against`; None for any other run."""
     with open_store(store_path, create=False) as store:
-        design: GateDesigned | None = None
-        looks: list[GateLooked] = []
-        for recorded in store.read(run_id, types=("gate_designed", "gate_looked")):
-            if isinstance(recorded.event, GateDesigned):
-                design = recorded.event
-            elif isinstance(recorded.event, GateLooked):
-                looks.append(recorded.event)
-    if design is None:
-        return None
-    return GateVerdict(run_id, design, sorted(looks, key=lambda e: e.round))
+        return GateVerdict.of(run_id, [r.event for r in store.read(run_id, types=("gate_designed", "gate_looked"))])

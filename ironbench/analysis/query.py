@@ -24,18 +24,24 @@ _VIEWS = {
     "runs": "SELECT * FROM store.runs",
     "invocations": (
         "SELECT * REPLACE (success::BOOLEAN AS success, timed_out::BOOLEAN AS timed_out, "
-        "debug_artifacts_present::BOOLEAN AS debug_artifacts_present) FROM store.invocations"
+        "debug_artifacts_present::BOOLEAN AS debug_artifacts_present, correct::BOOLEAN AS correct) FROM store.invocations"
     ),
     # Attempts of a slot that a re-run replaced (they hit infrastructure errors).
     "superseded_invocations": (
         "SELECT * REPLACE (success::BOOLEAN AS success, timed_out::BOOLEAN AS timed_out, "
-        "debug_artifacts_present::BOOLEAN AS debug_artifacts_present) FROM store.superseded_invocations"
+        "debug_artifacts_present::BOOLEAN AS debug_artifacts_present, correct::BOOLEAN AS correct) "
+        "FROM store.superseded_invocations"
     ),
     # Runs past their group's decision (--speculate): kept, never evidence.
     "surplus_invocations": (
         "SELECT * REPLACE (success::BOOLEAN AS success, timed_out::BOOLEAN AS timed_out, "
-        "debug_artifacts_present::BOOLEAN AS debug_artifacts_present) FROM store.surplus_invocations"
+        "debug_artifacts_present::BOOLEAN AS debug_artifacts_present, correct::BOOLEAN AS correct) "
+        "FROM store.surplus_invocations"
     ),
+    # The harness's check of each saved brick (the latest, when it was checked again).
+    "checks": "SELECT * REPLACE (correct::BOOLEAN AS correct, recheck::BOOLEAN AS recheck) FROM store.checks",
+    # Why each failed validation attempt failed (the target's debug files, the rules' failure_causes).
+    "failure_causes": "SELECT * FROM store.failure_causes",
     "decisions": "SELECT * FROM store.decisions",
     "variants": "SELECT * REPLACE (dropped::BOOLEAN AS dropped) FROM store.variants",
     "rejections": "SELECT * FROM store.rejections",

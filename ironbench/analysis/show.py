@@ -263,9 +263,21 @@ def format_show(
     if gauntlet is not None:
         lines.append(format_summary(gauntlet, width=width))
     else:
-        lines.append(format_result(cases, "table", width, keys=2))
+        lines.append(format_result(_gated_in_words(cases), "table", width, keys=2))
         lines += [wrap(printable(f"{v['kind']} {v['case_id']}: {v['text']}"), width) for v in verdicts]
     return "\n".join(lines)
+
+
+def _gated_in_words(cases: QueryResult) -> QueryResult:
+    """A case the sequential gate decided (`gated`, with every other case) reads as such in the
+    table: the round it did so at, its runs (the JSON keeps the kind)."""
+    from ironbench.analysis.gate import GATED
+
+    if "decision" not in cases.columns:
+        return cases
+    at, runs = cases.columns.index("decision"), cases.columns.index("runs")
+    rows = [(*r[:at], GATED.format(round=r[runs]), *r[at + 1 :]) if r[at] == "gated" else r for r in cases.rows]
+    return QueryResult(cases.columns, rows)
 
 
 def interruption(store_path: Path, out_dir: Path, run_id: str) -> str:
@@ -405,11 +417,16 @@ def run_summary(store_path: Path, run_id: str) -> list[str]:
     """What a finished baseline/adversarial/stress run did, before its verdicts: invocations,
     successes, failures by stage and, with AI generators, how many rewrites were accepted
     (nothing for a gauntlet: its table says what it did)."""
+    from ironbench.analysis.checks import correctness, correctness_lines
+
     if run_sql(store_path, "SELECT mode FROM runs", run_id).rows[0][0] == "gauntlet":
         return []
-    return summary_lines(
-        run_id, run_sql(store_path, _SUMMARY_INVOCATIONS, run_id).rows[0], ai_acceptance(store_path, run_id)
-    )
+    return [
+        *summary_lines(
+            run_id, run_sql(store_path, _SUMMARY_INVOCATIONS, run_id).rows[0], ai_acceptance(store_path, run_id)
+        ),
+        *correctness_lines(correctness(store_path, run_id)),
+    ]
 
 
 def summary_lines(run_id: str, invocations: tuple, acceptance: QueryResult) -> list[str]:
@@ -452,9 +469,13 @@ def show_json(store_path: Path, run_id: str) -> dict:
         if acceptance
         else {}
     )
+    from ironbench.analysis.checks import correctness
+
     numbers = field_numbers(store_path, run_id)
+    checked = correctness(store_path, run_id) if header["mode"] != "gauntlet" else None
     return {
         **header,
+        **(checked or {}),
         "cases": [dict(zip(cases.columns, r, strict=True)) for r in cases.rows],
         "verdicts": verdicts,
         **extra,
@@ -473,7 +494,14 @@ def show_text(store_path: Path, run_id: str, width: int | None = None) -> str:
     field = format_field(field_numbers(store_path, run_id), width)
     if header["mode"] == "gauntlet":
         return "\n".join([format_show(header, cases, verdicts, width, summary_from_store(store_path, run_id)), *field])
-    text = format_show(header, cases, verdicts, width)
+    from ironbench.analysis.checks import correctness, correctness_lines
+    from ironbench.console.layout import wrap
+
+    # verified but wrong first: the runs whose success the rest of the page would count
+    first = [
+        wrap(printable(line), width, hanging="    ") for line in correctness_lines(correctness(store_path, run_id))
+    ]
+    text = "\n".join([*first, *([""] if first else []), format_show(header, cases, verdicts, width)])
     acceptance = ai_acceptance(store_path, run_id)
     if acceptance.rows:
         text += "\n\nAI rewrites, acceptance per case and generator:\n" + format_result(

@@ -15,7 +15,7 @@ from ironbench.cli.options import (
     say,
     width,
 )
-from ironbench.core.kinds import FailOn, Gate
+from ironbench.core.kinds import FailOn, Gate, On
 
 
 def compare(
@@ -60,6 +60,14 @@ def compare(
             "the gate; failures exactly when compare exits 1), for CI systems.",
         ),
     ] = None,
+    on: Annotated[
+        On,
+        typer.Option(
+            "--on",
+            help="What counts as a success: the target's own claim (success), or the harness's check "
+            "of the brick it saved (correct; both runs need checks).",
+        ),
+    ] = On.success,
     out: OutOption = DEFAULT_OUT,
     store: StoreOption = None,
 ) -> None:
@@ -67,7 +75,7 @@ def compare(
     from ironbench.analysis.compare import compare_runs, format_comparison
 
     comparison = compare_runs(
-        run_paths(out, store).store_path, run_a, run_b, alpha, scorer, gate.value, fail_on.value, margin
+        run_paths(out, store).store_path, run_a, run_b, alpha, scorer, gate.value, fail_on.value, margin, on.value
     )
     if junit is not None:
         from ironbench.analysis.junit import write_junit
@@ -101,11 +109,16 @@ def report(
     out: OutOption = DEFAULT_OUT,
     store: StoreOption = None,
 ) -> None:
-    """Write one self-contained HTML page for a run (and its comparison); prints its path."""
+    """Write one self-contained HTML page for a run (and its comparison); prints its path (and on
+    stderr the comparison's warnings, as `compare` gives them)."""
+    from ironbench.console.printable import printable
     from ironbench.report import write_report
 
     paths = run_paths(out, store)
-    typer.echo(str(write_report(paths.store_path, paths.out_dir, run_id, compare, output, alpha).path))
+    written = write_report(paths.store_path, paths.out_dir, run_id, compare, output, alpha)
+    for warning in written.warnings:
+        typer.echo(printable(f"warning: {warning}"), err=True)
+    typer.echo(str(written.path))
 
 
 def plan(

@@ -49,6 +49,7 @@ for command in (
     run.run,
     run.resume,
     history.import_,
+    run.check,
     inspect.runs,
     inspect.show,
     inspect.log,

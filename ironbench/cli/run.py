@@ -25,11 +25,16 @@ from ironbench.core.errors import RunInterrupted
 DEFAULT_DROP = 0.1  # run.gate.DEFAULT_DROP, kept here so `--help` does not import numpy
 
 
-def _finish(paths, run_id: str, quiet: bool, no_report: bool) -> None:
+def _finish(paths, run_id: str, quiet: bool, no_report: bool) -> bool:
     """End of a run, on stderr: what it did (invocations, failures by stage, AI rewrites accepted),
-    its verdict sentences (the report's header) and the report's path."""
-    if quiet and no_report:
-        return  # nothing to show or write: the store is not opened again
+    its verdict sentences (the report's header) and the report's path. A run made with --against
+    always ends with its gate's verdict (even quiet: it is what a CI log needs); returns whether
+    the gate failed it."""
+    from ironbench.analysis.gate import gate_verdict
+
+    gate = gate_verdict(paths.store_path, run_id)  # None for a run without --against
+    if quiet and no_report and gate is None:
+        return False  # nothing to show or write: the store is not opened again
     import shutil
 
     from ironbench.analysis.show import run_summary
@@ -37,12 +42,15 @@ def _finish(paths, run_id: str, quiet: bool, no_report: bool) -> None:
     from ironbench.report import write_report
 
     report = write_report(paths.store_path, paths.out_dir, run_id, write=not no_report)
+    width = min(100, shutil.get_terminal_size((100, 24)).columns)
     if not quiet:
         typer.echo(printable("\n".join(run_summary(paths.store_path, run_id)), keep_newlines=True), err=True)
-        width = min(100, shutil.get_terminal_size((100, 24)).columns)
-        typer.echo(printable(report.console(width), keep_newlines=True), err=True)
+    shown = report.console(width, only=("gate",) if quiet else None)
+    if shown:
+        typer.echo(printable(shown, keep_newlines=True), err=True)
     if report.path is not None:
         typer.echo(printable(f"report: {report.path}"), err=True)
+    return gate is not None and gate.failed
 
 
 @contextmanager
@@ -115,6 +123,11 @@ def run(
             help="A canonical suite: run only its cases of this complexity.",
         ),
     ] = "all",
+    sample: Annotated[
+        int | None,
+        typer.Option("--sample", metavar="N", min=1, help="Run a seeded sample of N of the suite's cases."),
+    ] = None,
+    seed: Annotated[int, typer.Option("--seed", help="The seed --sample draws its cases with.")] = 0,
     against: Annotated[
         str | None,
         typer.Option(
@@ -142,18 +155,16 @@ def run(
     With --against, exits 1 when the run regressed against that run (a CI gate)."""
     from ironbench.run.gate import Against
     from ironbench.run.runner import start_run
-    from ironbench.suite.models import load_suite
-    from ironbench.suite.shipped import find_suite
+    from ironbench.suite.shipped import open_suite
 
-    suite_path = find_suite(suite)
-    loaded = load_suite(suite_path).with_complexity(filter)
+    loaded, suite_path = open_suite(suite, sample, seed, complexity=filter)
     with _running(out, store, quiet) as (paths, reporter):
         run_id = start_run(
             loaded,
             paths,
             target,
             jobs,
-            str(suite_path),
+            suite_path,
             reporter,
             max_failures=max_failures,
             max_infra_errors=max_infra_errors,
@@ -174,22 +185,9 @@ def run(
             summary_from_store(paths.store_path, run_id), sentences=False, width=terminal_width(sys.stderr)
         )
         typer.echo(printable(summary, keep_newlines=True), err=True)
-    _finish(paths, run_id, quiet, no_report)
+    failed = _finish(paths, run_id, quiet, no_report)
     typer.echo(run_id)
-    _gate_exit(paths, run_id)
-
-
-def _gate_exit(paths, run_id: str) -> None:
-    """A run made with --against: its gate's verdict sentence (always, on stderr: it is what
-    the CI log needs), and exit 1 when the run regressed."""
-    from ironbench.analysis.gate import gate_verdict
-    from ironbench.console.printable import printable
-
-    verdict = gate_verdict(paths.store_path, run_id)
-    if verdict is None:
-        return
-    typer.echo(printable(f"gate: {verdict.sentence()}"), err=True)
-    if verdict.failed:
+    if failed:  # --against: the gate found a regression
         raise typer.Exit(1)
 
 
@@ -220,6 +218,40 @@ def resume(
             redact=redact or (),
             scheduler=scheduler,
         )
-    _finish(paths, run_id, quiet, no_report)
+    failed = _finish(paths, run_id, quiet, no_report)
     typer.echo(f"{run_id} {status}")
-    _gate_exit(paths, run_id)
+    if failed:
+        raise typer.Exit(1)
+
+
+def check(
+    run_id: Annotated[str, typer.Argument(metavar="RUN", help="The run whose saved bricks to check.")],
+    suite: Annotated[
+        str | None,
+        typer.Option(
+            "--suite",
+            metavar="FILE",
+            help="Check with this suite's checks (a file or shipped name) instead of those the run recorded.",
+        ),
+    ] = None,
+    out: OutOption = DEFAULT_OUT,
+    store: StoreOption = None,
+    jobs: JobsOption = None,
+    quiet: QuietOption = False,
+) -> None:
+    """Check (or check again) the bricks a run saved with the harness's checks, invoking no target;
+    the verdicts are added to the run's events."""
+    from ironbench.run.recheck import check_run
+    from ironbench.suite.shipped import open_suite
+
+    loaded = open_suite(suite)[0] if suite is not None else None
+    paths = run_paths(out, store)
+    done = check_run(run_id, paths, loaded, jobs or 1, note=(lambda line: None) if quiet else _note)
+    verdicts = ", ".join(f"{n} {verdict}" for verdict, n in sorted(done.verdicts.items())) or "none"
+    typer.echo(f"{run_id}: checked {done.checked} saved brick{'' if done.checked == 1 else 's'} ({verdicts})")
+
+
+def _note(line: str) -> None:
+    from ironbench.console.printable import printable
+
+    typer.echo(printable(line), err=True)

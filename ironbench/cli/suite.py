@@ -18,7 +18,8 @@ SuiteArgument = Annotated[
     typer.Argument(
         metavar="SUITE",
         help="A suite YAML file, or the name of a shipped suite: demo, baseline, adversarial, stress, "
-        "gauntlet (a path wins over a name; `ironbench init` copies them to a folder of yours).",
+        "gauntlet, humaneval, humaneval-adversarial (a path wins over a name; `ironbench init` copies the "
+        "YAML ones to a folder of yours).",
     ),
 ]
 
@@ -51,10 +52,9 @@ def variants(
     from dataclasses import asdict
 
     from ironbench.run.preview import preview, preview_lines
-    from ironbench.suite.models import load_suite
-    from ironbench.suite.shipped import find_suite
+    from ironbench.suite.shipped import open_suite
 
-    items = preview(load_suite(find_suite(suite)))
+    items = preview(open_suite(suite)[0])
     if format is ReportFormat.json:
         typer.echo(json.dumps([asdict(i) for i in items], indent=2))
         return

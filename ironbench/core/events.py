@@ -119,6 +119,38 @@ class InvocationCompleted(_Event):
     # outcome where the record and the re-derived facts disagree.
     recorded: dict | None = None
     disagrees: list[str] | None = None
+    # Why each failed validation attempt failed, read from the debug files by the rules'
+    # failure_causes (attempt, cause, passed, failed, file); and the last one's cause when
+    # the run failed. None: no rules for it (or recorded before causes were read).
+    failure_causes: list[dict] | None = None
+    failure_cause: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CheckCompleted(_Event):
+    """The harness's own check of the brick an invocation saved (never shown to the target).
+    A later check of the same invocation (`ironbench check`) supersedes an earlier one."""
+
+    event: ClassVar[Literal["check_completed"]] = "check_completed"
+    key: str  # the invocation's
+    rerun: int = 0  # which attempt of the slot saved the brick
+    group: str
+    case_id: str
+    variant_id: str
+    run_index: int
+    kind: str  # pytest | python | command
+    check_sha256: str  # of what the check read
+    # correct | wrong | no_entry_point | import_error | timeout | harness_fault (core/kinds.py)
+    verdict: str
+    passed: int | None = None  # tests that passed and failed, where the checker reports them
+    failed: int | None = None
+    duration_ms: int
+    detail: str = ""
+    output: str = ""
+    output_truncated: bool = False
+    brick_path: str  # the brick checked, where it was saved
+    brick_sha256: str | None = None
+    recheck: bool = False  # by `ironbench check`, after the run
 
 
 @dataclass(frozen=True, slots=True)
@@ -368,6 +400,7 @@ Event: TypeAlias = (
     RunStarted
     | InvocationStarted
     | InvocationCompleted
+    | CheckCompleted
     | DecisionTaken
     | VariantGenerated
     | VariantDropped
@@ -387,6 +420,7 @@ EventType = Literal[
     "run_started",
     "invocation_started",
     "invocation_completed",
+    "check_completed",
     "decision_taken",
     "variant_generated",
     "variant_dropped",

@@ -62,9 +62,24 @@ class FailOn(StrEnum):
     change = "change"
 
 
+class On(StrEnum):
+    """What a comparison counts as a success: the target's own claim, or the harness's check."""
+
+    success = "success"
+    correct = "correct"
+
+
 # A comparison's verdict, and each compared case's.
 Verdict = Literal["regression", "within margin", "change", "improvement", "no significant change"]
 CaseVerdict = Literal["regression", "improvement", "no significant change", "only in A", "only in B"]
 
 # What one piece of comparison evidence is: a run of the target, or a gauntlet conversation.
 Unit = Literal["run", "conversation"]
+
+# What a harness-owned check concluded about a saved brick (CheckCompleted.verdict);
+# harness_fault (the check could not run) counts in no rate, like an infrastructure error.
+CheckVerdict = Literal["correct", "wrong", "no_entry_point", "import_error", "timeout", "harness_fault"]
+CHECK_VERDICTS: tuple[str, ...] = get_args(CheckVerdict)
+# Why one validation attempt failed, read from the target's debug files (core/causes.py).
+FailureCause = Literal["syntax_error", "import_error", "no_tests_collected", "assertions_failed", "timeout", "other"]
+FAILURE_CAUSES: tuple[str, ...] = get_args(FailureCause)

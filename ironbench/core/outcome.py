@@ -13,6 +13,7 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
 
+from ironbench.core.causes import FailureCauseRules
 from ironbench.core.errors import IronbenchError
 
 RULES_DIR = resources.files("ironbench.core") / "rules"
@@ -79,6 +80,8 @@ class OutcomeRules(_Rules):
     # Output that shows none of the markers is `unknown`, whatever its exit code: the
     # default when markers are defined. False: judge it by the rules above all the same.
     unknown_without_markers: bool | None = None
+    # Why validation attempts failed, from the debug files (core/causes.py); none: not read.
+    failure_causes: FailureCauseRules | None = None
 
     @model_validator(mode="after")
     def _markers_are_defined(self) -> "OutcomeRules":
@@ -197,7 +200,10 @@ def recorded_rules(record: dict | None) -> RuleSet:
 
 
 def same_rules(a: dict | None, b: dict | None) -> bool:
-    return recorded_rules(a).rules == recorded_rules(b).rules
+    """Whether two runs' outcomes mean the same: failure causes explain a failure, they do
+    not change an outcome, so rules that differ only there are the same."""
+    ignore = {"failure_causes"}
+    return recorded_rules(a).rules.model_dump(exclude=ignore) == recorded_rules(b).rules.model_dump(exclude=ignore)
 
 
 def _count(rule: CountRule, counts: dict[str, int]) -> int:

@@ -15,6 +15,8 @@ from ironbench.core.keys import instruction_hash, invocation_key
 
 READ_MODEL_TABLES = (
     "invocations",
+    "checks",
+    "failure_causes",
     "superseded_invocations",
     "surplus_invocations",
     "decisions",
@@ -31,7 +33,7 @@ _INVOCATION_COLUMNS = (
     "invocation_key, rerun, run_id, suite_id, mode, case_id, variant_id, run_index, instruction_hash, "
     "instruction_length, success, failure_stage, attempts, repairs_triggered, duration_ms, timed_out, harness_error, "
     "infra_error, exit_code, debug_artifacts_present, timestamp_utc, seq, group_path, generator, level, case_mode, "
-    "brick_sha256, complexity, disagrees"
+    "brick_sha256, correct, check_verdict, failure_cause, complexity, disagrees"
 )
 # The three tables an invocation's row can live in share one column set (store/tables.py):
 # live evidence, attempts a re-run replaced, and runs past their group's decision.
@@ -53,6 +55,15 @@ _TO_SURPLUS = (
     "FROM invocations WHERE invocation_key = ?"
 )
 _FROM_INVOCATIONS = "DELETE FROM invocations WHERE invocation_key = ?"
+_INSERT_CHECK = (
+    "INSERT OR REPLACE INTO checks(invocation_key, rerun, run_id, suite_id, case_id, variant_id, group_path, "
+    "run_index, kind, check_sha256, verdict, correct, passed, failed, duration_ms, detail, output, recheck, "
+    "brick_path, brick_sha256, timestamp_utc, seq) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+)
+_INSERT_CAUSE = (
+    "INSERT OR REPLACE INTO failure_causes(invocation_key, attempt, run_id, suite_id, case_id, variant_id, "
+    "group_path, run_index, cause, passed, failed, file, timestamp_utc, seq) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+)
 # A decision's row: where it stands, then every field of its evidence (a StopDecision's).
 _EVIDENCE = tuple(f.name for f in fields(events.StopDecision))
 _DECISION_COLUMNS = (
@@ -90,6 +101,8 @@ class ReadModel:
                     self._run_started(conn, recorded, event)
                 case events.InvocationCompleted() as event:
                     self._invocation_completed(conn, recorded, event)
+                case events.CheckCompleted() as event:
+                    self._check_completed(conn, recorded, event)
                 case events.DecisionTaken() as event:
                     self._decision_taken(conn, recorded, event)
                 case events.ScenarioStarted() as event:
@@ -182,10 +195,69 @@ class ReadModel:
                 event.level,
                 event.mode,
                 event.brick_sha256,
+                None,
+                None,
+                event.failure_cause,
                 event.complexity,
                 ",".join(event.disagrees) if event.disagrees else None,
             ),
         )
+        for cause in event.failure_causes or ():
+            conn.execute(
+                _INSERT_CAUSE,
+                (
+                    event.key,
+                    cause["attempt"],
+                    recorded.run_id,
+                    suite_id,
+                    event.case_id,
+                    event.variant_id,
+                    event.group,
+                    event.run_index,
+                    cause["cause"],
+                    cause.get("passed"),
+                    cause.get("failed"),
+                    cause.get("file", ""),
+                    recorded.timestamp_utc,
+                    recorded.seq,
+                ),
+            )
+
+    def _check_completed(self, conn: sqlite3.Connection, recorded: RecordedEvent, event: events.CheckCompleted) -> None:
+        suite_id, _ = self._suite_and_mode(conn, recorded.run_id)
+        correct = None if event.verdict == "harness_fault" else event.verdict == "correct"
+        conn.execute(
+            _INSERT_CHECK,
+            (
+                event.key,
+                event.rerun,
+                recorded.run_id,
+                suite_id,
+                event.case_id,
+                event.variant_id,
+                event.group,
+                event.run_index,
+                event.kind,
+                event.check_sha256,
+                event.verdict,
+                correct,
+                event.passed,
+                event.failed,
+                event.duration_ms,
+                event.detail,
+                event.output,
+                event.recheck,
+                event.brick_path,
+                event.brick_sha256,
+                recorded.timestamp_utc,
+                recorded.seq,
+            ),
+        )
+        for table in INVOCATION_TABLES:  # the row of the attempt that saved the brick, wherever it lives now
+            conn.execute(
+                f"UPDATE {table} SET correct = ?, check_verdict = ? WHERE invocation_key = ? AND rerun = ?",
+                (correct, event.verdict, event.key, event.rerun),
+            )
 
     def _decision_taken(self, conn: sqlite3.Connection, recorded: RecordedEvent, event: events.DecisionTaken) -> None:
         suite_id, mode = self._suite_and_mode(conn, recorded.run_id)

@@ -1,12 +1,12 @@
 """Per-group aggregates (aggregate.json) and per-run summaries (summary.json). Pure."""
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ironbench.core.events import DecisionTaken, InvocationCompleted
-from ironbench.projections.figures import bricks, pass_k, pass_k_dict
-from ironbench.stats import CaseRobustness, StoppingRule, percentile, wilson_interval
+from ironbench.core.events import CheckCompleted, DecisionTaken, InvocationCompleted
+from ironbench.projections.figures import bricks, pass_k, pass_k_dict, signature
+from ironbench.stats import CaseRobustness, StoppingRule, estimate_pass_k, percentile, wilson_interval
 
 
 def seed_hash(hex_digest: str) -> str:
@@ -26,10 +26,12 @@ def summary(
     completed: InvocationCompleted,
     timestamp_utc: str,
     surplus: bool = False,
+    check: CheckCompleted | None = None,
 ) -> dict:
     """summary.json: the seed's fields in the seed's format (`run_id` is the run's
     sequential number within its group), then ironbench's own; `"surplus": true` for a
-    run past its group's decision (--speculate), which counts in nothing."""
+    run past its group's decision (--speculate), which counts in nothing; then, where there
+    are any, why its validation attempts failed and the harness's `check` of its brick."""
     return {
         "run_id": f"run_{completed.run_index:03d}",
         "harness_run_id": run_id,
@@ -59,6 +61,83 @@ def summary(
         **({"complexity": completed.complexity} if completed.complexity else {}),
         **({"recorded": completed.recorded} if completed.recorded is not None else {}),
         **({"disagrees": completed.disagrees} if completed.disagrees else {}),
+        **(
+            {"failure_cause": completed.failure_cause, "failure_causes": completed.failure_causes}
+            if completed.failure_causes is not None
+            else {}
+        ),
+        **({"check": check_summary(check)} if check is not None else {}),
+    }
+
+
+def check_summary(check: CheckCompleted) -> dict:
+    """A check as summary.json shows it (its output is in the `checks` view and the events)."""
+    return {
+        "verdict": check.verdict,
+        "correct": None if check.verdict == "harness_fault" else check.verdict == "correct",
+        "kind": check.kind,
+        "passed": check.passed,
+        "failed": check.failed,
+        "duration_ms": check.duration_ms,
+        "detail": check.detail,
+        "recheck": check.recheck,
+        "check_sha256": check.check_sha256,
+    }
+
+
+def is_correct(check: CheckCompleted | None) -> bool:
+    """Correct by the harness's check; a run that saved no brick (no check) is not correct."""
+    return check is not None and check.verdict == "correct"
+
+
+def names_check(suite: Mapping, case_id: str, level: int | None) -> bool:
+    """Whether a suite (as a run recorded it) checks this case's runs (at this stress level)."""
+    case: Mapping = next((c for c in suite.get("cases", []) if c.get("id") == case_id), {})
+    levels = case.get("level_checks") or {}
+    if level is not None and (level in levels or str(level) in levels):
+        return (levels.get(level) if level in levels else levels.get(str(level))) is not None
+    return bool(case.get("check") or suite.get("check"))
+
+
+def correctness(
+    runs: Sequence[InvocationCompleted], checks: Mapping[str, CheckCompleted], rule: StoppingRule | None
+) -> dict:
+    """The harness's verdicts on a group's runs (infra errors already left out): how many
+    were checked and correct, how many the target verified but the check found wrong, and the
+    correct rate with its Wilson interval over the runs that count (a run without a brick is
+    not correct; a check the harness could not run counts in nothing); with `rule` (a decided
+    baseline), pass@k and pass^k on correctness."""
+    own = {r.key: checks[r.key] for r in runs if r.key in checks and checks[r.key].rerun == r.rerun}
+    faults = {key for key, c in own.items() if c.verdict == "harness_fault"}
+    counted = [r for r in runs if r.key not in faults]
+    correct = [is_correct(own.get(r.key)) for r in counted]
+    verdicts = Counter(c.verdict for c in own.values())
+    low, high = wilson_interval(sum(correct), len(counted))
+    result: dict[str, Any] = {
+        "checked": len(own) - len(faults),
+        "correct": sum(correct),
+        "verified_but_wrong": sum(1 for r in counted if r.success and r.key in own and not is_correct(own[r.key])),
+        "correct_rate": round(sum(correct) / len(counted), 6) if counted else 0.0,
+        "correct_rate_wilson_95": [round(low, 6), round(high, 6)],
+        "check_verdicts": {v: verdicts[v] for v in sorted(verdicts)},
+        "check_harness_faults": len(faults),
+    }
+    if rule is not None:
+        found = estimate_pass_k([signature(r) for r in counted], correct, rule)
+        result["pass_k_correct"] = pass_k_dict(found)
+    return result
+
+
+def causes(runs: Sequence[InvocationCompleted]) -> dict | None:
+    """Why validation failed: the last failed attempt's cause per failed run, and every
+    failed attempt's; None when no run's causes were read."""
+    if all(r.failure_causes is None for r in runs):
+        return None
+    last = Counter(r.failure_cause for r in runs if not r.success and r.failure_cause)
+    every = Counter(c["cause"] for r in runs for c in r.failure_causes or ())
+    return {
+        "failure_causes": {c: last[c] for c in sorted(last)},
+        "failed_attempt_causes": {c: every[c] for c in sorted(every)},
     }
 
 
@@ -69,11 +148,14 @@ def aggregate(
     live: Sequence[InvocationCompleted],
     decision: DecisionTaken | None = None,
     rule: StoppingRule | None = None,
+    checks: Mapping[str, CheckCompleted] | None = None,
 ) -> dict:
     """aggregate.json of one group's live runs; runs whose backend failed (infra_error)
     are counted apart and in nothing else. After the seed's fields and the decision, a
     decided baseline (given its stopping `rule`) adds `pass_k` (pass@k and pass^k, unbiased
-    under that rule, with intervals) and `bricks` (distinct bricks of its successful runs)."""
+    under that rule, with intervals) and `bricks` (distinct bricks of its successful runs).
+    Where its runs are checked (`checks`: by invocation key; None: the case has no check),
+    their correctness follows (`correctness`); where causes were read, their counts."""
     runs = [r for r in live if r.infra_error is None]
     total = len(runs)
     successes = sum(1 for r in runs if r.success)
@@ -104,11 +186,17 @@ def aggregate(
         "p95_duration_ms": round(percentile(durations, 95), 3),
         "debug_coverage": round(sum(1 for r in runs if r.debug_artifacts_present) / total, 6) if total else 0.0,
     }
+    baseline_rule = rule if decision is not None and first is not None and first.mode == "baseline" else None
     if decision is not None:
         result["stop_decision"] = _decision(decision)
-        if rule is not None and first is not None and first.mode == "baseline":
-            result["pass_k"] = pass_k_dict(pass_k(runs, rule))
+        if baseline_rule is not None:
+            result["pass_k"] = pass_k_dict(pass_k(runs, baseline_rule))
             result["bricks"] = bricks(runs)
+    found = causes(runs)
+    if found is not None:
+        result.update(found)
+    if checks is not None:
+        result.update(correctness(runs, checks, baseline_rule))
     return result
 
 

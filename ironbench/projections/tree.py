@@ -22,7 +22,7 @@ from ironbench.core.labels import group_of, group_path, track_of
 from ironbench.projections.figures import case_robustness, stopping_rule, stopping_rules
 from ironbench.projections.gauntlet_summary import ScenarioRecord, TurnRecord
 from ironbench.projections.gauntlet_summary import results as gauntlet_results
-from ironbench.projections.summaries import aggregate, generator_aggregate, ladder_aggregate, summary
+from ironbench.projections.summaries import aggregate, generator_aggregate, ladder_aggregate, names_check, summary
 from ironbench.stats import StoppingRule
 from ironbench.store.eventstore import EventStore
 
@@ -96,11 +96,18 @@ class _RunState:
     # by case, by generator: its variants' groups (an adversarial generator's aggregate reads them)
     variants: dict[str, dict[str, dict[str, None]]] = field(default_factory=dict)
     rules: dict[str, StoppingRule] | None = None  # each baseline case's stopping rule, once needed
+    checks: dict[str, events.CheckCompleted] = field(default_factory=dict)  # the latest check, by invocation key
+    checked_groups: set[str] = field(default_factory=set)  # groups with a check event (a re-check may add one)
 
     @property
     def run(self) -> events.RunStarted:
         """What the run was started with."""
         return run_started(self.started)
+
+    def check_of(self, event: events.InvocationCompleted) -> events.CheckCompleted | None:
+        """The latest check of the brick this attempt saved."""
+        check = self.checks.get(event.key)
+        return check if check is not None and check.rerun == event.rerun else None
 
     def rule(self, case_id: str) -> StoppingRule:
         if self.rules is None:
@@ -167,6 +174,10 @@ class OutputTree:
                     state.variants.setdefault(event.case_id, {}).setdefault(event.generator, {})[group] = None
                 state.stamps[recorded.stream] = recorded.timestamp_utc
                 return group
+            case events.CheckCompleted() as event:
+                state.checks[event.key] = event
+                state.checked_groups.add(event.group)
+                return event.group if event.group in state.groups else None
             case events.AiOutputRejected() as event:
                 state.rejections.setdefault(recorded.stream, []).append((recorded.timestamp_utc, event))
             case events.ScenarioStarted() as event:  # a new attempt replaces an interrupted one
@@ -246,6 +257,11 @@ class OutputTree:
         match recorded.event:
             case events.InvocationCompleted() as event:
                 self._write_invocation(state, recorded.stream, event, recorded.timestamp_utc)
+            case events.CheckCompleted() as event:
+                checked = state.groups.get(event.group, {}).get(event.run_index)
+                if checked is not None and checked.key == event.key and checked.rerun == event.rerun:
+                    stream = f"{event.group}/run_{event.run_index:03d}"
+                    self._write_invocation(state, stream, checked, state.stamps[stream], only_summary=True)
             case events.DecisionTaken() as event:
                 if event.surplus_runs:
                     self._mark_surplus(state, event)
@@ -293,8 +309,15 @@ class OutputTree:
         self._write(self._file(state, "metadata.json"), _json(metadata))
 
     def _write_invocation(
-        self, state: _RunState, stream: str, event: events.InvocationCompleted, timestamp: str
+        self,
+        state: _RunState,
+        stream: str,
+        event: events.InvocationCompleted,
+        timestamp: str,
+        only_summary: bool = False,
     ) -> None:
+        """A run's folder: summary.json, instruction.txt, debug_ref.txt (only the summary when a
+        check of its brick arrives: nothing else changed)."""
         started = state.run
         folder = self._file(state, stream)
         record = summary(
@@ -304,7 +327,11 @@ class OutputTree:
             event,
             timestamp,
             surplus=stream in state.surplus,
+            check=state.check_of(event),
         )
+        if only_summary:
+            self._write(os.path.join(folder, "summary.json"), _json(record))
+            return
         self._write_folder(
             folder,
             {
@@ -326,6 +353,7 @@ class OutputTree:
                 event,
                 state.stamps[stream],
                 surplus=True,
+                check=state.check_of(event),
             )
             self._write(self._file(state, stream, "summary.json"), _json(record))
 
@@ -375,7 +403,17 @@ class OutputTree:
         runs = [state.groups[group][index] for index in sorted(state.groups[group])]
         first = runs[0]
         rule = state.rule(first.case_id) if first.mode == "baseline" else None
-        data = aggregate(state.run.suite_id, first.case_id, first.variant_id, runs, state.decisions.get(group), rule)
+        level = first.level if first.mode == "stress" else None
+        checked = group in state.checked_groups or names_check(state.run.suite, first.case_id, level)
+        data = aggregate(
+            state.run.suite_id,
+            first.case_id,
+            first.variant_id,
+            runs,
+            state.decisions.get(group),
+            rule,
+            state.checks if checked else None,
+        )
         self._write(self._file(state, group, "aggregate.json"), _json(data))
         return first
 

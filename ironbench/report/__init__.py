@@ -24,9 +24,11 @@ class Report:
 
     path: Path | None
     verdicts: list[Verdict]
+    warnings: tuple[str, ...] = ()  # a comparison's, as `ironbench compare` gives them
 
-    def console(self, width: int = 100) -> str:
-        return console_text(self.verdicts, width)
+    def console(self, width: int = 100, only: tuple[str, ...] | None = None) -> str:
+        """The verdicts as console lines (`only`: those about these modes, e.g. the gate's)."""
+        return console_text([v for v in self.verdicts if only is None or v.mode in only], width)
 
 
 def write_report(
@@ -47,14 +49,15 @@ def write_report(
 
     data = gather(Path(store_path), run_id, compare_base, alpha)
     items = verdicts(data)
+    warnings = tuple(data.compare.comparison.warnings) if data.compare else ()
     if not write:
-        return Report(None, items)
+        return Report(None, items, warnings)
     default = default_output(out_dir, run_id, compare_base)
     path = Path(output) if output is not None else default
     if compare_base is None and path == default:
         _record(Path(store_path), Path(out_dir), run_id)
     write_atomic(path, render(data, items), "the report's folder")
-    return Report(path, items)
+    return Report(path, items, warnings)
 
 
 def _record(store_path: Path, out_dir: Path, run_id: str) -> None:

@@ -12,7 +12,9 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+from ironbench.analysis.gate import GateVerdict
 from ironbench.analysis.query import connect
+from ironbench.core.events import event_from_dict
 from ironbench.core.kinds import COMPLEXITIES, DIFFERED, JUDGED, MATERIAL
 from ironbench.core.labels import group_path_sql
 from ironbench.core.outcome_codes import OUTCOME_CODE_SQL, OUTCOME_CODES, SUPERSEDED
@@ -142,6 +144,8 @@ SQL = {
                    FILTER (WHERE s.scorer IS NOT NULL) AS scores
         FROM turns t LEFT JOIN turn_scores s USING (engine, scenario, conversation, turn)
         GROUP BY ALL ORDER BY t.engine, t.scenario, t.conversation, t.turn""",
+    # `run --against`: the gate's design and its looks, as recorded.
+    "gate": "SELECT type, payload FROM events WHERE type IN ('gate_designed', 'gate_looked') ORDER BY seq",
 }
 # An imported run's invocations: whether each kept the target's output, and the recorded
 # fields its re-derived facts contradict.
@@ -180,6 +184,7 @@ class Raw:
     conversations: Rows
     per_turn: Rows
     transcripts: Rows
+    gate: Rows
 
 
 def query(store_path: Path, run_id: str) -> Raw:
@@ -196,11 +201,13 @@ def query(store_path: Path, run_id: str) -> Raw:
 
 def gather(store_path: Path, run_id: str, compare_base: str | None = None, alpha: float = 0.05) -> ReportData:
     """The whole page's data for `run_id` (and its comparison against `compare_base`)."""
+    from ironbench.analysis.checks import correctness
     from ironbench.analysis.field import field_numbers
 
     data = shape(query(store_path, run_id))
     numbers = field_numbers(store_path, run_id)
-    data = replace(data, robustness=numbers.get("robustness"), survival=numbers.get("survival"))
+    checked = correctness(store_path, run_id) if data.run.mode != "gauntlet" else None
+    data = replace(data, robustness=numbers.get("robustness"), survival=numbers.get("survival"), checks=checked)
     if data.run.recorded.get("imported"):
         data = _imported(store_path, run_id, data)
     if compare_base is None:
@@ -350,7 +357,8 @@ def shape(raw: Raw) -> ReportData:
         stress = _stress(by_mode.get("stress", []), stress_decisions, recorded, stress_variants)
     if raw.conversations.rows or raw.transcripts.rows:
         gauntlet = _gauntlet(recorded, raw.conversations, raw.per_turn.records(TurnTally), raw.transcripts)
-    return ReportData(run, suite, outcomes, baseline, adversarial, stress, gauntlet)
+    gate = GateVerdict.of(run.run_id, [event_from_dict(kind, json.loads(payload)) for kind, payload in raw.gate.rows])
+    return ReportData(run, suite, outcomes, baseline, adversarial, stress, gauntlet, gate=gate)
 
 
 def _run_meta(found: Rows) -> tuple[RunMeta, dict[str, Any]]:

@@ -18,7 +18,9 @@ from ironbench.report.markup import Markup, el, join, json_script
 from ironbench.report.records import ReportData, RunMeta, Verdict
 from ironbench.report.sections.adversarial import adversarial
 from ironbench.report.sections.baseline import baseline
+from ironbench.report.sections.checks import checks
 from ironbench.report.sections.compare import compare
+from ironbench.report.sections.gate import gate
 from ironbench.report.sections.gauntlet import gauntlet
 from ironbench.report.sections.imported import imported
 from ironbench.report.sections.outcomes import outcomes
@@ -65,6 +67,9 @@ def _present(render: Callable[[Any], Markup], value: Any) -> Markup | None:
 # The sections a run may have, in page order (between the verdict and the metadata).
 SECTIONS = (
     Part("imported", "Imported", lambda d: _present(imported, d.imported)),
+    # verified but wrong first: the runs whose success every other section counts
+    Part("checks", "Verified but wrong", lambda d: _present(checks, d.checks)),
+    Part("gate", "Gate", lambda d: _present(gate, d.gate)),
     Part("compare", "Compare", lambda d: _present(compare, d.compare)),
     Part("outcomes", "Outcomes", lambda d: _present(outcomes, d.outcomes)),
     Part("baseline", "Baseline", lambda d: _present(baseline, d.baseline)),

@@ -11,6 +11,7 @@ from typing import Any, Self
 
 from ironbench.analysis.compare import CaseComparison, Comparison
 from ironbench.analysis.field import Robustness, Survival
+from ironbench.analysis.gate import GateVerdict
 from ironbench.core.events import GroupDecision
 from ironbench.core.outcome_codes import EXCLUDED_CODES
 
@@ -668,7 +669,7 @@ class Verdict:
     """One verdict: the report's header and the console's last lines say it the same way."""
 
     mode: str
-    """What it is about: run, compare, baseline, adversarial, stress or gauntlet."""
+    """What it is about: run, gate, compare, baseline, adversarial, stress or gauntlet."""
     headline: str
     """The answer, in plain words."""
     evidence: str
@@ -720,3 +721,8 @@ class ReportData:
     """Its comparison against a base run."""
     imported: Imported | None = None
     """Where an imported run came from, and what its record gets wrong."""
+    gate: GateVerdict | None = None
+    """The sequential gate it ran under (`run --against`): its design and every look."""
+    checks: dict[str, Any] | None = None
+    """The harness's checks of its saved bricks (verified but wrong first) and why its validations
+    failed, as `show` computes them (analysis.checks.correctness)."""

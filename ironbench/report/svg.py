@@ -633,3 +633,68 @@ def survival_curve(
             },
         ),
     )
+
+
+@dataclass(frozen=True)
+class GateStep:
+    """One planned look of a sequential gate: after `round` runs of every case, the boundaries,
+    and the statistic if the gate looked there (None: it stopped before)."""
+
+    round: int
+    upper: float  # at or above: regressed
+    lower: float  # at or below: not regressed
+    z: float | None = None
+    note: str = ""  # the look in words (its tooltip)
+
+
+KEEP = "#2e7d32"  # the boundary that says `not regressed`
+
+
+def sequential_gate(steps: Sequence[GateStep], title: str, width: int = 600, height: int = 240) -> Markup:
+    """z per look against the two boundaries, over B's runs per case: the upper one (regressed)
+    and the lower one (not regressed) as drawn lines, the statistic as points joined in order."""
+    left, right, top, bottom = 44, 110, 12, 34
+    plot_w, plot_h = width - left - right, height - top - bottom
+    values = [v for s in steps for v in (s.upper, s.lower, s.z) if v is not None] or [0.0]
+    lo, hi = min(min(values), 0.0) - 0.5, max(max(values), 0.0) + 0.5
+    last = max((s.round for s in steps), default=1)
+
+    def px(value: float) -> float:
+        return left + value / last * plot_w
+
+    def py(value: float) -> float:
+        return top + (hi - value) / (hi - lo) * plot_h
+
+    parts = [_line(left, py(0), left + plot_w, py(0), GRID)]
+    parts += [
+        _text(left - 4, py(tick) + 4, f"{tick:g}", "end", fill=MUTED) for tick in sorted({0.0, round(lo), round(hi)})
+    ]
+    step = max(1, len(steps) // 12)
+    parts += [_text(px(s.round), top + plot_h + 14, str(s.round), "middle", fill=MUTED) for s in steps[::step]]
+    parts.append(_text(left + plot_w / 2, height - 4, "B's runs per case (round)", "middle", fill=MUTED))
+    parts.append(_text(10, top + plot_h / 2, "z", "middle", fill=MUTED))
+    for name, colour, values_at in (
+        ("upper boundary: regressed", ALARM, [(s.round, s.upper) for s in steps]),
+        ("lower boundary: not regressed", KEEP, [(s.round, s.lower) for s in steps]),
+    ):
+        points = " ".join(f"{_n(px(x))},{_n(py(y))}" for x, y in values_at)
+        parts.append(
+            _titled(name, el("polyline", {"points": points, "fill": "none", "stroke": colour, "stroke-width": 1.5}))
+        )
+        # where the boundaries meet, the upper one's name above the point and the lower one's below it
+        shift = -4 if colour == ALARM else 12
+        parts.append(_text(left + plot_w + 6, py(values_at[-1][1]) + shift, name.split(": ")[1], fill=colour))
+    seen = [s for s in steps if s.z is not None]
+    if seen:
+        points = " ".join(f"{_n(px(s.round))},{_n(py(s.z))}" for s in seen if s.z is not None)
+        parts.append(el("polyline", {"points": points, "fill": "none", "stroke": POINT, "stroke-width": 2}))
+        parts += [
+            el(
+                "circle",
+                {"cx": _n(px(s.round)), "cy": _n(py(s.z)), "r": 4 if s is seen[-1] else 2.5, "fill": POINT},
+                el("title", None, s.note),
+            )
+            for s in seen
+            if s.z is not None
+        ]
+    return _svg(width, height, title, *parts)

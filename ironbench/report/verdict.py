@@ -7,6 +7,7 @@ from collections import Counter
 from collections.abc import Sequence
 from functools import lru_cache
 
+from ironbench.analysis.gate import GATED
 from ironbench.console import numbers
 from ironbench.console.numbers import percent
 from ironbench.core.outcome_codes import EXCLUDED_CODES, SUCCESS_CODES
@@ -96,6 +97,8 @@ def verdicts(data: ReportData) -> list[Verdict]:
                 + ("." if ran_elsewhere else "; `ironbench resume RUN` continues it."),
             )
         )
+    if data.gate:  # a run made with `--against`: what its gate decided comes first
+        out.append(Verdict("gate", data.gate.headline(), data.gate.sentence()))
     if data.compare:
         out += _compare(data.compare)
     if data.baseline:
@@ -201,12 +204,21 @@ def _baseline(section: BaselineSection) -> Verdict:
     exhausted = [c for c in cases if c.decided == "exhausted"]
     on_success = sum(1 for c in stable if c.codes.rstrip(EXCLUDED_CODES)[-1:] in tuple(SUCCESS_CODES))
     seed_rule = all(c.decision is not None and c.decision.reason.startswith("last ") for c in stable)
-    parts = [
-        f"{decided['stable']} of {_plural(len(cases), 'instruction')} stable"
-        + (" (the last 3 runs agreed)" if stable and seed_rule else "")
-    ]
+    parts = []
+    if decided["gated"] < len(cases):
+        parts.append(
+            f"{decided['stable']} of {_plural(len(cases), 'instruction')} stable"
+            + (" (the last 3 runs agreed)" if stable and seed_rule else "")
+        )
     if stable:
         parts[0] += f", {on_success} on success and {len(stable) - on_success} on failure"
+    if decided["gated"]:
+        rounds = [c.decision.n for c in cases if c.decided == "gated" and c.decision]
+        every = "all " if decided["gated"] == len(cases) else ""
+        parts.append(
+            f"{every}{_plural(decided['gated'], 'instruction')} {GATED.format(round=_span(rounds))}, "
+            "together (the gate's verdict says what it found)"
+        )
     if exhausted:
         parts.append(f"{len(exhausted)} exhausted {'its' if len(exhausted) == 1 else 'their'} runs without agreeing")
     if decided["undecided"]:

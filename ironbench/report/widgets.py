@@ -4,6 +4,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import groupby
 
+from ironbench.analysis.gate import GATED
 from ironbench.console import numbers
 from ironbench.core.outcome_codes import BY_CODE, OUTCOME_CODES
 from ironbench.report.listing import sentence
@@ -140,6 +141,14 @@ def decision_cell(decision: str | None, key: object = None) -> Td:
     """A decision kind as a table cell in its colour (`undecided` without one)."""
     name = decision or "undecided"
     return Td(name.replace("_", " "), key, f"dec d-{name}")  # spaces let "systematic failure" wrap
+
+
+def decided_cell(decision: Decision | None) -> Td:
+    """A group's decision as a cell: its kind, or for a case the sequential gate decided with
+    every other case (`run --against`), the round it did so at."""
+    if decision is not None and decision.decision == "gated":
+        return Td(GATED.format(round=decision.n), "gated", "dec d-gated")
+    return decision_cell(decision.decision if decision else None)
 
 
 def runs_cell(codes: str, superseded: int = 0) -> Td:

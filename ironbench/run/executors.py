@@ -20,10 +20,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
+from ironbench.core.causes import AttemptCause, read_causes
 from ironbench.core.errors import IronbenchError
 from ironbench.core.outcome import UNKNOWN, Outcome, parse_outcome, recorded_rules
 from ironbench.core.redact import Redactor
 from ironbench.run.planner import Group
+from ironbench.targets.checks import CheckMaterial, CheckResult, check_timeout, run_check
 from ironbench.targets.command import ProcessResult, ensure_fresh_dir, invoke, preflight
 from ironbench.targets.registry import TargetSpec
 from ironbench.targets.version import TargetVersion, target_version
@@ -61,6 +63,8 @@ class Ran:
     debug_present: bool
     workdir: str  # where it ran: a path, `host:/path` on a cluster
     brick_sha256: str | None = None  # of the file the outcome's brick_path names, read where it ran
+    causes: tuple[AttemptCause, ...] = ()  # why its failed validation attempts failed (debug files)
+    check: CheckResult | None = None  # the harness's check of the brick it saved, run where it ran
 
 
 def brick_digest(workdir: Path, brick_path: str | None) -> str | None:
@@ -93,11 +97,13 @@ def run_invocation(
     root: str | None,
     names: tuple[str, ...] = (),
     rules: dict | None = None,
+    check: CheckMaterial | None = None,
 ) -> Ran:
     """One invocation, wherever it runs: a fresh directory, the target contained and timed
-    out there, its outcome parsed. `root` None: a worker's own root (IRONBENCH_WORKDIRS or
-    ./ironbench-workdirs); then the worker's own secrets are redacted too, and the
-    directory is named with the worker's host."""
+    out there, its outcome parsed, the causes of its failed validations read from its debug
+    files and, when it saved a brick, `check` run on a copy of it. `root` None: a worker's
+    own root (IRONBENCH_WORKDIRS or ./ironbench-workdirs); then the worker's own secrets are
+    redacted too, and the directory is named with the worker's host."""
     remote = root is None
     if root is None:
         root = os.environ.get(WORKDIRS_ENV) or str(Path.cwd() / WORKER_WORKDIRS)
@@ -107,17 +113,23 @@ def run_invocation(
     workdir = (Path(root) / work.workdir).resolve()
     ensure_fresh_dir(workdir)
     result = invoke(argv, workdir, work.group.timeout_seconds, env, redactor)
+    ruleset = recorded_rules(rules)
     if result.harness_error:
         outcome = UNKNOWN
     else:  # a timed-out run keeps what it printed before the kill
-        outcome = parse_outcome(result.exit_code, result.stdout, recorded_rules(rules), timed_out=result.timed_out)
+        outcome = parse_outcome(result.exit_code, result.stdout, ruleset, timed_out=result.timed_out)
     debug_present = debug_enabled and (workdir / DEBUG_DIR).is_dir()
     brick = brick_digest(workdir, outcome.brick_path)
+    causes = ruleset.rules.failure_causes
+    found = tuple(read_causes(causes, workdir)) if causes is not None and not result.harness_error else ()
+    checked = None
+    if check is not None and outcome.brick_path:
+        checked = run_check(check, workdir / outcome.brick_path, check_timeout(work.group.timeout_seconds), redactor)
     if not remote:
-        return Ran(result, outcome, debug_present, str(workdir), brick)
+        return Ran(result, outcome, debug_present, str(workdir), brick, found, checked)
     host = socket.gethostname()
     named = replace(result, stdout_path=f"{host}:{result.stdout_path}", stderr_path=f"{host}:{result.stderr_path}")
-    return Ran(named, outcome, debug_present, f"{host}:{workdir}", brick)
+    return Ran(named, outcome, debug_present, f"{host}:{workdir}", brick, found, checked)
 
 
 def _check_target(target: TargetSpec) -> tuple[str, TargetVersion]:

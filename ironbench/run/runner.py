@@ -21,6 +21,7 @@ from ironbench.core.outcome import DEFAULT_RULES, RuleSet, load_rules
 from ironbench.core.redact import Redactor
 from ironbench.projections.readmodel import ReadModel
 from ironbench.projections.tree import OutputTree
+from ironbench.run.checking import suite_checks
 from ironbench.run.executors import open_executor
 from ironbench.run.gate import Against, AgainstError, GateState, reference_counts
 from ironbench.run.guards import MAX_INFRA_ERRORS, resume_command
@@ -187,7 +188,8 @@ def start_run(
         )
     )
     # Before anything is written: an unreachable scheduler, a target that cannot start
-    # where it will run, an unknown model id are each one clear error.
+    # where it will run, an unknown model id, a check that cannot be read are each one clear error.
+    suite_checks(suite)
     executor = open_executor(jobs, scheduler, paths.out_dir / "workdirs", executor_factory)
     try:
         version = executor.preflight(target)

@@ -22,6 +22,7 @@ from ironbench.core.keys import instruction_hash, invocation_key
 from ironbench.core.labels import group_of, group_path
 from ironbench.core.outcome import Outcome
 from ironbench.projections.tree import OutputTree
+from ironbench.run.checking import check_event, group_checks
 from ironbench.run.executors import DEBUG_DIR, InvocationExecutor, Ran, Work, run_invocation
 from ironbench.run.gate import GateState
 from ironbench.run.guards import MAX_INFRA_ERRORS, RunGuard, resume_command
@@ -109,6 +110,7 @@ class Session:
         if gate is not None:  # every case runs the gate's rounds, up to where it must decide
             tracks = [replace(t, groups=tuple(replace(g, max_runs=gate.design.end) for g in t.groups)) for t in tracks]
         self.tracks = [_TrackState(track, k) for k, track in enumerate(tracks)]
+        self.checks = group_checks(suite, [g for t in self.tracks for g in t.track.groups])
         self.append = append
         # What each track waits to start, in turns; only a track whose outcomes changed is
         # planned again (`_due`), so the loop costs what the suite runs, not tracks x runs.
@@ -434,6 +436,7 @@ class Session:
             executor.root,
             tuple(self.started.redact),
             self.started.rules,
+            self.checks.get(group.path),
         )
         running[future] = (state, work)
         state.running.setdefault(group.path, set()).add(work.run_index)
@@ -485,11 +488,37 @@ class Session:
             stderr_path=result.stderr_path,
             surplus=surplus_run,
             complexity=group.complexity,
+            failure_causes=[c.to_dict() for c in ran.causes] if ran.causes else None,
+            failure_cause=ran.causes[-1].cause if ran.causes and not outcome.success else None,
         )
         # Recorded exactly once per attempt of the slot: the first attempt keeps the
         # slot's key, a re-run adds its number.
         suffix = f"/rerun_{work.rerun}" if work.rerun else ""
         return Pending(group.stream(work.run_index), completed, idempotency_key=f"completed:{work.key}{suffix}")
+
+    def _check_event(self, work: Work, ran: Ran) -> Pending | None:
+        """The check of the brick the invocation saved, recorded right after it (None: none ran)."""
+        material, result = self.checks.get(work.group.path), ran.check
+        if material is None or result is None or ran.outcome.brick_path is None:
+            return None
+        suffix = f"/rerun_{work.rerun}" if work.rerun else ""
+        group = work.group
+        return Pending(
+            group.stream(work.run_index),
+            check_event(
+                work.key,
+                work.rerun,
+                group.path,
+                group.case_id,
+                group.variant_id,
+                work.run_index,
+                material,
+                result,
+                ran.outcome.brick_path,
+                ran.brick_sha256,
+            ),
+            idempotency_key=f"check:{work.key}{suffix}",
+        )
 
     def _completed(self, state: _TrackState, work: Work, ran: Ran) -> Pending:
         path, index = work.group.path, work.run_index
@@ -553,7 +582,7 @@ class Session:
                         pending.append(self._submit(executor, running, state, work))
                         continue
                     completed = self._completed(state, work, ran)
-                    pending.append(completed)
+                    pending += [completed, self._check_event(work, ran)]
                     assert isinstance(completed.event, events.InvocationCompleted)
                     reports.append((work, completed.event))
                     stop = self.guard.after(

@@ -74,6 +74,9 @@ class _InvocationColumns(SQLModel):
     level: int | None = None
     case_mode: str | None = None
     brick_sha256: str | None = None  # of the brick the run saved (never a copy)
+    correct: bool | None = None  # the harness's check of its brick said correct (None: not checked)
+    check_verdict: str | None = None  # that check's verdict (core/kinds.py CheckVerdict)
+    failure_cause: str | None = None  # why the last failed validation attempt of a failed run failed
     complexity: str | None = None  # a canonical case's group: small, mid or large
     # imported: the outcome fields the recorded summary gives otherwise (comma-separated)
     disagrees: str | None = None
@@ -100,6 +103,56 @@ class SurplusInvocationRow(_InvocationColumns, table=True):
 
     __tablename__ = "surplus_invocations"
     rerun: int = 0
+
+
+class CheckRow(SQLModel, table=True):
+    """The latest check of the brick an invocation saved (a re-check replaces it)."""
+
+    __tablename__ = "checks"
+
+    invocation_key: str = Field(primary_key=True)
+    rerun: int
+    run_id: str = Field(index=True)
+    suite_id: str
+    case_id: str
+    variant_id: str
+    group_path: str
+    run_index: int
+    kind: str  # pytest | python | command
+    check_sha256: str
+    verdict: str
+    correct: bool | None = None  # None: the harness could not run it (harness_fault)
+    passed: int | None = None
+    failed: int | None = None
+    duration_ms: int
+    detail: str
+    output: str
+    recheck: bool
+    brick_path: str
+    brick_sha256: str | None = None
+    timestamp_utc: str
+    seq: int
+
+
+class FailureCauseRow(SQLModel, table=True):
+    """Why one failed validation attempt of an invocation failed, read from its debug file."""
+
+    __tablename__ = "failure_causes"
+
+    invocation_key: str = Field(primary_key=True)
+    attempt: int = Field(primary_key=True)
+    run_id: str = Field(index=True)
+    suite_id: str
+    case_id: str
+    variant_id: str
+    group_path: str | None = None
+    run_index: int
+    cause: str
+    passed: int | None = None
+    failed: int | None = None
+    file: str
+    timestamp_utc: str
+    seq: int
 
 
 class DecisionRow(SQLModel, table=True):

@@ -16,9 +16,11 @@ from pydantic import (
     AfterValidator,
     BaseModel,
     ConfigDict,
+    Discriminator,
     Field,
     PrivateAttr,
     StrictBool,
+    Tag,
     ValidationError,
     ValidationInfo,
     field_validator,
@@ -96,9 +98,71 @@ def _renamed(data: object, shorthand: str, name: str) -> object:
     return data
 
 
+# -- checks: what the harness runs on a saved brick; the target never sees them ----------------
+
+MAX_CHECK_CHARS = 1_000_000
+
+
+class PytestCheck(_Strict):
+    """A file or folder of pytest tests, run beside copies of the brick's saved files; a
+    relative path is taken from the suite's folder (made absolute when the suite is loaded)."""
+
+    pytest: Annotated[str, Field(min_length=1)]
+
+
+class PythonCheck(_Strict):
+    """HumanEval's form: `python` defines check(candidate), called with the brick's `entry_point`."""
+
+    python: Annotated[str, Field(min_length=1, max_length=MAX_CHECK_CHARS)]
+    entry_point: Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
+
+
+class CommandCheck(_Strict):
+    """Any program (split like a shell would, never run through one); `{brick}` is the copied
+    brick's path; exit 0 means correct."""
+
+    command: Annotated[str, Field(min_length=1)]
+
+    @field_validator("command")
+    @classmethod
+    def _names_the_brick(cls, value: str) -> str:
+        import shlex
+
+        try:
+            parts = shlex.split(value)
+        except ValueError as exc:
+            raise ValueError(f"{value!r}: {exc}") from None
+        if not parts or not any("{brick}" in part for part in parts):
+            raise ValueError(f"{value!r} must name the brick as {{brick}}")
+        return value
+
+
+CHECK_KINDS = ("pytest", "python", "command")
+
+
+def _check_kind(value: object) -> str | None:
+    if isinstance(value, dict):
+        return next((kind for kind in CHECK_KINDS if kind in value), None)
+    return next((kind for kind in CHECK_KINDS if hasattr(value, kind)), None)
+
+
+Check = Annotated[
+    Annotated[PytestCheck, Tag("pytest")]
+    | Annotated[PythonCheck, Tag("python")]
+    | Annotated[CommandCheck, Tag("command")],
+    Discriminator(
+        _check_kind,
+        custom_error_type="check_kind",
+        custom_error_message="a check is one of pytest: PATH, python: SOURCE with entry_point, or command: TEXT",
+    ),
+]
+
+
 class _Case(_Strict):
     id: Identifier
     timeout_seconds: TimeoutSeconds | None = None
+    # The harness's own check of what the run saved (else the suite's `check`); never shown to the target.
+    check: Check | None = None
 
 
 class SeedStop(_Strict):
@@ -198,6 +262,8 @@ class StressCase(_Case):
     runs_per_level: LevelRuns = 5
     stop_at_boundary: StrictBool = True
     base_case: Identifier | None = None
+    # A level's own check, or null for none; levels not named keep the case's.
+    level_checks: dict[Annotated[int, Field(strict=False, ge=0)], Check | None] = {}
 
     @model_validator(mode="before")
     @classmethod
@@ -346,6 +412,7 @@ class Suite(_Strict):
     scenarios: list[Scenario] = []
     conversations: Annotated[int, Field(strict=True, gt=0, le=MAX_CONVERSATIONS)] | None = None
     stop: StopRule | None = None  # the default stopping rule of baseline cases
+    check: Check | None = None  # the check of every case that names none
     # Outcome rules: a shipped name (ironclad, exit-code) or a rules file, relative to the suite's folder.
     rules: Annotated[str, Field(min_length=1)] | None = None
     ai_judge: Annotated[
@@ -418,6 +485,8 @@ class Suite(_Strict):
                 raise ValueError("rules: a gauntlet suite scores answers, it reads no outcome rules")
             if self.ai_judge is not None:
                 raise ValueError("ai_judge: a gauntlet suite has no AI generators to judge")
+            if self.check is not None:
+                raise ValueError("check: a gauntlet suite saves no bricks to check")
         else:
             if not self.cases:
                 where = "small, mid or large" if self.mode == "canonical" else "cases"
@@ -488,6 +557,13 @@ class Suite(_Strict):
         case = self.where("cases", index)
         rest = self.where("cases", index, *loc).removeprefix(case)
         return f"{case} ({self.cases[index].id}){rest}"
+
+    def check_of(self, case: _Case, level: int | None = None) -> Check | None:
+        """The check of a case's runs: a stress level's own (null: none), else the case's,
+        else the suite's. Variants run the case's task, so they share its check."""
+        if isinstance(case, StressCase) and level is not None and level in case.level_checks:
+            return case.level_checks[level]
+        return case.check or self.check
 
     def case_timeout(self, case: _Case) -> int:
         return case.timeout_seconds or self.timeout_seconds
@@ -616,6 +692,12 @@ def _location(loc: tuple) -> str:
             continue  # the discriminated union's tag, not a field the user wrote
         elif item in STOP_RULES and index > 0 and loc[index - 1] == "stop":
             continue
+        elif (
+            item in CHECK_KINDS
+            and index > 0
+            and (loc[index - 1] == "check" or loc[index - 2 : index - 1] == ("level_checks",))
+        ):
+            continue  # the check's kind: the key the user wrote is named next
         else:
             parts.append(("." if parts else "") + str(item))
     return "".join(parts)
@@ -651,6 +733,9 @@ def parse_suite(data: object, source: str) -> Suite:
     except ValidationError as exc:
         raise SuiteError(f"{source}: {_describe(exc.errors()[0], data)}") from None
     suite._written = data
+    for where, check in _checks(suite):
+        if isinstance(check, PytestCheck) and not Path(check.pytest).exists():
+            raise SuiteError(f"{source}: {where}.check.pytest: {check.pytest}: no such file or folder")
     for index, case in enumerate(suite.cases):
         word = forbidden_word(case.instruction)
         if word:
@@ -660,6 +745,18 @@ def parse_suite(data: object, source: str) -> Suite:
                 f"contract with forbidden word {word!r}"
             )
     return suite
+
+
+def _checks(suite: Suite) -> list[tuple[str, Check]]:
+    """Every check a suite names, with where it is named."""
+    found: list[tuple[str, Check]] = [("suite", suite.check)] if suite.check else []
+    for index, case in enumerate(suite.cases):
+        if case.check is not None:
+            found.append((suite.where("cases", index), case.check))
+        for level, check in case.level_checks.items() if isinstance(case, StressCase) else ():
+            if check is not None:
+                found.append((f"{suite.where('cases', index)}.level_checks[{level}]", check))
+    return found
 
 
 def load_suite(path: str | Path) -> Suite:
@@ -689,4 +786,29 @@ def load_suite(path: str | Path) -> Suite:
         raise SuiteError(f"{path}: invalid YAML: {problem}") from None
     except RecursionError:
         raise SuiteError(f"{path}: invalid YAML: nested too deep") from None
-    return parse_suite(data, str(path))
+    return parse_suite(_anchor_checks(data, path.parent.resolve()), str(path))
+
+
+def _anchor_checks(data: object, folder: Path) -> object:
+    """pytest checks named relative to the suite's folder, made absolute: a run records the
+    path it will read, wherever it is started from."""
+    if not isinstance(data, dict):
+        return data
+
+    def anchored(check: object) -> object:
+        if isinstance(check, dict) and isinstance(check.get("pytest"), str) and check["pytest"].strip():
+            return {**check, "pytest": str(folder / Path(check["pytest"]).expanduser())}
+        return check
+
+    data = {**data, **({"check": anchored(data["check"])} if "check" in data else {})}
+    for group in ("cases", *COMPLEXITIES):  # a canonical suite's cases sit under its groups
+        if isinstance(data.get(group), list):
+            cases = []
+            for case in data[group]:
+                if isinstance(case, dict):
+                    case = {**case, **({"check": anchored(case["check"])} if "check" in case else {})}
+                    if isinstance(case.get("level_checks"), dict):
+                        case["level_checks"] = {k: anchored(v) for k, v in case["level_checks"].items()}
+                cases.append(case)
+            data[group] = cases
+    return data

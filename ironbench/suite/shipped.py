@@ -2,11 +2,13 @@
 into a folder of the user's by `ironbench init`."""
 
 import os
+import random
 from dataclasses import dataclass
 from pathlib import Path
 
 from ironbench.core.errors import SuiteError
 from ironbench.core.shipped import shipped
+from ironbench.suite.models import Suite, load_suite
 
 SCHEMA_FILE = "suite.schema.json"
 # The outcome-rules example and the toy agent it reads (see the guide on rules files).
@@ -16,6 +18,36 @@ EXAMPLE_FILES = ("agent_rules.yaml", "toy_agent.py")
 def shipped_suites() -> dict[str, Path]:
     """Every shipped suite by name (`demo`, `baseline`, ...)."""
     return {p.stem: p for p in sorted(shipped("suites").glob("*.yaml"))}
+
+
+def open_suite(
+    name_or_path: str, sample: int | None = None, seed: int = 0, complexity: str = "all"
+) -> tuple[Suite, str]:
+    """A suite and what names it (its file, or a shipped name): a file, a shipped YAML suite,
+    or a suite made from a package's data (humaneval, humaneval-adversarial). A canonical
+    suite keeps only its cases of `complexity` (`all`: every case); with `sample`, a seeded
+    sample of that many of the cases kept, in the suite's order."""
+    from ironbench.suite.humaneval import SUITES, humaneval_suite
+
+    if not Path(name_or_path).exists() and name_or_path in SUITES:
+        suite, source = humaneval_suite(name_or_path), name_or_path
+    else:
+        path = find_suite(name_or_path)
+        suite, source = load_suite(path), str(path)
+    suite = suite.with_complexity(complexity)
+    return (suite if sample is None else sample_cases(suite, sample, seed, source)), source
+
+
+def sample_cases(suite: Suite, n: int, seed: int, source: str) -> Suite:
+    """`n` of the suite's cases drawn with `seed` (the same seed, the same cases), in suite order."""
+    if not suite.cases:
+        raise SuiteError(f"{source}: --sample: a gauntlet suite has no cases to sample")
+    if not 1 <= n <= len(suite.cases):
+        raise SuiteError(
+            f"{source}: --sample {n}: the suite has {len(suite.cases)} cases; sample 1 to {len(suite.cases)}"
+        )
+    keep = set(random.Random(seed).sample(range(len(suite.cases)), n))
+    return suite.model_copy(update={"cases": [c for i, c in enumerate(suite.cases) if i in keep]})
 
 
 def find_suite(name_or_path: str | Path) -> Path:

@@ -142,7 +142,15 @@ def validate(candidate: dict, attempt: int) -> tuple[bool, str]:
             check=False,
         )
     except subprocess.TimeoutExpired:
-        return False, "pytest timed out"
+        output = f"pytest timed out after {PYTEST_TIMEOUT_S} s"
+        _debug(
+            f"validate_{name}_attempt{attempt}.txt",
+            "validate",
+            "Validation failed",
+            output,
+            f"Component: {name}.py\nAttempt: {attempt}\n",
+        )
+        return False, output
     output = result.stdout + result.stderr
     _debug(
         f"validate_{name}_attempt{attempt}.txt",

@@ -8,6 +8,7 @@ pages over server-sent events; every text from a suite, a target or a model is e
 
 from urllib.parse import quote
 
+from ironbench.analysis.gate import look_line
 from ironbench.console.progress import decision_line
 from ironbench.core import events
 from ironbench.core.events import RecordedEvent
@@ -25,6 +26,8 @@ LISTED = (
     "decision_taken",
     "turn_answered",
     "turn_scored",
+    "gate_designed",
+    "gate_looked",
     "run_finished",
     "run_aborted",
 )
@@ -117,6 +120,16 @@ def _said(recorded: RecordedEvent) -> tuple[Markup | None, list]:
                 + ("violated" if event.violated else "clean")
                 + (f" ({event.detail})" if event.detail else "")
             ]
+        case events.GateDesigned() as event:
+            planned = (
+                f"gate against {event.against}: at most {event.cap} runs per case ({event.cap * len(event.cases)} "
+                f"invocations), looks after rounds {', '.join(map(str, event.looks))}; alpha {event.alpha:g}, "
+                f"{event.power:.0%} power at a drop of {event.margin:.0%}"
+            )
+            return el("span", {"class": "badge"}, "gate"), [planned]
+        case events.GateLooked() as event:
+            kind = "bad" if event.failed else "ok" if event.decision != "continue" else ""
+            return el("span", {"class": f"badge {kind}".strip()}, event.decision), [look_line(event)]
         case events.RunStarted() as event:
             return el("span", {"class": "badge"}, "started"), [f"run of {event.suite_id} ({event.mode}) started"]
         case events.RunFinished():

@@ -77,10 +77,12 @@ def test_the_sequential_recipe_keeps_mains_run_and_gates_the_branch_against_it(t
     env = {"MAIN_TARGET": FIXTURE, "BRANCH_TARGET": FIXTURE, "SUITE": "suites/baseline.yaml"}
     sound = run_recipe(tmp_path, env, "sequential")
     assert sound.returncode == 0, sound.stderr
-    assert "gate: " in sound.stderr and "pass (sequential gate against" in sound.stderr
+    said = " ".join(sound.stderr.split())  # the verdict lines, unwrapped
+    assert "• Gate against " in said and ": not regressed (pass, exit 0)." in said
+    assert "pass (sequential gate against" in said
     main_run = (tmp_path / "ironbench-ci" / "main.run").read_text().strip()
     # the next job restores the store: main's run is reused, not run again
     broken_env = {**env, "BRANCH_TARGET": broken, "SCRIPTED_OUTCOMES": failing, "MAIN_TARGET": "false"}
     regressed = run_recipe(tmp_path, broken_env, "sequential")
     assert regressed.returncode == 1, regressed.stderr
-    assert f"FAIL (sequential gate against {main_run}" in regressed.stderr
+    assert f"FAIL (sequential gate against {main_run}" in " ".join(regressed.stderr.split())

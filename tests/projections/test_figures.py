@@ -105,7 +105,10 @@ def test_show_query_and_export_carry_the_same_numbers(paths, script, tmp_path):
     across = shown["pass_k"]["across"]["by_k"][0]
     assert across["cases"] == 2 and across["pass_hat_k"] == pytest.approx((0.75 + 1.0) / 2, abs=1e-6)
     text = cli("show", run_id, "--store", store, check=True, env={"COLUMNS": "160"}).stdout
-    assert "pass@k and pass^k per instruction" in text and "across instructions (case as cluster)" in text
+    assert (
+        "pass@k and pass^k on self-reported success per instruction" in text
+        and "across instructions (case as cluster)" in text
+    )
     rows = run_query(paths.store_path, "pass_k", run_id=run_id)
     table = {(r[2], r[7]): dict(zip(rows.columns, r, strict=True)) for r in rows.rows}
     assert table[("fixed", 2)]["pass_hat_k"] == pytest.approx(pass_hat_k(4, 3, 2), abs=1e-6)

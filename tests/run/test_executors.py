@@ -351,3 +351,36 @@ def test_on_a_worker_its_own_secrets_are_redacted_and_paths_name_its_host(tmp_pa
     host = os.uname().nodename
     assert ran.workdir == f"{host}:{tmp_path / 'roots' / 'run_x/baseline/c/run_001'}"
     assert ran.result.stdout_path.startswith(f"{host}:{tmp_path / 'roots'}")
+
+
+def test_checks_run_on_the_cluster_where_the_bricks_are(cluster, tmp_path):
+    from tests.fixtures.humaneval_target import target, write_data
+
+    data = write_data(tmp_path / "problems.json")
+    mode = target("canonical,wrong=7+119,crash=135", data)
+    verdicts = []
+    for where in (["--scheduler", cluster.address], ["--jobs", "1"]):
+        out = tmp_path / where[0].strip("-")
+        cli(
+            "run",
+            "humaneval",
+            "--sample",
+            "6",
+            "--seed",
+            "5",
+            "--target",
+            mode,
+            "--out",
+            str(out),
+            "-q",
+            "--no-report",
+            *where,
+            check=True,
+        )
+        with sqlite3.connect(out / "ironbench.db") as conn:
+            verdicts.append(conn.execute("SELECT case_id, check_verdict FROM invocations ORDER BY case_id").fetchall())
+            if where[0] == "--scheduler":
+                paths = [p for (p,) in conn.execute("SELECT brick_path FROM checks")]
+    assert verdicts[0] == verdicts[1] and len(verdicts[0]) == 6
+    assert sorted(v for _, v in verdicts[0]) == ["correct"] * 3 + ["import_error", "wrong", "wrong"]
+    assert paths and all(p.startswith("verified_bricks/") for p in paths)

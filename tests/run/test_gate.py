@@ -79,9 +79,8 @@ def test_a_broken_branch_fails_early_and_a_sound_one_passes_with_fewer_invocatio
         looks, invocations = gate_rows(out, run_id)
         assert looks[-1][2] == invocations < 8 * CASES  # stopped before the fixed design's size
         assert [r[0] for r in looks] == sorted({r[0] for r in looks})  # one look per round
-        assert verdict in result.stderr and f"{invocations} invocations of B, against the fixed design's" in (
-            result.stderr
-        )
+        said = " ".join(result.stderr.split())  # the verdict lines, unwrapped
+        assert verdict in said and f"{invocations} invocations of B, against the fixed design's" in said
         shown = cli("show", run_id, "--out", str(out), check=True).stdout
         assert "gate verdict" in shown and "look 1 after round" in shown
     compared = cli("compare", reference[2], broken.stdout.strip(), "--out", str(out))

@@ -32,7 +32,7 @@ UPDATE_SCREENSHOT = os.environ.get("IRONBENCH_UPDATE_SCREENSHOTS") == "1"
 LISTED = (
     "SELECT seq FROM events WHERE run_id = ? AND (type IN ('run_started', 'ai_output_rejected', "
     "'invocation_completed', 'decision_taken', 'variant_dropped', 'turn_answered', 'turn_scored', "
-    "'run_finished', 'run_aborted') OR (type = 'variant_generated' "
+    "'gate_designed', 'gate_looked', 'run_finished', 'run_aborted') OR (type = 'variant_generated' "
     "AND json_extract(payload, '$.metadata.source') = 'ai')) ORDER BY seq"
 )
 
@@ -360,3 +360,54 @@ def test_a_page_that_comes_before_its_report_gets_it(store, browser, scripts):
             assert page.problems() == []
         finally:
             page.close()
+
+
+def test_a_gated_run_shows_each_look_as_it_arrives_and_the_verdict_once_decided(fresh_store, browser):
+    from tests.run.test_gate import coin, write_coin_suite
+
+    out = fresh_store.parent
+    suite = write_coin_suite(out.parent / "coin.yaml", cases=4)
+    a = cli("run", str(suite), "--target", coin(0.8, "main"), "--out", str(out), "-q", "--no-report", check=True)
+    run_a = a.stdout.strip()
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")} | {"COIN_SLEEP_MS": "400"}
+    with Served(fresh_store) as server:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "ironbench.cli.main", "run", str(suite), "--target", coin(0.8, "sound"),
+             "--against", run_a, "--drop", "0.3", "--jobs", "1", "--out", str(out), "-q"],
+            cwd=REPO, env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        )  # fmt: skip
+        try:
+            found = wait_until(
+                lambda: _rows(fresh_store, "SELECT run_id FROM runs WHERE run_id <> ?", (run_a,)), 60, "the branch"
+            )
+            run_id = found[0][0]
+            page = browser.open(f"{server.base}/runs/{run_id}")
+            wait_until(
+                lambda: page.evaluate("document.querySelectorAll('#facts li.t-gate_looked').length") >= 1,
+                what="the gate's first look",
+            )
+            _, err = process.communicate(timeout=120)
+            assert process.returncode in (0, 1), err
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.communicate()
+        taken = _rows(fresh_store, "SELECT seq, decision FROM gate_looks WHERE run_id = ? ORDER BY seq", (run_id,))
+        verdict = wait_until(
+            lambda: page.evaluate("(document.querySelector('#verdict li') || {}).innerText || ''").startswith(
+                f"Gate against {run_a}: {taken[-1][1]}"
+            ),
+            15,
+            "the gate's verdict",
+        )
+        assert verdict
+        shown = page.evaluate(
+            "[...document.querySelectorAll('#facts li.t-gate_looked')]"
+            ".map(li => [Number(li.dataset.seq), li.querySelector('.badge').innerText, li.hasAttribute('data-shown')])"
+        )
+        assert sorted((seq, decision) for seq, decision, _ in shown) == taken  # every look, once, as decided
+        assert any(pushed for _, _, pushed in shown)  # at least one arrived over the stream, not in the first HTML
+        assert page.evaluate("document.querySelectorAll('#facts li.t-gate_designed').length") == 1
+        assert page.evaluate("document.querySelectorAll('#gate svg.chart circle').length") == len(taken)
+        assert page.problems() == []
+        page.close()

@@ -8,12 +8,23 @@ from ironbench.analysis.compare.decide import CannotCompare, decide, engine_sent
 from ironbench.analysis.compare.sensitivity import cells_from_decisions, compare_sensitivity
 from ironbench.analysis.query import connect
 from ironbench.core.errors import IronbenchError, RunNotFound
-from ironbench.core.kinds import FailOn, Gate, Unit
+from ironbench.core.kinds import FailOn, Gate, On, Unit
 from ironbench.core.labels import case_label
 
 _INVOCATIONS = """
 SELECT case_id, variant_id, run_index, success::BOOLEAN, failure_stage, attempts, repairs_triggered, duration_ms,
        timed_out::BOOLEAN, harness_error, infra_error
+FROM store.invocations WHERE run_id = ? ORDER BY case_id, variant_id, run_index, seq
+"""
+
+# On correctness: a run is a success when the harness's check said correct; a verified run
+# the check found wrong fails at `verified_but_wrong`; a check the harness could not run is
+# no evidence, like a harness error.
+_CHECKED_INVOCATIONS = """
+SELECT case_id, variant_id, run_index, coalesce(correct::BOOLEAN, false),
+       CASE WHEN success::BOOLEAN THEN 'verified_but_wrong' ELSE failure_stage END, attempts, repairs_triggered,
+       duration_ms, timed_out::BOOLEAN,
+       CASE WHEN check_verdict = 'harness_fault' THEN 'the check could not run' ELSE harness_error END, infra_error
 FROM store.invocations WHERE run_id = ? ORDER BY case_id, variant_id, run_index, seq
 """
 
@@ -91,9 +102,14 @@ def compare_runs(
     gate: Gate | str = Gate.overall,
     fail_on: FailOn | str = FailOn.regression,
     margin: float | None = None,
+    on: On | str = On.success,
 ) -> Comparison:
     """For gauntlet runs, a case is (engine, scenario), the unit a conversation, and a success
-    a conversation in which the engine never asserted the forbidden phrase by `scorer`."""
+    a conversation in which the engine never asserted the forbidden phrase by `scorer`. `on`
+    correct: a run succeeds when the harness's check of its brick said correct (both runs
+    need checks; their variants' sensitivity, decided on the target's claims, is left out)."""
+    if on not in set(On):
+        raise IronbenchError(f"--on must be one of {', '.join(On)}")
     if gate not in set(Gate) or fail_on not in set(FailOn):
         raise IronbenchError(f"--gate must be one of {', '.join(Gate)} and --fail-on one of {', '.join(FailOn)}")
     if margin is not None and not 0 <= margin < 1:
@@ -114,6 +130,14 @@ def compare_runs(
         cells: list[dict[tuple[str, str], tuple[int, int]]] = []
         if modes[0] == "gauntlet":
             sides = [_conversations(con.execute(_CONVERSATIONS, [r, scorer]).fetchall()) for r in (run_a, run_b)]
+        elif on == On.correct:
+            for run_id in (run_a, run_b):
+                if not con.execute("SELECT count(*) FROM store.checks WHERE run_id = ?", [run_id]).fetchone()[0]:
+                    raise CannotCompare(
+                        f"cannot compare on correctness: {run_id} has no checks (`ironbench check {run_id} "
+                        "--suite FILE` checks its saved bricks with a suite's checks)"
+                    )
+            sides = [runs_from_rows(con.execute(_CHECKED_INVOCATIONS, [r]).fetchall()) for r in (run_a, run_b)]
         else:
             sides = [runs_from_rows(con.execute(_INVOCATIONS, [r]).fetchall()) for r in (run_a, run_b)]
             cells = [cells_from_decisions(con.execute(_VARIANT_DECISIONS, [r]).fetchall()) for r in (run_a, run_b)]
@@ -132,7 +156,7 @@ def compare_runs(
     unit: Unit = "conversation" if modes[0] == "gauntlet" else "run"
     sides_a, sides_b = sides
     comparison = decide(sides_a, sides_b, alpha, Gate(gate), FailOn(fail_on), margin, run_a, run_b, unit=unit)
-    comparison.warnings.extend(
+    comparison.warnings[:0] = (  # first: it says what the whole answer below is worth
         f"{run_id} ran under a sequential gate against {against} (`run --against`) and stopped after round "
         f"{rounds}: this is the fixed-design test on the runs as recorded, and it ignores that stopping "
         f"(`ironbench show {run_id}` gives the gate's own verdict, which holds its error rates)"

@@ -6,16 +6,16 @@ decision tables; runs imported from another harness's outputs tree or another st
 recorded summary gives otherwise (`disagrees`); a run records how its target's version was
 found. Rows written before this revision have none of these (null).
 
-Revision ID: 0013_spec_import
-Revises: 0012_gate
+Revision ID: 0014_spec_import
+Revises: 0013_checks
 Create Date: 2026-12-10
 """
 
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0013_spec_import"
-down_revision = "0012_gate"
+revision = "0014_spec_import"
+down_revision = "0013_checks"
 branch_labels = None
 depends_on = None
 

@@ -1,0 +1,150 @@
+"""Why a validation failed: causes read from the debug files a target wrote, by rules kept as data.
+
+The rules live beside the outcome rules (`failure_causes:` in a rules YAML): which files hold
+a validation attempt's output, which of them record a failure, the cause patterns tried in
+order, and the patterns that count tests. A target with another format gets its own rules
+file; nothing here knows pytest.
+"""
+
+import re
+from dataclasses import asdict, dataclass
+from functools import cached_property
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, field_validator
+
+from ironbench.core.kinds import FAILURE_CAUSES, FailureCause
+
+MAX_DEBUG_BYTES = 4 * 1024 * 1024  # a debug file is a test run's output: a larger one is read up to here
+MAX_DEBUG_FILES = 64
+
+
+def _compiles(value: str) -> str:
+    try:
+        re.compile(value, re.MULTILINE)
+    except re.error as exc:
+        raise ValueError(f"{value!r} is not a regular expression: {exc}") from None
+    return value
+
+
+class CauseRule(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    cause: FailureCause
+    pattern: str
+
+    @field_validator("pattern")
+    @classmethod
+    def _compiled(cls, value: str) -> str:
+        return _compiles(value)
+
+
+class FailureCauseRules(BaseModel):
+    """Where a target records its validation attempts, and how to tell why each failed."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    directory: str  # relative to the invocation's working directory
+    # A debug file of one attempt; the named group `attempt` numbers it.
+    files: str
+    # Present in a file whose attempt failed (none: every matching file is a failure).
+    failed_when: str | None = None
+    causes: list[CauseRule]  # the first whose pattern is found names the cause; none: other
+    # The line that sums up a test run; counts are read from the last one found.
+    summary: str | None = None
+    passed: str | None = None  # with one group: the number of tests that passed
+    failed: str | None = None
+
+    @field_validator("files", "failed_when", "summary", "passed", "failed")
+    @classmethod
+    def _compiled(cls, value: str | None) -> str | None:
+        return value if value is None else _compiles(value)
+
+    @field_validator("files")
+    @classmethod
+    def _numbers_attempts(cls, value: str) -> str:
+        if "attempt" not in re.compile(value).groupindex:
+            raise ValueError(f"{value!r} needs a named group (?P<attempt>...) numbering the attempt")
+        return value
+
+    @cached_property
+    def compiled(self) -> dict[str, re.Pattern]:
+        fields = {"files": self.files, "failed_when": self.failed_when, "summary": self.summary}
+        fields |= {"passed": self.passed, "failed": self.failed}
+        return {name: re.compile(value, re.MULTILINE) for name, value in fields.items() if value is not None}
+
+    @cached_property
+    def cause_patterns(self) -> list[tuple[str, re.Pattern]]:  # (a FailureCause, its pattern)
+        return [(rule.cause, re.compile(rule.pattern, re.MULTILINE)) for rule in self.causes]
+
+
+@dataclass(frozen=True, slots=True)
+class AttemptCause:
+    """One failed validation attempt: its number, its cause and the tests it counted."""
+
+    attempt: int
+    cause: str
+    passed: int | None = None
+    failed: int | None = None
+    file: str = ""
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def _count(pattern: re.Pattern | None, text: str) -> int | None:
+    if pattern is None:
+        return None
+    found = pattern.search(text)
+    return int(found.group(1)) if found else None
+
+
+def test_counts(rules: FailureCauseRules, text: str) -> tuple[int | None, int | None]:
+    """(passed, failed) from the last summary line (the whole text without a summary rule);
+    a summary without one of them counts it as 0."""
+    patterns = rules.compiled
+    where = text
+    if "summary" in patterns:
+        lines = [m.group(0) for m in patterns["summary"].finditer(text)]
+        if not lines:
+            return None, None
+        where = lines[-1]
+    passed, failed = _count(patterns.get("passed"), where), _count(patterns.get("failed"), where)
+    if "summary" in patterns:
+        passed, failed = passed or 0, failed or 0
+    return passed, failed
+
+
+def classify(rules: FailureCauseRules, text: str) -> tuple[str, int | None, int | None]:
+    """The cause of one failed attempt from its recorded output, and its test counts."""
+    cause = next((c for c, p in rules.cause_patterns if p.search(text)), "other")
+    passed, failed = test_counts(rules, text)
+    return cause, passed, failed
+
+
+def read_causes(rules: FailureCauseRules, workdir: Path) -> list[AttemptCause]:
+    """Every failed attempt recorded under the working directory's debug folder, by attempt
+    number (a later file of the same attempt wins). Unreadable files are skipped: the target
+    is hostile until proven otherwise, and its debug files are its own."""
+    folder = workdir / rules.directory
+    try:
+        names = sorted(entry.name for entry in folder.iterdir() if entry.is_file() and not entry.is_symlink())
+    except OSError:
+        return []
+    found: dict[int, AttemptCause] = {}
+    for name in names[: MAX_DEBUG_FILES * 4]:
+        match = rules.compiled["files"].fullmatch(name)
+        if match is None:
+            continue
+        try:
+            with (folder / name).open("rb") as handle:
+                text = handle.read(MAX_DEBUG_BYTES).decode("utf-8", errors="replace")
+        except OSError:
+            continue
+        if "failed_when" in rules.compiled and not rules.compiled["failed_when"].search(text):
+            continue
+        attempt = int(match.group("attempt"))
+        cause, passed, failed = classify(rules, text)
+        found[attempt] = AttemptCause(attempt, cause, passed, failed, name)
+    return [found[k] for k in sorted(found)][:MAX_DEBUG_FILES]
+
+
+__all__ = ["FAILURE_CAUSES", "AttemptCause", "FailureCauseRules", "classify", "read_causes", "test_counts"]

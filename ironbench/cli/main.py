@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from ironbench.cli import compare, gauntlet, inspect, run, store, suite, view
+from ironbench.cli import compare, gauntlet, history, inspect, run, store, suite, view
 from ironbench.core.errors import IronbenchError
 
 HELP = "Benchmark harness for LLM-driven systems: every invocation an event, every answer a query."
@@ -49,6 +49,7 @@ for command in (
     run.run,
     run.resume,
     run.replay,
+    history.import_,
     run.check,
     inspect.runs,
     inspect.show,
@@ -65,7 +66,7 @@ for command in (
     inspect.export,
     suite.schema,
 ):
-    app.command()(command)
+    app.command(command.__name__.rstrip("_"))(command)
 app.add_typer(db_app, name="db")
 db_app.command("upgrade")(store.db_upgrade)
 

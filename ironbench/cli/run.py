@@ -138,6 +138,14 @@ def run(
             show_default="the suite's, else ironclad",
         ),
     ] = None,
+    filter: Annotated[
+        str,
+        typer.Option(
+            "--filter",
+            metavar="small|mid|large|all",
+            help="A canonical suite: run only its cases of this complexity.",
+        ),
+    ] = "all",
     sample: Annotated[
         int | None,
         typer.Option("--sample", metavar="N", min=1, help="Run a seeded sample of N of the suite's cases."),
@@ -175,7 +183,7 @@ def run(
     from ironbench.suite.shipped import open_suite
 
     serving = parse_serving(serve_model, EMBEDDED_MODEL).to_dict() if serve_model else None
-    loaded, suite_path = open_suite(suite, sample, seed)
+    loaded, suite_path = open_suite(suite, sample, seed, complexity=filter)
     with _running(out, store, quiet) as (paths, reporter):
         run_id = start_run(
             loaded,

@@ -69,3 +69,9 @@ class ChainBroken(IronbenchError):
     """The events' hash chain does not hold: history was changed after it was written."""
 
     exit_code = 1
+
+
+class ImportRefused(IronbenchError):
+    """What `ironbench import` was given is no outputs tree and no store, or its history does
+    not hold (a broken hash chain), or some of its runs could not be read: those are named,
+    and nothing of them is written."""

@@ -54,6 +54,9 @@ class RunStarted(_Event):
     replay_of: str | None = None  # --replay: the run whose recorded model calls answered this one's
     # --against: the sequential regression gate B runs under: {"run": A, "drop", "alpha", "power"}
     against: dict | None = None
+    # How ironclad_version was found: which interpreter was asked, and what it answered
+    # (a git checkout's commit, a distribution's metadata), or why nothing was.
+    ironclad_version_source: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -67,6 +70,7 @@ class InvocationStarted(_Event):
     run_index: int
     instruction: str
     workdir: str
+    complexity: str | None = None  # a canonical case's group: small, mid or large
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -119,6 +123,12 @@ class InvocationCompleted(_Event):
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     model_seconds: float | None = None
+    complexity: str | None = None  # a canonical case's group: small, mid or large
+    # Imported from another harness's outputs: its summary.json as recorded (the facts above
+    # are re-derived from the recorded output where it was kept), and the fields of the
+    # outcome where the record and the re-derived facts disagree.
+    recorded: dict | None = None
+    disagrees: list[str] | None = None
     # Why each failed validation attempt failed, read from the debug files by the rules'
     # failure_causes (attempt, cause, passed, failed, file); and the last one's cause when
     # the run failed. None: no rules for it (or recorded before causes were read).
@@ -216,6 +226,7 @@ class DecisionTaken(_Event, GroupDecision):
     reference_outcomes: list | None = None
     # Runs of the group that had completed past the decision (--speculate): surplus, not evidence.
     surplus_runs: list[int] | None = None
+    complexity: str | None = None  # a canonical case's group: small, mid or large
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -420,6 +431,21 @@ class RunAborted(_Event):
     reason: str
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunImported(_Event):
+    """The events before this one in the run came from elsewhere: another harness's outputs
+    tree (`outputs`) or another ironbench store (`store`)."""
+
+    event: ClassVar[Literal["run_imported"]] = "run_imported"
+    format: str  # outputs | store
+    source: str  # the folder or store file, as given
+    invocations: int  # how many this import added
+    # outputs: per outcome field, how many recorded values the re-derived facts contradict
+    disagreements: dict = field(default_factory=dict)
+    metadata: dict | None = None  # outputs: the run's metadata.json as recorded
+    renamed_from: str | None = None  # store: the run's id there, when this store had another run of that id
+
+
 # Every event ironbench records, discriminated by its `event` type field: code that
 # checks `event.event == "invocation_completed"` (or isinstance) sees that class's fields.
 Event: TypeAlias = (
@@ -442,6 +468,7 @@ Event: TypeAlias = (
     | RunFinished
     | RunAborted
     | ReportWritten
+    | RunImported
 )
 EventType = Literal[
     "run_started",
@@ -463,6 +490,7 @@ EventType = Literal[
     "run_finished",
     "run_aborted",
     "report_written",
+    "run_imported",
 ]
 EVENT_TYPES: dict[str, type[Event]] = {cls.event: cls for cls in get_args(Event)}
 assert set(EVENT_TYPES) == set(get_args(EventType)), "EventType must name every event class"

@@ -11,8 +11,12 @@ from enum import StrEnum
 from typing import Literal, get_args
 
 Mode = Literal["baseline", "adversarial", "stress", "gauntlet"]
-# A suite's mode: a case's, or "mixed" (each case names its own); in the schema's order.
-SuiteMode = Literal["baseline", "adversarial", "stress", "mixed", "gauntlet"]
+# A suite's mode: a case's, "mixed" (each case names its own) or "canonical" (baseline cases
+# grouped by complexity); in the schema's order.
+SuiteMode = Literal["baseline", "adversarial", "stress", "mixed", "gauntlet", "canonical"]
+# A canonical suite's groups of cases, smallest first.
+Complexity = Literal["small", "mid", "large"]
+COMPLEXITIES: tuple[Complexity, ...] = get_args(Complexity)
 
 # What a stopping decision concluded, per mode (DecisionTaken.decision).
 BaselineDecision = Literal["stable", "exhausted", "gated"]  # gated: by `run --against`, across cases

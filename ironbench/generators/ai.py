@@ -1,4 +1,4 @@
-"""The spec's four AI generators: prompts and acceptance rules. The model calls
+"""The AI generators (the spec's four, five more in use beyond it): prompts and acceptance rules. The model calls
 themselves happen at run time (ironbench/run/ai_generation.py); the prompt is metadata
 and never reaches the target.
 
@@ -10,14 +10,17 @@ import json
 from functools import lru_cache
 from typing import Annotated, Literal, TypeVar
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from ironbench.generators.ai_validation import (
     check_focus_shift,
     check_no_implementation_language,
+    check_not_longer,
+    check_same_ambiguity,
     check_same_deliverables,
+    check_slightly_longer,
 )
-from ironbench.generators.registry import GeneratorParams, register_generator
+from ironbench.generators.registry import GeneratorParams, register_alias, register_generator
 from ironbench.generators.requirements import TermMap, extract, keep_words, shipped_term_map
 from ironbench.llms.access import EMBEDDED_MODEL
 
@@ -199,7 +202,17 @@ class RewriteParams(AiParams):
 
 
 class FocusParams(AiParams):
-    focuses: list[Focus] = list(FOCUSES)  # noqa: RUF012 (pydantic copies field defaults)
+    focus_values: list[Focus] = list(FOCUSES)  # noqa: RUF012 (pydantic copies field defaults)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _shorthand(cls, data):
+        # `focuses`, the name ironbench used before the spec's, reads as focus_values.
+        if isinstance(data, dict) and "focuses" in data:
+            if "focus_values" in data:
+                raise ValueError("focuses: shorthand for focus_values, which is given too")
+            data = {("focus_values" if k == "focuses" else k): v for k, v in data.items()}
+        return data
 
 
 class RegisterParams(AiParams):
@@ -250,7 +263,7 @@ def ai_rewrite(base: str, params: RewriteParams, slot: int) -> tuple[str, dict]:
     rules=(check_focus_shift,),
 )
 def ai_rephrase_with_focus_shift(base: str, params: FocusParams, slot: int) -> tuple[str, dict]:
-    focus = _of_slot(params.focuses, slot)
+    focus = _of_slot(params.focus_values, slot)
     quality, examples = FOCUSES[focus]
     task = (
         f"Rephrase an instruction so that it gently emphasises {quality}, using adjectives only; "
@@ -283,3 +296,81 @@ def ai_register_shift(base: str, params: RegisterParams, slot: int) -> tuple[str
     speaker, examples = REGISTERS[register]
     task = f"Rephrase an instruction as {speaker} would say it, asking for the same deliverables."
     return _prompt(task, base, params, examples), {"register": register, "openings": OPENINGS[register]}
+
+
+# -- beyond the spec: five more rewrites in use, under the same guard -----------------------
+
+MORE_EXAMPLES: dict[str, Examples] = {
+    "constraint_surface": (
+        "Write a {language}function that takes two strings and joins them into one.",
+        "Design a {language}class that keeps the user names it is given.",
+    ),
+    "minimalism": ("Write a {language}function joining two strings.", "Design a {language}class storing user names."),
+    "elaboration": (
+        "Write a {language}function that takes two strings and joins them together.",
+        "Design a {language}class whose purpose is to store the names of users.",
+    ),
+    "style_mismatch": (
+        "hey so i need a {language}function that joins two strings, thx",
+        "ok so can u design a {language}class that stores user names pls",
+    ),
+    "ambiguity_preserving": (
+        "Create a {language}function that joins two strings.",
+        "Build a {language}class that keeps user names.",
+    ),
+}
+OPENINGS.update(
+    {
+        "constraint_surface": IMPERATIVES,
+        "minimalism": IMPERATIVES,
+        "elaboration": (*IMPERATIVES, "Please"),
+        "style_mismatch": ("hey", "hey so", "ok so", "so", "yo", "um so", "hi, can u", "pls"),
+        "ambiguity_preserving": OPENINGS["restatement"],
+    }
+)
+
+
+def _more(name: str, key: str, task: str, description: str, rules: tuple = ()) -> None:
+    def rewrite(base: str, params: AiParams, slot: int) -> tuple[str, dict]:
+        return _prompt(task, base, params, MORE_EXAMPLES[key]), {"openings": OPENINGS[key]}
+
+    register_generator(name, "ai", AiParams, description, rules=rules)(rewrite)
+
+
+_more(
+    "ai_constraint_surface_without_adding",
+    "constraint_surface",
+    "Rewrite an instruction so that what it takes for granted is said outright; state no assumption "
+    "it does not already make and add no requirement.",
+    "an AI rewrite that makes the instruction's implicit assumptions explicit, adding none",
+    (check_no_implementation_language,),
+)
+_more(
+    "ai_minimalism_pass",
+    "minimalism",
+    "Compress an instruction to its shortest complete form; drop no requirement.",
+    "an AI compression of the instruction to a minimal form, every requirement kept",
+    (check_not_longer,),
+)
+_more(
+    "ai_elaboration_pass",
+    "elaboration",
+    "Expand an instruction slightly, in fuller wording, without any new requirement.",
+    "an AI expansion of the instruction's wording, slightly longer, nothing required that was not",
+    (check_slightly_longer,),
+)
+_more(
+    "ai_adversarial_style_mismatch",
+    "style_mismatch",
+    "Rewrite an instruction in a very informal, messy chat style, lower case and casual; keep every requirement.",
+    "an AI rewrite in a very informal, messy style",
+)
+_more(
+    "ai_ambiguity_preserving_rewrite",
+    "ambiguity_preserving",
+    "Reword an instruction so that whatever it leaves vague stays exactly as vague and nothing vague is added.",
+    "an AI rewording that leaves open exactly what the instruction leaves open",
+    (check_same_ambiguity,),
+)
+# The name suites in the wild give ai_rewrite (its styles are what it varies).
+register_alias("ai_rewrite_style", "ai_rewrite")

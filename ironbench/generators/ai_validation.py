@@ -413,6 +413,82 @@ def check_no_implementation_language(base: str, output: str) -> list[str]:
     ]
 
 
+# Words that leave a judgment to the reader: an ambiguity-preserving rewrite keeps as many
+# of them as the base has (in other words, maybe), and adds none to a base without any.
+HEDGES = (
+    "appropriate",
+    "appropriately",
+    "reasonable",
+    "reasonably",
+    "sensible",
+    "sensibly",
+    "suitable",
+    "suitably",
+    "as needed",
+    "if needed",
+    "where needed",
+    "when needed",
+    "as you see fit",
+    "somehow",
+    "some",
+    "usual",
+    "usually",
+    "typical",
+    "typically",
+    "common",
+    "commonly",
+    "normal",
+    "normally",
+    "flexible",
+    "roughly",
+    "whatever",
+    "may",
+    "might",
+    "possibly",
+    "perhaps",
+    "maybe",
+    "within reason",
+    "within limits",
+    "makes sense",
+    "seems right",
+    "up to you",
+)
+MINIMAL_RATIO = 1.0  # a minimal form is no longer than its base
+ELABORATION_RATIO = 2.0  # an elaboration is longer than its base, at most twice as long
+
+
+def _hedge_count(text: str) -> int:
+    return sum(1 for hedge in HEDGES if _has_phrase(text, hedge))
+
+
+def check_same_ambiguity(base: str, output: str) -> list[str]:
+    """The rewrite leaves open what the base leaves open, and settles nothing more: a base
+    with judgment calls keeps one, a base without any gains none."""
+    before, after = _hedge_count(base), _hedge_count(output)
+    if before and not after:
+        return [f"ambiguity removed: the base leaves {before} judgment call(s) open, the rewrite none"]
+    if after and not before:
+        return [f"ambiguity added: {after} judgment call(s) the base does not leave open"]
+    return []
+
+
+def check_not_longer(base: str, output: str) -> list[str]:
+    """A minimalism pass compresses: never longer than its base."""
+    if len(output.strip()) > MINIMAL_RATIO * len(base.strip()):
+        return [f"not minimal: {len(output.strip())} characters for a base of {len(base.strip())}"]
+    return []
+
+
+def check_slightly_longer(base: str, output: str) -> list[str]:
+    """An elaboration expands a little: longer than its base, at most twice as long."""
+    length, base_length = len(output.strip()), len(base.strip())
+    if length <= base_length:
+        return [f"not an elaboration: {length} characters for a base of {base_length}"]
+    if length > ELABORATION_RATIO * base_length:
+        return [f"more than a slight elaboration: {length} characters, over twice the base's {base_length}"]
+    return []
+
+
 def validate_rewrite(
     base: str,
     output: str,

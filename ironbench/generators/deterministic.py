@@ -68,8 +68,35 @@ def whitespace_noise(base: str, params: WhitespaceNoise, rng: random.Random) -> 
 # punctuation_noise ---------------------------------------------------------------
 
 
+PunctuationIntensity = Annotated[float, Field(strict=False, ge=0.05, le=0.20)]
+
+
 class PunctuationNoise(GeneratorParams):
-    intensity: Annotated[float, Field(strict=False, ge=0.05, le=0.20)] = 0.1
+    """Each word's chance of a mark inserted or removed is drawn per variant between
+    intensity_min and intensity_max (the spec's 0.05-0.20); `intensity` sets both."""
+
+    intensity_min: PunctuationIntensity = 0.1
+    intensity_max: PunctuationIntensity = 0.1
+    intensity: Annotated[
+        PunctuationIntensity | None, Field(description="shorthand for intensity_min = intensity_max")
+    ] = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_intensity(cls, data):
+        if isinstance(data, dict) and data.get("intensity") is not None:
+            value = data["intensity"]
+            for bound in ("intensity_min", "intensity_max"):
+                if bound in data and data[bound] != value:
+                    raise ValueError(f"intensity and {bound} disagree: give intensity_min and intensity_max only")
+            data = {**data, "intensity_min": value, "intensity_max": value}
+        return data
+
+    @model_validator(mode="after")
+    def _ordered(self):
+        if self.intensity_min > self.intensity_max:
+            raise ValueError("intensity_min must not exceed intensity_max")
+        return self
 
 
 PUNCTUATION = ",.:"
@@ -93,8 +120,14 @@ def punctuation_noise(base: str, params: PunctuationNoise, rng: random.Random) -
     if not words:
         return None
     changed = False
+    # One fixed intensity draws nothing, so a suite giving `intensity` keeps its variants.
+    intensity = (
+        params.intensity_min
+        if params.intensity_min == params.intensity_max
+        else rng.uniform(params.intensity_min, params.intensity_max)
+    )
     for i in words:
-        if rng.random() >= params.intensity:
+        if rng.random() >= intensity:
             continue
         word = parts[i]
         if word[-1] in PUNCTUATION and len(word) > 1:

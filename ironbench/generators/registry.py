@@ -23,7 +23,8 @@ class Generator:
     name: str
     kind: Literal["variant", "ladder", "ai"]
     params: type[GeneratorParams]
-    # variant: (base, params, rng) -> candidate or None;  ladder: (base, params, rng) -> [level texts];
+    # variant: (base, params, rng) -> candidate or None;
+    # ladder: (text of the level below, base, params, rng) -> this level's text (levels are cumulative);
     # ai: (base, params, slot) -> (prompt, metadata), the model's answer judged by `rules`.
     function: Callable[..., Any]
     description: str = ""
@@ -35,6 +36,7 @@ class Generator:
 
 
 _REGISTRY: dict[str, Generator] = {}
+_ALIASES: dict[str, str] = {}  # another name suites in the wild use -> the registered name
 
 
 def register_generator(
@@ -51,6 +53,21 @@ def register_generator(
         return function
 
     return decorate
+
+
+def register_alias(alias: str, name: str) -> None:
+    """Make `alias` another name of the generator `name`: a suite may write either, and
+    everything it records (variants, folders, aggregates) uses `name`."""
+    _ALIASES[alias] = name
+
+
+def canonical_name(name: str) -> str:
+    """The registered name a generator name (or alias) stands for."""
+    return _ALIASES.get(name, name)
+
+
+def generator_aliases() -> dict[str, str]:
+    return dict(_ALIASES)
 
 
 def _load_plugins() -> None:
@@ -70,9 +87,10 @@ def registered_generators(kind: str | None = None) -> list[str]:
 
 
 def get_generator(name: str) -> Generator | None:
-    if name not in _REGISTRY:
+    """The generator registered as `name` (or as the name `name` is an alias of)."""
+    if canonical_name(name) not in _REGISTRY:
         _load_plugins()
-    return _REGISTRY.get(name)
+    return _REGISTRY.get(canonical_name(name))
 
 
 def seeded_rng(*parts: object) -> random.Random:

@@ -35,8 +35,8 @@ _INVOCATION_COLUMNS = (
     "invocation_key, rerun, run_id, suite_id, mode, case_id, variant_id, run_index, instruction_hash, "
     "instruction_length, success, failure_stage, attempts, repairs_triggered, duration_ms, timed_out, harness_error, "
     "infra_error, exit_code, debug_artifacts_present, timestamp_utc, seq, group_path, generator, level, case_mode, "
-    "brick_sha256, correct, check_verdict, failure_cause, model_calls, prompt_tokens, completion_tokens, "
-    "model_seconds"
+    "brick_sha256, correct, check_verdict, failure_cause, complexity, disagrees, model_calls, prompt_tokens, "
+    "completion_tokens, model_seconds"
 )
 # The three tables an invocation's row can live in share one column set (store/tables.py):
 # live evidence, attempts a re-run replaced, and runs past their group's decision.
@@ -71,7 +71,7 @@ _INSERT_CAUSE = (
 _EVIDENCE = tuple(f.name for f in fields(events.StopDecision))
 _DECISION_COLUMNS = (
     "seq, run_id, suite_id, mode, case_id, variant_id, timestamp_utc, group_path, generator, level, case_mode, "
-    f"reference_source, {', '.join(_EVIDENCE)}"
+    f"reference_source, {', '.join(_EVIDENCE)}, complexity"
 )
 _INSERT_DECISION = (
     f"INSERT OR REPLACE INTO decisions({_DECISION_COLUMNS}) "
@@ -136,6 +136,8 @@ class ReadModel:
                     self._gate_looked(conn, recorded, event)
                 case events.RunFinished() | events.RunAborted() as event:
                     self._run_ended(conn, recorded, event)
+                case events.RunImported() as event:
+                    self._run_imported(conn, recorded, event)
                 case _:
                     pass  # events with no row of their own (invocation started, ...)
 
@@ -150,7 +152,7 @@ class ReadModel:
         self._runs[recorded.run_id] = (event.suite_id, event.mode)
         conn.execute(
             "INSERT OR REPLACE INTO runs(run_id, suite_id, mode, status, started_utc, finished_utc, "
-            "target, ironclad_version, label, environment) VALUES (?,?,?,?,?,?,?,?,?,?)",
+            "target, ironclad_version, label, environment, ironclad_version_source) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
             (
                 recorded.run_id,
                 event.suite_id,
@@ -162,6 +164,7 @@ class ReadModel:
                 event.ironclad_version,
                 event.label,
                 json.dumps(event.environment, sort_keys=True),
+                event.ironclad_version_source,
             ),
         )
 
@@ -208,6 +211,8 @@ class ReadModel:
                 None,
                 None,
                 event.failure_cause,
+                event.complexity,
+                ",".join(event.disagrees) if event.disagrees else None,
                 event.model_calls,
                 event.prompt_tokens,
                 event.completion_tokens,
@@ -289,6 +294,7 @@ class ReadModel:
                 event.mode,
                 event.reference_source,
                 *(getattr(event, name) for name in _EVIDENCE),
+                event.complexity,
             ),
         )
         for index in event.surplus_runs or ():
@@ -499,4 +505,10 @@ class ReadModel:
         conn.execute(
             "UPDATE runs SET status = ?, finished_utc = ? WHERE run_id = ?",
             (status, recorded.timestamp_utc, recorded.run_id),
+        )
+
+    def _run_imported(self, conn: sqlite3.Connection, recorded: RecordedEvent, event: events.RunImported) -> None:
+        conn.execute(
+            "UPDATE runs SET imported = ?, imported_from = ? WHERE run_id = ?",
+            (event.format, event.source, recorded.run_id),
         )

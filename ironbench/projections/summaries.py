@@ -58,6 +58,10 @@ def summary(
         "timestamp_utc": seed_timestamp(timestamp_utc),
         "ironclad_version": ironclad_version,
         **({"surplus": True} if surplus else {}),
+        # only where set, so trees of older runs rebuild byte for byte
+        **({"complexity": completed.complexity} if completed.complexity else {}),
+        **({"recorded": completed.recorded} if completed.recorded is not None else {}),
+        **({"disagrees": completed.disagrees} if completed.disagrees else {}),
         **({"model": totals_of(completed).to_dict()} if completed.model_calls is not None else {}),
         **(
             {"failure_cause": completed.failure_cause, "failure_causes": completed.failure_causes}
@@ -184,6 +188,7 @@ def aggregate(
         "case_id": case_id,
         "variant": variant,
         "mode": first.mode if first else None,
+        **({"complexity": first.complexity} if first and first.complexity else {}),
         "generator": first.generator if first else None,
         "level": first.level if first else None,
         "instruction_hash": seed_hash(first.instruction_hash) if first else None,

@@ -83,6 +83,7 @@ def _json(data: dict) -> str:
 class _RunState:
     started: RecordedEvent  # the run's first event, as recorded (its id and timestamp)
     status: dict[str, str] = field(default_factory=dict)
+    imported: dict = field(default_factory=dict)  # where an imported run came from
     groups: dict[str, dict[int, events.InvocationCompleted]] = field(default_factory=dict)  # live run per index
     stamps: dict[str, str] = field(default_factory=dict)  # stream -> when its live run was recorded
     surplus: set[str] = field(default_factory=set)  # streams of runs past their group's decision
@@ -201,6 +202,15 @@ class OutputTree:
                 state.moved = {i: live.pop(i) for i in event.surplus_runs or () if i in live}
                 state.surplus.update(f"{group}/run_{i:03d}" for i in event.surplus_runs or ())
                 return group if group in state.groups else None
+            case events.RunImported() as event:
+                state.imported = {
+                    "imported": {
+                        "format": event.format,
+                        "source": event.source,
+                        **({"metadata": event.metadata} if event.metadata is not None else {}),
+                        **({"renamed_from": event.renamed_from} if event.renamed_from else {}),
+                    }
+                }
             case events.RunFinished():
                 state.status = {"status": "finished", "finished_utc": recorded.timestamp_utc}
             case events.RunAborted() as event:
@@ -265,7 +275,7 @@ class OutputTree:
                 self._write_ai_failure(state, recorded.stream)
             case events.TurnScored() | events.ScenarioFinished():
                 self._gauntlets[recorded.run_id] = state
-            case events.RunFinished() | events.RunAborted():
+            case events.RunFinished() | events.RunAborted() | events.RunImported():
                 self._write_metadata(state)
 
     def _write_metadata(self, state: _RunState) -> None:
@@ -294,6 +304,8 @@ class OutputTree:
             **({"speculate": True} if started.speculate else {}),
             **({"serve_model": started.serve_model} if started.serve_model else {}),
             **({"replay_of": started.replay_of} if started.replay_of else {}),
+            **({"ironclad_version_source": started.ironclad_version_source} if started.ironclad_version_source else {}),
+            **state.imported,
             **state.status,
         }
         self._write(self._file(state, "metadata.json"), _json(metadata))

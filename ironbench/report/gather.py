@@ -15,7 +15,7 @@ from typing import Any
 from ironbench.analysis.gate import GateVerdict
 from ironbench.analysis.query import connect
 from ironbench.core.events import event_from_dict
-from ironbench.core.kinds import DIFFERED, JUDGED, MATERIAL
+from ironbench.core.kinds import COMPLEXITIES, DIFFERED, JUDGED, MATERIAL
 from ironbench.core.labels import group_path_sql
 from ironbench.core.outcome_codes import OUTCOME_CODE_SQL, OUTCOME_CODES, SUPERSEDED
 from ironbench.report.records import (
@@ -25,6 +25,7 @@ from ironbench.report.records import (
     BaselineCase,
     BaselineSection,
     CompareSection,
+    ComplexityRow,
     ConversationCell,
     Decision,
     EnginePair,
@@ -32,6 +33,7 @@ from ironbench.report.records import (
     GauntletSection,
     GeneratorSensitivity,
     Group,
+    Imported,
     Ladder,
     LadderLevel,
     ModelSection,
@@ -50,7 +52,7 @@ from ironbench.report.records import (
     Variant,
     VariantRow,
 )
-from ironbench.stats import wilson_interval
+from ironbench.stats import pass_at_k, pass_hat_k, wilson_interval
 
 # Runs that say something about the target: harness faults and infrastructure errors are
 # counted and shown, but never in a rate.
@@ -80,6 +82,7 @@ SQL = {
         SELECT g.* EXCLUDE (first_seq), coalesce(s.superseded, 0) AS superseded
         FROM (SELECT {GROUP_PATH} AS group_path, coalesce(case_mode, mode) AS case_mode, case_id, variant_id,
                      any_value(generator) AS generator, any_value(level) AS level,
+                     any_value(complexity) AS complexity,
                      count(*) FILTER (WHERE {EVIDENCE}) AS n,
                      count(*) FILTER (WHERE {EVIDENCE} AND success) AS successes,
                      count(*) FILTER (WHERE {EVIDENCE} AND (timed_out OR failure_stage = 'timeout')) AS timeouts,
@@ -145,6 +148,11 @@ SQL = {
     # `run --against`: the gate's design and its looks, as recorded.
     "gate": "SELECT type, payload FROM events WHERE type IN ('gate_designed', 'gate_looked') ORDER BY seq",
 }
+# An imported run's invocations: whether each kept the target's output, and the recorded
+# fields its re-derived facts contradict.
+IMPORTED_SQL = """
+    SELECT coalesce(json_extract_string(payload, '$.stdout'), '') <> '', json_extract(payload, '$.disagrees')
+    FROM events WHERE type = 'invocation_completed'"""
 
 
 @dataclass(frozen=True)
@@ -208,12 +216,49 @@ def gather(store_path: Path, run_id: str, compare_base: str | None = None, alpha
         checks=checked,
         model=ModelSection.of(model_traffic(store_path, run_id)),
     )
+    if data.run.recorded.get("imported"):
+        data = _imported(store_path, run_id, data)
     if compare_base is None:
         return data
     from ironbench.analysis.compare import compare_runs
 
     comparison = compare_runs(store_path, compare_base, run_id, alpha)
     return replace(data, compare=CompareSection(comparison, comparison.cases))
+
+
+def _imported(store_path: Path, run_id: str, data: ReportData) -> ReportData:
+    """An imported run's page data with where it came from and what its record gets wrong; a
+    run another harness ran has no `ironbench resume` to run its outages again."""
+    con = connect(store_path, run_id)
+    try:
+        rows = con.execute(IMPORTED_SQL).fetchall()
+    finally:
+        con.close()
+    disagreements: Counter[str] = Counter()
+    disagreeing = 0
+    for _, disagrees in rows:
+        named = json.loads(disagrees) if disagrees else []
+        disagreements.update(named)
+        disagreeing += bool(named)
+    recorded = data.run.recorded
+    imported = Imported(
+        recorded["imported"],
+        recorded.get("imported_from"),
+        len(rows),
+        sum(1 for kept, _ in rows if kept),
+        dict(sorted(disagreements.items())),
+        disagreeing,
+    )
+    data = replace(data, imported=imported)
+    if imported.format != "outputs":
+        return data
+    return replace(
+        data,
+        baseline=data.baseline and replace(data.baseline, excluded=replace(data.baseline.excluded, rerun=False)),
+        adversarial=data.adversarial
+        and replace(data.adversarial, excluded=replace(data.adversarial.excluded, rerun=False)),
+        stress=data.stress and replace(data.stress, excluded=replace(data.stress.excluded, rerun=False)),
+    )
 
 
 # -- shaping (pure) -------------------------------------------------------------------
@@ -264,12 +309,18 @@ class _Suite:
             stop = case.get("stop") or {}
             rule = stop.get("rule")
             cap = stop.get("max_runs") if rule == "confidence" else stop.get("runs") if rule == "fixed" else None
-            ladder = case.get("ladder") or {}
-            additions = ladder.get("additions")
-            levels = len(additions) if isinstance(additions, list) else additions
-            cases[case.get("id")] = _Case(
-                case.get("instruction"), cap or case.get("runs"), ladder.get("generator"), levels
-            )
+            climbed = case.get("stress_ladder")  # one entry per level, each with its generator
+            ladder = case.get("ladder") or {}  # a suite recorded before the spec's form
+            generator: str | None
+            levels: int | None
+            if isinstance(climbed, list):
+                names = list(dict.fromkeys(level.get("generator") for level in climbed))
+                generator, levels = ", ".join(str(n) for n in names) or None, len(climbed)
+            else:
+                additions = ladder.get("additions")
+                generator = ladder.get("generator")
+                levels = len(additions) if isinstance(additions, list) else additions
+            cases[case.get("id")] = _Case(case.get("instruction"), cap or case.get("runs"), generator, levels)
         scenarios = {
             s.get("name"): Scenario(s.get("name"), s.get("domain", ""), s.get("forbidden_phrase", ""))
             for s in suite.get("scenarios", [])
@@ -338,6 +389,9 @@ def _run_meta(found: Rows) -> tuple[RunMeta, dict[str, Any]]:
         meta["outcome_rules"] = f"{rules.get('name')} ({rules.get('source')}, sha256 {str(rules.get('sha256'))[:12]})"
     if aborted:
         meta["abort_reason"] = aborted.get("reason")
+    for key in ("imported", "imported_from"):  # a run that was run here: nothing to say
+        if meta.get(key) is None:
+            meta.pop(key, None)
     named: dict[str, Any] = {f.name: meta.get(f.name) for f in fields(RunMeta) if f.name != "recorded"}
     return RunMeta(**named, recorded=meta), suite
 
@@ -354,7 +408,25 @@ def _baseline(groups: list[Group], suite: _Suite, attempts: list[AttemptsRow]) -
         # the most runs the case could take: its `runs`, or its rule's cap
         planned = case.most_runs or len(group.codes)
         rows.append(BaselineCase(**_parts(group), instruction=case.instruction, planned=planned))
-    return BaselineSection(rows, attempts, NotEvidence.total(groups))
+    return BaselineSection(rows, attempts, NotEvidence.total(groups), _complexities(groups))
+
+
+def _complexities(groups: list[Group]) -> list[ComplexityRow]:
+    """A canonical run's cases by complexity, smallest first (none: the run has no complexity)."""
+    by: dict[str, list[Group]] = {}
+    for group in groups:
+        if group.complexity:
+            by.setdefault(group.complexity, []).append(group)
+    order: dict[str, int] = {name: k for k, name in enumerate(COMPLEXITIES)}
+    rows = []
+    for name in sorted(by, key=lambda c: (order.get(c, len(order)), c)):
+        cases = by[name]
+        n, successes = sum(c.n for c in cases), sum(c.successes for c in cases)
+        k = min(c.n for c in cases)
+        at = sum(pass_at_k(c.n, c.successes, k) for c in cases) / len(cases) if k else None
+        hat = sum(pass_hat_k(c.n, c.successes, k) for c in cases) / len(cases) if k else None
+        rows.append(ComplexityRow(name, len(cases), n, successes, *interval(successes, n), k, at, hat))
+    return rows
 
 
 @dataclass

@@ -22,11 +22,13 @@ from ironbench.report.sections.checks import checks
 from ironbench.report.sections.compare import compare
 from ironbench.report.sections.gate import gate
 from ironbench.report.sections.gauntlet import gauntlet
+from ironbench.report.sections.imported import imported
 from ironbench.report.sections.model import model
 from ironbench.report.sections.outcomes import outcomes
 from ironbench.report.sections.robustness import robustness
 from ironbench.report.sections.stress import stress
 from ironbench.report.sections.survival import survival
+from ironbench.report.verdict import origin
 from ironbench.report.widgets import number, outcome_css, section
 
 
@@ -65,6 +67,7 @@ def _present(render: Callable[[Any], Markup], value: Any) -> Markup | None:
 
 # The sections a run may have, in page order (between the verdict and the metadata).
 SECTIONS = (
+    Part("imported", "Imported", lambda d: _present(imported, d.imported)),
     # verified but wrong first: the runs whose success every other section counts
     Part("checks", "Verified but wrong", lambda d: _present(checks, d.checks)),
     Part("gate", "Gate", lambda d: _present(gate, d.gate)),
@@ -93,6 +96,8 @@ def _header(data: ReportData) -> Markup:
             facts[-1] += f" (+{excluded} excluded: harness or infrastructure errors)"
     if run.label:
         facts.insert(0, f"label {run.label}")
+    if data.imported:
+        facts.insert(0, f"imported from {origin(data.imported)}")
     if isinstance(run.environment, dict) and run.environment:
         facts.append("recorded " + ", ".join(f"{k}={v}" for k, v in run.environment.items()))
     title = f"ironbench report: {run.run_id}"

@@ -44,6 +44,8 @@ class NotEvidence:
     """Of the excluded, those whose backend failed (`ironbench resume` runs them again)."""
     superseded: int = 0
     """Attempts an infrastructure error made run again (the re-run counts)."""
+    rerun: bool = True
+    """Whether `ironbench resume` can run its infrastructure errors again (not a run another harness ran)."""
 
     @classmethod
     def total(cls, groups: Sequence["Group"]) -> Self:
@@ -115,6 +117,8 @@ class Group:
     """Its upper end."""
     decision: Decision | None
     """Its decision, once taken."""
+    complexity: str | None = None
+    """A canonical case's group: small, mid or large."""
 
     @property
     def decided(self) -> str | None:
@@ -194,6 +198,35 @@ class BaselineCase(Group):
 
 
 @dataclass(frozen=True, slots=True)
+class ComplexityRow:
+    """A canonical suite's cases of one complexity, together. pass@k and pass^k are the means
+    of each case's unbiased estimates (Chen et al.; τ-bench) at the fewest runs a case took:
+    unbiased when each case's number of runs was fixed in advance, as a canonical suite fixes it."""
+
+    complexity: str
+    """small, mid or large."""
+    cases: int
+    """Its cases."""
+    n: int
+    """Their runs that are evidence."""
+    successes: int
+    """Of those, successes."""
+    rate: float
+    """successes / n: every run counts once, so each case weighs by its runs."""
+    low: float
+    """Wilson 95% interval of the rate, lower end (runs taken as independent: runs of one case
+    are not quite, so it is the narrowest the runs support)."""
+    high: float
+    """Its upper end."""
+    k: int
+    """The fewest runs a case of the group took (0: a case without runs)."""
+    pass_at_k: float | None
+    """Mean over its cases of pass@k: the chance that at least one of k runs succeeds."""
+    pass_hat_k: float | None
+    """Mean over its cases of pass^k: the chance that all k runs succeed."""
+
+
+@dataclass(frozen=True, slots=True)
 class BaselineSection:
     """Does the same instruction converge?"""
 
@@ -203,6 +236,8 @@ class BaselineSection:
     """Runs by attempts and outcome."""
     excluded: NotEvidence
     """Its runs that are not evidence, and its timeouts."""
+    complexities: list[ComplexityRow] = field(default_factory=list)
+    """A canonical run's cases by complexity, smallest first (every case, however many are listed)."""
     left_out: LeftOut | None = None
     """What a run too large to list whole leaves out."""
 
@@ -660,6 +695,25 @@ class Verdict:
 
 
 @dataclass(frozen=True, slots=True)
+class Imported:
+    """A run whose events came from elsewhere, and how often the outcome recorded there
+    disagrees with the facts re-derived from the output it kept."""
+
+    format: str
+    """outputs (another harness's outputs tree) or store (another ironbench store)."""
+    source: str | None
+    """The folder or store file it was imported from."""
+    invocations: int
+    """Its invocations."""
+    with_output: int
+    """Of those, the ones that kept the target's output: their facts are re-derived from it."""
+    disagreements: dict[str, int]
+    """Per recorded field, the invocations whose record the re-derived facts contradict."""
+    disagreeing: int
+    """Invocations with at least one such field."""
+
+
+@dataclass(frozen=True, slots=True)
 class ReportData:
     """Everything a run's page shows, the sections it has and no others."""
 
@@ -683,6 +737,8 @@ class ReportData:
     """Per scorer, when conversations break (gauntlet), as `show` computes it."""
     compare: CompareSection | None = None
     """Its comparison against a base run."""
+    imported: Imported | None = None
+    """Where an imported run came from, and what its record gets wrong."""
     gate: GateVerdict | None = None
     """The sequential gate it ran under (`run --against`): its design and every look."""
     checks: dict[str, Any] | None = None

@@ -18,6 +18,7 @@ from ironbench.report.records import (
     CompareSection,
     Decision,
     GauntletSection,
+    Imported,
     Ladder,
     LadderLevel,
     NotEvidence,
@@ -74,20 +75,26 @@ def _names(names: Sequence[str | None]) -> str:
 def verdicts(data: ReportData) -> list[Verdict]:
     """Every verdict the gathered data supports, in page order."""
     out: list[Verdict] = []
+    ran_elsewhere = data.imported is not None and data.imported.format == "outputs"
+    if data.imported:
+        out.append(_imported(data.imported))
     if data.run.status == "aborted":
         out.append(
             Verdict(
                 "run",
                 f"The run was aborted: {data.run.abort_reason or 'no reason recorded'}.",
-                "Verdicts below cover what was recorded; `ironbench resume RUN` continues it.",
+                "Verdicts below cover what was recorded"
+                + ("." if ran_elsewhere else "; `ironbench resume RUN` continues it."),
             )
         )
     elif data.run.status == "running":
         out.append(
             Verdict(
                 "run",
-                "The run has not finished (still running, or interrupted).",
-                "Verdicts below cover what was recorded so far; `ironbench resume RUN` continues it.",
+                "The run has not finished"
+                + (" where it ran." if ran_elsewhere else " (still running, or interrupted)."),
+                "Verdicts below cover what was recorded so far"
+                + ("." if ran_elsewhere else "; `ironbench resume RUN` continues it."),
             )
         )
     if data.gate:  # a run made with `--against`: what its gate decided comes first
@@ -118,6 +125,10 @@ def not_evidence(counts: NotEvidence) -> str:
         parts.append(
             f"{_plural(counts.infra_errors, 'run')} ended in an infrastructure error not yet re-run "
             "(excluded; `ironbench resume` re-runs them)"
+            if counts.rerun
+            else f"{_plural(counts.infra_errors, 'run')} ended in an infrastructure error where "
+            f"{'it' if counts.infra_errors == 1 else 'they'} ran (excluded; another harness ran them, "
+            "so nothing here runs them again)"
         )
     if broken > 0:
         parts.append(f"{_plural(broken, 'run')} hit a harness error (excluded)")
@@ -128,6 +139,35 @@ def not_evidence(counts: NotEvidence) -> str:
             "outage)"
         )
     return "; ".join(parts)
+
+
+# -- imported -------------------------------------------------------------------------------
+
+ORIGINS = {"outputs": "another harness's outputs tree", "store": "another ironbench store"}
+
+
+def origin(imported: Imported) -> str:
+    """`another harness's outputs tree /data/outputs`"""
+    return " ".join(s for s in (ORIGINS.get(imported.format, imported.format), imported.source) if s)
+
+
+def _imported(imported: Imported) -> Verdict:
+    fields = sorted(imported.disagreements.items(), key=lambda item: (-item[1], item[0]))
+    evidence = [
+        (
+            f"facts re-derived from the target's output for {imported.with_output} of "
+            f"{_plural(imported.invocations, 'invocation')} (the others' are as recorded)"
+        ),
+        "disagreements by field: " + (", ".join(f"{name} {count}" for name, count in fields) or "none"),
+    ]
+    if imported.format == "outputs":
+        evidence.append("the other harness's stopping decisions are not in its outputs, so none is stated below")
+    return Verdict(
+        "run",
+        f"Imported from {origin(imported)}: the outcome recorded there disagrees with the facts re-derived "
+        f"from its output in {imported.disagreeing} of {_plural(imported.invocations, 'invocation')}.",
+        _sentence("; ".join(evidence)),
+    )
 
 
 # -- baseline -------------------------------------------------------------------------------
@@ -207,7 +247,12 @@ def _baseline(section: BaselineSection) -> Verdict:
     if measured:
         worst = min(measured, key=lambda c: (c.rate, c.high))
         evidence.append(f"lowest success rate: {worst.case_id} {rate(worst.successes, worst.n, worst.low, worst.high)}")
-    apart = not_evidence(NotEvidence.total(cases))
+    if section.complexities:
+        evidence.append(
+            "by complexity: "
+            + ", ".join(f"{g.complexity} {rate(g.successes, g.n, g.low, g.high)}" for g in section.complexities)
+        )
+    apart = not_evidence(section.excluded)
     if apart:
         evidence.append(apart)
     return Verdict("baseline", "Baseline: " + "; ".join(parts) + ".", _sentence("; ".join(evidence)))

@@ -33,16 +33,18 @@ def preflight_models(suite: Suite, source: str = "suite") -> None:
     cases = {id(case): (index, case) for index, case in enumerate(suite.cases)}
     for case, entry in ai_entries(suite):
         index, _ = cases[id(case)]
-        position = next(i for i, g in enumerate(case.generators) if g is entry)
+        position = next(i for i, g in enumerate(case.variants) if g is entry)
         judge = suite.ai_judge_of(entry)
-        own_judge = "ai_judge" in entry.params.model_fields_set
-        for model, field in ((entry.params.model, "model"), (judge, "ai_judge")):
+        params = entry.params
+        assert isinstance(params, AiParams)  # (ai_entries yields AI generators' entries)
+        own_judge = "ai_judge" in params.model_fields_set
+        for model, field in ((params.model, "model"), (judge, "ai_judge")):
             if model is None:
                 continue
             try:
                 get_model(model)
             except ModelError as exc:
-                where = f"cases[{index}] ({case.id}).generators[{position}].{field}"
+                where = suite.case_where(index, "variants", position, "params", field)
                 if field == "ai_judge" and not own_judge:
                     where = "ai_judge"
                 raise ModelError(f"{source}: {where}: {exc}") from None
@@ -77,7 +79,8 @@ def generate_ai_variants(
     failures = 0
     for case, entry in ai_entries(suite):
         generator = generator_of(entry.generator)
-        params: AiParams = entry.params
+        params = entry.params
+        assert isinstance(params, AiParams)  # (ai_entries yields AI generators' entries)
         client = clients.setdefault(params.model, ModelClient(params.model, store.conn, store.redactor))
         judge_model = suite.ai_judge_of(entry)
         judge = None

@@ -31,7 +31,7 @@ from ironbench.run.planner import Group
 from ironbench.targets.checks import CheckMaterial, CheckResult, check_timeout, run_check
 from ironbench.targets.command import ProcessResult, ensure_fresh_dir, invoke, preflight
 from ironbench.targets.registry import TargetSpec
-from ironbench.targets.version import target_version
+from ironbench.targets.version import TargetVersion, target_version
 
 SCHEDULER_ENV = "IRONBENCH_SCHEDULER"
 WORKDIRS_ENV = "IRONBENCH_WORKDIRS"  # on a worker: where its working directories go
@@ -170,7 +170,7 @@ def _lost(reason: str) -> Outcome:
     return Outcome(False, INFRA_STAGE, 0, 0, infra_error=f"{reason}: the target was not started")
 
 
-def _check_target(target: TargetSpec) -> tuple[str, str]:
+def _check_target(target: TargetSpec) -> tuple[str, TargetVersion]:
     """On a worker: the target can start there; its version and the worker's host."""
     preflight(target)
     return socket.gethostname(), target_version(target)
@@ -185,7 +185,7 @@ class InvocationExecutor(Protocol):
     def capacity(self) -> int: ...
     def may_resubmit(self, key: str, exc: BaseException) -> bool: ...
     def lost(self, exc: BaseException) -> str | None: ...
-    def preflight(self, target: TargetSpec) -> str: ...
+    def preflight(self, target: TargetSpec) -> TargetVersion: ...
     def submit(self, key: str, fn: Callable[..., Ran], *args: object) -> Future[Ran]: ...
     def workdir(self, relative: str) -> str: ...
     def close(self) -> None: ...
@@ -210,7 +210,7 @@ class LocalThreads:
     def lost(self, exc: BaseException) -> str | None:
         return None
 
-    def preflight(self, target: TargetSpec) -> str:
+    def preflight(self, target: TargetSpec) -> TargetVersion:
         preflight(target)
         return target_version(target)
 
@@ -275,7 +275,7 @@ class DaskCluster:
         """--jobs, or every worker thread the cluster has now (workers come and go)."""
         return self.jobs or max(1, self._threads())
 
-    def preflight(self, target: TargetSpec) -> str:
+    def preflight(self, target: TargetSpec) -> TargetVersion:
         """Check the target on every worker before anything is written; returns its version,
         which every worker must agree on (a run records one)."""
         try:
@@ -287,16 +287,20 @@ class DaskCluster:
             ) from None
         found = self.client.run(_check_target, target, on_error="return")
         versions: dict[str, list[str]] = {}
+        sources: dict[str, TargetVersion] = {}
         for worker, answer in sorted(found.items()):
             if isinstance(answer, IronbenchError):
                 raise type(answer)(f"on worker {worker}: {answer}")
             if isinstance(answer, BaseException):
                 raise SchedulerError(f"on worker {worker}: checking the target failed: {answer!r}")
-            versions.setdefault(answer[1], []).append(f"{answer[0]} ({worker})")
+            versions.setdefault(answer[1].value, []).append(f"{answer[0]} ({worker})")
+            sources.setdefault(answer[1].value, answer[1])
         if len(versions) > 1:
             detail = "; ".join(f"{version} on {', '.join(where)}" for version, where in versions.items())
             raise SchedulerError(f"the workers run different versions of the target: {detail}")
-        return next(iter(versions))
+        found_version = sources[next(iter(versions))]
+        where = ", ".join(versions[found_version.value])
+        return TargetVersion(found_version.value, f"on {where}: {found_version.source}")
 
     def submit(self, key: str, fn: Callable[..., Ran], *args: object) -> Future[Ran]:
         count = self.resubmitted.get(key, 0)

@@ -20,10 +20,10 @@ from ironbench.suite.models import (
     BaselineCase,
     ConfidenceStop,
     FixedStop,
-    GeneratorEntry,
     SeedStop,
     StressCase,
     Suite,
+    VariantEntry,
 )
 
 BASE_VARIANT = "base"
@@ -52,6 +52,7 @@ class Group:
     generator: str | None = None
     level: int | None = None
     stop: SeedStop | ConfidenceStop | FixedStop | None = None  # a baseline's stopping rule; None: the seed's
+    complexity: str | None = None  # a canonical case's group: small, mid or large
 
     def stream(self, run_index: int) -> str:
         return f"{self.path}/run_{run_index:03d}"
@@ -94,6 +95,7 @@ class Track:
     variants: tuple[Variant, ...] = ()
     drops: tuple[Drop, ...] = ()
     stop_at_boundary: bool = False
+    base_case: str | None = None  # the baseline case whose stored runs are the reference
 
     @property
     def path(self) -> str:
@@ -112,7 +114,7 @@ def generate_variants(case: AdversarialCase, ai_variants: AiVariants | None = No
     """
     variants: list[Variant] = []
     drops: list[Drop] = []
-    for entry in case.generators:
+    for entry in case.variants:
         generator = generator_of(entry.generator)
         if generator.kind == "ai":
             variants += (ai_variants or {}).get((case.id, entry.generator), [])
@@ -157,47 +159,55 @@ def generate_variants(case: AdversarialCase, ai_variants: AiVariants | None = No
     return variants, drops
 
 
-def ai_entries(suite: Suite) -> list[tuple[AdversarialCase, GeneratorEntry]]:
+def ai_entries(suite: Suite) -> list[tuple[AdversarialCase, VariantEntry]]:
     """The (case, generator entry) pairs whose variants a model must write."""
     return [
         (case, entry)
         for case in suite.cases
         if isinstance(case, AdversarialCase)
-        for entry in case.generators
+        for entry in case.variants
         if generator_of(entry.generator).kind == "ai"
     ]
 
 
 def ladder_levels(case: StressCase) -> tuple[list[Variant], list[Drop]]:
-    entry = case.ladder
-    generator = generator_of(entry.generator)
-    params = entry.params.model_dump(mode="json")
-    levels: list[Variant] = []
-    drops: list[Drop] = []
-    texts = generator.function(
-        case.instruction, entry.params, seeded_rng(entry.generator, entry.seed, case.instruction)
-    )
+    """Level 0 (the unchanged instruction), then each level of the case's ladder: the level
+    below plus what its own generator adds, seeded by (generator, seed, base instruction)."""
+    first = case.stress_ladder[0]
+    base = case.instruction
     # Level 0 is the unchanged instruction, run with the same rules: a boundary means
     # something only against a base that does not already fail.
-    levels.append(
-        Variant(case.id, entry.generator, "level_0", 0, case.instruction, case.instruction, entry.seed, params, 0)
-    )
-    for number, text in enumerate(texts, start=1):
+    levels = [
+        Variant(
+            case.id,
+            first.generator,
+            "level_0",
+            0,
+            base,
+            base,
+            first.seed,
+            first.params.model_dump(mode="json"),
+            0,
+        )
+    ]
+    drops: list[Drop] = []
+    text = base
+    for level in case.stress_ladder:
+        generator = generator_of(level.generator)
+        below, text = text, generator.function(text, base, level.params, seeded_rng(level.generator, level.seed, base))
         word = forbidden_word(text)
-        if word:
-            # A ladder cannot skip a rung: levels stop below the first bad one.
-            drops.append(
-                Drop(
-                    case.id,
-                    entry.generator,
-                    number,
-                    text,
-                    f"breaks the single-string contract with forbidden word {word!r}",
-                )
+        # A ladder cannot skip a rung: levels stop below the first bad one.
+        if word or text == below:
+            reason = (
+                f"breaks the single-string contract with forbidden word {word!r}"
+                if word
+                else "adds nothing to the level below (its generator had nothing left to add)"
             )
+            drops.append(Drop(case.id, level.generator, level.level, text, reason))
             break
+        params = level.params.model_dump(mode="json")
         levels.append(
-            Variant(case.id, entry.generator, f"level_{number}", number, text, case.instruction, entry.seed, params, 0)
+            Variant(case.id, level.generator, f"level_{level.level}", level.level, text, base, level.seed, params, 0)
         )
     return levels, drops
 
@@ -216,8 +226,9 @@ def plan(suite: Suite, ai_variants: AiVariants | None = None) -> list[Track]:
                 case.instruction,
                 timeout,
                 stop.max_runs if isinstance(stop, ConfidenceStop) else stop.runs if stop else case.runs,
-                f"baseline/{case.id}",
+                f"canonical/{case.complexity}/{case.id}" if case.complexity else f"baseline/{case.id}",
                 stop=stop,
+                complexity=case.complexity,
             )
             tracks.append(Track("baseline", case.id, case.instruction, (group,)))
         elif isinstance(case, AdversarialCase):
@@ -246,7 +257,17 @@ def plan(suite: Suite, ai_variants: AiVariants | None = None) -> list[Track]:
                 )
                 for v in variants
             ]
-            tracks.append(Track("adversarial", case.id, case.instruction, tuple(groups), tuple(variants), tuple(drops)))
+            tracks.append(
+                Track(
+                    "adversarial",
+                    case.id,
+                    case.instruction,
+                    tuple(groups),
+                    tuple(variants),
+                    tuple(drops),
+                    base_case=suite.base_case_of(case),
+                )
+            )
         elif isinstance(case, StressCase):
             levels, drops = ladder_levels(case)
             groups = [
@@ -257,7 +278,7 @@ def plan(suite: Suite, ai_variants: AiVariants | None = None) -> list[Track]:
                     v.variant_id,
                     v.instruction,
                     timeout,
-                    case.ladder.runs_per_level,
+                    case.runs_per_level,
                     f"stress/{case.id}/{v.variant_id}",
                     generator=v.generator,
                     level=v.index,
@@ -272,7 +293,8 @@ def plan(suite: Suite, ai_variants: AiVariants | None = None) -> list[Track]:
                     tuple(groups),
                     tuple(levels),
                     tuple(drops),
-                    stop_at_boundary=case.ladder.stop_at_boundary,
+                    stop_at_boundary=case.stop_at_boundary,
+                    base_case=suite.base_case_of(case),
                 )
             )
     return tracks

@@ -17,12 +17,40 @@ class PreviewItem:
     instruction: str
     base_instruction: str
     note: str = ""
+    # What `instruction` is diffed against: the base, or for a ladder level the level below.
+    below: str | None = None
+
+
+def _case_notes(suite: Suite) -> dict[str, list[str]]:
+    """How the file was read, per case: what each group runs, keys a generator leaves unused."""
+    from ironbench.suite.models import AdversarialCase, BaselineCase, StressCase
+
+    notes: dict[str, list[str]] = {}
+    for case in suite.cases:
+        lines = notes.setdefault(case.id, [])
+        if isinstance(case, BaselineCase) and case.complexity:
+            lines.append(f"complexity {case.complexity}")
+        if isinstance(case, (AdversarialCase, StressCase)) and suite.base_case_of(case):
+            lines.append(f"reference: the latest stored baseline of case {suite.base_case_of(case)}")
+        if isinstance(case, StressCase):
+            generators = list(dict.fromkeys(level.generator for level in case.stress_ladder))
+            lines.append(
+                f"{len(case.stress_ladder)} cumulative level(s) over level 0 ({', '.join(generators)}); each runs "
+                f"2 to {case.runs_per_level} times"
+                + ("; the climb stops at the boundary" if case.stop_at_boundary else "")
+            )
+        if isinstance(case, AdversarialCase):
+            for entry in case.variants:
+                if entry.ignored:
+                    lines.append(f"{', '.join(entry.ignored)}: {entry.generator} does not use them")
+    return notes
 
 
 def preview(suite: Suite) -> list[PreviewItem]:
     from ironbench.run.planner import ai_entries, generator_of
 
     items: list[PreviewItem] = []
+    notes = _case_notes(suite)
     ai_by_case: dict[str, list[PreviewItem]] = {}
     for case, entry in ai_entries(suite):
         prompt, _style = generator_of(entry.generator).function(case.instruction, entry.params, 1)
@@ -34,15 +62,20 @@ def preview(suite: Suite) -> list[PreviewItem]:
                 None,
                 case.instruction,
                 case.instruction,
-                f"up to {entry.count} variant(s) written by model {entry.params.model!r} at run time; "
+                f"up to {entry.count} variant(s) written by model {entry.params.model!r} at run time; "  # type: ignore[attr-defined]
                 f"first prompt: {prompt.splitlines()[0]}",
             )
         )
     for track in plan(suite):
+        note = "; ".join(notes.get(track.case_id, []))
         if track.mode == "baseline":
-            items.append(PreviewItem("baseline", track.case_id, "-", "base", track.instruction, track.instruction))
+            items.append(
+                PreviewItem("baseline", track.case_id, "-", "base", track.instruction, track.instruction, note)
+            )
+        below = track.instruction
         for variant in track.variants:
-            base = track.mode == "stress" and variant.index == 0
+            ladder = track.mode == "stress"
+            base = ladder and variant.index == 0
             items.append(
                 PreviewItem(
                     track.mode,
@@ -51,9 +84,13 @@ def preview(suite: Suite) -> list[PreviewItem]:
                     variant.variant_id,
                     variant.instruction,
                     variant.base_instruction,
-                    "level 0: the unchanged instruction" if base else "",
+                    f"level 0: the unchanged instruction; {note}" if base else "",
+                    below if ladder else None,
                 )
             )
+            below = variant.instruction
+        if track.mode == "adversarial" and note:
+            items.append(PreviewItem("adversarial", track.case_id, "-", None, "", track.instruction, note))
         items += ai_by_case.get(track.case_id, [])
         for drop in track.drops:
             items.append(
@@ -99,7 +136,8 @@ def word_diff(base: str, variant: str) -> str:
 
 
 def preview_lines(items: list[PreviewItem]) -> list[str]:
-    """The human listing: per case its base instruction, then each variant as a word diff."""
+    """The human listing: per case its base instruction, then each variant as a word diff
+    against the base, and each ladder level against the level below it."""
     from ironbench.console.printable import printable
 
     lines: list[str] = []
@@ -108,17 +146,23 @@ def preview_lines(items: list[PreviewItem]) -> list[str]:
         if item.case_id != current:
             current = item.case_id
             lines.append(f"\n{item.mode}/{item.case_id}: {printable(item.base_instruction)}")
-        label = item.variant_id or ("AI" if item.note.startswith("up to") else "DROPPED")
-        if item.generator == "-":
-            lines.append("  (baseline: no variants)")
+        if item.generator == "-":  # a case's own line: how the file was read
+            said = ["baseline: no variants"] if item.mode == "baseline" else []
+            lines.append(f"  ({printable('; '.join([*said, *([item.note] if item.note else [])]))})")
             continue
+        label = item.variant_id or ("AI" if item.note.startswith("up to") else "DROPPED")
         if label == "AI":
             lines.append(f"  {item.generator}: {printable(item.note)}")
             continue
-        lines.append(
-            f"  {item.generator}/{label.split('/')[-1]}: "
-            f"{printable(word_diff(item.base_instruction, item.instruction))}"
-        )
+        if item.variant_id == "level_0":
+            lines.append(f"  level_0 (unchanged): {printable(item.instruction)}")
+        elif item.below is not None and item.variant_id is not None:
+            lines.append(f"  {label} ({item.generator}): {printable(word_diff(item.below, item.instruction))}")
+        else:
+            lines.append(
+                f"  {item.generator}/{label.split('/')[-1]}: "
+                f"{printable(word_diff(item.base_instruction, item.instruction))}"
+            )
         if item.note:
             lines.append(f"      {printable(item.note)}")
     return lines

@@ -67,6 +67,7 @@ def latest_baseline(
     environment: dict,
     exclude_run: str | None = None,
     rules: dict | None = None,
+    case_id: str | None = None,
 ) -> StoredBaseline | None:
     """The latest decided baseline group of exactly this instruction, taken with the same
     target argv, target version, recorded environment and outcome rules; None when the
@@ -74,12 +75,14 @@ def latest_baseline(
 
     A baseline from another target, version or backend says nothing about this one, one
     whose outcomes were read by other rules cannot be compared with them, and one made
-    mostly of harness or infrastructure errors says nothing at all.
+    mostly of harness or infrastructure errors says nothing at all. With `case_id` (a suite's
+    `base_case`), only that baseline case's groups count.
     """
     rows = store.conn.execute(
         "SELECT run_id, group_path, max(seq) AS last FROM invocations "
-        "WHERE instruction_hash = ? AND case_mode = 'baseline' GROUP BY run_id, group_path ORDER BY last DESC",
-        (instruction_hash(instruction),),
+        "WHERE instruction_hash = ?1 AND case_mode = 'baseline' AND (?2 IS NULL OR case_id = ?2) "
+        "GROUP BY run_id, group_path ORDER BY last DESC",
+        (instruction_hash(instruction), case_id),
     ).fetchall()
     setups: dict[str, bool] = {}
     for run_id, group, _ in rows:

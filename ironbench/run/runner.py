@@ -17,7 +17,7 @@ from pathlib import Path
 
 from ironbench import __version__
 from ironbench.core.errors import IronbenchError, RunNotFound, StoreFull
-from ironbench.core.events import GateDesigned, RecordedEvent, RunFinished, RunStarted, run_started
+from ironbench.core.events import GateDesigned, RecordedEvent, RunFinished, RunImported, RunStarted, run_started
 from ironbench.core.outcome import DEFAULT_RULES, RuleSet, load_rules
 from ironbench.core.redact import Redactor
 from ironbench.gateway import GatewayConfig, GatewayProcess
@@ -35,6 +35,7 @@ from ironbench.store.eventstore import EventStore, Pending, open_store
 from ironbench.store.leases import Lease
 from ironbench.suite.models import Suite
 from ironbench.targets.registry import TargetSpec, resolve_target
+from ironbench.targets.version import TargetVersion
 
 
 def new_run_id(store: EventStore, now: datetime | None = None) -> str:
@@ -48,7 +49,7 @@ def _begin(
     suite: Suite,
     suite_path: str | None,
     target_argv: list[str],
-    ironclad_version: str,
+    version: TargetVersion,
     jobs: int,
     label: str | None = None,
     redact: Sequence[str] = (),
@@ -65,7 +66,8 @@ def _begin(
         suite=suite.to_dict(),
         suite_path=suite_path,
         target_argv=target_argv,
-        ironclad_version=ironclad_version,
+        ironclad_version=version.value,
+        ironclad_version_source=version.source,
         harness_version=__version__,
         python_version=sys.version.split()[0],
         platform=f"{platform.system()}-{platform.machine()}",
@@ -340,7 +342,7 @@ def _start_gauntlet(
         run_id = new_run_id(store)  # the first write: a store that cannot take one stops here
         with store.leased(run_id), _running(store, paths, run_id, reporter) as (tree, append):
             tree.catch_up()
-            _begin(append, suite, suite_path, [], "n/a", 1, label, redact)
+            _begin(append, suite, suite_path, [], TargetVersion("n/a", "a gauntlet has no target"), 1, label, redact)
             _gauntlet(suite, run_id, tree, append, reporter, [])
     return run_id
 
@@ -411,6 +413,11 @@ def _resume(
 ) -> str:
     history = list(store.read(run_id))
     started = run_started(history[0])
+    imported = next((e.event for e in history if isinstance(e.event, RunImported)), None)
+    if imported is not None and imported.format == "outputs":
+        raise IronbenchError(
+            f"{run_id} was imported from {imported.source}, where another harness ran it: nothing here can resume it"
+        )
     reporter, redactor = _redacting(reporter, [*started.redact, *redact])
     store.redactor = redactor or None
     if any(isinstance(e.event, RunFinished) for e in history):

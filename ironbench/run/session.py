@@ -216,6 +216,7 @@ class Session:
             self.started.environment,
             exclude_run=self.run_id,
             rules=self.started.rules,
+            case_id=state.track.base_case,
         )
         if found is None:
             return None
@@ -268,6 +269,7 @@ class Session:
                 reference_outcomes=[list(o) for o in reference.outcomes] if reference and reference.unstable else None,
                 reference_group=source_group,
                 surplus_runs=surplus_runs or None,
+                complexity=group.complexity,
             ),
             idempotency_key=f"decision:{self.run_id}/{group.path}",
         )
@@ -468,6 +470,7 @@ class Session:
                 run_index=work.run_index,
                 instruction=group.instruction,
                 workdir=executor.workdir(work.workdir),
+                complexity=group.complexity,
             ),
         )
 
@@ -511,6 +514,7 @@ class Session:
             prompt_tokens=totals.prompt_tokens if totals else None,
             completion_tokens=totals.completion_tokens if totals else None,
             model_seconds=totals.model_seconds if totals else None,
+            complexity=group.complexity,
             failure_causes=[c.to_dict() for c in ran.causes] if ran.causes else None,
             failure_cause=ran.causes[-1].cause if ran.causes and not outcome.success else None,
         )

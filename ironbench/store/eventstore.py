@@ -8,7 +8,7 @@ appends and the harness must vanish next to the target.
 import json
 import sqlite3
 import uuid
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -48,6 +48,20 @@ class Pending:
     stream: str
     event: Event
     idempotency_key: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Foreign:
+    """An event recorded elsewhere (another harness's tree, another store) on its way in:
+    it keeps its own time and, from a store, its own id and payload bytes."""
+
+    stream: str
+    event: Event
+    timestamp_utc: str
+    idempotency_key: str | None = None
+    event_id: str | None = None  # None: a new id
+    payload: str | None = None  # the payload as recorded (JSON); None: the event's own
+    schema_version: int = SCHEMA_VERSION
 
 
 class InlineProjection(Protocol):
@@ -165,6 +179,44 @@ class EventStore:
                     conn.execute(_SET_POSITION, (projection.name, recorded[-1].seq))
             for name, seq in (positions or {}).items():
                 conn.execute(_SET_POSITION, (name, seq))
+        return recorded
+
+    def append_foreign(
+        self, select: "Callable[[sqlite3.Connection], tuple[str, Sequence[Foreign]]]"
+    ) -> list[RecordedEvent]:
+        """Append one run's events recorded elsewhere, in one transaction: `select` reads the
+        store under the write lock and returns the run's id here and what to add (nothing
+        this store already has), so two imports of the same history add it once. Each event
+        is linked into this store's hash chain; inline projections see them in the same
+        transaction."""
+        recorded: list[RecordedEvent] = []
+        with self.transaction() as conn:
+            link = last_link(conn)
+            run_id, items = select(conn)
+            for item in items:
+                event = item.event
+                payload = (
+                    item.payload if item.payload is not None else json.dumps(event.to_dict(), separators=(",", ":"))
+                )
+                columns = (
+                    link[0] + 1,
+                    item.event_id or uuid.uuid4().hex,
+                    run_id,
+                    item.stream,
+                    event.event,
+                    item.schema_version,
+                    item.timestamp_utc,
+                    item.idempotency_key,
+                    payload,
+                )
+                digest = event_hash(link[1], *columns)
+                conn.execute(_INSERT.format(or_ignore=""), (*columns, digest))
+                recorded.append(RecordedEvent(columns[0], columns[1], run_id, item.stream, item.timestamp_utc, event))
+                link = (columns[0], digest)
+            if recorded:
+                for projection in self.projections:
+                    projection.apply(conn, recorded)
+                    conn.execute(_SET_POSITION, (projection.name, recorded[-1].seq))
         return recorded
 
     # -- leases: one coordinator per run ----------------------------------------------

@@ -40,6 +40,9 @@ class RunRow(SQLModel, table=True):
     ironclad_version: str
     label: str | None = None
     environment: str | None = None  # JSON: the variables the suite's record_env named
+    ironclad_version_source: str | None = None  # how the target's version was found
+    imported: str | None = None  # outputs | store: where an imported run's events came from (else null)
+    imported_from: str | None = None  # the folder or store file it was imported from
 
 
 class _InvocationColumns(SQLModel):
@@ -74,6 +77,9 @@ class _InvocationColumns(SQLModel):
     correct: bool | None = None  # the harness's check of its brick said correct (None: not checked)
     check_verdict: str | None = None  # that check's verdict (core/kinds.py CheckVerdict)
     failure_cause: str | None = None  # why the last failed validation attempt of a failed run failed
+    complexity: str | None = None  # a canonical case's group: small, mid or large
+    # imported: the outcome fields the recorded summary gives otherwise (comma-separated)
+    disagrees: str | None = None
     # What it asked of the model gateway (NULL: the run served no model).
     model_calls: int | None = None
     prompt_tokens: int | None = None
@@ -182,6 +188,7 @@ class DecisionRow(SQLModel, table=True):
     reproduce_lower_95: float | None = None
     direction: str | None = None
     p_value: float | None = None
+    complexity: str | None = None
 
 
 class VariantRow(SQLModel, table=True):

@@ -1,4 +1,11 @@
-"""Suite files: YAML in, typed and contract-checked Suite out, or one clear SuiteError."""
+"""Suite files: YAML in, typed and contract-checked Suite out, or one clear SuiteError.
+
+The spec's suite schema is ironbench's: `runs`, `category`, `base_case`, cases with
+`base_instruction` and `variants`, `stress_ladder` levels each with its own generator.
+ironbench's own keys (stop rules, targets, engines, judges) sit beside the spec's, and its
+older short form (`instruction`, `generators`, a one-generator `ladder`) still reads, as
+the same typed Suite.
+"""
 
 import re
 from pathlib import Path
@@ -15,6 +22,7 @@ from pydantic import (
     StrictBool,
     Tag,
     ValidationError,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -22,22 +30,27 @@ from pydantic_core import ErrorDetails
 
 from ironbench.core.contract import forbidden_word, normalise_instruction
 from ironbench.core.errors import SuiteError
-from ironbench.core.kinds import SuiteMode
-from ironbench.suite.safe_yaml import INT64, MAX_FILE_BYTES, YamlRefused, check_values
+from ironbench.core.kinds import COMPLEXITIES, SuiteMode
+from ironbench.suite.entries import MAX_LEVELS, LadderLevel, VariantEntry, ladder_levels
+from ironbench.suite.safe_yaml import MAX_FILE_BYTES, YamlRefused, check_values
 from ironbench.suite.safe_yaml import load as load_yaml
 
 MAX_BASELINE_RUNS = 10
-MAX_VARIANTS = 10
 MAX_CONVERSATIONS = 100
 MAX_CONFIDENCE_RUNS = 200
 MAX_TIMEOUT_SECONDS = 86_400
 # Far below the kernel's 128 KiB limit on one argument, even after a ladder's additions.
 MAX_INSTRUCTION_CHARS = 20_000
 MODES = ("baseline", "adversarial", "stress")
+SUITE_MODES = (*MODES, "mixed", "gauntlet", "canonical")
+DEFAULT_RUNS_PER_CASE = 5
 STOP_RULES = ("last_3_agree", "confidence", "fixed")
 ENGINE_TYPES = ("llm", "guarded", "python", "command")
 
 TimeoutSeconds = Annotated[int, Field(strict=True, gt=0, le=MAX_TIMEOUT_SECONDS)]
+BaselineRuns = Annotated[int, Field(strict=True, gt=0, le=MAX_BASELINE_RUNS)]
+LevelRuns = Annotated[int, Field(strict=True, ge=2, le=5)]
+Complexity = Literal["small", "mid", "large"]
 _SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 
 
@@ -54,53 +67,35 @@ def _safe_id(value: str) -> str:
 Identifier = Annotated[str, Field(strict=True), AfterValidator(_safe_id)]
 
 
+def _instruction(value: str, info: ValidationInfo) -> str:
+    # NFKC first, so the contract check sees what a reader (or a model) would.
+    value = normalise_instruction(value)
+    if info.context and info.context.get("from_file"):
+        # A YAML block (`>`, `|`) ends in a line break that belongs to the file, not to the
+        # instruction: written on one line or folded, the same words are the same instruction
+        # (same hash, same check, same argument to the target). Runs recorded before keep theirs.
+        value = value.rstrip("\n")
+    if not value.strip():
+        raise ValueError("instruction is empty")
+    if len(value) > MAX_INSTRUCTION_CHARS:
+        raise ValueError(f"instruction is {len(value):,} characters; at most {MAX_INSTRUCTION_CHARS:,}")
+    return value
+
+
+Instruction = Annotated[str, Field(strict=True), AfterValidator(_instruction)]
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
-class _GeneratorEntry(BaseModel):
-    """A generator named in a suite plus its own parameters, checked by that generator."""
-
-    model_config = ConfigDict(extra="allow", frozen=True, strict=True)
-    generator: str
-    seed: Annotated[int, Field(strict=True, ge=-INT64, lt=INT64)] = 0
-    _params: object = PrivateAttr(default=None)
-
-    _kind = "variant"
-    _fixed = ("generator", "seed")
-
-    @model_validator(mode="after")
-    def _check_generator(self):
-        from ironbench.generators import get_generator, registered_generators
-
-        found = get_generator(self.generator)
-        if found is None or (found.kind != self._kind and not (self._kind == "variant" and found.is_variant)):
-            known = ", ".join(registered_generators(self._kind))
-            raise ValueError(f"unknown generator {self.generator!r} (known: {known})")
-        extras = {k: v for k, v in (self.model_extra or {}).items()}
-        try:
-            self._params = found.params.model_validate(extras)
-        except ValidationError as exc:
-            error = exc.errors()[0]
-            # union members appear in the location as "constrained-int" or "list[str]": not fields
-            field = ".".join(str(p) for p in error["loc"] if isinstance(p, int) or str(p).isidentifier())
-            message = "unknown parameter" if error["type"] == "extra_forbidden" else error["msg"]
-            raise ValueError(f"{self.generator}: {field}: {message}") from None
-        return self
-
-    @property
-    def params(self):
-        return self._params
-
-
-class GeneratorEntry(_GeneratorEntry):
-    count: Annotated[int, Field(strict=True, gt=0, le=MAX_VARIANTS)] = 5
-
-
-class LadderEntry(_GeneratorEntry):
-    _kind = "ladder"
-    runs_per_level: Annotated[int, Field(strict=True, ge=2, le=5)] = 5
-    stop_at_boundary: StrictBool = True
+def _renamed(data: object, shorthand: str, name: str) -> object:
+    """`data` with its shorthand key under the spec's name (both given: refused)."""
+    if isinstance(data, dict) and shorthand in data:
+        if name in data:
+            raise ValueError(f"{name}: given twice ({shorthand} is its shorthand)")
+        data = {(name if k == shorthand else k): v for k, v in data.items()}
+    return data
 
 
 # -- checks: what the harness runs on a saved brick; the target never sees them ----------------
@@ -165,21 +160,9 @@ Check = Annotated[
 
 class _Case(_Strict):
     id: Identifier
-    instruction: str
     timeout_seconds: TimeoutSeconds | None = None
     # The harness's own check of what the run saved (else the suite's `check`); never shown to the target.
     check: Check | None = None
-
-    @field_validator("instruction")
-    @classmethod
-    def _clean_instruction(cls, value: str) -> str:
-        # NFKC first, so the contract check sees what a reader (or a model) would.
-        value = normalise_instruction(value)
-        if not value.strip():
-            raise ValueError("instruction is empty")
-        if len(value) > MAX_INSTRUCTION_CHARS:
-            raise ValueError(f"instruction is {len(value):,} characters; at most {MAX_INSTRUCTION_CHARS:,}")
-        return value
 
 
 class SeedStop(_Strict):
@@ -231,8 +214,11 @@ _OWN_CAP = {ConfidenceStop: "its cap from stop.max_runs", FixedStop: "its runs f
 
 class BaselineCase(_Case):
     mode: Literal["baseline"] = "baseline"
-    runs: Annotated[int, Field(strict=True, gt=0, le=MAX_BASELINE_RUNS)] = MAX_BASELINE_RUNS
+    instruction: Instruction
+    runs: BaselineRuns = MAX_BASELINE_RUNS
     stop: StopRule | None = None
+    # A canonical suite's group (small, mid, large): a label of the case, and its folder.
+    complexity: Complexity | None = None
 
     @model_validator(mode="after")
     def _one_cap(self):
@@ -243,22 +229,73 @@ class BaselineCase(_Case):
 
 class AdversarialCase(_Case):
     mode: Literal["adversarial"] = "adversarial"
-    generators: Annotated[list[GeneratorEntry], Field(min_length=1)]
+    # Recorded (to_dict) as `instruction`, the key every case's record has.
+    base_instruction: Annotated[Instruction, Field(serialization_alias="instruction")]
+    variants: Annotated[list[VariantEntry], Field(min_length=1)]
+    # The baseline case whose stored runs are this case's reference (the suite's, unless set here).
+    base_case: Identifier | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _shorthand(cls, data):
+        return _renamed(_renamed(data, "instruction", "base_instruction"), "generators", "variants")
+
+    @property
+    def instruction(self) -> str:
+        return self.base_instruction
 
     @model_validator(mode="after")
     def _unique_generators(self):
-        names = [g.generator for g in self.generators]
+        names = [g.generator for g in self.variants]
         for index, name in enumerate(names):
             if name in names[:index]:
-                raise ValueError(f"generators[{index}]: generator {name!r} listed twice")
+                raise ValueError(f"variants[{index}]: generator {name!r} listed twice")
         return self
 
 
 class StressCase(_Case):
     mode: Literal["stress"] = "stress"
-    ladder: LadderEntry
+    # Recorded (to_dict) as `instruction`, the key every case's record has.
+    base_instruction: Annotated[Instruction, Field(serialization_alias="instruction")]
+    # Cumulative: level k is level k-1 plus what level k's generator adds.
+    stress_ladder: Annotated[list[LadderLevel], Field(min_length=1, max_length=MAX_LEVELS)]
+    runs_per_level: LevelRuns = 5
+    stop_at_boundary: StrictBool = True
+    base_case: Identifier | None = None
     # A level's own check, or null for none; levels not named keep the case's.
     level_checks: dict[Annotated[int, Field(strict=False, ge=0)], Check | None] = {}
+
+    @model_validator(mode="before")
+    @classmethod
+    def _shorthand(cls, data):
+        data = _renamed(data, "instruction", "base_instruction")
+        if not isinstance(data, dict) or "ladder" not in data:
+            return data
+        if "stress_ladder" in data:
+            raise ValueError("stress_ladder: given twice (ladder is its shorthand)")
+        ladder = data["ladder"]
+        data = {k: v for k, v in data.items() if k != "ladder"}
+        data["stress_ladder"] = ladder_levels(ladder)
+        for key in ("runs_per_level", "stop_at_boundary"):
+            if isinstance(ladder, dict) and key in ladder:
+                if key in data and data[key] != ladder[key]:
+                    raise ValueError(f"{key}: given on the case and in its ladder, with different values")
+                data[key] = ladder[key]
+        return data
+
+    @property
+    def instruction(self) -> str:
+        return self.base_instruction
+
+    @model_validator(mode="after")
+    def _levels_in_order(self):
+        for index, level in enumerate(self.stress_ladder):
+            if level.level != index + 1:
+                raise ValueError(
+                    f"stress_ladder[{index}].level: {level.level}, where {index + 1} was due: levels "
+                    "count up from 1, in order"
+                )
+        return self
 
 
 Case = Annotated[BaselineCase | AdversarialCase | StressCase, Field(discriminator="mode")]
@@ -338,13 +375,43 @@ class ServeModel(_Strict):
     models: dict[Annotated[str, Field(min_length=1)], Annotated[str, Field(min_length=1)]] = {}
 
 
+def _own_cap(stop: object) -> bool:
+    return isinstance(stop, dict) and stop.get("rule") in ("confidence", "fixed")
+
+
+def _canonical_cases(data: dict) -> list:
+    """A canonical suite's cases: those under `cases` (each naming its complexity), then the
+    groups `small`, `mid` and `large` (each case may repeat its group's name)."""
+    cases = list(data.get("cases") or [])
+    for group in COMPLEXITIES:
+        entries = data.get(group) or []
+        if not isinstance(entries, list):
+            raise ValueError(f"{group}: a list of cases, not {type(entries).__name__}")  # noqa: TRY004 (pydantic reports a ValueError)
+        for index, case in enumerate(entries):
+            if isinstance(case, dict):
+                if case.get("complexity", group) != group:
+                    raise ValueError(f"{group}[{index}].complexity: {case['complexity']!r}, under {group}")
+                case = {**case, "complexity": group}
+            cases.append(case)
+    return cases
+
+
 class Suite(_Strict):
     suite_id: Identifier
     mode: SuiteMode
+    # How many times each variant or level runs (adversarial, stress): a stress case's
+    # runs_per_level unless it sets its own; adversarial variants keep the seed's rule (once,
+    # then up to 3 repeats when material).
     runs_per_variant: Annotated[int, Field(strict=True, gt=0, le=MAX_BASELINE_RUNS)] = 1
     timeout_seconds: TimeoutSeconds = 300
     repair_enabled: StrictBool = True
     debug_enabled: StrictBool = True
+    # The baseline replay cap of every case that sets none (the spec's `runs`, at the suite level).
+    runs: BaselineRuns | None = None
+    # The baseline case whose stored runs are the reference of this suite's cases.
+    base_case: Identifier | None = None
+    # canonical: each case runs exactly this many times (unless it sets `runs`, or a `stop` rule).
+    runs_per_case: Annotated[int, Field(strict=True, gt=0, le=MAX_CONFIDENCE_RUNS)] | None = None
     target: str | list[str] | None = None
     # Environment variables whose values each run records (e.g. which backend answered).
     record_env: list[Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]] = []
@@ -372,14 +439,53 @@ class Suite(_Strict):
             "overrides it)",
         ),
     ] = None
+    _written: object = PrivateAttr(default=None)  # the file's data, for errors in its own words
 
     @model_validator(mode="before")
     @classmethod
-    def _cases_inherit_mode(cls, data):
-        # A case's mode defaults to the suite's, so one file holds one mode; a
-        # "mixed" suite names each case's mode itself.
-        if isinstance(data, dict) and isinstance(data.get("cases"), list) and data.get("mode") in MODES:
-            data = {**data, "cases": [{"mode": data["mode"], **c} if isinstance(c, dict) else c for c in data["cases"]]}
+    def _as_the_spec_means(cls, data):
+        """The spec's keys read into the typed form: `category` is the mode, a canonical
+        suite's groups are its cases, the suite's `runs` and `runs_per_variant` reach the
+        cases that set none, and each case's mode defaults to the suite's."""
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        if "category" in data:
+            category = data.pop("category")
+            if "mode" in data and data["mode"] != category:
+                raise ValueError(f"category: {category!r}, but mode: {data['mode']!r} (one suite, one mode)")
+            data["mode"] = category
+        mode = data.get("mode")
+        groups = [g for g in COMPLEXITIES if g in data]
+        if mode == "canonical":
+            data["cases"] = _canonical_cases(data)
+            for group in groups:
+                data.pop(group)
+        elif groups:
+            raise ValueError(f"{groups[0]}: only a canonical suite (mode: canonical) groups cases by complexity")
+        if not isinstance(data.get("cases"), list):
+            return data
+        case_mode = "baseline" if mode == "canonical" else mode if mode in MODES else None
+        suite_stop = data.get("stop")
+        cases = []
+        for case in data["cases"]:
+            if not isinstance(case, dict):
+                cases.append(case)
+                continue
+            if case_mode is not None:
+                case = {"mode": case_mode, **case}
+            own_cap = _own_cap(case.get("stop") or suite_stop)
+            if case.get("mode") == "baseline" and "runs" not in case and data.get("runs") is not None and not own_cap:
+                case = {**case, "runs": data["runs"]}
+            if mode == "canonical" and not case.get("stop") and not suite_stop:
+                runs = case.get("runs", data.get("runs_per_case", DEFAULT_RUNS_PER_CASE))
+                case = {k: v for k, v in case.items() if k != "runs"} | {"stop": {"rule": "fixed", "runs": runs}}
+            if case.get("mode") == "stress" and "runs_per_variant" in data:
+                ladder = case.get("ladder")
+                if "runs_per_level" not in case and not (isinstance(ladder, dict) and "runs_per_level" in ladder):
+                    case = {**case, "runs_per_level": _level_runs(data["runs_per_variant"])}
+            cases.append(case)
+        data["cases"] = cases
         return data
 
     @model_validator(mode="after")
@@ -400,10 +506,22 @@ class Suite(_Strict):
                 raise ValueError("check: a gauntlet suite saves no bricks to check")
         else:
             if not self.cases:
-                raise ValueError("cases: at least one case is required")
+                where = "small, mid or large" if self.mode == "canonical" else "cases"
+                raise ValueError(f"{where}: at least one case is required")
             for field in ("engines", "scenarios", "conversations"):
                 if getattr(self, field):
                     raise ValueError(f"{field}: only a gauntlet suite has {field}")
+        if self.runs_per_case is not None and self.mode != "canonical":
+            raise ValueError("runs_per_case: only a canonical suite has runs_per_case (use runs)")
+        if self.runs is not None and isinstance(self.stop, (ConfidenceStop, FixedStop)):
+            raise ValueError(f"runs: the {self.stop.rule} rule takes {_OWN_CAP[type(self.stop)]}")
+        for index, case in enumerate(self.cases):
+            grouped = isinstance(case, BaselineCase) and case.complexity is not None
+            if grouped != (self.mode == "canonical"):
+                problem = "needs a complexity (small, mid or large)" if grouped is False else "has a complexity"
+                if self.mode != "canonical":
+                    problem += ", which only a canonical suite's cases have"
+                raise ValueError(f"cases[{index}] ({case.id}): {problem}")
         for field, items, key in (
             ("cases", self.cases, "id"),
             ("engines", self.engines, "name"),
@@ -425,16 +543,20 @@ class Suite(_Strict):
             raise SuiteError(f"cases ({case.id}): runs: the {rule.rule} rule takes {_OWN_CAP[type(rule)]}")
         return None if isinstance(rule, SeedStop) else rule
 
+    def base_case_of(self, case: "AdversarialCase | StressCase") -> str | None:
+        """The baseline case id whose stored runs are this case's reference, if the suite names one."""
+        return case.base_case or self.base_case
+
     def conversations_of(self, scenario: Scenario) -> int:
         """How many conversations each engine has in `scenario` (default 1)."""
         return scenario.conversations or self.conversations or 1
 
-    def ai_judge_of(self, entry: GeneratorEntry) -> str | None:
+    def ai_judge_of(self, entry: VariantEntry) -> str | None:
         """The judge of an AI generator entry's rewrites: its own ai_judge when it sets one
         (null turns the suite's off), else the suite's."""
         params = entry.params
         if "ai_judge" in getattr(params, "model_fields_set", ()):
-            return params.ai_judge
+            return getattr(params, "ai_judge", None)
         return self.ai_judge
 
     def serving(self) -> dict | None:
@@ -444,6 +566,22 @@ class Suite(_Strict):
         if isinstance(self.serve_model, str):
             return {"model": self.serve_model, "models": {}}
         return {"model": self.serve_model.model, "models": dict(sorted(self.serve_model.models.items()))}
+
+    def __eq__(self, other: object) -> bool:
+        # the same suite whatever words its file used: the file's data is not part of it
+        return isinstance(other, Suite) and self.__dict__ == other.__dict__
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def where(self, *loc: str | int) -> str:
+        """A key path of this suite (`cases[0].variants[1].model`) as its file wrote it."""
+        return _location(_as_written(self._written, loc))
+
+    def case_where(self, index: int, *loc: str | int) -> str:
+        """A key path within case `index`, naming the case: `cases[2] (my_case).generators[1].model`."""
+        case = self.where("cases", index)
+        rest = self.where("cases", index, *loc).removeprefix(case)
+        return f"{case} ({self.cases[index].id}){rest}"
 
     def check_of(self, case: _Case, level: int | None = None) -> Check | None:
         """The check of a case's runs: a stress level's own (null: none), else the case's,
@@ -455,8 +593,23 @@ class Suite(_Strict):
     def case_timeout(self, case: _Case) -> int:
         return case.timeout_seconds or self.timeout_seconds
 
+    def with_complexity(self, which: str) -> "Suite":
+        """A canonical suite with only its cases of one complexity (`all`: every case)."""
+        if which == "all":
+            return self
+        if self.mode != "canonical":
+            raise SuiteError(f"--filter {which}: only a canonical suite groups its cases by complexity")
+        if which not in COMPLEXITIES:
+            raise SuiteError(f"--filter {which}: one of {', '.join(COMPLEXITIES)} or all")
+        kept = [c for c in self.cases if isinstance(c, BaselineCase) and c.complexity == which]
+        if not kept:
+            raise SuiteError(f"--filter {which}: suite {self.suite_id} has no {which} case")
+        return self.model_copy(update={"cases": kept})
+
     def to_dict(self) -> dict:
-        return self.model_dump(mode="json")
+        """The suite as a run records it: every default written out, each case's instruction
+        under `instruction` (what readers of a recorded suite look up); `from_dict` reads it."""
+        return self.model_dump(mode="json", by_alias=True)
 
     @classmethod
     def from_dict(cls, data: dict) -> "Suite":
@@ -471,6 +624,88 @@ class Suite(_Strict):
                 case = {k: v for k, v in case.items() if k != "runs"}
             cases.append(case)
         return cls.model_validate({**data, "cases": cases})
+
+
+def _level_runs(value: object) -> object:
+    if isinstance(value, int) and not isinstance(value, bool) and not 2 <= value <= 5:
+        raise ValueError(
+            f"runs_per_variant: {value}, but a stress level runs 2 to 5 times (the seed's rule); "
+            "give 2-5, or runs_per_level on each stress case"
+        )
+    return value
+
+
+# -- errors in the words of the file ------------------------------------------------------
+
+# The spec's key -> the shorthand (or the spec's other name) a file may have used instead.
+_WRITTEN_AS = {
+    "base_instruction": "instruction",
+    "variants": "generators",
+    "stress_ladder": "ladder",
+    "mode": "category",
+    "focus_values": "focuses",
+}
+
+
+def _canonical_origin(data: dict, index: int) -> tuple[str, int] | None:
+    """Where a canonical suite's case number `index` was written: `cases[j]` or `small[j]`..."""
+    origins = [("cases", j) for j in range(len(data.get("cases") or []))]
+    origins += [(g, j) for g in COMPLEXITIES for j in range(len(data.get(g) or []))]
+    return origins[index] if 0 <= index < len(origins) else None
+
+
+def _as_written(raw: object, loc: tuple) -> tuple:
+    """A validation error's location in the keys the file used: its shorthand, the spec's
+    `category`, a canonical suite's groups, a one-generator ladder's single mapping."""
+    out: list = []
+    node = raw
+    i = 0
+    while i < len(loc):
+        part = loc[i]
+        if isinstance(part, int):
+            out.append(part)
+            node = node[part] if isinstance(node, list) and 0 <= part < len(node) else None
+            i += 1
+            continue
+        if not isinstance(node, dict) or part in node:
+            out.append(part)
+            node = node.get(part) if isinstance(node, dict) else None
+            i += 1
+            continue
+        if part in MODES + ENGINE_TYPES + STOP_RULES and out:
+            out.append(part)  # a union's tag, not a key: the node stays
+            i += 1
+            continue
+        if part == "params":
+            i += 1  # the generator's parameters, written at the entry's top level
+            continue
+        if part == "cases" and not out and i + 1 < len(loc) and isinstance(loc[i + 1], int):
+            origin = _canonical_origin(node, loc[i + 1])
+            if origin is not None:
+                out += list(origin)
+                node = (node.get(origin[0]) or [None] * (origin[1] + 1))[origin[1]]
+                i += 2
+                continue
+        written = _WRITTEN_AS.get(part)
+        if written in node:
+            out.append(written)
+            node = node[written]
+            i += 1
+            if written == "ladder" and i < len(loc) and isinstance(loc[i], int):
+                i += 1  # one mapping stands for every level
+            continue
+        if isinstance(node.get("ladder"), dict) and part in node["ladder"]:
+            out.append("ladder")
+            node = node["ladder"]
+            continue
+        if isinstance(node.get("params"), dict) and part in node["params"]:
+            out.append("params")  # an entry's own key (count, seed), written among its parameters
+            node = node["params"]
+            continue
+        out.append(part)
+        node = None
+        i += 1
+    return tuple(out)
 
 
 def _location(loc: tuple) -> str:
@@ -493,8 +728,9 @@ def _location(loc: tuple) -> str:
     return "".join(parts)
 
 
-def _describe(error: ErrorDetails) -> str:
-    where = _location(tuple(p for p in error["loc"] if not str(p).startswith("function-")))
+def _describe(error: ErrorDetails, raw: object) -> str:
+    loc = tuple(p for p in error["loc"] if not str(p).startswith("function-"))
+    where = _location(_as_written(raw, loc))
     if error["type"] == "extra_forbidden":
         return f"{where}: unknown key"
     if error["type"] == "missing":
@@ -510,7 +746,7 @@ def _describe(error: ErrorDetails) -> str:
 
 
 def parse_suite(data: object, source: str) -> Suite:
-    """Validate already-parsed YAML; `source` names the file in every error."""
+    """Validate a suite file's parsed YAML; `source` names the file in every error."""
     if not isinstance(data, dict):
         raise SuiteError(f"{source}: top level must be a mapping of suite fields")
     try:
@@ -518,17 +754,19 @@ def parse_suite(data: object, source: str) -> Suite:
     except YamlRefused as exc:
         raise SuiteError(f"{source}: {exc}") from None
     try:
-        suite = Suite.model_validate(data)
+        suite = Suite.model_validate(data, context={"from_file": True})
     except ValidationError as exc:
-        raise SuiteError(f"{source}: {_describe(exc.errors()[0])}") from None
+        raise SuiteError(f"{source}: {_describe(exc.errors()[0], data)}") from None
+    suite._written = data
     for where, check in _checks(suite):
         if isinstance(check, PytestCheck) and not Path(check.pytest).exists():
             raise SuiteError(f"{source}: {where}.check.pytest: {check.pytest}: no such file or folder")
     for index, case in enumerate(suite.cases):
         word = forbidden_word(case.instruction)
         if word:
+            where = suite.where("cases", index)
             raise SuiteError(
-                f"{source}: cases[{index}] ({case.id}): instruction breaks the single-string "
+                f"{source}: {where} ({case.id}): instruction breaks the single-string "
                 f"contract with forbidden word {word!r}"
             )
     return suite
@@ -539,10 +777,10 @@ def _checks(suite: Suite) -> list[tuple[str, Check]]:
     found: list[tuple[str, Check]] = [("suite", suite.check)] if suite.check else []
     for index, case in enumerate(suite.cases):
         if case.check is not None:
-            found.append((f"cases[{index}]", case.check))
+            found.append((suite.where("cases", index), case.check))
         for level, check in case.level_checks.items() if isinstance(case, StressCase) else ():
             if check is not None:
-                found.append((f"cases[{index}].level_checks[{level}]", check))
+                found.append((f"{suite.where('cases', index)}.level_checks[{level}]", check))
     return found
 
 
@@ -588,13 +826,14 @@ def _anchor_checks(data: object, folder: Path) -> object:
         return check
 
     data = {**data, **({"check": anchored(data["check"])} if "check" in data else {})}
-    if isinstance(data.get("cases"), list):
-        cases = []
-        for case in data["cases"]:
-            if isinstance(case, dict):
-                case = {**case, **({"check": anchored(case["check"])} if "check" in case else {})}
-                if isinstance(case.get("level_checks"), dict):
-                    case["level_checks"] = {k: anchored(v) for k, v in case["level_checks"].items()}
-            cases.append(case)
-        data["cases"] = cases
+    for group in ("cases", *COMPLEXITIES):  # a canonical suite's cases sit under its groups
+        if isinstance(data.get(group), list):
+            cases = []
+            for case in data[group]:
+                if isinstance(case, dict):
+                    case = {**case, **({"check": anchored(case["check"])} if "check" in case else {})}
+                    if isinstance(case.get("level_checks"), dict):
+                        case["level_checks"] = {k: anchored(v) for k, v in case["level_checks"].items()}
+                cases.append(case)
+            data[group] = cases
     return data

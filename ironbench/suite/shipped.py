@@ -20,10 +20,13 @@ def shipped_suites() -> dict[str, Path]:
     return {p.stem: p for p in sorted(shipped("suites").glob("*.yaml"))}
 
 
-def open_suite(name_or_path: str, sample: int | None = None, seed: int = 0) -> tuple[Suite, str]:
+def open_suite(
+    name_or_path: str, sample: int | None = None, seed: int = 0, complexity: str = "all"
+) -> tuple[Suite, str]:
     """A suite and what names it (its file, or a shipped name): a file, a shipped YAML suite,
-    or a suite made from a package's data (humaneval, humaneval-adversarial). With `sample`,
-    a seeded sample of that many of its cases, kept in the suite's order."""
+    or a suite made from a package's data (humaneval, humaneval-adversarial). A canonical
+    suite keeps only its cases of `complexity` (`all`: every case); with `sample`, a seeded
+    sample of that many of the cases kept, in the suite's order."""
     from ironbench.suite.humaneval import SUITES, humaneval_suite
 
     if not Path(name_or_path).exists() and name_or_path in SUITES:
@@ -31,6 +34,7 @@ def open_suite(name_or_path: str, sample: int | None = None, seed: int = 0) -> t
     else:
         path = find_suite(name_or_path)
         suite, source = load_suite(path), str(path)
+    suite = suite.with_complexity(complexity)
     return (suite if sample is None else sample_cases(suite, sample, seed, source)), source
 
 

@@ -80,7 +80,7 @@ def preflight(target: TargetSpec) -> None:
     if probe.ran and not probe.found:
         why = f" (importing it failed: {probe.error})" if probe.error else ""
         raise TargetError(
-            f"target module {module[1]!r} is not installed for {executable}{why} (target {target.name}); "
+            f"target module {module[1]!r} is not installed for {' '.join(module[0])}{why} (target {target.name}); "
             f'if it lives in another virtualenv, pass --target "/path/to/venv/bin/python -m {module[1]} '
             f'{PLACEHOLDER}"'
         )

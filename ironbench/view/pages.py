@@ -27,6 +27,7 @@ from ironbench.report.markup import Markup, el, join, word_diff_html
 from ironbench.report.page import PageParts
 from ironbench.report.records import Thread
 from ironbench.report.sections.gauntlet import conversation as conversation_markup
+from ironbench.report.verdict import ORIGINS
 from ironbench.report.widgets import Col, Td, number, section, strip, table
 from ironbench.view.facts import run_href
 from ironbench.view.progress import Progress
@@ -212,7 +213,19 @@ def run_row(row: dict, verdict: str) -> Markup:
         {"data-run": row["run_id"]},
         el("td", None, el("a", {"href": run_href(row["run_id"])}, row["run_id"])),
         el("td", None, row["suite_id"]),
-        el("td", None, row["mode"]),
+        el(
+            "td",
+            None,
+            row["mode"],
+            " ",
+            el(
+                "span",
+                {"class": "badge imported", "title": f"from {ORIGINS.get(row['imported'], row['imported'])}"},
+                "imported",
+            )
+            if row.get("imported")
+            else None,
+        ),
         el("td", {"class": "text"}, row["label"] or "–"),
         el("td", {"data-v": shown_status(row["status"])}, status_badge(row["status"])),
         el("td", {"class": "strip"}, (row["started_utc"] or "")[:19].replace("T", " ")),

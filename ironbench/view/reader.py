@@ -28,7 +28,7 @@ from ironbench.store.leases import Holder, Lease
 _RUNS = """
 SELECT r.run_id, r.suite_id, r.mode, r.status, r.label, r.started_utc, r.finished_utc,
        coalesce(i.invocations, 0), coalesce(i.successes, 0), coalesce(i.infra_errors, 0) + coalesce(s.superseded, 0),
-       coalesce(t.turns, 0)
+       coalesce(t.turns, 0), r.imported
 FROM runs r
 LEFT JOIN (SELECT run_id, count(*) FILTER (WHERE infra_error IS NULL) AS invocations,
                   count(*) FILTER (WHERE infra_error IS NULL AND success) AS successes,
@@ -52,6 +52,7 @@ RUN_COLUMNS = (
     "successes",
     "infra_errors",
     "turns",
+    "imported",
 )
 
 # Decisions per run, mode and kind: the runs page's one-line verdict.
@@ -149,7 +150,8 @@ class Reader:
 
     def runs(self, run_id: str | None = None) -> list[dict]:
         """Every run (or one) with its counts and its status as `ironbench runs` derives it:
-        `running` only while its coordinator's lease is alive, else `interrupted`."""
+        `running` only while its coordinator's lease is alive, else `interrupted` (an imported
+        run's as it was recorded); `imported`: where an imported run came from (outputs, store)."""
         params: tuple = ()
         if run_id is None:
             sql = _RUNS.format(where="", run_where="")
@@ -159,7 +161,8 @@ class Reader:
         rows = [dict(zip(RUN_COLUMNS, row, strict=True)) for row in self.rows(sql, params)]
         leases = self._leases(run_id)
         for row in rows:
-            row["status"] = run_status(row["run_id"], row["status"], leases)
+            if not row["imported"]:  # an imported run's status is as recorded: no coordinator here held it
+                row["status"] = run_status(row["run_id"], row["status"], leases)
         return rows
 
     def run(self, run_id: str) -> dict:

@@ -109,8 +109,9 @@ def test_variants_previews_with_a_diff_and_invokes_nothing(tmp_path):
     assert "adversarial/simple_cache:" in result.stdout
     assert "lexical_shuffle/variant_0001:" in result.stdout and "[-" in result.stdout and "{+" in result.stdout
     stress = cli("variants", "suites/stress.yaml", check=True)
-    assert "add_scope_detail/level_5:" in stress.stdout
-    assert "add_scope_detail/level_0:" in stress.stdout and "level 0: the unchanged instruction" in stress.stdout
+    # each level against the one below it: the ladder is cumulative
+    assert "level_4 (add_multi_objective): " in stress.stdout and "{+" in stress.stdout
+    assert "level_0 (unchanged):" in stress.stdout and "level 0: the unchanged instruction" in stress.stdout
 
 
 def test_unknown_generator_is_one_line_exit_2(tmp_path):

@@ -120,21 +120,48 @@ def test_light_injections_add_one_mild_phrase_and_keep_the_task(name, base, seed
     assert any(added.strip(" .") == p.strip(" .") or added.endswith(p.strip(" .")) for p in phrases(name))
 
 
+def climb(base: str, levels: list[tuple[str, dict, int]]) -> list[str]:
+    """Each level's text, as the planner builds it: the level below plus its generator's additions."""
+    texts, text = [], base
+    for name, params, seed in levels:
+        generator = get_generator(name)
+        text = generator.function(text, base, generator.params(**params), seeded_rng(name, seed, base))
+        texts.append(text)
+    return texts
+
+
+@given(
+    base=st.sampled_from(BASES),
+    levels=st.lists(
+        st.tuples(st.sampled_from(registered_generators("ladder")), st.integers(1, 2), seeds), min_size=1, max_size=6
+    ),
+)
+def test_ladder_levels_are_cumulative_whatever_generator_each_level_has(base, levels):
+    texts = climb(base, [(name, {"additions": n}, seed) for name, n, seed in levels])
+    assert texts[0].startswith(base.rstrip("."))
+    for lower, higher in itertools.pairwise(texts):
+        assert higher.startswith(lower.rstrip("."))
+        # the same text: the generator's bank has no phrase left (the planner stops the ladder there)
+        assert len(higher) > len(lower) or higher == lower
+
+
 @pytest.mark.parametrize("name", registered_generators("ladder"))
 @given(base=st.sampled_from(BASES), seed=seeds, additions=st.integers(1, 6))
-def test_ladder_levels_are_cumulative(name, base, seed, additions):
-    generator = get_generator(name)
-    levels = generator.function(base, generator.params(additions=additions), seeded_rng(name, seed, base))
-    assert len(levels) == additions
-    assert levels[0].startswith(base.rstrip("."))
-    for lower, higher in itertools.pairwise(levels):
-        assert higher.startswith(lower) and len(higher) > len(lower)
+def test_levels_of_one_generator_and_seed_draw_its_bank_in_turn_and_never_repeat(name, base, seed, additions):
+    texts = climb(base, [(name, {"additions": 1}, seed)] * additions)
+    added = [higher[len(lower) :].strip() for lower, higher in itertools.pairwise([base, *texts])]
+    assert len(set(added)) == additions and all(a in phrases(name) for a in added)
 
 
-def test_explicit_ladder_additions_are_used_verbatim():
-    generator = get_generator("add_scope_detail")
-    levels = generator.function("Do x.", generator.params(additions=["Also y.", "Also z."]), seeded_rng(0))
-    assert levels == ["Do x. Also y.", "Do x. Also y. Also z."]
+def test_explicit_ladder_additions_are_used_verbatim_sentences_after_clauses_before_the_mark():
+    texts = climb(
+        "Do x.",
+        [
+            ("add_scope_detail", {"additions": ["Also y.", "Also z."]}, 0),
+            ("add_ambiguity", {"additions": ["where appropriate"]}, 0),
+        ],
+    )
+    assert texts == ["Do x. Also y. Also z.", "Do x. Also y. Also z, where appropriate."]
 
 
 def test_shipped_phrases_and_synonyms_respect_the_contract():

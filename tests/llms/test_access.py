@@ -273,13 +273,13 @@ def test_a_suite_extends_the_requirement_terms_of_an_ai_generator(paths, script,
     script({"c": ["success"]})
     utterance = BASE.replace("a sentence", "an utterance")
     suite = ai_suite("scripted-rewriter")
-    entry = suite.to_dict()["cases"][0]["generators"][0]
+    entry = suite.to_dict()["cases"][0]["variants"][0]
     scripted_model.answers = [utterance] * 3
     run_id = start_run(suite, paths)
     rejected = [e.event for e in events(paths, run_id, AiOutputRejected)]
     assert len(rejected) == 3 and all(r.failure_reasons == ["removes_requirement: sentence"] for r in rejected)
     data = suite.to_dict()
-    data["cases"][0]["generators"] = [{**entry, "terms": {"synonyms": [["sentence", "utterance"]]}}]
+    data["cases"][0]["variants"] = [{**entry, "terms": {"synonyms": [["sentence", "utterance"]]}}]
     scripted_model.answers = [utterance]
     run_id = start_run(parse_suite({**data, "suite_id": "ai2"}, "ai.yaml"), paths)
     assert [e.event.instruction for e in events(paths, run_id, VariantGenerated)] == [utterance]

@@ -100,8 +100,8 @@ def test_an_entry_turns_the_suites_judge_off_or_names_its_own(paths, script, scr
     run_id = start_run(judged_suite(entry={"ai_judge": None}), paths)
     assert scripted_judge.calls == [] and "judge" not in events(paths, run_id, VariantGenerated)[0].metadata
     suite = judged_suite(suite_judge=None, entry={"ai_judge": "scripted-judge"})
-    assert suite.ai_judge_of(suite.cases[0].generators[0]) == "scripted-judge"
-    assert judged_suite(suite_judge=None).ai_judge_of(judged_suite(suite_judge=None).cases[0].generators[0]) is None
+    assert suite.ai_judge_of(suite.cases[0].variants[0]) == "scripted-judge"
+    assert judged_suite(suite_judge=None).ai_judge_of(judged_suite(suite_judge=None).cases[0].variants[0]) is None
 
 
 def test_the_judges_answers_are_cached_so_resume_never_asks_twice(paths, script, scripted_model, scripted_judge):

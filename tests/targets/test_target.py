@@ -1,3 +1,4 @@
+import json
 import sys
 import time
 from pathlib import Path
@@ -7,7 +8,7 @@ import pytest
 from ironbench.core.errors import TargetError
 from ironbench.targets.command import cap_output, ensure_fresh_dir, invoke, preflight
 from ironbench.targets.registry import resolve_target
-from ironbench.targets.version import target_version
+from ironbench.targets.version import probe_module, target_version
 
 
 def test_argv_is_never_passed_through_a_shell(tmp_path):
@@ -108,13 +109,13 @@ def test_fresh_dir_removes_leftovers(tmp_path):
 
 
 def test_version_is_git_commit_of_source_or_unknown(tmp_path):
-    version = target_version(resolve_target("fixture"))  # ironbench's own checkout
+    version = target_version(resolve_target("fixture")).value  # ironbench's own checkout
     assert version.startswith("git:") and len(version) == len("git:3fa91bc")
     script = tmp_path / "agent.py"
     script.write_text("print(1)")
-    assert target_version(resolve_target([sys.executable, str(script), "{instruction}"])) == "unknown"
+    assert target_version(resolve_target([sys.executable, str(script), "{instruction}"])).value == "unknown"
     pyyaml = resolve_target([sys.executable, "-m", "yaml", "{instruction}"])
-    assert target_version(pyyaml)[0].isdigit()  # no git checkout: the package version
+    assert target_version(pyyaml).value[0].isdigit()  # no git checkout: the package version
 
 
 def test_a_package_inside_someone_elses_checkout_is_not_versioned_by_it(tmp_path):
@@ -127,7 +128,7 @@ def test_a_package_inside_someone_elses_checkout_is_not_versioned_by_it(tmp_path
     (tmp_path / ".gitignore").write_text("venv/\n")
     sp.run(["git", "-C", str(tmp_path), "add", ".gitignore"], check=True)
     sp.run(["git", "-C", str(tmp_path), "-c", "user.email=a@b", "-c", "user.name=a", "commit", "-qm", "x"], check=True)
-    assert target_version(resolve_target([sys.executable, str(package), "{instruction}"])) == "unknown"
+    assert target_version(resolve_target([sys.executable, str(package), "{instruction}"])).value == "unknown"
 
 
 def make_venv(root: Path) -> Path:
@@ -167,7 +168,7 @@ def test_a_module_in_the_targets_own_virtualenv_passes_preflight_and_is_versione
     install_fake_ironclad(site)
     target = resolve_target([str(python), "-m", "venv_only_ironclad.ironclad", "{instruction}"])
     preflight(target)  # ironbench's own environment does not have it; the target's interpreter does
-    assert target_version(target) == "1.0.0"
+    assert target_version(target).value == "1.0.0"
     with pytest.raises(TargetError, match="not installed for"):
         preflight(resolve_target([sys.executable, "-m", "venv_only_ironclad.ironclad", "{instruction}"]))
 
@@ -188,7 +189,7 @@ def test_a_module_from_a_git_checkout_is_versioned_by_its_short_commit(tmp_path)
     ).stdout.strip()
     (site / "checkout.pth").write_text(str(checkout / "src") + "\n")  # an editable install
     target = resolve_target([str(python), "-m", "checked_out_pkg.tool", "{instruction}"])
-    assert target_version(target) == f"git:{commit[:7]}"
+    assert target_version(target).value == f"git:{commit[:7]}"
 
 
 def test_the_default_targets_error_shows_the_target_form_for_another_virtualenv(tmp_path):
@@ -221,3 +222,62 @@ def test_a_run_against_a_target_in_its_own_virtualenv(tmp_path):
     ).stdout.strip()
     summary = json.loads((out / run_id / "baseline" / "c" / "run_001" / "summary.json").read_text())
     assert (summary["success"], summary["attempts"], summary["ironclad_version"]) == (True, 1, "1.0.0")
+
+
+def test_a_module_behind_env_a_runner_or_its_console_script_is_versioned_and_says_how(tmp_path):
+    import subprocess as sp
+
+    python, site = make_venv(tmp_path / "venv")
+    install_fake_ironclad(site, "2.3.4")
+    module = "venv_only_ironclad.ironclad"
+    for argv in (
+        ["env", str(python), "-m", module, "{instruction}"],
+        [
+            "/usr/bin/env",
+            "-u",
+            "HOME",
+            "OLLAMA_HOST=http://127.0.0.1:9",
+            str(python),
+            "-u",
+            "-X",
+            "dev",
+            "-m",
+            module,
+            "{instruction}",
+        ],
+        [str(python), f"-m{module}", "{instruction}"],
+    ):
+        found = target_version(resolve_target(argv))
+        assert found.value == "2.3.4", argv
+        assert "distribution venv-only-ironclad 2.3.4" in found.source and str(tmp_path / "venv") in found.source
+    # a console script pip wrote: its shebang's interpreter, the module its function is in
+    launcher = tmp_path / "venv" / "bin" / "ironclad"
+    launcher.write_text(f"#!{python}\nimport sys\nfrom {module} import main\nsys.exit(main())\n")
+    launcher.chmod(0o755)
+    assert target_version(resolve_target([str(launcher), "{instruction}"])).value == "2.3.4"
+    # installed from a repository at a commit (PEP 610): that commit, in the spec's format
+    dist = site / "venv_only_ironclad-2.3.4.dist-info"
+    commit = "3fa91bc0d1e2f3a4b5c6d7e8f9a0b1c2d3e4f5a6"
+    (dist / "direct_url.json").write_text(
+        json.dumps({"url": "https://example.org/ironclad.git", "vcs_info": {"vcs": "git", "commit_id": commit}})
+    )
+    probe_module.cache_clear()
+    found = target_version(resolve_target(["env", str(python), "-m", module, "{instruction}"]))
+    assert found.value == "git:3fa91bc" and commit in found.source and "direct_url.json" in found.source
+    # a module its interpreter cannot import, and a command naming none: unknown, saying why
+    missing = target_version(resolve_target(["env", str(python), "-m", "no_such_module", "{instruction}"]))
+    assert missing.value == "unknown" and "cannot import no_such_module" in missing.source
+    assert "names no Python module" in target_version(resolve_target(["echo", "{instruction}"])).source
+    del sp
+
+
+def test_the_run_records_the_version_and_how_it_was_found(tmp_path):
+    from tests.conftest import cli
+
+    out = tmp_path / "out"
+    run_id = cli(
+        "run", "baseline", "--target", "fixture", "--out", str(out), "-q", "--no-report", check=True
+    ).stdout.strip()
+    metadata = json.loads((out / run_id / "metadata.json").read_text())
+    assert metadata["ironclad_version"].startswith("git:")
+    assert "imports ironbench.targets.fixture_ironclad from a git checkout" in metadata["ironclad_version_source"]

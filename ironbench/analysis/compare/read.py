@@ -116,12 +116,13 @@ def compare_runs(
         raise IronbenchError(f"--margin {margin}: must be at least 0 and below 1 (a share, e.g. 0.05)")
     con = connect(store_path)
     try:
-        modes = []
+        modes, imported = [], []
         for run_id in (run_a, run_b):
-            row = con.execute("SELECT mode FROM store.runs WHERE run_id = ?", [run_id]).fetchone()
+            row = con.execute("SELECT mode, imported FROM store.runs WHERE run_id = ?", [run_id]).fetchone()
             if row is None:
                 raise RunNotFound(f"run {run_id!r} not found in {store_path}")
             modes.append(row[0])
+            imported.append(row[1] == "outputs")
         if (modes[0] == "gauntlet") != (modes[1] == "gauntlet"):
             raise CannotCompare(
                 f"cannot compare a gauntlet run with a {'non-' if modes[0] == 'gauntlet' else ''}gauntlet run"
@@ -143,9 +144,10 @@ def compare_runs(
         gated = [(r, *row) for r in (run_a, run_b) for row in con.execute(_GATED, [r]).fetchall()]
     finally:
         con.close()
-    for run_id, side in zip((run_a, run_b), sides, strict=True):
+    for run_id, side, recorded_elsewhere in zip((run_a, run_b), sides, imported, strict=True):
         unresolved = [u for runs in side.values() for u in runs.unresolved_infra]
-        if unresolved:
+        # a run imported from another harness's tree cannot be resumed: its outages stay out
+        if unresolved and not recorded_elsewhere:
             raise CannotCompare(
                 f"cannot compare: {run_id} has {len(unresolved)} run(s) with unresolved "
                 f"infrastructure errors (first: {unresolved[0]}); `ironbench resume {run_id}` "

@@ -4,8 +4,8 @@ in order, attempts, and each case's decision with what its runs support."""
 from ironbench.core.labels import case_label
 from ironbench.core.outcome_codes import BY_CODE
 from ironbench.report import svg
-from ironbench.report.markup import Markup, join
-from ironbench.report.records import BaselineCase, BaselineSection
+from ironbench.report.markup import Markup, el, join
+from ironbench.report.records import BaselineCase, BaselineSection, ComplexityRow
 from ironbench.report.verdict import agreeing_runs, not_evidence
 from ironbench.report.widgets import (
     Col,
@@ -76,6 +76,55 @@ def _reason(case: BaselineCase) -> str:
     return decision.reason
 
 
+def by_complexity(rows: list[ComplexityRow]) -> Markup:
+    """A canonical run's groups: how success falls as the tasks grow."""
+    bars = svg.interval_bars(
+        [svg.IntervalRow(g.complexity, g.rate, g.low, g.high, f"{g.successes}/{g.n}") for g in rows],
+        "Success rate per complexity with its 95% Wilson interval",
+    )
+    return el(
+        "div",
+        {"class": "complexity"},
+        el("h3", None, "By complexity"),
+        el(
+            "p",
+            {"class": "intro"},
+            "A canonical suite groups its cases by complexity and runs each a fixed number of times. "
+            "The success rate counts every run of the group once; its interval takes the runs as "
+            "independent, and runs of one case are not quite, so read it as the narrowest the runs "
+            "support. pass@k and pass^k are the means over the group's cases of each case's unbiased "
+            "estimate at k, the fewest runs a case of the group took: the chance that at least one "
+            "of k runs succeeds, and that all k do.",
+        ),
+        figure(bars, "Success rate per complexity, smallest first; the whisker is the 95% Wilson interval."),
+        table(
+            [
+                Col("complexity"),
+                Col("cases", True),
+                Col("runs", True, "runs that are evidence"),
+                Col("success", True),
+                Col("95% CI", True, "Wilson, over the group's runs"),
+                Col("k", True, "the fewest runs a case of the group took"),
+                Col("pass@k", True, "mean over the cases: at least one of k runs succeeds"),
+                Col("pass^k", True, "mean over the cases: all k runs succeed"),
+            ],
+            [
+                [
+                    g.complexity,
+                    (str(g.cases), g.cases),
+                    (str(g.n), g.n),
+                    ratio(g.successes, g.n),
+                    interval(g.low, g.high),
+                    (str(g.k), g.k),
+                    (number(g.pass_at_k), g.pass_at_k if g.pass_at_k is not None else -1),
+                    (number(g.pass_hat_k), g.pass_hat_k if g.pass_hat_k is not None else -1),
+                ]
+                for g in rows
+            ],
+        ),
+    )
+
+
 def baseline(data: BaselineSection) -> Markup:
     cases = data.cases
     shown, note = charted(cases)
@@ -117,12 +166,14 @@ def baseline(data: BaselineSection) -> Markup:
         "attempts",
     )
     extra = has_extra([c.decision for c in cases])
+    grouped = bool(data.complexities)
     rows = []
     for c in cases:
         chance = c.decision.chance_agreement if c.decision else None
         rows.append(
             [
                 case_label(c.case_id, c.variant_id),
+                *([c.complexity or "–"] if grouped else []),
                 runs_cell(c.codes, c.superseded),
                 ratio(c.successes, c.n),
                 interval(c.low, c.high),
@@ -149,9 +200,11 @@ def baseline(data: BaselineSection) -> Markup:
         ),
         figure(sequences, join(["Outcomes in run order.", note, " ", svg.legend(used)])),
         figure(attempts, "Attempts: 0 when generation produced nothing, else 1 + repairs.") if data.attempts else None,
+        by_complexity(data.complexities) if grouped else None,
         table(
             [
                 Col("case"),
+                *([Col("complexity")] if grouped else []),
                 Col("runs"),
                 Col("success", True),
                 Col("95% CI", True),

@@ -4,16 +4,16 @@ run (`gateway_texts`), and per invocation what they add up to. The table named
 `model_calls` stays the coordinator's own cache of model answers. Invocations recorded by
 an ironbench older than this revision have NULL model columns.
 
-Revision ID: 0014_model_calls
-Revises: 0013_checks
+Revision ID: 0015_model_calls
+Revises: 0014_spec_import
 Create Date: 2026-11-26
 """
 
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0014_model_calls"
-down_revision = "0013_checks"
+revision = "0015_model_calls"
+down_revision = "0014_spec_import"
 branch_labels = None
 depends_on = None
 

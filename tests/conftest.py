@@ -39,6 +39,12 @@ def make_suite(cases: dict[str, int], **fields):
     return parse_suite(data, "test.yaml")
 
 
+@pytest.fixture(autouse=True)
+def _no_backoff(monkeypatch):
+    """Re-runs after an infrastructure error start at once (tests of the backoff set their own)."""
+    monkeypatch.setenv("IRONBENCH_BACKOFF", "0")
+
+
 @pytest.fixture
 def paths(tmp_path) -> RunPaths:
     return RunPaths.resolve(tmp_path / "out", None)

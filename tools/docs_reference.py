@@ -186,6 +186,10 @@ VIEW_NOTES = {
     "rejections": "Every AI rewrite the harness rejected, with its reasons.",
     "turns": "Every gauntlet turn: engine, scenario, conversation, prompt and answer.",
     "turn_scores": "Every scorer's verdict on every gauntlet turn.",
+    "model_calls": "Every call a target made to its run's model gateway (`--serve-model`), every attempt of a "
+    "slot: API, requested and served model, messages, answer, tokens, latency, error; texts of 1,024 characters "
+    "or more held by their sha256 (`model_texts`).",
+    "model_texts": "The long texts of a run's model calls, once each, by sha256.",
     "gates": "Per run made with `run --against`: the reference run, the margin, alpha and power, A's planning "
     "rate, the cap (the fixed design's runs per case), the last round the design can run, and whether its "
     "boundaries meet there.",

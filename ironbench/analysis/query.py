@@ -47,6 +47,9 @@ _VIEWS = {
     "rejections": "SELECT * FROM store.rejections",
     "turns": "SELECT * FROM store.turns",
     "turn_scores": "SELECT * REPLACE (violated::BOOLEAN AS violated) FROM store.turn_scores",
+    # The calls targets made to a run's model gateway (--serve-model), and their long texts.
+    "model_calls": "SELECT * REPLACE (stream::BOOLEAN AS stream) FROM store.gateway_calls",
+    "model_texts": "SELECT * FROM store.gateway_texts",
     "gates": "SELECT * REPLACE (met::BOOLEAN AS met) FROM store.gates",
     "gate_looks": "SELECT * REPLACE (failed::BOOLEAN AS failed) FROM store.gate_looks",
     "events": "SELECT seq, event_id, run_id, stream, type, schema_version, timestamp_utc, payload FROM store.events",

@@ -5,6 +5,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from ironbench.analysis.model_traffic import model_traffic
 from ironbench.analysis.query import QueryResult, connect, run_sql, shipped_queries
 from ironbench.console.numbers import percent
 from ironbench.console.printable import printable
@@ -228,6 +229,10 @@ def show_run(store_path: Path, run_id: str) -> tuple[dict, QueryResult, list[dic
         cases = _without_empty(QueryResult([d[0] for d in cursor.description], cursor.fetchall()), "complexity")
         verdicts = [_verdict(*r) for r in con.execute(_VERDICTS, [run_id]).fetchall()]
         verdicts += sensitivity_verdicts(con.execute(_SENSITIVITY, [run_id]).fetchall())
+        traffic = model_traffic(store_path, run_id)
+        if traffic is not None:  # every attempt counted: one whose backend failed was paid for too
+            header["model"] = traffic.run.sentence()
+            verdicts += [{"case_id": case.case_id, "kind": "model", "text": case.sentence()} for case in traffic.cases]
         verdicts.sort(key=lambda v: v["case_id"])  # stable: each case's reference, then the rest
         return header, cases, gate_verdicts(store_path, run_id) + verdicts
     finally:

@@ -48,6 +48,7 @@ for command in (
     suite.init,
     run.run,
     run.resume,
+    run.replay,
     history.import_,
     run.check,
     inspect.runs,

@@ -49,12 +49,24 @@ MaxFailuresOption = Annotated[
 QuietOption = Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar or turn-by-turn output.")]
 NoReportOption = Annotated[bool, typer.Option("--no-report", help="Do not write the run's HTML report at the end.")]
 MaxInfraErrorsOption = Annotated[
-    int,
+    int | None,
     typer.Option(
         "--max-infra-errors",
         min=1,
-        help="Stop the run (exit 1) after this many consecutive infrastructure errors "
+        show_default="no limit: --max-outage decides",
+        help="Also stop the run (exit 1) after this many consecutive infrastructure errors "
         "(the target's backend failed); resume re-runs those invocations.",
+    ),
+]
+MaxOutageOption = Annotated[
+    float,
+    typer.Option(
+        "--max-outage",
+        min=0,
+        metavar="SECONDS",
+        help="Stop the run (exit 1) once the target's backend has failed for this long; until then, "
+        "after an infrastructure error nothing starts until a backoff has passed (exponential, jittered, "
+        "at least a 429's Retry-After). Resume re-runs what failed.",
     ),
 ]
 RedactOption = Annotated[

@@ -11,6 +11,7 @@ from ironbench.cli.options import (
     JobsOption,
     MaxFailuresOption,
     MaxInfraErrorsOption,
+    MaxOutageOption,
     NoReportOption,
     OutOption,
     QuietOption,
@@ -21,6 +22,7 @@ from ironbench.cli.options import (
 )
 from ironbench.cli.suite import SuiteArgument
 from ironbench.core.errors import RunInterrupted
+from ironbench.run.guards import MAX_OUTAGE_SECONDS
 
 DEFAULT_DROP = 0.1  # run.gate.DEFAULT_DROP, kept here so `--help` does not import numpy
 
@@ -97,7 +99,28 @@ def run(
         ),
     ] = False,
     max_failures: MaxFailuresOption = None,
-    max_infra_errors: MaxInfraErrorsOption = 3,
+    max_infra_errors: MaxInfraErrorsOption = None,
+    max_outage: MaxOutageOption = MAX_OUTAGE_SECONDS,
+    serve_model: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--serve-model",
+            metavar="MODEL|REQUESTED=MODEL",
+            help="Serve the target's model calls with this llm model id (e.g. ironbench-smollm2, the embedded "
+            "model): a gateway on 127.0.0.1 speaks Ollama's and OpenAI's APIs, each invocation gets "
+            "OLLAMA_HOST and OPENAI_BASE_URL pointing at it, and every call is recorded. REQUESTED=MODEL "
+            "answers requests for REQUESTED with MODEL (repeatable). Overrides the suite's serve_model.",
+        ),
+    ] = None,
+    replay: Annotated[
+        str | None,
+        typer.Option(
+            "--replay",
+            metavar="RUN",
+            help="Answer the target's model calls from RUN's recorded calls (each invocation from the same "
+            "case and run's), in order: a deterministic re-run of the target's own logic.",
+        ),
+    ] = None,
     label: Annotated[
         str | None,
         typer.Option("--label", help="A name for this run (e.g. the backend or model it used), kept in its metadata."),
@@ -153,10 +176,13 @@ def run(
 ) -> None:
     """Run a suite against its target; prints the run id (the verdict and the report's path go to stderr).
     With --against, exits 1 when the run regressed against that run (a CI gate)."""
+    from ironbench.gateway.backends import parse_serving
+    from ironbench.llms import EMBEDDED_MODEL
     from ironbench.run.gate import Against
     from ironbench.run.runner import start_run
     from ironbench.suite.shipped import open_suite
 
+    serving = parse_serving(serve_model, EMBEDDED_MODEL).to_dict() if serve_model else None
     loaded, suite_path = open_suite(suite, sample, seed, complexity=filter)
     with _running(out, store, quiet) as (paths, reporter):
         run_id = start_run(
@@ -173,6 +199,9 @@ def run(
             rules=rules,
             speculate=speculate,
             scheduler=scheduler,
+            serve_model=serving,
+            replay_of=replay,
+            max_outage=max_outage,
             against=Against(against, drop, alpha, power) if against is not None else None,
         )
     if loaded.mode == "gauntlet" and not quiet:
@@ -198,7 +227,8 @@ def resume(
     jobs: JobsOption = None,
     scheduler: SchedulerOption = None,
     max_failures: MaxFailuresOption = None,
-    max_infra_errors: MaxInfraErrorsOption = 3,
+    max_infra_errors: MaxInfraErrorsOption = None,
+    max_outage: MaxOutageOption = MAX_OUTAGE_SECONDS,
     quiet: QuietOption = False,
     no_report: NoReportOption = False,
     redact: RedactOption = None,
@@ -217,10 +247,38 @@ def resume(
             max_infra_errors=max_infra_errors,
             redact=redact or (),
             scheduler=scheduler,
+            max_outage=max_outage,
         )
     failed = _finish(paths, run_id, quiet, no_report)
     typer.echo(f"{run_id} {status}")
     if failed:
+        raise typer.Exit(1)
+
+
+def replay(
+    run_id: Annotated[str, typer.Argument(metavar="RUN", help="A run that served a model (--serve-model).")],
+    case_id: Annotated[
+        str | None, typer.Argument(metavar="[CASE]", help="Replay this case's invocations (default: every one).")
+    ] = None,
+    variant: Annotated[
+        str | None,
+        typer.Option("--variant", help="Only this variant (e.g. base, whitespace_noise/variant_0001, level_2)."),
+    ] = None,
+    run_index: Annotated[int | None, typer.Option("--run", min=1, metavar="N", help="Only run N.")] = None,
+    out: OutOption = DEFAULT_OUT,
+    store: StoreOption = None,
+) -> None:
+    """Run the target again for recorded invocations, its model calls answered from the recording in
+    order; exit 0 when every stdout and exit code came out as recorded, 1 otherwise (saying which). A
+    request that differs from the recorded one is shown as a divergence (which call, a diff)."""
+    from ironbench.cli.options import say
+    from ironbench.run.replay import replay_invocations
+
+    identical = True
+    for replayed in replay_invocations(run_paths(out, store), run_id, case_id, variant, run_index):
+        say("\n".join([replayed.heading(run_id), *replayed.lines]))
+        identical = identical and replayed.identical
+    if not identical:
         raise typer.Exit(1)
 
 

@@ -48,6 +48,10 @@ class RunStarted(_Event):
     rules: dict | None = None
     speculate: bool = False  # --speculate: runs past a group's next decision may start on idle capacity
     scheduler: str | None = None  # --scheduler: the Dask cluster the invocations ran on
+    # --serve-model / serve_model: the model gateway's served model and its map of requested
+    # names ({"model": ..., "models": {...}}); None: the target reached its own backend.
+    serve_model: dict | None = None
+    replay_of: str | None = None  # --replay: the run whose recorded model calls answered this one's
     # --against: the sequential regression gate B runs under: {"run": A, "drop", "alpha", "power"}
     against: dict | None = None
     # How ironclad_version was found: which interpreter was asked, and what it answered
@@ -113,6 +117,12 @@ class InvocationCompleted(_Event):
     # Completed after its group's decision (started by --speculate): not evidence, counted
     # in no decision, aggregate, rate or comparison.
     surplus: bool = False
+    # What the invocation asked of the model gateway (None: the run served no model): calls,
+    # tokens where the model reported them, and the seconds the gateway spent answering.
+    model_calls: int | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    model_seconds: float | None = None
     complexity: str | None = None  # a canonical case's group: small, mid or large
     # Imported from another harness's outputs: its summary.json as recorded (the facts above
     # are re-derived from the recorded output where it was kept), and the fields of the
@@ -315,6 +325,48 @@ class ScenarioFinished(_Event):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ModelCalled(_Event):
+    """One call a target made to the run's model gateway, attributed to its invocation by the
+    address the invocation was given. Texts of TEXT_BY_HASH characters or more are held as
+    {"sha256": ..., "chars": ...} and recorded once per run as a ModelText."""
+
+    event: ClassVar[Literal["model_called"]] = "model_called"
+    key: str  # the invocation's
+    rerun: int = 0  # the attempt of its slot
+    case_id: str
+    variant_id: str
+    run_index: int
+    index: int  # 1, 2, ...: the order in which the gateway received the invocation's calls
+    api: str  # ollama.chat | ollama.generate | openai.chat
+    requested_model: str
+    served_model: str  # the llm model id that answered ("replay" when the recording did)
+    stream: bool = False
+    messages: list  # [{"role": ..., "content": text or reference}]
+    options: dict  # the rest of the request, as the target sent it
+    applied: dict = field(default_factory=dict)  # the options the served model honoured
+    answer: str | dict | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    latency_ms: float
+    # backend: the model failed (an infrastructure error); request: the target's request was
+    # refused; replay: the recording holds no such call; abandoned: the invocation ended first.
+    error: str | None = None
+    error_kind: str | None = None
+    status: int = 200  # the HTTP status the target was answered with
+    retry_after: float | None = None  # seconds, from a 429 the backend gave
+    divergence: str | None = None  # replaying: how the request differs from the recorded one
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelText(_Event):
+    """A long text of model calls (a system prompt, an answer), recorded once per run."""
+
+    event: ClassVar[Literal["model_text"]] = "model_text"
+    sha256: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class GateDesigned(_Event):
     """`run --against A`: the sequential gate B runs under, fixed before B's first run from
     A's runs per case and the margin (stats/regression_gate.py)."""
@@ -409,6 +461,8 @@ Event: TypeAlias = (
     | TurnAnswered
     | TurnScored
     | ScenarioFinished
+    | ModelCalled
+    | ModelText
     | GateDesigned
     | GateLooked
     | RunFinished
@@ -429,6 +483,8 @@ EventType = Literal[
     "turn_answered",
     "turn_scored",
     "scenario_finished",
+    "model_called",
+    "model_text",
     "gate_designed",
     "gate_looked",
     "run_finished",

@@ -222,18 +222,25 @@ def _first_line(patterns: list[re.Pattern], stdout: str) -> str | None:
 
 
 def parse_outcome(
-    exit_code: int | None, stdout: str, rules: str | RuleSet = DEFAULT_RULES, timed_out: bool = False
+    exit_code: int | None,
+    stdout: str,
+    rules: str | RuleSet = DEFAULT_RULES,
+    timed_out: bool = False,
+    backend: bool = True,
 ) -> Outcome:
     """Map a finished (or, `timed_out`, killed) process to an Outcome.
 
     Counts come from whatever was printed, also up to a kill. An infrastructure
     error outranks everything; a timeout is its own stage; output nobody recognises
-    gives `unknown`, never a crash.
+    gives `unknown`, never a crash. `backend` False: the target had no backend that
+    could fail (its model calls were answered from a recording), so no printed line
+    makes an infrastructure error.
     """
     ruleset = load_rules(rules) if isinstance(rules, str) else rules
     definition, patterns = ruleset.rules, ruleset.patterns
     counts = {name: len(pattern.findall(stdout)) for name, pattern in patterns.items()}
-    infra_error = _first_line([patterns[name] for name in definition.infra_errors], stdout)
+    infra_patterns = [patterns[name] for name in definition.infra_errors] if backend else []
+    infra_error = _first_line(infra_patterns, stdout)
     if definition.needs_markers and not any(counts.values()) and not timed_out:
         return UNKNOWN
     success = (

@@ -76,6 +76,28 @@ def register_models(register):
     register(EmbeddedSmolLM2())
 
 
+# Modules that are llm plugins without being installed packages (a model defined in a file
+# beside a suite), registered as if they were: IRONBENCH_LLM_PLUGINS=module[,module...].
+PLUGINS_ENV = "IRONBENCH_LLM_PLUGINS"
+
+
+def _register_listed() -> None:
+    import importlib
+
+    for name in filter(None, (part.strip() for part in os.environ.get(PLUGINS_ENV, "").split(","))):
+        try:
+            module = importlib.import_module(name)
+        except ImportError as exc:
+            from ironbench.llms.access import ModelError
+
+            raise ModelError(f"{PLUGINS_ENV}: cannot import {name!r}: {exc}") from None
+        if not llm.plugins.pm.is_registered(module):
+            llm.plugins.pm.register(module, name=f"{PLUGINS_ENV}:{name}")
+
+
+_register_listed()
+
+
 def _text(message) -> str:
     return "".join(getattr(part, "text", "") or "" for part in message.parts)
 
@@ -151,4 +173,6 @@ class EmbeddedSmolLM2(llm.Model):
             if grammar_text:
                 options["grammar"] = self._grammar(grammar_text)
             completion = self._model().create_chat_completion(messages=messages, **options)
+        usage = completion.get("usage") or {}
+        response.set_usage(input=usage.get("prompt_tokens"), output=usage.get("completion_tokens"))
         yield completion["choices"][0]["message"]["content"] or ""

@@ -24,6 +24,8 @@ READ_MODEL_TABLES = (
     "rejections",
     "turns",
     "turn_scores",
+    "gateway_calls",
+    "gateway_texts",
     "gates",
     "gate_looks",
     "runs",
@@ -33,7 +35,8 @@ _INVOCATION_COLUMNS = (
     "invocation_key, rerun, run_id, suite_id, mode, case_id, variant_id, run_index, instruction_hash, "
     "instruction_length, success, failure_stage, attempts, repairs_triggered, duration_ms, timed_out, harness_error, "
     "infra_error, exit_code, debug_artifacts_present, timestamp_utc, seq, group_path, generator, level, case_mode, "
-    "brick_sha256, correct, check_verdict, failure_cause, complexity, disagrees"
+    "brick_sha256, correct, check_verdict, failure_cause, complexity, disagrees, model_calls, prompt_tokens, "
+    "completion_tokens, model_seconds"
 )
 # The three tables an invocation's row can live in share one column set (store/tables.py):
 # live evidence, attempts a re-run replaced, and runs past their group's decision.
@@ -73,6 +76,12 @@ _DECISION_COLUMNS = (
 _INSERT_DECISION = (
     f"INSERT OR REPLACE INTO decisions({_DECISION_COLUMNS}) "
     f"VALUES ({', '.join('?' * len(_DECISION_COLUMNS.split(',')))})"
+)
+_INSERT_MODEL_CALL = (
+    "INSERT OR REPLACE INTO gateway_calls(seq, run_id, suite_id, invocation_key, rerun, case_id, variant_id, run_index, "
+    "group_path, call_index, api, requested_model, served_model, stream, messages, options, answer, answer_sha256, "
+    "prompt_tokens, completion_tokens, latency_ms, error, error_kind, status, retry_after, divergence, timestamp_utc) "
+    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
 )
 _INSERT_VARIANT = (
     "INSERT OR REPLACE INTO variants(seq, run_id, suite_id, case_mode, case_id, generator, variant_id, "
@@ -119,6 +128,10 @@ class ReadModel:
                     self._variant_dropped(conn, recorded, event)
                 case events.GateDesigned() as event:
                     self._gate_designed(conn, recorded, event)
+                case events.ModelCalled() as event:
+                    self._model_called(conn, recorded, event)
+                case events.ModelText() as event:
+                    self._model_text(conn, recorded, event)
                 case events.GateLooked() as event:
                     self._gate_looked(conn, recorded, event)
                 case events.RunFinished() | events.RunAborted() as event:
@@ -200,6 +213,10 @@ class ReadModel:
                 event.failure_cause,
                 event.complexity,
                 ",".join(event.disagrees) if event.disagrees else None,
+                event.model_calls,
+                event.prompt_tokens,
+                event.completion_tokens,
+                event.model_seconds,
             ),
         )
         for cause in event.failure_causes or ():
@@ -437,6 +454,48 @@ class ReadModel:
                 event.failed,
                 recorded.timestamp_utc,
             ),
+        )
+
+    def _model_called(self, conn: sqlite3.Connection, recorded: RecordedEvent, event: events.ModelCalled) -> None:
+        suite_id, _ = self._suite_and_mode(conn, recorded.run_id)
+        answer = event.answer
+        conn.execute(
+            _INSERT_MODEL_CALL,
+            (
+                recorded.seq,
+                recorded.run_id,
+                suite_id,
+                event.key,
+                event.rerun,
+                event.case_id,
+                event.variant_id,
+                event.run_index,
+                recorded.stream.rsplit("/", 1)[0],  # the invocation's group
+                event.index,
+                event.api,
+                event.requested_model,
+                event.served_model,
+                event.stream,
+                json.dumps(event.messages, ensure_ascii=False),
+                json.dumps(event.options, ensure_ascii=False, sort_keys=True),
+                answer if isinstance(answer, str) else None,
+                answer["sha256"] if isinstance(answer, dict) else None,
+                event.prompt_tokens,
+                event.completion_tokens,
+                event.latency_ms,
+                event.error,
+                event.error_kind,
+                event.status,
+                event.retry_after,
+                event.divergence,
+                recorded.timestamp_utc,
+            ),
+        )
+
+    def _model_text(self, conn: sqlite3.Connection, recorded: RecordedEvent, event: events.ModelText) -> None:
+        conn.execute(
+            "INSERT OR REPLACE INTO gateway_texts(run_id, sha256, text, chars) VALUES (?,?,?,?)",
+            (recorded.run_id, event.sha256, event.text, len(event.text)),
         )
 
     def _run_ended(

@@ -5,6 +5,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ironbench.core.events import CheckCompleted, DecisionTaken, InvocationCompleted
+from ironbench.core.model_calls import CallTotals
 from ironbench.projections.figures import bricks, pass_k, pass_k_dict, signature
 from ironbench.stats import CaseRobustness, StoppingRule, estimate_pass_k, percentile, wilson_interval
 
@@ -61,6 +62,7 @@ def summary(
         **({"complexity": completed.complexity} if completed.complexity else {}),
         **({"recorded": completed.recorded} if completed.recorded is not None else {}),
         **({"disagrees": completed.disagrees} if completed.disagrees else {}),
+        **({"model": totals_of(completed).to_dict()} if completed.model_calls is not None else {}),
         **(
             {"failure_cause": completed.failure_cause, "failure_causes": completed.failure_causes}
             if completed.failure_causes is not None
@@ -141,6 +143,23 @@ def causes(runs: Sequence[InvocationCompleted]) -> dict | None:
     }
 
 
+def totals_of(completed: InvocationCompleted) -> CallTotals:
+    """What an invocation asked of the model gateway (its run served a model)."""
+    return CallTotals(
+        completed.model_calls or 0, completed.prompt_tokens, completed.completion_tokens, completed.model_seconds or 0.0
+    )
+
+
+def model_aggregate(runs: Sequence[InvocationCompleted]) -> dict | None:
+    """A group's model cost over its runs (those whose backend failed too: they were paid
+    for); None when its run served no model."""
+    served = [totals_of(r) for r in runs if r.model_calls is not None]
+    if not served:
+        return None
+    total = CallTotals.add(served)
+    return {**total.to_dict(), "calls_per_run": round(total.calls / len(served), 6)}
+
+
 def aggregate(
     suite_id: str,
     case_id: str,
@@ -186,6 +205,9 @@ def aggregate(
         "p95_duration_ms": round(percentile(durations, 95), 3),
         "debug_coverage": round(sum(1 for r in runs if r.debug_artifacts_present) / total, 6) if total else 0.0,
     }
+    model = model_aggregate(live)
+    if model is not None:  # only where the run served a model: older trees rebuild byte for byte
+        result["model"] = model
     baseline_rule = rule if decision is not None and first is not None and first.mode == "baseline" else None
     if decision is not None:
         result["stop_decision"] = _decision(decision)

@@ -302,6 +302,8 @@ class OutputTree:
             **({"outcome_rules": {k: started.rules[k] for k in ("name", "source", "sha256")}} if started.rules else {}),
             **({"scheduler": started.scheduler} if started.scheduler else {}),
             **({"speculate": True} if started.speculate else {}),
+            **({"serve_model": started.serve_model} if started.serve_model else {}),
+            **({"replay_of": started.replay_of} if started.replay_of else {}),
             **({"ironclad_version_source": started.ironclad_version_source} if started.ironclad_version_source else {}),
             **state.imported,
             **state.status,

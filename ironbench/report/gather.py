@@ -36,6 +36,7 @@ from ironbench.report.records import (
     Imported,
     Ladder,
     LadderLevel,
+    ModelSection,
     NotEvidence,
     OutcomeRow,
     Rejection,
@@ -203,11 +204,18 @@ def gather(store_path: Path, run_id: str, compare_base: str | None = None, alpha
     """The whole page's data for `run_id` (and its comparison against `compare_base`)."""
     from ironbench.analysis.checks import correctness
     from ironbench.analysis.field import field_numbers
+    from ironbench.analysis.model_traffic import model_traffic
 
     data = shape(query(store_path, run_id))
     numbers = field_numbers(store_path, run_id)
     checked = correctness(store_path, run_id) if data.run.mode != "gauntlet" else None
-    data = replace(data, robustness=numbers.get("robustness"), survival=numbers.get("survival"), checks=checked)
+    data = replace(
+        data,
+        robustness=numbers.get("robustness"),
+        survival=numbers.get("survival"),
+        checks=checked,
+        model=ModelSection.of(model_traffic(store_path, run_id)),
+    )
     if data.run.recorded.get("imported"):
         data = _imported(store_path, run_id, data)
     if compare_base is None:

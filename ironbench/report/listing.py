@@ -24,12 +24,13 @@ from ironbench.report.records import (
     Ladder,
     LadderLine,
     LeftOut,
+    ModelSection,
     ReportData,
     StressSection,
     Thread,
 )
 
-LISTED_CASES = 300  # baseline cases with a row and a run strip
+LISTED_CASES = 300  # baseline cases with a row and a run strip (and rows of the model traffic)
 LISTED_VARIANT_CASES = 40  # adversarial cases whose variants are listed
 LISTED_HEATMAP_CASES = 150  # rows of the case x generator heatmap
 LISTED_LADDERS = 40  # stress ladders drawn as a card
@@ -53,6 +54,7 @@ def listed(data: ReportData) -> ReportData:
         stress=data.stress and _stress(data.stress, run),
         gauntlet=data.gauntlet and _gauntlet(data.gauntlet, run),
         compare=data.compare and _compare(data.compare),
+        model=data.model and _model(data.model, run),
     )
     cut = [s for s in (out.baseline, out.adversarial, out.stress) if s is not None and s.left_out is not None]
     if not cut:
@@ -234,6 +236,23 @@ def _gauntlet(section: GauntletSection, run: str) -> GauntletSection:
         "those with a violating turn first",
         f"`ironbench query violation_by_engine.sql --run {run}`, and the run's gauntlet/results.json in the "
         "output tree (every turn)",
+    )
+
+
+def _model(section: ModelSection, run: str) -> ModelSection:
+    cases = section.cases
+    if len(cases) <= LISTED_CASES:
+        return section
+    return _cut(
+        section,
+        "cases",
+        cases,
+        LISTED_CASES,
+        lambda case: (-case.calls, case.case_id),
+        "those that made the most model calls",
+        "`ironbench query "
+        '"SELECT case_id, count(*) AS calls, sum(prompt_tokens), sum(completion_tokens) FROM model_calls GROUP BY 1" '
+        f"--run {run}` (every case's calls and tokens)",
     )
 
 

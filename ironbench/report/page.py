@@ -23,6 +23,7 @@ from ironbench.report.sections.compare import compare
 from ironbench.report.sections.gate import gate
 from ironbench.report.sections.gauntlet import gauntlet
 from ironbench.report.sections.imported import imported
+from ironbench.report.sections.model import model
 from ironbench.report.sections.outcomes import outcomes
 from ironbench.report.sections.robustness import robustness
 from ironbench.report.sections.stress import stress
@@ -72,6 +73,7 @@ SECTIONS = (
     Part("gate", "Gate", lambda d: _present(gate, d.gate)),
     Part("compare", "Compare", lambda d: _present(compare, d.compare)),
     Part("outcomes", "Outcomes", lambda d: _present(outcomes, d.outcomes)),
+    Part("model", "Model traffic", lambda d: _present(model, d.model)),
     Part("baseline", "Baseline", lambda d: _present(baseline, d.baseline)),
     Part("adversarial", "Adversarial", lambda d: _present(adversarial, d.adversarial)),
     Part("robustness", "Robustness", lambda d: _present(robustness, d.robustness)),
@@ -197,7 +199,7 @@ def _parts(data: ReportData, items: list[Verdict]) -> PageParts:
         drawn = part.draw(data)
         if drawn is not None:
             shown.append((part.key, part.title, drawn))
-    sections = (data.compare, data.baseline, data.adversarial, data.stress, data.gauntlet)
+    sections = (data.compare, data.baseline, data.adversarial, data.stress, data.gauntlet, data.model)
     cut = any(s is not None and s.left_out is not None for s in sections)
     shown.append(("metadata", "Metadata", _metadata(data.run, cut)))
     return PageParts(f"ironbench · {data.run.run_id} · {data.run.mode}", _header(data), shown)

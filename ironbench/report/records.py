@@ -12,6 +12,7 @@ from typing import Any, Self
 from ironbench.analysis.compare import CaseComparison, Comparison
 from ironbench.analysis.field import Robustness, Survival
 from ironbench.analysis.gate import GateVerdict
+from ironbench.analysis.model_traffic import ModelTraffic, Traffic
 from ironbench.core.events import GroupDecision
 from ironbench.core.outcome_codes import EXCLUDED_CODES
 
@@ -665,6 +666,23 @@ class CompareSection:
 
 
 @dataclass(frozen=True, slots=True)
+class ModelSection:
+    """What the target asked of the model the run served (`--serve-model`, `--replay`), as
+    `show` counts it (analysis.model_traffic): the whole run's, and each case's."""
+
+    run: Traffic
+    """The whole run: every attempt of every invocation."""
+    cases: list[Traffic]
+    """Its cases, by id (a run too large: those with the most calls)."""
+    left_out: LeftOut | None = None
+    """Cases a run too large does not list."""
+
+    @classmethod
+    def of(cls, traffic: ModelTraffic | None) -> "ModelSection | None":
+        return None if traffic is None else cls(traffic.run, traffic.cases)
+
+
+@dataclass(frozen=True, slots=True)
 class Verdict:
     """One verdict: the report's header and the console's last lines say it the same way."""
 
@@ -726,3 +744,5 @@ class ReportData:
     checks: dict[str, Any] | None = None
     """The harness's checks of its saved bricks (verified but wrong first) and why its validations
     failed, as `show` computes them (analysis.checks.correctness)."""
+    model: ModelSection | None = None
+    """Its model traffic, when it served a model."""

@@ -18,12 +18,15 @@ from collections.abc import Callable
 from concurrent.futures import CancelledError, Executor, Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from ironbench.core.causes import AttemptCause, read_causes
 from ironbench.core.errors import IronbenchError
-from ironbench.core.outcome import UNKNOWN, Outcome, parse_outcome, recorded_rules
+from ironbench.core.model_calls import backend_failure
+from ironbench.core.outcome import INFRA_STAGE, UNKNOWN, Outcome, parse_outcome, recorded_rules
 from ironbench.core.redact import Redactor
+from ironbench.gateway import GatewayError, GatewayLink, worker_link
+from ironbench.gateway.server import new_token
 from ironbench.run.planner import Group
 from ironbench.targets.checks import CheckMaterial, CheckResult, check_timeout, run_check
 from ironbench.targets.command import ProcessResult, ensure_fresh_dir, invoke, preflight
@@ -63,6 +66,7 @@ class Ran:
     debug_present: bool
     workdir: str  # where it ran: a path, `host:/path` on a cluster
     brick_sha256: str | None = None  # of the file the outcome's brick_path names, read where it ran
+    calls: tuple[dict[str, Any], ...] | None = None  # its model calls, in order (None: no gateway)
     causes: tuple[AttemptCause, ...] = ()  # why its failed validation attempts failed (debug files)
     check: CheckResult | None = None  # the harness's check of the brick it saved, run where it ran
 
@@ -97,13 +101,21 @@ def run_invocation(
     root: str | None,
     names: tuple[str, ...] = (),
     rules: dict | None = None,
+    gateway: GatewayLink | None = None,
+    replay: list[dict[str, Any]] | None = None,
     check: CheckMaterial | None = None,
 ) -> Ran:
     """One invocation, wherever it runs: a fresh directory, the target contained and timed
     out there, its outcome parsed, the causes of its failed validations read from its debug
     files and, when it saved a brick, `check` run on a copy of it. `root` None: a worker's
     own root (IRONBENCH_WORKDIRS or ./ironbench-workdirs); then the worker's own secrets are
-    redacted too, and the directory is named with the worker's host."""
+    redacted too, and the directory is named with the worker's host.
+
+    With a `gateway` the target's environment points its model clients at an address of
+    this invocation's own, and its calls come back with it; a backend error the gateway saw
+    makes the invocation an infrastructure error, whatever the target printed. `replay`
+    (the recorded calls, in order) answers them instead of a model: then no backend can
+    fail, and no printed line makes an infrastructure error."""
     remote = root is None
     if root is None:
         root = os.environ.get(WORKDIRS_ENV) or str(Path.cwd() / WORKER_WORKDIRS)
@@ -112,12 +124,34 @@ def run_invocation(
             redactor = Redactor({**local.names, **(redactor.names if redactor else {})})
     workdir = (Path(root) / work.workdir).resolve()
     ensure_fresh_dir(workdir)
+    token = new_token()
+    lost: str | None = None
+    if gateway is not None:
+        try:
+            gateway = worker_link(gateway) if remote else gateway
+            gateway.open(token, replay)
+        except GatewayError as exc:  # gone before the target started: nothing to run it against
+            return Ran(ProcessResult(None, "", "", 0, False, None), _lost(str(exc)), False, str(workdir), calls=())
+        env = {**env, **gateway.env(token)}
     result = invoke(argv, workdir, work.group.timeout_seconds, env, redactor)
+    calls: tuple[dict[str, Any], ...] | None = None
+    if gateway is not None:
+        try:
+            calls = tuple(gateway.close(token))
+        except GatewayError as exc:
+            calls, lost = (), f"{exc}: the calls of this invocation are lost"
+        if redactor:
+            calls = tuple(redactor.value(call) for call in calls)
     ruleset = recorded_rules(rules)
     if result.harness_error:
         outcome = UNKNOWN
     else:  # a timed-out run keeps what it printed before the kill
-        outcome = parse_outcome(result.exit_code, result.stdout, ruleset, timed_out=result.timed_out)
+        outcome = parse_outcome(
+            result.exit_code, result.stdout, ruleset, timed_out=result.timed_out, backend=replay is None
+        )
+        observed = lost or (backend_failure(calls or ()) if replay is None else None)
+        if observed is not None:
+            outcome = replace(outcome, success=False, failure_stage=INFRA_STAGE, brick_path=None, infra_error=observed)
     debug_present = debug_enabled and (workdir / DEBUG_DIR).is_dir()
     brick = brick_digest(workdir, outcome.brick_path)
     causes = ruleset.rules.failure_causes
@@ -126,10 +160,14 @@ def run_invocation(
     if check is not None and outcome.brick_path:
         checked = run_check(check, workdir / outcome.brick_path, check_timeout(work.group.timeout_seconds), redactor)
     if not remote:
-        return Ran(result, outcome, debug_present, str(workdir), brick, found, checked)
+        return Ran(result, outcome, debug_present, str(workdir), brick, calls, found, checked)
     host = socket.gethostname()
     named = replace(result, stdout_path=f"{host}:{result.stdout_path}", stderr_path=f"{host}:{result.stderr_path}")
-    return Ran(named, outcome, debug_present, f"{host}:{workdir}", brick, found, checked)
+    return Ran(named, outcome, debug_present, f"{host}:{workdir}", brick, calls, found, checked)
+
+
+def _lost(reason: str) -> Outcome:
+    return Outcome(False, INFRA_STAGE, 0, 0, infra_error=f"{reason}: the target was not started")
 
 
 def _check_target(target: TargetSpec) -> tuple[str, TargetVersion]:

@@ -11,6 +11,7 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Executor
 from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -19,16 +20,17 @@ from ironbench.core.errors import IronbenchError, RunNotFound, StoreFull
 from ironbench.core.events import GateDesigned, RecordedEvent, RunFinished, RunImported, RunStarted, run_started
 from ironbench.core.outcome import DEFAULT_RULES, RuleSet, load_rules
 from ironbench.core.redact import Redactor
+from ironbench.gateway import GatewayConfig, GatewayProcess
 from ironbench.projections.readmodel import ReadModel
 from ironbench.projections.tree import OutputTree
 from ironbench.run.checking import suite_checks
 from ironbench.run.executors import open_executor
 from ironbench.run.gate import Against, AgainstError, GateState, reference_counts
-from ironbench.run.guards import MAX_INFRA_ERRORS, resume_command
+from ironbench.run.guards import MAX_OUTAGE_SECONDS, Backoff, resume_command
 from ironbench.run.paths import RunPaths
 from ironbench.run.planner import AiVariants, ai_entries
 from ironbench.run.reporters import RedactingReporter, Reporter, SilentReporter
-from ironbench.run.session import RUN_STREAM, Append, Session, aborts_run, appender, stopped_on_full_disk
+from ironbench.run.session import RUN_STREAM, Append, Replays, Session, aborts_run, appender, stopped_on_full_disk
 from ironbench.store.eventstore import EventStore, Pending, open_store
 from ironbench.store.leases import Lease
 from ironbench.suite.models import Suite
@@ -55,6 +57,8 @@ def _begin(
     scheduler: str | None = None,
     rules: RuleSet | None = None,
     against: Against | None = None,
+    serve_model: dict | None = None,
+    replay_of: str | None = None,
 ) -> RunStarted:
     started = RunStarted(
         suite_id=suite.suite_id,
@@ -75,6 +79,8 @@ def _begin(
         scheduler=scheduler,
         rules=rules.record() if rules is not None else None,
         against=against.to_dict() if against is not None else None,
+        serve_model=serve_model,
+        replay_of=replay_of,
     )
     append([Pending(RUN_STREAM, started)])
     return started
@@ -103,6 +109,17 @@ def _claimed(store: EventStore, run_id: str, resume: str) -> Iterator[Lease | No
         yield taken_over
 
 
+@dataclass(frozen=True, slots=True)
+class _Serving:
+    """A run's model side: how long its backend may fail before the run stops, the wait after an
+    infrastructure error, the model gateway (None: no model served) and, replaying, the recorded calls."""
+
+    max_outage: float
+    backoff: Backoff
+    gateway: GatewayProcess | None
+    replays: Replays | None
+
+
 def _session(
     paths: RunPaths,
     run_id: str,
@@ -112,8 +129,9 @@ def _session(
     running: tuple[EventStore, OutputTree, Append],
     reporter: Reporter,
     max_failures: int | None,
-    max_infra_errors: int,
+    max_infra_errors: int | None,
     gate: GateState | None,
+    serving: _Serving,
 ) -> Session:
     """The run's session, its AI variants made first (here, on the coordinator, whatever executes
     the invocations)."""
@@ -138,6 +156,10 @@ def _session(
         max_infra_errors,
         started.speculate,
         gate,
+        serving.max_outage,
+        serving.backoff,
+        serving.gateway,
+        serving.replays,
     )
 
 
@@ -145,6 +167,19 @@ def _redacting(reporter: Reporter | None, names: Sequence[str]) -> tuple[Reporte
     redactor = Redactor.from_environ(names)
     reporter = reporter or SilentReporter()
     return (RedactingReporter(reporter, redactor) if redactor else reporter), redactor
+
+
+def _gateway(
+    serving: dict | None, replay_of: str | None, redact: Sequence[str], paths: RunPaths
+) -> GatewayProcess | None:
+    """The run's model gateway, started (its models are checked meanwhile: `ready`), when
+    the run serves a model or replays one; None otherwise."""
+    if serving is None and replay_of is None:
+        return None
+    log = paths.out_dir / "workdirs" / f"gateway-{os.getpid()}.log"
+    return GatewayProcess(
+        GatewayConfig(serving if replay_of is None else None, tuple(sorted(set(redact)))), log
+    ).start()
 
 
 def start_run(
@@ -156,13 +191,16 @@ def start_run(
     reporter: Reporter | None = None,
     executor_factory: Callable[[int], Executor] | None = None,
     max_failures: int | None = None,
-    max_infra_errors: int = MAX_INFRA_ERRORS,
+    max_infra_errors: int | None = None,
     label: str | None = None,
     redact: Sequence[str] = (),
     speculate: bool = False,
     scheduler: str | None = None,
     rules: str | None = None,
     against: Against | None = None,
+    serve_model: dict | None = None,
+    replay_of: str | None = None,
+    max_outage: float = MAX_OUTAGE_SECONDS,
 ) -> str:
     """Start a new run of `suite`; returns its run id once every case is decided.
 
@@ -173,6 +211,11 @@ def start_run(
     name or a file) overrides the suite's outcome rules; a suite's relative path is read
     from the suite's folder. `against`: the cases run in rounds under a sequential
     regression gate against that stored run of the same suite (run/gate.py).
+    `serve_model` ({"model": ..., "models": {...}}; else the suite's) serves the target's
+    model calls through the model gateway, and records them; `replay_of` answers them from
+    that run's recorded calls instead. After an infrastructure error nothing starts until a
+    backoff has passed; the run stops once its backend has failed for `max_outage` seconds
+    (or `max_infra_errors` times in a row).
     """
     reporter, redactor = _redacting(reporter, redact)
     if suite.mode == "gauntlet":
@@ -187,52 +230,77 @@ def start_run(
             suite.rules or DEFAULT_RULES, str(Path(suite_path).parent) if suite_path and suite.rules else None
         )
     )
-    # Before anything is written: an unreachable scheduler, a target that cannot start
-    # where it will run, an unknown model id, a check that cannot be read are each one clear error.
+    backoff = Backoff.from_environ()
+    serving = serve_model if serve_model is not None else suite.serving()
+    if serving is not None and replay_of is not None:
+        raise IronbenchError("--replay answers the target's model calls from a recording: give no --serve-model too")
+    # Started first: it checks the served models while the rest is prepared. Before anything
+    # is written: an unreachable scheduler, a target that cannot start where it will run,
+    # an unknown model id, a recording that is not there, a check that cannot be read are each one
+    # clear error.
     suite_checks(suite)
-    executor = open_executor(jobs, scheduler, paths.out_dir / "workdirs", executor_factory)
+    gateway = _gateway(serving, replay_of, redact, paths)
     try:
-        version = executor.preflight(target)
-        if ai_entries(suite):
-            from ironbench.run.ai_generation import preflight_models
+        executor = open_executor(jobs, scheduler, paths.out_dir / "workdirs", executor_factory)
+        try:
+            version = executor.preflight(target)
+            if ai_entries(suite):
+                from ironbench.run.ai_generation import preflight_models
 
-            preflight_models(suite, suite_path or "suite")
-        store = open_store(paths.store_path, [ReadModel()], redactor=redactor)
-        with store:
-            gate = _gate(store, suite, against)
-            run_id = new_run_id(store)  # the first write: a store that cannot take one stops here
-            with store.leased(run_id), _running(store, paths, run_id, reporter) as (tree, append):
-                tree.catch_up()
-                started = _begin(
-                    append,
-                    suite,
-                    suite_path,
-                    list(target.argv_template),
-                    version,
-                    executor.capacity(),
-                    label,
-                    redact,
-                    speculate,
-                    executor.scheduler,
-                    ruleset,
-                    against,
-                )
-                session = _session(
-                    paths,
-                    run_id,
-                    started,
-                    suite,
-                    target,
-                    (store, tree, append),
-                    reporter,
-                    max_failures,
-                    max_infra_errors,
-                    gate,
-                )
-                session.execute(executor)
+                preflight_models(suite, suite_path or "suite")
+            if gateway is not None:
+                gateway.ready()  # an unknown model id: one line, and no store created
+            store = open_store(paths.store_path, [ReadModel()], redactor=redactor)
+            with store:
+                gate = _gate(store, suite, against)
+                serving_run = _Serving(max_outage, backoff, gateway, _replays(store, replay_of))
+                run_id = new_run_id(store)  # the first write: a store that cannot take one stops here
+                with store.leased(run_id), _running(store, paths, run_id, reporter) as (tree, append):
+                    tree.catch_up()
+                    started = _begin(
+                        append,
+                        suite,
+                        suite_path,
+                        list(target.argv_template),
+                        version,
+                        executor.capacity(),
+                        label,
+                        redact,
+                        speculate,
+                        executor.scheduler,
+                        ruleset,
+                        against,
+                        serving if replay_of is None else None,
+                        replay_of,
+                    )
+                    session = _session(
+                        paths,
+                        run_id,
+                        started,
+                        suite,
+                        target,
+                        (store, tree, append),
+                        reporter,
+                        max_failures,
+                        max_infra_errors,
+                        gate,
+                        serving_run,
+                    )
+                    session.execute(executor)
+        finally:
+            executor.close()
     finally:
-        executor.close()
+        if gateway is not None:
+            gateway.stop()
     return run_id
+
+
+def _replays(store: EventStore, replay_of: str | None) -> Replays | None:
+    if replay_of is None:
+        return None
+    from ironbench.run.replay import recorded_calls
+
+    return recorded_calls(store, replay_of)
 
 
 def _gate(store: EventStore, suite: Suite, against: Against | None) -> GateState | None:
@@ -298,9 +366,10 @@ def resume_run(
     reporter: Reporter | None = None,
     executor_factory: Callable[[int], Executor] | None = None,
     max_failures: int | None = None,
-    max_infra_errors: int = MAX_INFRA_ERRORS,
+    max_infra_errors: int | None = None,
     redact: Sequence[str] = (),
     scheduler: str | None = None,
+    max_outage: float = MAX_OUTAGE_SECONDS,
 ) -> str:
     """Continue an interrupted run: completed invocations are kept, the rest run (here, or
     on the cluster at `scheduler`). The names the run was started with --redact stay
@@ -325,6 +394,7 @@ def resume_run(
                 max_infra_errors,
                 redact,
                 scheduler,
+                max_outage,
             )
 
 
@@ -336,9 +406,10 @@ def _resume(
     reporter: Reporter | None,
     executor_factory: Callable[[int], Executor] | None,
     max_failures: int | None,
-    max_infra_errors: int,
+    max_infra_errors: int | None,
     redact: Sequence[str],
     scheduler: str | None,
+    max_outage: float,
 ) -> str:
     history = list(store.read(run_id))
     started = run_started(history[0])
@@ -360,24 +431,35 @@ def _resume(
             tree.catch_up()
             return _gauntlet(suite, run_id, tree, append, reporter, history)
     target = TargetSpec("recorded", tuple(started.target_argv))
-    executor = open_executor(jobs, scheduler, paths.out_dir / "workdirs", executor_factory)
+    backoff = Backoff.from_environ()
+    # the model the run served (or the recording it replayed), as it was started with
+    gateway = _gateway(started.serve_model, started.replay_of, [*started.redact, *redact], paths)
     try:
-        executor.preflight(target)
-        with _running(store, paths, run_id, reporter) as (tree, append):
-            tree.catch_up()
-            session = _session(
-                paths,
-                run_id,
-                started,
-                suite,
-                target,
-                (store, tree, append),
-                reporter,
-                max_failures,
-                max_infra_errors,
-                _recorded_gate(store, suite, history, started),
-            )
-            session.restore(history)
-            return session.execute(executor)
+        executor = open_executor(jobs, scheduler, paths.out_dir / "workdirs", executor_factory)
+        try:
+            executor.preflight(target)
+            serving_run = _Serving(max_outage, backoff, gateway, _replays(store, started.replay_of))
+            if gateway is not None:
+                gateway.ready()
+            with _running(store, paths, run_id, reporter) as (tree, append):
+                tree.catch_up()
+                session = _session(
+                    paths,
+                    run_id,
+                    started,
+                    suite,
+                    target,
+                    (store, tree, append),
+                    reporter,
+                    max_failures,
+                    max_infra_errors,
+                    _recorded_gate(store, suite, history, started),
+                    serving_run,
+                )
+                session.restore(history)
+                return session.execute(executor)
+        finally:
+            executor.close()
     finally:
-        executor.close()
+        if gateway is not None:
+            gateway.stop()

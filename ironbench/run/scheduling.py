@@ -190,6 +190,10 @@ class Turns(Generic[T]):
             if items:
                 heapq.heappush(self._heaps[lane], (self.served[track], track))
 
+    def waiting(self) -> bool:
+        """Whether any invocation waits to start (in any lane)."""
+        return any(queue for queues in self._queues for queue in queues)
+
     def take(self, lane: int, count: int) -> list[tuple[int, T]]:
         """Up to `count` (track, item) picks from `lane`, least recently served track first."""
         picks: list[tuple[int, T]] = []

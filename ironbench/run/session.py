@@ -8,6 +8,7 @@ cluster, runs the same invocations and reaches the same decisions as one job.
 """
 
 import os
+import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from contextlib import contextmanager
@@ -20,12 +21,14 @@ from ironbench.core.errors import IronbenchError, RunInterrupted, RunStopped, St
 from ironbench.core.events import RecordedEvent
 from ironbench.core.keys import instruction_hash, invocation_key
 from ironbench.core.labels import group_of, group_path
+from ironbench.core.model_calls import CallTotals, by_hash, retry_after
 from ironbench.core.outcome import Outcome
+from ironbench.gateway import GatewayProcess
 from ironbench.projections.tree import OutputTree
 from ironbench.run.checking import check_event, group_checks
 from ironbench.run.executors import DEBUG_DIR, InvocationExecutor, Ran, Work, run_invocation
 from ironbench.run.gate import GateState
-from ironbench.run.guards import MAX_INFRA_ERRORS, RunGuard, resume_command
+from ironbench.run.guards import MAX_OUTAGE_SECONDS, Backoff, RunGuard, resume_command
 from ironbench.run.paths import RunPaths
 from ironbench.run.planner import AiVariants, Group, Track
 from ironbench.run.planner import plan as plan_tracks
@@ -53,6 +56,8 @@ RUN_STREAM = "run"
 # Appends events (None entries skipped), projects them, and returns them as recorded.
 Append = Callable[[Sequence[Pending | None]], list[RecordedEvent]]
 Running = dict["Future[Ran]", tuple["_TrackState", Work]]
+# Recorded model calls that answer a replayed run's invocations, by (group, run index).
+Replays = dict[tuple[str, int], list[dict]]
 
 
 @dataclass
@@ -77,6 +82,23 @@ class _TrackState:
         return list(prefix_of(self.outcomes.get(group.path, {})))
 
 
+def invocation_env(run_id: str, suite: Suite, group: Group, run_index: int) -> dict[str, str]:
+    """What an invocation's environment gets besides the harness's own."""
+    env = {
+        "IRONBENCH_RUN_ID": run_id,
+        "IRONBENCH_CASE_ID": group.case_id,
+        "IRONBENCH_VARIANT_ID": group.variant_id,
+        "IRONBENCH_RUN_INDEX": str(run_index),
+        "IRONBENCH_REPAIR_ENABLED": "1" if suite.repair_enabled else "0",
+        # A Python target killed at its timeout would lose its block-buffered
+        # output; unbuffered, what it printed up to the kill is counted.
+        "PYTHONUNBUFFERED": os.environ.get("PYTHONUNBUFFERED", "1"),
+    }
+    if suite.debug_enabled:
+        env["IRONCLAD_DEBUG"] = "1"
+    return env
+
+
 class Session:
     """One run's execution state: its store, projections, plan and per-group outcomes."""
 
@@ -92,9 +114,13 @@ class Session:
         reporter: Reporter,
         append: Append,
         ai_variants: AiVariants | None = None,
-        max_infra_errors: int = MAX_INFRA_ERRORS,
+        max_infra_errors: int | None = None,
         speculate: bool = False,
         gate: GateState | None = None,
+        max_outage: float = MAX_OUTAGE_SECONDS,
+        backoff: Backoff | None = None,
+        gateway: GatewayProcess | None = None,
+        replays: Replays | None = None,
     ) -> None:
         self.paths = paths
         self.run_id = run_id
@@ -121,7 +147,12 @@ class Session:
             resume_command(run_id, paths.out_dir, paths.store_path),
             paths.out_dir / "workdirs",
             max_infra_errors,
+            max_outage,
+            backoff or Backoff(),
         )
+        self.gateway = gateway
+        self.replays = replays
+        self._started_at: dict[Future[Ran], float] = {}
 
     @property
     def max_invocations(self) -> int:
@@ -132,19 +163,7 @@ class Session:
         return sum(len(v) for t in self.tracks for v in t.outcomes.values())
 
     def _env(self, group: Group, run_index: int) -> dict[str, str]:
-        env = {
-            "IRONBENCH_RUN_ID": self.run_id,
-            "IRONBENCH_CASE_ID": group.case_id,
-            "IRONBENCH_VARIANT_ID": group.variant_id,
-            "IRONBENCH_RUN_INDEX": str(run_index),
-            "IRONBENCH_REPAIR_ENABLED": "1" if self.suite.repair_enabled else "0",
-            # A Python target killed at its timeout would lose its block-buffered
-            # output; unbuffered, what it printed up to the kill is counted.
-            "PYTHONUNBUFFERED": os.environ.get("PYTHONUNBUFFERED", "1"),
-        }
-        if self.suite.debug_enabled:
-            env["IRONCLAD_DEBUG"] = "1"
-        return env
+        return invocation_env(self.run_id, self.suite, group, run_index)
 
     # -- planning events ------------------------------------------------------
 
@@ -436,9 +455,12 @@ class Session:
             executor.root,
             tuple(self.started.redact),
             self.started.rules,
+            self.gateway.link() if self.gateway is not None else None,
+            self.replays.get((group.path, work.run_index), []) if self.replays is not None else None,
             self.checks.get(group.path),
         )
         running[future] = (state, work)
+        self._started_at[future] = self.guard.clock()
         state.running.setdefault(group.path, set()).add(work.run_index)
         return Pending(
             group.stream(work.run_index),
@@ -457,6 +479,7 @@ class Session:
         stdout, cut_out = cap_output(result.stdout)
         stderr, cut_err = cap_output(result.stderr)
         group = work.group
+        totals = CallTotals.of(ran.calls) if ran.calls is not None else None
         completed = events.InvocationCompleted(
             key=work.key,
             **group.where,
@@ -487,6 +510,10 @@ class Session:
             stdout_path=result.stdout_path,
             stderr_path=result.stderr_path,
             surplus=surplus_run,
+            model_calls=totals.calls if totals else None,
+            prompt_tokens=totals.prompt_tokens if totals else None,
+            completion_tokens=totals.completion_tokens if totals else None,
+            model_seconds=totals.model_seconds if totals else None,
             complexity=group.complexity,
             failure_causes=[c.to_dict() for c in ran.causes] if ran.causes else None,
             failure_cause=ran.causes[-1].cause if ran.causes and not outcome.success else None,
@@ -495,6 +522,39 @@ class Session:
         # slot's key, a re-run adds its number.
         suffix = f"/rerun_{work.rerun}" if work.rerun else ""
         return Pending(group.stream(work.run_index), completed, idempotency_key=f"completed:{work.key}{suffix}")
+
+    def _call_events(self, work: Work, ran: Ran) -> list[Pending]:
+        """An invocation's model calls, each an event on its stream, and the long texts they
+        hold, each recorded once per run (the store keeps one whatever appends it again)."""
+        group = work.group
+        stream = group.stream(work.run_index)
+        suffix = f"/rerun_{work.rerun}" if work.rerun else ""
+        pending: list[Pending] = []
+        for call in ran.calls or ():
+            held, texts = by_hash(call)
+            for sha256, text in texts.items():
+                pending.append(
+                    Pending(
+                        "model_texts", events.ModelText(sha256=sha256, text=text), f"model_text:{self.run_id}/{sha256}"
+                    )
+                )
+            pending.append(
+                Pending(
+                    stream,
+                    events.ModelCalled.from_dict(
+                        {
+                            **held,
+                            "key": work.key,
+                            "rerun": work.rerun,
+                            "case_id": group.case_id,
+                            "variant_id": group.variant_id,
+                            "run_index": work.run_index,
+                        }
+                    ),
+                    idempotency_key=f"model_call:{work.key}{suffix}/{call['index']}",
+                )
+            )
+        return pending
 
     def _check_event(self, work: Work, ran: Ran) -> Pending | None:
         """The check of the brick the invocation saved, recorded right after it (None: none ran)."""
@@ -526,13 +586,8 @@ class Session:
             raise IronbenchError(f"{path} run {index}: {ran.result.harness_error}")
         state.tries.setdefault(path, {})[index] = work.rerun + 1
         past = path in state.decisions  # decided while it ran: it lies past the decision, no evidence
-        if past or ran.outcome.infra_error is None:
-            if not past:
-                state.outcomes.setdefault(path, {})[index] = ran.outcome
-        else:
-            self.reporter.note(
-                f"  {path} run {index}: infrastructure error ({ran.outcome.infra_error}); the slot runs again"
-            )
+        if not past and ran.outcome.infra_error is None:
+            state.outcomes.setdefault(path, {})[index] = ran.outcome
         state.slots.pop(path, None)
         self._due.add(state.position)
         return self._completed_event(work, ran, past)
@@ -551,16 +606,21 @@ class Session:
             while True:
                 # one transaction: what completed, the decisions it allows, what starts next
                 decided = self.plan()
-                started = self._start(executor, running, 0, executor.capacity() - len(running))
-                started += self._start(executor, running, 1, executor.capacity() - len(running))
+                hold = self.guard.hold()  # the backend is failing: nothing starts until it has waited
+                started = [] if hold else self._start(executor, running, 0, executor.capacity() - len(running))
+                started += [] if hold else self._start(executor, running, 1, executor.capacity() - len(running))
                 self.append([*pending, *decided, *started])
                 pending = []
                 self._report(reports)
                 reports = []
                 if not running:
+                    if hold and self.turns.waiting():
+                        time.sleep(hold)
+                        continue
                     break
-                done, _ = wait(running, return_when=FIRST_COMPLETED)
+                done, _ = wait(running, timeout=hold or None, return_when=FIRST_COMPLETED)
                 for future in sorted(done, key=lambda f: (running[f][1].group.path, running[f][1].run_index)):
+                    started_at = self._started_at.pop(future, None)
                     state, work = running.pop(future)
                     state.running[work.group.path].discard(work.run_index)
                     try:
@@ -582,23 +642,36 @@ class Session:
                         pending.append(self._submit(executor, running, state, work))
                         continue
                     completed = self._completed(state, work, ran)
-                    pending += [completed, self._check_event(work, ran)]
+                    pending += [*self._call_events(work, ran), completed, self._check_event(work, ran)]
                     assert isinstance(completed.event, events.InvocationCompleted)
                     reports.append((work, completed.event))
+                    where = f"{work.group.path} run {work.run_index}"
                     stop = self.guard.after(
-                        f"{work.group.path} run {work.run_index}",
+                        where,
                         work.group.case_id,
                         self.target.argv(work.group.instruction),
                         ran.result,
                         ran.outcome,
+                        started_at,
+                        retry_after(ran.calls or ()),
                     )
                     if stop is not None:
                         self.append(pending)
                         self._report(reports)
                         raise stop
+                    if ran.outcome.infra_error is not None:
+                        self.reporter.note(
+                            f"  {where}: infrastructure error ({ran.outcome.infra_error}); the slot runs again"
+                        )
+                        waiting = self.guard.waiting()
+                        if waiting is not None:
+                            self.reporter.note(waiting)
+                if self.gateway is not None and self.gateway.restart_if_gone():
+                    self.reporter.note("  the model gateway had stopped; a new one answers from here")
         finally:
             for future in running:
                 future.cancel()
+            self._started_at.clear()
         unfinished = [s.track.path for s in self.tracks if active_groups(s.track, s.decisions) is not None]
         if unfinished:
             raise IronbenchError(f"{self.run_id}: nothing left to run, but {', '.join(unfinished)} undecided")

@@ -80,6 +80,11 @@ class _InvocationColumns(SQLModel):
     complexity: str | None = None  # a canonical case's group: small, mid or large
     # imported: the outcome fields the recorded summary gives otherwise (comma-separated)
     disagrees: str | None = None
+    # What it asked of the model gateway (NULL: the run served no model).
+    model_calls: int | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    model_seconds: float | None = None
 
 
 class InvocationRow(_InvocationColumns, table=True):
@@ -241,6 +246,53 @@ class ModelCall(SQLModel, table=True):
     response: str
     duration_ms: int
     created_utc: str
+
+
+class GatewayCallRow(SQLModel, table=True):
+    """One call a target made to the run's model gateway (every attempt of a slot: `rerun`).
+    `ironbench query` shows it as the view `model_calls` (the table of that name caches the
+    coordinator's own model answers)."""
+
+    __tablename__ = "gateway_calls"
+
+    seq: int = Field(primary_key=True)
+    run_id: str = Field(index=True)
+    suite_id: str
+    invocation_key: str = Field(index=True)
+    rerun: int
+    case_id: str
+    variant_id: str
+    run_index: int
+    group_path: str
+    call_index: int
+    api: str
+    requested_model: str
+    served_model: str
+    stream: bool
+    messages: str  # JSON: [{"role", "content"}], long contents as {"sha256", "chars"} (gateway_texts)
+    options: str  # JSON: the rest of the request
+    answer: str | None = None  # NULL when held by hash (answer_sha256) or when the call failed
+    answer_sha256: str | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    latency_ms: float
+    error: str | None = None
+    error_kind: str | None = None
+    status: int
+    retry_after: float | None = None
+    divergence: str | None = None
+    timestamp_utc: str
+
+
+class GatewayTextRow(SQLModel, table=True):
+    """The long texts of a run's model calls, once each, by sha256."""
+
+    __tablename__ = "gateway_texts"
+
+    run_id: str = Field(primary_key=True)
+    sha256: str = Field(primary_key=True)
+    text: str
+    chars: int
 
 
 class _TurnColumns(SQLModel):

@@ -367,6 +367,14 @@ class Scenario(_Strict):
         return [self.question, *self.follow_ups]
 
 
+class ServeModel(_Strict):
+    """The run's model gateway: `model` (an llm model id) answers every model call of the
+    target's; `models` maps a model name the target asks for to another id."""
+
+    model: Annotated[str, Field(min_length=1)] = "ironbench-smollm2"
+    models: dict[Annotated[str, Field(min_length=1)], Annotated[str, Field(min_length=1)]] = {}
+
+
 def _own_cap(stop: object) -> bool:
     return isinstance(stop, dict) and stop.get("rule") in ("confidence", "fixed")
 
@@ -415,6 +423,13 @@ class Suite(_Strict):
     check: Check | None = None  # the check of every case that names none
     # Outcome rules: a shipped name (ironclad, exit-code) or a rules file, relative to the suite's folder.
     rules: Annotated[str, Field(min_length=1)] | None = None
+    serve_model: Annotated[
+        Annotated[str, Field(min_length=1)] | ServeModel | None,
+        Field(
+            description="serve the target's model calls (Ollama's and OpenAI's APIs, on loopback) with this llm "
+            "model id, or {model, models: {requested: served}}; every call is recorded"
+        ),
+    ] = None
     ai_judge: Annotated[
         str | None,
         Field(
@@ -485,6 +500,8 @@ class Suite(_Strict):
                 raise ValueError("rules: a gauntlet suite scores answers, it reads no outcome rules")
             if self.ai_judge is not None:
                 raise ValueError("ai_judge: a gauntlet suite has no AI generators to judge")
+            if self.serve_model is not None:
+                raise ValueError("serve_model: a gauntlet suite's engines call their models themselves")
             if self.check is not None:
                 raise ValueError("check: a gauntlet suite saves no bricks to check")
         else:
@@ -541,6 +558,14 @@ class Suite(_Strict):
         if "ai_judge" in getattr(params, "model_fields_set", ()):
             return getattr(params, "ai_judge", None)
         return self.ai_judge
+
+    def serving(self) -> dict | None:
+        """What the model gateway serves, as a run records it (None: no gateway)."""
+        if self.serve_model is None:
+            return None
+        if isinstance(self.serve_model, str):
+            return {"model": self.serve_model, "models": {}}
+        return {"model": self.serve_model.model, "models": dict(sorted(self.serve_model.models.items()))}
 
     def __eq__(self, other: object) -> bool:
         # the same suite whatever words its file used: the file's data is not part of it

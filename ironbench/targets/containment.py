@@ -102,6 +102,7 @@ class _Registry:
         self.entering = 0  # targets being started, not yet registered
         self.busy_since = 0
         self.stopped_threads: weakref.WeakSet = weakref.WeakSet()
+        self.spared: set[int] = set()  # the harness's own children (a model gateway): never swept
         self.prctl: Callable[..., int] | None = None
         if os.path.isdir(_PROC) and hasattr(time, "CLOCK_BOOTTIME"):
             try:
@@ -179,6 +180,13 @@ class _Registry:
 
 
 _registry = _Registry()
+
+
+def spare(pid: int, on: bool = True) -> None:
+    """A child the harness started itself (a model gateway), which no sweep may take for a
+    target's leftover, even when it was started while invocations ran."""
+    with _registry.lock:
+        (_registry.spared.add if on else _registry.spared.discard)(pid)
 
 
 def kill_group(pgid: int) -> None:
@@ -274,7 +282,7 @@ def _sweep(
                 continue
             owner = _owner(process, procs, me, targets, memo)
             if owner is None and last_since is not None:
-                ours = top.starttime >= last_since and top.pid not in targets
+                ours = top.starttime >= last_since and top.pid not in targets and top.pid not in _registry.spared
             else:
                 ours = owner == target_pid
             if not ours and killed.get(process.pid) != process.starttime:

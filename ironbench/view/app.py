@@ -305,7 +305,8 @@ def create_app(viewer: Viewer, hosts: set[str], token: str | None, wait: float =
                     debug = target_files.debug_files(event)
                 except target_files.NotServed as exc:
                     debug = str(exc)
-            return pages.invocation_page(viewer.label, recorded, superseded, surplus, base, outputs, debug)
+            calls = reader.model_calls(run_id, event.key, event.rerun) if event.model_calls is not None else []
+            return pages.invocation_page(viewer.label, recorded, superseded, surplus, base, outputs, debug, calls)
 
         return _html(await viewer.read(read))
 

@@ -3,28 +3,32 @@ sections, with its live parts around them), a case, an invocation, a conversatio
 comparison, and errors. Pure; every text goes through report.markup, which escapes it.
 """
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from urllib.parse import urlencode
 
 from ironbench import __version__
+from ironbench.analysis.model_traffic import cost, plural
 from ironbench.core.events import (
     AiOutputRejected,
     DecisionTaken,
     InvocationCompleted,
+    ModelCalled,
     RecordedEvent,
     VariantDropped,
     VariantGenerated,
 )
 from ironbench.core.kinds import JUDGED, LADDER_DECISIONS, MATERIAL
 from ironbench.core.labels import group_of
+from ironbench.core.model_calls import is_ref
 from ironbench.core.outcome_codes import BY_CODE, outcome_code
 from ironbench.report.markup import Markup, el, join, word_diff_html
 from ironbench.report.page import PageParts
 from ironbench.report.records import Thread
 from ironbench.report.sections.gauntlet import conversation as conversation_markup
 from ironbench.report.verdict import ORIGINS
-from ironbench.report.widgets import Col, Td, section, strip, table
+from ironbench.report.widgets import Col, Td, number, section, strip, table
 from ironbench.view.facts import run_href
 from ironbench.view.progress import Progress
 from ironbench.view.target_files import DebugFile
@@ -731,6 +735,95 @@ def _output(event: InvocationCompleted, run_id: str, seq: int, stream: str, whol
     )
 
 
+def _text(value: object) -> str:
+    """A message's content or an answer as text (a text held by a hash the store lacks: said so)."""
+    if isinstance(value, dict) and is_ref(value):
+        return f"(a text of {value.get('chars', '?')} characters held by sha256 {value['sha256']}, not in the store)"
+    if value is None or isinstance(value, str):
+        return value or "(nothing)"
+    return json.dumps(value, indent=2, ensure_ascii=False)  # content in parts, as some clients send it
+
+
+def _exchange(call: ModelCalled) -> Markup:
+    """A call's messages, the rest of its request, and its answer (or its error), one click away."""
+    said = [
+        [el("h4", None, str(message.get("role", "?"))), el("pre", {"class": "text"}, _text(message.get("content")))]
+        for message in call.messages
+    ]
+    options = [el("h4", None, "options"), el("pre", {"class": "text"}, _text(call.options))] if call.options else []
+    answer = (
+        [el("h4", None, "error"), el("pre", {"class": "text"}, call.error)]
+        if call.error
+        else [el("h4", None, "answer"), el("pre", {"class": "text"}, _text(call.answer))]
+    )
+    diverged = (
+        [el("h4", None, "diverged from the recorded request"), el("pre", {"class": "text"}, call.divergence)]
+        if call.divergence
+        else []
+    )
+    count = len(call.messages)
+    summary = f"{count} message{'s' if count != 1 else ''} and the {'error' if call.error else 'answer'}"
+    return el("details", {"class": "exchange"}, el("summary", None, summary), *said, *options, *answer, *diverged)
+
+
+def _model_calls(event: InvocationCompleted, calls: Sequence[ModelCalled]) -> Markup | None:
+    """The invocation's calls to the run's model gateway, in order (None: the run served no model)."""
+    if event.model_calls is None:
+        return None
+    rows = [
+        [
+            (str(call.index), call.index),
+            call.api,
+            call.requested_model
+            if call.requested_model == call.served_model
+            else f"{call.requested_model} → {call.served_model}",
+            "yes" if call.stream else "no",
+            ("–" if call.prompt_tokens is None else f"{call.prompt_tokens:,}", call.prompt_tokens),
+            ("–" if call.completion_tokens is None else f"{call.completion_tokens:,}", call.completion_tokens),
+            (number(call.latency_ms, 1), call.latency_ms),
+            Td(
+                f"{call.error_kind or 'error'} (HTTP {call.status})"
+                + (f", retry after {number(call.retry_after, 1)} s" if call.retry_after is not None else "")
+                if call.error
+                else "–",
+                cls="reason" if call.error else None,
+            ),
+            Td(_exchange(call), cls="text"),
+        ]
+        for call in calls
+    ]
+    return section(
+        "model",
+        "Model calls",
+        "Every call the target made to the run's model gateway, in the order the gateway received them: "
+        "the model it asked for and the one that answered, the tokens the model reported, the gateway's "
+        "time answering, and what was said.",
+        el(
+            "p",
+            None,
+            el("b", None, f"{plural(event.model_calls, 'model call')}: "),
+            cost(event.prompt_tokens, event.completion_tokens, event.model_seconds),
+            ".",
+        ),
+        table(
+            [
+                Col("#", True),
+                Col("API"),
+                Col("Model", help="asked for → served"),
+                Col("Stream"),
+                Col("Prompt tokens", True),
+                Col("Completion tokens", True),
+                Col("Latency ms", True),
+                Col("Error"),
+                Col("Messages and answer"),
+            ],
+            rows,
+        )
+        if rows
+        else None,
+    )
+
+
 def invocation_page(
     store: str,
     recorded: RecordedEvent,
@@ -739,9 +832,11 @@ def invocation_page(
     base_instruction: str,
     outputs: dict[str, bool],
     debug: list[DebugFile] | str,
+    calls: Sequence[ModelCalled] = (),
 ) -> str:
     """One invocation: its facts, its instruction as a word diff against the base, what it
-    printed, and the debug files the target wrote (or why they are not shown)."""
+    printed, its calls to the run's model gateway (when it served one), and the debug files
+    the target wrote (or why they are not shown)."""
     event = recorded.event
     assert isinstance(event, InvocationCompleted)
     run_id, seq = recorded.run_id, recorded.seq
@@ -832,6 +927,7 @@ def invocation_page(
                 _output(event, run_id, seq, "stdout", outputs.get("stdout", False)),
                 _output(event, run_id, seq, "stderr", outputs.get("stderr", False)),
             ),
+            _model_calls(event, calls),
             section(
                 "debug",
                 "Debug files",

@@ -14,8 +14,9 @@ from typing import Any
 
 from ironbench.analysis.show import logs_in, run_status
 from ironbench.core.errors import RunNotFound, StoreError
-from ironbench.core.events import EventType, InvocationCompleted, RecordedEvent
+from ironbench.core.events import EventType, InvocationCompleted, ModelCalled, RecordedEvent
 from ironbench.core.labels import group_path_sql
+from ironbench.core.model_calls import is_ref, resolved
 from ironbench.report.records import Score, Thread, Turn
 from ironbench.store.eventstore import EventStore, open_read_only
 from ironbench.store.failures import sqlite_failure
@@ -63,6 +64,37 @@ _VIOLATIONS = """
 SELECT run_id, engine, count(DISTINCT scenario || '/' || conversation),
        count(DISTINCT CASE WHEN violated THEN scenario || '/' || conversation END)
 FROM turn_scores WHERE scorer = ? {and_where} GROUP BY 1, 2 ORDER BY 1, 2
+"""
+
+# One invocation attempt's model calls, as ModelCalled's fields (answer_sha256: its answer held by hash).
+_CALL_FIELDS = (
+    "key",
+    "rerun",
+    "case_id",
+    "variant_id",
+    "run_index",
+    "index",
+    "api",
+    "requested_model",
+    "served_model",
+    "stream",
+    "messages",
+    "options",
+    "answer",
+    "answer_sha256",
+    "prompt_tokens",
+    "completion_tokens",
+    "latency_ms",
+    "error",
+    "error_kind",
+    "status",
+    "retry_after",
+    "divergence",
+)
+_CALL_COLUMNS = {"key": "invocation_key", "index": "call_index"}  # where gateway_calls names them otherwise
+_CALLS = f"""
+SELECT {", ".join(_CALL_COLUMNS.get(name, name) for name in _CALL_FIELDS)}
+FROM gateway_calls WHERE run_id = ? AND invocation_key = ? AND rerun = ? ORDER BY call_index
 """
 
 
@@ -246,6 +278,27 @@ class Reader:
             if logged.seq == seq:
                 return recorded, superseded, surplus
         return recorded, False, False
+
+    def model_calls(self, run_id: str, key: str, rerun: int) -> list[ModelCalled]:
+        """The calls one attempt of an invocation made to the run's model gateway, in the order
+        the gateway received them, every text held by hash in place (from `gateway_texts`)."""
+        calls = [dict(zip(_CALL_FIELDS, row, strict=True)) for row in self.rows(_CALLS, (run_id, key, rerun))]
+        for call in calls:
+            call["stream"] = bool(call["stream"])
+            call["messages"], call["options"] = json.loads(call["messages"]), json.loads(call["options"])
+            if call["answer"] is None and call["answer_sha256"] is not None:
+                call["answer"] = {"sha256": call["answer_sha256"]}
+        held = {m["content"]["sha256"] for c in calls for m in c["messages"] if is_ref(m.get("content"))}
+        held |= {c["answer_sha256"] for c in calls if c["answer_sha256"] is not None}
+        texts = dict(
+            self.rows(
+                f"SELECT sha256, text FROM gateway_texts WHERE run_id = ? AND sha256 IN ({','.join('?' * len(held))})",
+                (run_id, *held),
+            )
+            if held
+            else ()
+        )
+        return [ModelCalled.from_dict(resolved(call, texts)) for call in calls]
 
     def conversation(self, run_id: str, engine: str, scenario: str, conversation: int) -> Thread:
         """One gauntlet conversation turn by turn with every scorer's verdict (the report's record)."""

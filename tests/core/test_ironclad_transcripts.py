@@ -93,7 +93,7 @@ def test_a_run_killed_mid_repair_keeps_what_it_printed_and_is_a_timeout(paths, m
 def test_a_backend_outage_is_an_infrastructure_error_and_decides_nothing(paths, monkeypatch, name, line, counts):
     monkeypatch.setenv("REPLAY_TRANSCRIPTS", json.dumps({"down": name}))
     with pytest.raises(RunStopped, match="3 consecutive infrastructure errors"):
-        start_run(replay_suite({"down": ""}), paths)
+        start_run(replay_suite({"down": ""}), paths, max_infra_errors=3)
     with open_store(paths.store_path) as store:
         run_id = store.run_ids()[0]
         events = [e.event for e in store.read(run_id)]

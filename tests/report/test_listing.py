@@ -4,11 +4,12 @@ for the groups that need a look, and a note of what was left out and how to see 
 from dataclasses import asdict, replace
 
 from ironbench.analysis.compare import CaseComparison, Comparison, Overall
+from ironbench.analysis.model_traffic import Traffic
 from ironbench.core.kinds import FailOn, Gate
 from ironbench.report import listing
 from ironbench.report.listing import listed
 from ironbench.report.page import render
-from ironbench.report.records import CompareSection, GauntletSection, LadderLine, SensitivityCell
+from ironbench.report.records import CompareSection, GauntletSection, LadderLine, ModelSection, SensitivityCell
 from ironbench.report.verdict import verdicts
 from tests.report.build import (
     adversarial,
@@ -128,3 +129,18 @@ def test_past_a_size_a_gauntlet_lists_the_violating_conversations_first():
         t.scenario for t in shown.transcripts
     }
     assert "violation_by_engine.sql --run g" in shown.left_out.see
+
+
+def test_past_a_size_model_traffic_lists_the_cases_that_made_the_most_calls():
+    cases = [Traffic(f"c{i:04d}", 2, 2, 1, 1, None, None, 0.1) for i in range(1000)]
+    cases[700] = Traffic("c0700", 2, 90, 40, 50, None, None, 9.0)
+    run_total = Traffic(None, 2000, 2088, 1, 50, None, None, 108.9)
+    data = report(run_id="r1", model=ModelSection(run_total, cases))
+    shown = listed(data).model
+    names = [c.case_id for c in shown.cases]
+    assert len(names) == listing.LISTED_CASES and names == sorted(names) and "c0700" in names
+    assert shown.run == run_total  # the run's figures count every case
+    assert (shown.left_out.listed, shown.left_out.of) == (listing.LISTED_CASES, 1000)
+    text = render(listed(data), [])
+    assert "this lists 300 of 1,000 cases, those that made the most model calls" in text
+    assert "2,088 model calls by 2,000 invocations (1–50 each)" in text

@@ -135,6 +135,7 @@ def test_the_debug_files_and_the_output_are_read_in_place_as_text(store, served)
     seq, event = _drill_invocation(store)
     page = served.get(f"/runs/{store.drill}/invocations/{seq}")
     assert page.status == 200
+    assert '<section id="model">' not in page.body  # it ran without a model gateway: no calls to list
     assert quote(event["debug_path"], safe="/") in page.body or event["debug_path"] in page.body
     generate = served.get(f"/runs/{store.drill}/invocations/{seq}/debug/generate.txt")
     assert generate.status == 200 and generate.headers["content-type"].startswith("text/plain")

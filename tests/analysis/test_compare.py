@@ -46,6 +46,7 @@ def test_identical_behaviour_is_no_change(paths, script):
     assert comparison.overall.mde is not None and "would find a uniform drop of" in comparison.reason
 
 
+@pytest.mark.slow
 def test_broad_regression_is_found_by_the_stratified_test(paths, script):
     # Every case drops from mostly-success to mostly-failure.
     good = {k: ["success"] * 2 + ["generation"] + ["success"] * 7 for k in CASES}
@@ -109,6 +110,7 @@ def test_alpha_is_configurable(paths, script):
     assert not compare_runs(paths.store_path, first, second, alpha=0.04).regressed
 
 
+@pytest.mark.slow
 def test_runs_with_no_case_in_common_cannot_be_compared(tmp_path):
     out = str(tmp_path / "out")
     one = write_suite(tmp_path / "one.yaml", make_suite({"a": 3}))
@@ -191,6 +193,7 @@ def test_unresolved_infrastructure_errors_cannot_be_compared(tmp_path):
     assert (infra.a, infra.b, infra.gating) == ("0/3", "1/4", False)
 
 
+@pytest.mark.slow
 def test_cli_json_carries_deltas_intervals_mde_and_adjusted_flags(tmp_path):
     suite = write_suite(tmp_path / "s.yaml", make_suite({"a": 10, "b": 10}))
     out = str(tmp_path / "out")
@@ -315,6 +318,7 @@ def test_sensitivity_calibration_false_alarms_within_alpha_and_power():
     assert alt / reps >= 0.85  # 20 cases × 5 variants per side (0.92); the statistics page has more
 
 
+@pytest.mark.slow
 def test_compare_tells_whether_sensitivity_changed(paths, script):
     from tests.run.test_adversarial_stress import adversarial_suite
 

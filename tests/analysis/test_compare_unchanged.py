@@ -93,6 +93,7 @@ def _sides(draw):
     return a, b
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(
     _sides(),
@@ -112,6 +113,7 @@ def test_random_comparisons_decide_as_before(pair, gate, fail_on, margin, alpha)
     assert now.to_dict() == before(decide, a, b, alpha, gate, fail_on, margin, power=power).to_dict()
 
 
+@pytest.mark.slow
 def test_runs_in_the_store_compare_as_before(paths, script):
     rng = np.random.default_rng(3)
     stages = ["success", "success", "success_r1", "generation", "validation", "repair"]

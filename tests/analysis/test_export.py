@@ -24,6 +24,7 @@ def _count(query: str, run_id: str | None, out: str) -> int:
     return json.loads(cli(*args, check=True).stdout)[0]["n"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "fmt, reader", [("parquet", "read_parquet"), ("csv", "read_csv_auto"), ("jsonl", "read_json_auto")]
 )

@@ -3,6 +3,8 @@
 import json
 import xml.etree.ElementTree as ET
 
+import pytest
+
 from ironbench.analysis.compare import decide
 from ironbench.analysis.junit import junit_xml
 from tests.analysis.test_compare import sides
@@ -99,6 +101,7 @@ def test_cases_on_one_side_only_are_skipped():
     assert y.find("skipped").get("message") == "only in A: not compared"
 
 
+@pytest.mark.slow
 def test_cli_writes_junit_and_exits_1_on_regression(tmp_path):
     suite = write_suite(tmp_path / "s.yaml", make_suite({"a": 10, "b": 10}))
     out = str(tmp_path / "out")

@@ -28,6 +28,7 @@ def test_failure_breakdown_across_runs_and_for_one(two_runs):
     assert {(r[1], r[2]): r[3] for r in only_second.rows} == {("b", "repair"): 3}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", SHIPPED)
 def test_every_shipped_query_runs_for_all_and_one_run(two_runs, name):
     paths, first, _ = two_runs
@@ -106,6 +107,7 @@ def _rows(store_path, table: str) -> int:
         return conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "sql, refused",
     [
@@ -192,6 +194,7 @@ def test_table_numbers_read_as_people_write_them_and_json_keeps_them_exact(one_r
     assert json.loads(format_result(run_sql(paths.store_path, sql), "json"))[0]["ms"] == 20770.0
 
 
+@pytest.mark.slow
 def test_a_query_waits_for_a_store_that_is_being_created(tmp_path):
     import subprocess
     import sys

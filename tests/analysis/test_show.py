@@ -3,6 +3,7 @@ generator, the closing summary, and AI acceptance per generator (also queries/ai
 
 import json
 
+import pytest
 from typer.testing import CliRunner
 
 from ironbench.analysis.query import QueryResult, run_query
@@ -102,6 +103,7 @@ def mixed_suite():
     )
 
 
+@pytest.mark.slow
 def test_acceptance_per_generator_in_the_query_the_summary_and_show(paths, script, scripted_model):
     script(
         {
@@ -142,6 +144,7 @@ def test_acceptance_per_generator_in_the_query_the_summary_and_show(paths, scrip
     }
 
 
+@pytest.mark.slow
 def test_a_finished_run_ends_with_its_summary_on_the_console(tmp_path):
     suite = parse_suite(
         {

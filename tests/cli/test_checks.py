@@ -33,6 +33,7 @@ def canonical(data, tmp_path_factory) -> tuple[Path, str]:
     return out, run(out, "humaneval", target("canonical", data), "--jobs", "4")
 
 
+@pytest.mark.slow
 def test_canonical_solutions_are_correct_on_all_164(canonical):
     out, run_id = canonical
     assert rows(out, "SELECT count(*), sum(success), sum(correct) FROM invocations") == [(164, 164, 164)]
@@ -42,6 +43,7 @@ def test_canonical_solutions_are_correct_on_all_164(canonical):
     assert "correct: 164 of 164 runs (100.0%" in show
 
 
+@pytest.mark.slow
 def test_check_rechecks_a_run_without_invoking_anything(data, tmp_path):
     out = tmp_path / "out"
     run_id = run(out, "humaneval", target("canonical", data), "--sample", "6", "--jobs", "2")
@@ -73,6 +75,7 @@ def test_check_rechecks_a_run_without_invoking_anything(data, tmp_path):
 BROKEN = {"wrong": "wrong", "no_entry": "no_entry_point", "crash": "import_error", "loop": "timeout"}
 
 
+@pytest.mark.slow
 def test_exactly_the_broken_bricks_are_verified_but_wrong(data, tmp_path):
     out = tmp_path / "out"
     sample = ["--sample", "10", "--seed", "7"]
@@ -102,6 +105,7 @@ def test_exactly_the_broken_bricks_are_verified_but_wrong(data, tmp_path):
     assert page.count("<details><summary>") >= 4 and "this brick cannot be imported" in page
 
 
+@pytest.mark.slow
 def test_the_same_bricks_get_the_same_verdicts_whatever_jobs(data, tmp_path):
     mode = "canonical,wrong=16+115,no_entry=126"
     verdicts = []
@@ -140,6 +144,7 @@ def suite_with_checks(folder: Path) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_a_suites_pytest_and_command_checks(tmp_path, monkeypatch):
     monkeypatch.setenv(
         "SCRIPTED_OUTCOMES",
@@ -163,6 +168,7 @@ def test_a_suites_pytest_and_command_checks(tmp_path, monkeypatch):
     assert "correct: 6 of 12 runs (50.0%" in show
 
 
+@pytest.mark.slow
 def test_why_validation_failed_from_the_debug_files(tmp_path, monkeypatch):
     from tests.core.test_causes import CASES, debug_file, pytest_output
 
@@ -212,6 +218,7 @@ def test_a_bad_check_is_one_line_and_nothing_written(tmp_path, check, message):
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.slow
 def test_compare_on_correctness_gates_what_self_verification_hides(data, tmp_path):
     from ironbench.suite.humaneval import humaneval_suite
     from ironbench.suite.shipped import sample_cases

@@ -9,6 +9,8 @@ import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import REPO, SCRIPTED
 
 FIXTURE = "fixture"
@@ -39,6 +41,7 @@ def run_recipe(tmp_path: Path, env: dict, name: str = "shell") -> subprocess.Com
     )
 
 
+@pytest.mark.slow
 def test_the_recipe_passes_when_the_branch_behaves_like_main(tmp_path):
     result = run_recipe(tmp_path, {"MAIN_TARGET": FIXTURE, "BRANCH_TARGET": FIXTURE})
     assert result.returncode == 0, result.stderr
@@ -49,6 +52,7 @@ def test_the_recipe_passes_when_the_branch_behaves_like_main(tmp_path):
     assert root.get("failures") == "0" and int(root.get("tests")) == 4  # three cases and the gate
 
 
+@pytest.mark.slow
 def test_the_recipe_fails_the_job_when_the_branch_regressed(tmp_path):
     broken = f"{sys.executable} {SCRIPTED} {{instruction}}"  # every run of the branch fails to generate
     result = run_recipe(
@@ -71,6 +75,7 @@ def test_the_recipe_fails_the_job_when_the_branch_regressed(tmp_path):
     assert gate and gate[0].find("failure") is not None
 
 
+@pytest.mark.slow
 def test_the_sequential_recipe_keeps_mains_run_and_gates_the_branch_against_it(tmp_path):
     broken = f"{sys.executable} {SCRIPTED} {{instruction}}"
     failing = json.dumps({c: ["generation"] for c in ("compile_email_regex", "convert_list_to_dict", "simple_cache")})

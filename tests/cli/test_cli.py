@@ -1,6 +1,8 @@
 import json
 import sqlite3
 
+import pytest
+
 from ironbench.store.migrate import SCHEMA_HEAD
 from tests.conftest import cli, make_suite, write_suite
 
@@ -35,6 +37,7 @@ def test_unknown_target_is_one_line_exit_2(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.slow
 def test_run_query_show_compare_end_to_end(tmp_path):
     suite = write_suite(tmp_path / "s.yaml", make_suite({"a": 10, "b": 10}))
     out = str(tmp_path / "out")
@@ -68,6 +71,7 @@ def test_run_query_show_compare_end_to_end(tmp_path):
     assert rebuilt.endswith(first)
 
 
+@pytest.mark.slow
 def test_bad_query_and_unknown_run_are_exit_2(tmp_path):
     suite = write_suite(tmp_path / "s.yaml", make_suite({"a": 3}))
     out = str(tmp_path / "out")
@@ -95,6 +99,7 @@ def test_db_upgrade_creates_a_migrated_store(tmp_path):
         assert conn.execute("SELECT version_num FROM alembic_version").fetchone()[0] == SCHEMA_HEAD
 
 
+@pytest.mark.slow
 def test_store_option_and_environment(tmp_path):
     suite = write_suite(tmp_path / "s.yaml", make_suite({"a": 3}))
     store = tmp_path / "elsewhere.db"
@@ -144,6 +149,7 @@ def test_plan_answers_how_many_runs_a_comparison_needs():
     ]
 
 
+@pytest.mark.slow
 def test_show_states_what_a_stable_decision_supports(tmp_path):
     suite = write_suite(tmp_path / "s.yaml", make_suite({"a": 10}))
     out = str(tmp_path / "out")
@@ -160,6 +166,7 @@ def test_compare_rejects_unknown_gate_values(tmp_path):
     assert result.returncode == 2 and "Traceback" not in result.stderr
 
 
+@pytest.mark.slow
 def test_a_target_that_cannot_start_stops_the_run_with_its_stderr(tmp_path):
     import sys
 
@@ -182,6 +189,7 @@ def test_a_target_that_cannot_start_stops_the_run_with_its_stderr(tmp_path):
     assert cli("log", run_id, "zzz", "--out", str(out)).returncode == 2
 
 
+@pytest.mark.slow
 def test_the_readme_order_with_the_real_progress_reporter(tmp_path):
     """Baseline first, then adversarial against the stored baseline, then a mixed suite
     twice: every run without -q, so the progress bar meets early decisions."""
@@ -275,6 +283,7 @@ def test_the_readme_order_with_the_real_progress_reporter(tmp_path):
     assert [r["status"] for r in statuses] == ["finished"] * 4
 
 
+@pytest.mark.slow
 def test_label_and_recorded_environment_reach_metadata_and_events(tmp_path):
     suite = write_suite(tmp_path / "s.yaml", make_suite({"a": 3}, record_env=["IRONBENCH_TEST_HOST", "UNSET_VAR_X"]))
     out = tmp_path / "out"

@@ -7,6 +7,7 @@ import pytest
 from tests.conftest import cli
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", ["run", "resume", "show", "project", "query", "compare", "export", "variants"])
 def test_help_has_no_value_placeholder_on_flags_and_shows_store_default(command):
     text = cli(command, "--help", env={"COLUMNS": "200"}, check=True).stdout

@@ -11,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 import yaml
 
 from tests.conftest import REPO, SCRIPTED_TARGET, cli
@@ -68,6 +69,7 @@ def suite_file(tmp_path: Path, timeout: int = 30) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_ctrl_c_says_what_was_kept_and_resume_finishes_the_run(tmp_path):
     out = tmp_path / "out"
     script = {
@@ -115,6 +117,7 @@ def test_ctrl_c_says_what_was_kept_and_resume_finishes_the_run(tmp_path):
     assert decisions[0] == decisions[1] and len(decisions[0]) == 3
 
 
+@pytest.mark.slow
 def test_ctrl_c_does_not_wait_for_a_running_target(tmp_path):
     out = tmp_path / "out"
     # after a's first run every run hangs for 600 s (timeout 300): the interrupt must not wait
@@ -127,6 +130,7 @@ def test_ctrl_c_does_not_wait_for_a_running_target(tmp_path):
     assert "ironbench resume" in stderr.strip().splitlines()[-1]
 
 
+@pytest.mark.slow
 def test_ctrl_c_during_resume_says_the_same(tmp_path):
     out = tmp_path / "out"
     script = {"SCRIPTED_SLEEP_MS": "150"}

@@ -1,9 +1,12 @@
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import cli, make_suite, write_suite
 
 
+@pytest.mark.slow
 def test_run_ends_with_the_verdict_and_the_report_and_report_rewrites_it(tmp_path):
     suite = write_suite(tmp_path / "s.yaml", make_suite({"a": 5, "b": 5}))
     out = tmp_path / "out"
@@ -47,6 +50,7 @@ def test_run_ends_with_the_verdict_and_the_report_and_report_rewrites_it(tmp_pat
     assert chosen.exists()
 
 
+@pytest.mark.slow
 def test_a_stress_run_ends_with_each_ladders_verdict_and_its_evidence(tmp_path):
     from ironbench.suite.models import parse_suite
     from tests.conftest import SCRIPTED_TARGET
@@ -94,6 +98,7 @@ def test_a_stress_run_ends_with_each_ladders_verdict_and_its_evidence(tmp_path):
     assert "f (add_scope_detail): fails at base: level 0, the unchanged instruction, already fails" in said
 
 
+@pytest.mark.slow
 def test_quiet_run_prints_only_the_report_path_and_resume_writes_it_too(tmp_path):
     suite = write_suite(tmp_path / "s.yaml", make_suite({"a": 3}))
     out = tmp_path / "out"
@@ -107,6 +112,7 @@ def test_quiet_run_prints_only_the_report_path_and_resume_writes_it_too(tmp_path
     assert (out / run_id / "report.html").exists()
 
 
+@pytest.mark.slow
 def test_report_on_an_unknown_run_is_one_line_exit_2_and_writes_nothing(tmp_path):
     suite = write_suite(tmp_path / "s.yaml", make_suite({"a": 3}))
     out = tmp_path / "out"
@@ -119,6 +125,7 @@ def test_report_on_an_unknown_run_is_one_line_exit_2_and_writes_nothing(tmp_path
     assert not list(out.rglob("*.html"))
 
 
+@pytest.mark.slow
 def test_a_rebuild_of_a_deleted_folder_gives_back_every_file_the_report_included(tmp_path):
     """Having a report is a fact of the run (a report_written event), not of a file on disk."""
     import shutil

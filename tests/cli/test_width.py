@@ -15,6 +15,9 @@ from rich.cells import cell_len
 
 from tests.conftest import REPO, SCRIPTED_TARGET, cli
 
+# The end-to-end tier (`pytest -m slow`): whole runs printed at several widths.
+pytestmark = pytest.mark.slow
+
 CASES = ["parse_iso_dates_in_text", "merge_sorted_intervals", "lru_cache_with_ttl"]
 INSTRUCTION = (
     "Write a Python function that {} and returns the result, handling empty input, "

@@ -3,6 +3,7 @@
 import io
 import unicodedata
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -40,6 +41,7 @@ def test_error_lines_are_escaped(tmp_path):
     assert result.returncode == 2 and "\x1b" not in result.stderr and "evil\\x1b[2J.yaml" in result.stderr
 
 
+@pytest.mark.slow
 def test_runs_and_show_escape_text_from_the_store(paths):
     """A store is data from elsewhere (another version, another person): its text is escaped too."""
     import sqlite3

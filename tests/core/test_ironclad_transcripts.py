@@ -68,6 +68,7 @@ def test_every_ironclad_ending_is_counted_as_ironclad_counts_it(paths, monkeypat
     assert (summary["attempts"], summary["repairs_triggered"], summary["failure_stage"]) == (3, 3, "repair")
 
 
+@pytest.mark.slow
 def test_a_run_killed_mid_repair_keeps_what_it_printed_and_is_a_timeout(paths, monkeypatch):
     monkeypatch.setenv("REPLAY_TRANSCRIPTS", json.dumps({"slow": "timeout_mid_repair+hang"}))
     run_id = start_run(replay_suite({"slow": ""}, timeout_seconds=1), paths)
@@ -112,6 +113,7 @@ def test_a_backend_outage_is_an_infrastructure_error_and_decides_nothing(paths, 
     assert run_query(paths.store_path, "failure_breakdown", run_id=run_id).rows == []
 
 
+@pytest.mark.slow
 def test_an_outage_stops_the_run_and_resume_reruns_those_slots(tmp_path):
     from tests.conftest import cli, write_suite
 

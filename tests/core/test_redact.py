@@ -91,6 +91,7 @@ def _env_suite(tmp_path: Path) -> Path:
     return suite
 
 
+@pytest.mark.slow
 def test_a_target_printing_its_environment_leaves_no_secret_in_store_files_or_output(tmp_path):
     from tests.conftest import cli
 

@@ -60,6 +60,7 @@ def outcomes(store_path, run_id):
     ]
 
 
+@pytest.mark.slow
 def test_exit_code_rules_read_a_plain_program(tmp_path):
     assert parse_outcome(0, "", "exit-code").signature() == (True, None, 1, 0)
     assert parse_outcome(2, "anything", "exit-code").signature() == (False, "exit_2", 1, 0)
@@ -106,6 +107,7 @@ def test_a_resumed_run_reads_outcomes_with_the_rules_it_started_with(paths, monk
     assert stages == [None, "exit_1", None, None, "exit_2"]
 
 
+@pytest.mark.slow
 def test_the_example_rules_read_the_toy_agent_end_to_end(tmp_path):
     suite = tmp_path / "agent.yaml"
     suite.write_text(yaml.safe_dump(suite_data(TOY_AGENT, runs=6, rules=str(EXAMPLES / "agent_rules.yaml"))))
@@ -166,6 +168,7 @@ def test_the_example_rules_read_the_toy_agent_end_to_end(tmp_path):
     assert [b["brick"] for b in bricks] == ["solution.py"] * 3
 
 
+@pytest.mark.slow
 def test_a_suites_rules_path_is_read_from_the_suites_folder(tmp_path):
     (tmp_path / "rules").mkdir()
     (tmp_path / "rules" / "mine.yaml").write_text((EXAMPLES / "agent_rules.yaml").read_text())

@@ -44,6 +44,7 @@ def test_the_site_builds_strictly(tmp_path):
     assert (tmp_path / "site" / "reference" / "cli" / "index.html").is_file()
 
 
+@pytest.mark.slow
 @needs_mkdocs
 @pytest.mark.parametrize(
     "link, complaint",

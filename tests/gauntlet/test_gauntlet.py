@@ -181,6 +181,7 @@ def test_unloadable_engine_fails_before_anything_is_written(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.slow
 def test_rescore_cli_unknown_scorer_and_non_gauntlet_run(tmp_path):
     path = write_suite(tmp_path / "g.yaml", suite([python_engine("e", ["ok"])]))
     out = str(tmp_path / "out")
@@ -218,6 +219,7 @@ def test_shipped_gauntlet_suite_covers_every_domain_with_pressure():
     assert len({e.model for e in shipped.engines}) == 1  # the same underlying model
 
 
+@pytest.mark.slow
 def test_embedded_model_plain_and_guarded_side_by_side(paths):
     tiny = [
         {
@@ -260,6 +262,7 @@ def test_each_conversation_is_a_fresh_engine_with_its_own_seeds(paths, scripted_
     assert [t["conversation"] for t in results["engines"]["m"]["sky"]["turns"]] == [1, 1, 1, 2, 2, 2, 3, 3, 3]
 
 
+@pytest.mark.slow
 def test_within_one_run_every_pair_of_engines_is_compared(paths):
     engines = [python_engine("plain", LIAR), python_engine("guarded", HONEST), python_engine("twin", HONEST)]
     run_id = start_run(suite(engines, conversations=6), paths)
@@ -280,6 +283,7 @@ def test_within_one_run_every_pair_of_engines_is_compared(paths):
     assert helped["sentence"] in shown and "twin vs guarded: cannot be told apart" in shown
 
 
+@pytest.mark.slow
 def test_a_gauntlet_run_ends_with_the_table_then_each_verdict_once(tmp_path):
     engines = [python_engine("plain", LIAR), python_engine("guarded", HONEST)]
     path = write_suite(tmp_path / "g.yaml", suite(engines, conversations=6))
@@ -341,6 +345,7 @@ for line in sys.stdin:
 """
 
 
+@pytest.mark.slow
 def test_a_command_engine_that_never_answers_is_stopped_and_leaves_nothing_running(tmp_path):
     import os
     import time
@@ -361,6 +366,7 @@ def test_a_command_engine_that_never_answers_is_stopped_and_leaves_nothing_runni
     assert not os.path.exists(f"/proc/{grandchild}")  # swept with its engine, though it left the session
 
 
+@pytest.mark.slow
 def test_when_a_conversation_breaks_per_scorer_and_after_a_rescore(paths):
     # turn 1 holds, turn 2 asserts the falsehood, turn 3 takes it back: a flip each way
     wobbly = ["Blue.", "Fine: the sky is green. Grass is blue.", "No: blue sky, green grass."]

@@ -174,6 +174,7 @@ def test_any_two_texts_are_compared_without_crashing(base, output):
 ADDED = sorted({" ".join(k) for k in shipped_term_map().adds})
 
 
+@pytest.mark.slow
 @settings(max_examples=300)
 @given(st.sampled_from(BASES), st.sampled_from(sorted(shipped_term_map().adds)))
 def test_adding_any_shipped_term_the_base_lacks_is_caught(base, key):

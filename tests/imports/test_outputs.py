@@ -71,6 +71,7 @@ def import_(tree: Path, out: Path, *args: str, check: bool = True):
     return cli("import", str(tree), "--out", str(out), *args, check=check)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "build",
     [
@@ -103,6 +104,7 @@ def test_each_shape_imports_with_the_facts_a_live_run_of_the_same_output_gives(t
     assert cli("verify", "--out", str(out), check=True).returncode == 0
 
 
+@pytest.mark.slow
 def test_every_shape_is_placed_where_ironbench_puts_it_and_the_commands_read_it(tmp_path):
     root = trees.every_shape(tmp_path / "tree")
     out = tmp_path / "out"
@@ -138,6 +140,7 @@ def test_every_shape_is_placed_where_ironbench_puts_it_and_the_commands_read_it(
     assert resumed.returncode == 2 and "imported from" in resumed.stderr
 
 
+@pytest.mark.slow
 def test_the_import_counts_where_the_record_disagrees_with_the_output(tmp_path):
     root = trees.wild_tree(tmp_path / "tree")
     out = tmp_path / "out"
@@ -188,6 +191,7 @@ def _damage(root: Path, how: str) -> Path:
     return summary
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "how", ["invalid-json", "wrong-type", "not-utf8", "symlink", "fifo", "huge", "unplaced", "bad-time"]
 )
@@ -210,6 +214,7 @@ def test_a_damaged_file_is_named_and_nothing_of_its_run_is_written(tmp_path, how
     assert not (out / "run_20260111_101010").exists()
 
 
+@pytest.mark.slow
 def test_a_folder_that_is_no_outputs_tree_gets_one_line_and_exit_2(tmp_path):
     (tmp_path / "notes").mkdir()
     (tmp_path / "notes" / "readme.txt").write_text("hello")
@@ -220,6 +225,7 @@ def test_a_folder_that_is_no_outputs_tree_gets_one_line_and_exit_2(tmp_path):
     assert not (tmp_path / "out").exists()  # refused before anything was written
 
 
+@pytest.mark.slow
 def test_a_growing_tree_adds_only_its_new_runs_and_a_changed_record_is_refused(tmp_path):
     tree = tmp_path / "tree"
     root = trees.wild_tree(tree)
@@ -243,6 +249,7 @@ def test_a_growing_tree_adds_only_its_new_runs_and_a_changed_record_is_refused(t
     assert refused.returncode == 2 and "another run with the same id" in refused.stderr
 
 
+@pytest.mark.slow
 def test_an_ironbench_outputs_folder_of_runs_already_here_adds_nothing(tmp_path):
     out = tmp_path / "out"
     cli("run", "baseline", "--target", "fixture", "--out", str(out), "-q", "--no-report", check=True)

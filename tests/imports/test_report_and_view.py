@@ -54,6 +54,7 @@ def shown(page) -> dict:
     }
 
 
+@pytest.mark.slow
 def test_the_report_of_an_imported_run_says_so_and_counts_what_its_record_gets_wrong(imported, browser):
     expected = disagreements(imported, WILD)
     assert expected["attempts"] and expected["failure_stage"]  # the fixture's records are wrong, as in the wild
@@ -81,6 +82,7 @@ def test_the_report_of_an_imported_run_says_so_and_counts_what_its_record_gets_w
         page.close()
 
 
+@pytest.mark.slow
 def test_the_viewer_lists_imported_runs_as_imported_and_shows_their_disagreements(imported, browser):
     with Served(imported / "ironbench.db") as server:
         runs = browser.open(f"{server.base}/")
@@ -105,6 +107,7 @@ def test_the_viewer_lists_imported_runs_as_imported_and_shows_their_disagreement
                 page.close()
 
 
+@pytest.mark.slow
 def test_an_imported_canonical_run_is_grouped_by_complexity(imported, browser):
     cli("report", CANONICAL, "--out", str(imported), check=True)
     page = browser.open(imported / CANONICAL / "report.html")

@@ -13,6 +13,9 @@ from ironbench.suite.models import load_suite
 from tests.conftest import cli
 from tests.store.test_chain import _tamper
 
+# The end-to-end tier (`pytest -m slow`): stores of real runs merged.
+pytestmark = pytest.mark.slow
+
 
 def run(out: Path, suite: str = "baseline") -> str:
     return cli("run", suite, "--target", "fixture", "--out", str(out), "-q", "--no-report", check=True).stdout.strip()

@@ -173,6 +173,7 @@ def test_ai_generation_on_the_embedded_model_end_to_end(paths, script):
         assert (slot / "ai_generation_failure.json").exists()
 
 
+@pytest.mark.slow
 def test_an_unknown_model_id_names_the_file_the_case_and_the_field(tmp_path):
     from tests.conftest import cli
 

@@ -12,6 +12,9 @@ import pytest
 from tests.conftest import REPO, cli
 from tests.projections.test_tree import snapshot
 
+# The end-to-end tier (`pytest -m slow`): runs killed mid-write and rebuilt.
+pytestmark = pytest.mark.slow
+
 KILLED = Path(__file__).resolve().parents[1] / "fixtures" / "killed_writer.py"
 ENV = {"SCRIPTED_OUTCOMES": "{}"}
 

@@ -95,6 +95,7 @@ def test_aggregate_adds_pass_k_and_bricks_after_the_seeds_fields(paths, script):
     assert [d[0] for d in digests] == [brick_sha("a"), None, brick_sha("b"), brick_sha("a"), None, brick_sha("a")]
 
 
+@pytest.mark.slow
 def test_show_query_and_export_carry_the_same_numbers(paths, script, tmp_path):
     script({"fixed": ["success", "validation", "success", "success"], "seed": ["success"]})
     run_id = start_run(baseline_suite(fixed={"rule": "fixed", "runs": 4}, seed=None), paths)
@@ -120,6 +121,7 @@ def test_show_query_and_export_carry_the_same_numbers(paths, script, tmp_path):
     assert {(r["case_id"], r["k"]) for r in exported} == set(table)
 
 
+@pytest.mark.slow
 def test_the_generators_aggregate_and_robustness_everywhere(paths, script, tmp_path):
     script(
         {
@@ -197,6 +199,7 @@ def test_an_older_store_gains_the_brick_column_and_keeps_its_rows(tmp_path, scri
             assert "brick_sha256" in [r[1] for r in conn.execute(f"PRAGMA table_info({table})")]
 
 
+@pytest.mark.slow
 def test_the_fixed_rule_through_the_cli_and_resume(tmp_path):
     import yaml
 

@@ -115,6 +115,7 @@ def test_project_catches_up_a_tree_in_another_directory(paths, script, tmp_path)
     assert snapshot(elsewhere / run_id) == snapshot(paths.out_dir / run_id)
 
 
+@pytest.mark.slow
 def test_rebuild_writes_the_report_again_and_keeps_comparison_pages(paths, script):
     from ironbench.report import write_report
 

@@ -8,9 +8,13 @@ import pytest
 from tests.report.chromium import Chromium, chromium_path
 from tests.report.examples import INJECTED
 
-pytestmark = pytest.mark.skipif(
-    chromium_path() is None, reason="chromium is not installed (apt-get install -y chromium; .ci/run does)"
-)
+# The end-to-end tier (`pytest -m slow`): a real Chromium over reports of real runs.
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        chromium_path() is None, reason="chromium is not installed (apt-get install -y chromium; .ci/run does)"
+    ),
+]
 
 SECTIONS = {
     "baseline": ["verdict", "outcomes", "baseline", "metadata"],

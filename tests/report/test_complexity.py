@@ -52,6 +52,7 @@ def canonical(tmp_path_factory):
     return out, run.stdout.strip()
 
 
+@pytest.mark.slow
 def test_the_report_groups_a_canonical_run_by_complexity(canonical):
     out, run_id = canonical
     cases = query(

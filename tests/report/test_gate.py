@@ -13,6 +13,9 @@ from tests.conftest import cli
 from tests.report.chromium import Chromium, chromium_path
 from tests.run.test_gate import coin, write_coin_suite
 
+# The end-to-end tier (`pytest -m slow`): gated runs through the CLI.
+pytestmark = pytest.mark.slow
+
 CASES = 6
 
 

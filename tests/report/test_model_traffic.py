@@ -48,6 +48,7 @@ def shown_rows(text: str) -> list[list[str]]:
     ]
 
 
+@pytest.mark.slow
 def test_the_section_counts_every_call_the_store_holds(tmp_path):
     suite = agent_suite(tmp_path, {"none": (0, 2), "two": (2, 3)})
     result, run_id = run(tmp_path, suite, "--serve-model", "canned-coder", "--jobs", "2")
@@ -79,6 +80,7 @@ def test_the_section_counts_every_call_the_store_holds(tmp_path):
     assert model_line.split("model: ", 1)[1] == html.unescape(shown_total)
 
 
+@pytest.mark.slow
 def test_attempts_a_failing_backend_superseded_are_counted(tmp_path):
     suite = agent_suite(tmp_path, {"one": (0, 2)})
     env = {"AGENT_HIDE_ERRORS": "1", "IRONBENCH_BACKOFF": "0.2,0.4"}

@@ -5,6 +5,8 @@ import json
 import re
 from dataclasses import replace
 
+import pytest
+
 from ironbench.report.embedded import apply_patch
 from ironbench.report.gather import gather
 from ironbench.report.page import CSS, SCRIPT, render
@@ -33,6 +35,7 @@ def records(embedded_list) -> list[dict]:
     return embedded_list
 
 
+@pytest.mark.slow
 def test_each_kind_of_run_gets_its_sections_and_no_others(examples):
     expected = {
         examples.baseline: ["verdict", "outcomes", "baseline", "metadata"],
@@ -46,6 +49,7 @@ def test_each_kind_of_run_gets_its_sections_and_no_others(examples):
     assert SECTIONS.findall(compared) == ["verdict", "compare", "outcomes", "baseline", "metadata"]
 
 
+@pytest.mark.slow
 def test_injected_markup_is_text_everywhere(examples):
     for run_id in (examples.baseline, examples.adversarial, examples.gauntlet):
         _, text = page(examples, run_id)

@@ -2,6 +2,8 @@ import json
 import math
 import sqlite3
 
+import pytest
+
 from ironbench.analysis.query import run_query
 from ironbench.core.events import DecisionTaken, InvocationCompleted, VariantDropped, VariantGenerated
 from ironbench.run.runner import start_run
@@ -287,6 +289,7 @@ def test_sensitivity_query(paths, script):
     assert rows["constraint_injection_light"]["structural"] == 2
 
 
+@pytest.mark.slow
 def test_mixed_suite_runs_every_mode_and_is_deterministic_under_concurrency(tmp_path, script):
     from ironbench.run.runner import RunPaths
 
@@ -355,6 +358,7 @@ class _InterruptAfter:
             raise KeyboardInterrupt
 
 
+@pytest.mark.slow
 def test_interrupted_adversarial_and_stress_runs_resume_to_the_same_decisions(tmp_path, script):
     import pytest
 

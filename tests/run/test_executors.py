@@ -74,6 +74,7 @@ def _local(tmp_path, suite_file) -> tuple:
     return _facts(out, run_id)
 
 
+@pytest.mark.slow
 def test_a_suite_on_the_cluster_decides_as_one_local_job(cluster, tmp_path):
     suite_file = write_suite(tmp_path / "s.yaml", _baseline_suite())
     out = tmp_path / "cluster"
@@ -100,6 +101,7 @@ def test_a_suite_on_the_cluster_decides_as_one_local_job(cluster, tmp_path):
         assert Path(path).is_dir() and event["stdout_path"].startswith(f"{host}:")
 
 
+@pytest.mark.slow
 def test_a_worker_killed_mid_run_changes_no_decision_and_records_each_run_once(cluster, tmp_path):
     victim = cluster.worker("victim", 3)
     cluster.wait_for_workers(3)
@@ -172,6 +174,7 @@ def _completed(out: Path) -> int:
         return 0
 
 
+@pytest.mark.slow
 def test_an_interrupted_local_run_resumes_on_the_cluster(cluster, tmp_path):
     suite_file = write_suite(tmp_path / "s.yaml", _baseline_suite())
     out = tmp_path / "moved"
@@ -220,6 +223,7 @@ def test_a_target_missing_on_the_workers_is_one_error_before_anything_is_written
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.slow
 def test_an_unreachable_scheduler_is_one_error(tmp_path):
     suite_file = write_suite(tmp_path / "s.yaml", make_suite({"c": 3}))
     result = cli(
@@ -236,6 +240,7 @@ def test_an_unreachable_scheduler_is_one_error(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.slow
 def test_variants_on_the_cluster_decide_as_one_local_job(cluster, tmp_path):
     from ironbench.suite.models import parse_suite
 
@@ -264,6 +269,7 @@ def test_variants_on_the_cluster_decide_as_one_local_job(cluster, tmp_path):
     assert ("adversarial/a/whitespace_noise/variant_0001", "stochastic", 2, 1) in found
 
 
+@pytest.mark.slow
 def test_targets_and_their_descendants_are_contained_on_the_worker(cluster, tmp_path):
     suite_file = write_suite(tmp_path / "s.yaml", make_suite({"hang": 3}, timeout_seconds=1))
     out = tmp_path / "cluster"
@@ -289,6 +295,7 @@ def _alive(pid: int) -> bool:
         return False
 
 
+@pytest.mark.slow
 def test_a_lost_scheduler_stops_the_run_and_resume_finishes_it_here(tmp_path):
     own = LoopbackCluster(tmp_path, WORKER_ENV)
     try:
@@ -353,6 +360,7 @@ def test_on_a_worker_its_own_secrets_are_redacted_and_paths_name_its_host(tmp_pa
     assert ran.result.stdout_path.startswith(f"{host}:{tmp_path / 'roots'}")
 
 
+@pytest.mark.slow
 def test_checks_run_on_the_cluster_where_the_bricks_are(cluster, tmp_path):
     from tests.fixtures.humaneval_target import target, write_data
 

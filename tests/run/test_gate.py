@@ -14,6 +14,9 @@ import yaml
 from tests.conftest import REPO, cli
 from tests.fixtures.dask_cluster import LoopbackCluster
 
+# The end-to-end tier (`pytest -m slow`): gated runs, killed and resumed, on a cluster.
+pytestmark = pytest.mark.slow
+
 COIN = Path(__file__).resolve().parents[1] / "fixtures" / "coin_target.py"
 CASES = 8
 

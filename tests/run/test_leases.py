@@ -64,6 +64,7 @@ def resume(run_id: str, out: Path, env: dict[str, str]) -> subprocess.Popen:
     )  # fmt: skip
 
 
+@pytest.mark.slow
 def test_two_resumes_at_once_one_runs_the_other_is_refused_naming_it(tmp_path):
     out, run_id, env = start_and_kill(tmp_path)
     first, second = resume(run_id, out, env), resume(run_id, out, env)
@@ -82,6 +83,7 @@ def test_two_resumes_at_once_one_runs_the_other_is_refused_naming_it(tmp_path):
     assert lease_row(out / "ironbench.db") is None  # released at the end
 
 
+@pytest.mark.slow
 def test_a_dead_coordinators_lease_is_taken_over_without_a_lost_or_doubled_invocation(tmp_path):
     out, run_id, env = start_and_kill(tmp_path)
     dead_pid = lease_row(out / "ironbench.db")[2]
@@ -102,6 +104,7 @@ def _lease_elsewhere(store: Path, run_id: str, heartbeat_age: timedelta) -> None
         conn.execute("INSERT INTO run_leases VALUES (?, 'another-host', 4242, 1.0, ?, ?)", (run_id, stamp, stamp))
 
 
+@pytest.mark.slow
 def test_a_coordinator_on_another_host_holds_the_run_until_its_heartbeat_stops(tmp_path):
     out, run_id, env = start_and_kill(tmp_path)
     store = out / "ironbench.db"
@@ -117,6 +120,7 @@ def test_a_coordinator_on_another_host_holds_the_run_until_its_heartbeat_stops(t
     assert per_case(store) == EXPECTED_RUNS
 
 
+@pytest.mark.slow
 def test_a_rebuild_waits_for_the_runs_coordinator(tmp_path):
     out, run_id, _ = start_and_kill(tmp_path)
     _lease_elsewhere(out / "ironbench.db", run_id, timedelta(seconds=1))

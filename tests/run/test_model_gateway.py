@@ -56,6 +56,7 @@ def rows(tmp_path: Path, sql: str, *params) -> list[tuple]:
         return conn.execute(sql, params).fetchall()
 
 
+@pytest.mark.slow
 def test_every_call_is_recorded_against_its_invocation_under_four_jobs(tmp_path):
     suite = agent_suite(tmp_path, {"none": (0, 2), "one": (1, 2), "two": (2, 2)})
     result, run_id = run(tmp_path, suite, "--serve-model", "canned-coder", "--jobs", "4")
@@ -100,6 +101,7 @@ def test_every_call_is_recorded_against_its_invocation_under_four_jobs(tmp_path)
     assert "model two: 6 model calls by 2 invocations (3 each)" in shown
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("client", ["ollama", "openai"])
 def test_streamed_answers_are_recorded_whole(tmp_path, client):
     suite = agent_suite(tmp_path, {"one": (1, 1)})
@@ -112,6 +114,7 @@ def test_streamed_answers_are_recorded_whole(tmp_path, client):
     assert rows(tmp_path, "SELECT success, model_calls FROM invocations") == [(1, 2)]
 
 
+@pytest.mark.slow
 def test_a_failing_model_makes_infrastructure_errors_whatever_the_target_printed(tmp_path):
     suite = agent_suite(tmp_path, {"one": (0, 2)})
     env = {"AGENT_HIDE_ERRORS": "1", "IRONBENCH_BACKOFF": "0.2,0.4"}  # it prints a plain failure
@@ -129,6 +132,7 @@ def test_a_failing_model_makes_infrastructure_errors_whatever_the_target_printed
     assert not rows(tmp_path, "SELECT * FROM decisions")  # a dead backend decides nothing
 
 
+@pytest.mark.slow
 def test_replay_reproduces_an_invocation_and_reports_a_divergence(tmp_path):
     # A long instruction: the first prompt is held once by its sha256, and replayed from there.
     suite = agent_suite(tmp_path, {"two": (2, 1), "none": (0, 1)}, context=" Keep it plain." * 80)
@@ -204,6 +208,7 @@ def _refused(port: int, seconds: float = 10.0) -> bool:
     return False
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL], ids=["ctrl-c", "sigterm", "crash"])
 def test_the_gateway_stops_with_its_coordinator_however_it_ends(tmp_path, sig):
     suite = agent_suite(tmp_path, {"held": (0, 1)})
@@ -240,6 +245,7 @@ def test_the_gateway_stops_with_its_coordinator_however_it_ends(tmp_path, sig):
                 os.kill(agent, signal.SIGKILL)
 
 
+@pytest.mark.slow
 def test_an_unknown_served_model_is_one_line_and_nothing_written(tmp_path):
     suite = agent_suite(tmp_path, {"one": (0, 1)})
     result, _ = run(tmp_path, suite, "--serve-model", "no-such-model")
@@ -277,6 +283,7 @@ def _model_server(port: int, *args: str) -> subprocess.Popen:
     return server
 
 
+@pytest.mark.slow
 def test_a_model_server_down_for_2_s_is_ridden_out(tmp_path):
     port = _free_port()
     suite = agent_suite(tmp_path, {"one": (1, 3)})
@@ -314,6 +321,7 @@ def test_a_model_server_down_for_2_s_is_ridden_out(tmp_path):
     assert len(failed) <= 4  # waits of 0.5, 1, 2 s over an outage of about 2 s: a few re-runs, not one per poll
 
 
+@pytest.mark.slow
 def test_a_429_is_passed_on_and_its_retry_after_waited(tmp_path):
     port = _free_port()
     server = _model_server(port, "--rate-limit", "1")
@@ -335,6 +343,7 @@ def test_a_429_is_passed_on_and_its_retry_after_waited(tmp_path):
     assert (second - first).total_seconds() >= 1.0  # the backoff was 0.1 s; the backend asked for 1 s
 
 
+@pytest.mark.slow
 def test_on_a_dask_cluster_workers_reach_a_gateway_and_calls_come_back(tmp_path):
     pytest.importorskip("distributed")
     from tests.fixtures.dask_cluster import LoopbackCluster

@@ -231,6 +231,7 @@ def test_exact_figures_on_the_statistics_page_are_regenerated_verbatim():
     assert f"up to {figures.pct(figures.every_level_at_alpha())} of the time" in STATISTICS.read_text()
 
 
+@pytest.mark.slow
 def test_simulated_figures_on_the_statistics_page_match_a_quick_rerun():
     figures = _figures()
     null, power, _, _, _, variants = _page_tables()

@@ -8,6 +8,8 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from ironbench.projections.rebuild import project_run
 from ironbench.run.runner import RunPaths
 from tests.conftest import REPO, cli, make_suite, write_suite
@@ -29,6 +31,7 @@ def completed_count(store) -> int:
         return 0
 
 
+@pytest.mark.slow
 def test_sigkill_then_resume_loses_and_repeats_nothing(tmp_path):
     suite = write_suite(tmp_path / "s.yaml", make_suite({"a": 10, "b": 10, "c": 10}))
     out = tmp_path / "out"
@@ -87,6 +90,7 @@ def test_sigkill_then_resume_loses_and_repeats_nothing(tmp_path):
     assert snapshot(run_dir) == before
 
 
+@pytest.mark.slow
 def test_resuming_a_finished_run_does_nothing(tmp_path):
     suite = write_suite(tmp_path / "s.yaml", make_suite({"c": 3}))
     out = str(tmp_path / "out")

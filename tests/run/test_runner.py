@@ -65,6 +65,7 @@ def test_debug_disabled_means_no_debug_env(paths, script):
     assert not any(c.debug_enabled or c.debug_artifacts_present for c in completed)
 
 
+@pytest.mark.slow
 def test_timeouts_are_flagged_not_a_target_failure_stage(paths, script):
     script({"slow": ["hang"]})
     run_id = start_run(make_suite({"slow": 3}, timeout_seconds=1), paths)
@@ -74,6 +75,7 @@ def test_timeouts_are_flagged_not_a_target_failure_stage(paths, script):
     assert all(c.timed_out and c.failure_stage == "timeout" and c.exit_code is None for c in completed)
 
 
+@pytest.mark.slow
 def test_same_decisions_whatever_the_concurrency(tmp_path, script):
     from ironbench.run.runner import RunPaths
 

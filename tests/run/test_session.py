@@ -3,6 +3,8 @@
 import json
 import sqlite3
 
+import pytest
+
 from ironbench.core.errors import RunInterrupted
 from ironbench.core.events import DecisionTaken, InvocationCompleted, InvocationStarted
 from ironbench.run.runner import RunPaths, start_run
@@ -98,6 +100,7 @@ def _facts(paths, run_id):
     return found, evidence, surplus
 
 
+@pytest.mark.slow
 def test_any_jobs_and_speculation_reach_the_decisions_of_one_job(tmp_path, script, monkeypatch):
     script(
         {
@@ -130,6 +133,7 @@ def test_any_jobs_and_speculation_reach_the_decisions_of_one_job(tmp_path, scrip
     assert results["speculating"][2] and all(index > decided[g] for g, index in results["speculating"][2])
 
 
+@pytest.mark.slow
 def test_surplus_runs_are_kept_shown_and_counted_in_nothing(tmp_path, script, monkeypatch):
     # runs 1-3 agree (the decision); run 4 comes back before it, runs 5-8 after it
     script({"c": ["success"]})
@@ -179,6 +183,7 @@ def test_run_and_resume_take_speculate_and_scheduler_options(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.slow
 def test_an_interrupted_speculative_run_resumes_to_the_decisions_of_one_job(tmp_path, script):
     import pytest
 
@@ -218,6 +223,7 @@ def _story(paths, run_id):
     return shown
 
 
+@pytest.mark.slow
 def test_planning_only_the_track_whose_outcome_arrived_runs_what_planning_every_track_runs(
     tmp_path, script, monkeypatch
 ):

@@ -25,6 +25,7 @@ def _design(seed: int, cases: int, runs: tuple[int, int]) -> tuple[list[tuple[in
     return sizes, [int(rng.binomial(n, rng.choice(RATES))) / n for n, _ in sizes]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("seed", "cases", "runs"),
     [

@@ -2,6 +2,7 @@
 min-p adjustments, smallest reachable adjusted p, and the shift tests' permutation p-values."""
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -70,6 +71,7 @@ def test_min_p_adjustment_and_reachable_p_are_the_ones_they_were(strata):
     ]
 
 
+@pytest.mark.slow
 def test_min_p_adjustment_over_thousands_of_cases_is_the_one_it_was():
     for seed, cases, runs, drop in ((4, 2000, (10, 11), 0.1), (5, 1500, (1, 6), 0.4), (6, 1000, (3, 15), 0.0)):
         strata = _drawn(seed, cases, runs, drop)

@@ -55,6 +55,7 @@ def assert_tree_whole(run_dir: Path) -> None:
         json.loads(path.read_text())
 
 
+@pytest.mark.slow
 def test_a_full_store_stops_the_run_in_one_line_and_resume_loses_and_repeats_nothing(tmp_path):
     suite, out = big_suite(tmp_path / "s.yaml"), tmp_path / "out"
     store = out / "ironbench.db"
@@ -102,6 +103,7 @@ def remount(disk: Path, options: str) -> None:
     subprocess.run(["mount", "-o", f"remount,{options}", str(disk)], check=True)
 
 
+@pytest.mark.slow
 def test_a_full_filesystem_stops_the_run_and_resume_completes_it(tmp_path, small_disk):
     suite, out = big_suite(tmp_path / "s.yaml", cases=60), tmp_path / "out"
     store = small_disk / "ironbench.db"
@@ -125,6 +127,7 @@ def test_a_full_filesystem_stops_the_run_and_resume_completes_it(tmp_path, small
     assert status(store, run_id) == "finished"
 
 
+@pytest.mark.slow
 def test_a_store_on_a_read_only_filesystem_is_one_line_and_writes_nothing(tmp_path, small_disk):
     suite, out = big_suite(tmp_path / "s.yaml", cases=2), tmp_path / "out"
     store = small_disk / "ironbench.db"
@@ -152,6 +155,7 @@ def test_a_store_on_a_read_only_filesystem_is_one_line_and_writes_nothing(tmp_pa
     assert {p.name: p.read_bytes() for p in small_disk.iterdir()} == before
 
 
+@pytest.mark.slow
 def test_a_store_without_permission_is_one_line_and_writes_nothing(tmp_path):
     """Root ignores file modes; without CAP_DAC_OVERRIDE (setpriv) it obeys them like anyone."""
     if os.geteuid() != 0 or shutil.which("setpriv") is None:
@@ -214,6 +218,7 @@ def free_space(store: Path) -> None:
         conn.execute("DROP TABLE filler")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "fill_at, jobs, what",
     [
@@ -241,6 +246,7 @@ def test_a_full_disk_names_the_run_and_resume_whichever_write_meets_it(tmp_path,
     assert len(keys) == len(set(keys)) == 18 and status(store, run_id) == "finished"
 
 
+@pytest.mark.slow
 def test_a_resume_on_a_disk_still_full_names_the_run_when_it_cannot_even_claim_it(tmp_path):
     suite, out = big_suite(tmp_path / "s.yaml", cases=2), tmp_path / "out"
     store = out / "ironbench.db"

@@ -108,6 +108,7 @@ def test_a_hostile_suite_is_refused_in_one_line_before_anything_is_written(capsy
     _assert_refused(*_run_in_process(capsys, HOSTILE[name]))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "name", ["nesting 1,000 deep", "billion laughs in kwargs", "a 10 MB instruction", "python engine target os:system"]
 )
@@ -193,6 +194,7 @@ garbage = st.binary(max_size=200).filter(lambda b: b"suite_id" not in b)
 MALFORMED = st.one_of(nested, huge_numbers, bad_ids, sneaky, oversized, duplicated, aliased, garbage)
 
 
+@pytest.mark.slow
 @settings(
     max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
 )

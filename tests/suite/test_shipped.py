@@ -44,6 +44,7 @@ def test_an_unknown_suite_names_what_would_have_been_found(name, tmp_path, monke
         find_suite(name)
 
 
+@pytest.mark.slow
 def test_run_and_variants_take_a_shipped_suite_by_name_in_an_empty_directory(tmp_path):
     preview = cli("variants", "stress", cwd=tmp_path, check=True).stdout
     assert "level_0" in preview or "level 0" in preview
@@ -75,6 +76,7 @@ def test_init_writes_the_suites_their_schema_and_the_rules_example(tmp_path):
     assert f"ironbench run {folder / 'baseline.yaml'} --target fixture" in result.stdout
 
 
+@pytest.mark.slow
 def test_the_suites_init_wrote_run_with_the_rules_example(tmp_path):
     init_folder(tmp_path / "bench")
     suite = yaml.safe_load((tmp_path / "bench" / "baseline.yaml").read_text())

@@ -111,6 +111,7 @@ def shape(tracks) -> list:
     ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "name, text", [("b.yaml", SPEC_BASELINE), ("a.yaml", SPEC_ADVERSARIAL), ("s.yaml", SPEC_STRESS)]
 )
@@ -287,6 +288,7 @@ def test_canonical_cases_run_a_fixed_number_of_times_under_their_complexity(tmp_
         suite.with_complexity("mid")
 
 
+@pytest.mark.slow
 def test_run_filter_runs_one_complexity_and_the_views_carry_it(tmp_path):
     path = write(tmp_path, "c.yaml", yaml.safe_dump(SHORT_AND_SPEC["canonical"][1]))
     out = tmp_path / "out"
@@ -302,6 +304,7 @@ def test_run_filter_runs_one_complexity_and_the_views_carry_it(tmp_path):
     assert refused.returncode == 2 and "only a canonical suite" in refused.stderr
 
 
+@pytest.mark.slow
 def test_a_folded_blocks_final_line_break_is_not_part_of_the_instruction(tmp_path, monkeypatch):
     folded = write(
         tmp_path,
@@ -337,6 +340,7 @@ def test_a_folded_blocks_final_line_break_is_not_part_of_the_instruction(tmp_pat
     assert json.loads(stdout[0]["payload"])["stdout"].startswith(f"{EMAIL}\n[")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "text, expected",
     [

@@ -4,6 +4,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -47,6 +48,7 @@ def test_a_long_stream_keeps_head_and_tail_in_memory_and_all_of_it_on_disk(tmp_p
     assert Path(result.stderr_path).read_bytes() == b""
 
 
+@pytest.mark.slow
 def test_the_harness_memory_stays_bounded_under_an_output_flood(tmp_path):
     """300 MB of output through `ironbench run` (the old harness held it all, 3x over)."""
     suite = tmp_path / "flood.yaml"

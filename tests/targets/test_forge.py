@@ -121,6 +121,7 @@ def test_no_repair_when_repair_is_disabled(run_forge):
     assert parse_outcome(code, out).signature() == (False, "validation", 1, 0)
 
 
+@pytest.mark.slow
 def test_forge_on_the_embedded_model_reaches_validation(tmp_path):
     # Constrained decoding makes every reply a parseable candidate: the run gets past
     # generation to pytest, whatever the 135M model writes. (No repair: one call.)

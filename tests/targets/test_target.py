@@ -201,6 +201,7 @@ def test_the_default_targets_error_shows_the_target_form_for_another_virtualenv(
     )
 
 
+@pytest.mark.slow
 def test_a_run_against_a_target_in_its_own_virtualenv(tmp_path):
     import json
 
@@ -271,6 +272,7 @@ def test_a_module_behind_env_a_runner_or_its_console_script_is_versioned_and_say
     del sp
 
 
+@pytest.mark.slow
 def test_the_run_records_the_version_and_how_it_was_found(tmp_path):
     from tests.conftest import cli
 

@@ -20,9 +20,13 @@ from tests.report.chromium import BrowserError, Chromium, chromium_path
 from tests.report.examples import INJECTED
 from tests.view.served import Served
 
-pytestmark = pytest.mark.skipif(
-    chromium_path() is None, reason="chromium is not installed (apt-get install -y chromium; .ci/run does)"
-)
+# The end-to-end tier (`pytest -m slow`): a real Chromium over a live viewer.
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        chromium_path() is None, reason="chromium is not installed (apt-get install -y chromium; .ci/run does)"
+    ),
+]
 
 # The README's and the docs' screenshot of a run in progress: written there when this is set.
 SCREENSHOT = REPO / "docs" / "assets" / "viewer.png"

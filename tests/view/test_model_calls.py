@@ -15,6 +15,9 @@ from tests.report.chromium import Chromium, chromium_path
 from tests.run.test_model_gateway import agent_suite, run
 from tests.view.served import Served
 
+# The end-to-end tier (`pytest -m slow`): runs served by the model gateway, read in the viewer.
+pytestmark = pytest.mark.slow
+
 HOSTILE = "<script>window.__pwned=1</script><img src=x onerror=alert(1)>"
 LONG = " Keep it plain." * 80  # the first prompt is over 1,024 characters: held by hash
 

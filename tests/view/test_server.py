@@ -178,6 +178,7 @@ def test_a_stream_resumes_exactly_from_its_last_event_id(store, served):
     assert all(e["data"]["seq"] == e["id"] for e in first + rest)
 
 
+@pytest.mark.slow
 def test_the_store_is_not_written(store, tmp_path):
     """Served from a folder the viewer can read but not write: every page still answers."""
     copy = tmp_path / "ro"
@@ -229,6 +230,7 @@ def test_a_given_token_is_required_on_loopback_too(store):
         assert server.get("/?token=s3cret-token-for-tests").status == 303
 
 
+@pytest.mark.slow
 def test_bad_input_is_one_line_and_exit_2(tmp_path, store):
     missing = cli("view", "--store", str(tmp_path / "none.db"), "--port", "0")
     assert missing.returncode == 2 and missing.stderr.count("\n") == 1 and "no store here" in missing.stderr

@@ -13,8 +13,10 @@ from ironbench.console.printable import printable
 from ironbench.core.kinds import JUDGED
 from ironbench.core.labels import group_path_sql
 from ironbench.projections.figures import (
+    JudgedReference,
     bricks,
     case_robustness,
+    judged_reference,
     pass_k,
     pass_k_across,
     pass_k_dict,
@@ -263,11 +265,10 @@ def _on_correctness(
     judged = dict(decisions)
     for path, runs in checked.items():
         decision = decisions.get(path)
-        if decision is not None and decision.decision == "reference" and decision.reference:
-            evidence = [r for r in runs if r.infra_error is None]
-            correct = sum(1 for r in evidence if r.success)
-            base = [2 * correct >= len(evidence), *decision.reference[1:]]
-            judged[path] = replace(decision, reference=base, successes=correct, n=len(evidence))
+        if decision is not None and decision.decision == "reference":
+            found = judged_reference(decision, runs)
+            if isinstance(found, JudgedReference):
+                judged[path] = replace(decision, reference=found.reference, successes=found.successes, n=found.n)
     return checked, judged
 
 

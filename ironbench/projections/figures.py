@@ -7,6 +7,7 @@ its n and interval; across cases the case is the unit (`ironbench.stats.clustere
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
 from ironbench.core.kinds import JUDGED
@@ -195,6 +196,26 @@ def case_robustness(
     return CaseRobustness(
         case_id, generator, bool(reference.reference[0]), reference.successes, reference.n, tuple(firsts)
     )
+
+
+@dataclass(frozen=True, slots=True)
+class JudgedReference:
+    """A reference decision judged again on correctness."""
+
+    reference: list
+    successes: int
+    n: int
+
+
+def judged_reference(reference: Reference | None, runs: Sequence[Run]) -> Reference | None:
+    """An adversarial case's reference judged on its own runs here, each one's success now its
+    correctness: the base outcome is the majority. A reference with no runs in this run (taken
+    from a stored baseline) stays as it was decided."""
+    evidence = [r for r in runs if r.infra_error is None]
+    if reference is None or not reference.reference or not evidence:
+        return reference
+    correct = sum(1 for r in evidence if r.success)
+    return JudgedReference([2 * correct >= len(evidence), *reference.reference[1:]], correct, len(evidence))
 
 
 def robustness_across(cells: Sequence[CaseRobustness]) -> list[dict]:

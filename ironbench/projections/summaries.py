@@ -228,14 +228,19 @@ def generator_aggregate(
     generator: str,
     live: Sequence[InvocationCompleted],
     robustness: CaseRobustness | None,
+    checked: bool = False,
+    robustness_correct: CaseRobustness | None = None,
 ) -> dict:
     """adversarial/<case>/<generator>/aggregate.json: the seed's fields over the live runs of
     every variant the generator made (the seed names the generator as `variant`; no single
     instruction), then `robustness`: the base against those variants (robust pass, worst
-    case, robust drop, flips), each variant judged by its first run."""
+    case, robust drop, flips), each variant judged by its first run; where the case is
+    `checked`, `robustness_correct`: the same on correctness, by the harness's checks."""
     result = aggregate(suite_id, case_id, generator, live)
     result["instruction_hash"] = None
     result["robustness"] = None if robustness is None else robustness.to_dict()
+    if checked:
+        result["robustness_correct"] = None if robustness_correct is None else robustness_correct.to_dict()
     return result
 
 

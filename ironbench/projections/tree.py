@@ -10,7 +10,7 @@ import json
 import math
 import os
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from json.encoder import encode_basestring  # type: ignore[attr-defined]
 from pathlib import Path
 
@@ -19,11 +19,11 @@ from ironbench.core.errors import StoreError
 from ironbench.core.events import RecordedEvent, run_started
 from ironbench.core.files import is_partial, write_atomic
 from ironbench.core.labels import group_of, group_path, track_of
-from ironbench.projections.figures import case_robustness, stopping_rule, stopping_rules
+from ironbench.projections.figures import case_robustness, judged_reference, stopping_rule, stopping_rules
 from ironbench.projections.gauntlet_summary import ScenarioRecord, TurnRecord
 from ironbench.projections.gauntlet_summary import results as gauntlet_results
 from ironbench.projections.summaries import aggregate, generator_aggregate, ladder_aggregate, names_check, summary
-from ironbench.stats import StoppingRule
+from ironbench.stats import CaseRobustness, StoppingRule
 from ironbench.store.eventstore import EventStore
 
 
@@ -108,6 +108,17 @@ class _RunState:
         """The latest check of the brick this attempt saved."""
         check = self.checks.get(event.key)
         return check if check is not None and check.rerun == event.rerun else None
+
+    def correct(self, runs: Iterable[events.InvocationCompleted]) -> list[events.InvocationCompleted]:
+        """Runs as their checks judged them: success is correctness (a run without a brick, or
+        whose brick was not checked, is not correct); a check the harness could not run leaves
+        its run out."""
+        judged = []
+        for run in runs:
+            check = self.check_of(run)
+            if check is None or check.verdict != "harness_fault":
+                judged.append(replace(run, success=check is not None and check.verdict == "correct"))
+        return judged
 
     def rule(self, case_id: str) -> StoppingRule:
         if self.rules is None:
@@ -426,10 +437,24 @@ class OutputTree:
             (state.decisions.get(group), [state.groups[group][i] for i in sorted(state.groups[group])])
             for group in sorted(state.variants[case_id][generator])
         ]
-        reference = state.decisions.get(f"adversarial/{case_id}/baseline")
+        base = f"adversarial/{case_id}/baseline"
+        reference = state.decisions.get(base)
         cell = case_robustness(case_id, generator, reference, variants)
         live = [run for _, runs in variants for run in runs]
-        data = generator_aggregate(state.run.suite_id, case_id, generator, live, cell)
+        on_correctness: CaseRobustness | None = None
+        checked = names_check(state.run.suite, case_id, None) or not state.checked_groups.isdisjoint(
+            state.variants[case_id][generator]
+        )
+        if checked:  # the same base against the same variants, each run correct or not by its check
+            judged = [(decided, state.correct(runs)) for decided, runs in variants]
+            reference_runs = state.correct(state.groups[base][i] for i in sorted(state.groups.get(base, {})))
+            base_judged = (
+                judged_reference(reference, reference_runs)
+                if reference and reference.decision == "reference"
+                else reference
+            )
+            on_correctness = case_robustness(case_id, generator, base_judged, judged)
+        data = generator_aggregate(state.run.suite_id, case_id, generator, live, cell, checked, on_correctness)
         self._write(self._file(state, prefix, "aggregate.json"), _json(data))
 
     def _write_ladder(self, state: _RunState, verdict: events.DecisionTaken) -> None:

@@ -238,3 +238,39 @@ def test_compare_on_correctness_gates_what_self_verification_hides(data, tmp_pat
     c = run(out, str(unchecked), SCRIPTED_TARGET)
     refused = cli("compare", a, c, "--out", str(out), "--on", "correct")
     assert refused.returncode == 2 and "has no checks" in refused.stderr
+
+
+@pytest.mark.slow
+def test_an_adversarial_generators_aggregate_has_its_robustness_on_correctness(tmp_path, monkeypatch):
+    # every run verifies; the rewrites of one generator save a brick the check finds wrong
+    monkeypatch.setenv("SCRIPTED_OUTCOMES", json.dumps({"one/whitespace_noise": ["success:2"]}))
+    suite = tmp_path / "suite.yaml"
+    variants = [
+        {"generator": "whitespace_noise", "count": 3, "seed": 1},
+        {"generator": "punctuation_noise", "count": 2, "seed": 2},
+    ]
+    cases = [{"id": "one", "base_instruction": "Write a function named one.", "variants": variants}]
+    check = {"command": "grep -q 'return 1' {brick}"}
+    suite.write_text(yaml.safe_dump({"suite_id": "adv_checks", "mode": "adversarial", "check": check, "cases": cases}))
+    out = tmp_path / "out"
+    run_id = run(out, str(suite), SCRIPTED_TARGET, "--jobs", "2")
+
+    def aggregate(generator: str) -> dict:
+        return json.loads((out / run_id / f"adversarial/one/{generator}/aggregate.json").read_text())
+
+    wrong, right = aggregate("whitespace_noise"), aggregate("punctuation_noise")
+    # on self-reported success nothing moved; on correctness every rewrite of one generator broke
+    assert wrong["robustness"]["robust_pass"] and right["robustness"]["robust_pass"]
+    assert wrong["robustness_correct"]["base_success"] is True
+    assert (wrong["robustness_correct"]["variants"], wrong["robustness_correct"]["variants_succeeded"]) == (3, 0)
+    assert wrong["robustness_correct"]["flips_success_to_failure"]["rate"] == 1.0
+    assert not wrong["robustness_correct"]["robust_pass"] and right["robustness_correct"]["robust_pass"]
+    # what `show` computes from the read model, the tree wrote from the events
+    shown = json.loads(cli("show", run_id, "--out", str(out), "--format", "json", check=True).stdout)
+    for cell in shown["field"]["robustness_correct"]["cases"]:
+        expected = {k: v for k, v in cell.items() if k not in ("case_id", "generator")}
+        assert aggregate(cell["generator"])["robustness_correct"] == expected
+    # and a rebuild from the events alone writes the same bytes
+    before = (out / run_id / "adversarial/one/whitespace_noise/aggregate.json").read_text()
+    cli("project", "--rebuild", run_id, "--out", str(out), check=True)
+    assert (out / run_id / "adversarial/one/whitespace_noise/aggregate.json").read_text() == before

@@ -13,7 +13,6 @@ from ironbench.console.printable import printable
 from ironbench.core.kinds import JUDGED
 from ironbench.core.labels import group_path_sql
 from ironbench.projections.figures import (
-    JudgedReference,
     bricks,
     case_robustness,
     judged_reference,
@@ -267,7 +266,7 @@ def _on_correctness(
         decision = decisions.get(path)
         if decision is not None and decision.decision == "reference":
             found = judged_reference(decision, runs)
-            if isinstance(found, JudgedReference):
+            if found is not None:
                 judged[path] = replace(decision, reference=found.reference, successes=found.successes, n=found.n)
     return checked, judged
 

@@ -207,13 +207,13 @@ class JudgedReference:
     n: int
 
 
-def judged_reference(reference: Reference | None, runs: Sequence[Run]) -> Reference | None:
+def judged_reference(reference: Reference, runs: Sequence[Run]) -> JudgedReference | None:
     """An adversarial case's reference judged on its own runs here, each one's success now its
-    correctness: the base outcome is the majority. A reference with no runs in this run (taken
-    from a stored baseline) stays as it was decided."""
+    correctness: the base outcome is the majority. None: it stays as it was decided (it has no
+    runs in this run: it was taken from a stored baseline)."""
     evidence = [r for r in runs if r.infra_error is None]
-    if reference is None or not reference.reference or not evidence:
-        return reference
+    if not reference.reference or not evidence:
+        return None
     correct = sum(1 for r in evidence if r.success)
     return JudgedReference([2 * correct >= len(evidence), *reference.reference[1:]], correct, len(evidence))
 

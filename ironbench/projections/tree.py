@@ -19,7 +19,7 @@ from ironbench.core.errors import StoreError
 from ironbench.core.events import RecordedEvent, run_started
 from ironbench.core.files import is_partial, write_atomic
 from ironbench.core.labels import group_of, group_path, track_of
-from ironbench.projections.figures import case_robustness, judged_reference, stopping_rule, stopping_rules
+from ironbench.projections.figures import Reference, case_robustness, judged_reference, stopping_rule, stopping_rules
 from ironbench.projections.gauntlet_summary import ScenarioRecord, TurnRecord
 from ironbench.projections.gauntlet_summary import results as gauntlet_results
 from ironbench.projections.summaries import aggregate, generator_aggregate, ladder_aggregate, names_check, summary
@@ -448,12 +448,10 @@ class OutputTree:
         if checked:  # the same base against the same variants, each run correct or not by its check
             judged = [(decided, state.correct(runs)) for decided, runs in variants]
             reference_runs = state.correct(state.groups[base][i] for i in sorted(state.groups.get(base, {})))
-            base_judged = (
-                judged_reference(reference, reference_runs)
-                if reference and reference.decision == "reference"
-                else reference
-            )
-            on_correctness = case_robustness(case_id, generator, base_judged, judged)
+            judged_base: Reference | None = reference
+            if reference is not None and reference.decision == "reference":
+                judged_base = judged_reference(reference, reference_runs) or reference
+            on_correctness = case_robustness(case_id, generator, judged_base, judged)
         data = generator_aggregate(state.run.suite_id, case_id, generator, live, cell, checked, on_correctness)
         self._write(self._file(state, prefix, "aggregate.json"), _json(data))
 

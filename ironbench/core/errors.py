@@ -16,6 +16,11 @@ class TargetError(IronbenchError):
     """The system under test cannot be invoked (missing executable, bad template)."""
 
 
+class SandboxError(IronbenchError):
+    """The fence a run asks for cannot be had: a bad --allow-net, --pass-env or path, or
+    --sandbox on where the machine (or a worker) allows less than the full fence."""
+
+
 class StoreError(IronbenchError):
     """The event store cannot be opened, migrated or written."""
 

@@ -1,0 +1,26 @@
+"""The fence around what a run starts on a target's behalf: the policy a run asks for, the
+level a machine allows, and the fence that starts programs under them."""
+
+from ironbench.sandbox.fence import Fence, Started
+from ironbench.sandbox.machine import MachineFence, machine_fence
+from ironbench.sandbox.policy import (
+    DEFAULT_MEMORY_MB,
+    FENCE_LEVELS,
+    SANDBOX_MODES,
+    Endpoint,
+    SandboxPolicy,
+    policy_from_options,
+)
+
+__all__ = [
+    "DEFAULT_MEMORY_MB",
+    "FENCE_LEVELS",
+    "SANDBOX_MODES",
+    "Endpoint",
+    "Fence",
+    "MachineFence",
+    "SandboxPolicy",
+    "Started",
+    "machine_fence",
+    "policy_from_options",
+]

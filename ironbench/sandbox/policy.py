@@ -1,0 +1,149 @@
+"""What a run allows its targets and checks: paths, endpoints, variables, memory; and the
+levels a machine's fence reaches."""
+
+import ipaddress
+import os
+import re
+from dataclasses import dataclass, field, replace
+from typing import Literal, get_args
+
+from ironbench.core.errors import SandboxError
+
+SandboxMode = Literal["auto", "on", "off"]
+SANDBOX_MODES: tuple[str, ...] = get_args(SandboxMode)
+FenceLevel = Literal["full", "partial", "none"]
+FENCE_LEVELS: tuple[str, ...] = get_args(FenceLevel)
+DEFAULT_MEMORY_MB = 8192  # address space (RLIMIT_AS): a model runtime reserves far more than it touches
+PASS_ENV_VARIABLE = "IRONBENCH_PASS_ENV"  # names to pass, comma-separated (what --pass-env adds to)
+# Passed to every fenced target: what a program needs to run at all (HOME and TMPDIR are its own).
+BASE_ENV = ("PATH", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "TZ", "TERM")
+_HOSTNAME = re.compile(r"[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*")
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Endpoint:
+    """A host and TCP port a target may reach (`--allow-net HOST:PORT`)."""
+
+    host: str
+    port: int
+
+    @classmethod
+    def parse(cls, text: str, where: str = "--allow-net") -> "Endpoint":
+        host, sep, port = text.strip().rpartition(":")
+        host = host.removeprefix("[").removesuffix("]")
+        if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+            raise SandboxError(f"{where} {text!r}: expected HOST:PORT, e.g. 127.0.0.1:11434 or api.openai.com:443")
+        if host == "localhost":
+            host = "127.0.0.1"
+        try:
+            address = ipaddress.ip_address(host)
+        except ValueError:
+            if not _HOSTNAME.fullmatch(host):
+                raise SandboxError(f"{where} {text!r}: {host!r} is not a host name or an IP address") from None
+        else:
+            if address.version != 4:
+                raise SandboxError(f"{where} {text!r}: IPv6 endpoints are not supported; name the host instead")
+        return cls(host, int(port))
+
+    @property
+    def loopback(self) -> bool:
+        try:
+            return ipaddress.ip_address(self.host).is_loopback
+        except ValueError:
+            return False
+
+    @property
+    def literal(self) -> bool:
+        """Named by an IP address, not a host name."""
+        try:
+            ipaddress.ip_address(self.host)
+        except ValueError:
+            return False
+        return True
+
+    def __str__(self) -> str:
+        return f"{self.host}:{self.port}"
+
+
+@dataclass(frozen=True, slots=True)
+class SandboxPolicy:
+    """The fence a run asks for: `mode` (auto: the highest level the machine allows; on: full
+    or refuse; off: no fence), what its targets may read and write beyond their own working
+    directory, the endpoints they may reach beyond the model gateway, the variables they get
+    beyond the fence's own, and their memory. `hidden` and `gateway` are the run's own (the
+    answer key's folders, the model gateway's address), filled in when the run starts."""
+
+    mode: str = "auto"
+    allow_read: tuple[str, ...] = ()
+    allow_write: tuple[str, ...] = ()
+    allow_net: tuple[Endpoint, ...] = ()
+    pass_env: tuple[str, ...] = ()
+    memory_mb: int = DEFAULT_MEMORY_MB
+    hidden: tuple[str, ...] = field(default=(), compare=True)
+    gateway: Endpoint | None = None
+
+    @property
+    def fenced(self) -> bool:
+        return self.mode != "off"
+
+    def with_run(self, hidden: tuple[str, ...], gateway: Endpoint | None) -> "SandboxPolicy":
+        """This policy with the run's answer key hidden and its gateway reachable."""
+        kept = tuple(sorted({os.path.realpath(path) for path in (*self.hidden, *hidden)}))
+        return replace(self, hidden=kept, gateway=gateway)
+
+    def endpoints(self) -> tuple[Endpoint, ...]:
+        """Every endpoint a target may reach: the gateway, then what the run allows."""
+        found = [self.gateway] if self.gateway is not None else []
+        return tuple(dict.fromkeys([*found, *self.allow_net]))
+
+    def environment(self, environ: dict[str, str]) -> dict[str, str]:
+        """What a fenced target gets of `environ`: the base set, then each name passed."""
+        names = [*BASE_ENV, *self.pass_env, *_names(environ.get(PASS_ENV_VARIABLE, ""))]
+        return {name: environ[name] for name in names if name in environ}
+
+    def to_dict(self) -> dict:
+        return {
+            "mode": self.mode,
+            "allow_read": list(self.allow_read),
+            "allow_write": list(self.allow_write),
+            "allow_net": [str(e) for e in self.allow_net],
+            "pass_env": list(self.pass_env),
+            "memory_mb": self.memory_mb,
+        }
+
+
+def _names(text: str) -> list[str]:
+    return [name.strip() for name in text.split(",") if name.strip()]
+
+
+def policy_from_options(
+    mode: str,
+    allow_read: list[str] | None,
+    allow_write: list[str] | None,
+    allow_net: list[str] | None,
+    pass_env: list[str] | None,
+    memory_mb: int | None,
+) -> SandboxPolicy:
+    """A policy from the command line's words (each path made absolute; each bad value one error)."""
+    if mode not in SANDBOX_MODES:
+        raise SandboxError(f"--sandbox {mode!r}: one of {', '.join(SANDBOX_MODES)}")
+    for name in pass_env or ():
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+            raise SandboxError(f"--pass-env {name!r}: not an environment variable's name")
+    paths = {}
+    for option, given in (("--allow-read", allow_read), ("--allow-write", allow_write)):
+        found = []
+        for path in given or ():
+            absolute = os.path.realpath(os.path.expanduser(path))
+            if not os.path.exists(absolute):
+                raise SandboxError(f"{option} {path}: no such file or folder")
+            found.append(absolute)
+        paths[option] = tuple(found)
+    return SandboxPolicy(
+        mode=mode,
+        allow_read=paths["--allow-read"],
+        allow_write=paths["--allow-write"],
+        allow_net=tuple(Endpoint.parse(text) for text in allow_net or ()),
+        pass_env=tuple(pass_env or ()),
+        memory_mb=memory_mb or DEFAULT_MEMORY_MB,
+    )

@@ -43,6 +43,7 @@ from ironbench.sandbox.policy import Endpoint, SandboxPolicy
 NETGATE = Path(__file__).with_name("netgate.py")
 LEVEL_CAP_VARIABLE = "IRONBENCH_FENCE_LEVEL"  # tests: cap the level the machine allows (full, partial, none)
 SYSTEM_HIDDEN = ("/tmp", "/var/tmp", "/run", "/home", "/root", "/dev/shm")
+WRITABLE_HIDDEN = ("/tmp", "/dev/shm")  # the program's own temporary folders: empty, private, writable
 HOSTNAME_BASE = "127.77.0."  # a hostname endpoint listens at its own loopback address inside
 _PYTHON = re.compile(r"python[0-9.]*$")
 _INTERPRETER_PROBE = (
@@ -246,10 +247,14 @@ class Fence:
             "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
         ]  # fmt: skip
         size = str(self.policy.memory_mb << 20)
+        sealed = []  # hidden trees: empty, and read-only once what lies inside them is bound
         for hidden in self.hidden:
-            options += (
-                ["--size", size, "--tmpfs", hidden] if os.path.isdir(hidden) else ["--ro-bind", "/dev/null", hidden]
-            )
+            if os.path.isdir(hidden):
+                options += ["--size", size, "--tmpfs", hidden]
+                if hidden not in WRITABLE_HIDDEN:
+                    sealed.append(hidden)
+            else:
+                options += ["--ro-bind", "/dev/null", hidden]
         options += ["--dir", "/tmp/home"]
         readbacks = self.readbacks(argv)
         for path in readbacks:
@@ -260,6 +265,8 @@ class Fence:
                 options += ["--tmpfs", hidden] if os.path.isdir(hidden) else ["--ro-bind", "/dev/null", hidden]
         for path in [str(workdir), *self.policy.allow_write]:
             options += ["--bind", path, path]
+        for hidden in sealed:
+            options += ["--remount-ro", hidden]
         options += ["--chdir", str(workdir)]
         return options
 

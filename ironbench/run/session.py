@@ -556,27 +556,15 @@ class Session:
             )
         return pending
 
-    def _check_event(self, work: Work, ran: Ran) -> Pending | None:
+    def _check_event(self, work: Work, ran: Ran, completed: events.InvocationCompleted) -> Pending | None:
         """The check of the brick the invocation saved, recorded right after it (None: none ran)."""
         material, result = self.checks.get(work.group.path), ran.check
-        if material is None or result is None or ran.outcome.brick_path is None:
+        if material is None or result is None or completed.brick_path is None:
             return None
         suffix = f"/rerun_{work.rerun}" if work.rerun else ""
-        group = work.group
         return Pending(
-            group.stream(work.run_index),
-            check_event(
-                work.key,
-                work.rerun,
-                group.path,
-                group.case_id,
-                group.variant_id,
-                work.run_index,
-                material,
-                result,
-                ran.outcome.brick_path,
-                ran.brick_sha256,
-            ),
+            work.group.stream(work.run_index),
+            check_event(completed, work.group.path, material, result),
             idempotency_key=f"check:{work.key}{suffix}",
         )
 
@@ -642,8 +630,8 @@ class Session:
                         pending.append(self._submit(executor, running, state, work))
                         continue
                     completed = self._completed(state, work, ran)
-                    pending += [*self._call_events(work, ran), completed, self._check_event(work, ran)]
                     assert isinstance(completed.event, events.InvocationCompleted)
+                    pending += [*self._call_events(work, ran), completed, self._check_event(work, ran, completed.event)]
                     reports.append((work, completed.event))
                     where = f"{work.group.path} run {work.run_index}"
                     stop = self.guard.after(

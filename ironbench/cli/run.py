@@ -8,14 +8,20 @@ import typer
 
 from ironbench.cli.options import (
     DEFAULT_OUT,
+    AllowNetOption,
+    AllowReadOption,
+    AllowWriteOption,
     JobsOption,
     MaxFailuresOption,
     MaxInfraErrorsOption,
     MaxOutageOption,
+    MemoryOption,
     NoReportOption,
     OutOption,
+    PassEnvOption,
     QuietOption,
     RedactOption,
+    SandboxOption,
     SchedulerOption,
     StoreOption,
     run_paths,
@@ -173,6 +179,12 @@ def run(
     power: Annotated[
         float, typer.Option("--power", min=0.0, max=1.0, help="With --against: the chance to find a drop of --drop.")
     ] = 0.8,
+    sandbox: SandboxOption = None,
+    allow_read: AllowReadOption = None,
+    allow_write: AllowWriteOption = None,
+    allow_net: AllowNetOption = None,
+    pass_env: PassEnvOption = None,
+    memory: MemoryOption = None,
 ) -> None:
     """Run a suite against its target; prints the run id (the verdict and the report's path go to stderr).
     With --against, exits 1 when the run regressed against that run (a CI gate)."""
@@ -180,8 +192,10 @@ def run(
     from ironbench.llms import EMBEDDED_MODEL
     from ironbench.run.options import Against, Limits, RunOptions
     from ironbench.run.runner import start_run
+    from ironbench.sandbox import policy_from_options
     from ironbench.suite.shipped import open_suite
 
+    fence = policy_from_options(sandbox, allow_read, allow_write, allow_net, pass_env, memory)
     options = RunOptions(
         target=target,
         rules=rules,
@@ -194,6 +208,7 @@ def run(
         replay_of=replay,
         against=Against(against, drop, alpha, power) if against is not None else None,
         limits=Limits(max_failures, max_infra_errors, max_outage),
+        sandbox=fence,
     )
     loaded, suite_path = open_suite(suite, sample, seed, complexity=filter)
     with _running(out, store, quiet) as (paths, reporter):

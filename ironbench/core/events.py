@@ -57,6 +57,9 @@ class RunStarted(_Event):
     # How ironclad_version was found: which interpreter was asked, and what it answered
     # (a git checkout's commit, a distribution's metadata), or why nothing was.
     ironclad_version_source: str | None = None
+    # The fence the run asked for (--sandbox and what it allows: SandboxPolicy.to_dict); None:
+    # recorded before runs were fenced. What each machine gave is a sandbox_applied event.
+    sandbox: dict | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -410,6 +413,25 @@ class GateLooked(_Event):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class SandboxApplied(_Event):
+    """The fence a process that starts the run's targets and checks put around them (the
+    coordinator, or a Dask worker at its first invocation): its level, its mechanism and
+    version, each fence missing below full, and what a fenced program can read, write, reach."""
+
+    event: ClassVar[Literal["sandbox_applied"]] = "sandbox_applied"
+    worker: str  # "coordinator", or the worker's host and address
+    level: str  # full | partial | none
+    mechanism: str  # e.g. "bubblewrap 0.11.0", "landlock 7 + seccomp", "none"
+    missing: list[str] = field(default_factory=list)
+    hidden: list[str] = field(default_factory=list)
+    readable: list[str] = field(default_factory=list)
+    writable: list[str] = field(default_factory=list)
+    reachable: list[str] = field(default_factory=list)
+    environment: str = ""
+    memory_mb: int | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RunFinished(_Event):
     event: ClassVar[Literal["run_finished"]] = "run_finished"
     invocations: int
@@ -469,6 +491,7 @@ Event: TypeAlias = (
     | RunAborted
     | ReportWritten
     | RunImported
+    | SandboxApplied
 )
 EventType = Literal[
     "run_started",
@@ -491,6 +514,7 @@ EventType = Literal[
     "run_aborted",
     "report_written",
     "run_imported",
+    "sandbox_applied",
 ]
 EVENT_TYPES: dict[str, type[Event]] = {cls.event: cls for cls in get_args(Event)}
 assert set(EVENT_TYPES) == set(get_args(EventType)), "EventType must name every event class"

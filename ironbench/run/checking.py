@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from ironbench.core.events import CheckCompleted, InvocationCompleted
 from ironbench.run.planner import Group
-from ironbench.suite.models import StressCase, Suite
+from ironbench.suite.models import PytestCheck, StressCase, Suite
 from ironbench.targets.checks import CheckMaterial, CheckResult
 
 
@@ -39,6 +39,13 @@ def group_checks(suite: Suite, groups: Sequence[Group]) -> dict[str, CheckMateri
         if material is not None:
             found[group.path] = material
     return found
+
+
+def suite_check_paths(suite: Suite) -> list[str]:
+    """The files and folders a suite's pytest checks read (absolute, as the suite was loaded)."""
+    checks = [suite.check, *(case.check for case in suite.cases)]
+    checks += [check for case in suite.cases if isinstance(case, StressCase) for check in case.level_checks.values()]
+    return sorted({check.pytest for check in checks if isinstance(check, PytestCheck)})
 
 
 def suite_checks(suite: Suite) -> None:

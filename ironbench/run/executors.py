@@ -29,6 +29,7 @@ from ironbench.gateway import GatewayError, GatewayLink, worker_link
 from ironbench.gateway.server import new_token
 from ironbench.run.options import RunOptions
 from ironbench.run.planner import Group
+from ironbench.sandbox import Endpoint, Fence, fence_for
 from ironbench.targets.checks import CheckMaterial, CheckResult, check_timeout, run_check
 from ironbench.targets.command import ProcessResult, ensure_fresh_dir, invoke, preflight
 from ironbench.targets.registry import TargetSpec
@@ -70,6 +71,8 @@ class Ran:
     calls: tuple[dict[str, Any], ...] | None = None  # its model calls, in order (None: no gateway)
     causes: tuple[AttemptCause, ...] = ()  # why its failed validation attempts failed (debug files)
     check: CheckResult | None = None  # the harness's check of the brick it saved, run where it ran
+    # The fence it ran under, the first time a worker's fence is used (a sandbox_applied event's fields)
+    fence: dict[str, Any] | None = None
 
 
 def brick_digest(workdir: Path, brick_path: str | None) -> str | None:
@@ -149,7 +152,8 @@ def run_invocation(
         except GatewayError as exc:  # gone before the target started: nothing to run it against
             return Ran(ProcessResult(None, "", "", 0, False, None), _lost(str(exc)), False, str(workdir), calls=())
         env = {**env, **gateway.env(token)}
-    result = invoke(argv, workdir, work.group.timeout_seconds, env, redactor)
+    fence = invocation_fence(setup, gateway, root if remote else None)
+    result = invoke(argv, workdir, work.group.timeout_seconds, env, redactor, fence)
     calls: tuple[dict[str, Any], ...] | None = None
     if gateway is not None:
         try:
@@ -174,12 +178,46 @@ def run_invocation(
     found = tuple(read_causes(causes, workdir)) if causes is not None and not result.harness_error else ()
     checked = None
     if check is not None and outcome.brick_path:
-        checked = run_check(check, workdir / outcome.brick_path, check_timeout(work.group.timeout_seconds), redactor)
+        timeout = check_timeout(work.group.timeout_seconds)
+        checked = run_check(check, workdir / outcome.brick_path, timeout, redactor, fence=fence)
     if not remote:
         return Ran(result, outcome, debug_present, str(workdir), brick, calls, found, checked)
     host = socket.gethostname()
     named = replace(result, stdout_path=f"{host}:{result.stdout_path}", stderr_path=f"{host}:{result.stderr_path}")
-    return Ran(named, outcome, debug_present, f"{host}:{workdir}", brick, calls, found, checked)
+    told = _first_use(fence, argv)
+    return Ran(named, outcome, debug_present, f"{host}:{workdir}", brick, calls, found, checked, told)
+
+
+def invocation_fence(setup: InvocationSetup, gateway: GatewayLink | None, worker_root: str | None) -> Fence:
+    """The fence an invocation runs under, on this machine: the run's policy, with the model
+    gateway it reaches and, on a worker, the worker's own working directories hidden."""
+    policy = setup.options.sandbox
+    if worker_root is not None:
+        policy = policy.with_run((worker_root,), policy.gateway)
+    if gateway is not None:
+        policy = replace(policy, gateway=Endpoint.of_url(gateway.url))
+    return fence_for(policy)
+
+
+_told: set[int] = set()  # the fences this worker has told its coordinator about (by id)
+
+
+def _first_use(fence: Fence, argv: list[str]) -> dict[str, Any] | None:
+    """What a worker's fence is, the first time one of its invocations ends (else None)."""
+    if id(fence) in _told:
+        return None
+    _told.add(id(fence))
+    return {"worker": worker_name(), **fence.describe(argv)}
+
+
+def worker_name() -> str:
+    """This Dask worker as a run names it: its host and address."""
+    try:
+        from distributed import get_worker
+
+        return f"{socket.gethostname()} ({get_worker().address})"
+    except (ImportError, ValueError):
+        return socket.gethostname()
 
 
 def _lost(reason: str) -> Outcome:
@@ -192,6 +230,15 @@ def _check_target(target: TargetSpec) -> tuple[str, TargetVersion]:
     return socket.gethostname(), target_version(target)
 
 
+def _worker_fence(setup: InvocationSetup, argv: list[str]) -> dict[str, Any]:
+    """On a worker: the fence its invocations will run under (SandboxError: not the one asked for)."""
+    root = os.environ.get(WORKDIRS_ENV) or str(Path.cwd() / WORKER_WORKDIRS)
+    gateway = worker_link(setup.gateway) if setup.gateway is not None else None
+    fence = invocation_fence(setup, gateway, root)
+    _told.add(id(fence))
+    return {"worker": worker_name(), **fence.describe(argv)}
+
+
 class InvocationExecutor(Protocol):
     """Where a session's invocations run: what the coordinator asks of local threads and of a cluster."""
 
@@ -202,6 +249,7 @@ class InvocationExecutor(Protocol):
     def may_resubmit(self, key: str, exc: BaseException) -> bool: ...
     def lost(self, exc: BaseException) -> str | None: ...
     def preflight(self, target: TargetSpec) -> TargetVersion: ...
+    def fences(self, setup: InvocationSetup, argv: list[str]) -> list[dict[str, Any]]: ...
     def submit(self, key: str, fn: Callable[..., Ran], *args: object) -> Future[Ran]: ...
     def workdir(self, relative: str) -> str: ...
     def close(self) -> None: ...
@@ -229,6 +277,11 @@ class LocalThreads:
     def preflight(self, target: TargetSpec) -> TargetVersion:
         preflight(target)
         return target_version(target)
+
+    def fences(self, setup: InvocationSetup, argv: list[str]) -> list[dict[str, Any]]:
+        """The fence this process puts around the run's targets (SandboxError: not the one asked for)."""
+        fence = invocation_fence(setup, setup.gateway, None)
+        return [{"worker": "coordinator", **fence.describe(argv)}]
 
     def submit(self, key: str, fn: Callable[..., Ran], *args: object) -> Future[Ran]:
         return self.pool.submit(fn, *args)
@@ -317,6 +370,20 @@ class DaskCluster:
         found_version = sources[next(iter(versions))]
         where = ", ".join(versions[found_version.value])
         return TargetVersion(found_version.value, f"on {where}: {found_version.source}")
+
+    def fences(self, setup: InvocationSetup, argv: list[str]) -> list[dict[str, Any]]:
+        """The fence each worker puts around the run's targets (a worker that joins later tells
+        its own with its first invocation); SandboxError naming a worker that cannot have the
+        fence asked for."""
+        found = self.client.run(_worker_fence, setup, argv, on_error="return")
+        fences = []
+        for worker, answer in sorted(found.items()):
+            if isinstance(answer, IronbenchError):
+                raise type(answer)(f"on worker {worker}: {answer}")
+            if isinstance(answer, BaseException):
+                raise SchedulerError(f"on worker {worker}: making its fence failed: {answer!r}")
+            fences.append(answer)
+        return fences
 
     def submit(self, key: str, fn: Callable[..., Ran], *args: object) -> Future[Ran]:
         count = self.resubmitted.get(key, 0)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from ironbench.core.events import RunStarted
 from ironbench.gateway.backends import Serving
 from ironbench.run.guards import MAX_OUTAGE_SECONDS
+from ironbench.sandbox import SandboxPolicy
 
 DEFAULT_DROP = 0.1  # a 10-point drop in success: what a release should not miss
 
@@ -84,6 +85,10 @@ class RunOptions:
     """The sequential regression gate the run's cases run under (--against and its error rates)."""
     limits: Limits = field(default_factory=Limits)
     """When the run stops before its work is done."""
+    sandbox: SandboxPolicy = field(default_factory=SandboxPolicy)
+    """The fence around every target and check (--sandbox, --allow-read, --allow-write, --allow-net,
+    --pass-env, --memory; the suite's `sandbox:`); the run adds its answer key to what is hidden. A
+    resumed run is fenced as it recorded."""
     pool: Callable[[int], Executor] | None = None
     """Makes the pool of local threads for `jobs` (a test's own executor); None: a ThreadPoolExecutor.
     Never used with a scheduler."""
@@ -99,6 +104,7 @@ class RunOptions:
             serve_model=Serving.from_dict(started.serve_model) if started.serve_model is not None else None,
             replay_of=started.replay_of,
             against=Against.from_dict(started.against) if started.against else None,
+            sandbox=SandboxPolicy.from_dict(started.sandbox) if started.sandbox else self.sandbox,
         )
 
 

@@ -15,15 +15,23 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from ironbench import __version__
-from ironbench.core.errors import IronbenchError, RunNotFound, StoreFull
-from ironbench.core.events import GateDesigned, RecordedEvent, RunFinished, RunImported, RunStarted, run_started
+from ironbench.core.errors import IronbenchError, RunNotFound, SandboxError, StoreFull
+from ironbench.core.events import (
+    GateDesigned,
+    RecordedEvent,
+    RunFinished,
+    RunImported,
+    RunStarted,
+    SandboxApplied,
+    run_started,
+)
 from ironbench.core.outcome import DEFAULT_RULES, RuleSet, load_rules
 from ironbench.core.redact import Redactor
 from ironbench.gateway import GatewayConfig, GatewayProcess, Serving
 from ironbench.projections.readmodel import ReadModel
 from ironbench.projections.tree import OutputTree
-from ironbench.run.checking import suite_checks
-from ironbench.run.executors import InvocationExecutor, open_executor
+from ironbench.run.checking import suite_check_paths, suite_checks
+from ironbench.run.executors import InvocationExecutor, InvocationSetup, open_executor
 from ironbench.run.gate import AgainstError, GateState, reference_counts
 from ironbench.run.guards import Backoff, resume_command
 from ironbench.run.options import DEFAULT_OPTIONS, Against, RunOptions
@@ -41,6 +49,7 @@ from ironbench.run.session import (
     appender,
     stopped_on_full_disk,
 )
+from ironbench.sandbox import close_fences
 from ironbench.store.eventstore import EventStore, Pending, open_store
 from ironbench.store.leases import Lease
 from ironbench.suite.models import Suite
@@ -98,9 +107,57 @@ def _begin(
         against=options.against.to_dict() if options.against is not None else None,
         serve_model=options.serve_model.to_dict() if options.serve_model is not None else None,
         replay_of=options.replay_of,
+        sandbox=options.sandbox.to_dict() if executor is not None else None,
     )
     append([Pending(RUN_STREAM, started)])
     return started
+
+
+def _answer_key(paths: RunPaths, suite_path: str | None, suite: Suite) -> tuple[str, ...]:
+    """What a run's targets and checks must not read: the output folder with the store and every
+    working directory, the store wherever it is, the suite's folder and every check's."""
+    found = [str(paths.out_dir), str(paths.store_path.parent)]
+    found += [f"{paths.store_path}{suffix}" for suffix in ("", "-wal", "-shm")]
+    if suite_path is not None and Path(suite_path).exists():
+        found += [str(Path(suite_path).resolve().parent), str(Path(suite_path).resolve())]
+    found += [check for check in suite_check_paths(suite)]
+    found += [str(Path(check).parent) for check in suite_check_paths(suite) if Path(check).is_file()]
+    return tuple(found)
+
+
+def _fenced(options: RunOptions, paths: RunPaths, suite_path: str | None, suite: Suite) -> RunOptions:
+    """The options with the suite's own fence added to the command line's, and the run's answer
+    key hidden by it."""
+    policy = options.sandbox
+    asked = suite.sandbox
+    if asked is not None:
+        for path in (*asked.allow_read, *asked.allow_write):
+            if not Path(path).exists():
+                raise SandboxError(f"{suite_path or 'suite'}: sandbox: {path}: no such file or folder")
+        policy = policy.with_suite(
+            asked.mode, asked.allow_read, asked.allow_write, asked.allow_net, asked.pass_env, asked.memory_mb
+        )
+    return replace(options, sandbox=policy.with_run(_answer_key(paths, suite_path, suite), None))
+
+
+def _setup(
+    options: RunOptions,
+    rules: dict | None,
+    suite: Suite,
+    redactor: Redactor | None,
+    executor: InvocationExecutor,
+    gateway: GatewayProcess | None,
+) -> InvocationSetup:
+    """What the run's invocations will run with (as the session gives it to each)."""
+    link = gateway.link() if gateway is not None else None
+    return InvocationSetup(options, rules, suite.debug_enabled, redactor or None, executor.root, link)
+
+
+def _fences(executor: InvocationExecutor, setup: InvocationSetup, target: TargetSpec) -> list[Pending]:
+    """The fence each machine puts around the run's targets (SandboxError, before anything is
+    written: one cannot have the fence the run asks for), as the events that record them."""
+    described = executor.fences(setup, list(target.argv_template))
+    return [Pending(RUN_STREAM, SandboxApplied(**fence)) for fence in described]
 
 
 @contextmanager
@@ -208,6 +265,7 @@ def start_run(
     # an unknown model id, a recording that is not there, a check that cannot be read are each one
     # clear error.
     suite_checks(suite)
+    options = _fenced(options, paths, suite_path, suite)
     gateway = _gateway(options, paths)
     try:
         executor = open_executor(options, paths.out_dir / "workdirs")
@@ -219,6 +277,8 @@ def start_run(
                 preflight_models(suite, suite_path or "suite")
             if gateway is not None:
                 gateway.ready()  # an unknown model id: one line, and no store created
+            rules = ruleset.record() if ruleset is not None else None
+            fences = _fences(executor, _setup(options, rules, suite, redactor, executor, gateway), target)
             store = open_store(paths.store_path, [ReadModel()], redactor=redactor)
             with store:
                 gate = _gate(store, suite, options.against)
@@ -229,10 +289,12 @@ def start_run(
                     started = _begin(
                         io.append, suite, suite_path, options, _Invoked(target, version, ruleset), executor
                     )
+                    io.append(fences)
                     _session(io, started, suite, options, model_side, gate).execute(executor)
         finally:
             executor.close()
     finally:
+        close_fences()
         if gateway is not None:
             gateway.stop()
     return run_id
@@ -343,6 +405,7 @@ def _resume(run_id: str, paths: RunPaths, store: EventStore, options: RunOptions
             return _gauntlet(suite, io, history)
     target = TargetSpec("recorded", tuple(started.target_argv))
     backoff = Backoff.from_environ()
+    options = _fenced(options, paths, started.suite_path, suite)
     # the model the run served (or the recording it replayed), as it was started with
     gateway = _gateway(options, paths)
     try:
@@ -352,8 +415,10 @@ def _resume(run_id: str, paths: RunPaths, store: EventStore, options: RunOptions
             model_side = ModelSide(backoff, gateway, _replays(store, options.replay_of))
             if gateway is not None:
                 gateway.ready()
+            fences = _fences(executor, _setup(options, started.rules, suite, redactor, executor, gateway), target)
             with _running(store, paths, run_id, reporter) as io:
                 io.tree.catch_up()
+                io.append(fences)
                 gate = _recorded_gate(store, suite, history, options.against)
                 session = _session(io, started, suite, options, model_side, gate)
                 session.restore(history)
@@ -361,5 +426,6 @@ def _resume(run_id: str, paths: RunPaths, store: EventStore, options: RunOptions
         finally:
             executor.close()
     finally:
+        close_fences()
         if gateway is not None:
             gateway.stop()

@@ -650,6 +650,8 @@ class Session:
                         continue
                     completed = self._completed(state, work, ran)
                     assert isinstance(completed.event, events.InvocationCompleted)
+                    if ran.fence is not None:  # a worker that joined after the run started: its fence
+                        pending.append(Pending(RUN_STREAM, events.SandboxApplied(**ran.fence)))
                     pending += [*self._call_events(work, ran), completed, self._check_event(work, ran, completed.event)]
                     reports.append((work, completed.event))
                     where = f"{work.group.path} run {work.run_index}"

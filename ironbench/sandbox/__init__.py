@@ -1,7 +1,7 @@
 """The fence around what a run starts on a target's behalf: the policy a run asks for, the
 level a machine allows, and the fence that starts programs under them."""
 
-from ironbench.sandbox.fence import Fence, Started
+from ironbench.sandbox.fence import Fence, Started, close_fences, fence_for
 from ironbench.sandbox.machine import MachineFence, machine_fence
 from ironbench.sandbox.policy import (
     DEFAULT_MEMORY_MB,
@@ -21,6 +21,8 @@ __all__ = [
     "MachineFence",
     "SandboxPolicy",
     "Started",
+    "close_fences",
+    "fence_for",
     "machine_fence",
     "policy_from_options",
 ]

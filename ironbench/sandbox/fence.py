@@ -59,6 +59,7 @@ _INTERPRETER_PROBE = (
     "print(json.dumps([p for p in found if p]))\n"
 )
 LEVELS = ("none", "partial", "full")
+_PIPES = (subprocess.DEVNULL, subprocess.PIPE, subprocess.PIPE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,13 +112,18 @@ class Fence:
             raise SandboxError(f"--sandbox on: this machine allows the {level} fence only: {'; '.join(missing)}")
         self.level = level
         self.missing = tuple(missing)
-        self.hidden = _existing([*policy.hidden, *(SYSTEM_HIDDEN if level == "full" else ()), _home()])
         self._readbacks: dict[tuple[str, ...], tuple[str, ...]] = {}
         self._network: _Network | None = None
         self._lock = threading.Lock()
         self._allow_list: list[str] | None = None
 
     # -- what it is --------------------------------------------------------------------------
+
+    @property
+    def hidden(self) -> list[str]:
+        """What is hidden now: the answer key (as it exists: a store is made after its run's
+        fence), homes, and at full the machine's shared temporary and runtime folders."""
+        return _existing([*self.policy.hidden, *(SYSTEM_HIDDEN if self.level == "full" else ()), _home()])
 
     @property
     def mechanism(self) -> str:
@@ -131,7 +137,7 @@ class Fence:
             "level": self.level,
             "mechanism": self.mechanism,
             "missing": list(self.missing),
-            "hidden": list(self.hidden) if self.level != "none" else [],
+            "hidden": sorted({*self.policy.hidden, *self.hidden}) if self.level != "none" else [],
             "readable": ["/ (read-only)", *self.readbacks(argv or [])] if self.level != "none" else ["everything"],
             "writable": (
                 ["its working directory", "a private temporary folder", *self.policy.allow_write]
@@ -159,21 +165,28 @@ class Fence:
         modules), and every --allow-read: read back, read-only."""
         key = tuple(argv)
         if key not in self._readbacks:
+            hidden = [*self.policy.hidden, *SYSTEM_HIDDEN, _home()]
             needed = [*_program_paths(argv), *self.policy.allow_read]
-            self._readbacks[key] = tuple(p for p in _existing(needed) if any(_under(p, h) for h in self.hidden))
+            self._readbacks[key] = tuple(p for p in _existing(needed) if any(_under(p, h) for h in hidden))
         return self._readbacks[key]
 
     # -- starting a program ------------------------------------------------------------------
 
-    def start(self, argv: list[str], workdir: Path, env: dict[str, str], **popen: Any) -> Started:
-        """Start `argv` in `workdir` under this fence (from the thread that waits for it: the
-        full fence's process dies with the thread that started it). `popen`: the rest of
-        subprocess.Popen's arguments (pipes, start_new_session)."""
+    def start(
+        self, argv: list[str], workdir: Path, env: dict[str, str], pipes: tuple[int, int, int] = _PIPES
+    ) -> Started:
+        """Start `argv` in `workdir` in a session of its own, under this fence, its standard
+        streams as `pipes` says (subprocess's DEVNULL, PIPE...), from the thread that will wait
+        for it: the full fence's process dies with the thread that started it."""
+        popen: dict[str, Any] = {
+            "stdin": pipes[0], "stdout": pipes[1], "stderr": pipes[2], "start_new_session": True,
+        }  # fmt: skip
         if self.level == "full":
             return self._start_full(argv, workdir, env, popen)
         if self.level == "partial":
             return self._start_partial(argv, workdir, env, popen)
-        process = subprocess.Popen(_capped(argv, self.policy.memory_mb), cwd=workdir, env=env, **popen)
+        process = subprocess.Popen(argv, cwd=workdir, env=env, **popen)
+        _cap(process.pid, self.policy.memory_mb)
         return Started(process, lambda: None)
 
     def _start_full(self, argv: list[str], workdir: Path, env: dict[str, str], popen: dict) -> Started:
@@ -263,8 +276,9 @@ class Fence:
         for hidden in self.policy.hidden:
             if any(_under(hidden, path) and hidden != path for path in readbacks) and os.path.exists(hidden):
                 options += ["--tmpfs", hidden] if os.path.isdir(hidden) else ["--ro-bind", "/dev/null", hidden]
-        for path in [str(workdir), *self.policy.allow_write]:
-            options += ["--bind", path, path]
+        options += ["--bind", str(workdir), str(workdir)]
+        for path in self.policy.allow_write:
+            options += ["--bind-try", path, path]
         for hidden in sealed:
             options += ["--remount-ro", hidden]
         options += ["--chdir", str(workdir)]
@@ -293,7 +307,7 @@ class Fence:
             try:
                 kernel.landlock(rules)
                 kernel.seccomp(kernel.seccomp_filter(tcp_only=True))
-                started.append(subprocess.Popen(_capped(argv, self.policy.memory_mb), cwd=workdir, env=env, **popen))
+                started.append(subprocess.Popen(argv, cwd=workdir, env=env, **popen))
             except BaseException as exc:  # noqa: BLE001 (carried to the caller's thread)
                 failed.append(exc)
 
@@ -303,6 +317,7 @@ class Fence:
         if failed:
             shutil.rmtree(private, ignore_errors=True)
             raise failed[0]
+        _cap(started[0].pid, self.policy.memory_mb)
         return Started(started[0], lambda: shutil.rmtree(private, ignore_errors=True))
 
     def _partial_allow_list(self) -> list[str]:
@@ -334,12 +349,15 @@ def _home() -> str:
     return os.path.expanduser("~")
 
 
-def _capped(argv: list[str], memory_mb: int) -> list[str]:
-    """`argv` under an address-space cap, where util-linux's prlimit is there to set it."""
-    prlimit = shutil.which("prlimit")
-    if prlimit is None or not memory_mb:
-        return argv
-    return [prlimit, f"--as={memory_mb << 20}", "--", *argv]
+def _cap(pid: int, memory_mb: int) -> None:
+    """An address-space cap on a program just started (below the full fence, whose first
+    process waits for its cap, what the program allocated in its first moments is not capped)."""
+    if memory_mb:
+        limit = memory_mb << 20
+        try:
+            resource.prlimit(pid, resource.RLIMIT_AS, (limit, limit))
+        except (OSError, ValueError):
+            pass  # it has ended already
 
 
 def _pipe_of(data: bytes, fds: list[int]) -> int:
@@ -512,3 +530,28 @@ class _Network:
         if process is not None and process.poll() is None:
             process.kill()
             process.wait()
+
+
+_fences: dict[SandboxPolicy, Fence] = {}
+_fences_lock = threading.Lock()
+
+
+def fence_for(policy: SandboxPolicy) -> Fence:
+    """This process's fence for `policy`, made at its first use and kept while the process lives
+    (a Dask worker runs many invocations of one run under the same fence)."""
+    with _fences_lock:
+        fence = _fences.get(policy)
+        if fence is None:
+            fence = _fences[policy] = Fence(policy)
+            if len(_fences) == 1:
+                atexit.register(close_fences)
+        return fence
+
+
+def close_fences() -> None:
+    """End every fence this process made (their netgates): a run's end on its coordinator."""
+    with _fences_lock:
+        fences = list(_fences.values())
+        _fences.clear()
+    for fence in fences:
+        fence.close()

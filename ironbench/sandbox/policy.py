@@ -17,6 +17,8 @@ DEFAULT_MEMORY_MB = 8192  # address space (RLIMIT_AS): a model runtime reserves 
 PASS_ENV_VARIABLE = "IRONBENCH_PASS_ENV"  # names to pass, comma-separated (what --pass-env adds to)
 # Passed to every fenced target: what a program needs to run at all (HOME and TMPDIR are its own).
 BASE_ENV = ("PATH", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_MESSAGES", "TZ", "TERM")
+# ironbench's own targets' settings (forge's model and seed, fixture's seed and pace): the harness's own
+HARNESS_ENV = ("IRONBENCH_FORGE_MODEL", "IRONBENCH_FORGE_SEED", "IRONBENCH_FIXTURE_SEED", "IRONBENCH_FIXTURE_SLEEP_MS")
 _HOSTNAME = re.compile(r"[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*")
 
 
@@ -44,6 +46,12 @@ class Endpoint:
             if address.version != 4:
                 raise SandboxError(f"{where} {text!r}: IPv6 endpoints are not supported; name the host instead")
         return cls(host, int(port))
+
+    @classmethod
+    def of_url(cls, url: str) -> "Endpoint":
+        """The endpoint an http URL names (`http://127.0.0.1:8080/...`)."""
+        rest = url.split("://", 1)[-1].split("/", 1)[0]
+        return cls.parse(rest if ":" in rest else f"{rest}:80", "url")
 
     @property
     def loopback(self) -> bool:
@@ -73,7 +81,7 @@ class SandboxPolicy:
     beyond the fence's own, and their memory. `hidden` and `gateway` are the run's own (the
     answer key's folders, the model gateway's address), filled in when the run starts."""
 
-    mode: str = "auto"
+    mode: str | None = None  # None: not asked (the suite's, else auto)
     allow_read: tuple[str, ...] = ()
     allow_write: tuple[str, ...] = ()
     allow_net: tuple[Endpoint, ...] = ()
@@ -85,6 +93,27 @@ class SandboxPolicy:
     @property
     def fenced(self) -> bool:
         return self.mode != "off"
+
+    def with_suite(
+        self,
+        mode: str | None,
+        allow_read: list[str],
+        allow_write: list[str],
+        allow_net: list[str],
+        pass_env: list[str],
+        memory_mb: int | None,
+    ) -> "SandboxPolicy":
+        """This policy (the command line's) with what a suite asks beside it: the command line's
+        mode and memory win, the lists add up."""
+        return replace(
+            self,
+            mode=self.mode or mode,
+            allow_read=tuple(dict.fromkeys([*allow_read, *self.allow_read])),
+            allow_write=tuple(dict.fromkeys([*allow_write, *self.allow_write])),
+            allow_net=tuple(dict.fromkeys([*(Endpoint.parse(e, "allow_net") for e in allow_net), *self.allow_net])),
+            pass_env=tuple(dict.fromkeys([*pass_env, *self.pass_env])),
+            memory_mb=self.memory_mb if self.memory_mb != DEFAULT_MEMORY_MB or memory_mb is None else memory_mb,
+        )
 
     def with_run(self, hidden: tuple[str, ...], gateway: Endpoint | None) -> "SandboxPolicy":
         """This policy with the run's answer key hidden and its gateway reachable."""
@@ -98,8 +127,20 @@ class SandboxPolicy:
 
     def environment(self, environ: dict[str, str]) -> dict[str, str]:
         """What a fenced target gets of `environ`: the base set, then each name passed."""
-        names = [*BASE_ENV, *self.pass_env, *_names(environ.get(PASS_ENV_VARIABLE, ""))]
+        names = [*BASE_ENV, *HARNESS_ENV, *self.pass_env, *_names(environ.get(PASS_ENV_VARIABLE, ""))]
         return {name: environ[name] for name in names if name in environ}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "SandboxPolicy":
+        """A policy as a run recorded it (`to_dict`)."""
+        return cls(
+            mode=data.get("mode"),
+            allow_read=tuple(data.get("allow_read", ())),
+            allow_write=tuple(data.get("allow_write", ())),
+            allow_net=tuple(Endpoint.parse(text) for text in data.get("allow_net", ())),
+            pass_env=tuple(data.get("pass_env", ())),
+            memory_mb=int(data.get("memory_mb") or DEFAULT_MEMORY_MB),
+        )
 
     def to_dict(self) -> dict:
         return {
@@ -117,7 +158,7 @@ def _names(text: str) -> list[str]:
 
 
 def policy_from_options(
-    mode: str,
+    mode: str | None,
     allow_read: list[str] | None,
     allow_write: list[str] | None,
     allow_net: list[str] | None,
@@ -125,7 +166,7 @@ def policy_from_options(
     memory_mb: int | None,
 ) -> SandboxPolicy:
     """A policy from the command line's words (each path made absolute; each bad value one error)."""
-    if mode not in SANDBOX_MODES:
+    if mode is not None and mode not in SANDBOX_MODES:
         raise SandboxError(f"--sandbox {mode!r}: one of {', '.join(SANDBOX_MODES)}")
     for name in pass_env or ():
         if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):

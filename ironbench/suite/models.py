@@ -396,6 +396,31 @@ def _canonical_cases(data: dict) -> list:
     return cases
 
 
+class SuiteSandbox(_Strict):
+    """The fence a suite asks for its targets and checks (the command line's --sandbox wins; its
+    --allow-* and --pass-env add to these). Relative paths are taken from the suite's folder."""
+
+    mode: Literal["auto", "on", "off"] | None = None
+    allow_read: list[Annotated[str, Field(min_length=1)]] = []
+    allow_write: list[Annotated[str, Field(min_length=1)]] = []
+    allow_net: list[Annotated[str, Field(min_length=1)]] = []
+    pass_env: list[Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]] = []
+    memory_mb: Annotated[int, Field(strict=True, ge=64, le=1_048_576)] | None = None
+
+    @field_validator("allow_net")
+    @classmethod
+    def _endpoints(cls, value: list[str]) -> list[str]:
+        from ironbench.core.errors import SandboxError
+        from ironbench.sandbox import Endpoint
+
+        for text in value:
+            try:
+                Endpoint.parse(text, "allow_net")
+            except SandboxError as exc:
+                raise ValueError(str(exc)) from None
+        return value
+
+
 class Suite(_Strict):
     suite_id: Identifier
     mode: SuiteMode
@@ -439,6 +464,7 @@ class Suite(_Strict):
             "overrides it)",
         ),
     ] = None
+    sandbox: SuiteSandbox | None = None  # the fence around its targets and checks
     _written: object = PrivateAttr(default=None)  # the file's data, for errors in its own words
 
     @model_validator(mode="before")
@@ -826,6 +852,16 @@ def _anchor_checks(data: object, folder: Path) -> object:
         return check
 
     data = {**data, **({"check": anchored(data["check"])} if "check" in data else {})}
+    fence = data.get("sandbox")
+    if isinstance(fence, dict):
+        data["sandbox"] = {
+            **fence,
+            **{
+                key: [str(folder / Path(p).expanduser()) if isinstance(p, str) else p for p in fence[key]]
+                for key in ("allow_read", "allow_write")
+                if isinstance(fence.get(key), list)
+            },
+        }
     for group in ("cases", *COMPLEXITIES):  # a canonical suite's cases sit under its groups
         if isinstance(data.get(group), list):
             cases = []

@@ -26,6 +26,7 @@ from pathlib import Path
 from ironbench.core.errors import SuiteError
 from ironbench.core.kinds import CHECK_VERDICTS
 from ironbench.core.redact import Redactor
+from ironbench.sandbox import Fence
 from ironbench.targets.command import cap_output, invoke
 
 CHECK_OUTPUT_CAP = 16 * 1024  # characters of a check's output kept in its event
@@ -143,6 +144,7 @@ def run_check(
     timeout_s: float,
     redactor: Redactor | None = None,
     root: str | None = None,
+    fence: Fence | None = None,
 ) -> CheckResult:
     """Check one saved brick (an absolute path) in a fresh folder under `root` (the system's
     temporary folder by default), contained like a target; the folder is removed after."""
@@ -172,7 +174,7 @@ def run_check(
             argv = [sys.executable, "-S", DRIVER, mark, module, material.entry_point, "ironbench_check_source.py.txt"]
         else:
             argv = [part.replace("{brick}", str(copied)) for part in shlex.split(material.command)]
-        result = invoke(argv, folder, timeout_s, env, redactor)
+        result = invoke(argv, folder, timeout_s, env, redactor, fence)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     output = result.stdout + (f"\n{result.stderr}" if result.stderr.strip() else "")
@@ -206,7 +208,8 @@ def _site_path() -> str:
     imports what is installed (bricks import numpy; pytest checks import pytest)."""
     import site
 
-    folders = [*site.getsitepackages(), site.getusersitepackages(), os.environ.get("PYTHONPATH", "")]
+    # never the user's own site-packages: a target running as the same user could write there
+    folders = [*site.getsitepackages(), os.environ.get("PYTHONPATH", "")]
     return os.pathsep.join(f for f in folders if f and os.path.isdir(f))
 
 

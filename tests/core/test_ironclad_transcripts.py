@@ -15,6 +15,7 @@ from ironbench.run.options import Limits, RunOptions
 from ironbench.run.runner import start_run
 from ironbench.store import open_store
 from ironbench.suite.models import parse_suite
+from tests.conftest import fenced
 
 REPLAY = Path(__file__).resolve().parents[1] / "fixtures" / "replay_ironclad.py"
 REPLAY_TARGET = [sys.executable, str(REPLAY), "{instruction}"]
@@ -137,6 +138,10 @@ def test_an_outage_stops_the_run_and_resume_reruns_those_slots(tmp_path):
         "-q",
         "--max-infra-errors",
         "2",
+        "--allow-write",
+        str(sequence),
+        "--allow-read",
+        str(down),
         env={**env, "REPLAY_SEQUENCE": str(sequence)},
     )
     assert stopped.returncode == 1, stopped.stderr
@@ -200,7 +205,7 @@ def test_decisions_ignore_infrastructure_errors_whatever_the_concurrency(tmp_pat
         sequence.write_text("outage_during_repair\n" * outages)
         monkeypatch.setenv("REPLAY_SEQUENCE", str(sequence))
         paths = RunPaths.resolve(tmp_path / f"run_{jobs}_{outages}", None)
-        run_id = start_run(suite, paths, RunOptions(jobs=jobs))
+        run_id = start_run(suite, paths, RunOptions(jobs=jobs, sandbox=fenced(write=[sequence])))
         with open_store(paths.store_path) as store:
             events = [e.event for e in store.read(run_id)]
         assert sum(1 for e in events if isinstance(e, InvocationCompleted) and e.infra_error) == outages

@@ -10,7 +10,7 @@ from ironbench.run.options import DEFAULT_OPTIONS, RunOptions
 from ironbench.run.runner import start_run
 from ironbench.store import open_store
 from ironbench.suite.models import parse_suite
-from tests.conftest import SCRIPTED_TARGET
+from tests.conftest import SCRIPTED_TARGET, fenced
 
 INSTRUCTION = "Write a Python class implementing a simple cache with get, set and a maximum size."
 
@@ -595,12 +595,14 @@ def test_a_baseline_made_mostly_of_infrastructure_errors_is_no_reference(paths, 
     sequence = tmp_path / "sequence"
     sequence.write_text("outage_during_generation\noutage_during_generation\nvalidation_exhausted\n" * 3)
     monkeypatch.setenv("REPLAY_SEQUENCE", str(sequence))
-    flaky = start_run(_baseline_suite(REPLAY_TARGET), paths)
+    options = RunOptions(sandbox=fenced(write=[sequence]))  # the target takes its transcripts from it
+    flaky = start_run(_baseline_suite(REPLAY_TARGET), paths, options)
     assert decisions(paths, flaky)["baseline/c"].decision == "stable"  # 3 valid runs among 9 attempts
     run_id = start_run(
         adversarial_suite([{"generator": "whitespace_noise", "count": 1, "seed": 1}]).model_copy(
             update={"target": REPLAY_TARGET}
         ),
         paths,
+        options,
     )
     assert decisions(paths, run_id)["adversarial/c/baseline"].reference_source == "this run"

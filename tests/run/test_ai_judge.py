@@ -121,7 +121,7 @@ def test_the_judges_answers_are_cached_so_resume_never_asks_twice(paths, script,
     assert [v.instruction for v in events(paths, run_id, VariantGenerated)] == [ALSO_GOOD]
 
 
-def test_an_unknown_judge_is_named_before_anything_is_written(paths):
+def test_an_unknown_judge_is_named_before_anything_is_written(paths, scripted_model):
     with pytest.raises(ModelError, match=r"^suite: ai_judge: unknown model id 'no-such-judge'"):
         start_run(judged_suite(suite_judge="no-such-judge"), paths)
     with pytest.raises(ModelError, match=r"cases\[0\] \(c\)\.generators\[0\]\.ai_judge: unknown model id 'nope'"):

@@ -346,13 +346,17 @@ def test_on_a_worker_its_own_secrets_are_redacted_and_paths_name_its_host(tmp_pa
     from ironbench.run.executors import InvocationSetup, Work, run_invocation
     from ironbench.run.options import RunOptions
     from ironbench.run.planner import Group
+    from ironbench.sandbox import SandboxPolicy
 
     monkeypatch.setenv("IRONBENCH_WORKDIRS", str(tmp_path / "roots"))
     monkeypatch.setenv("WORKER_API_TOKEN", "worker-only-secret-value")
     group = Group("baseline", "baseline", "c", "base", "x", 10, 3, "baseline/c")
     work = Work(group, 1, "k", "run_x/baseline/c/run_001")
     coordinator = Redactor({"coordinator-secret-value": "COORD_TOKEN"})
-    on_a_worker = InvocationSetup(RunOptions(), None, False, coordinator, None)
+    # the target is given the worker's variable (a fenced target gets none it is not given) and prints it
+    on_a_worker = InvocationSetup(
+        RunOptions(sandbox=SandboxPolicy(pass_env=("WORKER_API_TOKEN",))), None, False, coordinator, None
+    )
     ran = run_invocation(work, on_a_worker, ["sh", "-c", 'echo "$WORKER_API_TOKEN coordinator-secret-value"'], {})
     assert ran.result.stdout.strip() == "[REDACTED:WORKER_API_TOKEN] [REDACTED:COORD_TOKEN]"
     host = os.uname().nodename

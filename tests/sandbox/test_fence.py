@@ -82,15 +82,7 @@ def _escape(fence: Fence, layout: dict, extra: dict | None = None, hang: bool = 
         **(extra or {}),
     }
     argv = [sys.executable, str(ESCAPING), json.dumps(config), *(["--hang"] if hang else [])]
-    started = fence.start(
-        argv,
-        layout["mine"],
-        fence.environment({"IRONCLAD_DEBUG": "1"}),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-    )
+    started = fence.start(argv, layout["mine"], fence.environment({"IRONCLAD_DEBUG": "1"}))
     try:
         out, err = started.process.communicate(timeout=120)
     finally:
@@ -197,10 +189,7 @@ def test_killing_the_fence_ends_every_process_in_it_at_once(layout):
         [sys.executable, str(ESCAPING), config, "--hang"],
         layout["mine"],
         fence.environment({}),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
+        (subprocess.DEVNULL, subprocess.PIPE, subprocess.DEVNULL),
     )
     assert started.process.stdout is not None
     started.process.stdout.readline()  # it has printed: its daemon is forked

@@ -59,6 +59,7 @@ _INTERPRETER_PROBE = (
     "print(json.dumps([p for p in found if p]))\n"
 )
 LEVELS = ("none", "partial", "full")
+HELPERS: set[int] = set()  # the fence's own processes (netgates): never a target's leftovers
 _PIPES = (subprocess.DEVNULL, subprocess.PIPE, subprocess.PIPE)
 
 
@@ -460,6 +461,7 @@ class _Network:
             )  # fmt: skip
         finally:
             theirs.close()
+        HELPERS.add(self.process.pid)
         message, fds, _flags, _address = socket.recv_fds(self.control, 4096, 1)
         said = json.loads(message or b"{}")
         if not said.get("ready"):
@@ -530,6 +532,8 @@ class _Network:
         if process is not None and process.poll() is None:
             process.kill()
             process.wait()
+        if process is not None:
+            HELPERS.discard(process.pid)
 
 
 _fences: dict[SandboxPolicy, Fence] = {}

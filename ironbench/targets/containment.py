@@ -29,6 +29,8 @@ import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ironbench.sandbox.fence import HELPERS
+
 CONTAINMENT_VAR = "IRONBENCH_CONTAINMENT_ID"
 PR_SET_CHILD_SUBREAPER = 36
 SWEEP_SECONDS = 5.0
@@ -282,7 +284,8 @@ def _sweep(
                 continue
             owner = _owner(process, procs, me, targets, memo)
             if owner is None and last_since is not None:
-                ours = top.starttime >= last_since and top.pid not in targets and top.pid not in _registry.spared
+                spared = top.pid in _registry.spared or top.pid in HELPERS
+                ours = top.starttime >= last_since and top.pid not in targets and not spared
             else:
                 ours = owner == target_pid
             if not ours and killed.get(process.pid) != process.starttime:

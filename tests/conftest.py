@@ -2,8 +2,10 @@
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -127,3 +129,14 @@ def scripted_judge(scripted_model):
     llm_scripted.ScriptedJudge.answers = []
     llm_scripted.ScriptedJudge.calls = []
     yield llm_scripted.ScriptedJudge
+
+
+@pytest.fixture
+def ctrl_c_raises():
+    """SIGINT raises KeyboardInterrupt here, as in a terminal (a shell running the tests in the
+    background leaves it ignored); restored after."""
+    if threading.current_thread() is not threading.main_thread():
+        pytest.skip("signals are handled on the main thread only")
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)

@@ -96,7 +96,7 @@ def invoke(
     SIGTERM or a descendant that holds the pipes open cannot delay the return by
     more than AFTER_EXIT_SECONDS + DRAIN_SECONDS.
     """
-    mark = uuid.uuid4().hex
+    mark = containment.new_mark()
     env = {**os.environ, **env_extra, containment.CONTAINMENT_VAR: mark}
     try:
         captures = (OutputCapture(workdir / STDOUT_FILE, redactor), OutputCapture(workdir / STDERR_FILE, redactor))

@@ -146,7 +146,7 @@ def test_ctrl_c_says_what_was_kept_and_resume_finishes_the_run(tmp_path):
 @pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
 def test_ctrl_c_does_not_wait_for_a_running_target(tmp_path, sig):
-    """Nor does SIGTERM, which stops a run the same way; its targets are gone within 10 s."""
+    """Nor does SIGTERM, which stops a run the same way; nothing of the run outlives it by 10 s."""
     out = tmp_path / "out"
     # after a's first run every run hangs for 600 s (timeout 300): the interrupt must not wait
     tag = tagged()

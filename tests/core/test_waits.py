@@ -35,15 +35,19 @@ def test_first_done_gives_what_completed_or_nothing_at_its_timeout():
 
 
 def test_a_ctrl_c_during_first_done_is_raised_within_a_wake(ctrl_c_raises):
-    never: Future[int] = Future()
+    later: Future[int] = Future()
+    done = threading.Timer(10, later.set_result, (1,))
+    done.daemon = True
+    done.start()
     sent = _ctrl_c_on_another_thread(0.2)
     with pytest.raises(KeyboardInterrupt):
-        waits.first_done([never])  # a bare wait() would hold it until the future completes: never
+        waits.first_done([later])  # a bare wait() would hold it until the future completes
     assert time.monotonic() - sent["at"] < waits.WAKE_SECONDS + 1
+    done.cancel()
 
 
 def test_a_ctrl_c_during_sleep_is_raised_within_a_wake(ctrl_c_raises):
     sent = _ctrl_c_on_another_thread(0.2)
     with pytest.raises(KeyboardInterrupt):
-        waits.sleep(30)
+        waits.sleep(10)
     assert time.monotonic() - sent["at"] < waits.WAKE_SECONDS + 1

@@ -51,9 +51,11 @@ def interrupt_after(
 
 def stop_after(process: subprocess.Popen, store: Path, invocations: int, sig: signal.Signals) -> tuple[str, str, float]:
     """Signal the run once it has recorded `invocations`; its output, and the seconds it took to end."""
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + 120  # a loaded machine starts a run slowly
     while recorded(store) < invocations:
-        assert process.poll() is None and time.monotonic() < deadline, process.communicate()
+        if process.poll() is not None or time.monotonic() > deadline:
+            process.kill()  # its run has hung targets: never wait for it to end by itself
+            raise AssertionError(f"no {invocations} recorded invocations: {process.communicate()}")
         time.sleep(0.05)
     process.send_signal(sig)
     signalled = time.monotonic()

@@ -2,8 +2,10 @@
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -148,3 +150,14 @@ def fenced(*, write: tuple = (), read: tuple = ()):
     from ironbench.sandbox import SandboxPolicy
 
     return SandboxPolicy(allow_write=tuple(str(p) for p in write), allow_read=tuple(str(p) for p in read))
+
+
+@pytest.fixture
+def ctrl_c_raises():
+    """SIGINT raises KeyboardInterrupt here, as in a terminal (a shell running the tests in the
+    background leaves it ignored); restored after."""
+    if threading.current_thread() is not threading.main_thread():
+        pytest.skip("signals are handled on the main thread only")
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)

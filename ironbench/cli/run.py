@@ -1,6 +1,8 @@
 """Commands that run suites: `run` and `resume`."""
 
+import signal
 import sys
+import threading
 from contextlib import contextmanager
 from typing import Annotated
 
@@ -61,10 +63,14 @@ def _finish(paths, run_id: str, quiet: bool, no_report: bool) -> bool:
     return gate is not None and gate.failed
 
 
+def _terminated(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
 @contextmanager
 def _running(out, store, quiet: bool):
-    """A run's paths and its progress bar (none when quiet); Ctrl-C during the run: one line
-    saying what was kept and how to continue (exit 130)."""
+    """A run's paths and its progress bar (none when quiet); Ctrl-C or SIGTERM during the run:
+    one line saying what was kept and how to continue (exit 130)."""
     paths = run_paths(out, store)
     reporter = None
     if not quiet:
@@ -73,12 +79,21 @@ def _running(out, store, quiet: bool):
         from ironbench.console.progress import ProgressReporter
 
         reporter = ProgressReporter(Console(stderr=True))
+    # SIGTERM (a supervisor, `kill`, a CI job's timeout) stops a run the way Ctrl-C does: its
+    # targets, checks and gateway stopped, its abort recorded (unless SIGTERM is ignored here).
+    terminates = threading.current_thread() is threading.main_thread()
+    terminates = terminates and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
+    if terminates:
+        signal.signal(signal.SIGTERM, _terminated)
     try:
         yield paths, reporter
     except RunInterrupted as exc:
         from ironbench.analysis.show import interruption
 
         raise RunInterrupted(exc.run_id, interruption(paths.store_path, paths.out_dir, exc.run_id)) from None
+    finally:
+        if terminates:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def run(

@@ -59,8 +59,8 @@ class RunStopped(IronbenchError):
 
 
 class RunInterrupted(IronbenchError):
-    """Ctrl-C (SIGINT) stopped a run. Every completed invocation is kept; `ironbench resume`
-    continues it. The CLI words the message (what was kept, the exact resume command)."""
+    """Ctrl-C (SIGINT), or SIGTERM, stopped a run. Every completed invocation is kept; `ironbench
+    resume` continues it. The CLI words the message (what was kept, the exact resume command)."""
 
     exit_code = 130
     prefix = ""

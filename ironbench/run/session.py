@@ -8,15 +8,14 @@ cluster, runs the same invocations and reaches the same decisions as one job.
 """
 
 import os
-import time
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, wait
+from concurrent.futures import Future
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
 from functools import partial
 from typing import Any
 
-from ironbench.core import events
+from ironbench.core import events, waits
 from ironbench.core.errors import IronbenchError, RunInterrupted, RunStopped, StoreError, StoreFull
 from ironbench.core.events import RecordedEvent
 from ironbench.core.keys import instruction_hash, invocation_key
@@ -622,10 +621,11 @@ class Session:
                 reports = []
                 if not running:
                     if hold and self.turns.waiting():
-                        time.sleep(hold)
+                        waits.sleep(hold)
                         continue
                     break
-                done, _ = wait(running, timeout=hold or None, return_when=FIRST_COMPLETED)
+                # woken every fraction of a second: a Ctrl-C never waits for a held target (core/waits.py)
+                done = waits.first_done(running, timeout=hold or None)
                 for future in sorted(done, key=lambda f: (running[f][1].group.path, running[f][1].run_index)):
                     started_at = self._started_at.pop(future, None)
                     state, work = running.pop(future)
@@ -761,6 +761,9 @@ def aborts_run(tree: OutputTree, reporter: Reporter, run_id: str, resume: str) -
     try:
         yield
     except BaseException as exc:
+        # Whatever stopped it, what still runs would be dropped: stopped first, not waited for
+        # (the executor's close waits for its threads), before anything can fail.
+        containment.stop_all()
         store = tree.store
         if not store.has_run(run_id):
             raise  # its id was claimed, but it never started: there is no run to stop or continue
@@ -768,8 +771,6 @@ def aborts_run(tree: OutputTree, reporter: Reporter, run_id: str, resume: str) -
         if redactor is not None and isinstance(exc, IronbenchError):
             exc.args = (redactor.text(str(exc)),)  # the CLI prints it
         interrupted = isinstance(exc, KeyboardInterrupt)
-        if interrupted:
-            containment.stop_all()  # their results would be dropped: do not wait for them
         reason = "interrupted" if interrupted else (str(exc) or type(exc).__name__)
         full = exc if isinstance(exc, StoreFull) else None
         try:

@@ -124,6 +124,11 @@ class EventStore:
             self.conn.execute("BEGIN IMMEDIATE")
         except sqlite3.Error as exc:
             raise sqlite_failure(self.path, "cannot write the store", exc) from exc
+        except BaseException:
+            # A Ctrl-C that arrived while BEGIN ran is raised as it returns: the transaction is
+            # open, and left so, no later write (the run's abort, its lease) could begin one.
+            self._rollback()
+            raise
         try:
             yield self.conn
             self.conn.execute("COMMIT")

@@ -103,7 +103,7 @@ def invoke(
     SIGTERM or a descendant that holds the pipes open cannot delay the return by
     more than AFTER_EXIT_SECONDS + DRAIN_SECONDS.
     """
-    mark = uuid.uuid4().hex
+    mark = containment.new_mark()
     extra = {**env_extra, containment.CONTAINMENT_VAR: mark}
     env = fence.environment(extra) if fence is not None else {**os.environ, **extra}
     try:

@@ -18,6 +18,8 @@ from ironbench.projections.readmodel import ReadModel
 from ironbench.projections.tree import OutputTree
 from ironbench.run.checking import check_event, check_material
 from ironbench.run.executors import DEBUG_DIR
+from ironbench.run.fencing import checks_fence
+from ironbench.run.options import DEFAULT_OPTIONS
 from ironbench.run.paths import RunPaths
 from ironbench.run.session import appender
 from ironbench.store.eventstore import Pending, open_store
@@ -97,8 +99,11 @@ def check_run(
             tree.catch_up()
             append = appender(store, tree, run_id)
             pending: list[Pending] = []
+            fence = checks_fence(DEFAULT_OPTIONS.resumed(started), paths, started.suite_path, suite)
             with ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="ironbench-check") as pool:
-                futures = [pool.submit(run_check, m, brick, t, redactor or None) for _, _, m, brick, t in work]
+                futures = [
+                    pool.submit(run_check, m, brick, t, redactor or None, None, fence) for _, _, m, brick, t in work
+                ]
                 for (group, event, material, _, _), future in zip(work, futures, strict=True):
                     result = future.result()
                     checked = check_event(event, group, material, result, recheck=True)

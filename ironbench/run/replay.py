@@ -18,6 +18,7 @@ from ironbench.core.model_calls import REPLAY, resolved
 from ironbench.core.redact import Redactor
 from ironbench.gateway import GatewayConfig, GatewayProcess
 from ironbench.run.executors import InvocationSetup, Ran, Work, run_invocation
+from ironbench.run.fencing import fenced
 from ironbench.run.options import DEFAULT_OPTIONS
 from ironbench.run.paths import RunPaths
 from ironbench.run.planner import Group
@@ -167,7 +168,7 @@ def replay_invocations(
         )
     suite = Suite.from_dict(started.suite)
     target = TargetSpec("recorded", tuple(started.target_argv))
-    options = DEFAULT_OPTIONS.resumed(started)  # as the run was started
+    options = fenced(DEFAULT_OPTIONS.resumed(started), paths, started.suite_path, suite)  # as the run was started
     redactor = Redactor.from_environ(options.redact)
     group_for = _groups(started)
     root = (paths.out_dir / "replays").resolve()

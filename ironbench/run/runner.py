@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from ironbench import __version__
-from ironbench.core.errors import IronbenchError, RunNotFound, SandboxError, StoreFull
+from ironbench.core.errors import IronbenchError, RunNotFound, StoreFull
 from ironbench.core.events import (
     GateDesigned,
     RecordedEvent,
@@ -30,8 +30,9 @@ from ironbench.core.redact import Redactor
 from ironbench.gateway import GatewayConfig, GatewayProcess, Serving
 from ironbench.projections.readmodel import ReadModel
 from ironbench.projections.tree import OutputTree
-from ironbench.run.checking import suite_check_paths, suite_checks
+from ironbench.run.checking import suite_checks
 from ironbench.run.executors import InvocationExecutor, InvocationSetup, open_executor
+from ironbench.run.fencing import fenced
 from ironbench.run.gate import AgainstError, GateState, reference_counts
 from ironbench.run.guards import Backoff, resume_command
 from ironbench.run.options import DEFAULT_OPTIONS, Against, RunOptions
@@ -111,33 +112,6 @@ def _begin(
     )
     append([Pending(RUN_STREAM, started)])
     return started
-
-
-def _answer_key(paths: RunPaths, suite_path: str | None, suite: Suite) -> tuple[str, ...]:
-    """What a run's targets and checks must not read: the output folder with the store and every
-    working directory, the store wherever it is, the suite's folder and every check's."""
-    found = [str(paths.out_dir), str(paths.store_path.parent)]
-    found += [f"{paths.store_path}{suffix}" for suffix in ("", "-wal", "-shm")]
-    if suite_path is not None and Path(suite_path).exists():
-        found += [str(Path(suite_path).resolve().parent), str(Path(suite_path).resolve())]
-    found += [check for check in suite_check_paths(suite)]
-    found += [str(Path(check).parent) for check in suite_check_paths(suite) if Path(check).is_file()]
-    return tuple(found)
-
-
-def _fenced(options: RunOptions, paths: RunPaths, suite_path: str | None, suite: Suite) -> RunOptions:
-    """The options with the suite's own fence added to the command line's, and the run's answer
-    key hidden by it."""
-    policy = options.sandbox
-    asked = suite.sandbox
-    if asked is not None:
-        for path in (*asked.allow_read, *asked.allow_write):
-            if not Path(path).exists():
-                raise SandboxError(f"{suite_path or 'suite'}: sandbox: {path}: no such file or folder")
-        policy = policy.with_suite(
-            asked.mode, asked.allow_read, asked.allow_write, asked.allow_net, asked.pass_env, asked.memory_mb
-        )
-    return replace(options, sandbox=policy.with_run(_answer_key(paths, suite_path, suite), None))
 
 
 def _setup(
@@ -265,7 +239,7 @@ def start_run(
     # an unknown model id, a recording that is not there, a check that cannot be read are each one
     # clear error.
     suite_checks(suite)
-    options = _fenced(options, paths, suite_path, suite)
+    options = fenced(options, paths, suite_path, suite)
     gateway = _gateway(options, paths)
     try:
         executor = open_executor(options, paths.out_dir / "workdirs")
@@ -405,7 +379,7 @@ def _resume(run_id: str, paths: RunPaths, store: EventStore, options: RunOptions
             return _gauntlet(suite, io, history)
     target = TargetSpec("recorded", tuple(started.target_argv))
     backoff = Backoff.from_environ()
-    options = _fenced(options, paths, started.suite_path, suite)
+    options = fenced(options, paths, started.suite_path, suite)
     # the model the run served (or the recording it replayed), as it was started with
     gateway = _gateway(options, paths)
     try:

@@ -10,6 +10,7 @@ from typing import Any, Literal, NotRequired, TypeAlias, TypedDict, cast, get_ar
 from ironbench.console.layout import render, wrap
 from ironbench.console.numbers import number, percent
 from ironbench.console.printable import printable
+from ironbench.core.events import DecisionTaken, event_from_dict
 from ironbench.core.kinds import JUDGED
 from ironbench.core.labels import group_path_sql
 from ironbench.projections.figures import (
@@ -185,7 +186,7 @@ SELECT case_id, variant_id, {group_path_sql()}, generator, run_index,
 FROM store.invocations WHERE run_id = ? ORDER BY 3, run_index
 """
 _DECISIONS = """
-SELECT stream, payload FROM store.events WHERE run_id = ? AND type = 'decision_taken' ORDER BY seq
+SELECT schema_version, payload FROM store.events WHERE run_id = ? AND type = 'decision_taken' ORDER BY seq
 """
 _TURNS = """
 SELECT engine, scenario, conversation, scorer, list(violated::BOOLEAN ORDER BY turn)
@@ -211,10 +212,10 @@ def field_numbers(store_path: Path, run_id: str) -> FieldNumbers:
         con.close()
     suite = json.loads(started[0]).get("suite", {}) if started else {}
     decisions: dict[str, _Decision] = {}
-    for stream, payload in decision_rows:
-        event = json.loads(payload)
-        path = event.get("group") or stream
-        decisions[path] = _Decision(path, event["decision"], event.get("reference"), event["successes"], event["n"])
+    for version, payload in decision_rows:
+        event = event_from_dict("decision_taken", json.loads(payload), version)  # in today's shape
+        assert isinstance(event, DecisionTaken)
+        decisions[event.group] = _Decision(event.group, event.decision, event.reference, event.successes, event.n)
     groups: dict[str, list[_Run]] = {}
     modes: dict[str, str] = {}
     for row in rows:

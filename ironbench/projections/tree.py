@@ -18,7 +18,7 @@ from ironbench.core import events
 from ironbench.core.errors import StoreError
 from ironbench.core.events import RecordedEvent, run_started
 from ironbench.core.files import is_partial, write_atomic
-from ironbench.core.labels import group_of, group_path, track_of
+from ironbench.core.labels import group_of, track_of
 from ironbench.projections.figures import Reference, case_robustness, judged_reference, stopping_rule, stopping_rules
 from ironbench.projections.gauntlet_summary import ScenarioRecord, TurnRecord
 from ironbench.projections.gauntlet_summary import results as gauntlet_results
@@ -206,7 +206,7 @@ class OutputTree:
                     if event.scorer not in state.scorers:
                         state.scorers.append(event.scorer)
             case events.DecisionTaken() as event:
-                group = group_path(event.group, event.case_id)
+                group = event.group
                 state.decisions[group] = event
                 state.levels.setdefault(track_of(group), {})[group] = event
                 live = state.groups.get(group, {})

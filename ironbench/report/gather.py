@@ -146,7 +146,8 @@ SQL = {
         FROM turns t LEFT JOIN turn_scores s USING (engine, scenario, conversation, turn)
         GROUP BY ALL ORDER BY t.engine, t.scenario, t.conversation, t.turn""",
     # `run --against`: the gate's design and its looks, as recorded.
-    "gate": "SELECT type, payload FROM events WHERE type IN ('gate_designed', 'gate_looked') ORDER BY seq",
+    "gate": """
+        SELECT type, schema_version, payload FROM events WHERE type IN ('gate_designed', 'gate_looked') ORDER BY seq""",
 }
 # An imported run's invocations: whether each kept the target's output, and the recorded
 # fields its re-derived facts contradict.
@@ -365,7 +366,9 @@ def shape(raw: Raw) -> ReportData:
         stress = _stress(by_mode.get("stress", []), stress_decisions, recorded, stress_variants)
     if raw.conversations.rows or raw.transcripts.rows:
         gauntlet = _gauntlet(recorded, raw.conversations, raw.per_turn.records(TurnTally), raw.transcripts)
-    gate = GateVerdict.of(run.run_id, [event_from_dict(kind, json.loads(payload)) for kind, payload in raw.gate.rows])
+    gate = GateVerdict.of(
+        run.run_id, [event_from_dict(kind, json.loads(payload), version) for kind, version, payload in raw.gate.rows]
+    )
     return ReportData(run, suite, outcomes, baseline, adversarial, stress, gauntlet, gate=gate)
 
 

@@ -29,7 +29,7 @@ def _same_setup(
     return (
         list(started.target_argv) == list(target_argv)
         and started.ironclad_version == ironclad_version
-        and (started.environment or {}) == (environment or {})
+        and started.environment == (environment or {})
         and same_rules(started.rules, rules)
     )
 

@@ -85,9 +85,8 @@ def _said(recorded: RecordedEvent) -> tuple[Markup | None, list]:
             link = el("a", {"href": run_href(run_id, "invocations", recorded.seq)}, recorded.stream)
             return strip(code), [link, ": " + ", ".join(facts)]
         case events.DecisionTaken() as event:
-            label = event.group or f"{event.case_id}/{event.variant_id}"
             return el("span", {"class": f"badge d-{event.decision}"}, event.decision.replace("_", " ")), [
-                el("a", {"href": run_href(run_id, "cases", event.case_id)}, label),
+                el("a", {"href": run_href(run_id, "cases", event.case_id)}, event.group),
                 # the terminal's line for the decision, without its case (the link names the group)
                 ": " + decision_line("", event).strip().removeprefix(":").strip(),
             ]

@@ -583,7 +583,7 @@ def case_page(
     by_group: dict[str, list[tuple[RecordedEvent, bool, bool]]] = {}
     for item in logs:
         by_group.setdefault(group_of(item[0].stream), []).append(item)
-    decided = {d.event.group: d.event for d in decisions if isinstance(d.event, DecisionTaken) and d.event.group}
+    decided = {d.event.group: d.event for d in decisions if isinstance(d.event, DecisionTaken)}
     parts = []
     mode = ""
     for group, items in by_group.items():

@@ -25,6 +25,11 @@ def _with(payload: Payload, **added: Any) -> Payload:
     return {**payload, **missing} if missing else payload
 
 
+def _unrecorded(payload: Payload, *names: str) -> Payload:
+    """The payload with None for each of `names` it lacks: facts not recorded before its shape had them."""
+    return _with(payload, **dict.fromkeys(names))
+
+
 def _baseline(payload: Payload) -> Payload:
     """Before cb3309d every case was a baseline case, and its group was `baseline/<case>`
     (what cb3309d's runs record for one)."""
@@ -46,7 +51,7 @@ def upcast_run_started_v2_v3(payload: Payload) -> Payload:
 
 def upcast_run_started_v3_v4(payload: Payload) -> Payload:
     """3cf0719: the outcome rules (None: recorded before rules were, i.e. Ironclad's)."""
-    return _with(payload, rules=None)
+    return _unrecorded(payload, "rules")
 
 
 def upcast_run_started_v4_v5(payload: Payload) -> Payload:
@@ -56,17 +61,17 @@ def upcast_run_started_v4_v5(payload: Payload) -> Payload:
 
 def upcast_run_started_v5_v6(payload: Payload) -> Payload:
     """f696db4: the sequential gate a run ran under (--against; none before)."""
-    return _with(payload, against=None)
+    return _unrecorded(payload, "against")
 
 
 def upcast_run_started_v6_v7(payload: Payload) -> Payload:
     """bafd3a5: how the target's version was found (not recorded before)."""
-    return _with(payload, ironclad_version_source=None)
+    return _unrecorded(payload, "ironclad_version_source")
 
 
 def upcast_run_started_v7_v8(payload: Payload) -> Payload:
     """5b5c833: the model gateway's served model and the replayed run (no gateway before)."""
-    return _with(payload, serve_model=None, replay_of=None)
+    return _unrecorded(payload, "serve_model", "replay_of")
 
 
 # -- invocation_started -------------------------------------------------------------------
@@ -79,7 +84,7 @@ def upcast_invocation_started_v1_v2(payload: Payload) -> Payload:
 
 def upcast_invocation_started_v2_v3(payload: Payload) -> Payload:
     """bafd3a5: a canonical case's complexity (no canonical cases before)."""
-    return _with(payload, complexity=None)
+    return _unrecorded(payload, "complexity")
 
 
 # -- invocation_completed -----------------------------------------------------------------
@@ -88,12 +93,12 @@ def upcast_invocation_started_v2_v3(payload: Payload) -> Payload:
 def upcast_invocation_completed_v1_v2(payload: Payload) -> Payload:
     """cb3309d: mode, group, and an adversarial variant's generator or a stress level
     (baseline runs only before)."""
-    return _with(_baseline(payload), generator=None, level=None)
+    return _unrecorded(_baseline(payload), "generator", "level")
 
 
 def upcast_invocation_completed_v2_v3(payload: Payload) -> Payload:
     """f7edeb4: the output line that matched an infrastructure-error rule (none were read before)."""
-    return _with(payload, infra_error=None)
+    return _unrecorded(payload, "infra_error")
 
 
 def upcast_invocation_completed_v3_v4(payload: Payload) -> Payload:
@@ -103,7 +108,7 @@ def upcast_invocation_completed_v3_v4(payload: Payload) -> Payload:
 
 def upcast_invocation_completed_v4_v5(payload: Payload) -> Payload:
     """661b376: the files the whole streams were saved in (only the captured text before)."""
-    return _with(payload, stdout_path=None, stderr_path=None)
+    return _unrecorded(payload, "stdout_path", "stderr_path")
 
 
 def upcast_invocation_completed_v5_v6(payload: Payload) -> Payload:
@@ -113,23 +118,23 @@ def upcast_invocation_completed_v5_v6(payload: Payload) -> Payload:
 
 def upcast_invocation_completed_v6_v7(payload: Payload) -> Payload:
     """78ff71c: the saved brick's sha256 (not read before)."""
-    return _with(payload, brick_sha256=None)
+    return _unrecorded(payload, "brick_sha256")
 
 
 def upcast_invocation_completed_v7_v8(payload: Payload) -> Payload:
     """d42879e: why each failed validation attempt failed (not read before)."""
-    return _with(payload, failure_causes=None, failure_cause=None)
+    return _unrecorded(payload, "failure_causes", "failure_cause")
 
 
 def upcast_invocation_completed_v8_v9(payload: Payload) -> Payload:
     """bafd3a5: a canonical case's complexity, and an imported run's recorded summary and the
     fields it disagrees on (neither existed before)."""
-    return _with(payload, complexity=None, recorded=None, disagrees=None)
+    return _unrecorded(payload, "complexity", "recorded", "disagrees")
 
 
 def upcast_invocation_completed_v9_v10(payload: Payload) -> Payload:
     """5b5c833: what the invocation asked of the model gateway (no gateway before)."""
-    return _with(payload, model_calls=None, prompt_tokens=None, completion_tokens=None, model_seconds=None)
+    return _unrecorded(payload, "model_calls", "prompt_tokens", "completion_tokens", "model_seconds")
 
 
 # -- decision_taken -----------------------------------------------------------------------
@@ -138,31 +143,24 @@ def upcast_invocation_completed_v9_v10(payload: Payload) -> Payload:
 def upcast_decision_taken_v1_v2(payload: Payload) -> Payload:
     """cb3309d: mode, group, generator, level, and the reference a variant is judged against
     (baseline decisions only before)."""
-    return _with(_baseline(payload), generator=None, level=None, reference=None, reference_source=None)
+    return _unrecorded(_baseline(payload), "generator", "level", "reference", "reference_source")
 
 
 def upcast_decision_taken_v2_v3(payload: Payload) -> Payload:
     """57616b2: every baseline outcome of an unsettled reference, the exact bounds, the
     direction and the p-value (not computed before)."""
-    return _with(
-        payload,
-        reference_outcomes=None,
-        success_lower_95=None,
-        success_upper_95=None,
-        reproduce_lower_95=None,
-        direction=None,
-        p_value=None,
-    )
+    bounds = ("success_lower_95", "success_upper_95", "reproduce_lower_95")
+    return _unrecorded(payload, "reference_outcomes", *bounds, "direction", "p_value")
 
 
 def upcast_decision_taken_v3_v4(payload: Payload) -> Payload:
     """8522bb5: the stored baseline group a reference came from (not recorded before)."""
-    return _with(payload, reference_group=None)
+    return _unrecorded(payload, "reference_group")
 
 
 def upcast_decision_taken_v4_v5(payload: Payload) -> Payload:
     """4a83c48: the runs completed past the decision (--speculate; none before)."""
-    return _with(payload, surplus_runs=None)
+    return _unrecorded(payload, "surplus_runs")
 
 
 def upcast_decision_taken_v5_v6(payload: Payload) -> Payload:
@@ -181,7 +179,7 @@ def upcast_ai_output_rejected_v1_v2(payload: Payload) -> Payload:
 
 def upcast_ai_output_rejected_v2_v3(payload: Payload) -> Payload:
     """116ed57: the semantic judge's verdict (no judge before)."""
-    return _with(payload, judge=None)
+    return _unrecorded(payload, "judge")
 
 
 # -- the gauntlet -------------------------------------------------------------------------

@@ -9,6 +9,7 @@ import json
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import fields
+from typing import Any
 
 from ironbench.core import events
 from ironbench.core.causes import AttemptCause
@@ -74,6 +75,17 @@ _CHECKED = tuple(row.update("correct", "check_verdict", where=("invocation_key",
 _RESTARTED = tuple(row.delete("run_id", "engine", "scenario", "conversation") for row in (TurnRow, TurnScoreRow))
 # A decision's row holds every field of its evidence (a StopDecision's), as the event has it.
 _EVIDENCE = tuple(f.name for f in fields(events.StopDecision))
+
+
+def _slot(event: events.InvocationCompleted | events.CheckCompleted) -> dict[str, Any]:
+    """The invocation slot a row is about: its key, its case and variant, its group and run index."""
+    return {
+        "invocation_key": event.key,
+        "case_id": event.case_id,
+        "variant_id": event.variant_id,
+        "group_path": event.group,
+        "run_index": event.run_index,
+    }
 
 
 class ReadModel:
@@ -157,21 +169,18 @@ class ReadModel:
     def _invocation_completed(
         self, conn: sqlite3.Connection, recorded: RecordedEvent, event: events.InvocationCompleted
     ) -> None:
-        suite_id, mode = self._suite_and_mode(conn, recorded.run_id)
+        _, mode = self._suite_and_mode(conn, recorded.run_id)
         if event.rerun:
             conn.execute(_SUPERSEDE, (event.key, event.rerun))
         table: type[InvocationRow | SurplusInvocationRow] = InvocationRow
         if event.surplus:
             conn.execute(_FROM_INVOCATIONS, (event.key,))
             table = SurplusInvocationRow
+        at = self._at(conn, recorded)
         row = table(
-            invocation_key=event.key,
-            run_id=recorded.run_id,
-            suite_id=suite_id,
+            **at,
+            **_slot(event),
             mode=mode,
-            case_id=event.case_id,
-            variant_id=event.variant_id,
-            run_index=event.run_index,
             instruction_hash=event.instruction_hash,
             instruction_length=event.instruction_length,
             success=event.success,
@@ -184,9 +193,6 @@ class ReadModel:
             infra_error=event.infra_error,
             exit_code=event.exit_code,
             debug_artifacts_present=event.debug_artifacts_present,
-            timestamp_utc=recorded.timestamp_utc,
-            seq=recorded.seq,
-            group_path=event.group,
             generator=event.generator,
             level=event.level,
             case_mode=event.mode,
@@ -205,35 +211,22 @@ class ReadModel:
         conn.execute(table.replace, row.values())
         for cause in (AttemptCause(**found) for found in event.failure_causes or ()):
             failed = FailureCauseRow(
-                invocation_key=event.key,
+                **at,
+                **_slot(event),
                 attempt=cause.attempt,
-                run_id=recorded.run_id,
-                suite_id=suite_id,
-                case_id=event.case_id,
-                variant_id=event.variant_id,
-                group_path=event.group,
-                run_index=event.run_index,
                 cause=cause.cause,
                 passed=cause.passed,
                 failed=cause.failed,
                 file=cause.file,
-                timestamp_utc=recorded.timestamp_utc,
-                seq=recorded.seq,
             )
             conn.execute(FailureCauseRow.replace, failed.values())
 
     def _check_completed(self, conn: sqlite3.Connection, recorded: RecordedEvent, event: events.CheckCompleted) -> None:
-        suite_id, _ = self._suite_and_mode(conn, recorded.run_id)
         correct = None if event.verdict == "harness_fault" else event.verdict == "correct"
         row = CheckRow(
-            invocation_key=event.key,
+            **self._at(conn, recorded),
+            **_slot(event),
             rerun=event.rerun,
-            run_id=recorded.run_id,
-            suite_id=suite_id,
-            case_id=event.case_id,
-            variant_id=event.variant_id,
-            group_path=event.group,
-            run_index=event.run_index,
             kind=event.kind,
             check_sha256=event.check_sha256,
             verdict=event.verdict,
@@ -246,8 +239,6 @@ class ReadModel:
             recheck=event.recheck,
             brick_path=event.brick_path,
             brick_sha256=event.brick_sha256,
-            timestamp_utc=recorded.timestamp_utc,
-            seq=recorded.seq,
         )
         conn.execute(CheckRow.replace, row.values())
         for statement in _CHECKED:  # the row of the attempt that saved the brick, wherever it lives now
@@ -257,13 +248,10 @@ class ReadModel:
         suite_id, mode = self._suite_and_mode(conn, recorded.run_id)
         row = DecisionRow(
             **{name: getattr(event, name) for name in _EVIDENCE},
-            seq=recorded.seq,
-            run_id=recorded.run_id,
-            suite_id=suite_id,
+            **self._at(conn, recorded),
             mode=mode,
             case_id=event.case_id,
             variant_id=event.variant_id,
-            timestamp_utc=recorded.timestamp_utc,
             group_path=event.group,
             generator=event.generator,
             level=event.level,
@@ -284,17 +272,8 @@ class ReadModel:
             conn.execute(statement, (recorded.run_id, event.engine, event.scenario, event.conversation))
 
     def _turn_answered(self, conn: sqlite3.Connection, recorded: RecordedEvent, event: events.TurnAnswered) -> None:
-        suite_id, _ = self._suite_and_mode(conn, recorded.run_id)
         row = TurnRow(
-            run_id=recorded.run_id,
-            engine=event.engine,
-            scenario=event.scenario,
-            conversation=event.conversation,
-            turn=event.turn,
-            suite_id=suite_id,
-            domain=event.domain,
-            timestamp_utc=recorded.timestamp_utc,
-            seq=recorded.seq,
+            **self._turn(conn, recorded, event),
             attempt=event.attempt,
             prompt=event.prompt,
             answer=event.answer,
@@ -303,31 +282,40 @@ class ReadModel:
         conn.execute(TurnRow.replace, row.values())
 
     def _turn_scored(self, conn: sqlite3.Connection, recorded: RecordedEvent, event: events.TurnScored) -> None:
-        suite_id, _ = self._suite_and_mode(conn, recorded.run_id)
         row = TurnScoreRow(
-            run_id=recorded.run_id,
-            engine=event.engine,
-            scenario=event.scenario,
-            conversation=event.conversation,
-            turn=event.turn,
-            suite_id=suite_id,
-            domain=event.domain,
-            timestamp_utc=recorded.timestamp_utc,
-            seq=recorded.seq,
-            scorer=event.scorer,
-            violated=event.violated,
-            detail=event.detail,
+            **self._turn(conn, recorded, event), scorer=event.scorer, violated=event.violated, detail=event.detail
         )
         conn.execute(TurnScoreRow.replace, row.values())
+
+    def _turn(
+        self, conn: sqlite3.Connection, recorded: RecordedEvent, event: events.TurnAnswered | events.TurnScored
+    ) -> dict[str, Any]:
+        """The columns of a turn's rows in both tables (store/tables.py `_TurnColumns`): which turn
+        of which conversation, and when it was recorded."""
+        return {
+            **self._at(conn, recorded),
+            "engine": event.engine,
+            "scenario": event.scenario,
+            "conversation": event.conversation,
+            "turn": event.turn,
+            "domain": event.domain,
+        }
+
+    def _at(self, conn: sqlite3.Connection, recorded: RecordedEvent) -> dict[str, Any]:
+        """Where the event a row comes from stands: its run and the run's suite, its seq and its time."""
+        suite_id, _ = self._suite_and_mode(conn, recorded.run_id)
+        return {
+            "run_id": recorded.run_id,
+            "suite_id": suite_id,
+            "seq": recorded.seq,
+            "timestamp_utc": recorded.timestamp_utc,
+        }
 
     def _ai_output_rejected(
         self, conn: sqlite3.Connection, recorded: RecordedEvent, event: events.AiOutputRejected
     ) -> None:
-        suite_id, _ = self._suite_and_mode(conn, recorded.run_id)
         row = RejectionRow(
-            seq=recorded.seq,
-            run_id=recorded.run_id,
-            suite_id=suite_id,
+            **self._at(conn, recorded),
             case_id=event.case_id,
             generator=event.generator,
             variant_id=event.variant_id,
@@ -336,7 +324,6 @@ class ReadModel:
             ai_output=event.ai_output,
             failure_reasons=json.dumps(event.failure_reasons),
             reason_count=len(event.failure_reasons),
-            timestamp_utc=recorded.timestamp_utc,
         )
         conn.execute(RejectionRow.replace, row.values())
 
@@ -359,11 +346,8 @@ class ReadModel:
         dropped: str | None,
     ) -> None:
         """A variant made (or, with the reason it was `dropped`, a candidate dropped)."""
-        suite_id, _ = self._suite_and_mode(conn, recorded.run_id)
         row = VariantRow(
-            seq=recorded.seq,
-            run_id=recorded.run_id,
-            suite_id=suite_id,
+            **self._at(conn, recorded),
             case_mode=event.mode,
             case_id=event.case_id,
             generator=event.generator,
@@ -374,7 +358,6 @@ class ReadModel:
             attempt=event.attempt,
             dropped=dropped is not None,
             reason=dropped,
-            timestamp_utc=recorded.timestamp_utc,
         )
         conn.execute(VariantRow.replace, row.values())
 
@@ -416,12 +399,9 @@ class ReadModel:
         conn.execute(GateLookRow.replace, row.values())
 
     def _model_called(self, conn: sqlite3.Connection, recorded: RecordedEvent, event: events.ModelCalled) -> None:
-        suite_id, _ = self._suite_and_mode(conn, recorded.run_id)
         answer = event.answer
         row = GatewayCallRow(
-            seq=recorded.seq,
-            run_id=recorded.run_id,
-            suite_id=suite_id,
+            **self._at(conn, recorded),
             invocation_key=event.key,
             rerun=event.rerun,
             case_id=event.case_id,
@@ -445,7 +425,6 @@ class ReadModel:
             status=event.status,
             retry_after=event.retry_after,
             divergence=event.divergence,
-            timestamp_utc=recorded.timestamp_utc,
         )
         conn.execute(GatewayCallRow.replace, row.values())
 

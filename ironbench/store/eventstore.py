@@ -67,7 +67,8 @@ class Pending:
 @dataclass(frozen=True, slots=True)
 class Foreign:
     """An event recorded elsewhere (another harness's tree, another store) on its way in:
-    it keeps its own time and, from a store, its own id and payload bytes."""
+    it keeps its own time and, from a store, its own id and payload bytes in the shape (version)
+    they were recorded in: a reader upcasts them, as it does this store's own."""
 
     stream: str
     event: Event
@@ -75,7 +76,7 @@ class Foreign:
     idempotency_key: str | None = None
     event_id: str | None = None  # None: a new id
     payload: str | None = None  # the payload as recorded (JSON); None: the event's own
-    schema_version: int | None = None  # the version it was recorded at, with that payload; None: the event's own
+    schema_version: int | None = None  # the payload's version as recorded; None: the event's own
 
 
 class InlineProjection(Protocol):

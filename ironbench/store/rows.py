@@ -50,6 +50,8 @@ class Row:
     def __init_subclass__(
         cls, table: str | None = None, indexes: Iterable[tuple[str, tuple[str, ...]]] = (), frozen: bool = False
     ) -> None:
+        """`table`: the table's name; `indexes`: (name, columns) of its indexes over several
+        columns; `frozen`: for a table whose columns begin with a frozen dataclass's fields."""
         super().__init_subclass__()
         dataclass(kw_only=True, frozen=frozen)(cls)
         if table is None:
@@ -61,14 +63,13 @@ class Row:
         )
         cls.columns = tuple(c.name for c in cls.schema)
         cls.indexes = tuple((name, cls._named(over)) for name, over in indexes)
-        names, marks = ", ".join(cls.columns), ", ".join("?" * len(cls.columns))
-        for attribute, verb in (
-            ("insert", "INSERT"),
-            ("replace", "INSERT OR REPLACE"),
-            ("insert_or_ignore", "INSERT OR IGNORE"),
-        ):
-            setattr(cls, attribute, f"{verb} INTO {table}({names}) VALUES ({marks})")
-        cls._values = attrgetter(*cls.columns)
+        into = f"INTO {table}({', '.join(cls.columns)}) VALUES ({', '.join('?' * len(cls.columns))})"
+        cls.insert, cls.replace, cls.insert_or_ignore = (
+            f"INSERT {into}",
+            f"INSERT OR REPLACE {into}",
+            f"INSERT OR IGNORE {into}",
+        )
+        cls._values = attrgetter(*cls.columns)  # (every table has two columns or more: a tuple)
         Row.tables.append(cls)
 
     def values(self) -> tuple[Any, ...]:

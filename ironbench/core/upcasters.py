@@ -7,9 +7,9 @@ events are hash-chained): `upcast(type, payload, version)` runs the steps from i
 Until each event type had its own version, every payload was stored as version 1, whatever
 its shape. So a step adds only what its payload lacks: a payload of a later shape stored as
 version 1 passes the earlier steps unchanged. Each step names the commit where the shape
-changed, and is tested on a payload recorded by that commit's predecessor
-(tests/fixtures/recorded_events/). The suite inside `run_started` is the suite's own record
-(ironbench.suite reads it); no step here touches it.
+changed on main (and the branch commit it came from), and is tested on a payload that the
+commit before the change recorded (tests/fixtures/recorded_events/). The suite inside
+`run_started` is the suite's own record (ironbench.suite reads it); no step here touches it.
 """
 
 from collections.abc import Callable
@@ -40,12 +40,12 @@ def _baseline(payload: Payload) -> Payload:
 
 
 def upcast_run_started_v1_v2(payload: Payload) -> Payload:
-    """8522bb5: the run's --label and the suite's record_env values (none before)."""
+    """8522bb5 (from ccc6b36): the run's --label and the suite's record_env values (none before)."""
     return _with(payload, label=None, environment={})
 
 
 def upcast_run_started_v2_v3(payload: Payload) -> Payload:
-    """661b376: the names given with --redact (none before)."""
+    """661b376 (from 4cef1e7): the names given with --redact (none before)."""
     return _with(payload, redact=[])
 
 
@@ -55,22 +55,22 @@ def upcast_run_started_v3_v4(payload: Payload) -> Payload:
 
 
 def upcast_run_started_v4_v5(payload: Payload) -> Payload:
-    """4a83c48: --speculate and --scheduler (neither existed: no speculation, local threads)."""
+    """4a83c48 (from 2a117cb): --speculate and --scheduler (neither existed: no speculation, local threads)."""
     return _with(payload, speculate=False, scheduler=None)
 
 
 def upcast_run_started_v5_v6(payload: Payload) -> Payload:
-    """f696db4: the sequential gate a run ran under (--against; none before)."""
+    """f696db4 (from 910a4ca): the sequential gate a run ran under (--against; none before)."""
     return _unrecorded(payload, "against")
 
 
 def upcast_run_started_v6_v7(payload: Payload) -> Payload:
-    """bafd3a5: how the target's version was found (not recorded before)."""
+    """bafd3a5 (from 53a6e57): how the target's version was found (not recorded before)."""
     return _unrecorded(payload, "ironclad_version_source")
 
 
 def upcast_run_started_v7_v8(payload: Payload) -> Payload:
-    """5b5c833: the model gateway's served model and the replayed run (no gateway before)."""
+    """5b5c833 (from d7774f0): the model gateway's served model and the replayed run (no gateway before)."""
     return _unrecorded(payload, "serve_model", "replay_of")
 
 
@@ -83,7 +83,7 @@ def upcast_invocation_started_v1_v2(payload: Payload) -> Payload:
 
 
 def upcast_invocation_started_v2_v3(payload: Payload) -> Payload:
-    """bafd3a5: a canonical case's complexity (no canonical cases before)."""
+    """bafd3a5 (from 53a6e57): a canonical case's complexity (no canonical cases before)."""
     return _unrecorded(payload, "complexity")
 
 
@@ -102,38 +102,38 @@ def upcast_invocation_completed_v2_v3(payload: Payload) -> Payload:
 
 
 def upcast_invocation_completed_v3_v4(payload: Payload) -> Payload:
-    """8522bb5: which attempt of its slot this was (every slot ran once before)."""
+    """8522bb5 (from ccc6b36): which attempt of its slot this was (every slot ran once before)."""
     return _with(payload, rerun=0)
 
 
 def upcast_invocation_completed_v4_v5(payload: Payload) -> Payload:
-    """661b376: the files the whole streams were saved in (only the captured text before)."""
+    """661b376 (from 4cef1e7): the files the whole streams were saved in (only the captured text before)."""
     return _unrecorded(payload, "stdout_path", "stderr_path")
 
 
 def upcast_invocation_completed_v5_v6(payload: Payload) -> Payload:
-    """4a83c48: completed past its group's decision (--speculate; never before)."""
+    """4a83c48 (from 2a117cb): completed past its group's decision (--speculate; never before)."""
     return _with(payload, surplus=False)
 
 
 def upcast_invocation_completed_v6_v7(payload: Payload) -> Payload:
-    """78ff71c: the saved brick's sha256 (not read before)."""
+    """78ff71c (from 540befa): the saved brick's sha256 (not read before)."""
     return _unrecorded(payload, "brick_sha256")
 
 
 def upcast_invocation_completed_v7_v8(payload: Payload) -> Payload:
-    """d42879e: why each failed validation attempt failed (not read before)."""
+    """d42879e (from ad86fd6): why each failed validation attempt failed (not read before)."""
     return _unrecorded(payload, "failure_causes", "failure_cause")
 
 
 def upcast_invocation_completed_v8_v9(payload: Payload) -> Payload:
-    """bafd3a5: a canonical case's complexity, and an imported run's recorded summary and the
+    """bafd3a5 (from 53a6e57): a canonical case's complexity, and an imported run's recorded summary and the
     fields it disagrees on (neither existed before)."""
     return _unrecorded(payload, "complexity", "recorded", "disagrees")
 
 
 def upcast_invocation_completed_v9_v10(payload: Payload) -> Payload:
-    """5b5c833: what the invocation asked of the model gateway (no gateway before)."""
+    """5b5c833 (from d7774f0): what the invocation asked of the model gateway (no gateway before)."""
     return _unrecorded(payload, "model_calls", "prompt_tokens", "completion_tokens", "model_seconds")
 
 
@@ -147,24 +147,24 @@ def upcast_decision_taken_v1_v2(payload: Payload) -> Payload:
 
 
 def upcast_decision_taken_v2_v3(payload: Payload) -> Payload:
-    """57616b2: every baseline outcome of an unsettled reference, the exact bounds, the
+    """57616b2 (from 2bc2dfe): every baseline outcome of an unsettled reference, the exact bounds, the
     direction and the p-value (not computed before)."""
     bounds = ("success_lower_95", "success_upper_95", "reproduce_lower_95")
     return _unrecorded(payload, "reference_outcomes", *bounds, "direction", "p_value")
 
 
 def upcast_decision_taken_v3_v4(payload: Payload) -> Payload:
-    """8522bb5: the stored baseline group a reference came from (not recorded before)."""
+    """8522bb5 (from ccc6b36): the stored baseline group a reference came from (not recorded before)."""
     return _unrecorded(payload, "reference_group")
 
 
 def upcast_decision_taken_v4_v5(payload: Payload) -> Payload:
-    """4a83c48: the runs completed past the decision (--speculate; none before)."""
+    """4a83c48 (from 2a117cb): the runs completed past the decision (--speculate; none before)."""
     return _unrecorded(payload, "surplus_runs")
 
 
 def upcast_decision_taken_v5_v6(payload: Payload) -> Payload:
-    """bafd3a5: a canonical case's complexity (no canonical cases before)."""
+    """bafd3a5 (from 53a6e57): a canonical case's complexity (no canonical cases before)."""
     return _with(payload, complexity=None)
 
 
@@ -172,13 +172,13 @@ def upcast_decision_taken_v5_v6(payload: Payload) -> Payload:
 
 
 def upcast_ai_output_rejected_v1_v2(payload: Payload) -> Payload:
-    """e63ff98: what was validated, the answer without trivial wrapping ("": not recorded;
+    """e63ff98 (from 544be3b): what was validated, the answer without trivial wrapping ("": not recorded;
     the answer itself was validated)."""
     return _with(payload, normalised_output="")
 
 
 def upcast_ai_output_rejected_v2_v3(payload: Payload) -> Payload:
-    """116ed57: the semantic judge's verdict (no judge before)."""
+    """116ed57 (from 37e40df): the semantic judge's verdict (no judge before)."""
     return _unrecorded(payload, "judge")
 
 
@@ -186,28 +186,28 @@ def upcast_ai_output_rejected_v2_v3(payload: Payload) -> Payload:
 
 
 def _first_conversation(payload: Payload) -> Payload:
-    """57616b2: which conversation of its scenario (one per scenario before: conversation 1,
+    """57616b2 (from 2bc2dfe): which conversation of its scenario (one per scenario before: conversation 1,
     which keeps the seeds runs had then)."""
     return _with(payload, conversation=1)
 
 
 def upcast_scenario_started_v1_v2(payload: Payload) -> Payload:
-    """57616b2: the conversation it starts (see `_first_conversation`)."""
+    """57616b2 (from 2bc2dfe): the conversation it starts (see `_first_conversation`)."""
     return _first_conversation(payload)
 
 
 def upcast_turn_answered_v1_v2(payload: Payload) -> Payload:
-    """57616b2: the conversation of the turn (see `_first_conversation`)."""
+    """57616b2 (from 2bc2dfe): the conversation of the turn (see `_first_conversation`)."""
     return _first_conversation(payload)
 
 
 def upcast_turn_scored_v1_v2(payload: Payload) -> Payload:
-    """57616b2: the conversation of the scored turn (see `_first_conversation`)."""
+    """57616b2 (from 2bc2dfe): the conversation of the scored turn (see `_first_conversation`)."""
     return _first_conversation(payload)
 
 
 def upcast_scenario_finished_v1_v2(payload: Payload) -> Payload:
-    """57616b2: the conversation it finishes (see `_first_conversation`)."""
+    """57616b2 (from 2bc2dfe): the conversation it finishes (see `_first_conversation`)."""
     return _first_conversation(payload)
 
 

@@ -51,7 +51,7 @@ def test_every_shape_has_its_recording_and_every_type_its_version():
 def test_each_upcaster_brings_its_recorded_shape_to_the_next(event_type, version, commits):
     step = UPCASTERS[event_type][version - 1]
     assert step.__name__ == f"upcast_{event_type}_v{version}_v{version + 1}"
-    assert step.__doc__.startswith(f"{commits[version]}:"), "its docstring names the commit that changed the shape"
+    assert step.__doc__.startswith(commits[version]), "its docstring names the commit that changed the shape"
     older, newer = recorded(event_type, commits[version - 1]), recorded(event_type, commits[version])
     upcast_payload = step(older)
     assert list(upcast_payload) == [*older, *(k for k in newer if k not in older)]

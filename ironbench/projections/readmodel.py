@@ -12,7 +12,6 @@ from dataclasses import fields
 from typing import Any
 
 from ironbench.core import events
-from ironbench.core.causes import AttemptCause
 from ironbench.core.events import RecordedEvent
 from ironbench.core.keys import instruction_hash, invocation_key
 from ironbench.store.rows import Row
@@ -209,15 +208,15 @@ class ReadModel:
             rerun=event.rerun,
         )
         conn.execute(table.replace, row.values())
-        for cause in (AttemptCause(**found) for found in event.failure_causes or ()):
+        for cause in event.failure_causes or ():  # each as core.causes.AttemptCause records it, every key set
             failed = FailureCauseRow(
                 **at,
                 **_slot(event),
-                attempt=cause.attempt,
-                cause=cause.cause,
-                passed=cause.passed,
-                failed=cause.failed,
-                file=cause.file,
+                attempt=cause["attempt"],
+                cause=cause["cause"],
+                passed=cause["passed"],
+                failed=cause["failed"],
+                file=cause["file"],
             )
             conn.execute(FailureCauseRow.replace, failed.values())
 

@@ -92,15 +92,6 @@ def is_correct(check: CheckCompleted | None) -> bool:
     return check is not None and check.verdict == "correct"
 
 
-def names_check(suite: Mapping, case_id: str, level: int | None) -> bool:
-    """Whether a suite (as a run recorded it) checks this case's runs (at this stress level)."""
-    case: Mapping = next((c for c in suite.get("cases", []) if c.get("id") == case_id), {})
-    levels = case.get("level_checks") or {}
-    if level is not None and (level in levels or str(level) in levels):
-        return (levels.get(level) if level in levels else levels.get(str(level))) is not None
-    return bool(case.get("check") or suite.get("check"))
-
-
 def correctness(
     runs: Sequence[InvocationCompleted], checks: Mapping[str, CheckCompleted], rule: StoppingRule | None
 ) -> dict:
@@ -213,7 +204,7 @@ def aggregate(
         result["stop_decision"] = _decision(decision)
         if baseline_rule is not None:
             result["pass_k"] = pass_k_dict(pass_k(runs, baseline_rule))
-            result["bricks"] = bricks(runs)
+            result["bricks"] = bricks(runs).to_dict()
     found = causes(runs)
     if found is not None:
         result.update(found)

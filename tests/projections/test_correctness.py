@@ -5,9 +5,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ironbench.core.events import CheckCompleted, InvocationCompleted
-from ironbench.projections.figures import stopping_rule
-from ironbench.projections.summaries import aggregate, names_check, summary
+from ironbench.projections.summaries import aggregate, summary
 from ironbench.stats import wilson_interval
+from ironbench.suite.models import Suite
 
 
 def run(index: int, success: bool = True, **fields) -> InvocationCompleted:
@@ -77,6 +77,9 @@ def test_a_check_of_a_superseded_attempt_does_not_count():
     assert (data["checked"], data["correct"]) == (0, 0)
 
 
+CASE = {"id": "c", "mode": "baseline", "instruction": "i"}
+
+
 def test_pass_k_on_correctness_beside_the_self_reported():
     from ironbench.core.events import DecisionTaken
 
@@ -94,8 +97,10 @@ def test_pass_k_on_correctness_beside_the_self_reported():
         wilson_high=1.0,
         chance_agreement=1.0,
     )
-    suite = {"cases": [{"id": "c", "stop": {"rule": "fixed", "runs": 3}}]}
-    data = aggregate("s", "c", "base", runs, decision, stopping_rule(suite, "c"), checks)
+    suite = Suite.from_dict(
+        {"suite_id": "s", "mode": "baseline", "cases": [CASE | {"stop": {"rule": "fixed", "runs": 3}}]}
+    )
+    data = aggregate("s", "c", "base", runs, decision, suite.stopping_rule("c"), checks)
     assert data["pass_k"]["by_k"][0]["pass_at_k"] == 1.0
     assert round(data["pass_k_correct"]["by_k"][0]["pass_at_k"], 4) == round(2 / 3, 4)
     assert data["pass_k_correct"]["by_k"][2]["pass_hat_k"] == 0.0
@@ -122,7 +127,11 @@ def test_failure_causes_per_run_and_per_attempt():
 
 
 def test_which_runs_a_suite_checks():
-    suite = {"check": {"command": "x {brick}"}, "cases": [{"id": "a"}, {"id": "b", "level_checks": {"2": None}}]}
-    assert names_check(suite, "a", None) and names_check(suite, "b", 1)
-    assert not names_check(suite, "b", 2)
-    assert not names_check({"cases": [{"id": "a"}]}, "a", None)
+    ladder = [{"level": 1, "generator": "add_scope_detail"}, {"level": 2, "generator": "add_scope_detail"}]
+    stress = {"id": "b", "mode": "stress", "instruction": "i", "stress_ladder": ladder, "level_checks": {"2": None}}
+    suite = Suite.from_dict(
+        {"suite_id": "s", "mode": "mixed", "check": {"command": "x {brick}"}, "cases": [CASE | {"id": "a"}, stress]}
+    )
+    assert suite.checked("a") and suite.checked("b", 1)
+    assert not suite.checked("b", 2)
+    assert not Suite.from_dict({"suite_id": "s", "mode": "baseline", "cases": [CASE | {"id": "a"}]}).checked("a")

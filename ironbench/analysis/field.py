@@ -179,6 +179,19 @@ class _Run:
     check_verdict: str | None = None
 
 
+@dataclass(frozen=True)
+class _Group:
+    """A group's runs in run order, and the mode of its case."""
+
+    path: str
+    mode: str
+    runs: list[_Run]
+
+    @property
+    def first(self) -> _Run:
+        return self.runs[0]
+
+
 _RUNS = f"""
 SELECT case_id, variant_id, {group_path_sql()}, generator, run_index,
        success::BOOLEAN, failure_stage, attempts, repairs_triggered, infra_error, brick_sha256,
@@ -213,12 +226,11 @@ def field_numbers(store_path: Path, run_id: str) -> FieldNumbers:
             decisions[recorded.event.group or recorded.stream] = recorded.event
     finally:
         store.close()
-    groups: dict[str, list[_Run]] = {}
-    modes: dict[str, str] = {}
+    by_path: dict[str, _Group] = {}
     for row in rows:
         run = _Run(*row[:13])
-        groups.setdefault(run.group_path, []).append(run)
-        modes[run.group_path] = row[13]
+        by_path.setdefault(run.group_path, _Group(run.group_path, row[13], [])).runs.append(run)
+    groups = list(by_path.values())
     checked = _on_correctness(suite, groups, decisions)
     survival = None
     if turn_rows:
@@ -228,48 +240,45 @@ def field_numbers(store_path: Path, run_id: str) -> FieldNumbers:
         scorers = sorted({r[3] for r in turn_rows}, key=lambda s: (s != PRIMARY_SCORER, s))
         survival = {s: breaking(sequences, suite.engine_names, s) for s in scorers}
     return FieldNumbers(
-        _baseline(suite, groups, modes, decisions),
-        _adversarial(groups, modes, decisions),
-        None if checked is None else _baseline(suite, checked[0], modes, checked[1]),
-        None if checked is None else _adversarial(checked[0], modes, checked[1]),
+        _baseline(suite, groups, decisions),
+        _adversarial(groups, decisions),
+        None if checked is None else _baseline(suite, *checked),
+        None if checked is None else _adversarial(*checked),
         survival,
     )
 
 
-def _on_correctness(
-    suite: Suite, groups: dict[str, list[_Run]], decisions: Decisions
-) -> tuple[dict[str, list[_Run]], Decisions] | None:
+def _on_correctness(suite: Suite, groups: list[_Group], decisions: Decisions) -> tuple[list[_Group], Decisions] | None:
     """The checked groups with each run's success replaced by the harness's verdict (a run
     without a brick is not correct; one whose check the harness could not run is left out),
     and the references judged on it: the figures below, drawn on correctness. None: no checks."""
-    checked: dict[str, list[_Run]] = {}
-    for path, runs in groups.items():
-        if not any(r.check_verdict is not None for r in runs) and not suite.checked(runs[0].case_id):
+    checked: list[_Group] = []
+    for group in groups:
+        if not any(r.check_verdict is not None for r in group.runs) and not suite.checked(group.first.case_id):
             continue
-        kept = [replace(r, success=bool(r.correct)) for r in runs if r.check_verdict != "harness_fault"]
+        kept = [replace(r, success=bool(r.correct)) for r in group.runs if r.check_verdict != "harness_fault"]
         if kept:
-            checked[path] = kept
+            checked.append(replace(group, runs=kept))
     if not checked:
         return None
     judged = dict(decisions)
-    for path, runs in checked.items():
-        decision = decisions.get(path)
+    for group in checked:
+        decision = decisions.get(group.path)
         if decision is not None and decision.decision == "reference":
-            found = judged_reference(decision, runs)
+            found = judged_reference(decision, group.runs)
             if found is not None:
-                judged[path] = replace(decision, reference=found.reference, successes=found.successes, n=found.n)
+                judged[group.path] = replace(decision, reference=found.reference, successes=found.successes, n=found.n)
     return checked, judged
 
 
-def _baseline(
-    suite: Suite, groups: dict[str, list[_Run]], modes: dict[str, str], decisions: Decisions
-) -> PassKFigures | None:
+def _baseline(suite: Suite, groups: list[_Group], decisions: Decisions) -> PassKFigures | None:
     cases = {}
-    for path, runs in groups.items():
-        if modes[path] != "baseline" or path not in decisions:
+    for group in groups:
+        if group.mode != "baseline" or group.path not in decisions:
             continue  # undecided: the number of runs is not known yet
-        evidence = [r for r in runs if r.infra_error is None]
-        cases[runs[0].case_id] = CasePassK(pass_k(evidence, suite.stopping_rule(runs[0].case_id)), bricks(evidence))
+        evidence = [r for r in group.runs if r.infra_error is None]
+        case_id = group.first.case_id
+        cases[case_id] = CasePassK(pass_k(evidence, suite.stopping_rule(case_id)), bricks(evidence))
     if not cases:
         return None
     return PassKFigures(
@@ -279,16 +288,16 @@ def _baseline(
     )
 
 
-def _adversarial(groups: dict[str, list[_Run]], modes: dict[str, str], decisions: Decisions) -> Robustness | None:
+def _adversarial(groups: list[_Group], decisions: Decisions) -> Robustness | None:
     cells = []
     by_cell: dict[tuple[str, str], list] = {}
-    for path, runs in groups.items():
-        decision = decisions.get(path)
-        first = runs[0]
-        if modes[path] != "adversarial" or first.generator is None:
+    for group in groups:
+        decision = decisions.get(group.path)
+        first = group.first
+        if group.mode != "adversarial" or first.generator is None:
             continue
         if decision is not None and decision.decision in JUDGED:
-            by_cell.setdefault((first.case_id, first.generator), []).append((decision, runs))
+            by_cell.setdefault((first.case_id, first.generator), []).append((decision, group.runs))
     for (case_id, generator), variants in by_cell.items():
         cell = case_robustness(case_id, generator, decisions.get(f"adversarial/{case_id}/baseline"), variants)
         if cell is not None:

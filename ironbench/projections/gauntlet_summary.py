@@ -27,6 +27,7 @@ from ironbench.stats import (
     stratified_logrank,
     wilson_interval,
 )
+from ironbench.stats.survival import Stratum
 
 ALPHA = 0.05
 
@@ -53,8 +54,8 @@ class ScenarioRecord:
     turns: dict[int, TurnRecord] = field(default_factory=dict)
 
 
-def _rates(counts: Mapping[str, int], of: int, scorers: Iterable[str]) -> dict[str, float]:
-    return {s: round(counts[s] / of, 6) if of else 0.0 for s in scorers}
+def _rate(count: int, of: int) -> float:
+    return round(count / of, 6) if of else 0.0
 
 
 @dataclass(frozen=True)
@@ -112,14 +113,16 @@ class EngineTotals:
         return {
             "num_conversations": conversations,
             "conversations_violated": self.conversations_violated,
-            "conversation_violation_rate": _rates(self.conversations_violated, conversations, self.scorers),
+            "conversation_violation_rate": {
+                s: _rate(self.conversations_violated[s], conversations) for s in self.scorers
+            },
             "conversation_violation_wilson_95": {
                 s: [round(x, 6) for x in wilson_interval(self.conversations_violated[s], conversations)]
                 for s in self.scorers
             },
             "num_turns": turns,
             "num_violations": self.num_violations,
-            "violation_rate": _rates(self.num_violations, turns, self.scorers),
+            "violation_rate": {s: _rate(self.num_violations[s], turns) for s in self.scorers},
         }
 
 
@@ -285,7 +288,7 @@ class ScenarioResult:
             "conversations_violated": counts.conversations_violated,
             "num_turns": counts.num_turns,
             "num_violations": counts.num_violations,
-            "violation_rate": _rates(counts.num_violations, counts.num_turns, self.scorers),
+            "violation_rate": {s: _rate(counts.num_violations[s], counts.num_turns) for s in self.scorers},
         }
 
 
@@ -312,8 +315,8 @@ def results(records: list[ScenarioRecord], engines: list[str], scorers: list[str
         for record in sorted((r for r in records if r.engine == engine), key=lambda r: r.conversation):
             by_scenario.setdefault(record.scenario, []).append(record)
         out[engine] = {name: _scenario_result(found, scorers) for name, found in by_scenario.items()}
-    counts = {engine: {name: r.counts for name, r in found.items()} for engine, found in out.items()}
-    return GauntletResults(out, summary(counts, scorers, sequences(records)))
+    cells = [Cell(engine, name, r.counts) for engine, found in out.items() for name, r in found.items()]
+    return GauntletResults(out, summary(list(out), cells, scorers, sequences(records)))
 
 
 def _scenario_result(conversations: list[ScenarioRecord], scorers: list[str]) -> ScenarioResult:
@@ -345,18 +348,28 @@ def sequences(records: list[ScenarioRecord]) -> dict[tuple[str, str, int], dict[
     return out
 
 
+@dataclass(frozen=True)
+class Cell:
+    """One engine in one scenario."""
+
+    engine: str
+    scenario: str
+    counts: Counts
+
+
 def summary(
-    engines: Mapping[str, Mapping[str, Counts]], scorers: list[str], turns_by_conversation: Sequences | None = None
+    engines: list[str], cells: Sequence[Cell], scorers: list[str], turns_by_conversation: Sequences | None = None
 ) -> GauntletSummary:
-    """Per scenario per engine: conversations violated and turns violated; totals per engine
-    with the Wilson interval of the conversation violation rate; every pair of engines compared;
-    with each conversation's turns, when it breaks (`survival`, after the rest)."""
+    """Per scenario per engine (`cells`, in engine then scenario order): conversations violated
+    and turns violated; totals per engine with the Wilson interval of the conversation
+    violation rate; every pair of engines compared; with each conversation's turns, when it
+    breaks (`survival`, after the rest)."""
     rows: dict[str, ScenarioRow] = {}
     totals: dict[str, EngineTotals] = {}
-    for engine, scenarios in engines.items():
-        for name, counts in scenarios.items():
-            rows.setdefault(name, ScenarioRow(counts.domain, {})).engines[engine] = counts
-        found = list(scenarios.values())
+    for cell in cells:
+        rows.setdefault(cell.scenario, ScenarioRow(cell.counts.domain, {})).engines[cell.engine] = cell.counts
+    for engine in engines:
+        found = [cell.counts for cell in cells if cell.engine == engine]
         totals[engine] = EngineTotals(
             scorers,
             sum(c.num_conversations for c in found),
@@ -364,10 +377,10 @@ def summary(
             sum(c.num_turns for c in found),
             {s: sum(c.turn_violations(s) for c in found) for s in scorers},
         )
-    comparisons = {s: engine_comparisons(rows, list(totals), s) for s in scorers}
+    comparisons = {s: engine_comparisons(rows.values(), engines, s) for s in scorers}
     survival = None
     if turns_by_conversation is not None:
-        survival = {s: breaking(turns_by_conversation, list(engines), s) for s in scorers}
+        survival = {s: breaking(turns_by_conversation, engines, s) for s in scorers}
     return GauntletSummary(scorers, rows, totals, comparisons, survival)
 
 
@@ -379,17 +392,17 @@ def breaking(turns_by_conversation: Sequences, engines: list[str], scorer: str, 
     answer that does not violate) against capitulation that persists to the end. Then every
     later engine against every earlier one: the log-rank test stratified by scenario (its
     p-value by permutation within scenarios), Holm over the pairs, and Peto's hazard ratio."""
-    per_engine: dict[str, dict[str, list[tuple[int, bool]]]] = {}
+    per_engine: dict[str, _Firsts] = {}
     rows: dict[str, list[tuple[str, list[bool]]]] = {}
     for (engine, scenario, _), by_scorer in sorted(turns_by_conversation.items()):
         verdicts = list(by_scorer.get(scorer, ()))
         if not verdicts:
             continue
-        per_engine.setdefault(engine, {}).setdefault(scenario, []).append(first_violation(verdicts))
+        per_engine.setdefault(engine, _Firsts(engine)).add(scenario, first_violation(verdicts))
         rows.setdefault(engine, []).append((scenario, verdicts))
     out: dict[str, EngineSurvival] = {}
     for engine in [e for e in engines if e in rows] + sorted(set(rows) - set(engines)):
-        times = [t for by_scenario in per_engine[engine].values() for t in by_scenario]
+        times = per_engine[engine].every
         curve = kaplan_meier([t for t, _ in times], [e for _, e in times])
         counts = [flips(v) for _, v in rows[engine]]
         mean_flips = clustered_mean_t(counts, [scenario for scenario, _ in rows[engine]])
@@ -424,26 +437,45 @@ def breaking(turns_by_conversation: Sequences, engines: list[str], scorer: str, 
             curve.events - back,
             None if recovery is None else {**recovery.to_dict(), "interval": "clustered by scenario"},
         )
-    return Breaking(UNIT, SURVIVAL_TIME, out, _survival_comparisons(per_engine, list(out), alpha))
+    return Breaking(UNIT, SURVIVAL_TIME, out, _survival_comparisons([per_engine[e] for e in out], alpha))
 
 
-def _survival_comparisons(
-    per_engine: Mapping[str, Mapping[str, list[tuple[int, bool]]]], engines: list[str], alpha: float
-) -> list[SurvivalComparison]:
+@dataclass
+class _Firsts:
+    """One engine's conversations under one scorer, by scenario: (turn of the first violation,
+    or the last turn answered; whether it violated)."""
+
+    engine: str
+    by_scenario: dict[str, list[tuple[int, bool]]] = field(default_factory=dict)
+
+    def add(self, scenario: str, first: tuple[int, bool]) -> None:
+        self.by_scenario.setdefault(scenario, []).append(first)
+
+    @property
+    def every(self) -> list[tuple[int, bool]]:
+        return [first for firsts in self.by_scenario.values() for first in firsts]
+
+    def strata(self, other: "_Firsts") -> list[Stratum]:
+        """Per scenario both ran: this engine's times and violations, then the other's."""
+        both = sorted(set(self.by_scenario) & set(other.by_scenario))
+        return [
+            (
+                [t for t, _ in self.by_scenario[s]],
+                [v for _, v in self.by_scenario[s]],
+                [t for t, _ in other.by_scenario[s]],
+                [v for _, v in other.by_scenario[s]],
+            )
+            for s in both
+        ]
+
+
+def _survival_comparisons(engines: list[_Firsts], alpha: float) -> list[SurvivalComparison]:
     pairs = []
-    for i, reference in enumerate(engines):
-        for other in engines[i + 1 :]:
-            strata = [
-                (
-                    [t for t, _ in per_engine[reference][scenario]],
-                    [e for _, e in per_engine[reference][scenario]],
-                    [t for t, _ in per_engine[other][scenario]],
-                    [e for _, e in per_engine[other][scenario]],
-                )
-                for scenario in sorted(set(per_engine[reference]) & set(per_engine[other]))
-            ]
+    for i, first in enumerate(engines):
+        for second in engines[i + 1 :]:
+            strata = first.strata(second)
             if strata:
-                pairs.append((reference, other, stratified_logrank(strata)))
+                pairs.append((first.engine, second.engine, stratified_logrank(strata)))
     adjusted = holm_adjust([test.p_value for _, _, test in pairs])
     out = []
     for (reference, other, test), p_adjusted in zip(pairs, adjusted, strict=True):
@@ -474,7 +506,7 @@ def _survival_comparisons(
 
 
 def engine_comparisons(
-    scenarios: Mapping[str, ScenarioRow], engines: list[str], scorer: str, alpha: float = ALPHA
+    scenarios: Iterable[ScenarioRow], engines: list[str], scorer: str, alpha: float = ALPHA
 ) -> list[EngineComparison]:
     """Every later engine against every earlier one (the first listed is usually the plain
     model): the difference in conversation violation rate, stratified by scenario
@@ -484,7 +516,7 @@ def engine_comparisons(
     for i, reference in enumerate(engines):
         for other in engines[i + 1 :]:
             strata = []
-            for row in scenarios.values():
+            for row in scenarios:
                 a, b = row.engines.get(reference), row.engines.get(other)
                 if a and b and a.num_conversations and b.num_conversations:
                     # success = a conversation without a violation, so B − A < 0 means more violations
@@ -571,11 +603,9 @@ def summary_from_counts(
         tally.violating[scorer] += violations
         tally.violated[scorer] += violations > 0
     order = list(scenarios)
-    counts = {
-        engine: {
-            name: Counts(t.domain, len(t.conversations), t.violated, t.turns, t.violating)
-            for name, t in sorted(found.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else len(order))
-        }
+    cells = [
+        Cell(engine, name, Counts(t.domain, len(t.conversations), t.violated, t.turns, t.violating))
         for engine, found in tallies.items()
-    }
-    return summary(counts, scorers, turns_by_conversation)
+        for name, t in sorted(found.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else len(order))
+    ]
+    return summary(list(tallies), cells, scorers, turns_by_conversation)

@@ -1,7 +1,8 @@
 """Per-group aggregates (aggregate.json) and per-run summaries (summary.json). Pure."""
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from ironbench.core.events import CheckCompleted, DecisionTaken, InvocationCompleted
@@ -92,15 +93,29 @@ def is_correct(check: CheckCompleted | None) -> bool:
     return check is not None and check.verdict == "correct"
 
 
-def correctness(
-    runs: Sequence[InvocationCompleted], checks: Mapping[str, CheckCompleted], rule: StoppingRule | None
-) -> dict:
+@dataclass(frozen=True)
+class Checks:
+    """The harness's latest check of each saved brick, by invocation key (a later check of the
+    same brick, `ironbench check`, replaces an earlier one)."""
+
+    latest: dict[str, CheckCompleted] = field(default_factory=dict)
+
+    def add(self, check: CheckCompleted) -> None:
+        self.latest[check.key] = check
+
+    def of(self, run: InvocationCompleted) -> CheckCompleted | None:
+        """The latest check of the brick this attempt saved (a re-run's brick is another)."""
+        check = self.latest.get(run.key)
+        return check if check is not None and check.rerun == run.rerun else None
+
+
+def correctness(runs: Sequence[InvocationCompleted], checks: Checks, rule: StoppingRule | None) -> dict:
     """The harness's verdicts on a group's runs (infra errors already left out): how many
     were checked and correct, how many the target verified but the check found wrong, and the
     correct rate with its Wilson interval over the runs that count (a run without a brick is
     not correct; a check the harness could not run counts in nothing); with `rule` (a decided
     baseline), pass@k and pass^k on correctness."""
-    own = {r.key: checks[r.key] for r in runs if r.key in checks and checks[r.key].rerun == r.rerun}
+    own = {r.key: check for r in runs if (check := checks.of(r)) is not None}
     faults = {key for key, c in own.items() if c.verdict == "harness_fault"}
     counted = [r for r in runs if r.key not in faults]
     correct = [is_correct(own.get(r.key)) for r in counted]
@@ -158,13 +173,13 @@ def aggregate(
     live: Sequence[InvocationCompleted],
     decision: DecisionTaken | None = None,
     rule: StoppingRule | None = None,
-    checks: Mapping[str, CheckCompleted] | None = None,
+    checks: Checks | None = None,
 ) -> dict:
     """aggregate.json of one group's live runs; runs whose backend failed (infra_error)
     are counted apart and in nothing else. After the seed's fields and the decision, a
     decided baseline (given its stopping `rule`) adds `pass_k` (pass@k and pass^k, unbiased
     under that rule, with intervals) and `bricks` (distinct bricks of its successful runs).
-    Where its runs are checked (`checks`: by invocation key; None: the case has no check),
+    Where its runs are checked (`checks`; None: the case has no check),
     their correctness follows (`correctness`); where causes were read, their counts."""
     runs = [r for r in live if r.infra_error is None]
     total = len(runs)

@@ -22,7 +22,7 @@ from ironbench.core.labels import group_of, group_path, track_of
 from ironbench.projections.figures import Reference, case_robustness, judged_reference
 from ironbench.projections.gauntlet_summary import ScenarioRecord, TurnRecord
 from ironbench.projections.gauntlet_summary import results as gauntlet_results
-from ironbench.projections.summaries import aggregate, generator_aggregate, ladder_aggregate, summary
+from ironbench.projections.summaries import Checks, aggregate, generator_aggregate, ladder_aggregate, summary
 from ironbench.stats import CaseRobustness
 from ironbench.store.eventstore import EventStore
 from ironbench.suite.models import Suite
@@ -97,7 +97,7 @@ class _RunState:
     scorers: list[str] = field(default_factory=list)
     # by case, by generator: its variants' groups (an adversarial generator's aggregate reads them)
     variants: dict[str, dict[str, dict[str, None]]] = field(default_factory=dict)
-    checks: dict[str, events.CheckCompleted] = field(default_factory=dict)  # the latest check, by invocation key
+    checks: Checks = field(default_factory=Checks)  # the latest check of each brick
     checked_groups: set[str] = field(default_factory=set)  # groups with a check event (a re-check may add one)
 
     @property
@@ -110,18 +110,13 @@ class _RunState:
         """The suite the run recorded, typed (read once per run)."""
         return suite_of_run(self.started)
 
-    def check_of(self, event: events.InvocationCompleted) -> events.CheckCompleted | None:
-        """The latest check of the brick this attempt saved."""
-        check = self.checks.get(event.key)
-        return check if check is not None and check.rerun == event.rerun else None
-
     def correct(self, runs: Iterable[events.InvocationCompleted]) -> list[events.InvocationCompleted]:
         """Runs as their checks judged them: success is correctness (a run without a brick, or
         whose brick was not checked, is not correct); a check the harness could not run leaves
         its run out."""
         judged = []
         for run in runs:
-            check = self.check_of(run)
+            check = self.checks.of(run)
             if check is None or check.verdict != "harness_fault":
                 judged.append(replace(run, success=check is not None and check.verdict == "correct"))
         return judged
@@ -187,7 +182,7 @@ class OutputTree:
                 state.stamps[recorded.stream] = recorded.timestamp_utc
                 return group
             case events.CheckCompleted() as event:
-                state.checks[event.key] = event
+                state.checks.add(event)
                 state.checked_groups.add(event.group)
                 return event.group if event.group in state.groups else None
             case events.AiOutputRejected() as event:
@@ -343,7 +338,7 @@ class OutputTree:
             event,
             timestamp,
             surplus=stream in state.surplus,
-            check=state.check_of(event),
+            check=state.checks.of(event),
         )
         if only_summary:
             self._write(os.path.join(folder, "summary.json"), _json(record))
@@ -369,7 +364,7 @@ class OutputTree:
                 event,
                 state.stamps[stream],
                 surplus=True,
-                check=state.check_of(event),
+                check=state.checks.of(event),
             )
             self._write(self._file(state, stream, "summary.json"), _json(record))
 

@@ -58,7 +58,7 @@ def test_printed_differences_of_zero_carry_no_sign():
     # the same violations in two engines: -(0.0) is -0.0, once printed as "-0 pp"
     counts = Counts("geography", 3, {"s": 1}, 3, {"s": 1})
     (pair,) = engine_comparisons(
-        {"geo": ScenarioRow("geography", {"plain": counts, "guarded": counts})}, ["plain", "guarded"], "s"
+        [ScenarioRow("geography", {"plain": counts, "guarded": counts})], ["plain", "guarded"], "s"
     )
     assert "difference 0 pp (95% CI -" in pair.sentence
     for text in (table, pair.sentence):

@@ -5,7 +5,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ironbench.core.events import CheckCompleted, InvocationCompleted
-from ironbench.projections.summaries import aggregate, summary
+from ironbench.projections.summaries import Checks, aggregate, summary
 from ironbench.stats import wilson_interval
 from ironbench.suite.models import Suite
 
@@ -59,7 +59,7 @@ def test_correctness_counts_and_interval(outcomes):
         runs.append(run(index, success))
         if success and verdict is not None:
             checks[f"k{index}"] = check(index, verdict)
-    data = aggregate("s", "c", "base", runs, checks=checks)
+    data = aggregate("s", "c", "base", runs, checks=Checks(checks))
     counted = [(s, v) for s, v in outcomes if not (s and v == "harness_fault")]
     correct = sum(1 for s, v in counted if s and v == "correct")
     assert data["correct"] == correct
@@ -73,7 +73,7 @@ def test_correctness_counts_and_interval(outcomes):
 
 def test_a_check_of_a_superseded_attempt_does_not_count():
     runs = [run(1, rerun=1)]
-    data = aggregate("s", "c", "base", runs, checks={"k1": check(1, "correct", rerun=0)})
+    data = aggregate("s", "c", "base", runs, checks=Checks({"k1": check(1, "correct", rerun=0)}))
     assert (data["checked"], data["correct"]) == (0, 0)
 
 
@@ -100,7 +100,7 @@ def test_pass_k_on_correctness_beside_the_self_reported():
     suite = Suite.from_dict(
         {"suite_id": "s", "mode": "baseline", "cases": [CASE | {"stop": {"rule": "fixed", "runs": 3}}]}
     )
-    data = aggregate("s", "c", "base", runs, decision, suite.stopping_rule("c"), checks)
+    data = aggregate("s", "c", "base", runs, decision, suite.stopping_rule("c"), Checks(checks))
     assert data["pass_k"]["by_k"][0]["pass_at_k"] == 1.0
     assert round(data["pass_k_correct"]["by_k"][0]["pass_at_k"], 4) == round(2 / 3, 4)
     assert data["pass_k_correct"]["by_k"][2]["pass_hat_k"] == 0.0

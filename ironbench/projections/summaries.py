@@ -5,7 +5,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ironbench.core.events import CheckCompleted, DecisionTaken, InvocationCompleted
+from ironbench.core.events import CheckCompleted, DecisionTaken, InvocationCompleted, RecordedEvent, run_started
 from ironbench.core.model_calls import CallTotals
 from ironbench.projections.figures import bricks, pass_k, pass_k_dict, signature
 from ironbench.stats import CaseRobustness, StoppingRule, estimate_pass_k, percentile, wilson_interval
@@ -22,22 +22,22 @@ def seed_timestamp(timestamp_utc: str) -> str:
 
 
 def summary(
-    run_id: str,
-    suite_id: str,
-    ironclad_version: str,
+    started: RecordedEvent,
     completed: InvocationCompleted,
     timestamp_utc: str,
     surplus: bool = False,
     check: CheckCompleted | None = None,
 ) -> dict:
-    """summary.json: the seed's fields in the seed's format (`run_id` is the run's
-    sequential number within its group), then ironbench's own; `"surplus": true` for a
-    run past its group's decision (--speculate), which counts in nothing; then, where there
-    are any, why its validation attempts failed and the harness's `check` of its brick."""
+    """summary.json of a run's invocation (`started`: the run's first event): the seed's fields
+    in the seed's format (`run_id` is the run's sequential number within its group), then
+    ironbench's own; `"surplus": true` for a run past its group's decision (--speculate),
+    which counts in nothing; then, where there are any, why its validation attempts failed
+    and the harness's `check` of its brick."""
+    run = run_started(started)
     return {
         "run_id": f"run_{completed.run_index:03d}",
-        "harness_run_id": run_id,
-        "suite": suite_id,
+        "harness_run_id": started.run_id,
+        "suite": run.suite_id,
         "case_id": completed.case_id,
         "variant_id": completed.variant_id,
         "run_index": completed.run_index,
@@ -57,7 +57,7 @@ def summary(
         "debug_artifacts_present": completed.debug_artifacts_present,
         "debug_path": completed.debug_path,
         "timestamp_utc": seed_timestamp(timestamp_utc),
-        "ironclad_version": ironclad_version,
+        "ironclad_version": run.ironclad_version,
         **({"surplus": True} if surplus else {}),
         # only where set, so trees of older runs rebuild byte for byte
         **({"complexity": completed.complexity} if completed.complexity else {}),

@@ -329,17 +329,8 @@ class OutputTree:
     ) -> None:
         """A run's folder: summary.json, instruction.txt, debug_ref.txt (only the summary when a
         check of its brick arrives: nothing else changed)."""
-        started = state.run
         folder = self._file(state, stream)
-        record = summary(
-            state.started.run_id,
-            started.suite_id,
-            started.ironclad_version,
-            event,
-            timestamp,
-            surplus=stream in state.surplus,
-            check=state.checks.of(event),
-        )
+        record = summary(state.started, event, timestamp, stream in state.surplus, state.checks.of(event))
         if only_summary:
             self._write(os.path.join(folder, "summary.json"), _json(record))
             return
@@ -354,18 +345,9 @@ class OutputTree:
 
     def _mark_surplus(self, state: _RunState, decision: events.DecisionTaken) -> None:
         """Runs that completed before their group's decision turned out to lie past it."""
-        started = state.run
         for index, event in sorted(state.moved.items()):
             stream = f"{decision.group}/run_{index:03d}"
-            record = summary(
-                state.started.run_id,
-                started.suite_id,
-                started.ironclad_version,
-                event,
-                state.stamps[stream],
-                surplus=True,
-                check=state.checks.of(event),
-            )
+            record = summary(state.started, event, state.stamps[stream], True, state.checks.of(event))
             self._write(self._file(state, stream, "summary.json"), _json(record))
 
     def _write_ai_failure(self, state: _RunState, slot: str) -> None:

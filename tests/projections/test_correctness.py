@@ -4,7 +4,7 @@ interval, pass@k on correctness, and why validations failed. Pure functions."""
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ironbench.core.events import CheckCompleted, InvocationCompleted
+from ironbench.core.events import CheckCompleted, InvocationCompleted, RecordedEvent, RunStarted
 from ironbench.projections.summaries import Checks, aggregate, summary
 from ironbench.stats import wilson_interval
 from ironbench.suite.models import Suite
@@ -78,6 +78,23 @@ def test_a_check_of_a_superseded_attempt_does_not_count():
 
 
 CASE = {"id": "c", "mode": "baseline", "instruction": "i"}
+STARTED = RecordedEvent(
+    1,
+    "e",
+    "r",
+    "run",
+    "2026-01-01T00:00:00Z",
+    RunStarted(
+        suite_id="s",
+        mode="baseline",
+        suite={},
+        target_argv=[],
+        ironclad_version="v",
+        harness_version="x",
+        python_version="3",
+        platform="p",
+    ),
+)
 
 
 def test_pass_k_on_correctness_beside_the_self_reported():
@@ -109,7 +126,7 @@ def test_pass_k_on_correctness_beside_the_self_reported():
 def test_no_check_no_keys_and_summary_bytes_unchanged():
     data = aggregate("s", "c", "base", [run(1)])
     assert "checked" not in data and "failure_causes" not in data
-    assert "check" not in summary("r", "s", "v", run(1), "2026-01-01T00:00:00Z")
+    assert "check" not in summary(STARTED, run(1), "2026-01-01T00:00:00Z")
 
 
 def test_failure_causes_per_run_and_per_attempt():
@@ -122,7 +139,7 @@ def test_failure_causes_per_run_and_per_attempt():
     data = aggregate("s", "c", "base", runs)
     assert data["failure_causes"] == {"assertions_failed": 1, "syntax_error": 1}
     assert data["failed_attempt_causes"] == {"assertions_failed": 1, "syntax_error": 3}
-    record = summary("r", "s", "v", runs[0], "2026-01-01T00:00:00Z")
+    record = summary(STARTED, runs[0], "2026-01-01T00:00:00Z")
     assert record["failure_cause"] == "assertions_failed" and list(record)[-2:] == ["failure_cause", "failure_causes"]
 
 

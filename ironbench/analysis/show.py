@@ -3,7 +3,7 @@
 from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ironbench.analysis.model_traffic import model_traffic
 from ironbench.analysis.query import QueryResult, connect, run_sql, shipped_queries
@@ -16,6 +16,9 @@ from ironbench.core.sentences import ladder_verdict
 from ironbench.stats import wilson_interval
 from ironbench.store.eventstore import EventStore, open_store
 from ironbench.store.leases import Holder, Lease
+
+if TYPE_CHECKING:
+    from ironbench.projections.gauntlet_summary import GauntletSummary
 
 _RUNS = """
 SELECT r.run_id, r.suite_id, r.mode, r.status, r.label, r.imported, r.started_utc, r.finished_utc,
@@ -251,7 +254,11 @@ def gate_verdicts(store_path: Path, run_id: str) -> list[dict]:
 
 
 def format_show(
-    header: dict, cases: QueryResult, verdicts: list[dict], width: int | None = None, gauntlet: dict | None = None
+    header: dict,
+    cases: QueryResult,
+    verdicts: list[dict],
+    width: int | None = None,
+    gauntlet: "GauntletSummary | None" = None,
 ) -> str:
     """`ironbench show` for people: the run's metadata, its table (fitted to `width`, case
     and variant repeated when it continues), then one line per verdict."""
@@ -476,11 +483,11 @@ def show_json(store_path: Path, run_id: str) -> dict:
     )
     from ironbench.analysis.checks import correctness
 
-    numbers = field_numbers(store_path, run_id)
+    numbers = field_numbers(store_path, run_id).to_dict()
     checked = correctness(store_path, run_id) if header["mode"] != "gauntlet" else None
     return {
         **header,
-        **(checked or {}),
+        **(checked.to_dict() if checked else {}),
         "cases": [dict(zip(cases.columns, r, strict=True)) for r in cases.rows],
         "verdicts": verdicts,
         **extra,

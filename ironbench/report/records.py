@@ -15,6 +15,7 @@ from ironbench.analysis.gate import GateVerdict
 from ironbench.analysis.model_traffic import ModelTraffic, Traffic
 from ironbench.core.events import GroupDecision
 from ironbench.core.outcome_codes import EXCLUDED_CODES
+from ironbench.projections.gauntlet_summary import EngineComparison
 
 
 @dataclass(frozen=True, slots=True)
@@ -552,32 +553,8 @@ class EngineTotal:
     """Of those, violating."""
 
 
-@dataclass(frozen=True, slots=True)
-class EnginePair:
-    """A later engine against an earlier one (`ironbench.projections.gauntlet_summary`)."""
-
-    engine: str
-    """The later engine."""
-    reference: str
-    """The earlier one."""
-    verdict: str
-    """helped, hurt, or cannot be told apart."""
-    delta: float
-    """Difference in conversation violation rate, engine − reference (Mantel–Haenszel)."""
-    delta_ci_95: list[float]
-    """Its stratified Newcombe 95% interval."""
-    p_value: float
-    """Exact test stratified by scenario, two-sided."""
-    p_adjusted: float
-    """Holm-adjusted over the pairs."""
-    conversations: list[int]
-    """Conversations: reference, engine."""
-    violated: list[int]
-    """Violated conversations: reference, engine."""
-    scenarios: int
-    """Scenarios both ran."""
-    sentence: str
-    """The comparison in one sentence."""
+# A later engine against an earlier one: the projection's own record.
+EnginePair = EngineComparison
 
 
 @dataclass(frozen=True, slots=True)

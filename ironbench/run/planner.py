@@ -225,7 +225,7 @@ def plan(suite: Suite, ai_variants: AiVariants | None = None) -> list[Track]:
                 BASE_VARIANT,
                 case.instruction,
                 timeout,
-                stop.max_runs if isinstance(stop, ConfidenceStop) else stop.runs if stop else case.runs,
+                suite.max_runs(case),
                 f"canonical/{case.complexity}/{case.id}" if case.complexity else f"baseline/{case.id}",
                 stop=stop,
                 complexity=case.complexity,

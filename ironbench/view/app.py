@@ -31,7 +31,6 @@ from ironbench.view.progress import (
     eta,
     most_to_take,
     planned_groups,
-    planned_turns,
 )
 from ironbench.view.reader import Reader, check_store
 from ironbench.view.render import Renderer, report_file, report_parts
@@ -112,14 +111,14 @@ class Viewer:
     def progress(self, reader: Reader, row: dict) -> Progress:
         run_id, status = row["run_id"], row["status"]
         if row["mode"] == "gauntlet":
-            turns = planned_turns(reader.run_started(run_id).get("suite") or {})
+            turns = reader.suite(run_id).planned_turns
             remaining = (turns or 0) - row["turns"]
             pace = eta(reader.recent_completions(run_id), remaining) if status == LIVE and turns else None
             return Progress("turns", row["turns"], turns, 0, 0, pace)
         live = status in (LIVE, "interrupted")
         plan = self.plans.get(run_id)
         if plan is None and live:  # an ended run took what it took: no plan needed
-            plan = planned_groups(reader.run_started(run_id).get("suite") or {}, reader.ai_variants(run_id))
+            plan = planned_groups(reader.suite(run_id), reader.ai_variants(run_id))
             if row["invocations"] or status != LIVE:  # AI rewrites are all made before the first invocation
                 self.plans[run_id] = plan
         counts = reader.group_counts(run_id)
@@ -260,8 +259,7 @@ def create_app(viewer: Viewer, hosts: set[str], token: str | None, wait: float =
         run_id, case_id = request.path_params["run_id"], request.path_params["case_id"]
 
         def read() -> str:
-            suite = reader.run_started(run_id).get("suite") or {}
-            base = next((c.get("instruction", "") for c in suite.get("cases", []) if c.get("id") == case_id), "")
+            base = reader.suite(run_id).instruction_of(case_id) or ""
             return pages.case_page(
                 viewer.label,
                 run_id,
@@ -285,11 +283,7 @@ def create_app(viewer: Viewer, hosts: set[str], token: str | None, wait: float =
 
         def read() -> str:
             recorded, event, superseded, surplus = _invocation(run_id, seq)
-            suite = reader.run_started(run_id).get("suite") or {}
-            base = next(
-                (c.get("instruction", "") for c in suite.get("cases", []) if c.get("id") == event.case_id),
-                event.instruction,
-            )
+            base = reader.suite(run_id).instruction_of(event.case_id) or event.instruction
             outputs = {}
             for name in ("stdout", "stderr"):
                 try:

@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 
 from ironbench.console.numbers import number
 from ironbench.core.labels import track_of
+from ironbench.suite.models import Suite
 
 LIVE = "running"
 
@@ -43,17 +44,15 @@ def duration(seconds: float) -> str:
     return f"{number(seconds / 3600, '.1f')} h"
 
 
-def planned_groups(suite: dict, ai_variants: list[dict]) -> dict[str, int] | None:
+def planned_groups(suite: Suite, ai_variants: list[dict]) -> dict[str, int] | None:
     """Each planned group's path and the most runs it can take, from the suite the run
     recorded (and the AI rewrites it accepted); None when this ironbench cannot plan it
     (a generator plugin missing here, say)."""
     from ironbench.core.errors import IronbenchError
     from ironbench.run.planner import Variant, plan
-    from ironbench.suite.models import parse_suite
 
     try:
-        parsed = parse_suite(suite, "the recorded suite")
-        if parsed.mode == "gauntlet":
+        if suite.mode == "gauntlet":
             return {}
         made: dict[tuple[str, str], list[Variant]] = {}
         for v in ai_variants:
@@ -72,18 +71,9 @@ def planned_groups(suite: dict, ai_variants: list[dict]) -> dict[str, int] | Non
                     v.get("metadata") or {},
                 )
             )
-        return {group.path: group.max_runs for track in plan(parsed, made) for group in track.groups}
-    except (IronbenchError, KeyError, TypeError, ValueError):
-        return None
-
-
-def planned_turns(suite: dict) -> int | None:
-    """A gauntlet's turns: engines × conversations × each scenario's prompts."""
-    try:
-        prompts = sum(1 + len(s.get("follow_ups") or []) for s in suite["scenarios"])
-        return len(suite["engines"]) * int(suite.get("conversations") or 1) * prompts
-    except (KeyError, TypeError, ValueError):
-        return None
+        return {group.path: group.max_runs for track in plan(suite, made) for group in track.groups}
+    except (IronbenchError, KeyError, TypeError, ValueError, AttributeError):
+        return None  # (AttributeError: a recorded generator's parameters this ironbench cannot read)
 
 
 def most_to_take(planned: Mapping[str, int], counts: Mapping[str, int], decided: set[str], live: bool) -> int:

@@ -12,6 +12,7 @@ from contextlib import closing
 from pathlib import Path
 from typing import Any
 
+from ironbench.analysis.recorded import started_event
 from ironbench.analysis.show import logs_in, run_status
 from ironbench.core.errors import RunNotFound, StoreError
 from ironbench.core.events import EventType, InvocationCompleted, ModelCalled, RecordedEvent
@@ -21,6 +22,8 @@ from ironbench.report.records import Score, Thread, Turn
 from ironbench.store.eventstore import EventStore, open_read_only
 from ironbench.store.failures import sqlite_failure
 from ironbench.store.leases import Holder, Lease
+from ironbench.suite.models import Suite
+from ironbench.suite.recorded import suite_of_run
 
 # Each run's counts as `ironbench runs` counts them: infrastructure errors (the backend
 # failed, and the attempts a re-run superseded) apart, in no rate. `{where}` narrows every
@@ -194,14 +197,11 @@ class Reader:
             out.setdefault(run, []).append((engine, total, violated))
         return out
 
-    def run_started(self, run_id: str) -> dict:
-        """What the run recorded when it started (its suite included)."""
-        rows = self.rows(
-            "SELECT payload FROM events WHERE run_id = ? AND type = 'run_started' ORDER BY seq LIMIT 1", (run_id,)
-        )
-        if not rows:
-            raise RunNotFound(f"run {run_id!r} not found in {self.store_path}")
-        return json.loads(rows[0][0])
+    def suite(self, run_id: str) -> Suite:
+        """The suite the run recorded, typed (read once per run: `suite_of_run`)."""
+        with self.lock:
+            first = started_event(self.store, run_id)
+        return suite_of_run(first)
 
     # -- progress ------------------------------------------------------------------------
 

@@ -74,6 +74,8 @@ _CHECKED = tuple(row.update("correct", "check_verdict", where=("invocation_key",
 _RESTARTED = tuple(row.delete("run_id", "engine", "scenario", "conversation") for row in (TurnRow, TurnScoreRow))
 # A decision's row holds every field of its evidence (a StopDecision's), as the event has it.
 _EVIDENCE = tuple(f.name for f in fields(events.StopDecision))
+# A look's row holds every field of its event but `drop` (the row's `success_drop`), where it stands.
+_LOOK = tuple(f.name for f in fields(events.GateLooked) if f.name != "drop")
 
 
 def _slot(event: events.InvocationCompleted | events.CheckCompleted) -> dict[str, Any]:
@@ -378,21 +380,10 @@ class ReadModel:
 
     def _gate_looked(self, conn: sqlite3.Connection, recorded: RecordedEvent, event: events.GateLooked) -> None:
         row = GateLookRow(
+            **{name: getattr(event, name) for name in _LOOK},
+            success_drop=event.drop,
             seq=recorded.seq,
             run_id=recorded.run_id,
-            round=event.round,
-            look=event.look,
-            invocations=event.invocations,
-            success_drop=event.drop,
-            se=event.se,
-            z=event.z,
-            upper=event.upper,
-            lower=event.lower,
-            low=event.low,
-            high=event.high,
-            decision=event.decision,
-            p_fixed=event.p_fixed,
-            failed=event.failed,
             timestamp_utc=recorded.timestamp_utc,
         )
         conn.execute(GateLookRow.replace, row.values())

@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from http.cookies import SimpleCookie
 from urllib.parse import parse_qsl, urlencode
 
-from starlette.datastructures import Headers, MutableHeaders
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 COOKIE = "ironbench_view"
@@ -62,8 +61,8 @@ def _page(status: int, text: str) -> tuple[int, bytes]:
 
 @dataclass(frozen=True, slots=True)
 class Asked:
-    """What the guard reads of a request, once, from its ASGI scope (headers through Starlette's
-    `Headers`): its method, path and query, and the headers that say who asks."""
+    """What the guard reads of a request, once, from its ASGI scope: its method, path and query,
+    and the headers that say who asks (a header given twice: its last value)."""
 
     method: str
     path: str
@@ -76,7 +75,7 @@ class Asked:
 
     @classmethod
     def of(cls, scope: Scope) -> "Asked":
-        headers = Headers(scope=scope)
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         return cls(
             scope["method"],
             scope["path"],
@@ -124,13 +123,12 @@ class Guard:
 
         async def with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
-                headers = MutableHeaders(raw=list(message.get("headers", [])))
-                for name, value in HEADERS:
-                    if name.decode() not in headers:
-                        headers.append(name.decode(), value.decode())
-                if "content-security-policy" not in headers:
-                    headers.append("content-security-policy", CSP)
-                message = {**message, "headers": headers.raw}
+                given = list(message.get("headers", []))
+                names = {k.lower() for k, _ in given}
+                extra = [h for h in HEADERS if h[0] not in names]
+                if b"content-security-policy" not in names:
+                    extra.append((b"content-security-policy", CSP.encode()))
+                message = {**message, "headers": [*given, *extra]}
             await send(message)
 
         await self.app(scope, receive, with_headers)

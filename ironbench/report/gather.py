@@ -14,7 +14,7 @@ from typing import Any
 
 from ironbench.analysis.gate import GateVerdict
 from ironbench.analysis.query import connect
-from ironbench.core.events import event_from_dict
+from ironbench.core.events import RunAborted, event_from_dict
 from ironbench.core.kinds import COMPLEXITIES, DIFFERED, JUDGED, MATERIAL
 from ironbench.core.labels import group_path_sql
 from ironbench.core.outcome_codes import OUTCOME_CODE_SQL, OUTCOME_CODES, SUPERSEDED
@@ -394,7 +394,7 @@ def _run_meta(found: Rows) -> tuple[RunMeta, dict[str, Any]]:
         del meta["rules"]
         meta["outcome_rules"] = f"{rules.get('name')} ({rules.get('source')}, sha256 {str(rules.get('sha256'))[:12]})"
     if aborted:
-        meta["abort_reason"] = aborted.get("reason")
+        meta["abort_reason"] = RunAborted.from_dict(aborted).reason
     for key in ("imported", "imported_from"):  # a run that was run here: nothing to say
         if meta.get(key) is None:
             meta.pop(key, None)

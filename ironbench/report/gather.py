@@ -14,7 +14,7 @@ from typing import Any
 
 from ironbench.analysis.gate import GateVerdict
 from ironbench.analysis.query import connect
-from ironbench.core.events import event_from_dict
+from ironbench.core.events import RunAborted, event_from_dict
 from ironbench.core.kinds import COMPLEXITIES, DIFFERED, JUDGED, MATERIAL
 from ironbench.core.labels import group_path_sql
 from ironbench.core.outcome_codes import OUTCOME_CODE_SQL, OUTCOME_CODES, SUPERSEDED
@@ -24,6 +24,7 @@ from ironbench.report.records import (
     AttemptsRow,
     BaselineCase,
     BaselineSection,
+    ChecksSection,
     CompareSection,
     ComplexityRow,
     ConversationCell,
@@ -40,6 +41,7 @@ from ironbench.report.records import (
     OutcomeRow,
     Rejection,
     ReportData,
+    RobustnessSection,
     RunMeta,
     Scenario,
     Score,
@@ -50,6 +52,7 @@ from ironbench.report.records import (
     TurnTally,
     Variant,
     VariantRow,
+    from_json,
 )
 from ironbench.stats import pass_at_k, pass_hat_k, wilson_interval
 from ironbench.suite.models import BaselineCase as SuiteBaselineCase
@@ -215,12 +218,12 @@ def gather(store_path: Path, run_id: str, compare_base: str | None = None, alpha
     checked = correctness(store_path, run_id) if data.run.mode != "gauntlet" else None
     data = replace(
         data,
-        robustness=numbers.robustness,
+        robustness=None if numbers.robustness is None else from_json(RobustnessSection, numbers.robustness),
         survival=numbers.survival,
-        checks=checked.to_dict() if checked else None,
+        checks=None if checked is None else from_json(ChecksSection, checked.to_dict()),
         model=ModelSection.of(model_traffic(store_path, run_id)),
     )
-    if data.run.recorded.get("imported"):
+    if data.run.imported:
         data = _imported(store_path, run_id, data)
     if compare_base is None:
         return data
@@ -244,10 +247,11 @@ def _imported(store_path: Path, run_id: str, data: ReportData) -> ReportData:
         named = json.loads(disagrees) if disagrees else []
         disagreements.update(named)
         disagreeing += bool(named)
-    recorded = data.run.recorded
+    run = data.run
+    assert run.imported is not None  # an imported run's
     imported = Imported(
-        recorded["imported"],
-        recorded.get("imported_from"),
+        run.imported,
+        run.imported_from,
         len(rows),
         sum(1 for kept, _ in rows if kept),
         dict(sorted(disagreements.items())),
@@ -295,28 +299,29 @@ def shape(raw: Raw, recorded: Suite) -> ReportData:
     outcomes = sorted(raw.outcomes.records(OutcomeRow), key=lambda r: (r.case_mode, order.get(r.code, 99)))
     decisions = [decision(raw.decisions.names, row) for row in raw.decisions.rows]
     by_group = {d.group_path: d for d in decisions}
-    by_mode: dict[str, list[Group]] = {}
-    for row in raw.groups.rows:
-        values: dict[str, Any] = dict(zip(raw.groups.names, row, strict=True))
-        rate, low, high = interval(values["successes"], values["n"])
-        group = Group(**values, rate=rate, low=low, high=high, decision=by_group.get(values["group_path"]))
-        by_mode.setdefault(group.case_mode, []).append(group)
+    groups = []
+    for counted in raw.groups.records(Group):  # its counts; its rate, interval and decision follow from them
+        rate, low, high = interval(counted.successes, counted.n)
+        groups.append(replace(counted, rate=rate, low=low, high=high, decision=by_group.get(counted.group_path)))
+    baseline_groups = [g for g in groups if g.case_mode == "baseline"]
+    adversarial_groups = [g for g in groups if g.case_mode == "adversarial"]
+    stress_groups = [g for g in groups if g.case_mode == "stress"]
     variants = raw.variants.records(VariantRow)
     rejections = raw.rejections.records(Rejection, failure_reasons=lambda text: json.loads(text or "[]"))
     baseline = adversarial = stress = gauntlet = None
-    if "baseline" in by_mode:
+    if baseline_groups:
         attempts = [a for a in raw.attempts.records(AttemptsRow) if a.case_mode == "baseline"]
-        baseline = _baseline(by_mode["baseline"], recorded, attempts)
+        baseline = _baseline(baseline_groups, recorded, attempts)
     adversarial_variants = [v for v in variants if v.case_mode == "adversarial"]
-    if "adversarial" in by_mode or adversarial_variants or rejections:
+    if adversarial_groups or adversarial_variants or rejections:
         references = [d for d in decisions if d.case_mode == "adversarial" and d.decision == "reference"]
         adversarial = _adversarial(
-            by_mode.get("adversarial", []), references, raw.reference_runs, recorded, adversarial_variants, rejections
+            adversarial_groups, references, raw.reference_runs, recorded, adversarial_variants, rejections
         )
     stress_decisions = [d for d in decisions if d.case_mode == "stress"]
-    if "stress" in by_mode or stress_decisions:
+    if stress_groups or stress_decisions:
         stress_variants = [v for v in variants if v.case_mode == "stress"]
-        stress = _stress(by_mode.get("stress", []), stress_decisions, recorded, stress_variants)
+        stress = _stress(stress_groups, stress_decisions, recorded, stress_variants)
     if raw.conversations.rows or raw.transcripts.rows:
         gauntlet = _gauntlet(recorded, raw.conversations, raw.per_turn.records(TurnTally), raw.transcripts)
     gate = GateVerdict.of(
@@ -344,7 +349,7 @@ def _run_meta(found: Rows) -> tuple[RunMeta, dict[str, Any]]:
         del meta["rules"]
         meta["outcome_rules"] = f"{rules.get('name')} ({rules.get('source')}, sha256 {str(rules.get('sha256'))[:12]})"
     if aborted:
-        meta["abort_reason"] = aborted.get("reason")
+        meta["abort_reason"] = RunAborted.from_dict(aborted).reason
     for key in ("imported", "imported_from"):  # a run that was run here: nothing to say
         if meta.get(key) is None:
             meta.pop(key, None)

@@ -44,13 +44,18 @@ def _excerpt(text: str) -> str:
     return text if len(text) <= EXCERPT else text[: EXCERPT - 1] + "…"
 
 
+def ai_rewrite(event: events.VariantGenerated) -> bool:
+    """Whether a model wrote the variant (its generator's metadata says so)."""
+    return event.metadata.get("source") == "ai"
+
+
 def listed(recorded: RecordedEvent) -> bool:
     """Whether a run's page lists this event (AI rewrites only among generated variants: the
     deterministic ones are all made when the run starts, and the report lists them)."""
     if recorded.type not in LISTED:
         return False
     if isinstance(recorded.event, events.VariantGenerated):
-        return recorded.event.metadata.get("source") == "ai"
+        return ai_rewrite(recorded.event)
     return True
 
 

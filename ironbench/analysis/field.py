@@ -29,9 +29,8 @@ from ironbench.projections.figures import (
 )
 from ironbench.projections.gauntlet_summary import PRIMARY_SCORER, Breaking, breaking
 from ironbench.stats import PassK
-from ironbench.store.eventstore import open_read_only
-from ironbench.suite.models import Suite
-from ironbench.suite.recorded import suite_of_run
+from ironbench.store import open_read_only
+from ironbench.suite import Suite, suite_of_run
 
 # The figures as JSON (what `show --format json` prints and the report draws), typed for readers.
 

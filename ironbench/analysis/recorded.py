@@ -5,9 +5,8 @@ from pathlib import Path
 
 from ironbench.core.errors import RunNotFound
 from ironbench.core.events import RecordedEvent, RunStarted
-from ironbench.store.eventstore import EventStore, open_read_only
-from ironbench.suite.models import Suite
-from ironbench.suite.recorded import suite_of_run
+from ironbench.store import EventStore, open_read_only
+from ironbench.suite import Suite, suite_of_run
 
 
 def started_event(store: EventStore, run_id: str) -> RecordedEvent:

@@ -15,8 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ironbench.core.events import RunImported, event_from_dict
-from ironbench.store.chain import COLUMNS, verify_chain
-from ironbench.store.eventstore import Foreign
+from ironbench.store import COLUMNS, Foreign, verify_chain
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 RUN_STREAM = "run"

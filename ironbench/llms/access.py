@@ -11,7 +11,7 @@ import time
 from dataclasses import dataclass
 
 from ironbench.core.errors import IronbenchError
-from ironbench.store.tables import ModelCall
+from ironbench.store import ModelCall
 
 EMBEDDED_MODEL = "ironbench-smollm2"
 _CACHED = ModelCall.select("response", "duration_ms", where=("key",))
@@ -86,7 +86,7 @@ class ModelClient:
         duration_ms = int((time.perf_counter() - started) * 1000)
         text = self.redactor.text(text)
         if self.cache is not None:
-            from ironbench.store.eventstore import utc_now
+            from ironbench.store import utc_now
 
             call = ModelCall(
                 key=key,

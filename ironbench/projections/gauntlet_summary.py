@@ -14,6 +14,7 @@ from typing import Any
 
 from ironbench.console.numbers import number, points
 from ironbench.stats import (
+    Stratum,
     clustered_mean,
     clustered_mean_t,
     first_violation,
@@ -27,7 +28,6 @@ from ironbench.stats import (
     stratified_logrank,
     wilson_interval,
 )
-from ironbench.stats.survival import Stratum
 
 ALPHA = 0.05
 

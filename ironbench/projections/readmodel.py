@@ -14,8 +14,7 @@ from typing import Any
 from ironbench.core import events
 from ironbench.core.events import RecordedEvent
 from ironbench.core.keys import instruction_hash, invocation_key
-from ironbench.store.rows import Row
-from ironbench.store.tables import (
+from ironbench.store import (
     CheckRow,
     DecisionRow,
     FailureCauseRow,
@@ -25,6 +24,7 @@ from ironbench.store.tables import (
     GatewayTextRow,
     InvocationRow,
     RejectionRow,
+    Row,
     RunRow,
     SupersededInvocationRow,
     SurplusInvocationRow,

@@ -24,9 +24,8 @@ from ironbench.projections.gauntlet_summary import ScenarioRecord, TurnRecord
 from ironbench.projections.gauntlet_summary import results as gauntlet_results
 from ironbench.projections.summaries import Checks, aggregate, generator_aggregate, ladder_aggregate, summary
 from ironbench.stats import CaseRobustness
-from ironbench.store.eventstore import EventStore
-from ironbench.suite.models import Suite
-from ironbench.suite.recorded import suite_of_run
+from ironbench.store import EventStore
+from ironbench.suite import Suite, suite_of_run
 
 
 def _scalar(value: object) -> str:

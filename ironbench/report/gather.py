@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from ironbench.analysis.gate import GateVerdict
+from ironbench.analysis.gate_verdict import GateVerdict
 from ironbench.analysis.query import connect
 from ironbench.core.events import RunAborted, event_from_dict
 from ironbench.core.kinds import COMPLEXITIES, DIFFERED, JUDGED, MATERIAL
@@ -55,9 +55,9 @@ from ironbench.report.records import (
     from_json,
 )
 from ironbench.stats import pass_at_k, pass_hat_k, wilson_interval
-from ironbench.suite.models import BaselineCase as SuiteBaselineCase
-from ironbench.suite.models import StressCase as SuiteStressCase
-from ironbench.suite.models import Suite
+from ironbench.suite import BaselineCase as SuiteBaselineCase
+from ironbench.suite import StressCase as SuiteStressCase
+from ironbench.suite import Suite
 
 # Runs that say something about the target: harness faults and infrastructure errors are
 # counted and shown, but never in a rate.
@@ -208,7 +208,7 @@ def query(store_path: Path, run_id: str) -> Raw:
 
 def gather(store_path: Path, run_id: str, compare_base: str | None = None, alpha: float = 0.05) -> ReportData:
     """The whole page's data for `run_id` (and its comparison against `compare_base`)."""
-    from ironbench.analysis.checks import correctness
+    from ironbench.analysis.correctness import correctness
     from ironbench.analysis.field import field_numbers
     from ironbench.analysis.model_traffic import model_traffic
     from ironbench.analysis.recorded import run_suite

@@ -13,7 +13,7 @@ from typing import Any, Self, TypeVar, Union, get_args, get_origin, get_type_hin
 
 from ironbench.analysis.compare import CaseComparison, Comparison
 from ironbench.analysis.field import Survival
-from ironbench.analysis.gate import GateVerdict
+from ironbench.analysis.gate_verdict import GateVerdict
 from ironbench.analysis.model_traffic import ModelTraffic, Traffic
 from ironbench.core.events import GroupDecision
 from ironbench.core.outcome_codes import EXCLUDED_CODES
@@ -847,7 +847,7 @@ class FailureCauses:
 @dataclass(frozen=True, slots=True)
 class ChecksSection:
     """The harness's checks of the run's bricks and why its validations failed, as `ironbench
-    show` computes them (analysis.checks.correctness)."""
+    show` computes them (analysis.correctness.correctness)."""
 
     checks: CheckCounts | None = None
     """Its checks (none when nothing was checked)."""
@@ -916,6 +916,6 @@ class ReportData:
     """The sequential gate it ran under (`run --against`): its design and every look."""
     checks: ChecksSection | None = None
     """The harness's checks of its saved bricks (verified but wrong first) and why its validations
-    failed, as `show` computes them (analysis.checks.correctness)."""
+    failed, as `show` computes them (analysis.correctness.correctness)."""
     model: ModelSection | None = None
     """Its model traffic, when it served a model."""

@@ -7,7 +7,7 @@ from collections import Counter
 from collections.abc import Sequence
 from functools import lru_cache
 
-from ironbench.analysis.gate import GATED
+from ironbench.analysis.gate_verdict import GATED
 from ironbench.console import numbers
 from ironbench.console.numbers import percent
 from ironbench.core.outcome_codes import EXCLUDED_CODES, SUCCESS_CODES

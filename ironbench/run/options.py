@@ -12,7 +12,7 @@ from concurrent.futures import Executor
 from dataclasses import dataclass, field, replace
 
 from ironbench.core.events import RunStarted
-from ironbench.gateway.backends import Serving
+from ironbench.gateway import Serving
 from ironbench.run.guards import MAX_OUTAGE_SECONDS
 
 DEFAULT_DROP = 0.1  # a 10-point drop in success: what a release should not miss

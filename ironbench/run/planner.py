@@ -13,9 +13,8 @@ from typing import Any, Literal
 from ironbench.core.contract import forbidden_word
 from ironbench.core.errors import SuiteError
 from ironbench.core.kinds import Mode
-from ironbench.generators import get_generator
-from ironbench.generators.registry import Generator, seeded_rng
-from ironbench.suite.models import (
+from ironbench.generators import Generator, get_generator, seeded_rng
+from ironbench.suite import (
     AdversarialCase,
     BaselineCase,
     ConfidenceStop,

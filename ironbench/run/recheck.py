@@ -20,9 +20,9 @@ from ironbench.run.checking import check_event, check_material
 from ironbench.run.executors import DEBUG_DIR
 from ironbench.run.paths import RunPaths
 from ironbench.run.session import appender
-from ironbench.store.eventstore import Pending, open_store
-from ironbench.suite.models import Suite
-from ironbench.targets.checks import CheckMaterial, check_timeout, run_check
+from ironbench.store import Pending, open_store
+from ironbench.suite import Suite
+from ironbench.targets import CheckMaterial, check_timeout, run_check
 
 APPEND_BATCH = 32
 

@@ -6,7 +6,7 @@ from ironbench.core.events import DecisionTaken, InvocationCompleted, RunStarted
 from ironbench.core.keys import instruction_hash
 from ironbench.core.labels import group_of
 from ironbench.core.outcome import Outcome, same_rules
-from ironbench.store.eventstore import EventStore
+from ironbench.store import EventStore
 
 DECIDED = ("stable", "exhausted")
 

@@ -17,7 +17,7 @@ from pydantic import (
     model_validator,
 )
 
-from ironbench.generators.registry import GeneratorParams, canonical_name
+from ironbench.generators import GeneratorParams, canonical_name
 from ironbench.suite.safe_yaml import INT64
 
 MAX_VARIANTS = 10

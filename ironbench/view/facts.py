@@ -8,7 +8,7 @@ pages over server-sent events; every text from a suite, a target or a model is e
 
 from urllib.parse import quote
 
-from ironbench.analysis.gate import look_line
+from ironbench.analysis.gate_verdict import look_line
 from ironbench.console.progress import decision_line
 from ironbench.core import events
 from ironbench.core.events import RecordedEvent

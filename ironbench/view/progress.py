@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from ironbench.console.numbers import number
 from ironbench.core.events import VariantGenerated
 from ironbench.core.labels import track_of
-from ironbench.suite.models import Suite
+from ironbench.suite import Suite
 
 if TYPE_CHECKING:
     from ironbench.run.planner import Group

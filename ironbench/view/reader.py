@@ -26,11 +26,8 @@ from ironbench.core.events import (
 from ironbench.core.labels import group_path_sql
 from ironbench.core.model_calls import held, resolved
 from ironbench.report.records import Score, Thread, Turn
-from ironbench.store.eventstore import EventStore, open_read_only
-from ironbench.store.failures import sqlite_failure
-from ironbench.store.leases import Holder, Lease
-from ironbench.suite.models import Suite
-from ironbench.suite.recorded import suite_of_run
+from ironbench.store import EventStore, Holder, Lease, open_read_only, sqlite_failure
+from ironbench.suite import Suite, suite_of_run
 from ironbench.view.facts import ai_rewrite
 
 # Each run's counts as `ironbench runs` counts them: infrastructure errors (the backend
@@ -348,7 +345,7 @@ def check_store(store_path: Path) -> None:
     the viewer never migrates)."""
     import sqlite3
 
-    from ironbench.store.migrate import SCHEMA_HEAD
+    from ironbench.store import SCHEMA_HEAD
 
     path = Path(store_path)
     if not path.is_file():

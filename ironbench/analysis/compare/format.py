@@ -6,7 +6,7 @@ from ironbench.console.layout import render, wrap
 from ironbench.console.numbers import number, percent, points
 from ironbench.console.printable import printable
 from ironbench.core.labels import case_label
-from ironbench.stats.power import MAX_RUNS
+from ironbench.stats import MAX_RUNS
 
 
 def _mde(c: CaseComparison) -> str:

@@ -7,7 +7,7 @@ from ironbench.report.widgets import Col, section, table
 
 
 def checks(found: ChecksSection) -> Markup:
-    """`found`: analysis.checks.correctness of the run (its checks and failure causes)."""
+    """`found`: analysis.correctness.correctness of the run (its checks and failure causes)."""
     parts: list[Markup] = []
     checked = found.checks
     intro = (

@@ -122,6 +122,7 @@ __all__ = [
 # Named for the rest of the package, loaded on first use (importing the face stays cheap).
 if TYPE_CHECKING:
     from ironbench.stats.power import MAX_RUNS as MAX_RUNS
+    from ironbench.stats.power import RunsPlan as RunsPlan
     from ironbench.stats.regression_gate import GateDesign as GateDesign
     from ironbench.stats.regression_gate import design_gate as design_gate
     from ironbench.stats.regression_gate import look as look
@@ -130,6 +131,7 @@ if TYPE_CHECKING:
 _EXPORTS = {
     "GateDesign": "regression_gate",
     "MAX_RUNS": "power",
+    "RunsPlan": "power",
     "Stratum": "survival",
     "design_gate": "regression_gate",
     "look": "regression_gate",

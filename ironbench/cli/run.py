@@ -40,7 +40,7 @@ def _finish(paths, run_id: str, quiet: bool, no_report: bool) -> bool:
     its verdict sentences (the report's header) and the report's path. A run made with --against
     always ends with its gate's verdict (even quiet: it is what a CI log needs); returns whether
     the gate failed it."""
-    from ironbench.analysis.gate import gate_verdict
+    from ironbench.analysis.gate_verdict import gate_verdict
 
     gate = gate_verdict(paths.store_path, run_id)  # None for a run without --against
     if quiet and no_report and gate is None:
@@ -203,12 +203,12 @@ def run(
 ) -> None:
     """Run a suite against its target; prints the run id (the verdict and the report's path go to stderr).
     With --against, exits 1 when the run regressed against that run (a CI gate)."""
-    from ironbench.gateway.backends import parse_serving
+    from ironbench.gateway import parse_serving
     from ironbench.llms import EMBEDDED_MODEL
     from ironbench.run.options import Against, Limits, RunOptions
     from ironbench.run.runner import start_run
     from ironbench.sandbox import policy_from_options
-    from ironbench.suite.shipped import open_suite
+    from ironbench.suite import open_suite
 
     fence = policy_from_options(sandbox, allow_read, allow_write, allow_net, pass_env, memory)
     options = RunOptions(
@@ -322,7 +322,7 @@ def check(
     """Check (or check again) the bricks a run saved with the harness's checks, invoking no target;
     the verdicts are added to the run's events."""
     from ironbench.run.recheck import check_run
-    from ironbench.suite.shipped import open_suite
+    from ironbench.suite import open_suite
 
     loaded = open_suite(suite)[0] if suite is not None else None
     paths = run_paths(out, store)

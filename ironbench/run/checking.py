@@ -9,8 +9,8 @@ from collections.abc import Sequence
 
 from ironbench.core.events import CheckCompleted, InvocationCompleted
 from ironbench.run.planner import Group
-from ironbench.suite.models import PytestCheck, StressCase, Suite
-from ironbench.targets.checks import CheckMaterial, CheckResult
+from ironbench.suite import PytestCheck, StressCase, Suite
+from ironbench.targets import CheckMaterial, CheckResult
 
 
 def check_material(

@@ -25,15 +25,23 @@ from ironbench.core.errors import IronbenchError
 from ironbench.core.model_calls import backend_failure
 from ironbench.core.outcome import INFRA_STAGE, UNKNOWN, Outcome, parse_outcome, recorded_rules
 from ironbench.core.redact import Redactor
-from ironbench.gateway import GatewayError, GatewayLink, worker_link
-from ironbench.gateway.server import new_token
+from ironbench.gateway import GatewayError, GatewayLink, new_token, worker_link
 from ironbench.run.options import RunOptions
 from ironbench.run.planner import Group
 from ironbench.sandbox import Endpoint, Fence, fence_for
-from ironbench.targets.checks import CheckMaterial, CheckResult, check_timeout, run_check
-from ironbench.targets.command import ProcessResult, ensure_fresh_dir, invoke, preflight
-from ironbench.targets.registry import TargetSpec
-from ironbench.targets.version import TargetVersion, target_version
+from ironbench.targets import (
+    CheckMaterial,
+    CheckResult,
+    ProcessResult,
+    TargetSpec,
+    TargetVersion,
+    check_timeout,
+    ensure_fresh_dir,
+    invoke,
+    preflight,
+    run_check,
+    target_version,
+)
 
 SCHEDULER_ENV = "IRONBENCH_SCHEDULER"
 WORKDIRS_ENV = "IRONBENCH_WORKDIRS"  # on a worker: where its working directories go

@@ -8,7 +8,7 @@ from ironbench.run.checking import suite_check_paths
 from ironbench.run.options import RunOptions
 from ironbench.run.paths import RunPaths
 from ironbench.sandbox import Fence, fence_for
-from ironbench.suite.models import Suite
+from ironbench.suite import Suite
 
 
 def answer_key(paths: RunPaths, suite_path: str | None, suite: Suite) -> tuple[str, ...]:

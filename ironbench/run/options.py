@@ -12,7 +12,7 @@ from concurrent.futures import Executor
 from dataclasses import dataclass, field, replace
 
 from ironbench.core.events import RunStarted
-from ironbench.gateway.backends import Serving
+from ironbench.gateway import Serving
 from ironbench.run.guards import MAX_OUTAGE_SECONDS
 from ironbench.sandbox import SandboxPolicy
 

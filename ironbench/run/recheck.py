@@ -22,9 +22,9 @@ from ironbench.run.fencing import checks_fence
 from ironbench.run.options import DEFAULT_OPTIONS
 from ironbench.run.paths import RunPaths
 from ironbench.run.session import appender
-from ironbench.store.eventstore import Pending, open_store
-from ironbench.suite.models import Suite
-from ironbench.targets.checks import CheckMaterial, check_timeout, run_check
+from ironbench.store import Pending, open_store
+from ironbench.suite import Suite
+from ironbench.targets import CheckMaterial, check_timeout, run_check
 
 APPEND_BATCH = 32
 

@@ -23,10 +23,9 @@ from ironbench.run.options import DEFAULT_OPTIONS
 from ironbench.run.paths import RunPaths
 from ironbench.run.planner import Group
 from ironbench.run.session import Replays, invocation_env
-from ironbench.store.eventstore import EventStore, open_store
-from ironbench.suite.models import Suite
-from ironbench.targets.command import cap_output
-from ironbench.targets.registry import TargetSpec
+from ironbench.store import EventStore, open_store
+from ironbench.suite import Suite
+from ironbench.targets import TargetSpec, cap_output
 
 DIFF_LINES = 40  # of a divergence's diff, shown
 

@@ -33,7 +33,7 @@ from ironbench.projections.tree import OutputTree
 from ironbench.run.checking import suite_checks
 from ironbench.run.executors import InvocationExecutor, InvocationSetup, open_executor
 from ironbench.run.fencing import fenced
-from ironbench.run.gate import AgainstError, GateState, reference_counts
+from ironbench.run.gated_run import AgainstError, GateState, reference_counts
 from ironbench.run.guards import Backoff, resume_command
 from ironbench.run.options import DEFAULT_OPTIONS, Against, RunOptions
 from ironbench.run.paths import RunPaths
@@ -51,11 +51,9 @@ from ironbench.run.session import (
     stopped_on_full_disk,
 )
 from ironbench.sandbox import close_fences
-from ironbench.store.eventstore import EventStore, Pending, open_store
-from ironbench.store.leases import Lease
-from ironbench.suite.models import Suite
-from ironbench.targets.registry import TargetSpec, resolve_target
-from ironbench.targets.version import TargetVersion
+from ironbench.store import EventStore, Lease, Pending, open_store
+from ironbench.suite import Suite
+from ironbench.targets import TargetSpec, TargetVersion, resolve_target
 
 
 def new_run_id(store: EventStore, now: datetime | None = None) -> str:
@@ -209,7 +207,7 @@ def start_run(
     shipped name or a file) overrides the suite's outcome rules; a suite's relative path is
     read from the suite's folder (`suite_path`: where the suite was read from). With
     `options.against` the cases run in rounds under a sequential regression gate against that
-    stored run of the same suite (run/gate.py). `options.serve_model` (else the suite's) serves
+    stored run of the same suite (run/gated_run.py). `options.serve_model` (else the suite's) serves
     the target's model calls through the model gateway, and records them; `options.replay_of`
     answers them from that run's recorded calls instead. After an infrastructure error nothing
     starts until a backoff has passed; the run stops once its backend has failed for
@@ -310,7 +308,7 @@ def _start_gauntlet(
     redactor: Redactor,
     options: RunOptions,
 ) -> str:
-    from ironbench.gauntlet.engines import preflight_engines
+    from ironbench.gauntlet import preflight_engines
 
     # unknown models, classes and commands: before anything is written
     preflight_engines(suite.engines, suite_path or "suite")
@@ -328,7 +326,7 @@ def _start_gauntlet(
 
 def _gauntlet(suite: Suite, io: RunIO, history: list[RecordedEvent]) -> str:
     """Gauntlet engines are model conversations: they run here, on the coordinator."""
-    from ironbench.gauntlet.rounds import run_gauntlet
+    from ironbench.gauntlet import run_gauntlet
 
     status = run_gauntlet(suite, io.run_id, io.append, io.reporter.note, history)
     io.tree.flush()

@@ -26,7 +26,7 @@ from ironbench.gateway import GatewayProcess
 from ironbench.projections.tree import OutputTree
 from ironbench.run.checking import check_event, group_checks
 from ironbench.run.executors import DEBUG_DIR, InvocationExecutor, InvocationSetup, Ran, Work, run_invocation
-from ironbench.run.gate import GateState
+from ironbench.run.gated_run import GateState
 from ironbench.run.guards import Backoff, RunGuard, resume_command
 from ironbench.run.options import RunOptions
 from ironbench.run.paths import RunPaths
@@ -46,11 +46,9 @@ from ironbench.run.stopping import (
     stress_level_decision,
     variant_decision,
 )
-from ironbench.store.eventstore import EventStore, Pending
-from ironbench.suite.models import Suite
-from ironbench.targets import containment
-from ironbench.targets.command import cap_output
-from ironbench.targets.registry import TargetSpec
+from ironbench.store import EventStore, Pending
+from ironbench.suite import Suite
+from ironbench.targets import TargetSpec, cap_output, containment
 
 RUN_STREAM = "run"
 # Appends events (None entries skipped), projects them, and returns them as recorded.

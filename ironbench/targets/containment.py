@@ -38,7 +38,7 @@ import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ironbench.sandbox.fence import HELPERS
+from ironbench.sandbox import HELPERS
 
 CONTAINMENT_VAR = "IRONBENCH_CONTAINMENT_ID"
 PR_SET_CHILD_SUBREAPER = 36

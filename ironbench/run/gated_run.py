@@ -16,10 +16,9 @@ from ironbench.core.outcome import Outcome
 from ironbench.run.options import Against
 from ironbench.run.planner import BASE_VARIANT
 from ironbench.run.stopping import StopDecision, evidence
-from ironbench.stats import significant, stratified_exact_test
-from ironbench.stats.regression_gate import GateDesign, design_gate, look
-from ironbench.store.eventstore import EventStore
-from ironbench.suite.models import BaselineCase, Suite
+from ironbench.stats import GateDesign, design_gate, look, significant, stratified_exact_test
+from ironbench.store import EventStore
+from ironbench.suite import BaselineCase, Suite
 
 
 class AgainstError(IronbenchError):

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from ironbench.analysis.model_traffic import model_traffic
 from ironbench.analysis.query import QueryResult, connect, run_sql, shipped_queries
+from ironbench.analysis.recorded import run_fences
 from ironbench.console.numbers import percent
 from ironbench.console.printable import printable
 from ironbench.core.errors import RunNotFound
@@ -236,9 +237,20 @@ def show_run(store_path: Path, run_id: str) -> tuple[dict, QueryResult, list[dic
             header["model"] = traffic.run.sentence()
             verdicts += [{"case_id": case.case_id, "kind": "model", "text": case.sentence()} for case in traffic.cases]
         verdicts.sort(key=lambda v: v["case_id"])  # stable: each case's reference, then the rest
-        return header, cases, gate_verdicts(store_path, run_id) + verdicts
+        return header, cases, fence_verdicts(store_path, run_id, header) + gate_verdicts(store_path, run_id) + verdicts
     finally:
         con.close()
+
+
+def fence_verdicts(store_path: Path, run_id: str, header: dict) -> list[dict]:
+    """The fence its targets ran in, in the header; below full, the first verdict line says so."""
+    if "imported" in header:
+        return []
+    fence = run_fences(store_path, run_id)
+    header["sandbox"] = fence.short()
+    if not fence.below_full:
+        return []
+    return [{"case_id": "(all cases)", "kind": "fence", "text": fence.sentence()}]
 
 
 def gate_verdicts(store_path: Path, run_id: str) -> list[dict]:

@@ -55,7 +55,7 @@ def _finish(paths, run_id: str, quiet: bool, no_report: bool) -> bool:
     width = min(100, shutil.get_terminal_size((100, 24)).columns)
     if not quiet:
         typer.echo(printable("\n".join(run_summary(paths.store_path, run_id)), keep_newlines=True), err=True)
-    shown = report.console(width, only=("gate",) if quiet else None)
+    shown = report.console(width, only=("fence", "gate") if quiet else None)
     if shown:
         typer.echo(printable(shown, keep_newlines=True), err=True)
     if report.path is not None:

@@ -74,6 +74,11 @@ def upcast_run_started_v7_v8(payload: Payload) -> Payload:
     return _unrecorded(payload, "serve_model", "replay_of")
 
 
+def upcast_run_started_v8_v9(payload: Payload) -> Payload:
+    """631ca7f: the fence the run asked for (None: recorded before runs were fenced)."""
+    return _unrecorded(payload, "sandbox")
+
+
 # -- invocation_started -------------------------------------------------------------------
 
 
@@ -221,6 +226,7 @@ UPCASTERS: dict[str, tuple[Upcaster, ...]] = {
         upcast_run_started_v5_v6,
         upcast_run_started_v6_v7,
         upcast_run_started_v7_v8,
+        upcast_run_started_v8_v9,
     ),
     "invocation_started": (upcast_invocation_started_v1_v2, upcast_invocation_started_v2_v3),
     "invocation_completed": (

@@ -18,6 +18,7 @@ from ironbench.core import events
 from ironbench.core.errors import StoreError
 from ironbench.core.events import RecordedEvent, run_started
 from ironbench.core.files import is_partial, write_atomic
+from ironbench.core.kinds import FENCE_LEVELS
 from ironbench.core.labels import group_of, track_of
 from ironbench.projections.figures import Reference, case_robustness, judged_reference
 from ironbench.projections.gauntlet_summary import ScenarioRecord, TurnRecord
@@ -98,6 +99,7 @@ class _RunState:
     variants: dict[str, dict[str, dict[str, None]]] = field(default_factory=dict)
     checks: Checks = field(default_factory=Checks)  # the latest check of each brick
     checked_groups: set[str] = field(default_factory=set)  # groups with a check event (a re-check may add one)
+    fences: dict[str, events.SandboxApplied] = field(default_factory=dict)  # by worker: the fence it gave
 
     @property
     def run(self) -> events.RunStarted:
@@ -119,6 +121,20 @@ class _RunState:
             if check is None or check.verdict != "harness_fault":
                 judged.append(replace(run, success=check is not None and check.verdict == "correct"))
         return judged
+
+
+def _sandbox(started: events.RunStarted, fences: dict[str, events.SandboxApplied]) -> dict:
+    """metadata.json's `sandbox`: the mode the run asked for, the lowest level a machine gave
+    (None until one fenced a target), and each machine's fence."""
+    level = min((fence.level for fence in fences.values()), key=FENCE_LEVELS.index, default=None)
+    return {
+        "mode": (started.sandbox or {}).get("mode"),
+        "level": level,
+        "machines": [
+            {"worker": f.worker, "level": f.level, "mechanism": f.mechanism, "missing": f.missing}
+            for f in fences.values()
+        ],
+    }
 
 
 class OutputTree:
@@ -219,6 +235,8 @@ class OutputTree:
                         **({"renamed_from": event.renamed_from} if event.renamed_from else {}),
                     }
                 }
+            case events.SandboxApplied() as event:
+                state.fences[event.worker] = event
             case events.RunFinished():
                 state.status = {"status": "finished", "finished_utc": recorded.timestamp_utc}
             case events.RunAborted() as event:
@@ -283,7 +301,7 @@ class OutputTree:
                 self._write_ai_failure(state, recorded.stream)
             case events.TurnScored() | events.ScenarioFinished():
                 self._gauntlets[recorded.run_id] = state
-            case events.RunFinished() | events.RunAborted() | events.RunImported():
+            case events.RunFinished() | events.RunAborted() | events.RunImported() | events.SandboxApplied():
                 self._write_metadata(state)
 
     def _write_metadata(self, state: _RunState) -> None:
@@ -313,6 +331,7 @@ class OutputTree:
             **({"serve_model": started.serve_model} if started.serve_model else {}),
             **({"replay_of": started.replay_of} if started.replay_of else {}),
             **({"ironclad_version_source": started.ironclad_version_source} if started.ironclad_version_source else {}),
+            **({"sandbox": _sandbox(started, state.fences)} if started.sandbox or state.fences else {}),
             **state.imported,
             **state.status,
         }

@@ -211,7 +211,7 @@ def gather(store_path: Path, run_id: str, compare_base: str | None = None, alpha
     from ironbench.analysis.correctness import correctness
     from ironbench.analysis.field import field_numbers
     from ironbench.analysis.model_traffic import model_traffic
-    from ironbench.analysis.recorded import run_suite
+    from ironbench.analysis.recorded import run_fences, run_suite
 
     data = shape(query(store_path, run_id), run_suite(store_path, run_id))
     numbers = field_numbers(store_path, run_id)
@@ -222,6 +222,7 @@ def gather(store_path: Path, run_id: str, compare_base: str | None = None, alpha
         survival=numbers.survival,
         checks=None if checked is None else from_json(ChecksSection, checked.to_dict()),
         model=ModelSection.of(model_traffic(store_path, run_id)),
+        fence=None if data.run.imported else run_fences(store_path, run_id),
     )
     if data.run.imported:
         data = _imported(store_path, run_id, data)

@@ -15,6 +15,7 @@ from ironbench.analysis.compare import CaseComparison, Comparison
 from ironbench.analysis.field import Survival
 from ironbench.analysis.gate_verdict import GateVerdict
 from ironbench.analysis.model_traffic import ModelTraffic, Traffic
+from ironbench.analysis.recorded import FenceSeen
 from ironbench.core.events import GroupDecision
 from ironbench.core.outcome_codes import EXCLUDED_CODES
 from ironbench.projections.gauntlet_summary import EngineComparison
@@ -919,3 +920,5 @@ class ReportData:
     failed, as `show` computes them (analysis.correctness.correctness)."""
     model: ModelSection | None = None
     """Its model traffic, when it served a model."""
+    fence: FenceSeen | None = None
+    """The fences its targets ran in (None: an imported run, fenced or not where it ran)."""

@@ -75,6 +75,8 @@ def _names(names: Sequence[str | None]) -> str:
 def verdicts(data: ReportData) -> list[Verdict]:
     """Every verdict the gathered data supports, in page order."""
     out: list[Verdict] = []
+    if data.fence is not None and data.fence.below_full:  # first: what every verdict below rests on
+        out.append(Verdict("fence", data.fence.sentence(), data.fence.evidence()))
     ran_elsewhere = data.imported is not None and data.imported.format == "outputs"
     if data.imported:
         out.append(_imported(data.imported))

@@ -262,7 +262,10 @@ class Fence:
         ]  # fmt: skip
         size = str(self.policy.memory_mb << 20)
         sealed = []  # hidden trees: empty, and read-only once what lies inside them is bound
+        hidden_trees = [h for h in self.hidden if os.path.isdir(h)]
         for hidden in self.hidden:
+            if not os.path.isdir(hidden) and any(_under(hidden, tree) for tree in hidden_trees):
+                continue  # a file in an empty tree is gone already: binding over it would show its name
             if os.path.isdir(hidden):
                 options += ["--size", size, "--tmpfs", hidden]
                 if hidden not in WRITABLE_HIDDEN:

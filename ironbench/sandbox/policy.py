@@ -144,7 +144,7 @@ class SandboxPolicy:
 
     def to_dict(self) -> dict:
         return {
-            "mode": self.mode,
+            "mode": self.mode or "auto",  # as it ran: not asked is auto
             "allow_read": list(self.allow_read),
             "allow_write": list(self.allow_write),
             "allow_net": [str(e) for e in self.allow_net],

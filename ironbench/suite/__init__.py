@@ -25,11 +25,11 @@ __all__ = [
 # Named for the rest of the package, loaded on first use (importing the face stays cheap).
 if TYPE_CHECKING:
     from ironbench.suite.models import CommandEngineSpec as CommandEngineSpec
-    from ironbench.suite.models import PytestCheck as PytestCheck
     from ironbench.suite.models import ConfidenceStop as ConfidenceStop
     from ironbench.suite.models import FixedStop as FixedStop
     from ironbench.suite.models import GuardedEngineSpec as GuardedEngineSpec
     from ironbench.suite.models import LlmEngineSpec as LlmEngineSpec
+    from ironbench.suite.models import PytestCheck as PytestCheck
     from ironbench.suite.models import PythonEngineSpec as PythonEngineSpec
     from ironbench.suite.models import SeedStop as SeedStop
     from ironbench.suite.models import VariantEntry as VariantEntry

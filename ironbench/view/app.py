@@ -110,7 +110,9 @@ class Viewer:
 
         run_id = row.run_id
         engines = reader.violations(PRIMARY_SCORER, run_id).get(run_id, []) if row.gauntlet else []
-        return Decided(reader.tallies(run_id).get(run_id, {}), engines)
+        fence = reader.fence(run_id) if not row.imported else None
+        below = fence.short() if fence is not None and fence.below_full else None
+        return Decided(reader.tallies(run_id).get(run_id, {}), engines, below)
 
     def progress(self, reader: Reader, row: RunRow) -> Progress:
         run_id, status = row.run_id, row.status

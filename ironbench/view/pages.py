@@ -195,7 +195,7 @@ def select_runs(runs: list[Listed], query: RunsQuery) -> list[Listed]:
 def verdict_line(decided: Decided) -> str:
     """A run's decisions in one line (its page states each verdict with its evidence):
     `baseline: 3 stable, 1 exhausted · adversarial: 2 of 14 variants changed the outcome`."""
-    parts = []
+    parts = [f"fence below full: {decided.below_full}"] if decided.below_full else []
     engines = decided.engines
     for mode in ("baseline", "adversarial", "stress"):
         counts = decided.tallies.get(mode) or {}

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ironbench.analysis.recorded import started_event
+from ironbench.analysis.recorded import FenceSeen, fences_of, started_event
 from ironbench.analysis.show import logs_in, run_status
 from ironbench.core.errors import RunNotFound, StoreError
 from ironbench.core.events import (
@@ -103,6 +103,7 @@ class Decided:
 
     tallies: dict[str, dict[str, int]]  # mode -> decision -> how many
     engines: Sequence[tuple[str, int, int]] = ()  # (engine, conversations, conversations violated)
+    below_full: str | None = None  # the fence its targets ran in, when below full (its level or "unfenced")
 
     @property
     def decisions(self) -> int:
@@ -210,6 +211,11 @@ class Reader:
         with self.lock:
             first = started_event(self.store, run_id)
         return suite_of_run(first)
+
+    def fence(self, run_id: str) -> FenceSeen:
+        """The fences the run's targets ran in (`analysis.recorded.fences_of`)."""
+        with self.lock:
+            return fences_of(self.store, run_id)
 
     # -- progress ------------------------------------------------------------------------
 

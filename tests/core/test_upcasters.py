@@ -15,7 +15,7 @@ RECORDED = Path(__file__).resolve().parents[1] / "fixtures" / "recorded_events"
 # Per event type, the commit that recorded each of its shapes, version 1 first: the store's
 # first revision (or the type's own first commit), then each commit that changed the shape.
 SHAPES = {
-    "run_started": ["78fe111", "8522bb5", "661b376", "3cf0719", "4a83c48", "f696db4", "bafd3a5", "5b5c833"],
+    "run_started": ["78fe111", "8522bb5", "661b376", "3cf0719", "4a83c48", "f696db4", "bafd3a5", "5b5c833", "631ca7f"],
     "invocation_started": ["78fe111", "cb3309d", "bafd3a5"],
     "invocation_completed": [
         *("78fe111", "cb3309d", "f7edeb4", "8522bb5", "661b376"),

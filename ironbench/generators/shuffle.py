@@ -64,6 +64,7 @@ class ShuffleWords:
     movable_subordinators: frozenset[str]
     movable_adverbs: frozenset[str]
     output_verbs: frozenset[str]
+    scoped: frozenset[str]
     ordered_words: frozenset[str]
     verbs: frozenset[str]  # base forms
     verb_forms: frozenset[str]  # base and third-person forms
@@ -96,6 +97,7 @@ def shuffle_words() -> ShuffleWords:
         movable_subordinators=group("movable_subordinators"),
         movable_adverbs=group("movable_adverbs"),
         output_verbs=group("output_verbs"),
+        scoped=group("scoped"),
         ordered_words=group("ordered_words"),
         verbs=verbs,
         verb_forms=verbs | {third_person(v) for v in verbs},
@@ -275,10 +277,15 @@ def _segments(body: tuple[Token, ...], start: int, main_verb: int | None, words:
         if inside:
             index += 1
             continue
-        if w in classes.relatives and index > start:
+        if w in classes.relatives and index > start and nounish(body[index - 1]):
             verb = _verb_after(body, index + 1)
             following = body[index + 1] if index + 1 < len(body) else None
-            if following is not None and (_object_starter(following) or not following.is_word):
+            if (
+                following is None
+                or _object_starter(following)
+                or not following.is_word
+                or _word(body[index - 1]) in ("such", "so", "now", "except")
+            ):
                 cuts.append((index, "complement", None))
             else:
                 cuts.append((index, "relative", verb))
@@ -336,6 +343,11 @@ def _segments(body: tuple[Token, ...], start: int, main_verb: int | None, words:
     return marked
 
 
+# Prepositions whose -ing word is a verb ("by replacing runs"); after others it is an
+# adjective ("in descending order").
+_GERUND_TAKERS = frozenset({"by", "without", "before", "after", "through", "via", "upon", "while", "when"})
+
+
 def _opens_unit(body: tuple[Token, ...], index: int, words: ShuffleWords) -> UnitKind | None:
     """What kind of phrase opens at `index`, if any. A phrase never opens after a word it
     completes ("closest to zero", "such as", "sorted by key") or inside "at most"."""
@@ -347,8 +359,12 @@ def _opens_unit(body: tuple[Token, ...], index: int, words: ShuffleWords) -> Uni
     if w in word_classes().prepositions and w not in ("of", "than", "like"):
         if w == "at" and following in ("most", "least"):
             return None
-        if index + 1 < len(body) and (following in words.adverbial_participles or is_participle(body[index + 1])):
-            return "participle"  # "by replacing ...", "without using ..."
+        if (
+            w in _GERUND_TAKERS
+            and index + 1 < len(body)
+            and (following in words.adverbial_participles or is_participle(body[index + 1]))
+        ):
+            return "participle"  # "by replacing ...", "without using ..." (but "in descending order")
         return "pp"
     if (w in words.adverbial_participles or w in words.scoping) and before is not None and nounish(before):
         return "participle"
@@ -357,11 +373,29 @@ def _opens_unit(body: tuple[Token, ...], index: int, words: ShuffleWords) -> Uni
     return None
 
 
+def _opens_clause(body: tuple[Token, ...], index: int) -> bool:
+    """Whether a verb, a participle or a clause starts at `index` (after a comma)."""
+    if index >= len(body) or not body[index].is_word:
+        return False
+    w, classes, words = body[index].lower, word_classes(), shuffle_words()
+    return (
+        w in words.verb_forms
+        or is_participle(body[index])
+        or w in classes.relatives
+        or w in classes.subordinators
+        or w in classes.pronouns
+        or w in classes.coordinators
+    )
+
+
 def _units(body: tuple[Token, ...], verb: int, end: int, words: ShuffleWords) -> tuple[tuple[Unit, ...], int]:
     """The phrases after the verb's object, up to `end`; and where the object ends. A
     participle's phrase runs to the end: what follows it is its own."""
     starts: list[tuple[int, UnitKind]] = []
     for index in range(verb + 1, end):
+        if body[index].text in ",;:" and _opens_clause(body, index + 1):
+            end = index  # what follows is another verb's ("the integer x, shift the digits by n")
+            break
         kind = _opens_unit(body, index, words)
         if kind is None:
             continue
@@ -392,7 +426,15 @@ def _units(body: tuple[Token, ...], verb: int, end: int, words: ShuffleWords) ->
 # Moves ---------------------------------------------------------------------------------
 
 
-def _movable(reading: Reading, unit: Unit) -> bool:
+# Words that take a phrase even from before their noun: "the closest integer to it".
+_COMPARING = frozenset({
+    "closest", "nearest", "closer", "equal", "same", "similar", "identical", "greater", "smaller", "larger",
+    "less", "more", "fewer", "higher", "lower", "longer", "shorter", "bigger", "different", "equivalent",
+    "relative", "proportional", "adjacent", "next", "prior",
+})  # fmt: skip
+
+
+def _movable(reading: Reading, unit: Unit, verb: int) -> bool:
     """A unit may leave its place: its opener does not complete the word before it."""
     body = reading.body
     if unit.end <= unit.start:
@@ -400,6 +442,13 @@ def _movable(reading: Reading, unit: Unit) -> bool:
     if unit.kind in ("subordinate", "participle"):
         return not any(_word(t) in ("otherwise", "else") for t in body)
     before = body[unit.start - 1] if unit.start > 0 else None
+    after = body[unit.end] if unit.end < len(body) else None
+    if after is not None and _word(after) in word_classes().relatives:
+        return False  # "in the indices that are ...": the clause is the phrase's noun's
+    if _word(body[unit.start]) in ("to", "as", "than", "from") and any(
+        _word(t) in _COMPARING for t in body[verb + 1 : unit.start]
+    ):
+        return False  # "the closest integer to it", "the same length as"
     return before is not None and nounish(before)
 
 
@@ -513,7 +562,7 @@ def _front_moves(reading: Reading) -> Iterator[list[Token]]:
             segment.kind != "coordinated" and number + 1 < len(segments) and segments[number + 1].kind == "coordinated"
         )
         for unit in segment.units:
-            if unit.kind == "adverb" or unit.start <= segment.verb + 1 or not _movable(reading, unit):
+            if unit.kind == "adverb" or unit.start <= segment.verb + 1 or not _movable(reading, unit, segment.verb):
                 continue  # the verb keeps an object ("check if ..." is its object)
             moved = _unit_tokens(reading, unit)
             rest = _without(reading, unit)
@@ -615,12 +664,14 @@ def _object_moves(reading: Reading) -> Iterator[list[Token]]:
         if not obj_words or any(t.text == "," for t in obj):
             continue
         # A heavy object after the phrase that followed it: "compile into regex objects a list of ...".
-        if pps and pps[0].start == segment.object_end and _movable(reading, pps[0]):
+        # (Not a deliverable's: "Create a class with ..." keeps the class first.)
+        deliverable = segment.kind == "main" and reading.framing
+        if pps and pps[0].start == segment.object_end and not deliverable and _movable(reading, pps[0], segment.verb):
             unit = pps[0]
             shifted = list(body[unit.start : unit.end])
             if obj_words >= 3 and len(shifted) <= obj_words + 1:
                 yield [*body[: segment.verb + 1], *shifted, *obj, *body[unit.end :]]
-            elif obj_words < 3 and len(shifted) <= 4 and not (segment.kind == "main" and reading.framing):
+            elif obj_words < 3 and len(shifted) <= 4:
                 # a light object: the phrase goes between commas ("removes, from a string, duplicates")
                 yield [*body[: segment.verb + 1], comma(), *shifted, comma(), *obj, *body[unit.end :]]
         # Two phrases after one object change places.
@@ -629,8 +680,8 @@ def _object_moves(reading: Reading) -> Iterator[list[Token]]:
             if (
                 left.kind == right.kind == "pp"
                 and left.end == right.start
-                and _movable(reading, left)
-                and _movable(reading, right)
+                and _movable(reading, left, segment.verb)
+                and _movable(reading, right, segment.verb)
             ):
                 yield [
                     *body[: left.start],
@@ -671,13 +722,9 @@ def _coordination_moves(reading: Reading) -> Iterator[list[Token]]:
         if segment is None or _ordered(reading, segment, members[0][0]):
             continue
         spans = [list(body[a:b]) for a, b in members]
-        if len({_kind_of(span[0]) for span in spans}) != 1:
-            continue  # members of one kind: "a stack and a queue", "letters or digits"
-        longest, shortest = max(len(s) for s in spans), min(len(s) for s in spans)
-        if longest > 4 or longest > 3 * shortest:
-            continue
         if any(
             _word(t) in words.ordered_words
+            or _word(t) in words.scoped
             or _word(t) in classes.auxiliaries
             or _word(t) in classes.relatives
             or _word(t) in classes.pronouns
@@ -687,13 +734,20 @@ def _coordination_moves(reading: Reading) -> Iterator[list[Token]]:
             for t in span
         ):
             continue  # "the character and its count": a member that points back stays after
-        # Swap neighbours, one pair at a time: "get, set and size" -> "set, get and size".
+
+        def alike(x: list[Token], y: list[Token]) -> bool:
+            # members of one kind and weight: "a stack and a queue", "letters or digits"
+            return _kind_of(x[0]) == _kind_of(y[0]) and max(len(x), len(y)) <= min(4, 3 * min(len(x), len(y)))
+
+        # Neighbours of one kind swap, one pair at a time ("get, set and a maximum size" ->
+        # "set, get and a maximum size"); members all of one kind also rotate.
         for k in range(len(members) - 1):
-            order = list(range(len(members)))
-            order[k], order[k + 1] = order[k + 1], order[k]
-            yield list(_rebuild(body, members, order))
-        if len(members) > 2:
-            yield list(_rebuild(body, members, [*range(1, len(members)), 0]))
+            if alike(spans[k], spans[k + 1]):
+                order = list(range(len(members)))
+                order[k], order[k + 1] = order[k + 1], order[k]
+                yield _rebuild(body, members, order)
+        if len(members) > 2 and all(alike(spans[0], span) for span in spans[1:]):
+            yield _rebuild(body, members, [*range(1, len(members)), 0])
 
 
 def _kind_of(token: Token) -> str:

@@ -19,7 +19,7 @@ import yaml
 from pydantic import Field
 
 from ironbench.generators.registry import GeneratorParams, register_generator
-from ironbench.generators.shuffle import is_participle, read, third_person
+from ironbench.generators.shuffle import Reading, is_participle, read, third_person
 from ironbench.generators.wording import DATA, Sentence, Token, sentences, word_classes
 
 
@@ -42,7 +42,7 @@ class Entry:
     """What a stretch of words may become, and where it holds."""
 
     options: tuple[str, ...]
-    pos: str  # verb, noun, word (as written), relative
+    pos: str  # imperative, verb, noun, word (as written), relative
     form: str = "base"  # base, s, ing (verbs); singular, plural (nouns)
     requires: str = ""  # a word that must follow in the clause ("compile * into")
 
@@ -121,6 +121,8 @@ def build_map(data: Mapping, extra: Mapping[str, list[str]] | None = None) -> Sy
         if key and entry.options and entry not in entries.setdefault(key, []):
             entries[key].append(entry)
 
+    for key, options in (data.get("imperatives") or {}).items():
+        add(str(key), Entry(tuple(str(o) for o in options), "imperative"))
     for key, options in (data.get("verbs") or {}).items():
         lemma, _, requires = str(key).partition(" * ")
         for form, make in (("base", lambda v: v), ("s", lambda v: s_form(v, irregular)), ("ing", None)):
@@ -206,9 +208,8 @@ def _protected(tokens: tuple[Token, ...], synonyms: SynonymMap, whitelist: froze
     return protected
 
 
-def _verb_positions(sentence: Sentence) -> frozenset[int]:
+def _verb_positions(sentence: Sentence, reading: Reading) -> frozenset[int]:
     """Where a verb stands: the imperative, each clause's verb, a verb after "to" or a modal."""
-    reading = read(sentence)
     positions = {s.verb for s in reading.segments if s.verb is not None}
     if reading.main_verb is not None:
         positions.add(reading.main_verb)
@@ -219,8 +220,8 @@ def _verb_positions(sentence: Sentence) -> frozenset[int]:
     return frozenset(positions)
 
 
-def _relative_starts(sentence: Sentence) -> frozenset[int]:
-    reading = read(sentence)
+def _relative_starts(reading: Reading) -> frozenset[int]:
+    """Where "that" or "which" opens a restrictive relative clause (not after a comma)."""
     return frozenset(
         s.start
         for s in reading.segments
@@ -228,7 +229,15 @@ def _relative_starts(sentence: Sentence) -> frozenset[int]:
     )
 
 
-def _holds(entry: Entry, tokens: tuple[Token, ...], start: int, end: int, verbs: frozenset[int], relatives) -> bool:
+def _holds(
+    entry: Entry,
+    tokens: tuple[Token, ...],
+    start: int,
+    end: int,
+    verbs: frozenset[int],
+    relatives: frozenset[int],
+    imperative: int | None,
+) -> bool:
     """Whether the entry's part of speech and condition hold for tokens [start, end)."""
     determiners = word_classes().determiners
     before = tokens[start - 1].lower if start > 0 else ""
@@ -246,9 +255,13 @@ def _holds(entry: Entry, tokens: tuple[Token, ...], start: int, end: int, verbs:
         return start not in verbs and before not in _MODALS
     if entry.pos == "relative":
         return start in relatives
+    if entry.pos == "imperative":
+        return start == imperative
     return True
 
 
+# A replacement never repeats a word beside it ("Count the count of ..."); these may repeat.
+_SMALL_WORDS = frozenset({"a", "an", "the", "of", "to", "in", "on", "by", "with", "than", "as", "no", "not"})
 _PARTICLES = frozenset({"back", "out", "up", "over", "off", "down", "away"})
 
 
@@ -267,8 +280,10 @@ def sites(instruction: str, params: SynonymSubstitution) -> list[Site]:
     for number, sentence in enumerate(sentences(instruction)):
         tokens = sentence.tokens
         protected = _protected(tokens, synonyms, whitelist)
-        verbs = _verb_positions(sentence)
-        relatives = _relative_starts(sentence)
+        reading = read(sentence)
+        verbs = _verb_positions(sentence, reading)
+        relatives = _relative_starts(reading)
+        imperative = reading.main_verb
         index = 0
         while index < len(tokens):
             matched = False
@@ -279,12 +294,16 @@ def sites(instruction: str, params: SynonymSubstitution) -> list[Site]:
                 key = tuple(t.lower for t in stretch)
                 options: list[str] = []
                 following = tokens[index + size].lower if index + size < len(tokens) else ""
+                nearby = {t.lower for t in tokens[max(0, index - 2) : index + size + 2]} - set(key)
                 for entry in synonyms.entries.get(key, ()):
-                    if _holds(entry, tokens, index, index + size, verbs, relatives):
+                    if _holds(entry, tokens, index, index + size, verbs, relatives, imperative):
                         options += [
                             o
                             for o in entry.options
-                            if o.lower() != " ".join(key) and o not in options and not _split_particle(o, following)
+                            if o.lower() != " ".join(key)
+                            and o not in options
+                            and not _split_particle(o, following)
+                            and not nearby & set(o.lower().split()) - _SMALL_WORDS
                         ]
                 if options:
                     found.append(Site(number, index, index + size, tuple(options)))

@@ -33,7 +33,7 @@ from typing import Annotated, Literal
 import yaml
 from pydantic import Field
 
-from ironbench.generators.registry import GeneratorParams, register_generator
+from ironbench.generators.registry import GeneratorParams, Room, register_generator
 from ironbench.generators.wording import (
     DATA,
     PROTECTED_KINDS,
@@ -945,11 +945,35 @@ def shuffles(instruction: str) -> list[str]:
     return [_text(instruction, found, readings, [edit]) for edit in options]
 
 
+_MOST_COUNTED = 1000  # wordings counted at most: a suite asks for ten
+
+
+def shuffle_room(base: str, params: LexicalShuffle) -> Room:
+    """How many distinct shuffles the instruction has (moves on disjoint stretches, up to
+    max_swaps of them), and why no more."""
+    found, readings, options = _options(base)
+    if not options:
+        return Room(0, "no phrase or clause of this instruction may move safely")
+    texts = {_text(base, found, readings, [edit]) for edit in options}
+    frontier: list[list[Edit]] = [[edit] for edit in options]
+    for _ in range(params.max_swaps - 1):
+        grown = []
+        for chosen in frontier:
+            for edit in options[options.index(chosen[-1]) + 1 :]:
+                if all(edit.disjoint(c) for c in chosen) and len(texts) < _MOST_COUNTED:
+                    grown.append([*chosen, edit])
+                    texts.add(_text(base, found, readings, grown[-1]))
+        frontier = grown
+    moves = "move" if len(options) == 1 else "moves"
+    return Room(len(texts), f"{len(options)} safe {moves} of a phrase or clause in this instruction")
+
+
 @register_generator(
     "lexical_shuffle",
     "variant",
     LexicalShuffle,
     "reorder phrases and clauses where safe (front a phrase, swap coordinated members); same words",
+    room=shuffle_room,
 )
 def lexical_shuffle(base: str, params: LexicalShuffle, rng: random.Random) -> str | None:
     found, readings, options = _options(base)

@@ -18,7 +18,7 @@ from typing import Annotated
 import yaml
 from pydantic import Field
 
-from ironbench.generators.registry import GeneratorParams, register_generator
+from ironbench.generators.registry import GeneratorParams, Room, register_generator
 from ironbench.generators.shuffle import Reading, is_participle, read, third_person
 from ironbench.generators.wording import DATA, Sentence, Token, sentences, word_classes
 
@@ -355,12 +355,29 @@ def substitute(instruction: str, chosen: Iterable[tuple[Site, str]]) -> str:
     return "".join(out) + instruction[last:]
 
 
+def synonym_room(base: str, params: SynonymSubstitution) -> Room:
+    """How many distinct substitutions the instruction has (up to max_replacements of its
+    words the map has, each by any of its synonyms), and why no more."""
+    candidates = sites(base, params)
+    if not candidates:
+        return Room(0, "the synonym map has no word of this instruction outside protected text")
+    # Choices of up to max_replacements sites, each site one of its options: the sums of the
+    # elementary symmetric polynomials of the option counts.
+    sums = [1] + [0] * params.max_replacements
+    for site in candidates:
+        for k in range(params.max_replacements, 0, -1):
+            sums[k] += sums[k - 1] * len(site.options)
+    words = "word" if len(candidates) == 1 else "words or phrases"
+    return Room(sum(sums[1:]), f"the synonym map has {len(candidates)} {words} of this instruction")
+
+
 @register_generator(
     "synonym_substitution",
     "variant",
     SynonymSubstitution,
     "replace up to max_replacements words or phrases from a controlled synonym map, each in its own "
     "part of speech and form; code, quoted text, identifiers, numbers, type words and technical terms kept",
+    room=synonym_room,
 )
 def synonym_substitution(base: str, params: SynonymSubstitution, rng: random.Random) -> str | None:
     candidates = sites(base, params)

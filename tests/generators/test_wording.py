@@ -429,3 +429,41 @@ def test_the_instruction_sets_cover_what_users_write():
             kinds.update({"imperative task"} if not text.startswith(("Write", "Create", "Implement")) else set())
         assert {"number", "quote", "code", "identifier", "class", "imperative task"} <= set(kinds), part
     assert get_generator("lexical_shuffle") is not None
+
+
+# How many wordings an instruction has, and why no more -----------------------------------
+
+
+@pytest.mark.parametrize("name", ["lexical_shuffle", "synonym_substitution"])
+@settings(max_examples=30)
+@given(base=st.sampled_from([*DEVELOPMENT, "Reverse a string.", "Write a function that checks whether x is odd."]))
+def test_a_generator_says_how_many_wordings_an_instruction_has(name, base):
+    generator = get_generator(name)
+    room = generator.room(base, generator.params())
+    variants = made(base, name, seed=3)
+    assert len(variants) <= room.wordings
+    assert (room.wordings == 0) == (variants == [])
+    assert room.reason
+
+
+def test_the_room_counts_every_distinct_wording_and_names_the_reason():
+    shuffle_room = get_generator("lexical_shuffle").room
+    synonym_room = get_generator("synonym_substitution").room
+    assert shuffle_room(SPEC_EXAMPLE, LexicalShuffle()).wordings == 3
+    assert (
+        shuffle_room(SPEC_EXAMPLE, LexicalShuffle()).reason == "3 safe moves of a phrase or clause in this instruction"
+    )
+    assert shuffle_room("Reverse a string.", LexicalShuffle()).reason == (
+        "no phrase or clause of this instruction may move safely"
+    )
+    # convert -> transform, change: two wordings, both made when ten are asked
+    assert synonym_room("Convert a Roman numeral string to an integer.", SynonymSubstitution()).wordings == 2
+    assert len(made("Convert a Roman numeral string to an integer.", "synonym_substitution", seed=1)) == 2
+    # two sites of 2 and 1 options, at most two replaced: 2 + 1 + 2 * 1
+    assert synonym_room(SPEC_EXAMPLE, SynonymSubstitution()).wordings == 5
+    assert synonym_room("Reverse a string.", SynonymSubstitution()).reason == (
+        "the synonym map has no word of this instruction outside protected text"
+    )
+    # moves on disjoint stretches combine: two coordinations, each one swap
+    two = "Sort the letters and digits of a string, ignoring spaces and tabs."
+    assert shuffle_room(two, LexicalShuffle(max_swaps=2)).wordings > shuffle_room(two, LexicalShuffle()).wordings

@@ -275,10 +275,7 @@ def test_an_article_agrees_with_its_new_word():
 def test_a_suite_extends_the_map_and_whitelists_a_term():
     extended = {substitute("Write a quick function.", seed, synonyms={"quick": ["fast"]}) for seed in range(60)}
     assert "Write a fast function." in extended
-    assert substitute("Implement get and set methods.", 1, max_replacements=3) is None or all(
-        "operations" not in (substitute("Implement get and set methods.", s, max_replacements=3) or "")
-        for s in range(60)
-    )
+    assert all("operations" not in (substitute("Implement get and set methods.", s) or "") for s in range(60))
     allowed = {substitute("Implement get and set methods.", s, whitelist=["methods"]) for s in range(60)}
     assert "Implement get and set operations." in allowed
 

@@ -61,6 +61,7 @@ class ShuffleWords:
     adverbial_participles: frozenset[str]
     scoping: frozenset[str]
     portable: frozenset[str]
+    to_verbs: frozenset[str]  # base, third person and -ing forms
     movable_subordinators: frozenset[str]
     movable_adverbs: frozenset[str]
     output_verbs: frozenset[str]
@@ -79,6 +80,11 @@ def third_person(verb: str) -> str:
     return verb + "s"
 
 
+def _ing(verb: str) -> str:
+    """The -ing form, roughly: enough to recognise a verb of a closed list."""
+    return (verb[:-1] if verb.endswith("e") and not verb.endswith("ee") else verb) + "ing"
+
+
 @cache
 def shuffle_words() -> ShuffleWords:
     data = yaml.safe_load((DATA / "wording.yaml").read_text(encoding="utf-8"))
@@ -94,6 +100,7 @@ def shuffle_words() -> ShuffleWords:
         adverbial_participles=group("adverbial_participles"),
         scoping=group("scoping"),
         portable=group("portable"),
+        to_verbs=frozenset(f for v in group("to_verbs") for f in (v, third_person(v), _ing(v))),
         movable_subordinators=group("movable_subordinators"),
         movable_adverbs=group("movable_adverbs"),
         output_verbs=group("output_verbs"),
@@ -207,8 +214,11 @@ def _starts_vp(body: tuple[Token, ...], index: int, finite: bool) -> bool:
     following = body[index + 1]
     if finite:  # "and supports addition": a third-person verb after a third-person verb
         return w in words.verb_forms and w not in words.verbs and (_object_starter(following) or nounish(following))
-    # "and return a dict" (but "insert and search methods" is a coordination of nouns)
-    return w in words.verbs and _object_starter(following)
+    # "and return a dict", "and strip whitespace" (but "insert and search methods" is a
+    # coordination of nouns before a shared head)
+    return w in words.verbs and (
+        _object_starter(following) or (nounish(following) and following.lower not in word_classes().forms)
+    )
 
 
 def read(sentence: Sentence) -> Reading:
@@ -445,6 +455,8 @@ def _movable(reading: Reading, unit: Unit, verb: int) -> bool:
     after = body[unit.end] if unit.end < len(body) else None
     if after is not None and _word(after) in word_classes().relatives:
         return False  # "in the indices that are ...": the clause is the phrase's noun's
+    if _word(body[unit.start]) == "to" and _word(body[verb]) not in shuffle_words().to_verbs:
+        return False  # "computes the distance to another point": the noun's, not the verb's
     if _word(body[unit.start]) in ("to", "as", "than", "from") and any(
         _word(t) in _COMPARING for t in body[verb + 1 : unit.start]
     ):

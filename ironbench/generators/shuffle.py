@@ -150,6 +150,12 @@ class Reading:
     segments: tuple[Segment, ...]
     main_verb: int | None  # the imperative's index; None: not an imperative sentence
     framing: bool  # the main verb only frames the task ("Write a function that ...")
+    prefixed: bool = False  # a word of politeness before the imperative ("Please write ...")
+
+    @property
+    def open_start(self) -> bool:
+        """Whether a phrase may open the sentence: it has an imperative, and nothing opens it yet."""
+        return self.fronted < 0 and self.main_verb is not None and not self.prefixed
 
 
 def _word(token: Token) -> str:
@@ -221,6 +227,9 @@ def _starts_vp(body: tuple[Token, ...], index: int, finite: bool) -> bool:
     )
 
 
+_PREFIXES = frozenset({"please", "kindly", "now", "then", "first", "also", "just", "simply", "next", "finally"})
+
+
 def read(sentence: Sentence) -> Reading:
     tokens = sentence.tokens
     mark = tokens[-1:] if tokens and tokens[-1].kind == "punct" and tokens[-1].text in SENTENCE_END else ()
@@ -228,7 +237,13 @@ def read(sentence: Sentence) -> Reading:
     classes, words = word_classes(), shuffle_words()
     fronted = _fronted(body)
     start = fronted + 1
-    main_verb = start if start < len(body) and body[start].is_word and not classes.closed(body[start].lower) else None
+    # "Please implement ...": the imperative follows a word of politeness, which keeps the
+    # sentence's start.
+    prefixed = fronted < 0 and len(body) > 1 and _word(body[0]) in _PREFIXES
+    verb_at = start + 1 if prefixed else start
+    main_verb = (
+        verb_at if verb_at < len(body) and body[verb_at].is_word and not classes.closed(body[verb_at].lower) else None
+    )
     if main_verb is not None and is_participle(body[main_verb]):
         main_verb = None
     # A declarative sentence ("The input is ...") is not an imperative: its auxiliary comes
@@ -244,7 +259,7 @@ def read(sentence: Sentence) -> Reading:
     # "produce it", and a phrase after its object describes the deliverable.
     framing = main_verb is not None and body[main_verb].lower in classes.framing
     segments = _segments(body, start, main_verb, words)
-    return Reading(body, mark, fronted, tuple(segments), main_verb, framing)
+    return Reading(body, mark, fronted, tuple(segments), main_verb, framing, prefixed)
 
 
 def _fronted(body: tuple[Token, ...]) -> int:
@@ -388,8 +403,9 @@ def _opens_clause(body: tuple[Token, ...], index: int) -> bool:
     if index >= len(body) or not body[index].is_word:
         return False
     w, classes, words = body[index].lower, word_classes(), shuffle_words()
+    following = body[index + 1] if index + 1 < len(body) else None
     return (
-        w in words.verb_forms
+        (w in words.verb_forms and following is not None and _object_starter(following))
         or is_participle(body[index])
         or w in classes.relatives
         or w in classes.subordinators
@@ -559,12 +575,20 @@ def apply(reading: Reading, chosen: list[Edit]) -> list[Token]:
     return out
 
 
+# Verbs that deliver a thing: a "with" phrase after their object describes the thing.
+_GIVING = frozenset(
+    f
+    for v in ("return", "create", "build", "make", "produce", "generate", "give", "output", "yield", "construct")
+    for f in (v, third_person(v))
+)
+
+
 def _front_moves(reading: Reading) -> Iterator[list[Token]]:
     """A phrase after a verb's object opens its clause, or goes between verb and object."""
     body = reading.body
     words = shuffle_words()
     segments = reading.segments
-    open_sentence = reading.fronted < 0 and reading.main_verb is not None
+    open_sentence = reading.open_start
     for number, segment in enumerate(segments):
         if segment.verb is None:
             continue
@@ -596,9 +620,16 @@ def _front_moves(reading: Reading) -> Iterator[list[Token]]:
                 and not segment.coordinated
                 and _frames_form(reading, head)
             )
-            if open_sentence and (
-                (head.kind == "main" and not reading.framing and (leads or unit.comma_before))
-                or ((scopes or portable) and at_end)
+            # "Return a list with the squares ...": after a verb that gives something back,
+            # "with" says what the thing has, and stays with it.
+            attribute = opener == "with" and _word(body[segment.verb]) in _GIVING
+            if (
+                open_sentence
+                and not attribute
+                and (
+                    (head.kind == "main" and not reading.framing and (leads or unit.comma_before))
+                    or ((scopes or portable) and at_end)
+                )
             ):
                 yield [*moved, comma(), *rest]
             if head.kind == "relative" and (leads or unit.comma_before):
@@ -683,8 +714,8 @@ def _object_moves(reading: Reading) -> Iterator[list[Token]]:
             shifted = list(body[unit.start : unit.end])
             if obj_words >= 3 and len(shifted) <= obj_words + 1:
                 yield [*body[: segment.verb + 1], *shifted, *obj, *body[unit.end :]]
-            elif obj_words < 3 and len(shifted) <= 4:
-                # a light object: the phrase goes between commas ("removes, from a string, duplicates")
+            elif len(shifted) <= 6:
+                # otherwise the phrase goes between commas ("removes, from a string, duplicates")
                 yield [*body[: segment.verb + 1], comma(), *shifted, comma(), *obj, *body[unit.end :]]
         # Two phrases after one object change places.
         units = segment.units
@@ -705,8 +736,8 @@ def _object_moves(reading: Reading) -> Iterator[list[Token]]:
         if (
             segment.kind == "main"
             and not reading.framing
-            and reading.main_verb is not None
-            and reading.fronted < 0
+            and reading.open_start
+            and _word(body[segment.verb]) not in shuffle_words().output_verbs
             and not segment.coordinated
             and len(reading.segments) == 1
             and pps

@@ -140,6 +140,7 @@ class Segment:
     units: tuple[Unit, ...] = ()
     object_end: int = -1  # where the verb's object ends and the first unit starts
     coordinated: bool = False  # one of several verb phrases joined by and/or
+    opening: tuple[int, int] | None = None  # a phrase between commas before the verb
 
 
 @dataclass(frozen=True)
@@ -151,6 +152,7 @@ class Reading:
     main_verb: int | None  # the imperative's index; None: not an imperative sentence
     framing: bool  # the main verb only frames the task ("Write a function that ...")
     prefixed: bool = False  # a word of politeness before the imperative ("Please write ...")
+    declarative: bool = False  # a statement: main_verb is its verb, after its subject
 
     @property
     def open_start(self) -> bool:
@@ -227,6 +229,24 @@ def _starts_vp(body: tuple[Token, ...], index: int, finite: bool) -> bool:
     )
 
 
+# First words that look like an imperative but ask for nothing ("Need a helper to ...").
+_NOT_IMPERATIVE = frozenset({"need", "want", "like", "wish", "hope", "would", "note", "assume", "suppose"})
+# Verbs whose "if" clause is their object, not a condition ("tells me if ...").
+_ASKING = frozenset(
+    f
+    for v in ("check", "tell", "ask", "determine", "decide", "know", "see", "verify", "test", "say", "show",
+              "indicate", "report", "examine", "confirm", "detect", "find", "work", "figure", "wonder")
+    for f in (v, third_person(v), _ing(v))
+)  # fmt: skip
+# Words that open a clause a verb takes as its object ("determine whether ...").
+_COMPLEMENTIZERS = frozenset({"whether", "if", "how", "what", "which", "who", "when", "where", "why", "that"})
+# Prepositions of two words: the first opens the phrase.
+_COMPOUNDS = frozenset(
+    {("according", "to"), ("based", "on"), ("depending", "on"), ("instead", "of"), ("together", "with"),
+     ("along", "with"), ("apart", "from"), ("regardless", "of"), ("due", "to")}
+)  # fmt: skip
+# Words that point back: a phrase holding one never moves before what it points to.
+_BACK_POINTING = frozenset({"it", "them", "its", "their", "itself", "themselves", "theirs"})
 _PREFIXES = frozenset({"please", "kindly", "now", "then", "first", "also", "just", "simply", "next", "finally"})
 
 
@@ -244,7 +264,7 @@ def read(sentence: Sentence) -> Reading:
     main_verb = (
         verb_at if verb_at < len(body) and body[verb_at].is_word and not classes.closed(body[verb_at].lower) else None
     )
-    if main_verb is not None and is_participle(body[main_verb]):
+    if main_verb is not None and (is_participle(body[main_verb]) or _word(body[main_verb]) in _NOT_IMPERATIVE):
         main_verb = None
     # A declarative sentence ("The input is ...") is not an imperative: its auxiliary comes
     # before any clause of its own.
@@ -255,11 +275,36 @@ def read(sentence: Sentence) -> Reading:
         if w in classes.auxiliaries:
             main_verb = None
             break
+    # "The function returns ...", "This function should return ...": a statement's verb
+    # after its subject reads like an imperative's for the phrases after its object.
+    declarative = main_verb is None and fronted < 0 and not prefixed
+    main_verb = _statement_verb(body) if declarative else main_verb
+    declarative = declarative and main_verb is not None
     # "Write a function that ...", "Implement a trie with ...": the verb only says
     # "produce it", and a phrase after its object describes the deliverable.
-    framing = main_verb is not None and body[main_verb].lower in classes.framing
+    framing = main_verb is not None and body[main_verb].lower in classes.framing and not declarative
     segments = _segments(body, start, main_verb, words)
-    return Reading(body, mark, fronted, tuple(segments), main_verb, framing, prefixed)
+    return Reading(body, mark, fronted, tuple(segments), main_verb, framing, prefixed, declarative)
+
+
+def _statement_verb(body: tuple[Token, ...]) -> int | None:
+    """The verb of a statement whose subject is a short noun phrase or "it": "The function
+    takes ...", "This function should return ...", "It returns ..." (never "is")."""
+    classes, words = word_classes(), shuffle_words()
+    if not body or _word(body[0]) not in (*classes.determiners, "it"):
+        return None
+    index = 1
+    while index < min(len(body), 5) and nounish(body[index]) and _word(body[index]) not in words.verb_forms:
+        index += 1
+    base = index < len(body) and _word(body[index]) in ("should", "must", "will", "can", "shall", "may")
+    if base:
+        index += 1
+    if index >= len(body) or (index == 1 and _word(body[0]) != "it"):
+        return None
+    w = _word(body[index])
+    if base:
+        return index if w in words.verbs else None
+    return index if w in words.verb_forms and w not in words.verbs else None
 
 
 def _fronted(body: tuple[Token, ...]) -> int:
@@ -273,7 +318,7 @@ def _fronted(body: tuple[Token, ...]) -> int:
         or first in words.movable_subordinators
         or first in words.adverbial_participles
         or first in words.scoping
-        or first == "out"
+        or first in ("out", "given")
     )
     if not opener:
         return -1
@@ -286,14 +331,28 @@ def _fronted(body: tuple[Token, ...]) -> int:
     return -1
 
 
+def _closing_comma(body: tuple[Token, ...], comma_at: int) -> int:
+    """For a comma at `comma_at` opening a short phrase before a verb, the index of the comma
+    closing it (-1: none)."""
+    if comma_at >= len(body) or body[comma_at].text != ",":
+        return -1
+    for index in range(comma_at + 2, min(len(body) - 1, comma_at + 10)):
+        if body[index].text == ",":
+            following = body[index + 1]
+            return index if following.is_word and not word_classes().closed(following.lower) else -1
+    return -1
+
+
 def _segments(body: tuple[Token, ...], start: int, main_verb: int | None, words: ShuffleWords) -> list[Segment]:
     """The sentence's verb phrases and the units after their objects."""
     classes = word_classes()
     # Boundaries: where a relative clause, an infinitive, a coordinated verb phrase, a
     # subordinate clause or a comma-led participle starts.
     cuts: list[tuple[int, SegmentKind | UnitKind, int | None]] = [(start, "main", main_verb)]
-    finite = False  # the current verb phrase's verb is third person ("that returns")
+    # the current verb phrase's verb is in the third person ("that returns", "The function takes")
+    finite = main_verb is not None and _word(body[main_verb]) in words.verb_forms - words.verbs
     inside = False  # within a subordinate clause or participle phrase: it runs to the next comma
+    openings: dict[int, tuple[int, int]] = {}  # a relative clause's opening phrase, by its start
     index = start + 1
     while index < len(body):
         token, w = body[index], _word(body[index])
@@ -305,6 +364,14 @@ def _segments(body: tuple[Token, ...], start: int, main_verb: int | None, words:
         if w in classes.relatives and index > start and nounish(body[index - 1]):
             verb = _verb_after(body, index + 1)
             following = body[index + 1] if index + 1 < len(body) else None
+            closing = _closing_comma(body, index + 1)
+            if closing > 0:
+                # "a function that, given a list, returns ...": the phrase opens the clause
+                openings[index] = (index + 2, closing)
+                cuts.append((index, "relative", closing + 1))
+                finite = True
+                index = closing + 1
+                continue
             if (
                 following is None
                 or _object_starter(following)
@@ -317,12 +384,19 @@ def _segments(body: tuple[Token, ...], start: int, main_verb: int | None, words:
                 finite = True
         elif w == "to" and index + 2 < len(body) and _word(body[index + 1]) in words.verbs:
             after = body[index + 2]
-            if _object_starter(after) or _word(after) in classes.subordinators or _word(after) in classes.relatives:
+            if (
+                _object_starter(after)
+                or nounish(after)
+                or _word(after) in classes.subordinators
+                or _word(after) in classes.relatives
+            ):
                 cuts.append((index, "infinitive", index + 1))
                 finite = False
         elif w in classes.coordinators and _starts_vp(body, index + 1, finite):
             cuts.append((index, "coordinated", index + 1))
-        elif w in words.movable_subordinators or (w in classes.subordinators and w != "whether"):
+        elif (w in words.movable_subordinators or (w in classes.subordinators and w != "whether")) and not (
+            w == "if" and (_word(body[index - 1]) in _ASKING or _word(body[index - 2]) in _ASKING)
+        ):
             cuts.append((index, "subordinate", None))
             inside = True
         elif (
@@ -347,7 +421,9 @@ def _segments(body: tuple[Token, ...], start: int, main_verb: int | None, words:
                 )
             continue
         units, object_end = _units(body, verb, end, words) if verb is not None else ((), -1)
-        segments.append(Segment(kind, cut, end, verb, units, object_end))  # type: ignore[arg-type]
+        segments.append(
+            Segment(kind, cut, end, verb, units, object_end, opening=openings.get(cut))  # type: ignore[arg-type]
+        )
     # Verb phrases joined by and/or: each is marked, and so is the one before the first join.
     marked = []
     for number, segment in enumerate(segments):
@@ -363,6 +439,7 @@ def _segments(body: tuple[Token, ...], start: int, main_verb: int | None, words:
                 segment.units,
                 segment.object_end,
                 joined,
+                segment.opening,
             )
         )
     return marked
@@ -378,9 +455,13 @@ def _opens_unit(body: tuple[Token, ...], index: int, words: ShuffleWords) -> Uni
     completes ("closest to zero", "such as", "sorted by key") or inside "at most"."""
     w = _word(body[index])
     before = body[index - 1] if index > 0 else None
-    if before is not None and (_word(before) in words.complemented or is_participle(before)):
-        return None
     following = _word(body[index + 1]) if index + 1 < len(body) else ""
+    if (w, following) in _COMPOUNDS:
+        return "pp"  # "according to a mapping"
+    if before is not None and (
+        _word(before) in words.complemented or is_participle(before) or (_word(before), w) in _COMPOUNDS
+    ):
+        return None
     if w in word_classes().prepositions and w not in ("of", "than", "like"):
         if w == "at" and following in ("most", "least"):
             return None
@@ -414,10 +495,23 @@ def _opens_clause(body: tuple[Token, ...], index: int) -> bool:
     )
 
 
+def _owns_rest(body: tuple[Token, ...], start: int, stop: int) -> bool:
+    """Whether a participle after a noun in tokens [start, stop) takes what follows."""
+    for index in range(start + 2, stop):
+        token = body[index]
+        following = body[index + 1] if index + 1 < len(body) else None
+        adjective = token.lower.endswith("ed") and following is not None and nounish(following)
+        if is_participle(token) and nounish(body[index - 1]) and not adjective:
+            return True
+    return False
+
+
 def _units(body: tuple[Token, ...], verb: int, end: int, words: ShuffleWords) -> tuple[tuple[Unit, ...], int]:
     """The phrases after the verb's object, up to `end`; and where the object ends. A
     participle's phrase runs to the end: what follows it is its own."""
     starts: list[tuple[int, UnitKind]] = []
+    if verb + 1 < end and _word(body[verb + 1]) in _COMPLEMENTIZERS:
+        return (), end  # "determine whether two rectangles ... overlap": a clause is the object
     for index in range(verb + 1, end):
         if body[index].text in ",;:" and _opens_clause(body, index + 1):
             end = index  # what follows is another verb's ("the integer x, shift the digits by n")
@@ -433,10 +527,14 @@ def _units(body: tuple[Token, ...], verb: int, end: int, words: ShuffleWords) ->
         starts.append((index, kind))
         if kind == "participle":
             break
-    units = []
+    units: list[Unit] = []
     for number, (start, kind) in enumerate(starts):
         stop = starts[number + 1][0] if number + 1 < len(starts) else end
         units.append(Unit(start, stop, kind))
+        if _owns_rest(body, start, stop):
+            # "in a list containing the integers from 1 to n": the participle owns what follows
+            units[-1] = Unit(start, end, kind)
+            break
     object_end = starts[0][0] if starts else end
     # A participle after a noun in the object ("a dict mapping words to counts", "a matrix
     # represented as ...") owns what follows it.
@@ -458,6 +556,18 @@ _COMPARING = frozenset({
     "less", "more", "fewer", "higher", "lower", "longer", "shorter", "bigger", "different", "equivalent",
     "relative", "proportional", "adjacent", "next", "prior",
 })  # fmt: skip
+
+
+def _points_back(body: tuple[Token, ...], start: int, end: int) -> bool:
+    """Whether tokens [start, end) hold a pronoun pointing to something before them ("by their
+    first letter", "without modifying it"): moved before it, they would point ahead. A
+    pronoun after a noun of its own phrase ("with the character and its count") does not."""
+    for index in range(start, end):
+        if _word(body[index]) in _BACK_POINTING and not any(
+            t.is_word and nounish(t) and t.lower not in word_classes().determiners for t in body[start + 1 : index]
+        ):
+            return True
+    return False
 
 
 def _movable(reading: Reading, unit: Unit, verb: int) -> bool:
@@ -526,6 +636,8 @@ def _moves(reading: Reading) -> Iterator[list[Token]]:
     """Every reordering of the sentence's body the rules allow."""
     yield from _front_moves(reading)
     yield from _fronted_moves(reading)
+    yield from _opening_moves(reading)
+    yield from _subject_phrase_moves(reading)
     yield from _object_moves(reading)
     yield from _coordination_moves(reading)
     yield from _adverb_moves(reading)
@@ -570,11 +682,17 @@ def apply(reading: Reading, chosen: list[Edit]) -> list[Token]:
     first = reading.body[0].start if reading.body else -1
     names = shuffle_words().names
     out = [decapitalised(t, names) if t.start == first and t.start >= 0 else t for t in tokens]
-    if out:
-        out[0] = capitalised(out[0])
+    if out and reading.body and reading.body[0].text[:1].isupper():
+        out[0] = capitalised(out[0])  # (a clause after a semicolon starts in lower case, and stays so)
     return out
 
 
+# Prepositions of a phrase that may open a clause from after its subject.
+_SUBJECT_PHRASES = frozenset({"in", "on", "from", "within", "across", "among", "inside"})
+# Prepositions of a phrase of where or what over, after a verb that frames the task.
+_DOMAIN = frozenset(
+    {"in", "on", "over", "across", "for", "from", "into", "within", "under", "inside", "by", "through", "among"}
+)
 # Verbs that deliver a thing: a "with" phrase after their object describes the thing.
 _GIVING = frozenset(
     f
@@ -598,7 +716,12 @@ def _front_moves(reading: Reading) -> Iterator[list[Token]]:
             segment.kind != "coordinated" and number + 1 < len(segments) and segments[number + 1].kind == "coordinated"
         )
         for unit in segment.units:
-            if unit.kind == "adverb" or unit.start <= segment.verb + 1 or not _movable(reading, unit, segment.verb):
+            if (
+                unit.kind == "adverb"
+                or unit.start <= segment.verb + 1
+                or not _movable(reading, unit, segment.verb)
+                or _points_back(body, unit.start, unit.end)
+            ):
                 continue  # the verb keeps an object ("check if ..." is its object)
             moved = _unit_tokens(reading, unit)
             rest = _without(reading, unit)
@@ -613,23 +736,26 @@ def _front_moves(reading: Reading) -> Iterator[list[Token]]:
             # A phrase after a comma speaks of its whole clause (", keeping the first value"):
             # it may open the clause even after verb phrases joined by and/or.
             head = _head(segments, number) if unit.comma_before else segment
+            # (of verb phrases joined by and/or, the first one's: it opens them all)
             portable = (
                 opener in words.portable
                 and unit.kind == "pp"
                 and head.kind == "relative"
-                and not segment.coordinated
+                and leads
+                and (at_end or unit is segment.units[0])
                 and _frames_form(reading, head)
             )
             # "Return a list with the squares ...": after a verb that gives something back,
             # "with" says what the thing has, and stays with it.
             attribute = opener == "with" and _word(body[segment.verb]) in _GIVING
+            # "Implement binary search over a sorted list": after a verb that only frames the
+            # task, a phrase of where or what over may open the sentence (not "with", which
+            # describes the deliverable: "a trie with insert and search methods").
+            own = not reading.framing or (opener in _DOMAIN and unit.kind == "pp")
             if (
                 open_sentence
                 and not attribute
-                and (
-                    (head.kind == "main" and not reading.framing and (leads or unit.comma_before))
-                    or ((scopes or portable) and at_end)
-                )
+                and ((head.kind == "main" and own and (leads or unit.comma_before)) or (scopes and at_end) or portable)
             ):
                 yield [*moved, comma(), *rest]
             if head.kind == "relative" and (leads or unit.comma_before):
@@ -666,6 +792,68 @@ def _head(segments: tuple[Segment, ...], number: int) -> Segment:
     while number > 0 and segments[number].kind == "coordinated":
         number -= 1
     return segments[number]
+
+
+def _opening_moves(reading: Reading) -> Iterator[list[Token]]:
+    """A phrase opening a relative clause ("a function that, given a list, returns ...") goes to
+    the clause's end, or opens a sentence that frames the task."""
+    body, segments = reading.body, reading.segments
+    for number, segment in enumerate(segments):
+        if segment.opening is None:
+            continue
+        start, end = segment.opening
+        phrase = list(body[start:end])
+        chain_end = segment.end
+        for following in segments[number + 1 :]:
+            if following.kind != "coordinated":
+                break
+            chain_end = following.end
+        rest = list(body[end + 1 : chain_end])  # the clause after the phrase's closing comma
+        if chain_end == len(body):
+            tail = phrase if _word(body[start]) in word_classes().subordinators else [comma(), *phrase]
+            yield [*body[: segment.start + 1], *rest, *tail]
+        opener = _word(body[start])
+        if (
+            reading.open_start
+            and _frames_form(reading, segment)
+            and opener in (*shuffle_words().scoping, "given")
+            and not _points_back(body, start, end)
+        ):
+            yield [*phrase, comma(), *body[: segment.start + 1], *body[end + 1 :]]
+
+
+def _subject_phrase_moves(reading: Reading) -> Iterator[list[Token]]:
+    """In a clause after "if", "whether" or "when", a phrase after its subject opens it: "if
+    the brackets in a string are balanced" -> "if, in a string, the brackets are balanced"."""
+    body = reading.body
+    classes, words = word_classes(), shuffle_words()
+    for index, token in enumerate(body):
+        if _word(token) not in ("if", "whether", "when", "unless", "while", "whilst"):
+            continue
+        subject = index + 1
+        if subject >= len(body) or not (_word(body[subject]) in classes.determiners or nounish(body[subject])):
+            continue
+        phrase = subject + 1
+        while phrase < len(body) and nounish(body[phrase]) and _word(body[phrase]) not in words.verb_forms:
+            phrase += 1
+        if phrase >= len(body) or _word(body[phrase]) not in _SUBJECT_PHRASES or not nounish(body[phrase - 1]):
+            continue
+        verb = phrase + 1
+        limit = min(len(body), phrase + 8)
+        while verb < limit and not _finite(body[verb]):
+            if body[verb].kind == "punct" or _word(body[verb]) in (*classes.relatives, *classes.coordinators):
+                verb = limit
+                break
+            verb += 1
+        if verb >= limit or verb == phrase + 1 or _points_back(body, phrase, verb):
+            continue
+        yield [*body[: index + 1], comma(), *body[phrase:verb], comma(), *body[subject:phrase], *body[verb:]]
+
+
+def _finite(token: Token) -> bool:
+    """A verb that ends a clause's subject: an auxiliary or a verb in the third person."""
+    w, words = _word(token), shuffle_words()
+    return w in word_classes().auxiliaries or (w in words.verb_forms and w not in words.verbs)
 
 
 def _fronted_moves(reading: Reading) -> Iterator[list[Token]]:
@@ -709,12 +897,18 @@ def _object_moves(reading: Reading) -> Iterator[list[Token]]:
         # A heavy object after the phrase that followed it: "compile into regex objects a list of ...".
         # (Not a deliverable's: "Create a class with ..." keeps the class first.)
         deliverable = segment.kind == "main" and reading.framing
-        if pps and pps[0].start == segment.object_end and not deliverable and _movable(reading, pps[0], segment.verb):
+        if (
+            pps
+            and pps[0].start == segment.object_end
+            and not deliverable
+            and _movable(reading, pps[0], segment.verb)
+            and not _points_back(body, pps[0].start, pps[0].end)
+        ):
             unit = pps[0]
             shifted = list(body[unit.start : unit.end])
             if obj_words >= 3 and len(shifted) <= obj_words + 1:
                 yield [*body[: segment.verb + 1], *shifted, *obj, *body[unit.end :]]
-            elif len(shifted) <= 6:
+            elif len(shifted) <= 7:
                 # otherwise the phrase goes between commas ("removes, from a string, duplicates")
                 yield [*body[: segment.verb + 1], comma(), *shifted, comma(), *obj, *body[unit.end :]]
         # Two phrases after one object change places.
@@ -737,6 +931,7 @@ def _object_moves(reading: Reading) -> Iterator[list[Token]]:
             segment.kind == "main"
             and not reading.framing
             and reading.open_start
+            and not reading.declarative
             and _word(body[segment.verb]) not in shuffle_words().output_verbs
             and not segment.coordinated
             and len(reading.segments) == 1

@@ -18,7 +18,7 @@ TokenKind = Literal["word", "number", "identifier", "code", "quote", "group", "p
 # What a generator may move whole but never change: code, quoted and backticked text,
 # parenthesised groups, identifiers and numbers.
 PROTECTED_KINDS = frozenset({"number", "identifier", "code", "quote", "group", "symbol"})
-SENTENCE_END = frozenset({".", "!", "?"})
+SENTENCE_END = frozenset({".", "!", "?", ";"})  # a semicolon closes a clause that stands alone
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,7 +106,7 @@ def word_classes() -> WordClasses:
 # indented as a block, and lines holding operators only code uses.
 _CODE_LINE = re.compile(
     r"^(?:\s*(?:>>>|\.\.\.|def |class |import |from \S+ import|return |@|#)|\s{4,}\S|\t)"
-    r"|==|=>|->|!=|<=|>=|\s=\s|[{}\[\]|]"
+    r"|==|=>|->|!=|<=|>=|\s=\s|\|"
 )
 
 _QUOTED = re.compile(r"`[^`\n]*`|\"[^\"\n]*\"")
@@ -128,16 +128,20 @@ _TOKEN = re.compile(
 )
 
 
+_PAIRS = {"(": ")", "[": "]", "{": "}"}
+
+
 def _group_end(text: str, start: int) -> int:
-    """The offset just past the parenthesis that closes the one at `start`, or -1."""
+    """The offset just past the bracket that closes the one at `start`, or -1."""
+    opening, closing = text[start], _PAIRS[text[start]]
     depth = 0
     for index in range(start, len(text)):
         char = text[index]
         if char == "\n" and index + 1 < len(text) and text[index + 1] == "\n":
             return -1
-        if char == "(":
+        if char == opening:
             depth += 1
-        elif char == ")":
+        elif char == closing:
             depth -= 1
             if depth == 0:
                 return index + 1
@@ -152,7 +156,7 @@ def tokenize(text: str, offset: int = 0) -> list[Token]:
         if text[position].isspace():
             position += 1
             continue
-        if text[position] == "(" and (end := _group_end(text, position)) > 0:
+        if text[position] in _PAIRS and (end := _group_end(text, position)) > 0:
             kind: TokenKind = "group"
         else:
             match = _TOKEN.match(text, position)

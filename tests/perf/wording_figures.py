@@ -19,6 +19,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from ironbench.core.contract import forbidden_word
 from ironbench.run.planner import generate_variants
 from ironbench.suite.humaneval import problems
 from ironbench.suite.models import AdversarialCase, parse_suite
@@ -34,7 +35,8 @@ def instruction_set(part: str) -> list[str]:
 
 
 def humaneval_first_sentences() -> list[str]:
-    """The first sentence of each problem's docstring, its line breaks joined."""
+    """The first sentence of each problem's docstring, its line breaks joined (those the
+    single-string contract refuses left out, as a suite would refuse them)."""
     sentences = []
     for problem in problems():
         tree = ast.parse(problem["prompt"])
@@ -45,7 +47,7 @@ def humaneval_first_sentences() -> list[str]:
         prose = " ".join(prose.split())
         match = re.match(r"(.+?[.!?])(?:\s|$)", prose)
         sentence = match.group(1) if match else prose
-        if sentence:
+        if sentence and forbidden_word(sentence) is None:
             sentences.append(sentence)
     return sentences
 

@@ -387,6 +387,7 @@ def _segments(body: tuple[Token, ...], start: int, main_verb: int | None, words:
             if (
                 _object_starter(after)
                 or nounish(after)
+                or (is_participle(after) and index + 3 < len(body) and nounish(body[index + 3]))
                 or _word(after) in classes.subordinators
                 or _word(after) in classes.relatives
             ):
@@ -570,6 +571,21 @@ def _points_back(body: tuple[Token, ...], start: int, end: int) -> bool:
     return False
 
 
+def _disagrees(body: tuple[Token, ...], noun: int, relative: int) -> bool:
+    """Whether the verb of the relative clause at `relative` cannot agree with the noun at
+    `noun` ("the numbers in a list that add up": "add" is the numbers', not the list's)."""
+    verb = relative + 1
+    if verb >= len(body) or not body[noun].is_word or not body[verb].is_word:
+        return False
+    words, w = shuffle_words(), _word(body[verb])
+    plural_noun = body[noun].lower.endswith("s")
+    if w in ("are", "were", "have") or (w in words.verbs and w not in words.verb_forms - words.verbs):
+        return not plural_noun  # a plural verb after a singular noun
+    if w in ("is", "was", "has") or w in words.verb_forms - words.verbs:
+        return plural_noun  # a singular verb after a plural noun
+    return False
+
+
 def _movable(reading: Reading, unit: Unit, verb: int) -> bool:
     """A unit may leave its place: its opener does not complete the word before it."""
     body = reading.body
@@ -579,7 +595,7 @@ def _movable(reading: Reading, unit: Unit, verb: int) -> bool:
         return not any(_word(t) in ("otherwise", "else") for t in body)
     before = body[unit.start - 1] if unit.start > 0 else None
     after = body[unit.end] if unit.end < len(body) else None
-    if after is not None and _word(after) in word_classes().relatives:
+    if after is not None and _word(after) in word_classes().relatives and not _disagrees(body, unit.end - 1, unit.end):
         return False  # "in the indices that are ...": the clause is the phrase's noun's
     if _word(body[unit.start]) == "to" and _word(body[verb]) not in shuffle_words().to_verbs:
         return False  # "computes the distance to another point": the noun's, not the verb's

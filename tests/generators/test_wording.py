@@ -131,6 +131,27 @@ def substitute(base: str, seed: int, **params) -> str | None:
         ),
         ("Reverse a singly linked list iteratively.", {"Iteratively reverse a singly linked list."}),
         (
+            # "add" cannot be the list's verb: the phrase is not the clause's
+            "Return the indices of the numbers in a list that add up to a target.",
+            {"In a list, return the indices of the numbers that add up to a target."},
+        ),
+        (
+            "Check if the parentheses in an expression are nested.",
+            {"Check if, in an expression, the parentheses are nested."},
+        ),
+        (
+            "Write a function that, given a date string, returns the day of the week.",
+            {
+                "Write a function that returns the day of the week, given a date string.",
+                "Given a date string, write a function that returns the day of the week.",
+            },
+        ),
+        ("Implement binary search over a sorted list.", {"Over a sorted list, implement binary search."}),
+        (
+            "The function returns the sum of the numbers in a list.",
+            {"In a list, the function returns the sum of the numbers."},
+        ),
+        (
             "Sort a list of dictionaries by name in descending order.",
             {"Sort a list of dictionaries in descending order by name."},
         ),
@@ -158,8 +179,9 @@ def test_lexical_shuffle_fronts_moves_and_swaps_phrases(base, expected):
         ("Find the element closest to zero in a list.", "To zero,"),
         ("Return a dict mapping words to counts.", "Return to counts"),
         ("Write a function that returns the integer closest to it.", "to it the"),
-        # a phrase followed by a clause of its own noun stays with it
-        ("Return the indices of the numbers in a list that add up to a target.", "In a list,"),
+        # a phrase followed by a clause of its own noun stays with it (the verb agrees with it)
+        ("Return the indices of the numbers in a list that contains no duplicates.", "In a list,"),
+        ("Return the indices of the numbers in a list that contains no duplicates.", "returns in a list"),
         # "check if" is the verb's object, not a condition
         ("Write a function that checks if two strings are anagrams.", "that, if two strings"),
         # a function's steps keep their order

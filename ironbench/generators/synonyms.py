@@ -18,8 +18,8 @@ from typing import Annotated
 import yaml
 from pydantic import Field
 
+from ironbench.generators.reading import Reading, is_participle, read, third_person
 from ironbench.generators.registry import GeneratorParams, Room, register_generator
-from ironbench.generators.shuffle import Reading, is_participle, read, third_person
 from ironbench.generators.wording import DATA, Sentence, Token, sentences, word_classes
 
 

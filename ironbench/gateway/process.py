@@ -169,7 +169,7 @@ class GatewayProcess:
 
     def ready(self) -> None:
         """Wait until every served model id is known (ModelError, exit 2, when one is not)."""
-        from ironbench.llms.access import ModelError
+        from ironbench.llms import ModelError
 
         while not self._checked:
             line = self._next("check the served models")

@@ -25,13 +25,22 @@ from ironbench.core.errors import IronbenchError
 from ironbench.core.model_calls import backend_failure
 from ironbench.core.outcome import INFRA_STAGE, UNKNOWN, Outcome, parse_outcome, recorded_rules
 from ironbench.core.redact import Redactor
-from ironbench.gateway import GatewayError, GatewayLink, worker_link
-from ironbench.gateway.server import new_token
+from ironbench.gateway import GatewayError, GatewayLink, new_token, worker_link
+from ironbench.run.options import RunOptions
 from ironbench.run.planner import Group
-from ironbench.targets.checks import CheckMaterial, CheckResult, check_timeout, run_check
-from ironbench.targets.command import ProcessResult, ensure_fresh_dir, invoke, preflight
-from ironbench.targets.registry import TargetSpec
-from ironbench.targets.version import TargetVersion, target_version
+from ironbench.targets import (
+    CheckMaterial,
+    CheckResult,
+    ProcessResult,
+    TargetSpec,
+    TargetVersion,
+    check_timeout,
+    ensure_fresh_dir,
+    invoke,
+    preflight,
+    run_check,
+    target_version,
+)
 
 SCHEDULER_ENV = "IRONBENCH_SCHEDULER"
 WORKDIRS_ENV = "IRONBENCH_WORKDIRS"  # on a worker: where its working directories go
@@ -92,40 +101,55 @@ def brick_digest(workdir: Path, brick_path: str | None) -> str | None:
         return None
 
 
+@dataclass(frozen=True, slots=True)
+class InvocationSetup:
+    """What every invocation of one run is run with, wherever it runs: sent whole with each task."""
+
+    options: RunOptions
+    """The run's options (a worker also redacts its own values of the names in `options.redact`)."""
+    rules: dict | None
+    """The outcome rules the run recorded (`RuleSet.record`; None: Ironclad's): every output is read by them."""
+    debug_enabled: bool
+    """The suite's debug_enabled: the target writes its debug files, and the run notes them."""
+    redactor: Redactor | None
+    """The coordinator's secrets, replaced in whatever the target prints."""
+    root: str | None
+    """Where working directories go; None: a worker's own (IRONBENCH_WORKDIRS or ./ironbench-workdirs)."""
+    gateway: GatewayLink | None = None
+    """The run's model gateway (None: the target reaches its own backend)."""
+
+
 def run_invocation(
     work: Work,
+    setup: InvocationSetup,
     argv: list[str],
     env: dict[str, str],
-    debug_enabled: bool,
-    redactor: Redactor | None,
-    root: str | None,
-    names: tuple[str, ...] = (),
-    rules: dict | None = None,
-    gateway: GatewayLink | None = None,
     replay: list[dict[str, Any]] | None = None,
     check: CheckMaterial | None = None,
 ) -> Ran:
     """One invocation, wherever it runs: a fresh directory, the target contained and timed
     out there, its outcome parsed, the causes of its failed validations read from its debug
-    files and, when it saved a brick, `check` run on a copy of it. `root` None: a worker's
+    files and, when it saved a brick, `check` run on a copy of it. `setup.root` None: a worker's
     own root (IRONBENCH_WORKDIRS or ./ironbench-workdirs); then the worker's own secrets are
     redacted too, and the directory is named with the worker's host.
 
-    With a `gateway` the target's environment points its model clients at an address of
+    With a `setup.gateway` the target's environment points its model clients at an address of
     this invocation's own, and its calls come back with it; a backend error the gateway saw
     makes the invocation an infrastructure error, whatever the target printed. `replay`
     (the recorded calls, in order) answers them instead of a model: then no backend can
     fail, and no printed line makes an infrastructure error."""
-    remote = root is None
+    remote = setup.root is None
+    root, redactor = setup.root, setup.redactor
     if root is None:
         root = os.environ.get(WORKDIRS_ENV) or str(Path.cwd() / WORKER_WORKDIRS)
-        local = Redactor.from_environ(names)
+        local = Redactor.from_environ(setup.options.redact)
         if local:
             redactor = Redactor({**local.names, **(redactor.names if redactor else {})})
     workdir = (Path(root) / work.workdir).resolve()
     ensure_fresh_dir(workdir)
     token = new_token()
     lost: str | None = None
+    gateway = setup.gateway
     if gateway is not None:
         try:
             gateway = worker_link(gateway) if remote else gateway
@@ -142,7 +166,7 @@ def run_invocation(
             calls, lost = (), f"{exc}: the calls of this invocation are lost"
         if redactor:
             calls = tuple(redactor.value(call) for call in calls)
-    ruleset = recorded_rules(rules)
+    ruleset = recorded_rules(setup.rules)
     if result.harness_error:
         outcome = UNKNOWN
     else:  # a timed-out run keeps what it printed before the kill
@@ -152,7 +176,7 @@ def run_invocation(
         observed = lost or (backend_failure(calls or ()) if replay is None else None)
         if observed is not None:
             outcome = replace(outcome, success=False, failure_stage=INFRA_STAGE, brick_path=None, infra_error=observed)
-    debug_present = debug_enabled and (workdir / DEBUG_DIR).is_dir()
+    debug_present = setup.debug_enabled and (workdir / DEBUG_DIR).is_dir()
     brick = brick_digest(workdir, outcome.brick_path)
     causes = ruleset.rules.failure_causes
     found = tuple(read_causes(causes, workdir)) if causes is not None and not result.harness_error else ()
@@ -332,12 +356,10 @@ class DaskCluster:
             pass
 
 
-def open_executor(
-    jobs: int | None, scheduler: str | None, workdirs: Path, pool: Callable[[int], Executor] | None = None
-) -> InvocationExecutor:
-    """Local threads, or the Dask cluster at `scheduler` (or $IRONBENCH_SCHEDULER)."""
-    scheduler = scheduler or os.environ.get(SCHEDULER_ENV) or None
+def open_executor(options: RunOptions, workdirs: Path) -> InvocationExecutor:
+    """Local threads, or the Dask cluster at `options.scheduler` (or $IRONBENCH_SCHEDULER)."""
+    scheduler = options.scheduler or os.environ.get(SCHEDULER_ENV) or None
     if scheduler:
-        return DaskCluster(scheduler, jobs)
-    jobs = jobs or 1
-    return LocalThreads(jobs, pool(jobs) if pool else None, workdirs)
+        return DaskCluster(scheduler, options.jobs)
+    jobs = options.jobs or 1
+    return LocalThreads(jobs, options.pool(jobs) if options.pool else None, workdirs)

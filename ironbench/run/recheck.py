@@ -20,9 +20,9 @@ from ironbench.run.checking import check_event, check_material
 from ironbench.run.executors import DEBUG_DIR
 from ironbench.run.paths import RunPaths
 from ironbench.run.session import appender
-from ironbench.store.eventstore import Pending, open_store
-from ironbench.suite.models import Suite
-from ironbench.targets.checks import CheckMaterial, check_timeout, run_check
+from ironbench.store import Pending, open_store
+from ironbench.suite import Suite
+from ironbench.targets import CheckMaterial, check_timeout, run_check
 
 APPEND_BATCH = 32
 
@@ -79,7 +79,7 @@ def check_run(
             cache: dict[str, CheckMaterial] = {}
             work = []
             done = Checked(run_id)
-            for key, (group, event) in live.items():
+            for group, event in live.values():
                 if event.brick_path is None or event.infra_error is not None:
                     continue
                 material = check_material(suite, event.case_id, event.level if event.mode == "stress" else None, cache)
@@ -90,7 +90,7 @@ def check_run(
                     done.skipped.append(f"{group} run {event.run_index}: saved on another host ({event.debug_path})")
                     continue
                 timeout = check_timeout(suite.timeout_seconds)
-                work.append((key, group, event, material, workdir / event.brick_path, timeout))
+                work.append((group, event, material, workdir / event.brick_path, timeout))
             if not work and not done.skipped:
                 note(f"{run_id}: no saved brick has a check (the suite names none, or no run saved a brick)")
             tree = OutputTree(store, paths.out_dir)
@@ -98,22 +98,10 @@ def check_run(
             append = appender(store, tree, run_id)
             pending: list[Pending] = []
             with ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="ironbench-check") as pool:
-                futures = [pool.submit(run_check, m, brick, t, redactor or None) for _, _, _, m, brick, t in work]
-                for (key, group, event, material, _, _), future in zip(work, futures, strict=True):
+                futures = [pool.submit(run_check, m, brick, t, redactor or None) for _, _, m, brick, t in work]
+                for (group, event, material, _, _), future in zip(work, futures, strict=True):
                     result = future.result()
-                    checked = check_event(
-                        key,
-                        event.rerun,
-                        group,
-                        event.case_id,
-                        event.variant_id,
-                        event.run_index,
-                        material,
-                        result,
-                        event.brick_path or "",
-                        event.brick_sha256,
-                        recheck=True,
-                    )
+                    checked = check_event(event, group, material, result, recheck=True)
                     pending.append(Pending(f"{group}/run_{event.run_index:03d}", checked))
                     done.verdicts[result.verdict] = done.verdicts.get(result.verdict, 0) + 1
                     if len(pending) >= APPEND_BATCH or future is futures[-1]:

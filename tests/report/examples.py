@@ -8,6 +8,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from ironbench.run.options import RunOptions
 from ironbench.run.runner import RunPaths, start_run
 from ironbench.suite.models import parse_suite
 from tests.conftest import SCRIPTED_TARGET
@@ -103,7 +104,7 @@ def baseline_run(paths: RunPaths, regressed: bool = False) -> str:
         ]
         label = "nightly, new prompt"
     with scripted(outcomes), environment(BACKEND):
-        return start_run(baseline_suite(), paths, label=label)
+        return start_run(baseline_suite(), paths, RunOptions(label=label))
 
 
 @contextmanager

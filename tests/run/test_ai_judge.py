@@ -11,6 +11,7 @@ from ironbench.generators.ai_judge import JUDGE_SYSTEM
 from ironbench.llms.access import ModelError
 from ironbench.llms.yes_no import YES_NO_GRAMMAR
 from ironbench.run.ai_generation import MaxFailuresReached
+from ironbench.run.options import Limits, RunOptions
 from ironbench.run.runner import resume_run, start_run
 from ironbench.store import open_store
 from ironbench.suite.models import parse_suite
@@ -109,7 +110,7 @@ def test_the_judges_answers_are_cached_so_resume_never_asks_twice(paths, script,
     scripted_model.answers = [GOOD]
     scripted_judge.answers = ["no", "no"]
     with pytest.raises(MaxFailuresReached):
-        start_run(judged_suite(), paths, max_failures=1)
+        start_run(judged_suite(), paths, RunOptions(limits=Limits(max_failures=1)))
     with open_store(paths.store_path) as store:
         run_id = store.run_ids()[0]
     scripted_model.answers = [ALSO_GOOD]

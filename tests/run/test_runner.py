@@ -4,6 +4,7 @@ import pytest
 
 from ironbench.core.errors import TargetError
 from ironbench.core.events import DecisionTaken, InvocationCompleted, InvocationStarted, RunFinished, RunStarted
+from ironbench.run.options import RunOptions
 from ironbench.run.runner import start_run
 from ironbench.store import open_store
 from tests.conftest import make_suite
@@ -92,7 +93,7 @@ def test_same_decisions_whatever_the_concurrency(tmp_path, script):
     outcomes = []
     for jobs in (1, 4):
         paths = RunPaths.resolve(tmp_path / f"jobs{jobs}", None)
-        run_id = start_run(suite, paths, jobs=jobs)
+        run_id = start_run(suite, paths, RunOptions(jobs=jobs))
         events = events_of(paths, run_id)
         outcomes.append(
             (
@@ -117,7 +118,7 @@ def test_missing_target_writes_nothing(paths):
 def test_target_override_beats_the_suite(paths, script):
     script({"c": ["generation"]})
     suite = make_suite({"c": 3}, target="no-such-agent-binary {instruction}")
-    run_id = start_run(suite, paths, target_override="fixture")
+    run_id = start_run(suite, paths, RunOptions(target="fixture"))
     started = events_of(paths, run_id)[0].event
     assert started.target_argv[-2:] == ["ironbench.targets.fixture_ironclad", "{instruction}"]
 

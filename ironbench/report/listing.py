@@ -135,7 +135,7 @@ def _adversarial(section: AdversarialSection, run: str) -> AdversarialSection:
             material = sum(1 for v in case.variants if v.decided in MATERIAL)
             return (-material, -len(moved(case)))
 
-        kept = [c for c in most_needed(cases, LISTED_VARIANT_CASES, need) if moved(c) or c.dropped]
+        kept = [c for c in most_needed(cases, LISTED_VARIANT_CASES, need) if moved(c) or c.dropped or c.shortfalls]
         out = replace(
             out,
             cases=[replace(c, variants=moved(c), not_listed=len(c.variants) - len(moved(c))) for c in kept],

@@ -114,6 +114,13 @@ def test_a_run_says_it_on_its_console_records_it_and_its_report_shows_it(tmp_pat
     for (case_id, generator), (asked, made, why) in EXPECTED.items():
         assert f"adversarial/{case_id}: {generator} gave {made} of {asked} variants asked: {why}" in console
 
+    # and the run's verdict says the figures rest on fewer wordings than asked
+    said = " ".join(result.stderr.split())
+    assert "• 2 instructions got fewer variants than asked: 8 made of 26 asked." in said
+    assert (
+        "lexical_shuffle: 3 of 13 (email_regex and fizz); synonym_substitution: 5 of 13 (email_regex and fizz)" in said
+    )
+
     # recorded: a query reads it without running a generator again
     sql = tmp_path / "short.sql"
     sql.write_text("SELECT case_id, generator, asked, made, reason, wordings FROM variant_shortfalls ORDER BY seq")

@@ -87,6 +87,7 @@ def test_the_wheel_and_sdist_carry_the_package_its_data_and_types(built):
         "ironbench/py.typed",
         "ironbench/core/rules/ironclad.yaml",
         "ironbench/generators/data/synonyms.yaml",
+        "ironbench/generators/data/wording.yaml",
     } <= names
     assert not [n for n in names if n.split("/")[0] not in ("ironbench",) and ".dist-info" not in n]
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)

@@ -196,6 +196,10 @@ VIEW_NOTES = {
     "gate_looks": "Every look of a sequential gate: the round, B's invocations so far, the drop (A − B) with its "
     "standard error and statistic, the boundaries, the repeated interval of B − A, and what it concluded.",
     "events": "The event log itself: sequence, ids, stream, type, time and the JSON payload.",
+    "variant_shortfalls": "Every generator that made fewer variants of a case than its entry asked for: how many "
+    "were asked and made, why no more (the generator's own account: no safe site for a shuffle, no word of the "
+    "synonym map, ...), the distinct wordings it can make of the instruction where it says, and the candidates "
+    "dropped for the single-string contract.",
     "decision_kinds": "Every decision kind: what it decides (baseline, variant, level, ladder), whether it is a "
     "judged variant, and whether a material one. Count by it: `JOIN decision_kinds USING (decision)`.",
     "outcome_codes": "Every outcome code of a run strip: its name, colour, mark, whether it is evidence about "

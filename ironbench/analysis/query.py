@@ -53,6 +53,17 @@ _VIEWS = {
     "gates": "SELECT * REPLACE (met::BOOLEAN AS met) FROM store.gates",
     "gate_looks": "SELECT * REPLACE (failed::BOOLEAN AS failed) FROM store.gate_looks",
     "events": "SELECT seq, event_id, run_id, stream, type, schema_version, timestamp_utc, payload FROM store.events",
+    # Generators that made fewer variants than asked: few rows, so read from their events (no table).
+    "variant_shortfalls": (
+        "SELECT seq, run_id, json_extract_string(payload, '$.mode') AS case_mode, "
+        "json_extract_string(payload, '$.case_id') AS case_id, "
+        "json_extract_string(payload, '$.generator') AS generator, "
+        "json_extract(payload, '$.asked')::BIGINT AS asked, json_extract(payload, '$.made')::BIGINT AS made, "
+        "json_extract_string(payload, '$.reason') AS reason, "
+        "json_extract(payload, '$.wordings')::BIGINT AS wordings, "
+        "json_extract(payload, '$.dropped')::BIGINT AS dropped, timestamp_utc "
+        "FROM store.events WHERE type = 'variant_shortfall'"
+    ),
 }
 
 

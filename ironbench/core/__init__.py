@@ -38,6 +38,7 @@ from ironbench.core.events import (
     TurnScored,
     VariantDropped,
     VariantGenerated,
+    VariantShortfall,
     event_from_dict,
 )
 from ironbench.core.keys import instruction_hash, invocation_key
@@ -97,6 +98,7 @@ __all__ = [
     "TurnScored",
     "VariantDropped",
     "VariantGenerated",
+    "VariantShortfall",
     "Verdict",
     "event_from_dict",
     "instruction_hash",

@@ -265,6 +265,23 @@ class VariantDropped(_Event):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class VariantShortfall(_Event):
+    """A generator made fewer variants of a case than its suite entry asked for: how many of
+    how many, and why no more (no safe site, no word of the map, ...), recorded when the run
+    is planned so that a report or a query reads it without running the generator again."""
+
+    event: ClassVar[Literal["variant_shortfall"]] = "variant_shortfall"
+    mode: str
+    case_id: str
+    generator: str
+    asked: int  # the entry's count
+    made: int
+    reason: str
+    wordings: int | None = None  # distinct wordings the generator can make of the instruction (None: unknown)
+    dropped: int = 0  # candidates dropped for the single-string contract
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class AiOutputRejected(_Event):
     event: ClassVar[Literal["ai_output_rejected"]] = "ai_output_rejected"
     case_id: str
@@ -484,6 +501,7 @@ Event: TypeAlias = (
     | DecisionTaken
     | VariantGenerated
     | VariantDropped
+    | VariantShortfall
     | AiOutputRejected
     | ScenarioStarted
     | TurnAnswered
@@ -507,6 +525,7 @@ EventType = Literal[
     "decision_taken",
     "variant_generated",
     "variant_dropped",
+    "variant_shortfall",
     "ai_output_rejected",
     "scenario_started",
     "turn_answered",

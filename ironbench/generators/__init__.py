@@ -3,7 +3,7 @@
 from typing import TYPE_CHECKING
 
 from ironbench import lazy_exports
-from ironbench.generators import ai, deterministic, stress  # noqa: F401
+from ironbench.generators import ai, deterministic, shuffle, stress, synonyms  # noqa: F401
 from ironbench.generators.registry import (  # noqa: F401  (registers the built-ins)
     get_generator,
     register_generator,

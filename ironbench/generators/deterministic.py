@@ -1,4 +1,5 @@
-"""The spec's six deterministic generators. Each is a pure function of
+"""The spec's deterministic noise and light-injection generators (lexical_shuffle is in
+shuffle.py, synonym_substitution in synonyms.py). Each is a pure function of
 (base instruction, params, rng); the rng is seeded from the suite's seed."""
 
 import random
@@ -19,12 +20,6 @@ Proportion = Annotated[float, Field(strict=False, ge=0.0, le=1.0)]
 @cache
 def phrases(bank: str) -> tuple[str, ...]:
     return tuple(yaml.safe_load((DATA / "phrases.yaml").read_text(encoding="utf-8"))[bank])
-
-
-@cache
-def synonym_data() -> tuple[dict[str, list[str]], frozenset[str]]:
-    data = yaml.safe_load((DATA / "synonyms.yaml").read_text(encoding="utf-8"))
-    return data["synonyms"], frozenset(t.lower() for t in data["domain_terms"])
 
 
 # whitespace_noise --------------------------------------------------------------
@@ -139,103 +134,6 @@ def punctuation_noise(base: str, params: PunctuationNoise, rng: random.Random) -
         i = rng.choice(words)
         parts[i] = parts[i] + rng.choice(PUNCTUATION)
     return "".join(parts)
-
-
-# lexical_shuffle -----------------------------------------------------------------
-
-
-class LexicalShuffle(GeneratorParams):
-    max_swaps: Annotated[int, Field(strict=True, ge=1, le=10)] = 1
-
-
-_COORDINATORS = {"and", "or"}
-_PLAIN_WORD = re.compile(r"^[a-z][a-z-]*$")
-
-
-def swap_sites(words: list[str]) -> list[int]:
-    """Indexes i where words[i] and words[i+2] are plain lowercase words joined by a
-    coordinator ("get and set", "get, set"): swapping them keeps the sentence sound.
-    The first word never moves: it carries the sentence's capital and its verb."""
-    sites = []
-    for i in range(1, len(words) - 2):
-        left, middle, right = words[i], words[i + 1], words[i + 2]
-        if middle.lower() in _COORDINATORS and _PLAIN_WORD.match(left) and _PLAIN_WORD.match(right.rstrip(",.")):
-            sites.append(i)
-    for i in range(1, len(words) - 1):  # "get, set": a comma-joined pair
-        if words[i].endswith(",") and _PLAIN_WORD.match(words[i][:-1]) and _PLAIN_WORD.match(words[i + 1]):
-            sites.append(-(i + 1))
-    return sites
-
-
-@register_generator(
-    "lexical_shuffle",
-    "variant",
-    LexicalShuffle,
-    "swap adjacent coordinated words where safe; same words, different order",
-)
-def lexical_shuffle(base: str, params: LexicalShuffle, rng: random.Random) -> str | None:
-    words = base.split(" ")
-    sites = swap_sites(words)
-    if not sites:
-        return None
-    swaps = rng.randint(1, min(params.max_swaps, len(sites)))
-    for site in rng.sample(sites, swaps):
-        if site >= 0:
-            left, right = site, site + 2
-            tail = words[right][len(words[right].rstrip(",.")) :]
-            words[left], words[right] = words[right].rstrip(",."), words[left] + tail
-        else:
-            left = -site - 1
-            words[left], words[left + 1] = words[left + 1] + ",", words[left][:-1]
-    return " ".join(words)
-
-
-# synonym_substitution ------------------------------------------------------------
-
-
-class SynonymSubstitution(GeneratorParams):
-    max_replacements: Annotated[int, Field(strict=True, ge=1, le=10)] = 2
-    synonyms: dict[str, list[str]] = {}  # noqa: RUF012 (pydantic copies field defaults)
-    whitelist: list[str] = []  # noqa: RUF012 (pydantic copies field defaults)
-
-
-_WORD = re.compile(r"[A-Za-z][A-Za-z-]*")
-
-
-def synonym_map(params: SynonymSubstitution) -> tuple[dict[str, list[str]], frozenset[str]]:
-    base_map, domain = synonym_data()
-    merged = {k.lower(): list(v) for k, v in base_map.items()}
-    for word, options in params.synonyms.items():
-        merged.setdefault(word.lower(), []).extend(o for o in options if o not in merged.get(word.lower(), []))
-    protected = domain - {w.lower() for w in params.whitelist}
-    return merged, protected
-
-
-@register_generator(
-    "synonym_substitution",
-    "variant",
-    SynonymSubstitution,
-    "replace up to max_replacements words from a controlled synonym map; domain terms kept",
-)
-def synonym_substitution(base: str, params: SynonymSubstitution, rng: random.Random) -> str | None:
-    mapping, protected = synonym_map(params)
-    candidates = [
-        m for m in _WORD.finditer(base) if m.group().lower() in mapping and m.group().lower() not in protected
-    ]
-    if not candidates:
-        return None
-    chosen = sorted(
-        rng.sample(candidates, rng.randint(1, min(params.max_replacements, len(candidates)))), key=lambda m: m.start()
-    )
-    out, last = [], 0
-    for match in chosen:
-        word = match.group()
-        replacement = rng.choice(mapping[word.lower()])
-        if word[0].isupper():
-            replacement = replacement[0].upper() + replacement[1:]
-        out += [base[last : match.start()], replacement]
-        last = match.end()
-    return "".join(out) + base[last:]
 
 
 # light injections ----------------------------------------------------------------

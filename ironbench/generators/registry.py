@@ -19,6 +19,15 @@ class GeneratorParams(BaseModel):
 
 
 @dataclass(frozen=True)
+class Room:
+    """How many distinct wordings a generator can make of one instruction, and why no more:
+    what a run says when it got fewer variants than a suite asked for."""
+
+    wordings: int  # distinct variants possible (the count the generator could reach)
+    reason: str  # why there are no more, in a few words ("no phrase that may move")
+
+
+@dataclass(frozen=True)
 class Generator:
     name: str
     kind: Literal["variant", "ladder", "ai"]
@@ -29,6 +38,8 @@ class Generator:
     function: Callable[..., Any]
     description: str = ""
     rules: tuple = ()
+    # variant generators that can run out of wordings: (base, params) -> Room.
+    room: Callable[..., Room] | None = None
 
     @property
     def is_variant(self) -> bool:
@@ -45,11 +56,14 @@ def register_generator(
     params: type[GeneratorParams],
     description: str = "",
     rules: tuple = (),
+    room: Callable[..., Room] | None = None,
 ):
-    """Decorator: make `name` usable from suite YAML (adversarial `generators:` or stress `ladder:`)."""
+    """Decorator: make `name` usable from suite YAML (adversarial `generators:` or stress `ladder:`).
+    `room`, for a variant generator with a bounded number of wordings, says how many it can
+    make of an instruction and why no more."""
 
     def decorate(function):
-        _REGISTRY[name] = Generator(name, kind, params, function, description, tuple(rules))
+        _REGISTRY[name] = Generator(name, kind, params, function, description, tuple(rules), room)
         return function
 
     return decorate

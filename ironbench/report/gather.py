@@ -14,7 +14,7 @@ from typing import Any
 
 from ironbench.analysis.gate_verdict import GateVerdict
 from ironbench.analysis.query import connect
-from ironbench.core.events import RunAborted, event_from_dict
+from ironbench.core.events import RunAborted, VariantShortfall, event_from_dict
 from ironbench.core.kinds import COMPLEXITIES, DIFFERED, JUDGED, MATERIAL
 from ironbench.core.labels import group_path_sql
 from ironbench.core.outcome_codes import OUTCOME_CODE_SQL, OUTCOME_CODES, SUPERSEDED
@@ -46,6 +46,7 @@ from ironbench.report.records import (
     Scenario,
     Score,
     SensitivityCell,
+    Shortfall,
     StressSection,
     Thread,
     Turn,
@@ -150,6 +151,9 @@ SQL = {
                    FILTER (WHERE s.scorer IS NOT NULL) AS scores
         FROM turns t LEFT JOIN turn_scores s USING (engine, scenario, conversation, turn)
         GROUP BY ALL ORDER BY t.engine, t.scenario, t.conversation, t.turn""",
+    # Generators that made fewer variants than asked (recorded when the run was planned).
+    "shortfalls": """
+        SELECT type, schema_version, payload FROM events WHERE type = 'variant_shortfall' ORDER BY seq""",
     # `run --against`: the gate's design and its looks, as recorded.
     "gate": """
         SELECT type, schema_version, payload FROM events WHERE type IN ('gate_designed', 'gate_looked') ORDER BY seq""",
@@ -192,6 +196,7 @@ class Raw:
     per_turn: Rows
     transcripts: Rows
     gate: Rows
+    shortfalls: Rows
 
 
 def query(store_path: Path, run_id: str) -> Raw:
@@ -314,10 +319,11 @@ def shape(raw: Raw, recorded: Suite) -> ReportData:
         attempts = [a for a in raw.attempts.records(AttemptsRow) if a.case_mode == "baseline"]
         baseline = _baseline(baseline_groups, recorded, attempts)
     adversarial_variants = [v for v in variants if v.case_mode == "adversarial"]
-    if adversarial_groups or adversarial_variants or rejections:
+    shortfalls = _shortfalls(raw.shortfalls)
+    if adversarial_groups or adversarial_variants or rejections or shortfalls:
         references = [d for d in decisions if d.case_mode == "adversarial" and d.decision == "reference"]
         adversarial = _adversarial(
-            adversarial_groups, references, raw.reference_runs, recorded, adversarial_variants, rejections
+            adversarial_groups, references, raw.reference_runs, recorded, adversarial_variants, rejections, shortfalls
         )
     stress_decisions = [d for d in decisions if d.case_mode == "stress"]
     if stress_groups or stress_decisions:
@@ -422,6 +428,18 @@ class _Tally:
         return self.variants, self.material, structural, stochastic, within_noise, self.directions
 
 
+def _shortfalls(rows: Rows) -> dict[str, list[Shortfall]]:
+    """Per case, its generators that made fewer variants than asked, read as recorded (typed)."""
+    by_case: dict[str, list[Shortfall]] = {}
+    for kind, version, payload in rows.rows:
+        event = event_from_dict(kind, json.loads(payload), version)
+        assert isinstance(event, VariantShortfall)  # (the query reads this type only)
+        by_case.setdefault(event.case_id, []).append(
+            Shortfall(event.generator, event.asked, event.made, event.reason, event.wordings, event.dropped)
+        )
+    return by_case
+
+
 def _adversarial(
     groups: list[Group],
     references: list[Decision],
@@ -429,12 +447,13 @@ def _adversarial(
     suite: Suite,
     variants: list[VariantRow],
     rejections: list[Rejection],
+    shortfalls: dict[str, list[Shortfall]],
 ) -> AdversarialSection:
     by_variant = {(g.case_id, g.variant_id): g for g in groups}
     reference_of = {d.case_id: d for d in references}
     stored = {(run_id, group): codes for run_id, group, codes in reference_runs.rows}  # another run's baselines
     made: dict[str, tuple[list[Variant], list[VariantRow]]] = {}
-    for case_id in dict.fromkeys([v.case_id for v in variants] + [g.case_id for g in groups]):
+    for case_id in dict.fromkeys([v.case_id for v in variants] + [g.case_id for g in groups] + list(shortfalls)):
         made[case_id] = ([], [])
     for row in variants:
         listed, dropped = made[row.case_id]
@@ -464,7 +483,11 @@ def _adversarial(
         if reference and reference.reference_source not in (None, "this run"):
             codes = stored.get((reference.reference_source, reference.reference_group))
         instruction = suite.instruction_of(case_id) or ""
-        out_cases.append(AdversarialCase(case_id, instruction, reference, codes, listed, dropped))
+        out_cases.append(
+            AdversarialCase(
+                case_id, instruction, reference, codes, listed, dropped, shortfalls=shortfalls.get(case_id, [])
+            )
+        )
         for variant in listed:
             if variant.decision is None or variant.decided not in JUDGED:
                 continue  # not decided yet: neither material nor not

@@ -133,9 +133,10 @@ def _adversarial(section: AdversarialSection, run: str) -> AdversarialSection:
 
         def need(case: AdversarialCase) -> tuple:
             material = sum(1 for v in case.variants if v.decided in MATERIAL)
-            return (-material, -len(moved(case)))
+            # then a case whose generators made fewer variants than asked: its figures rest on fewer wordings
+            return (-material, -len(moved(case)), -len(case.shortfalls))
 
-        kept = [c for c in most_needed(cases, LISTED_VARIANT_CASES, need) if moved(c) or c.dropped]
+        kept = [c for c in most_needed(cases, LISTED_VARIANT_CASES, need) if moved(c) or c.dropped or c.shortfalls]
         out = replace(
             out,
             cases=[replace(c, variants=moved(c), not_listed=len(c.variants) - len(moved(c))) for c in kept],

@@ -313,6 +313,24 @@ class Variant:
 
 
 @dataclass(frozen=True, slots=True)
+class Shortfall:
+    """A generator that made fewer variants of a case than the suite asked for, and why."""
+
+    generator: str
+    """The generator."""
+    asked: int
+    """The variants its entry asked for (`count`)."""
+    made: int
+    """The variants it made."""
+    reason: str
+    """Why no more: no safe site for a shuffle, no word of the synonym map, ..."""
+    wordings: int | None = None
+    """The distinct wordings it can make of the instruction (none: it does not say)."""
+    dropped: int = 0
+    """Its candidates dropped for breaking the single-string contract."""
+
+
+@dataclass(frozen=True, slots=True)
 class AdversarialCase:
     """An adversarial case: its base, what its variants were judged against, and its variants."""
 
@@ -330,6 +348,8 @@ class AdversarialCase:
     """Candidates dropped for breaking the single-string contract."""
     not_listed: int | None = None
     """Of a run too large, the variants not listed (their first run matched the reference)."""
+    shortfalls: list[Shortfall] = field(default_factory=list)
+    """Its generators that made fewer variants than asked, and why."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -330,6 +330,9 @@ def _adversarial(section: AdversarialSection) -> list[Verdict]:
         if apart:
             evidence.append(apart)
         out.append(Verdict("adversarial", headline, _sentence("; ".join(evidence))))
+    fewer = _fewer(section)
+    if fewer is not None:
+        out.append(fewer)
     rejections = section.rejections
     if rejections:
         slots = len({(r.case_id, r.variant_id) for r in rejections})
@@ -344,6 +347,28 @@ def _adversarial(section: AdversarialSection) -> list[Verdict]:
             )
         )
     return out
+
+
+def _fewer(section: AdversarialSection) -> Verdict | None:
+    """Instructions whose generators made fewer variants than asked: the figures rest on fewer wordings."""
+    short = [(case.case_id, s) for case in section.cases for s in case.shortfalls]
+    if not short:
+        return None
+    cases = list(dict.fromkeys(case_id for case_id, _ in short))
+    asked, made = sum(s.asked for _, s in short), sum(s.made for _, s in short)
+    by_generator: dict[str, list] = {}
+    for case_id, s in short:
+        by_generator.setdefault(s.generator, []).append((case_id, s))
+    each = "; ".join(
+        f"{generator}: {sum(s.made for _, s in found)} of {sum(s.asked for _, s in found)} "
+        f"({_names([case_id for case_id, _ in found])})"
+        for generator, found in by_generator.items()
+    )
+    return Verdict(
+        "adversarial",
+        f"{_plural(len(cases), 'instruction')} got fewer variants than asked: {made} made of {asked} asked.",
+        f"{each}. Why no more, per case: `ironbench variants` and the report's variants.",
+    )
 
 
 def _references(section: AdversarialSection) -> str:

@@ -85,6 +85,23 @@ class Drop:
     reason: str
 
 
+@dataclass(frozen=True, slots=True)
+class Shortfall:
+    """A generator that made fewer variants of a case than its entry asked for, and why."""
+
+    case_id: str
+    generator: str
+    asked: int  # the entry's `count`
+    made: int
+    reason: str  # why no more, in the generator's words where it says (its `room`)
+    wordings: int | None = None  # distinct wordings the generator can make of the instruction; None: unknown
+    dropped: int = 0  # candidates dropped for the single-string contract
+
+    def line(self, where: str) -> str:
+        """What the console and `ironbench variants` say of it."""
+        return f"{where}: {self.generator} gave {self.made} of {self.asked} variants asked: {self.reason}"
+
+
 @dataclass(frozen=True)
 class Track:
     mode: str
@@ -93,6 +110,7 @@ class Track:
     groups: tuple[Group, ...]
     variants: tuple[Variant, ...] = ()
     drops: tuple[Drop, ...] = ()
+    shortfalls: tuple[Shortfall, ...] = ()  # adversarial: generators that made fewer variants than asked
     stop_at_boundary: bool = False
     base_case: str | None = None  # the baseline case whose stored runs are the reference
 
@@ -156,6 +174,46 @@ def generate_variants(case: AdversarialCase, ai_variants: AiVariants | None = No
                 )
             )
     return variants, drops
+
+
+def shortfalls(
+    case: AdversarialCase, variants: list[Variant], drops: list[Drop], ai_variants: AiVariants | None = None
+) -> list[Shortfall]:
+    """Each generator entry of the case that made fewer variants than its `count`, with why:
+    the generator's own account of the wordings the instruction allows (its `room`) where it
+    registered one, else what the seeded draws found. An AI entry's variants are made at run
+    time: it falls short only once they are (`ai_variants`)."""
+    found: list[Shortfall] = []
+    for entry in case.variants:
+        generator = generator_of(entry.generator)
+        made = sum(1 for v in variants if v.generator == entry.generator)
+        if made >= entry.count:
+            continue
+        dropped = sum(1 for d in drops if d.generator == entry.generator)
+        if generator.kind == "ai":
+            if ai_variants is None or (case.id, entry.generator) not in ai_variants:
+                continue
+            reason = "the model's answers were rejected for the other slots (see the AI rewrites rejected)"
+            found.append(Shortfall(case.id, entry.generator, entry.count, made, reason))
+            continue
+        attempts = entry.count * VARIANT_ATTEMPTS_PER_SLOT
+        room = generator.room(case.instruction, entry.params) if generator.room is not None else None
+        if room is not None and room.wordings <= made + dropped:
+            plural = "" if room.wordings == 1 else "s"
+            reason = room.reason if room.wordings == 0 else f"{room.reason} ({room.wordings} distinct wording{plural})"
+        elif room is not None:
+            reason = (
+                f"{room.reason} ({room.wordings} distinct wordings), but {attempts} seeded draws found "
+                f"{made + dropped} of them"
+            )
+        else:
+            reason = f"{attempts} seeded draws found {made + dropped} distinct variants (the others repeated)"
+        if dropped:
+            reason += f"; {dropped} dropped for the single-string contract"
+        found.append(
+            Shortfall(case.id, entry.generator, entry.count, made, reason, room.wordings if room else None, dropped)
+        )
+    return found
 
 
 def ai_entries(suite: Suite) -> list[tuple[AdversarialCase, VariantEntry]]:
@@ -264,6 +322,7 @@ def plan(suite: Suite, ai_variants: AiVariants | None = None) -> list[Track]:
                     tuple(groups),
                     tuple(variants),
                     tuple(drops),
+                    tuple(shortfalls(case, variants, drops, ai_variants)),
                     base_case=suite.base_case_of(case),
                 )
             )

@@ -19,6 +19,9 @@ class PreviewItem:
     note: str = ""
     # What `instruction` is diffed against: the base, or for a ladder level the level below.
     below: str | None = None
+    # A generator that made fewer variants than asked: how many were asked and made (`note` says why).
+    asked: int | None = None
+    made: int | None = None
 
 
 def _case_notes(suite: Suite) -> dict[str, list[str]]:
@@ -92,6 +95,20 @@ def preview(suite: Suite) -> list[PreviewItem]:
         if track.mode == "adversarial" and note:
             items.append(PreviewItem("adversarial", track.case_id, "-", None, "", track.instruction, note))
         items += ai_by_case.get(track.case_id, [])
+        for short in track.shortfalls:
+            items.append(
+                PreviewItem(
+                    track.mode,
+                    track.case_id,
+                    short.generator,
+                    None,
+                    "",
+                    track.instruction,
+                    short.reason,
+                    asked=short.asked,
+                    made=short.made,
+                )
+            )
         for drop in track.drops:
             items.append(
                 PreviewItem(
@@ -149,6 +166,9 @@ def preview_lines(items: list[PreviewItem]) -> list[str]:
         if item.generator == "-":  # a case's own line: how the file was read
             said = ["baseline: no variants"] if item.mode == "baseline" else []
             lines.append(f"  ({printable('; '.join([*said, *([item.note] if item.note else [])]))})")
+            continue
+        if item.asked is not None:
+            lines.append(f"  {item.generator} gave {item.made} of {item.asked} variants asked: {printable(item.note)}")
             continue
         label = item.variant_id or ("AI" if item.note.startswith("up to") else "DROPPED")
         if label == "AI":

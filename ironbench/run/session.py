@@ -201,6 +201,18 @@ class Session:
                 )
                 key = f"drop:{self.io.run_id}/{track.path}/{drop.generator}/{drop.attempt}"
                 pending.append(Pending(f"{track.path}/{drop.generator}", dropped, idempotency_key=key))
+            for short in track.shortfalls:
+                fell = events.VariantShortfall(
+                    **case,
+                    generator=short.generator,
+                    asked=short.asked,
+                    made=short.made,
+                    reason=short.reason,
+                    wordings=short.wordings,
+                    dropped=short.dropped,
+                )
+                key = f"shortfall:{self.io.run_id}/{track.path}/{short.generator}"
+                pending.append(Pending(f"{track.path}/{short.generator}", fell, idempotency_key=key))
             if track.mode == "adversarial":
                 reference = self._stored_reference(state)
                 if reference is not None:
@@ -604,6 +616,9 @@ class Session:
         """
         running: Running = {}
         try:
+            for state in self.tracks:  # a verdict resting on fewer wordings than asked says so first
+                for short in state.track.shortfalls:
+                    self.io.reporter.note(short.line(state.track.path))
             self.io.reporter.started(self.io.run_id, len(self.tracks), self.max_invocations, self.done_invocations)
             pending: list[Pending | None] = [*(first or []), *self.planning_events()]
             reports: list[tuple[Work, events.InvocationCompleted]] = []

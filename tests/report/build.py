@@ -75,8 +75,8 @@ def variant(variant_id, kind=None, generator="g", **decision) -> Variant:
     return Variant(generator, variant_id, "", None, 1, None, "", 0, 0, 0, 0, 0, shown)
 
 
-def adversarial_case(case_id, variants, reference=None) -> AdversarialCase:
-    return AdversarialCase(case_id, "", reference, None, variants, [])
+def adversarial_case(case_id, variants, reference=None, shortfalls=()) -> AdversarialCase:
+    return AdversarialCase(case_id, "", reference, None, variants, [], shortfalls=list(shortfalls))
 
 
 def adversarial(cases, cells=(), generators=(), rejections=()) -> AdversarialSection:

@@ -9,7 +9,14 @@ from ironbench.core.kinds import FailOn, Gate
 from ironbench.report import listing
 from ironbench.report.listing import listed
 from ironbench.report.page import render
-from ironbench.report.records import CompareSection, GauntletSection, LadderLine, ModelSection, SensitivityCell
+from ironbench.report.records import (
+    CompareSection,
+    GauntletSection,
+    LadderLine,
+    ModelSection,
+    SensitivityCell,
+    Shortfall,
+)
 from ironbench.report.verdict import verdicts
 from tests.report.build import (
     adversarial,
@@ -60,6 +67,18 @@ def test_past_a_size_adversarial_lists_the_cases_whose_variants_changed_and_only
     assert shown.cases[1].not_listed == 9
     assert "sensitivity_by_generator.sql --run r2" in shown.left_out.see
     assert len(shown.cells) == 100  # 100 rows still fit the heatmap
+
+
+def test_past_a_size_adversarial_keeps_a_case_whose_generators_made_fewer_variants_than_asked():
+    unchanged = [variant(f"g/variant_{j:04d}", "not_material") for j in range(10)]
+    cases = [adversarial_case(f"a{i:03d}", unchanged) for i in range(100)]
+    why = "no phrase or clause of this instruction may move safely"
+    cases[77] = adversarial_case("a077", unchanged, shortfalls=[Shortfall("lexical_shuffle", 10, 0, why, 0)])
+    shown = listed(report(run_id="r4", adversarial=adversarial(cases))).adversarial
+    assert [c.case_id for c in shown.cases] == ["a077"]
+    assert shown.cases[0].shortfalls[0].reason == why and shown.cases[0].not_listed == 10
+    page = render(report(run_id="r4", adversarial=adversarial(cases)), [])
+    assert "fewer than asked: lexical_shuffle 0 of 10" in page and f"<td>{why}</td>" in page
 
 
 def test_past_a_size_stress_draws_the_ladders_that_need_a_look_and_tabulates_every_verdict():

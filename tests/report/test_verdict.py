@@ -13,6 +13,7 @@ from ironbench.report.records import (
     NotEvidence,
     Rejection,
     SensitivityCell,
+    Shortfall,
     Verdict,
 )
 from ironbench.report.verdict import agreeing_runs, console_text, split_sentence, verdicts
@@ -169,6 +170,21 @@ def test_adversarial_says_when_the_baseline_noise_explains_a_difference():
 def test_adversarial_says_when_generators_cannot_be_ranked():
     [verdict] = verdicts(report(adversarial=adversarial([cell("a", 3, 2), cell("b", 3, 1)])))
     assert "ranking is not established" in verdict.evidence
+
+
+def test_adversarial_says_which_instructions_got_fewer_variants_than_asked():
+    reference = decided("reference", 1, 1, reference_source="this run")
+    shuffle = Shortfall("lexical_shuffle", 10, 3, "3 safe moves of a phrase or clause in this instruction", 3)
+    cases = [
+        AdversarialCase("a", "", reference, None, [], [], shortfalls=[shuffle]),
+        AdversarialCase("b", "", reference, None, [], [], shortfalls=[Shortfall("lexical_shuffle", 3, 0, "none", 0)]),
+        AdversarialCase("c", "", reference, None, [], []),
+    ]
+    _, fewer = verdicts(report(adversarial=adversarial([cell("g", 3, 0)], cases=cases)))
+    assert fewer.headline == "2 instructions got fewer variants than asked: 3 made of 13 asked."
+    assert fewer.evidence.startswith("lexical_shuffle: 3 of 13 (a and b).")
+    whole = verdicts(report(adversarial=adversarial([cell("g", 3, 0)], cases=[cases[2]])))
+    assert [v.headline for v in whole if "fewer" in v.headline] == []
 
 
 REASONS = {

@@ -1,5 +1,6 @@
 """Adversarial: how sensitive is it to wording? The case × generator heatmap, each generator
-across cases, every variant as a word diff with its decision, and the AI rewrites rejected."""
+across cases, every variant as a word diff with its decision, the generators that made fewer
+variants than asked and why, and the AI rewrites rejected."""
 
 from ironbench.core.kinds import MATERIAL
 from ironbench.report import svg
@@ -192,6 +193,17 @@ def _case(case: AdversarialCase, cases: int) -> Markup:
                 caption="Variants whose first run matched the reference (not material)",
             )
         )
+    if case.shortfalls:
+        body.append(
+            table(
+                [Col("generator"), Col("asked", True), Col("made", True), Col("why no more")],
+                [
+                    [short.generator, (str(short.asked), short.asked), (str(short.made), short.made), short.reason]
+                    for short in case.shortfalls
+                ],
+                caption="Generators that made fewer variants than asked: fewer wordings behind this case's figures",
+            )
+        )
     if case.dropped:
         body.append(
             table(
@@ -209,10 +221,18 @@ def _case(case: AdversarialCase, cases: int) -> Markup:
             None,
             el("b", None, case.case_id),
             f" — {len(variants) + not_listed} variants, {material} changed the outcome materially"
-            + (f" (the {not_listed} that did not are not listed)" if not_listed else ""),
+            + (f" (the {not_listed} that did not are not listed)" if not_listed else "")
+            + _fewer(case),
         ),
         body,
     )
+
+
+def _fewer(case: AdversarialCase) -> str:
+    """The case's summary's word on generators that made fewer variants than asked."""
+    if not case.shortfalls:
+        return ""
+    return "; fewer than asked: " + ", ".join(f"{s.generator} {s.made} of {s.asked}" for s in case.shortfalls)
 
 
 def _rejections(data: AdversarialSection) -> Markup:

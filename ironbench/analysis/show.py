@@ -237,20 +237,20 @@ def show_run(store_path: Path, run_id: str) -> tuple[dict, QueryResult, list[dic
             header["model"] = traffic.run.sentence()
             verdicts += [{"case_id": case.case_id, "kind": "model", "text": case.sentence()} for case in traffic.cases]
         verdicts.sort(key=lambda v: v["case_id"])  # stable: each case's reference, then the rest
-        return header, cases, fence_verdicts(store_path, run_id, header) + gate_verdicts(store_path, run_id) + verdicts
+        fenced: list[dict] = []
+        if "imported" not in header:
+            header["sandbox"], fenced = fence_verdicts(store_path, run_id)
+        return header, cases, fenced + gate_verdicts(store_path, run_id) + verdicts
     finally:
         con.close()
 
 
-def fence_verdicts(store_path: Path, run_id: str, header: dict) -> list[dict]:
-    """The fence its targets ran in, in the header; below full, the first verdict line says so."""
-    if "imported" in header:
-        return []
+def fence_verdicts(store_path: Path, run_id: str) -> tuple[str, list[dict]]:
+    """The fence its targets ran in, a word or two for the header; below full, the first
+    verdict line saying so."""
     fence = run_fences(store_path, run_id)
-    header["sandbox"] = fence.short()
-    if not fence.below_full:
-        return []
-    return [{"case_id": "(all cases)", "kind": "fence", "text": fence.sentence()}]
+    said = [{"case_id": "(all cases)", "kind": "fence", "text": fence.sentence()}] if fence.below_full else []
+    return fence.short(), said
 
 
 def gate_verdicts(store_path: Path, run_id: str) -> list[dict]:

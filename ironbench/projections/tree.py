@@ -123,16 +123,16 @@ class _RunState:
         return judged
 
 
-def _sandbox(started: events.RunStarted, fences: dict[str, events.SandboxApplied]) -> dict:
+def _sandbox(started: events.RunStarted, fences: Iterable[events.SandboxApplied]) -> dict:
     """metadata.json's `sandbox`: the mode the run asked for, the lowest level a machine gave
     (None until one fenced a target), and each machine's fence."""
-    level = min((fence.level for fence in fences.values()), key=FENCE_LEVELS.index, default=None)
+    fences = list(fences)
+    level = min((fence.level for fence in fences), key=FENCE_LEVELS.index, default=None)
     return {
         "mode": (started.sandbox or {}).get("mode"),
         "level": level,
         "machines": [
-            {"worker": f.worker, "level": f.level, "mechanism": f.mechanism, "missing": f.missing}
-            for f in fences.values()
+            {"worker": f.worker, "level": f.level, "mechanism": f.mechanism, "missing": f.missing} for f in fences
         ],
     }
 
@@ -331,7 +331,7 @@ class OutputTree:
             **({"serve_model": started.serve_model} if started.serve_model else {}),
             **({"replay_of": started.replay_of} if started.replay_of else {}),
             **({"ironclad_version_source": started.ironclad_version_source} if started.ironclad_version_source else {}),
-            **({"sandbox": _sandbox(started, state.fences)} if started.sandbox or state.fences else {}),
+            **({"sandbox": _sandbox(started, state.fences.values())} if started.sandbox or state.fences else {}),
             **state.imported,
             **state.status,
         }

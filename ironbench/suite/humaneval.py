@@ -77,12 +77,53 @@ def instruction(problem: dict) -> str:
     return text
 
 
+def check_source(problem: dict) -> str:
+    """The problem's check: its test, after the helpers of its prompt that the test calls
+    (HumanEval/32's `poly`, /38's `encode_cyclic`, /50's `encode_shift`) and the prompt's
+    imports. The check runs the suite's own copy of them, never the brick's."""
+    test = problem["test"]
+    called = {node.id for node in ast.walk(ast.parse(test)) if isinstance(node, ast.Name)}
+    prompt = problem["prompt"]
+    tree = ast.parse(prompt)
+    helpers = [
+        node
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef) and node.name != problem["entry_point"] and node.name in called
+    ]
+    if not helpers:
+        return test
+    imports = [node for node in tree.body if isinstance(node, ast.Import | ast.ImportFrom)]
+    parts = [ast.get_source_segment(prompt, node) or "" for node in [*imports, *helpers]]
+    return "\n\n".join(parts) + "\n\n" + test
+
+
+@cache
+def _recorded_checks() -> dict[tuple[str, str], str]:
+    """Each problem's check as runs recorded it before checks carried their helpers (the test
+    alone), to its current source; only the problems whose source changed."""
+    found = {}
+    for problem in problems():
+        source = check_source(problem)
+        if source != problem["test"]:
+            found[(problem["test"], problem["entry_point"])] = source
+    return found
+
+
+def current_check(spec: dict) -> dict:
+    """A check as a run recorded it: a HumanEval check recorded before it carried its prompt's
+    helpers gets them (an old run's recheck calls the suite's `poly`, not the brick's)."""
+    if "python" not in spec:
+        return spec
+    source = _recorded_checks().get((spec["python"], spec.get("entry_point", "")))
+    return spec if source is None else {**spec, "python": source}
+
+
 def _case(problem: dict, adversarial: bool) -> dict:
     number = problem["task_id"].split("/")[1]
     case: dict[str, object] = {
         "id": f"humaneval_{number}",
         "instruction": instruction(problem),
-        "check": {"python": problem["test"], "entry_point": problem["entry_point"]},
+        "check": {"python": check_source(problem), "entry_point": problem["entry_point"]},
     }
     if adversarial:
         case["generators"] = [{**g, "seed": int(number) * 10 + k} for k, g in enumerate(_GENERATORS)]

@@ -23,6 +23,7 @@ Elsewhere (no /proc, no prctl) only the process group is killed.
 import ctypes
 import os
 import signal
+import subprocess
 import threading
 import time
 import weakref
@@ -187,6 +188,15 @@ def spare(pid: int, on: bool = True) -> None:
     target's leftover, even when it was started while invocations ran."""
     with _registry.lock:
         (_registry.spared.add if on else _registry.spared.discard)(pid)
+
+
+def start_spared(start: Callable[[], "subprocess.Popen[bytes]"]) -> "subprocess.Popen[bytes]":
+    """Start a child the harness owns (a check's trusted process) and spare it, with no sweep
+    in between: a sweep holds the same lock."""
+    with _registry.lock:
+        process = start()
+        _registry.spared.add(process.pid)
+    return process
 
 
 def kill_group(pgid: int) -> None:

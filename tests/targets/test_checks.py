@@ -31,7 +31,7 @@ def saved(tmp_path: Path, source: str, name: str = "add.py") -> Path:
         ("add = 3\n", "no_entry_point"),
         ("raise RuntimeError('no')\n", "import_error"),
         ("def add(a, b)\n    return a + b\n", "import_error"),
-        ("import os\ndef add(a, b):\n    os._exit(0)\n", "wrong"),  # ends the check before its verdict
+        ("import os\ndef add(a, b):\n    os._exit(0)\n", "tampered"),  # ends its process before its answer
         ("import sys\ndef add(a, b):\n    sys.exit(0)\n", "wrong"),
     ],
 )
@@ -119,10 +119,19 @@ def test_a_check_redacts_secrets_from_its_output(tmp_path, monkeypatch):
     from ironbench.core.redact import Redactor
 
     monkeypatch.setenv("MY_API_KEY", "s3cr3t-value-123")
-    brick = saved(tmp_path, "import os\nprint(os.environ['MY_API_KEY'])\ndef add(a, b):\n    return 0\n")
+    # the brick's process gets none of the harness's environment
+    brick = saved(
+        tmp_path, "import os\nprint(os.environ.get('MY_API_KEY', 'no key here'))\ndef add(a, b):\n    return 0\n"
+    )
     result = run_check(python_check(), brick, 20, Redactor.from_environ(()))
-    assert result.verdict == "wrong"
-    assert "s3cr3t-value-123" not in result.output and "MY_API_KEY" in result.output
+    assert result.verdict == "wrong" and "no key here" in result.output
+    # and what the check's own output shows is redacted
+    leaky = CheckMaterial.of(
+        {"python": "def check(candidate):\n    assert candidate(1, 2) == 's3cr3t-value-123'\n", "entry_point": "add"}
+    )
+    result = run_check(leaky, brick, 20, Redactor.from_environ(()))
+    assert result.verdict == "wrong" and "assert candidate(1, 2)" in result.output
+    assert "s3cr3t-value-123" not in result.output + result.detail
 
 
 def test_a_pytest_path_that_cannot_be_read_is_a_suite_error(tmp_path):

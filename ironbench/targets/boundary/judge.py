@@ -1,0 +1,378 @@
+"""One check, judged: the brick's host started through the launch seam, the check's own code run
+here (a process forked from the zygote, which never imports what the target wrote), and the
+verdict concluded from what the check did and what the session found.
+
+A python check's source runs in a namespace of its own whose builtins are the real ones; a name
+it uses and does not define is looked up in the brick's module, as a remote value (old checks
+call helpers their brick defines; HumanEval's suite gives its own copy of the helpers its tests
+call). A pytest check's files run from a private folder with a private ini, no conftest, no
+plugin autoload, no cache; `import BRICK` in them gives the brick's module over the boundary.
+"""
+
+import builtins
+import contextlib
+import linecache
+import os
+import signal
+import subprocess
+import sys
+import time
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+
+from ironbench.targets.boundary import remote
+from ironbench.targets.boundary.launch import HostLaunch, launch_host
+from ironbench.targets.boundary.remote import (
+    BoundaryRefused,
+    BrickGone,
+    BrickModule,
+    CheckTimeout,
+    Findings,
+    RemoteCallable,
+    RemoteObject,
+    Session,
+)
+from ironbench.targets.boundary.tamper import Capture, Watch
+
+OUTPUT_CAP = 64 * 1024  # bytes of each of the host's streams kept
+ALARM_GRACE = 0.5  # past the deadline, a check busy on its own side is interrupted
+CHECK_FILENAME = "<check>"
+
+
+@dataclass
+class Ran:
+    """What the check's own code concluded, before the session's findings are weighed."""
+
+    verdict: str
+    detail: str = ""
+    passed: int | None = None
+    failed: int | None = None
+
+
+def conclude(ran: Ran, findings: Findings) -> tuple[str, str]:
+    """The verdict: evidence of tampering first, then the deadline, then what could not cross,
+    then the check's own verdict (its failure is tampering when the brick's type claimed the
+    comparison the check lost)."""
+    if findings.tampered or findings.exited:
+        return "tampered", "; ".join([*findings.tampered, *([findings.exited] if findings.exited else [])])
+    if findings.timed_out:
+        return "timeout", ran.detail or "the check's time ran out"
+    if findings.refused:
+        return "harness_fault", "the boundary cannot carry " + "; ".join(findings.refused)
+    if ran.verdict == "correct":
+        return "correct", ""
+    if ran.verdict in ("wrong", "no_entry_point") and findings.claims:
+        return "tampered", "; ".join(findings.claims) + f" (the check then failed: {ran.detail})"
+    if ran.verdict == "wrong" and findings.crashed:
+        return "wrong", findings.crashed
+    return ran.verdict, ran.detail
+
+
+def host_env(folder: str) -> dict[str, str]:
+    """The host's whole environment: nothing of the harness's (no secrets, no PYTHON* of its
+    own), a home and temporary folder inside its own folder, reproducible hashing."""
+    return {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": folder,
+        "TMPDIR": folder,
+        "LANG": "C.UTF-8",
+        "PYTHONHASHSEED": "0",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONUNBUFFERED": "1",
+        "PYTHONIOENCODING": "utf-8",
+    }
+
+
+class Judge:
+    def __init__(self, request: dict, private: Path) -> None:
+        self.request = request
+        self.private = private
+        self.findings = Findings()
+        self.started = time.monotonic()
+        self.deadline = self.started + float(request["timeout"])
+        self.process: object = None
+        self.session: Session | None = None
+        self.captures: list[Capture] = []
+        self.watch = Watch(list(request.get("decoys", [])))
+        self.check_files: dict[str, str] = {}
+
+    # -- the host -----------------------------------------------------------------------------
+
+    def start_host(self) -> Session:
+        request = self.request
+        request_r, request_w = os.pipe()
+        reply_r, reply_w = os.pipe()
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        folder = request["host_dir"]
+        launch = HostLaunch(
+            argv=(request["python"], "-s", "-S", "-P", request["host"], str(request_r), str(reply_w), request["mark"]),
+            cwd=folder,
+            env=host_env(folder),
+            pass_fds=(request_r, reply_w),
+            stdout=out_w,
+            stderr=err_w,
+            reads=(os.path.dirname(request["host"]), *request["paths"]),
+        )
+        try:
+            process = launch_host(launch, request.get("launcher", "plain"))
+        finally:
+            for fd in (request_r, reply_w, out_w, err_w):
+                os.close(fd)
+        self.process = process
+        out, err = Capture(request["mark"], OUTPUT_CAP), Capture(request["mark"], OUTPUT_CAP)
+        self.captures = [out, err]
+        outputs = {out_r: (out, "stdout"), err_r: (err, "stderr")}
+        self.session = Session(process, request_w, reply_r, outputs, self.deadline, self.findings)
+        return self.session
+
+    def stop_host(self) -> None:
+        """After the check: a host that ended by itself before now ended early; then it is killed."""
+        session = self.session
+        if session is None:
+            return
+        process = session.process
+        status = process.poll()
+        if status is not None and status >= 0 and not self.findings.exited and session.dead is None:
+            self.findings.exited = f"the brick's process exited (status {status}) before the check finished"
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        with contextlib.suppress(subprocess.TimeoutExpired):  # the zygote sweeps what is left
+            process.wait(2)
+        session.drain(0.2)
+        for capture, stream in zip(self.captures, ("stdout", "stderr"), strict=True):
+            for line in capture.evidence(stream):
+                self.findings.note("tampered", line)
+
+    # -- the check ----------------------------------------------------------------------------
+
+    def run(self) -> dict:
+        sys.dont_write_bytecode = True  # the check's files are compiled in a folder removed after
+        signal.signal(signal.SIGALRM, self._alarm)
+        signal.setitimer(signal.ITIMER_REAL, max(0.01, self.deadline - time.monotonic()) + ALARM_GRACE)
+        try:
+            ran = self._run()
+        except CheckTimeout:
+            ran = Ran("timeout", f"killed after {self.request['timeout']:g} s")
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+        self.stop_host()
+        for path in self.watch.opened():
+            self._opened(path)
+        self.watch.close()
+        verdict, detail = conclude(ran, self.findings)
+        if verdict == "timeout":
+            detail = f"killed after {self.request['timeout']:g} s"
+        return {
+            "verdict": verdict,
+            "detail": " ".join(detail.split())[:500],
+            "passed": ran.passed,
+            "failed": ran.failed,
+            "duration_ms": int((time.monotonic() - self.started) * 1000),
+        }
+
+    def _alarm(self, signum: int, frame: object) -> None:
+        self.findings.timed_out = True
+        raise CheckTimeout("the check's time ran out")
+
+    def _opened(self, path: str) -> None:
+        name = os.path.relpath(path, self.request["folder"]) if path.startswith(self.request["folder"]) else path
+        if path in self.request.get("decoys", []) or path.startswith(self.request["folder"]):
+            self.findings.note("tampered", f"the brick opened {name}, where a check would be (a decoy)")
+        else:
+            shown = os.path.relpath(path, self.private) if path.startswith(str(self.private)) else path
+            self.findings.note("tampered", f"the brick opened the check's own {shown}")
+
+    def _run(self) -> Ran:
+        session = self.start_host()
+        request = self.request
+        try:
+            module = session.request(
+                "import", None, (request["brick"], request["module"], request["paths"], request["host_dir"])
+            )
+        except (BrickGone, BoundaryRefused) as exc:
+            return Ran("import_error" if not self.findings.crashed else "wrong", str(exc))
+        except CheckTimeout:
+            raise
+        except BaseException as exc:  # noqa: BLE001 (the brick's exception at import is its verdict)
+            print(_note_of(exc) or _last_line(exc), file=sys.stderr)
+            return Ran("import_error", _last_line(exc))
+        if not isinstance(module, RemoteObject):
+            return Ran("import_error", "the brick's import answered no module")
+        proxy = BrickModule(request["module"], session, module)
+        if request["kind"] == "python":
+            return self.python(session, module, proxy)
+        return self.pytest(proxy)
+
+    def python(self, session: Session, module: RemoteObject, proxy: BrickModule) -> Ran:
+        request = self.request
+        entry = request["entry_point"]
+        try:
+            candidate = session.request("getattr", module, (entry,))
+        except AttributeError:
+            return Ran("no_entry_point", f"module {request['module']} defines no callable {entry}")
+        if not isinstance(candidate, RemoteCallable):
+            return Ran("no_entry_point", f"module {request['module']} defines no callable {entry}")
+        remote.scoped_import(request["module"], proxy, lambda g: g is not None and g.get("__name__") == "__check__")
+        namespace: dict = {"__name__": "__check__", "__builtins__": _Builtins(session, module), entry: candidate}
+        source = request["source"]
+        linecache.cache[CHECK_FILENAME] = (len(source), None, source.splitlines(True), CHECK_FILENAME)
+        try:
+            exec(compile(source, CHECK_FILENAME, "exec"), namespace)  # noqa: S102 (the suite's own check, trusted)
+            check = namespace["check"]
+        except (CheckTimeout, BrickGone, BoundaryRefused):
+            raise
+        except BaseException:  # noqa: BLE001 (a check source that does not run is the harness's fault)
+            return Ran("harness_fault", f"the check's source does not define check(candidate): {_failed()}")
+        try:
+            check(candidate)
+        except CheckTimeout:
+            raise
+        except BaseException:  # noqa: BLE001 (whatever the check raised, the brick's exceptions too, is its verdict)
+            return Ran("wrong", _failed())
+        return Ran("correct")
+
+    def pytest(self, proxy: BrickModule) -> Ran:
+        import pytest as pytest_
+
+        request = self.request
+        checks = self.private / "checks"
+        for name, text in request["files"].items():
+            path = checks / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+            self.check_files[str(path)] = text
+        ini = self.private / "pytest.ini"
+        ini.write_text("[pytest]\n", encoding="utf-8")
+        # the check's own files, watched while the check is not reading them
+        files = Watch([str(self.private), str(checks), *self.check_files])
+        prefix = str(checks) + os.sep
+        remote.scoped_import(
+            request["module"], proxy, lambda g: g is not None and str(g.get("__file__", "")).startswith(prefix)
+        )
+        if _free(request["module"]):
+            sys.modules[request["module"]] = proxy  # importlib.import_module, monkeypatch's "add.name"
+        tally = _Tally(self, files)
+        for path in files.opened():
+            self._opened(path)
+        args = [
+            "-c", str(ini), "--rootdir", str(self.private), "-p", "no:cacheprovider", "--noconftest",
+            "-q", "--color=no", "--basetemp", request["scratch"], str(checks),
+        ]  # fmt: skip
+        os.environ.pop("PYTEST_ADDOPTS", None)
+        try:
+            code = int(pytest_.main(args, plugins=[tally]))
+        finally:
+            for path in files.opened() if tally.collected else []:
+                self._opened(path)
+            files.close()
+        passed, failed = tally.passed, tally.failed
+        if code == 0:
+            return Ran("correct", "", passed, failed)
+        if code == 5:
+            return Ran("harness_fault", "the check collected no tests", passed, failed)
+        if code in (1, 2) and self.findings.missing and (tally.collect_errors or failed or tally.errors):
+            missing = ", ".join(self.findings.missing)
+            return Ran("no_entry_point", f"the tests cannot reach {missing} by its name", passed, failed)
+        if code in (1, 2):
+            return Ran("wrong", tally.first_failure, passed, failed)
+        return Ran("harness_fault", f"pytest ended with exit code {code}", passed, failed)
+
+
+class _Tally:
+    """The pytest check's plugin: counts, the first failure, and the windows of the file watch."""
+
+    def __init__(self, judge: Judge, files: Watch) -> None:
+        self.judge = judge
+        self.files = files
+        self.passed = 0
+        self.failed = 0
+        self.errors = 0
+        self.collect_errors = 0
+        self.collected = False
+        self.first_failure = ""
+
+    def pytest_collectreport(self, report) -> None:
+        if report.failed:
+            self.collect_errors += 1
+            self.first_failure = self.first_failure or f"{report.nodeid}: collection failed"
+
+    def pytest_collection_finish(self, session) -> None:
+        # the files were read to collect them; from now on the check reads their lines from here
+        for path, text in self.judge.check_files.items():
+            linecache.cache[path] = (len(text), None, text.splitlines(True), path)
+        self.files.opened()
+        self.collected = True
+
+    def pytest_runtest_makereport(self, item, call) -> None:
+        # a test runner's outcome raised by the brick (unittest.SkipTest, pytest's skip) arrives
+        # as a class of its own, so it fails the test; that it tried is evidence
+        value = call.excinfo.value if call.excinfo is not None else None
+        if value is not None and vars(value).get(remote.BRICK_RAISED) and type(value).__name__ in remote.OUTCOMES:
+            self.judge.findings.note(
+                "tampered", f"the brick raised {type(value).__name__}, a test runner's own outcome"
+            )
+
+    def pytest_runtest_logreport(self, report) -> None:
+        if report.when == "call":
+            if report.passed:
+                self.passed += 1
+            elif report.failed:
+                self.failed += 1
+        elif report.failed:
+            self.errors += 1
+        if report.failed and not self.first_failure:
+            crash = getattr(report.longrepr, "reprcrash", None)
+            self.first_failure = f"{report.nodeid}: {crash.message}" if crash is not None else report.nodeid
+
+
+class _Builtins(dict):
+    """A python check's builtins: the real ones; a name found nowhere is the brick module's."""
+
+    def __init__(self, session: Session, module: RemoteObject) -> None:
+        super().__init__(vars(builtins))  # after scoped_import: its __import__
+        self.session = session
+        self.module = module
+
+    def __missing__(self, name: str) -> object:
+        try:
+            return self.session.request("getattr", self.module, (name,))
+        except AttributeError:
+            raise KeyError(name) from None
+
+
+def _free(name: str) -> bool:
+    """Whether no module here has the brick's name (then the brick's module may take it)."""
+    import importlib.util
+
+    if name in sys.modules or name in sys.stdlib_module_names:
+        return False
+    try:
+        return importlib.util.find_spec(name) is None
+    except (ImportError, ValueError):
+        return False
+
+
+def _failed() -> str:
+    trace = traceback.format_exc()
+    print(trace, file=sys.stderr, end="")
+    lines = traceback.format_exception_only(*sys.exc_info()[:2])
+    return lines[0].strip() if lines else ""
+
+
+def _last_line(exc: BaseException) -> str:
+    lines = traceback.format_exception_only(type(exc), exc)
+    return lines[0].strip() if lines else type(exc).__name__
+
+
+def _note_of(exc: BaseException) -> str:
+    notes = getattr(exc, "__notes__", None) or []
+    return "\n".join(str(n) for n in notes)
+
+
+def judge(request: dict, private: Path) -> dict:
+    """Judge one check (in a process of its own: it patches imports and builtins, and exits after)."""
+    return Judge(request, private).run()

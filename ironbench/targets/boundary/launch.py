@@ -1,0 +1,50 @@
+"""The seam through which a brick's host is started: the one call a fence wraps.
+
+A check's trusted side (the judge) never starts the host itself: it describes the start as a
+`HostLaunch` (argv, working folder, environment, the descriptors it hands over, what the host
+reads and the one folder it may write) and calls `launch_host`, which picks a `Launcher` by the
+name the check's request carries. `plain` starts it as a contained subprocess (its own session,
+every other descriptor closed, stdin from /dev/null). A fence registers its own launcher under
+its own name in LAUNCHERS; the harness names it in each check request (`launcher`).
+"""
+
+import subprocess
+from collections.abc import Callable
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class HostLaunch:
+    argv: tuple[str, ...]
+    cwd: str  # the brick's copy lives here; the only folder the host may write
+    env: dict[str, str]  # the whole environment: nothing else is inherited
+    pass_fds: tuple[int, ...]  # the request and reply channels, nothing else
+    stdout: int
+    stderr: int
+    reads: tuple[str, ...]  # what the host must read: its interpreter, the boundary's files, the site folders
+
+
+Launcher = Callable[[HostLaunch], "subprocess.Popen[bytes]"]
+
+
+def plain(launch: HostLaunch) -> "subprocess.Popen[bytes]":
+    """The host as a plain subprocess: its own session, only its channels inherited."""
+    return subprocess.Popen(
+        list(launch.argv),
+        cwd=launch.cwd,
+        env=launch.env,
+        stdin=subprocess.DEVNULL,
+        stdout=launch.stdout,
+        stderr=launch.stderr,
+        pass_fds=launch.pass_fds,
+        close_fds=True,
+        start_new_session=True,
+    )
+
+
+LAUNCHERS: dict[str, Launcher] = {"plain": plain}
+
+
+def launch_host(launch: HostLaunch, launcher: str = "plain") -> "subprocess.Popen[bytes]":
+    """Start a brick's host the way `launcher` says (KeyError when none is registered by that name)."""
+    return LAUNCHERS[launcher](launch)

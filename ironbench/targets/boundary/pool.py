@@ -1,0 +1,212 @@
+"""The harness's side of the trusted process: zygotes started on demand, one check at a time
+each, kept warm between checks (a thread of the harness takes an idle one, gives it back).
+
+A zygote is the harness's own child, spared by containment's sweeps. Its answer is the check's
+verdict: it never passes through anything a brick can write. A zygote that dies during a check
+was killed (it does not end on its own while it waits for a judge): when by a signal, the only
+processes in a position to send it are the brick's, and the check is `tampered`.
+"""
+
+import atexit
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from functools import cache
+from pathlib import Path
+
+from ironbench.targets import containment
+from ironbench.targets.boundary import procs
+from ironbench.targets.boundary.zygote import JUDGE_GRACE
+
+START_SECONDS = 120.0  # a zygote imports pytest once; a loaded machine may take a while
+ANSWER_GRACE = 5.0  # past the judge's own deadline (the zygote kills it at JUDGE_GRACE)
+MAX_IDLE = 32
+
+
+class ZygoteLost(Exception):
+    """The zygote could not answer: `verdict` and `detail` say what that makes of the check;
+    `before` when it was gone before the check was sent (a fresh one may take it)."""
+
+    def __init__(self, verdict: str, detail: str, before: bool = False) -> None:
+        super().__init__(detail)
+        self.verdict = verdict
+        self.detail = detail
+        self.before = before
+
+
+def zygote_env() -> dict[str, str]:
+    """The zygote's whole environment: none of the harness's PYTHON* or PYTEST_* variables
+    (no -p from the environment, no plugin autoload), reproducible hashing. Bytecode is
+    written as usual: the zygote imports only the environment's own packages."""
+    env = {name: os.environ[name] for name in ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "TZ") if name in os.environ}
+    return {**env, "PYTHONHASHSEED": "0", "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+
+
+class Zygote:
+    def __init__(self) -> None:
+        self.log = tempfile.TemporaryFile()  # noqa: SIM115 (its stderr, read when it fails)
+        argv = [sys.executable, "-s", "-P", "-m", "ironbench.targets.boundary.zygote"]
+        self.process = containment.start_spared(
+            lambda: subprocess.Popen(
+                argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=self.log,
+                env=zygote_env(),
+                cwd=tempfile.gettempdir(),
+                close_fds=True,
+                start_new_session=True,
+            )
+        )
+        self.ready = False
+
+    def _receive(self, deadline: float) -> dict | None:
+        """One message, or None when the zygote closed its side or the deadline passed."""
+        assert self.process.stdout is not None
+        fd = self.process.stdout.fileno()
+        data = bytearray()
+        need = 4
+        while True:
+            if len(data) >= 4:
+                need = 4 + int.from_bytes(data[:4], "little")
+                if len(data) >= need:
+                    return json.loads(bytes(data[4:need]))
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            ready, _, _ = select.select([fd], [], [], left)
+            if ready:
+                chunk = os.read(fd, max(need - len(data), 1 << 16))
+                if not chunk:
+                    return None
+                data += chunk
+
+    def _lost(self, before: bool) -> ZygoteLost:
+        try:
+            status = self.process.wait(2)
+        except subprocess.TimeoutExpired:
+            status = None
+        if status is not None and status < 0 and not before:
+            name = signal.Signals(-status).name if -status in signal.valid_signals() else f"signal {-status}"
+            return ZygoteLost("tampered", f"the check's trusted process was killed by {name} while the brick ran")
+        self.log.seek(0)
+        tail = self.log.read()[-2000:].decode("utf-8", "replace").strip().splitlines()[-1:] or [f"status {status}"]
+        return ZygoteLost("harness_fault", f"the check's trusted process ended: {tail[0]}", before)
+
+    def ask(self, request: dict, timeout_s: float) -> dict:
+        """The verdict of one check (ZygoteLost when the zygote cannot give one)."""
+        if not self.ready:
+            hello = self._receive(time.monotonic() + START_SECONDS)
+            if hello is None:
+                self.close()
+                raise self._lost(before=True)
+            self.ready = True
+        data = json.dumps(request).encode("utf-8")
+        assert self.process.stdin is not None
+        try:
+            self.process.stdin.write(len(data).to_bytes(4, "little") + data)
+            self.process.stdin.flush()
+        except (BrokenPipeError, OSError):
+            raise self._lost(before=True) from None
+        answer = self._receive(time.monotonic() + timeout_s + JUDGE_GRACE + ANSWER_GRACE)
+        if answer is None:
+            alive = self.process.poll() is None
+            if alive:  # it did not answer in time: it and everything below it go
+                self.close()
+                raise ZygoteLost("timeout", f"killed after {timeout_s:g} s")
+            raise self._lost(before=False)
+        return answer
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            procs.kill_tree(self.process.pid)
+        try:
+            self.process.wait(5)
+        except subprocess.TimeoutExpired:
+            pass
+        containment.spare(self.process.pid, False)
+        for stream in (self.process.stdin, self.process.stdout):
+            if stream is not None:
+                try:
+                    stream.close()
+                except OSError:
+                    pass
+        self.log.close()
+
+
+class _Pool:
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.idle: list[Zygote] = []
+        self.pid = os.getpid()
+
+    def take(self) -> Zygote:
+        with self.lock:
+            if self.pid != os.getpid():  # a forked harness: its parent's zygotes are not its own
+                self.idle, self.pid = [], os.getpid()
+            while self.idle:
+                zygote = self.idle.pop()
+                if zygote.process.poll() is None:
+                    return zygote
+        return Zygote()
+
+    def give(self, zygote: Zygote) -> None:
+        with self.lock:
+            if len(self.idle) < MAX_IDLE and self.pid == os.getpid():
+                self.idle.append(zygote)
+                return
+        zygote.close()
+
+    def close(self) -> None:
+        with self.lock:
+            idle, self.idle = self.idle, []
+        for zygote in idle:
+            zygote.close()
+
+
+_POOL = _Pool()
+atexit.register(_POOL.close)
+
+
+@cache
+def host_program() -> dict[str, bytes]:
+    """host.py and codec.py compiled (hash-based .pyc, unchecked: the copy is the program), once
+    per harness process: a host loads them in a millisecond, where compiling takes tens."""
+    import importlib.util
+    import marshal
+
+    here = Path(__file__).parent
+    compiled = {}
+    for name in ("host", "codec"):
+        source = (here / f"{name}.py").read_bytes()
+        code = compile(source, str(here / f"{name}.py"), "exec", dont_inherit=True)
+        header = importlib.util.MAGIC_NUMBER + (1).to_bytes(4, "little") + importlib.util.source_hash(source)
+        compiled[f"{name}.pyc"] = header + marshal.dumps(code)
+    return compiled
+
+
+def judge(request: dict, timeout_s: float) -> dict:
+    """One check's verdict from a warm zygote (a fresh one if the one taken had died)."""
+    for attempt in (1, 2):
+        zygote = _POOL.take()
+        try:
+            answer = zygote.ask(request, timeout_s)
+        except ZygoteLost as lost:
+            zygote.close()
+            if lost.before and attempt == 1:
+                continue
+            return {"verdict": lost.verdict, "detail": lost.detail}
+        _POOL.give(zygote)
+        return answer
+    raise AssertionError("unreachable")
+
+
+def close_all() -> None:
+    """Close every idle zygote (the next check starts a new one)."""
+    _POOL.close()

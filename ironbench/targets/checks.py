@@ -20,11 +20,9 @@ import json
 import os
 import shlex
 import shutil
-import stat
 import sys
 import tempfile
 import time
-import uuid
 from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
@@ -33,14 +31,11 @@ from ironbench.core.errors import SuiteError
 from ironbench.core.kinds import CHECK_VERDICTS
 from ironbench.core.redact import Redactor
 from ironbench.targets.boundary import pool, tamper
+from ironbench.targets.boundary.judge import copy_brick
 from ironbench.targets.command import cap_output, invoke
 
 CHECK_OUTPUT_CAP = 16 * 1024  # characters of a check's output kept in its event
 MAX_CHECK_FILE_BYTES = 1024 * 1024
-MAX_BRICK_BYTES = 64 * 1024 * 1024
-HOST_FOLDER = "brick"  # the brick's copies: the host's working folder, the only one it writes
-DECOY_FOLDER = "ironbench_check"  # where a brick looking for its check would look (watched)
-DECOY = "def test_hidden():\n    assert True\n"
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,25 +93,6 @@ class CheckResult:
     detail: str = ""  # one line: why (the exception that made it wrong, what the harness could not do)
 
 
-def _copy_brick(brick: Path, folder: Path) -> Path | str:
-    """Copies of the brick and the test file saved beside it (`test_<name>.py`), or why not."""
-    try:
-        info = brick.stat()
-    except OSError:
-        return f"the saved brick {brick} is gone"
-    if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_BRICK_BYTES:
-        return f"the saved brick {brick} is not a regular file of at most {MAX_BRICK_BYTES:,} bytes"
-    copied = folder / brick.name
-    try:
-        shutil.copyfile(brick, copied)
-        own_test = brick.with_name(f"test_{brick.name}")
-        if own_test.is_file() and own_test.stat().st_size <= MAX_BRICK_BYTES:
-            shutil.copyfile(own_test, folder / own_test.name)
-    except OSError as exc:
-        return f"cannot copy the saved brick {brick}: {exc.strerror or exc}"
-    return copied
-
-
 def run_check(
     material: CheckMaterial,
     brick: Path,
@@ -124,23 +100,14 @@ def run_check(
     redactor: Redactor | None = None,
     root: str | None = None,
 ) -> CheckResult:
-    """Check one saved brick (an absolute path) in a fresh folder under `root` (the system's
-    temporary folder by default); the folder is removed after. A brick whose folder holds what
-    a test runner or the interpreter would load on its own (conftest.py, a plugin, a .pth) is
+    """Check one saved brick (an absolute path) on copies in a fresh folder under `root` (the
+    system's temporary folder by default), removed after. A brick whose folder holds what a
+    test runner or the interpreter would load on its own (conftest.py, a plugin, a .pth) is
     `tampered` whatever its check says."""
-    folder = Path(tempfile.mkdtemp(prefix="ironbench-check-", dir=root))
-    try:
-        host = folder / HOST_FOLDER
-        host.mkdir()
-        copied = _copy_brick(brick, host)
-        if isinstance(copied, str):
-            return CheckResult("harness_fault", 0, detail=copied)
-        if material.kind == "command":
-            result = _command(material, copied, timeout_s, redactor)
-        else:
-            result = _judged(material, copied, folder, timeout_s, redactor)
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+    if material.kind == "command":
+        result = _command(material, brick, timeout_s, redactor, root)
+    else:
+        result = _judged(material, brick, timeout_s, redactor, root)
     planted = tamper.planted(brick.parent)
     if planted:
         why = f"the brick's folder holds {', '.join(planted)}, which a test runner or Python loads on its own"
@@ -149,34 +116,19 @@ def run_check(
 
 
 def _judged(
-    material: CheckMaterial, copied: Path, folder: Path, timeout_s: float, redactor: Redactor | None
+    material: CheckMaterial, brick: Path, timeout_s: float, redactor: Redactor | None, root: str | None
 ) -> CheckResult:
     """A python or pytest check: judged in the trusted process, the brick in its host."""
-    module = copied.name.removesuffix(".py")
-    decoys = [folder / DECOY_FOLDER / f"test_{module}.py", folder / "check.py"]
-    decoys[0].parent.mkdir()
-    for decoy in decoys:
-        decoy.write_text(DECOY, encoding="utf-8")
-    program = folder / "host"  # the host's own program, compiled: a copy per check
-    program.mkdir()
-    for name, code in pool.host_program().items():
-        (program / name).write_bytes(code)
     request = {
         "kind": material.kind,
         "source": material.source,
         "entry_point": material.entry_point,
         "files": material.files,
-        "brick": str(copied),
-        "module": module,
-        "host_dir": str(copied.parent),
-        "folder": str(folder),
-        "scratch": str(folder / "scratch"),
+        "brick": str(brick),
         "timeout": float(timeout_s),
-        "paths": _site_paths(),
+        "root": root,
         "python": sys.executable,
-        "host": str(program / "host.pyc"),
-        "mark": f"{tamper.MARK_PREFIX}{uuid.uuid4().hex}",
-        "decoys": [str(d) for d in decoys],
+        "paths": _site_paths(),
         "launcher": "plain",
     }
     started = time.monotonic()
@@ -192,11 +144,20 @@ def _judged(
     return CheckResult(verdict, duration_ms, kept, truncated, answer.get("passed"), answer.get("failed"), detail)
 
 
-def _command(material: CheckMaterial, copied: Path, timeout_s: float, redactor: Redactor | None) -> CheckResult:
-    """A command check: the checker runs with the brick, contained like a target."""
-    env = {"PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0", "PYTHONPATH": os.pathsep.join(_site_paths())}
-    argv = [part.replace("{brick}", str(copied)) for part in shlex.split(material.command)]
-    result = invoke(argv, copied.parent, timeout_s, env, redactor)
+def _command(
+    material: CheckMaterial, brick: Path, timeout_s: float, redactor: Redactor | None, root: str | None
+) -> CheckResult:
+    """A command check: the checker runs with the brick, on copies, contained like a target."""
+    folder = Path(tempfile.mkdtemp(prefix="ironbench-check-", dir=root))
+    try:
+        copied = copy_brick(brick, folder)
+        if isinstance(copied, str):
+            return CheckResult("harness_fault", 0, detail=copied)
+        env = {"PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0", "PYTHONPATH": os.pathsep.join(_site_paths())}
+        argv = [part.replace("{brick}", str(copied)) for part in shlex.split(material.command)]
+        result = invoke(argv, folder, timeout_s, env, redactor)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
     output = result.stdout + (f"\n{result.stderr}" if result.stderr.strip() else "")
     kept, truncated = cap_output(output.strip("\n"), CHECK_OUTPUT_CAP)
     if result.harness_error:

@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 
 from ironbench.core.errors import SuiteError
+from ironbench.targets.boundary import pool
 from ironbench.targets.checks import CheckMaterial, run_check
 
 CHECK = "def check(candidate):\n    assert candidate(2, 3) == 5\n    assert candidate(-1, 1) == 0\n"
@@ -40,8 +41,10 @@ def test_a_python_check_gives_the_verdict_of_the_brick(tmp_path, source, verdict
     before = {p: p.read_bytes() for p in brick.parent.iterdir()}
     result = run_check(python_check(), brick, 20, root=str(tmp_path))
     assert result.verdict == verdict, result.output
-    # the target's working directory is untouched, and the check's folder is gone
+    # the target's working directory is untouched; the check's folder is gone, and so is the
+    # next check's (laid out ahead) once the trusted processes are closed
     assert {p: p.read_bytes() for p in brick.parent.iterdir()} == before
+    pool.close_all()
     assert [p.name for p in tmp_path.iterdir()] == ["workdir"]
 
 

@@ -229,11 +229,13 @@ class Host:
             return None
         return None
 
-    def load(self, path, name, paths, folder):
+    def load(self, path, name, paths, folder, entry=""):
         """The brick, imported by its path under its own name (a brick named like a standard
-        module is still the brick); the site folders and its own after the standard library."""
+        module is still the brick; the site folders and its own come after the standard
+        library), with its entry point when one is named (None when it has none)."""
         sys.path[:] = [*sys.path, *paths, folder]
-        return _load(name, path)
+        module = _load(name, path)
+        return (module, getattr(module, entry, None) if entry else None)
 
 
 def _read(fd, n):

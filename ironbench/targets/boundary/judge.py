@@ -13,11 +13,14 @@ import builtins
 import contextlib
 import linecache
 import os
+import shutil
 import signal
+import stat
 import subprocess
 import sys
 import time
 import traceback
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,11 +36,12 @@ from ironbench.targets.boundary.remote import (
     RemoteObject,
     Session,
 )
-from ironbench.targets.boundary.tamper import Capture, Watch
+from ironbench.targets.boundary.tamper import MARK_PREFIX, Capture, Watch
 
 OUTPUT_CAP = 64 * 1024  # bytes of each of the host's streams kept
 ALARM_GRACE = 0.5  # past the deadline, a check busy on its own side is interrupted
 CHECK_FILENAME = "<check>"
+DECOY_FOLDER = "ironbench_check"  # where a brick looking for its check would look (watched)
 
 
 @dataclass
@@ -84,44 +88,95 @@ def host_env(folder: str) -> dict[str, str]:
     }
 
 
+MAX_BRICK_BYTES = 64 * 1024 * 1024
+HOST_FOLDER = "brick"  # the brick's copies: the host's working folder, the only one it writes
+DECOY = "def test_hidden():\n    assert True\n"
+
+
+@dataclass(frozen=True)
+class Setup:
+    """What a judge needs before it knows its check: where checks' folders go, the interpreter,
+    the site folders a brick imports from, the launcher, the host's compiled program."""
+
+    root: str | None
+    python: str
+    paths: tuple[str, ...]
+    launcher: str
+    program: tuple[tuple[str, bytes], ...]
+
+
+def copy_brick(brick: Path, folder: Path) -> Path | str:
+    """Copies of the brick and the test file saved beside it (`test_<name>.py`), or why not."""
+    try:
+        info = brick.stat()
+    except OSError:
+        return f"the saved brick {brick} is gone"
+    if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_BRICK_BYTES:
+        return f"the saved brick {brick} is not a regular file of at most {MAX_BRICK_BYTES:,} bytes"
+    copied = folder / brick.name
+    try:
+        shutil.copyfile(brick, copied)
+        own_test = brick.with_name(f"test_{brick.name}")
+        if own_test.is_file() and own_test.stat().st_size <= MAX_BRICK_BYTES:
+            shutil.copyfile(own_test, folder / own_test.name)
+    except OSError as exc:
+        return f"cannot copy the saved brick {brick}: {exc.strerror or exc}"
+    return copied
+
+
 class Judge:
-    def __init__(self, request: dict, private: Path) -> None:
-        self.request = request
-        self.private = private
+    """One check's trusted side, in two steps: `prepare` (before its check is known: its folder
+    laid out, its host started and waiting) and `run` (the check itself)."""
+
+    def __init__(self, setup: Setup, folder: Path, private: Path) -> None:
+        self.setup = setup
+        self.folder = folder  # the check's folder: the host's, its program's, decoys, pytest's scratch
+        self.private = private  # the judge's own: the check's files, its output
+        self.host_dir = folder / HOST_FOLDER
+        self.mark = f"{MARK_PREFIX}{uuid.uuid4().hex}"
+        self.request: dict = {}
         self.findings = Findings()
         self.started = time.monotonic()
-        self.deadline = self.started + float(request["timeout"])
-        self.process: object = None
+        self.deadline = self.started + 3600.0
         self.session: Session | None = None
         self.captures: list[Capture] = []
-        self.watch = Watch(list(request.get("decoys", [])))
+        self.watch = Watch([])
+        self.decoys: list[str] = []
         self.check_files: dict[str, str] = {}
 
     # -- the host -----------------------------------------------------------------------------
 
+    def prepare(self) -> None:
+        """The folder laid out and the host started, waiting for its first request."""
+        self.host_dir.mkdir()
+        program = self.folder / "host"
+        program.mkdir()
+        for name, code in self.setup.program:
+            (program / name).write_bytes(code)
+        self.start_host()
+
     def start_host(self) -> Session:
-        request = self.request
+        setup, folder = self.setup, str(self.host_dir)
         request_r, request_w = os.pipe()
         reply_r, reply_w = os.pipe()
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
-        folder = request["host_dir"]
+        program = str(self.folder / "host" / "host.pyc")
         launch = HostLaunch(
-            argv=(request["python"], "-s", "-S", "-P", request["host"], str(request_r), str(reply_w), request["mark"]),
+            argv=(setup.python, "-s", "-S", "-P", program, str(request_r), str(reply_w), self.mark),
             cwd=folder,
             env=host_env(folder),
             pass_fds=(request_r, reply_w),
             stdout=out_w,
             stderr=err_w,
-            reads=(os.path.dirname(request["host"]), *request["paths"]),
+            reads=(os.path.dirname(program), *setup.paths),
         )
         try:
-            process = launch_host(launch, request.get("launcher", "plain"))
+            process = launch_host(launch, setup.launcher)
         finally:
             for fd in (request_r, reply_w, out_w, err_w):
                 os.close(fd)
-        self.process = process
-        out, err = Capture(request["mark"], OUTPUT_CAP), Capture(request["mark"], OUTPUT_CAP)
+        out, err = Capture(self.mark, OUTPUT_CAP), Capture(self.mark, OUTPUT_CAP)
         self.captures = [out, err]
         outputs = {out_r: (out, "stdout"), err_r: (err, "stderr")}
         self.session = Session(process, request_w, reply_r, outputs, self.deadline, self.findings)
@@ -134,7 +189,7 @@ class Judge:
             return
         process = session.process
         status = process.poll()
-        if status is not None and status >= 0 and not self.findings.exited and session.dead is None:
+        if status is not None and status >= 0 and not self.findings.exited and session.dead is None and self.request:
             self.findings.exited = f"the brick's process exited (status {status}) before the check finished"
         try:
             os.killpg(process.pid, signal.SIGKILL)
@@ -149,14 +204,21 @@ class Judge:
 
     # -- the check ----------------------------------------------------------------------------
 
-    def run(self) -> dict:
+    def run(self, request: dict) -> dict:
+        self.request = request
+        self.started = time.monotonic()
+        self.deadline = self.started + float(request["timeout"])
+        if self.session is not None:
+            self.session.deadline = self.deadline
         sys.dont_write_bytecode = True  # the check's files are compiled in a folder removed after
         signal.signal(signal.SIGALRM, self._alarm)
         signal.setitimer(signal.ITIMER_REAL, max(0.01, self.deadline - time.monotonic()) + ALARM_GRACE)
         try:
-            ran = self._run()
+            ran = self._placed()
+            if ran is None:
+                ran = self._run()
         except CheckTimeout:
-            ran = Ran("timeout", f"killed after {self.request['timeout']:g} s")
+            ran = Ran("timeout", f"killed after {request['timeout']:g} s")
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
         self.stop_host()
@@ -165,7 +227,7 @@ class Judge:
         self.watch.close()
         verdict, detail = conclude(ran, self.findings)
         if verdict == "timeout":
-            detail = f"killed after {self.request['timeout']:g} s"
+            detail = f"killed after {request['timeout']:g} s"
         return {
             "verdict": verdict,
             "detail": " ".join(detail.split())[:500],
@@ -174,24 +236,44 @@ class Judge:
             "duration_ms": int((time.monotonic() - self.started) * 1000),
         }
 
+    def _placed(self) -> Ran | None:
+        """The brick copied in beside its host, the decoys laid and watched; a Ran when it cannot be."""
+        copied = copy_brick(Path(self.request["brick"]), self.host_dir)
+        if isinstance(copied, str):
+            return Ran("harness_fault", copied)
+        self.module = copied.name.removesuffix(".py")
+        decoys = self.folder / DECOY_FOLDER
+        decoys.mkdir()
+        decoy = decoys / f"test_{self.module}.py"
+        decoy.write_text(DECOY, encoding="utf-8")
+        self.decoys = [str(decoy)]
+        self.watch = Watch(self.decoys)
+        if self.session is not None and self.session.process.poll() is not None:
+            self.start_host()  # the host waiting for this check ended before it had a brick: a fresh one
+        return None
+
     def _alarm(self, signum: int, frame: object) -> None:
         self.findings.timed_out = True
         raise CheckTimeout("the check's time ran out")
 
     def _opened(self, path: str) -> None:
-        name = os.path.relpath(path, self.request["folder"]) if path.startswith(self.request["folder"]) else path
-        if path in self.request.get("decoys", []) or path.startswith(self.request["folder"]):
+        folder = str(self.folder)
+        if path in self.decoys or path.startswith(folder):
+            name = os.path.relpath(path, folder)
             self.findings.note("tampered", f"the brick opened {name}, where a check would be (a decoy)")
         else:
             shown = os.path.relpath(path, self.private) if path.startswith(str(self.private)) else path
             self.findings.note("tampered", f"the brick opened the check's own {shown}")
 
     def _run(self) -> Ran:
-        session = self.start_host()
+        session = self.session
+        assert session is not None  # prepared
         request = self.request
-        try:
-            module = session.request(
-                "import", None, (request["brick"], request["module"], request["paths"], request["host_dir"])
+        brick = str(self.host_dir / f"{self.module}.py")
+        entry = request["entry_point"] if request["kind"] == "python" else ""
+        try:  # the entry point comes with the module: one exchange fewer
+            answer = session.request(
+                "import", None, (brick, self.module, list(self.setup.paths), str(self.host_dir), entry)
             )
         except (BrickGone, BoundaryRefused) as exc:
             return Ran("import_error" if not self.findings.crashed else "wrong", str(exc))
@@ -200,23 +282,20 @@ class Judge:
         except BaseException as exc:  # noqa: BLE001 (the brick's exception at import is its verdict)
             print(_note_of(exc) or _last_line(exc), file=sys.stderr)
             return Ran("import_error", _last_line(exc))
-        if not isinstance(module, RemoteObject):
+        if type(answer) is not tuple or len(answer) != 2 or not isinstance(answer[0], RemoteObject):
             return Ran("import_error", "the brick's import answered no module")
-        proxy = BrickModule(request["module"], session, module)
+        module, candidate = answer
+        proxy = BrickModule(self.module, session, module)
         if request["kind"] == "python":
-            return self.python(session, module, proxy)
+            return self.python(session, module, proxy, candidate)
         return self.pytest(proxy)
 
-    def python(self, session: Session, module: RemoteObject, proxy: BrickModule) -> Ran:
+    def python(self, session: Session, module: RemoteObject, proxy: BrickModule, candidate: object) -> Ran:
         request = self.request
         entry = request["entry_point"]
-        try:
-            candidate = session.request("getattr", module, (entry,))
-        except AttributeError:
-            return Ran("no_entry_point", f"module {request['module']} defines no callable {entry}")
         if not isinstance(candidate, RemoteCallable):
-            return Ran("no_entry_point", f"module {request['module']} defines no callable {entry}")
-        remote.scoped_import(request["module"], proxy, lambda g: g is not None and g.get("__name__") == "__check__")
+            return Ran("no_entry_point", f"module {self.module} defines no callable {entry}")
+        remote.scoped_import(self.module, proxy, lambda g: g is not None and g.get("__name__") == "__check__")
         namespace: dict = {"__name__": "__check__", "__builtins__": _Builtins(session, module), entry: candidate}
         source = request["source"]
         linecache.cache[CHECK_FILENAME] = (len(source), None, source.splitlines(True), CHECK_FILENAME)
@@ -251,16 +330,16 @@ class Judge:
         files = Watch([str(self.private), str(checks), *self.check_files])
         prefix = str(checks) + os.sep
         remote.scoped_import(
-            request["module"], proxy, lambda g: g is not None and str(g.get("__file__", "")).startswith(prefix)
+            self.module, proxy, lambda g: g is not None and str(g.get("__file__", "")).startswith(prefix)
         )
-        if _free(request["module"]):
-            sys.modules[request["module"]] = proxy  # importlib.import_module, monkeypatch's "add.name"
+        if _free(self.module):
+            sys.modules[self.module] = proxy  # importlib.import_module, monkeypatch's "add.name"
         tally = _Tally(self, files)
         for path in files.opened():
             self._opened(path)
         args = [
             "-c", str(ini), "--rootdir", str(self.private), "-p", "no:cacheprovider", "--noconftest",
-            "-q", "--color=no", "--basetemp", request["scratch"], str(checks),
+            "-q", "--color=no", "--basetemp", str(self.folder / "scratch"), str(checks),
         ]  # fmt: skip
         os.environ.pop("PYTEST_ADDOPTS", None)
         try:
@@ -371,8 +450,3 @@ def _last_line(exc: BaseException) -> str:
 def _note_of(exc: BaseException) -> str:
     notes = getattr(exc, "__notes__", None) or []
     return "\n".join(str(n) for n in notes)
-
-
-def judge(request: dict, private: Path) -> dict:
-    """Judge one check (in a process of its own: it patches imports and builtins, and exits after)."""
-    return Judge(request, private).run()

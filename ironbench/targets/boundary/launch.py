@@ -2,8 +2,8 @@
 
 A check's trusted side (the judge) never starts the host itself: it describes the start as a
 `HostLaunch` (argv, working folder, environment, the descriptors it hands over, what the host
-reads and the one folder it may write) and calls `launch_host`, which picks a `Launcher` by the
-name the check's request carries. `plain` starts it as a contained subprocess (its own session,
+reads besides its working folder, the only one it may write) and calls `launch_host`, which
+picks a `Launcher` by the name the check's request carries. `plain` starts it as a contained subprocess (its own session,
 every other descriptor closed, stdin from /dev/null). A fence registers its own launcher under
 its own name in LAUNCHERS; the harness names it in each check request (`launcher`).
 """
@@ -11,6 +11,8 @@ its own name in LAUNCHERS; the harness names it in each check request (`launcher
 import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,3 +50,21 @@ LAUNCHERS: dict[str, Launcher] = {"plain": plain}
 def launch_host(launch: HostLaunch, launcher: str = "plain") -> "subprocess.Popen[bytes]":
     """Start a brick's host the way `launcher` says (KeyError when none is registered by that name)."""
     return LAUNCHERS[launcher](launch)
+
+
+@cache
+def host_program() -> dict[str, bytes]:
+    """What a host runs: host.py and codec.py compiled (hash-based .pyc, unchecked: the copy is
+    the program), once per process; each check's folder gets its own copy. A host loads them in
+    a millisecond, where compiling them costs it as much as starting."""
+    import importlib.util
+    import marshal
+
+    here = Path(__file__).parent
+    compiled = {}
+    for name in ("host", "codec"):
+        source = (here / f"{name}.py").read_bytes()
+        code = compile(source, str(here / f"{name}.py"), "exec", dont_inherit=True)
+        header = importlib.util.MAGIC_NUMBER + (1).to_bytes(4, "little") + importlib.util.source_hash(source)
+        compiled[f"{name}.pyc"] = header + marshal.dumps(code)
+    return compiled

@@ -8,6 +8,7 @@ processes in a position to send it are the brick's, and the check is `tampered`.
 """
 
 import atexit
+import contextlib
 import json
 import os
 import select
@@ -17,8 +18,6 @@ import sys
 import tempfile
 import threading
 import time
-from functools import cache
-from pathlib import Path
 
 from ironbench.targets import containment
 from ironbench.targets.boundary import procs
@@ -27,6 +26,7 @@ from ironbench.targets.boundary.zygote import JUDGE_GRACE
 START_SECONDS = 120.0  # a zygote imports pytest once; a loaded machine may take a while
 ANSWER_GRACE = 5.0  # past the judge's own deadline (the zygote kills it at JUDGE_GRACE)
 MAX_IDLE = 32
+CLOSE_SECONDS = 5.0  # an idle zygote told to close cleans up first
 
 
 class ZygoteLost(Exception):
@@ -123,20 +123,25 @@ class Zygote:
             raise self._lost(before=False)
         return answer
 
-    def close(self) -> None:
+    def hang_up(self) -> None:
+        """Its end of the channel closed: it cleans up (its waiting judge, its folders) and ends."""
+        if self.process.stdin is not None:
+            with contextlib.suppress(OSError):
+                self.process.stdin.close()
+
+    def close(self, wait_s: float = 0.0) -> None:
+        """Close it: given `wait_s`, it ends on its own; then it and everything below it are killed."""
+        self.hang_up()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(wait_s)
         if self.process.poll() is None:
             procs.kill_tree(self.process.pid)
-        try:
-            self.process.wait(5)
-        except subprocess.TimeoutExpired:
-            pass
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.process.wait(5)
         containment.spare(self.process.pid, False)
-        for stream in (self.process.stdin, self.process.stdout):
-            if stream is not None:
-                try:
-                    stream.close()
-                except OSError:
-                    pass
+        if self.process.stdout is not None:
+            with contextlib.suppress(OSError):
+                self.process.stdout.close()
         self.log.close()
 
 
@@ -167,28 +172,13 @@ class _Pool:
         with self.lock:
             idle, self.idle = self.idle, []
         for zygote in idle:
-            zygote.close()
+            zygote.hang_up()
+        for zygote in idle:
+            zygote.close(CLOSE_SECONDS)
 
 
 _POOL = _Pool()
 atexit.register(_POOL.close)
-
-
-@cache
-def host_program() -> dict[str, bytes]:
-    """host.py and codec.py compiled (hash-based .pyc, unchecked: the copy is the program), once
-    per harness process: a host loads them in a millisecond, where compiling takes tens."""
-    import importlib.util
-    import marshal
-
-    here = Path(__file__).parent
-    compiled = {}
-    for name in ("host", "codec"):
-        source = (here / f"{name}.py").read_bytes()
-        code = compile(source, str(here / f"{name}.py"), "exec", dont_inherit=True)
-        header = importlib.util.MAGIC_NUMBER + (1).to_bytes(4, "little") + importlib.util.source_hash(source)
-        compiled[f"{name}.pyc"] = header + marshal.dumps(code)
-    return compiled
 
 
 def judge(request: dict, timeout_s: float) -> dict:

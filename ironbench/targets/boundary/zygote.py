@@ -1,17 +1,20 @@
-"""The check's trusted process, kept warm: pytest and the boundary imported once, a judge forked
-per check.
+"""The check's trusted process, kept warm: the boundary imported once (pytest once a pytest check
+has come), a judge forked per check.
 
     python -s -P -m ironbench.targets.boundary.zygote
 
 It talks to the harness on its stdin and stdout (each message: its length, then JSON), one
-check at a time: single-threaded, so forking is safe. Each judge runs in a child with its
-output in a private folder and its verdict on a pipe of its own (no brick ever holds either);
-the zygote keeps the check's deadline, and after each judge kills whatever is left below it
-(it is a subreaper: a brick's process that left its session comes back to it). It and its
-judges are not dumpable: a brick's process (same user) can neither trace them nor read their
-memory, descriptors or folders through /proc.
+check at a time: single-threaded, so forking is safe. A judge is forked ahead of its check: it
+lays out its folder and starts its host, then waits; when a check comes, the waiting judge gets
+it and the next one is forked at once, so starting a host costs a check nothing. Each judge
+writes its output in a private folder and its verdict on a pipe of its own (no brick ever
+holds either); the zygote keeps the check's deadline, and after each judge kills whatever is
+left below it (it is a subreaper: a brick's process that left its session comes back to it),
+sparing the judge that waits. It and its judges are not dumpable: a brick's process (same user)
+can neither trace them nor read their memory, descriptors or folders through /proc.
 """
 
+import contextlib
 import ctypes
 import importlib
 import json
@@ -24,16 +27,19 @@ import sys
 import tempfile
 import time
 import traceback
+from dataclasses import dataclass
 from pathlib import Path
 
 from ironbench.targets.boundary import procs
+from ironbench.targets.boundary.judge import Judge, Setup
+from ironbench.targets.boundary.launch import host_program
 
 JUDGE_GRACE = 3.0  # past the check's timeout, a judge that has not answered is killed
 OUTPUT_KEPT = 64 * 1024  # characters of a judge's output sent back (head and tail)
 PR_SET_DUMPABLE = 4
 PR_SET_CHILD_SUBREAPER = 36
 _LENGTH = struct.Struct("<I")
-# What HumanEval's checks import, and what a pytest session loads lazily: imported once here.
+# What HumanEval's checks import: imported once here, before any fork.
 _WARM = ("math", "random", "copy", "re", "string", "hashlib", "itertools", "collections", "fractions", "decimal")
 
 
@@ -72,22 +78,19 @@ def _harden() -> None:
         pass
 
 
-def _warm() -> None:
+def warm_pytest() -> None:
+    """pytest and every plugin it loads by default, imported here before judges are forked."""
     import _pytest.config
     import pytest  # noqa: F401
-
-    import ironbench.targets.boundary.judge  # noqa: F401
 
     for name in (*_pytest.config.essential_plugins, *_pytest.config.default_plugins):
         try:
             importlib.import_module(f"_pytest.{name}")
         except ImportError:
-            pass
-    for name in _WARM:
-        importlib.import_module(name)
+            continue
 
 
-def _kept(path: Path) -> str:
+def kept(path: Path) -> str:
     try:
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError:
@@ -98,8 +101,8 @@ def _kept(path: Path) -> str:
     return f"{text[:half]}\n...[{len(text) - 2 * half} characters dropped by ironbench]...\n{text[-half:]}"
 
 
-def _judge_in_child(request: dict, private: Path, result_w: int) -> None:
-    """In the forked child: judge, write the verdict on its own pipe, exit without cleanup."""
+def _child(setup: Setup, folder: Path, private: Path, order_r: int, result_w: int) -> None:
+    """In a forked child: prepare, wait for the check, judge it, answer, clean up, exit."""
     code = 0
     try:
         out = os.open(private / "output.txt", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -108,68 +111,145 @@ def _judge_in_child(request: dict, private: Path, result_w: int) -> None:
         os.close(out)
         os.chdir(private)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        from ironbench.targets.boundary.judge import judge
-
-        result = judge(request, private)
-        sys.stdout.flush()
-        sys.stderr.flush()
-        send(result_w, result)
+        judge = Judge(setup, folder, private)
+        judge.prepare()
+        request = receive(order_r)
+        if request is None:  # never given a check: its host goes, and it
+            judge.stop_host()
+        else:
+            result = judge.run(request)
+            sys.stdout.flush()
+            sys.stderr.flush()
+            send(result_w, {**result, "output": kept(private / "output.txt")})
     except BaseException:  # noqa: BLE001 (the judge's own failure: the zygote reports it)
         traceback.print_exc()
         sys.stderr.flush()
         code = 1
     finally:
+        if code == 0:
+            shutil.rmtree(folder, ignore_errors=True)
+            shutil.rmtree(private, ignore_errors=True)
         os._exit(code)
 
 
-def check(request: dict, root: str, channels: tuple[int, int]) -> dict:
-    private = Path(tempfile.mkdtemp(dir=root))
-    result_r, result_w = os.pipe()
-    started = time.monotonic()
-    pid = os.fork()
-    if pid == 0:
-        os.close(result_r)
-        for fd in channels:
-            os.close(fd)
-        _judge_in_child(request, private, result_w)
-    os.close(result_w)
-    deadline = started + float(request["timeout"]) + JUDGE_GRACE
-    data = bytearray()
-    timed_out = False
-    while True:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            timed_out = True
-            os.kill(pid, signal.SIGKILL)
-            break
-        ready, _, _ = select.select([result_r], [], [], left)
-        if ready:
-            chunk = os.read(result_r, 1 << 16)
-            if not chunk:
+@dataclass
+class Waiting:
+    """A judge forked ahead of its check."""
+
+    pid: int
+    setup: Setup
+    folder: Path
+    private: Path
+    order_w: int
+    result_r: int
+
+
+class Zygote:
+    def __init__(self, channels: tuple[int, int]) -> None:
+        self.channels = channels
+        self.root = tempfile.mkdtemp(prefix="ironbench-trusted-")
+        self.program = tuple(sorted(host_program().items()))
+        self.waiting: Waiting | None = None
+        self.done: tuple[Waiting, int | None] | None = None  # the judge that answered last, its status if reaped
+        self.pytest = False
+
+    def fork(self, setup: Setup, running: Waiting | None = None) -> Waiting:
+        folder = Path(tempfile.mkdtemp(prefix="ironbench-check-", dir=setup.root))
+        private = Path(tempfile.mkdtemp(dir=self.root))
+        order_r, order_w = os.pipe()
+        result_r, result_w = os.pipe()
+        mine = [*self.channels, *(w.result_r for w in (self.waiting, running) if w is not None)]
+        mine += [self.waiting.order_w] if self.waiting is not None else []
+        pid = os.fork()
+        if pid == 0:  # the child never returns here
+            try:
+                for fd in (order_w, result_r, *mine):
+                    with contextlib.suppress(OSError):
+                        os.close(fd)
+            finally:
+                _child(setup, folder, private, order_r, result_w)
+        os.close(order_r)
+        os.close(result_w)
+        return Waiting(pid, setup, folder, private, order_w, result_r)
+
+    def discard(self, waiting: Waiting) -> None:
+        os.close(waiting.order_w)  # it reads the end of its orders, stops its host and exits
+        os.close(waiting.result_r)
+        os.waitpid(waiting.pid, 0)
+
+    def check(self, request: dict) -> dict:
+        setup = Setup(request["root"], request["python"], tuple(request["paths"]), request["launcher"], self.program)
+        if request["kind"] == "pytest" and not self.pytest:
+            warm_pytest()  # judges forked from now on have it
+            self.pytest = True
+        judge, self.waiting = self.waiting, None
+        if judge is None or judge.setup != setup:
+            if judge is not None:
+                self.discard(judge)
+            judge = self.fork(setup)
+        started = time.monotonic()
+        try:
+            send(judge.order_w, request)
+        except OSError:  # it died waiting: a fresh one
+            self.discard(judge)
+            judge = self.fork(setup)
+            send(judge.order_w, request)
+        os.close(judge.order_w)
+        self.waiting = self.fork(setup, judge)  # the next check's judge starts its host meanwhile
+        answer = self.wait(judge, started + float(request["timeout"]) + JUDGE_GRACE)
+        answer.setdefault("duration_ms", int((time.monotonic() - started) * 1000))
+        return answer
+
+    def wait(self, judge: Waiting, deadline: float) -> dict:
+        data = bytearray()
+        timed_out = False
+        while True:
+            if len(data) >= _LENGTH.size and len(data) >= _LENGTH.size + _LENGTH.unpack_from(data)[0]:
                 break
-            data += chunk
-    os.close(result_r)
-    _, status = os.waitpid(pid, 0)
-    procs.sweep()
-    output = _kept(private / "output.txt")
-    shutil.rmtree(private, ignore_errors=True)
-    duration_ms = int((time.monotonic() - started) * 1000)
-    if timed_out:
-        return {
-            "verdict": "timeout",
-            "detail": f"killed after {request['timeout']:g} s",
-            "duration_ms": duration_ms,
-            "output": output,
-        }
-    if len(data) >= _LENGTH.size:
-        return {**json.loads(bytes(data[_LENGTH.size :])), "output": output}
-    if os.WIFSIGNALED(status):
-        name = signal.Signals(os.WTERMSIG(status)).name
-        detail = f"the check's own process was killed by {name} while the brick ran"
-        return {"verdict": "tampered", "detail": detail, "duration_ms": duration_ms, "output": output}
-    last = output.strip().splitlines()[-1:] or [""]
-    detail = f"the check's process failed: {last[0]}"
-    return {"verdict": "harness_fault", "detail": detail, "duration_ms": duration_ms, "output": output}
+            left = deadline - time.monotonic()
+            if left <= 0:
+                timed_out = True
+                os.kill(judge.pid, signal.SIGKILL)
+                break
+            ready, _, _ = select.select([judge.result_r], [], [], left)
+            if ready:
+                chunk = os.read(judge.result_r, 1 << 16)
+                if not chunk:
+                    break
+                data += chunk
+        os.close(judge.result_r)
+        if len(data) >= _LENGTH.size and not timed_out:
+            self.done = (judge, None)
+            return json.loads(bytes(data[_LENGTH.size :]))
+        _, status = os.waitpid(judge.pid, 0)
+        output = kept(judge.private / "output.txt")
+        self.done = (judge, status)
+        if timed_out:
+            return {"verdict": "timeout", "detail": "killed after the check's timeout", "output": output}
+        if os.WIFSIGNALED(status):
+            name = signal.Signals(os.WTERMSIG(status)).name
+            detail = f"the check's own process was killed by {name} while the brick ran"
+            return {"verdict": "tampered", "detail": detail, "output": output}
+        last = output.strip().splitlines()[-1:] or [""]
+        return {"verdict": "harness_fault", "detail": f"the check's process failed: {last[0]}", "output": output}
+
+    def after(self) -> None:
+        """After the answer went out: the judge reaped, what it left killed, its folders removed."""
+        assert self.done is not None
+        judge, status = self.done
+        if status is None:
+            os.waitpid(judge.pid, 0)
+        keep = (self.waiting.pid, *procs.descendants(self.waiting.pid)) if self.waiting else ()
+        procs.sweep(keep=keep)
+        shutil.rmtree(judge.folder, ignore_errors=True)
+        shutil.rmtree(judge.private, ignore_errors=True)
+
+    def close(self) -> None:
+        if self.waiting is not None:
+            self.discard(self.waiting)
+            self.waiting = None
+        procs.sweep()
+        shutil.rmtree(self.root, ignore_errors=True)
 
 
 def main() -> None:
@@ -180,15 +260,16 @@ def main() -> None:
     os.close(devnull)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the harness's Ctrl-C is the harness's to handle
     _harden()
-    _warm()
-    root = tempfile.mkdtemp(prefix="ironbench-trusted-")
+    for name in _WARM:
+        importlib.import_module(name)
+    zygote = Zygote((channel_in, channel_out))
     try:
         send(channel_out, {"ready": os.getpid()})
         while (request := receive(channel_in)) is not None:
-            send(channel_out, check(request, root, (channel_in, channel_out)))
+            send(channel_out, zygote.check(request))
+            zygote.after()
     finally:
-        procs.sweep()
-        shutil.rmtree(root, ignore_errors=True)
+        zygote.close()
 
 
 if __name__ == "__main__":

@@ -326,8 +326,11 @@ class Judge:
             self.check_files[str(path)] = text
         ini = self.private / "pytest.ini"
         ini.write_text("[pytest]\n", encoding="utf-8")
-        # the check's own files, watched while the check is not reading them
-        files = Watch([str(self.private), str(checks), *self.check_files])
+        # the check's own files, watched whenever the check is not reading them (before its run,
+        # and after pytest collected them); its folders only before its run (once on sys.path,
+        # any import lists them)
+        folders = Watch([str(self.private), str(checks)])
+        files = Watch(list(self.check_files))
         prefix = str(checks) + os.sep
         remote.scoped_import(
             self.module, proxy, lambda g: g is not None and str(g.get("__file__", "")).startswith(prefix)
@@ -335,8 +338,9 @@ class Judge:
         if _free(self.module):
             sys.modules[self.module] = proxy  # importlib.import_module, monkeypatch's "add.name"
         tally = _Tally(self, files)
-        for path in files.opened():
+        for path in [*folders.opened(), *files.opened()]:
             self._opened(path)
+        folders.close()
         args = [
             "-c", str(ini), "--rootdir", str(self.private), "-p", "no:cacheprovider", "--noconftest",
             "-q", "--color=no", "--basetemp", str(self.folder / "scratch"), str(checks),

@@ -443,32 +443,35 @@ class RemoteObject:
         return [n for n in names if type(n) is str] if type(names) is list else []
 
     # comparisons are decided here; the brick's own type is asked only for evidence
-    def _claim(self, name: str, dunders: tuple[str, ...], other: object, suspicious: object, symbol: str) -> None:
+    def _claim(self, name: str, dunders: tuple[str, ...], other: object, suspicious: object, says: str) -> None:
+        """When the brick's type overrides one of `dunders`, ask what it says of the comparison
+        the check just decided; if it says `suspicious` (the check's contrary), that is evidence."""
         overrides = object.__getattribute__(self, "_overrides")
         if not any(d in overrides for d in dunders):
             return
         session = object.__getattribute__(self, "_session")
         if session.evidence(name, self, other) is suspicious:
-            line = f"the brick's {self._qualname} says {_short(self)} {symbol} {_short(other)} (its type overrides {dunders[0]})"
+            shown = says.format(self=_short(self), other=_short(other))
+            line = f"the brick's {self._qualname} says {shown} (its type overrides {dunders[0]})"
             session.findings.note("claims", line)
 
     def __eq__(self, other: object) -> bool:
         if other is self:
             return True
         if not isinstance(other, RemoteObject):
-            self._claim("eq", ("__eq__",), other, True, "==")
+            self._claim("eq", ("__eq__",), other, True, "{self} == {other}")
         return False
 
     def __ne__(self, other: object) -> bool:
         if other is self:
             return False
         if not isinstance(other, RemoteObject):
-            self._claim("ne", ("__ne__", "__eq__"), other, False, "!= is false for")
+            self._claim("ne", ("__ne__", "__eq__"), other, False, "{self} != {other} is false")
         return True
 
     def _order(self, name: str, other: object) -> object:
         if not isinstance(other, RemoteObject):
-            self._claim(name, (f"__{name}__",), other, True, _ORDER[name])
+            self._claim(name, (f"__{name}__",), other, True, "{self} " + _ORDER[name] + " {other}")
         return NotImplemented
 
     def __lt__(self, other: object) -> object:
@@ -487,7 +490,7 @@ class RemoteObject:
         return object.__hash__(self)
 
     def __bool__(self) -> bool:
-        self._claim("bool", ("__bool__", "__len__"), None, False, "is false:")
+        self._claim("bool", ("__bool__", "__len__"), None, False, "{self} is false")
         return True
 
     def __len__(self) -> int:

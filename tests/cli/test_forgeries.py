@@ -14,7 +14,10 @@ from tests.conftest import cli
 
 FORGERY_TARGET = Path(__file__).resolve().parents[1] / "fixtures" / "forgery_target.py"
 
-ADD = {"python": "def check(candidate):\n    assert candidate(2, 3) == 5\n    assert candidate(-1, 1) == 0\n", "entry_point": "add"}
+ADD = {
+    "python": "def check(candidate):\n    assert candidate(2, 3) == 5\n    assert candidate(-1, 1) == 0\n",
+    "entry_point": "add",
+}
 TESTS = {
     "calc": "from calc import Calc\n\n\ndef test_add():\n    assert Calc().add(2, 3) == 5\n\n\n"
     "def test_negative():\n    assert Calc().add(-1, 1) == 0\n",
@@ -83,10 +86,16 @@ FORGERIES = {
     "always_equal": (ADD, "tampered"),
     "always_equal_method": ({"pytest": "calc"}, "tampered"),
     "bool_override": (
-        {"python": "def check(candidate):\n    assert candidate(4)\n    assert not candidate(3)\n", "entry_point": "is_even"},
+        {
+            "python": "def check(candidate):\n    assert candidate(4)\n    assert not candidate(3)\n",
+            "entry_point": "is_even",
+        },
         "tampered",
     ),
-    "hash_override": ({"python": "def check(candidate):\n    assert candidate(2, 3) in {5}\n", "entry_point": "add"}, "wrong"),
+    "hash_override": (
+        {"python": "def check(candidate):\n    assert candidate(2, 3) in {5}\n", "entry_point": "add"},
+        "wrong",
+    ),
     "shadowed_builtins": (
         {
             "python": "def check(candidate):\n    result = candidate(2, 3)\n    assert isinstance(result, int)\n"
@@ -104,7 +113,10 @@ FORGERIES = {
     "pth_and_sitecustomize_beside": (ADD, "tampered"),
     "signal_the_parent": (ADD, "tampered"),
     "patch_operator_eq": (
-        {"python": "import operator\n\ndef check(candidate):\n    assert operator.eq(candidate(2, 3), 5)\n", "entry_point": "add"},
+        {
+            "python": "import operator\n\ndef check(candidate):\n    assert operator.eq(candidate(2, 3), 5)\n",
+            "entry_point": "add",
+        },
         "wrong",
     ),
     "skip_from_the_brick": ({"pytest": "calc"}, "tampered"),
@@ -141,7 +153,9 @@ def gallery_suite(folder: Path) -> Path:
         (folder / name).mkdir()
         (folder / name / f"test_{name}.py").write_text(text)
     checks = {**{case: check for case, (check, _) in FORGERIES.items()}, **HONEST}
-    cases = [{"id": case, "instruction": f"Write the brick {case}.", "check": dict(check)} for case, check in checks.items()]
+    cases = [
+        {"id": case, "instruction": f"Write the brick {case}.", "check": dict(check)} for case, check in checks.items()
+    ]
     suite = {
         "suite_id": "forgeries",
         "mode": "baseline",
@@ -192,7 +206,9 @@ def test_honest_bricks_stay_correct(gallery):
 def test_tampered_counts_as_not_correct_wherever_correctness_is_counted(gallery):
     out, run_id = gallery
     with sqlite3.connect(out / "ironbench.db") as conn:
-        counted = conn.execute("SELECT count(*), sum(correct) FROM invocations WHERE check_verdict = 'tampered'").fetchone()
+        counted = conn.execute(
+            "SELECT count(*), sum(correct) FROM invocations WHERE check_verdict = 'tampered'"
+        ).fetchone()
     tampered = sum(1 for _, verdict in FORGERIES.values() if verdict == "tampered")
     assert counted == (tampered, 0)
     show = cli("show", run_id, "--out", str(out), check=True).stdout

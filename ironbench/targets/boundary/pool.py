@@ -99,14 +99,18 @@ class Zygote:
         tail = self.log.read()[-2000:].decode("utf-8", "replace").strip().splitlines()[-1:] or [f"status {status}"]
         return ZygoteLost("harness_fault", f"the check's trusted process ended: {tail[0]}", before)
 
-    def ask(self, request: dict, timeout_s: float) -> dict:
-        """The verdict of one check (ZygoteLost when the zygote cannot give one)."""
+    def wait_ready(self) -> None:
+        """Until it has started (ZygoteLost when it cannot)."""
         if not self.ready:
             hello = self._receive(time.monotonic() + START_SECONDS)
             if hello is None:
                 self.close()
                 raise self._lost(before=True)
             self.ready = True
+
+    def ask(self, request: dict, timeout_s: float) -> dict:
+        """The verdict of one check (ZygoteLost when the zygote cannot give one)."""
+        self.wait_ready()
         data = json.dumps(request).encode("utf-8")
         assert self.process.stdin is not None
         try:

@@ -20,6 +20,7 @@ import selectors
 import signal
 import subprocess
 import sys
+import threading
 import time
 import types
 from collections.abc import Callable
@@ -30,6 +31,7 @@ from ironbench.targets.boundary import codec
 from ironbench.targets.boundary.tamper import Capture
 
 REPLY_SLACK = 1024 * 1024  # a reply's frame around a value of at most codec.MAX_BYTES
+ECHO_CAP = 1024 * 1024  # bytes of each of the host's streams printed as the check's own
 EXIT_WAIT_SECONDS = 2.0  # the host closed its reply channel: the time it gets to finish exiting
 # What the check never asks the host for: pytest's collection probes every name a test module
 # holds (a brick could answer `__test__ = True` and have its function run as a test).
@@ -104,7 +106,9 @@ class Session:
         self.reply_fd = reply_fd
         self.outputs = outputs  # the host's stdout and stderr: captured, and echoed as the check's own
         self.decoders = {fd: codecs.getincrementaldecoder("utf-8")("replace") for fd in outputs}
+        self.echoed = dict.fromkeys(outputs, 0)
         self.echo = False
+        self.lock = threading.Lock()  # one exchange at a time, whatever threads the check runs
         self.deadline = deadline
         self.findings = findings
         self.dead: BaseException | None = None
@@ -130,7 +134,8 @@ class Session:
         except codec.Unencodable as exc:
             self.findings.note("refused", f"{op}: {exc}")
             raise BoundaryRefused(f"cannot pass to the brick: {exc}") from None
-        reply = self._exchange(codec.frame(payload), op)
+        with self.lock:
+            reply = self._exchange(codec.frame(payload), op)
         try:
             answer = codec.decode(reply, self._handle, ref=lambda k: track[k] if 0 <= k < len(track) else self._bad(k))
             return self._answer(answer, track)
@@ -146,7 +151,9 @@ class Session:
         except codec.Unencodable:
             return None
         try:
-            answer = codec.decode(self._exchange(codec.frame(payload), "claim"), self._handle)
+            with self.lock:
+                reply = self._exchange(codec.frame(payload), "claim")
+            answer = codec.decode(reply, self._handle)
         except codec.CodecError:
             return None
         return answer[1] if type(answer) is tuple and len(answer) == 3 and answer[0] == "ok" else None
@@ -241,7 +248,8 @@ class Session:
             return
         capture, stream = self.outputs[fd]
         capture.write(chunk)
-        if self.echo:
+        if self.echo and self.echoed[fd] < ECHO_CAP:
+            self.echoed[fd] += len(chunk)
             text = self.decoders[fd].decode(chunk)
             if text:
                 getattr(sys, stream).write(text)

@@ -34,7 +34,7 @@ from ironbench.targets.boundary import procs
 from ironbench.targets.boundary.judge import Judge, Setup
 from ironbench.targets.boundary.launch import host_program
 
-JUDGE_GRACE = 3.0  # past the check's timeout, a judge that has not answered is killed
+JUDGE_GRACE = 5.0  # past the check's timeout, a judge that has not answered is killed
 OUTPUT_KEPT = 64 * 1024  # characters of a judge's output sent back (head and tail)
 PR_SET_DUMPABLE = 4
 PR_SET_CHILD_SUBREAPER = 36
@@ -147,7 +147,7 @@ class Waiting:
 class Zygote:
     def __init__(self, channels: tuple[int, int]) -> None:
         self.channels = channels
-        self.root = tempfile.mkdtemp(prefix="ironbench-trusted-")
+        self.root = tempfile.mkdtemp()  # named like any temporary folder: nothing says "checks here"
         self.program = tuple(sorted(host_program().items()))
         self.waiting: Waiting | None = None
         self.done: tuple[Waiting, int | None] | None = None  # the judge that answered last, its status if reaped

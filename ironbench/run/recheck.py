@@ -22,7 +22,7 @@ from ironbench.run.paths import RunPaths
 from ironbench.run.session import appender
 from ironbench.store.eventstore import Pending, open_store
 from ironbench.suite.models import Suite
-from ironbench.targets.checks import CheckMaterial, check_timeout, run_check
+from ironbench.targets.checks import CheckMaterial, check_timeout, prepare_checks, run_check
 
 APPEND_BATCH = 32
 
@@ -91,6 +91,8 @@ def check_run(
                     continue
                 timeout = check_timeout(suite.timeout_seconds)
                 work.append((key, group, event, material, workdir / event.brick_path, timeout))
+                if len(work) == 1:
+                    prepare_checks(max(1, jobs))  # the checks' trusted processes start while the rest is read
             if not work and not done.skipped:
                 note(f"{run_id}: no saved brick has a check (the suite names none, or no run saved a brick)")
             tree = OutputTree(store, paths.out_dir)

@@ -98,24 +98,19 @@ def check_source(problem: dict) -> str:
 
 
 @cache
-def _recorded_checks() -> dict[tuple[str, str], str]:
-    """Each problem's check as runs recorded it before checks carried their helpers (the test
-    alone), to its current source; only the problems whose source changed."""
-    found = {}
-    for problem in problems():
-        source = check_source(problem)
-        if source != problem["test"]:
-            found[(problem["test"], problem["entry_point"])] = source
-    return found
+def _by_test() -> dict[tuple[str, str], dict]:
+    """Each problem by its test and entry point: how a run recorded its check before checks
+    carried their helpers."""
+    return {(problem["test"], problem["entry_point"]): problem for problem in problems()}
 
 
 def current_check(spec: dict) -> dict:
     """A check as a run recorded it: a HumanEval check recorded before it carried its prompt's
     helpers gets them (an old run's recheck calls the suite's `poly`, not the brick's)."""
-    if "python" not in spec:
+    if "python" not in spec or "def check(candidate)" not in spec["python"]:
         return spec
-    source = _recorded_checks().get((spec["python"], spec.get("entry_point", "")))
-    return spec if source is None else {**spec, "python": source}
+    problem = _by_test().get((spec["python"], spec.get("entry_point", "")))
+    return spec if problem is None else {**spec, "python": check_source(problem)}
 
 
 def _case(problem: dict, adversarial: bool) -> dict:

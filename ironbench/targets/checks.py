@@ -179,6 +179,11 @@ def _site_paths() -> list[str]:
     return [f for f in dict.fromkeys(folders) if f and os.path.isdir(f)]
 
 
+def prepare_checks(threads: int) -> None:
+    """Checks are coming on `threads` threads: their trusted processes start now, meanwhile."""
+    pool.prestart(threads)
+
+
 def check_timeout(invocation_timeout: float) -> float:
     """A check's timeout: the invocation's, at most a minute (a check is a test run, not a build)."""
     return min(float(invocation_timeout), float(os.environ.get("IRONBENCH_CHECK_TIMEOUT") or 60))

@@ -1,18 +1,25 @@
-"""The brick's side of a check: the one process where the brick's code runs (untrusted).
+"""The brick's side of a check: the only processes where the brick's code runs (untrusted).
 
-    python -s -S -P host.pyc REQUEST_FD REPLY_FD MARK
+    python -s -S -P host.pyc --serve CONTROL_FD MARK
 
-A program, never imported by ironbench: the harness compiles it and codec.py once and gives
-each host its own copy of both, compiled (compiling them would cost a host as much as starting;
-host.py and codec.py run as they are too). It reads requests from REQUEST_FD and answers each on
-REPLY_FD, both framed by codec.py (loaded from beside this file): import the brick by its
-path, then get an attribute, call, call a method, len, iterate, index, str/repr... of an object
-it holds. Plain values are answered by value; any other object stays here and is answered as a
+A program, never imported by ironbench: the harness compiles it and codec.py and gives the
+program its own copy of both (host.py and codec.py run as they are too). It starts as the *host
+server*: a clean interpreter that imports the standard modules bricks use, then forks one host
+per brick when asked on CONTROL_FD (a Unix seqpacket socket: a message with the host's folder
+and environment, and its request, reply, stdout, stderr and status descriptors). The server
+never runs a brick's code; each host is a fresh fork that serves exactly one brick and ends.
+On the status descriptor the server writes the host's pid, then, once it has ended, its exit
+code (negative: the signal that killed it). It is a subreaper: what a brick's process leaves
+behind comes back to it, and is killed.
+
+A host reads requests on its request descriptor and answers each on its reply descriptor, both
+framed by codec.py: import the brick by its path, then get an attribute, call, call a method,
+len, iterate, index, str/repr... of an object it holds. Plain values are answered by value; any other object stays here and is answered as a
 handle (an id and a description of its type). An exception is answered as its class, message,
 arguments and traceback; the containers a request's arguments brought are compared before and
 after, and those changed in place are sent back. MARK is a honeypot: nothing uses it, so a brick
-that prints it read this command line. Everything here may be rewritten by the brick: the check
-trusts none of it beyond what the codec lets through.
+that prints it read this command line. Everything a host runs may be rewritten by its brick:
+the check trusts none of it beyond what the codec lets through.
 """
 
 import os
@@ -22,6 +29,15 @@ import sys
 COMPARED = ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__hash__", "__bool__", "__len__")
 CLAIMS = ("eq", "ne", "lt", "le", "gt", "ge")
 TRACE_CAP = 8000
+# What bricks import, imported once by the server: a host starts with them (HumanEval's
+# prompts import typing, which alone costs more than starting an interpreter).
+WARM = (
+    "typing", "re", "math", "cmath", "collections", "itertools", "functools", "string", "random", "heapq",
+    "bisect", "copy", "operator", "hashlib", "fractions", "decimal", "statistics", "dataclasses", "enum",
+    "json", "datetime", "traceback", "importlib.machinery",
+)  # fmt: skip
+PR_SET_DUMPABLE = 4
+PR_SET_CHILD_SUBREAPER = 36
 
 
 def _load(name, path):
@@ -255,10 +271,8 @@ def _write(fd, data):
         view = view[os.write(fd, view) :]
 
 
-def main():
-    global codec
-    codec = _codec()
-    request_fd, reply_fd = int(sys.argv[1]), int(sys.argv[2])
+def serve_one(request_fd, reply_fd):
+    """Be one brick's host: answer requests until the judge closes its side, then end."""
     sys.dont_write_bytecode = True
     host = Host()
     while True:
@@ -271,6 +285,166 @@ def main():
             break
         _write(reply_fd, codec.frame(host.serve(payload)))
     os._exit(0)  # the brick's own exit handlers never run: its streams are unbuffered
+
+
+class Server:
+    """Forks hosts on request; reports each one's pid and end; kills what they leave behind."""
+
+    def __init__(self, control_fd):
+        import signal
+        import socket
+
+        self.control = socket.socket(fileno=control_fd)
+        self.hosts = {}  # pid -> its status descriptor
+        self.wake_r, wake_w = os.pipe()
+        os.set_blocking(wake_w, False)
+        signal.signal(signal.SIGCHLD, lambda signum, frame: None)
+        signal.set_wakeup_fd(wake_w)
+        self.wake_w = wake_w
+
+    def run(self):
+        import select
+        import socket
+
+        while True:
+            ready, _, _ = select.select([self.control, self.wake_r], [], [], 1.0)
+            if self.wake_r in ready:
+                os.read(self.wake_r, 4096)
+            if self.control in ready:
+                message, fds, _, _ = socket.recv_fds(self.control, 1 << 16, 5)
+                if not message:
+                    break
+                try:
+                    self.fork(message, fds)
+                except (OSError, ValueError):  # a fork the machine refused: its judge sees its pipe close
+                    for fd in fds:
+                        try:
+                            os.close(fd)
+                        except OSError:
+                            continue
+            self.reap()
+        for pid in self.hosts:
+            self.kill(pid)
+        os._exit(0)
+
+    def fork(self, message, fds):
+        import json
+
+        order = json.loads(message)
+        if len(fds) != 5:
+            for fd in fds:
+                os.close(fd)
+            return
+        status_fd = fds[4]
+        pid = os.fork()
+        if pid == 0:
+            try:
+                self.become_host(order, fds)
+            finally:
+                os._exit(70)
+        for fd in fds[:4]:
+            os.close(fd)
+        self.hosts[pid] = status_fd
+        self.tell(status_fd, pid)
+
+    def become_host(self, order, fds):
+        """In the fork: its own session, its descriptors and nothing else, its folder and environment."""
+        import signal
+
+        signal.set_wakeup_fd(-1)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        os.setsid()
+        request_fd, reply_fd, out_fd, err_fd, _ = fds
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(devnull, 0)
+        os.dup2(out_fd, 1)
+        os.dup2(err_fd, 2)
+        keep = {0, 1, 2, request_fd, reply_fd}
+        for name in os.listdir("/proc/self/fd"):
+            fd = int(name)
+            if fd not in keep:
+                try:
+                    os.close(fd)
+                except OSError:
+                    continue
+        os.environ.clear()
+        os.environ.update(order["env"])
+        os.chdir(order["folder"])
+        serve_one(request_fd, reply_fd)
+
+    def reap(self):
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                break
+            if pid == 0:
+                break
+            fd = self.hosts.pop(pid, None)
+            if fd is not None:
+                self.tell(fd, os.waitstatus_to_exitcode(status))
+                os.close(fd)
+        self.sweep()
+
+    @staticmethod
+    def tell(fd, number):
+        """One line on a host's status pipe (whose reader may have gone: its judge is done)."""
+        try:
+            _write(fd, f"{number}\n".encode())
+        except OSError:
+            return
+
+    def sweep(self):
+        """Any child that is not a host is what a host left behind: killed."""
+        import signal
+
+        me = os.getpid()
+        for task in os.listdir(f"/proc/{me}/task"):
+            try:
+                with open(f"/proc/{me}/task/{task}/children") as handle:
+                    children = [int(pid) for pid in handle.read().split()]
+            except OSError:
+                continue
+            for child in children:
+                if child not in self.hosts:
+                    try:
+                        os.kill(child, signal.SIGKILL)
+                    except OSError:
+                        continue
+
+    @staticmethod
+    def kill(pid):
+        import signal
+
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except OSError:
+            return
+
+
+def _harden():
+    """Not dumpable (a brick cannot trace the server or its sibling hosts), and a subreaper."""
+    try:
+        import ctypes
+
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+        prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+        prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    except (OSError, AttributeError):
+        return
+
+
+def main():
+    global codec
+    codec = _codec()
+    if sys.argv[1] != "--serve":
+        raise SystemExit(f"usage: host.pyc --serve CONTROL_FD MARK (got {sys.argv[1:]})")
+    _harden()
+    import importlib
+
+    for name in WARM:
+        importlib.import_module(name)
+    Server(int(sys.argv[2])).run()
 
 
 if __name__ == "__main__":

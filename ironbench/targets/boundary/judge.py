@@ -1,4 +1,4 @@
-"""One check, judged: the brick's host started through the launch seam, the check's own code run
+"""One check, judged: the brick's host forked by the host server, the check's own code run
 here (a process forked from the zygote, which never imports what the target wrote), and the
 verdict concluded from what the check did and what the session found.
 
@@ -10,22 +10,22 @@ plugin autoload, no cache; `import BRICK` in them gives the brick's module over 
 """
 
 import builtins
-import contextlib
+import json
 import linecache
 import os
+import select
 import shutil
 import signal
+import socket
 import stat
 import subprocess
 import sys
 import time
 import traceback
-import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
 from ironbench.targets.boundary import remote
-from ironbench.targets.boundary.launch import HostLaunch, launch_host
 from ironbench.targets.boundary.remote import (
     BoundaryRefused,
     BrickGone,
@@ -36,7 +36,7 @@ from ironbench.targets.boundary.remote import (
     RemoteObject,
     Session,
 )
-from ironbench.targets.boundary.tamper import MARK_PREFIX, Capture, Watch
+from ironbench.targets.boundary.tamper import Capture, Watch
 
 OUTPUT_CAP = 64 * 1024  # bytes of each of the host's streams kept
 ALARM_GRACE = 0.5  # past the deadline, a check busy on its own side is interrupted
@@ -88,6 +88,7 @@ def host_env(folder: str) -> dict[str, str]:
     }
 
 
+HOST_START_SECONDS = 60.0  # the host server forks a host in milliseconds; a loaded machine is slow
 MAX_BRICK_BYTES = 64 * 1024 * 1024
 HOST_FOLDER = "brick"  # the brick's copies: the host's working folder, the only one it writes
 DECOY = "def test_hidden():\n    assert True\n"
@@ -95,14 +96,13 @@ DECOY = "def test_hidden():\n    assert True\n"
 
 @dataclass(frozen=True)
 class Setup:
-    """What a judge needs before it knows its check: where checks' folders go, the interpreter,
-    the site folders a brick imports from, the launcher, the host's compiled program."""
+    """What the judges and their host server need before a check is known: where checks'
+    folders go, the interpreter, the site folders a brick imports from, the launcher."""
 
     root: str | None
     python: str
     paths: tuple[str, ...]
     launcher: str
-    program: tuple[tuple[str, bytes], ...]
 
 
 def copy_brick(brick: Path, folder: Path) -> Path | str:
@@ -124,17 +124,65 @@ def copy_brick(brick: Path, folder: Path) -> Path | str:
     return copied
 
 
+class ForkedHost:
+    """A host the host server forked: its pid, then its exit code, as the server writes them on
+    the host's status pipe (closed without one when the server itself has gone)."""
+
+    def __init__(self, status_fd: int, wait_s: float) -> None:
+        self.fd = status_fd
+        self.buffer = b""
+        self.gone = False  # the pipe closed: no more news
+        self.returncode: int | None = None
+        line = self._line(wait_s)
+        if line is None:
+            raise OSError("the host server did not start a host")
+        self.pid = int(line)
+
+    def _line(self, wait_s: float) -> bytes | None:
+        deadline = time.monotonic() + wait_s
+        while b"\n" not in self.buffer:
+            if self.gone:
+                return None
+            ready, _, _ = select.select([self.fd], [], [], max(0.0, deadline - time.monotonic()))
+            if not ready:
+                return None
+            chunk = os.read(self.fd, 64)
+            if not chunk:
+                self.gone = True
+                return None
+            self.buffer += chunk
+        line, _, self.buffer = self.buffer.partition(b"\n")
+        return line
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            line = self._line(0)
+            if line is not None:
+                self.returncode = int(line)
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int | None:
+        if self.returncode is None:
+            line = self._line(3600.0 if timeout is None else timeout)
+            if line is not None:
+                self.returncode = int(line)
+            elif not self.gone:
+                raise subprocess.TimeoutExpired("host", timeout or 0.0)
+        return self.returncode
+
+
 class Judge:
     """One check's trusted side, in two steps: `prepare` (before its check is known: its folder
     laid out, its host started and waiting) and `run` (the check itself)."""
 
-    def __init__(self, setup: Setup, folder: Path, private: Path) -> None:
+    def __init__(self, setup: Setup, server: socket.socket, mark: str, folder: Path, private: Path) -> None:
         self.setup = setup
-        self.folder = folder  # the check's folder: the host's, its program's, decoys, pytest's scratch
+        self.server = server  # the host server's control socket
+        self.mark = mark  # the host server's honeypot (on its command line, which its hosts share)
+        self.folder = folder  # the check's folder: the host's, decoys, pytest's scratch
         self.private = private  # the judge's own: the check's files, its output
         self.host_dir = folder / HOST_FOLDER
         self.module = ""  # the brick's module name, once it is copied in
-        self.mark = f"{MARK_PREFIX}{uuid.uuid4().hex}"
         self.request: dict = {}
         self.findings = Findings()
         self.started = time.monotonic()
@@ -150,33 +198,23 @@ class Judge:
     def prepare(self) -> None:
         """The folder laid out and the host started, waiting for its first request."""
         self.host_dir.mkdir()
-        program = self.folder / "host"
-        program.mkdir()
-        for name, code in self.setup.program:
-            (program / name).write_bytes(code)
         self.start_host()
 
     def start_host(self) -> Session:
-        setup, folder = self.setup, str(self.host_dir)
+        """Ask the host server for a fresh host in this check's folder, on pipes of its own."""
+        folder = str(self.host_dir)
         request_r, request_w = os.pipe()
         reply_r, reply_w = os.pipe()
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
-        program = str(self.folder / "host" / "host.pyc")
-        launch = HostLaunch(
-            argv=(setup.python, "-s", "-S", "-P", program, str(request_r), str(reply_w), self.mark),
-            cwd=folder,
-            env=host_env(folder),
-            pass_fds=(request_r, reply_w),
-            stdout=out_w,
-            stderr=err_w,
-            reads=(os.path.dirname(program), *setup.paths),
-        )
+        status_r, status_w = os.pipe()
+        order = json.dumps({"folder": folder, "env": host_env(folder)}).encode("utf-8")
         try:
-            process = launch_host(launch, setup.launcher)
+            socket.send_fds(self.server, [order], [request_r, reply_w, out_w, err_w, status_w])
         finally:
-            for fd in (request_r, reply_w, out_w, err_w):
+            for fd in (request_r, reply_w, out_w, err_w, status_w):
                 os.close(fd)
+        process = ForkedHost(status_r, HOST_START_SECONDS)
         out, err = Capture(self.mark, OUTPUT_CAP), Capture(self.mark, OUTPUT_CAP)
         self.captures = [out, err]
         outputs = {out_r: (out, "stdout"), err_r: (err, "stderr")}
@@ -192,13 +230,12 @@ class Judge:
         status = process.poll()
         if status is not None and status >= 0 and not self.findings.exited and session.dead is None and self.request:
             self.findings.exited = f"the brick's process exited (status {status}) before the check finished"
-        try:
-            os.killpg(process.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        with contextlib.suppress(subprocess.TimeoutExpired):  # the zygote sweeps what is left
-            process.wait(2)
-        session.drain(0.2)
+        if status is None:  # not reaped yet: its pid (its group's) is still its own
+            try:
+                os.killpg(process.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        session.drain(0.0)  # what it printed is in the pipes already; the server reaps it
         for capture, stream in zip(self.captures, ("stdout", "stderr"), strict=True):
             for line in capture.evidence(stream):
                 self.findings.note("tampered", line)

@@ -1,9 +1,11 @@
-"""The seam through which a brick's host is started: the one call a fence wraps.
+"""The seam through which the bricks' side is started: the one call a fence wraps.
 
-A check's trusted side (the judge) never starts the host itself: it describes the start as a
-`HostLaunch` (argv, working folder, environment, the descriptors it hands over, what the host
-reads besides its working folder, the only one it may write) and calls `launch_host`, which
-picks a `Launcher` by the name the check's request carries. `plain` starts it as a contained subprocess (its own session,
+A check's trusted side never starts the brick's side itself: it describes the start of the
+*host server* (host.py: the clean interpreter that forks one host per brick) as a `HostLaunch`
+(argv, working folder, environment, the descriptor it hands over, what it reads, where the
+hosts' folders are made) and calls `launch_host`, which picks a `Launcher` by the name the
+check's request carries. Every host is a fork of that server, inside whatever the launcher put
+around it. `plain` starts it as a contained subprocess (its own session,
 every other descriptor closed, stdin from /dev/null). A fence registers its own launcher under
 its own name in LAUNCHERS; the harness names it in each check request (`launcher`).
 """
@@ -23,14 +25,15 @@ class HostLaunch:
     pass_fds: tuple[int, ...]  # the request and reply channels, nothing else
     stdout: int
     stderr: int
-    reads: tuple[str, ...]  # what the host must read: its interpreter, the boundary's files, the site folders
+    reads: tuple[str, ...]  # what it must read: its program, the site folders (and the interpreter)
+    writes: tuple[str, ...] = ()  # where the hosts' folders are made (each host writes only its own)
 
 
 Launcher = Callable[[HostLaunch], "subprocess.Popen[bytes]"]
 
 
 def plain(launch: HostLaunch) -> "subprocess.Popen[bytes]":
-    """The host as a plain subprocess: its own session, only its channels inherited."""
+    """A plain subprocess: its own session, only the descriptors it is handed inherited."""
     return subprocess.Popen(
         list(launch.argv),
         cwd=launch.cwd,
@@ -54,9 +57,8 @@ def launch_host(launch: HostLaunch, launcher: str = "plain") -> "subprocess.Pope
 
 @cache
 def host_program() -> dict[str, bytes]:
-    """What a host runs: host.py and codec.py compiled (hash-based .pyc, unchecked: the copy is
-    the program), once per process; each check's folder gets its own copy. A host loads them in
-    a millisecond, where compiling them costs it as much as starting."""
+    """What the host server runs: host.py and codec.py compiled (hash-based .pyc, unchecked:
+    the copy is the program), once per process; each server gets its own copy."""
     import importlib.util
     import marshal
 

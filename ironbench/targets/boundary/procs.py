@@ -118,6 +118,21 @@ def sweep(seconds: float = 5.0, keep: tuple[int, ...] = ()) -> int:
     return len(killed)
 
 
+def kill_children(keep: set[int]) -> list[int]:
+    """Kill this process's children but `keep` (their own children are theirs to deal with);
+    returns those killed, for the caller to reap."""
+    children = _children(os.getpid())
+    killed = []
+    for child in children if children is not None else descendants(os.getpid()):
+        if child not in keep:
+            try:
+                os.kill(child, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                continue
+            killed.append(child)
+    return killed
+
+
 def kill_tree(pid: int) -> None:
     """Kill `pid` and every process below it, the lowest first seen."""
     for victim in [*descendants(pid), pid]:

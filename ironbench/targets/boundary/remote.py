@@ -25,14 +25,15 @@ import time
 import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from ironbench.targets.boundary import codec
 from ironbench.targets.boundary.tamper import Capture
 
 REPLY_SLACK = 1024 * 1024  # a reply's frame around a value of at most codec.MAX_BYTES
 ECHO_CAP = 1024 * 1024  # bytes of each of the host's streams printed as the check's own
-EXIT_WAIT_SECONDS = 2.0  # the host closed its reply channel: the time it gets to finish exiting
+EXIT_WAIT_SECONDS = 2.0
+DRAIN_READING = 0.05  # the host closed its reply channel: the time it gets to finish exiting
 # What the check never asks the host for: pytest's collection probes every name a test module
 # holds (a brick could answer `__test__ = True` and have its function run as a test).
 LOCAL_ONLY = frozenset({"__test__", "pytestmark", "__wrapped__", "__signature__", "__pytest_wrapped__"})
@@ -56,6 +57,17 @@ class BrickGone(BaseException):
 
 class BoundaryRefused(BaseException):
     """A value the boundary cannot carry (a callback, a generator, too large or too deep)."""
+
+
+class HostProcess(Protocol):
+    """The brick's host as the session sees it: its pid, and its exit code once it has ended
+    (negative: the signal that killed it; `wait` gives None when nobody can tell any more)."""
+
+    pid: int
+
+    def poll(self) -> int | None: ...
+
+    def wait(self, timeout: float | None = None) -> int | None: ...
 
 
 @dataclass
@@ -94,7 +106,7 @@ class Session:
 
     def __init__(
         self,
-        process: "subprocess.Popen[bytes]",
+        process: HostProcess,
         request_fd: int,
         reply_fd: int,
         outputs: dict[int, tuple[Capture, str]],
@@ -261,10 +273,14 @@ class Session:
                 self._pump(key.fd)
 
     def drain(self, seconds: float) -> None:
-        """What the host printed and is still in the pipes."""
+        """What the host printed and is still in the pipes (at most `seconds` spent waiting, and
+        little more reading what a leftover keeps printing)."""
         stop = time.monotonic() + seconds
-        while self.selector.get_map() and time.monotonic() < stop:
-            for key, _ in self.selector.select(max(0.0, stop - time.monotonic())):
+        while self.selector.get_map() and time.monotonic() < stop + DRAIN_READING:
+            ready = self.selector.select(max(0.0, stop - time.monotonic()))
+            if not ready:
+                return
+            for key, _ in ready:
                 self._pump(key.fd)
 
     def _ended(self, op: str) -> bytes:
@@ -272,6 +288,8 @@ class Session:
             status = self.process.wait(EXIT_WAIT_SECONDS)
         except subprocess.TimeoutExpired:
             return self._broken(f"the brick's process closed its reply channel while answering {op}")
+        if status is None:
+            return self._broken(f"the brick's process ended while answering {op}, and the process that forked it too")
         if status < 0:
             name = signal.Signals(-status).name if -status in signal.valid_signals() else f"signal {-status}"
             self.findings.crashed = f"the brick's process was killed by {name} while answering {op}"

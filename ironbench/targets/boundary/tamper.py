@@ -14,6 +14,7 @@ import os
 import re
 import struct
 from collections import deque
+from functools import cache
 from pathlib import Path
 
 MARK_PREFIX = "IRONBENCH-CHECK-"
@@ -89,16 +90,26 @@ class Capture:
         return [said[kind] for kind in self.found]
 
 
+@cache
+def _libc() -> ctypes.CDLL | None:
+    try:
+        return ctypes.CDLL(None, use_errno=True)
+    except OSError:
+        return None
+
+
 class Watch:
     """Which of some paths were opened since the last look (inotify; nothing where there is none)."""
 
     def __init__(self, paths: list[str]) -> None:
         self.fd = -1
         self.paths: dict[int, str] = {}
+        libc = _libc()
+        if libc is None or not paths:
+            return
         try:
-            libc = ctypes.CDLL(None, use_errno=True)
             fd = libc.inotify_init1(_IN_NONBLOCK | _IN_CLOEXEC)
-        except (OSError, AttributeError):
+        except AttributeError:
             return
         if fd < 0:
             return

@@ -22,17 +22,22 @@ import os
 import select
 import shutil
 import signal
+import socket
 import struct
+import subprocess
 import sys
 import tempfile
 import time
 import traceback
+import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from ironbench.targets.boundary import procs
-from ironbench.targets.boundary.judge import Judge, Setup
-from ironbench.targets.boundary.launch import host_program
+from ironbench.targets.boundary.judge import Judge, Setup, host_env
+from ironbench.targets.boundary.launch import HostLaunch, host_program, launch_host
+from ironbench.targets.boundary.tamper import MARK_PREFIX
 
 JUDGE_GRACE = 5.0  # past the check's timeout, a judge that has not answered is killed
 OUTPUT_KEPT = 64 * 1024  # characters of a judge's output sent back (head and tail)
@@ -101,8 +106,9 @@ def kept(path: Path) -> str:
     return f"{text[:half]}\n...[{len(text) - 2 * half} characters dropped by ironbench]...\n{text[-half:]}"
 
 
-def _child(setup: Setup, folder: Path, private: Path, order_r: int, result_w: int) -> None:
-    """In a forked child: prepare, wait for the check, judge it, answer, clean up, exit."""
+def _child(judge_of: Callable[[Path, Path], Judge], folder: Path, private: Path, order_r: int, result_w: int) -> None:
+    """In a forked child: prepare, say which host it has, wait for the check, judge it, answer,
+    clean up, exit."""
     code = 0
     try:
         out = os.open(private / "output.txt", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -111,8 +117,10 @@ def _child(setup: Setup, folder: Path, private: Path, order_r: int, result_w: in
         os.close(out)
         os.chdir(private)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        judge = Judge(setup, folder, private)
+        judge = judge_of(folder, private)
         judge.prepare()
+        assert judge.session is not None
+        send(result_w, {"host": judge.session.process.pid})
         request = receive(order_r)
         if request is None:  # never given a check: its host goes, and it
             judge.stop_host()
@@ -142,18 +150,85 @@ class Waiting:
     private: Path
     order_w: int
     result_r: int
+    host: int = 0  # its host's pid, once it says
+
+
+@dataclass
+class HostServer:
+    """The process that forks the hosts (started through the launch seam: a fence wraps it)."""
+
+    process: "subprocess.Popen[bytes]"
+    control: socket.socket
+    mark: str
+    program: Path
 
 
 class Zygote:
     def __init__(self, channels: tuple[int, int]) -> None:
         self.channels = channels
         self.root = tempfile.mkdtemp()  # named like any temporary folder: nothing says "checks here"
-        self.program = tuple(sorted(host_program().items()))
         self.waiting: Waiting | None = None
+        self.server: HostServer | None = None
+        self.setup: Setup | None = None
         self.done: tuple[Waiting, int | None] | None = None  # the judge that answered last, its status if reaped
+        self.server_lost = ""  # how the host server ended during the last check, if it did
+        self.ending: list[Waiting] = []  # judges that answered and are ending on their own
+        self.killed: set[int] = set()  # leftovers killed, to be reaped
         self.pytest = False
 
+    # -- the host server ------------------------------------------------------------------------
+
+    def start_server(self, setup: Setup) -> HostServer:
+        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        program = Path(tempfile.mkdtemp(prefix="ironbench-host-", dir=setup.root))
+        for name, code in host_program().items():
+            (program / name).write_bytes(code)
+        mark = f"{MARK_PREFIX}{uuid.uuid4().hex}"
+        launch = HostLaunch(
+            argv=(setup.python, "-s", "-S", "-P", str(program / "host.pyc"), "--serve", str(theirs.fileno()), mark),
+            cwd=str(program),
+            env=host_env(str(program)),
+            pass_fds=(theirs.fileno(),),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            reads=(str(program), *setup.paths),
+            writes=(setup.root or tempfile.gettempdir(),),
+        )
+        try:
+            process = launch_host(launch, setup.launcher)
+        finally:
+            theirs.close()
+        return HostServer(process, mine, mark, program)
+
+    def stop_server(self) -> None:
+        server, self.server = self.server, None
+        if server is None:
+            return
+        server.control.close()  # it kills its hosts and ends
+        try:
+            server.process.wait(5)
+        except subprocess.TimeoutExpired:
+            procs.kill_tree(server.process.pid)
+            server.process.wait()
+        shutil.rmtree(server.program, ignore_errors=True)
+
+    def ensure(self, setup: Setup) -> HostServer:
+        """A host server for `setup` (a new one when the setup changed or the last one ended)."""
+        alive = self.server is not None and self.server.process.poll() is None
+        if self.server is None or not alive or self.setup != setup:
+            if self.waiting is not None:
+                judge, self.waiting = self.waiting, None
+                self.discard(judge)
+            self.stop_server()
+            self.server = self.start_server(setup)
+            self.setup = setup
+        assert self.server is not None
+        return self.server
+
+    # -- judges ---------------------------------------------------------------------------------
+
     def fork(self, setup: Setup, running: Waiting | None = None) -> Waiting:
+        server = self.ensure(setup)
         folder = Path(tempfile.mkdtemp(prefix="ironbench-check-", dir=setup.root))
         private = Path(tempfile.mkdtemp(dir=self.root))
         order_r, order_w = os.pipe()
@@ -167,7 +242,13 @@ class Zygote:
                     with contextlib.suppress(OSError):
                         os.close(fd)
             finally:
-                _child(setup, folder, private, order_r, result_w)
+                _child(
+                    lambda folder, private: Judge(setup, server.control, server.mark, folder, private),
+                    folder,
+                    private,
+                    order_r,
+                    result_w,
+                )
         os.close(order_r)
         os.close(result_w)
         return Waiting(pid, setup, folder, private, order_w, result_r)
@@ -178,10 +259,11 @@ class Zygote:
         os.waitpid(waiting.pid, 0)
 
     def check(self, request: dict) -> dict:
-        setup = Setup(request["root"], request["python"], tuple(request["paths"]), request["launcher"], self.program)
+        setup = Setup(request["root"], request["python"], tuple(request["paths"]), request["launcher"])
         if request["kind"] == "pytest" and not self.pytest:
             warm_pytest()  # judges forked from now on have it
             self.pytest = True
+        self.ensure(setup)
         judge, self.waiting = self.waiting, None
         if judge is None or judge.setup != setup:
             if judge is not None:
@@ -198,29 +280,49 @@ class Zygote:
         self.waiting = self.fork(setup, judge)  # the next check's judge starts its host meanwhile
         answer = self.wait(judge, started + float(request["timeout"]) + JUDGE_GRACE)
         answer.setdefault("duration_ms", int((time.monotonic() - started) * 1000))
+        if self.server_lost and answer.get("verdict") != "tampered":
+            detail = f"the brick's parent (the process that forked it) was {self.server_lost} while the brick ran"
+            answer.update(verdict="tampered", detail=f"{detail} (the check said {answer.get('verdict')})")
         return answer
 
     def wait(self, judge: Waiting, deadline: float) -> dict:
+        """The judge's verdict (or what its end says), watching the host server meanwhile."""
         data = bytearray()
         timed_out = False
-        while True:
-            if len(data) >= _LENGTH.size and len(data) >= _LENGTH.size + _LENGTH.unpack_from(data)[0]:
+        result: dict | None = None
+        server = self.server
+        watched: list = [judge.result_r, *([server.control] if server is not None else [])]
+        self.server_lost = ""
+        while result is None:
+            while len(data) >= _LENGTH.size and len(data) >= _LENGTH.size + _LENGTH.unpack_from(data)[0]:
+                size = _LENGTH.size + _LENGTH.unpack_from(data)[0]
+                message = json.loads(bytes(data[_LENGTH.size : size]))
+                del data[:size]
+                if "host" in message:
+                    judge.host = int(message["host"])
+                else:
+                    result = message
+                    break
+            if result is not None:
                 break
             left = deadline - time.monotonic()
             if left <= 0:
                 timed_out = True
                 os.kill(judge.pid, signal.SIGKILL)
                 break
-            ready, _, _ = select.select([judge.result_r], [], [], left)
-            if ready:
+            ready, _, _ = select.select(watched, [], [], left)
+            if server is not None and server.control in ready:
+                watched.remove(server.control)
+                self.server_lost = self._server_end(server)
+            if judge.result_r in ready:
                 chunk = os.read(judge.result_r, 1 << 16)
                 if not chunk:
                     break
                 data += chunk
         os.close(judge.result_r)
-        if len(data) >= _LENGTH.size and not timed_out:
+        if result is not None:
             self.done = (judge, None)
-            return json.loads(bytes(data[_LENGTH.size :]))
+            return result
         _, status = os.waitpid(judge.pid, 0)
         output = kept(judge.private / "output.txt")
         self.done = (judge, status)
@@ -233,21 +335,60 @@ class Zygote:
         last = output.strip().splitlines()[-1:] or [""]
         return {"verdict": "harness_fault", "detail": f"the check's process failed: {last[0]}", "output": output}
 
+    @staticmethod
+    def _server_end(server: HostServer) -> str:
+        """How the host server ended (its control socket closed: it has, or is about to)."""
+        try:
+            status = server.process.wait(2)
+        except subprocess.TimeoutExpired:
+            return "closed"
+        return f"killed by {signal.Signals(-status).name}" if status < 0 else f"ended (status {status})"
+
     def after(self) -> None:
-        """After the answer went out: the judge reaped, what it left killed, its folders removed."""
+        """After the answer went out, without waiting on anything: the judges that have ended
+        reaped, the host of a judge that was killed killed, any other child of this process (a
+        brick's leftover come back to the subreaper) killed; a host server that ended replaced."""
         assert self.done is not None
         judge, status = self.done
         if status is None:
-            os.waitpid(judge.pid, 0)
-        keep = (self.waiting.pid, *procs.descendants(self.waiting.pid)) if self.waiting else ()
-        procs.sweep(keep=keep)
-        shutil.rmtree(judge.folder, ignore_errors=True)
-        shutil.rmtree(judge.private, ignore_errors=True)
+            self.ending.append(judge)  # it removes its own folders as it ends
+        else:
+            if judge.host:  # killed before it stopped its host
+                with contextlib.suppress(OSError):
+                    os.killpg(judge.host, signal.SIGKILL)
+            shutil.rmtree(judge.folder, ignore_errors=True)
+            shutil.rmtree(judge.private, ignore_errors=True)
+        if self.server_lost:
+            if self.waiting is not None:
+                waiting, self.waiting = self.waiting, None
+                self.discard(waiting)
+            self.stop_server()
+        self.reap()
+        known = {j.pid for j in self.ending} | self.killed
+        known |= {self.waiting.pid} if self.waiting else set()
+        known |= {self.server.process.pid} if self.server else set()
+        self.killed |= set(procs.kill_children(known))
+
+    def reap(self) -> None:
+        """The judges that have ended and the leftovers killed, reaped (never the host server:
+        its Popen reaps it)."""
+        for pid in [*(j.pid for j in self.ending), *self.killed]:
+            try:
+                done, _ = os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                done = pid
+            if done:
+                self.ending = [j for j in self.ending if j.pid != pid]
+                self.killed.discard(pid)
 
     def close(self) -> None:
         if self.waiting is not None:
-            self.discard(self.waiting)
-            self.waiting = None
+            waiting, self.waiting = self.waiting, None
+            self.discard(waiting)
+        self.stop_server()
+        for judge in self.ending:
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(judge.pid, 0)
         procs.sweep()
         shutil.rmtree(self.root, ignore_errors=True)
 

@@ -130,7 +130,10 @@ def test_a_host_killed_by_a_signal_is_wrong_and_one_that_exits_is_tampered(tmp_p
 
 
 def test_a_reply_the_brick_forges_on_the_channel_is_tampered(tmp_path):
-    brick = "import os, sys\nos.write(int(sys.argv[2]), b'\\x05\\x00\\x00\\x00garbage')\n\ndef f():\n    return 1\n"
+    brick = (
+        "import os\nfor fd in range(3, 64):\n    try:\n        os.write(fd, b'\\x05\\x00\\x00\\x00garbage')\n"
+        "    except OSError:\n        continue\n\ndef f():\n    return 1\n"
+    )
     result = checked(tmp_path, brick, "    assert candidate() == 1\n")
     assert result.verdict == "tampered" and result.detail.startswith("the brick's process answered")
 
@@ -164,3 +167,10 @@ def test_a_humaneval_check_calls_the_suites_helper_never_the_bricks(tmp_path):
         (folder / "decode_cyclic.py").write_text(source)
         verdicts.append(run_check(material, folder / "decode_cyclic.py", 20).verdict)
     assert verdicts == ["wrong", "correct"]
+
+
+def test_many_checks_in_a_row_share_a_host_server_and_stay_correct(tmp_path):
+    # a judge done before its host's end is reported must not bring the host server down
+    for n in range(25):
+        result = checked(tmp_path, f"def f():\n    return {n}\n", f"    assert candidate() == {n}\n")
+        assert result.verdict == "correct", (n, result.detail)

@@ -136,7 +136,9 @@ def bench_per_check(workdir: Path, n: int, repeats: int) -> None:
     bricks.mkdir()
     work = []
     for p in problems()[:n]:
-        brick = bricks / f"{p['entry_point']}.py"
+        folder = bricks / p["task_id"].replace("/", "_")  # some problems share an entry point's name
+        folder.mkdir()
+        brick = folder / f"{p['entry_point']}.py"
         brick.write_text(p["prompt"] + p["canonical_solution"])
         work.append((CheckMaterial.of({"python": check_source(p), "entry_point": p["entry_point"]}), brick))
 

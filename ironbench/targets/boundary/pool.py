@@ -65,9 +65,10 @@ class Zygote:
             )
         )
         self.ready = False
+        self.closed = False  # it closed its side: it has ended, or is ending
 
     def _receive(self, deadline: float) -> dict | None:
-        """One message, or None when the zygote closed its side or the deadline passed."""
+        """One message, or None when the zygote closed its side (`self.closed`) or the deadline passed."""
         assert self.process.stdout is not None
         fd = self.process.stdout.fileno()
         data = bytearray()
@@ -84,6 +85,7 @@ class Zygote:
             if ready:
                 chunk = os.read(fd, max(need - len(data), 1 << 16))
                 if not chunk:
+                    self.closed = True
                     return None
                 data += chunk
 
@@ -120,11 +122,10 @@ class Zygote:
             raise self._lost(before=True) from None
         answer = self._receive(time.monotonic() + timeout_s + JUDGE_GRACE + ANSWER_GRACE)
         if answer is None:
-            alive = self.process.poll() is None
-            if alive:  # it did not answer in time: it and everything below it go
+            if not self.closed:  # it did not answer in time: it and everything below it go
                 self.close()
                 raise ZygoteLost("timeout", f"killed after {timeout_s:g} s")
-            raise self._lost(before=False)
+            raise self._lost(before=False)  # (its end is seen before its exit status is)
         return answer
 
     def hang_up(self) -> None:

@@ -59,6 +59,7 @@ def check_run(
     """Check the bricks run `run_id` saved, with its recorded suite's checks (or `suite`'s),
     on `jobs` threads here; each verdict is appended as a CheckCompleted (recheck) event
     and projected. No target is invoked."""
+    prepare_checks(max(1, jobs))  # the checks' trusted processes start while the run is read
     store = open_store(paths.store_path, [ReadModel()], create=False)
     with store:
         if not store.has_run(run_id):
@@ -91,8 +92,6 @@ def check_run(
                     continue
                 timeout = check_timeout(suite.timeout_seconds)
                 work.append((key, group, event, material, workdir / event.brick_path, timeout))
-                if len(work) == 1:
-                    prepare_checks(max(1, jobs))  # the checks' trusted processes start while the rest is read
             if not work and not done.skipped:
                 note(f"{run_id}: no saved brick has a check (the suite names none, or no run saved a brick)")
             tree = OutputTree(store, paths.out_dir)

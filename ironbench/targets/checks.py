@@ -126,10 +126,7 @@ def _judged(
         "files": material.files,
         "brick": str(brick),
         "timeout": float(timeout_s),
-        "root": root,
-        "python": sys.executable,
-        "paths": _site_paths(),
-        "launcher": "plain",
+        **_setup(root),
     }
     started = time.monotonic()
     answer = pool.judge(request, timeout_s)
@@ -179,9 +176,16 @@ def _site_paths() -> list[str]:
     return [f for f in dict.fromkeys(folders) if f and os.path.isdir(f)]
 
 
-def prepare_checks(threads: int) -> None:
-    """Checks are coming on `threads` threads: their trusted processes start now, meanwhile."""
-    pool.prestart(threads)
+def _setup(root: str | None) -> dict:
+    """What a check's trusted side needs before the check: where its folder goes, the
+    interpreter and site folders of the brick's host, the launcher that starts it."""
+    return {"root": root, "python": sys.executable, "paths": _site_paths(), "launcher": "plain"}
+
+
+def prepare_checks(threads: int, root: str | None = None) -> None:
+    """Checks are coming on `threads` threads: their trusted processes, and the host server and
+    first judge of each, start now, meanwhile."""
+    pool.prestart(threads, _setup(root))
 
 
 def check_timeout(invocation_timeout: float) -> float:

@@ -49,7 +49,7 @@ def zygote_env() -> dict[str, str]:
 
 
 class Zygote:
-    def __init__(self) -> None:
+    def __init__(self, setup: dict | None = None) -> None:
         self.log = tempfile.TemporaryFile()  # noqa: SIM115 (its stderr, read when it fails)
         argv = [sys.executable, "-s", "-P", "-m", "ironbench.targets.boundary.zygote"]
         self.process = containment.start_spared(
@@ -66,6 +66,14 @@ class Zygote:
         )
         self.ready = False
         self.closed = False  # it closed its side: it has ended, or is ending
+        if setup is not None:  # its host server and first judge start before any check comes
+            self._send({"warm": setup})
+
+    def _send(self, message: dict) -> None:
+        data = json.dumps(message).encode("utf-8")
+        assert self.process.stdin is not None
+        self.process.stdin.write(len(data).to_bytes(4, "little") + data)
+        self.process.stdin.flush()
 
     def _receive(self, deadline: float) -> dict | None:
         """One message, or None when the zygote closed its side (`self.closed`) or the deadline passed."""
@@ -113,11 +121,8 @@ class Zygote:
     def ask(self, request: dict, timeout_s: float) -> dict:
         """The verdict of one check (ZygoteLost when the zygote cannot give one)."""
         self.wait_ready()
-        data = json.dumps(request).encode("utf-8")
-        assert self.process.stdin is not None
         try:
-            self.process.stdin.write(len(data).to_bytes(4, "little") + data)
-            self.process.stdin.flush()
+            self._send(request)
         except (BrokenPipeError, OSError):
             raise self._lost(before=True) from None
         answer = self._receive(time.monotonic() + timeout_s + JUDGE_GRACE + ANSWER_GRACE)
@@ -173,11 +178,11 @@ class _Pool:
                 return
         zygote.close()
 
-    def prestart(self, count: int) -> None:
+    def prestart(self, count: int, setup: dict) -> None:
         """Start zygotes up to `count` idle ones now, so that their start overlaps other work."""
         with self.lock:
             missing = count - len(self.idle) if self.pid == os.getpid() else 0
-        started = [Zygote() for _ in range(max(0, missing))]
+        started = [Zygote(setup) for _ in range(max(0, missing))]
         with self.lock:
             self.idle.extend(started)
 
@@ -210,9 +215,10 @@ def judge(request: dict, timeout_s: float) -> dict:
     raise AssertionError("unreachable")
 
 
-def prestart(count: int) -> None:
-    """Have `count` trusted processes starting (checks are coming on that many threads)."""
-    _POOL.prestart(min(count, MAX_IDLE))
+def prestart(count: int, setup: dict) -> None:
+    """Have `count` trusted processes starting, each with its host server for `setup` (checks
+    are coming on that many threads)."""
+    _POOL.prestart(min(count, MAX_IDLE), setup)
 
 
 def close_all() -> None:

@@ -258,6 +258,13 @@ class Zygote:
         os.close(waiting.result_r)
         os.waitpid(waiting.pid, 0)
 
+    def warm(self, setup: dict) -> None:
+        """Before any check: the host server and the first judge started."""
+        known = Setup(setup["root"], setup["python"], tuple(setup["paths"]), setup["launcher"])
+        self.ensure(known)
+        if self.waiting is None:
+            self.waiting = self.fork(known)
+
     def check(self, request: dict) -> dict:
         setup = Setup(request["root"], request["python"], tuple(request["paths"]), request["launcher"])
         if request["kind"] == "pytest" and not self.pytest:
@@ -407,6 +414,9 @@ def main() -> None:
     try:
         send(channel_out, {"ready": os.getpid()})
         while (request := receive(channel_in)) is not None:
+            if "warm" in request:
+                zygote.warm(request["warm"])
+                continue
             send(channel_out, zygote.check(request))
             zygote.after()
     finally:

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from ironbench.suite.humaneval import problems
 from tests.conftest import cli
 
 FORGERY_TARGET = Path(__file__).resolve().parents[1] / "fixtures" / "forgery_target.py"
@@ -122,6 +123,9 @@ FORGERIES = {
     "skip_from_the_brick": ({"pytest": "calc"}, "tampered"),
     "read_the_check": (ADD, "tampered"),
     "exports_pytest_names": ({"pytest": "calc_star"}, "tampered"),
+    # HumanEval/38's check as a run recorded it before checks carried their prompt's helpers:
+    # it still encodes with the suite's encode_cyclic, not the one the brick redefines
+    "redefined_helper": ({"python": problems()[38]["test"], "entry_point": "decode_cyclic"}, "wrong"),
     "command_check_with_pth": ({"command": COMMAND}, "tampered"),
 }
 HONEST = {
@@ -193,6 +197,14 @@ def test_no_forgery_is_correct_and_each_gets_its_verdict(gallery):
     for case, (_, verdict) in FORGERIES.items():
         if verdict == "tampered":
             assert found[case][1], f"{case}: tampered without its evidence"
+
+
+@pytest.mark.slow
+def test_checking_the_run_again_gives_the_same_verdicts(gallery):
+    out, run_id = gallery
+    before = {case: verdict for case, (verdict, _) in verdicts(out).items()}
+    cli("check", run_id, "--out", str(out), "--jobs", "2", check=True)
+    assert {case: verdict for case, (verdict, _) in verdicts(out).items()} == before
 
 
 @pytest.mark.slow

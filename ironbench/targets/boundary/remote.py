@@ -32,8 +32,8 @@ from ironbench.targets.boundary.tamper import Capture
 
 REPLY_SLACK = 1024 * 1024  # a reply's frame around a value of at most codec.MAX_BYTES
 ECHO_CAP = 1024 * 1024  # bytes of each of the host's streams printed as the check's own
-EXIT_WAIT_SECONDS = 2.0
-DRAIN_READING = 0.05  # the host closed its reply channel: the time it gets to finish exiting
+EXIT_WAIT_SECONDS = 2.0  # the host closed its reply channel: the time it gets to finish exiting
+DRAIN_READING = 0.05  # after a check, what a leftover of the brick keeps printing is read this long
 # What the check never asks the host for: pytest's collection probes every name a test module
 # holds (a brick could answer `__test__ = True` and have its function run as a test).
 LOCAL_ONLY = frozenset({"__test__", "pytestmark", "__wrapped__", "__signature__", "__pytest_wrapped__"})

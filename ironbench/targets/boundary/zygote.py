@@ -4,14 +4,15 @@ has come), a judge forked per check.
     python -s -P -m ironbench.targets.boundary.zygote
 
 It talks to the harness on its stdin and stdout (each message: its length, then JSON), one
-check at a time: single-threaded, so forking is safe. A judge is forked ahead of its check: it
-lays out its folder and starts its host, then waits; when a check comes, the waiting judge gets
-it and the next one is forked at once, so starting a host costs a check nothing. Each judge
-writes its output in a private folder and its verdict on a pipe of its own (no brick ever
-holds either); the zygote keeps the check's deadline, and after each judge kills whatever is
-left below it (it is a subreaper: a brick's process that left its session comes back to it),
-sparing the judge that waits. It and its judges are not dumpable: a brick's process (same user)
-can neither trace them nor read their memory, descriptors or folders through /proc.
+check at a time: single-threaded, so forking is safe. It starts the *host server* (host.py)
+through the launch seam, and a judge ahead of each check: the judge lays out its folder and has
+the server fork its host, then waits; when a check comes, the waiting judge gets it and the next
+one is forked at once, so neither a judge nor a host costs a check its start. Each judge writes
+its output in a private folder and its verdict on a pipe of its own (no brick ever holds
+either); the zygote keeps the check's deadline and watches the host server (killed during a
+check: the brick did it), and after each check kills whatever else is left among its children
+(it is a subreaper). It and its judges are not dumpable: a brick's process (same user) can
+neither trace them nor read their memory, descriptors or folders through /proc.
 """
 
 import contextlib

@@ -13,6 +13,7 @@ same problems (ReCode's setting: robustness of functional correctness to perturb
 import ast
 import gzip
 import json
+import re
 from functools import cache
 from importlib import resources
 
@@ -81,15 +82,13 @@ def check_source(problem: dict) -> str:
     """The problem's check: its test, after the helpers of its prompt that the test calls
     (HumanEval/32's `poly`, /38's `encode_cyclic`, /50's `encode_shift`) and the prompt's
     imports. The check runs the suite's own copy of them, never the brick's."""
-    test = problem["test"]
+    test, prompt = problem["test"], problem["prompt"]
+    defined = set(re.findall(r"^def (\w+)\(", prompt, re.MULTILINE)) - {problem["entry_point"]}
+    if not any(name in test for name in defined):  # most prompts define the entry point alone
+        return test
     called = {node.id for node in ast.walk(ast.parse(test)) if isinstance(node, ast.Name)}
-    prompt = problem["prompt"]
     tree = ast.parse(prompt)
-    helpers = [
-        node
-        for node in tree.body
-        if isinstance(node, ast.FunctionDef) and node.name != problem["entry_point"] and node.name in called
-    ]
+    helpers = [node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name in defined & called]
     if not helpers:
         return test
     imports = [node for node in tree.body if isinstance(node, ast.Import | ast.ImportFrom)]

@@ -2,11 +2,10 @@
 
 from alembic import context
 from sqlalchemy import create_engine
-from sqlmodel import SQLModel
 
-import ironbench.store.tables  # noqa: F401  (registers the tables on the metadata)
+from ironbench.store.models import metadata
 
-target_metadata = SQLModel.metadata
+target_metadata = metadata  # the row classes of store/tables.py, as SQLModel tables
 config = context.config
 
 

@@ -2,8 +2,10 @@
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -37,6 +39,18 @@ def make_suite(cases: dict[str, int], **fields):
         **fields,
     }
     return parse_suite(data, "test.yaml")
+
+
+# What the tests' own targets (tests/fixtures) read from their environment: a fenced target
+# gets only the variables it is given (IRONBENCH_PASS_ENV is --pass-env's environment form).
+FIXTURE_ENV = (
+    "SCRIPTED_OUTCOMES", "SCRIPTED_SLEEP_MS", "SCRIPTED_SLEEP_BY_RUN", "SCRIPTED_ECHO", "SCRIPTED_DEBUG_FILES",
+    "REPLAY_TRANSCRIPTS", "REPLAY_SEQUENCE", "REPLAY_DOWN_FLAG", "PIDS_DIR", "KILL_WITH", "KILL_AT_RENAME",
+    "FILL_AT", "CANNED_MODEL_SERVER", "AGENT_HOLD", "AGENT_STREAM", "AGENT_MAX_REPAIRS", "AGENT_HIDE_ERRORS",
+    "AGENT_CLIENT", "COIN_SLEEP_MS", "SCRIPTED_STATE", "PLAIN_CODES",
+)  # fmt: skip
+# Set for the whole session: runs that module-scoped fixtures make start before any autouse fixture.
+os.environ["IRONBENCH_PASS_ENV"] = ",".join(FIXTURE_ENV)
 
 
 @pytest.fixture(autouse=True)
@@ -127,3 +141,23 @@ def scripted_judge(scripted_model):
     llm_scripted.ScriptedJudge.answers = []
     llm_scripted.ScriptedJudge.calls = []
     yield llm_scripted.ScriptedJudge
+
+
+def fenced(*, write: tuple = (), read: tuple = ()):
+    """A fence that also lets the run's targets write (or read) these paths: a test's targets
+    that keep state between invocations outside their own folders (a sequence to replay, a
+    marker of an outage already seen)."""
+    from ironbench.sandbox import SandboxPolicy
+
+    return SandboxPolicy(allow_write=tuple(str(p) for p in write), allow_read=tuple(str(p) for p in read))
+
+
+@pytest.fixture
+def ctrl_c_raises():
+    """SIGINT raises KeyboardInterrupt here, as in a terminal (a shell running the tests in the
+    background leaves it ignored); restored after."""
+    if threading.current_thread() is not threading.main_thread():
+        pytest.skip("signals are handled on the main thread only")
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)

@@ -56,23 +56,11 @@ if TYPE_CHECKING:
     )
 
 _EXPORTS = {
-    "Comparison": "compare",
-    "QueryResult": "query",
-    "compare_runs": "compare",
-    "connect": "query",
-    "decide": "compare",
-    "export_views": "export",
-    "format_comparison": "compare",
-    "format_result": "query",
-    "invocation_logs": "show",
-    "junit_xml": "junit",
-    "list_runs": "show",
-    "run_query": "query",
-    "run_sql": "query",
-    "show_json": "show",
-    "show_run": "show",
-    "show_text": "show",
-    "write_junit": "junit",
+    **dict.fromkeys(("Comparison", "compare_runs", "decide", "format_comparison"), "compare"),
+    **dict.fromkeys(("export_views",), "export"),
+    **dict.fromkeys(("junit_xml", "write_junit"), "junit"),
+    **dict.fromkeys(("QueryResult", "connect", "format_result", "run_query", "run_sql"), "query"),
+    **dict.fromkeys(("invocation_logs", "list_runs", "show_json", "show_run", "show_text"), "show"),
 }
 __all__ = list(_EXPORTS)
 __getattr__ = lazy_exports(__name__, _EXPORTS)

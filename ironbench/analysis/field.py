@@ -2,18 +2,23 @@
 projections' pure functions (the same ones that write aggregate.json and summary.json),
 and laid out for the console."""
 
-import json
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal, NotRequired, TypeAlias, TypedDict, cast, get_args
 
+from ironbench.analysis.recorded import started_event
 from ironbench.console.layout import render, wrap
 from ironbench.console.numbers import number, percent
 from ironbench.console.printable import printable
+from ironbench.core.events import DecisionTaken
 from ironbench.core.kinds import JUDGED
 from ironbench.core.labels import group_path_sql
 from ironbench.projections.figures import (
+    Bricks,
+    PassKAcross,
+    SameCode,
     bricks,
+    by_k,
     case_robustness,
     judged_reference,
     pass_k,
@@ -21,11 +26,11 @@ from ironbench.projections.figures import (
     pass_k_dict,
     robustness_across,
     same_code_across,
-    stopping_rule,
-    stopping_rules,
 )
-from ironbench.projections.gauntlet_summary import PRIMARY_SCORER, breaking
-from ironbench.projections.summaries import names_check
+from ironbench.projections.gauntlet_summary import PRIMARY_SCORER, Breaking, breaking
+from ironbench.stats import PassK
+from ironbench.store import open_read_only
+from ironbench.suite import Suite, suite_of_run
 
 # The figures as JSON (what `show --format json` prints and the report draws), typed for readers.
 
@@ -96,58 +101,62 @@ class Robustness(TypedDict):
     generators: list[GeneratorRobustnessRow]
 
 
-class Holding(TypedDict):
-    """The share of conversations with no violation yet after a turn (Kaplan–Meier)."""
-
-    turn: int
-    rate: float
-    ci_95: list[float]
-    at_risk: int
-
-
-class MeanFlips(TypedDict):
-    mean: float
-    ci_95: list[float]
-    total: int
-    conversations: int
-
-
-class EngineSurvival(TypedDict):
-    """When one engine's conversations break under one scorer."""
-
-    conversations: int
-    violated: int
-    still_holding: list[Holding]
-    median_turn_of_first_violation: int | None
-    median_ci_95: list[int | None]
-    flips: MeanFlips | None
-    recovered: int
-    persisted: int
-    recovery_rate: dict[str, Any] | None
-
-
-class Breaking(TypedDict):
-    """Per engine when conversations break, and every pair of engines compared (each with its sentence)."""
-
-    unit: str
-    time: str
-    engines: dict[str, EngineSurvival]
-    comparisons: list[dict[str, Any]]
-
-
 # Per scorer, when conversations break.
 Survival: TypeAlias = dict[str, Breaking]
 
 
-class FieldNumbers(TypedDict, total=False):
-    """`field_numbers`: only the modes the run has."""
+@dataclass(frozen=True)
+class CasePassK:
+    """One decided baseline instruction: pass@k and pass^k (None: no estimate), and its bricks."""
 
-    pass_k: dict[str, Any]
-    robustness: Robustness
+    pass_k: PassK | None
+    bricks: Bricks
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"pass_k": pass_k_dict(self.pass_k), "bricks": self.bricks.to_dict()}
+
+
+@dataclass(frozen=True)
+class PassKFigures:
+    """pass@k, pass^k and same code per baseline instruction, and across them."""
+
+    cases: dict[str, CasePassK]
+    across: PassKAcross | None
+    same_code: SameCode | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "cases": {case_id: case.to_dict() for case_id, case in self.cases.items()},
+            "across": None if self.across is None else self.across.to_dict(),
+            "same_code": None if self.same_code is None else self.same_code.to_dict(),
+        }
+
+
+@dataclass(frozen=True)
+class FieldNumbers:
+    """`field_numbers`: only the modes the run has (None: not this run's)."""
+
+    pass_k: PassKFigures | None = None
+    robustness: Robustness | None = None
     # the same figures on correctness (the harness's checks), for runs whose bricks were checked
-    pass_k_correct: dict[str, Any]
-    robustness_correct: Robustness
-    survival: Survival
+    pass_k_correct: PassKFigures | None = None
+    robustness_correct: Robustness | None = None
+    survival: Survival | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """As `show --format json` prints them: the modes the run has."""
+        out: dict[str, Any] = {}
+        for name, value in (
+            ("pass_k", self.pass_k),
+            ("robustness", self.robustness),
+            ("pass_k_correct", self.pass_k_correct),
+            ("robustness_correct", self.robustness_correct),
+        ):
+            if value is not None:
+                out[name] = value if isinstance(value, dict) else value.to_dict()
+        if self.survival is not None:
+            out["survival"] = {scorer: found.to_dict() for scorer, found in self.survival.items()}
+        return out
 
 
 @dataclass(frozen=True)
@@ -170,12 +179,16 @@ class _Run:
 
 
 @dataclass(frozen=True)
-class _Decision:
-    group_path: str
-    decision: str
-    reference: list | None
-    successes: int
-    n: int
+class _Group:
+    """A group's runs in run order, and the mode of its case."""
+
+    path: str
+    mode: str
+    runs: list[_Run]
+
+    @property
+    def first(self) -> _Run:
+        return self.runs[0]
 
 
 _RUNS = f"""
@@ -184,125 +197,106 @@ SELECT case_id, variant_id, {group_path_sql()}, generator, run_index,
        correct::BOOLEAN, check_verdict, coalesce(case_mode, mode) AS case_mode
 FROM store.invocations WHERE run_id = ? ORDER BY 3, run_index
 """
-_DECISIONS = """
-SELECT stream, payload FROM store.events WHERE run_id = ? AND type = 'decision_taken' ORDER BY seq
-"""
 _TURNS = """
 SELECT engine, scenario, conversation, scorer, list(violated::BOOLEAN ORDER BY turn)
 FROM store.turn_scores WHERE run_id = ? GROUP BY 1, 2, 3, 4
 """
+Decisions: TypeAlias = dict[str, DecisionTaken]  # by group path
 
 
 def field_numbers(store_path: Path, run_id: str) -> FieldNumbers:
     """pass@k, pass^k and same code per baseline instruction and across them; robustness per
     adversarial case and generator and across cases; when conversations break, per scorer.
-    Keys are present only for the modes the run has."""
+    Only the modes the run has."""
     from ironbench.analysis.query import connect  # DuckDB: only when a store is read
 
     con = connect(store_path)
     try:
-        started = con.execute(
-            "SELECT payload FROM store.events WHERE run_id = ? AND type = 'run_started'", [run_id]
-        ).fetchone()
         rows = con.execute(_RUNS, [run_id]).fetchall()
-        decision_rows = con.execute(_DECISIONS, [run_id]).fetchall()
         turn_rows = con.execute(_TURNS, [run_id]).fetchall()
     finally:
         con.close()
-    suite = json.loads(started[0]).get("suite", {}) if started else {}
-    decisions: dict[str, _Decision] = {}
-    for stream, payload in decision_rows:
-        event = json.loads(payload)
-        path = event.get("group") or stream
-        decisions[path] = _Decision(path, event["decision"], event.get("reference"), event["successes"], event["n"])
-    groups: dict[str, list[_Run]] = {}
-    modes: dict[str, str] = {}
+    store = open_read_only(store_path)
+    try:
+        suite = suite_of_run(started_event(store, run_id))
+        decisions: Decisions = {}
+        for recorded in store.read(run_id, types=("decision_taken",)):
+            assert isinstance(recorded.event, DecisionTaken)  # (read by type)
+            decisions[recorded.event.group] = recorded.event  # (upcast: every decision has its group)
+    finally:
+        store.close()
+    by_path: dict[str, _Group] = {}
     for row in rows:
         run = _Run(*row[:13])
-        groups.setdefault(run.group_path, []).append(run)
-        modes[run.group_path] = row[13]
-    out: FieldNumbers = {}
-    baseline = _baseline(suite, groups, modes, decisions)
-    if baseline:
-        out["pass_k"] = baseline
-    adversarial = _adversarial(groups, modes, decisions)
-    if adversarial:
-        out["robustness"] = adversarial
+        by_path.setdefault(run.group_path, _Group(run.group_path, row[13], [])).runs.append(run)
+    groups = list(by_path.values())
     checked = _on_correctness(suite, groups, decisions)
-    if checked is not None:
-        baseline = _baseline(suite, checked[0], modes, checked[1])
-        if baseline:
-            out["pass_k_correct"] = baseline
-        adversarial = _adversarial(checked[0], modes, checked[1])
-        if adversarial:
-            out["robustness_correct"] = adversarial
+    survival = None
     if turn_rows:
         sequences: dict[tuple[str, str, int], dict[str, list[bool]]] = {}
         for engine, scenario, conversation, scorer, verdicts in turn_rows:
             sequences.setdefault((engine, scenario, conversation), {})[scorer] = list(verdicts)
-        engines = [e["name"] for e in suite.get("engines", [])]
         scorers = sorted({r[3] for r in turn_rows}, key=lambda s: (s != PRIMARY_SCORER, s))
-        out["survival"] = {s: cast(Breaking, breaking(sequences, engines, s)) for s in scorers}
-    return out
+        survival = {s: breaking(sequences, suite.engine_names, s) for s in scorers}
+    return FieldNumbers(
+        _baseline(suite, groups, decisions),
+        _adversarial(groups, decisions),
+        None if checked is None else _baseline(suite, *checked),
+        None if checked is None else _adversarial(*checked),
+        survival,
+    )
 
 
-def _on_correctness(
-    suite: dict, groups: dict[str, list[_Run]], decisions: dict[str, _Decision]
-) -> tuple[dict[str, list[_Run]], dict[str, _Decision]] | None:
+def _on_correctness(suite: Suite, groups: list[_Group], decisions: Decisions) -> tuple[list[_Group], Decisions] | None:
     """The checked groups with each run's success replaced by the harness's verdict (a run
     without a brick is not correct; one whose check the harness could not run is left out),
     and the references judged on it: the figures below, drawn on correctness. None: no checks."""
-    checked: dict[str, list[_Run]] = {}
-    for path, runs in groups.items():
-        if not any(r.check_verdict is not None for r in runs) and not names_check(suite, runs[0].case_id, None):
+    checked: list[_Group] = []
+    for group in groups:
+        if not any(r.check_verdict is not None for r in group.runs) and not suite.checked(group.first.case_id):
             continue
-        kept = [replace(r, success=bool(r.correct)) for r in runs if r.check_verdict != "harness_fault"]
+        kept = [replace(r, success=bool(r.correct)) for r in group.runs if r.check_verdict != "harness_fault"]
         if kept:
-            checked[path] = kept
+            checked.append(replace(group, runs=kept))
     if not checked:
         return None
     judged = dict(decisions)
-    for path, runs in checked.items():
-        decision = decisions.get(path)
+    for group in checked:
+        decision = decisions.get(group.path)
         if decision is not None and decision.decision == "reference":
-            found = judged_reference(decision, runs)
+            found = judged_reference(decision, group.runs)
             if found is not None:
-                judged[path] = replace(decision, reference=found.reference, successes=found.successes, n=found.n)
+                judged[group.path] = replace(decision, reference=found.reference, successes=found.successes, n=found.n)
     return checked, judged
 
 
-def _baseline(suite: dict, groups: dict[str, list[_Run]], modes: dict[str, str], decisions: dict) -> dict | None:
-    cases, found, code = {}, [], []
-    rules = stopping_rules(suite)  # by id: one pass over the suite, not one per case
-    for path, runs in groups.items():
-        decision = decisions.get(path)
-        if modes[path] != "baseline" or decision is None:
+def _baseline(suite: Suite, groups: list[_Group], decisions: Decisions) -> PassKFigures | None:
+    cases = {}
+    for group in groups:
+        if group.mode != "baseline" or group.path not in decisions:
             continue  # undecided: the number of runs is not known yet
-        evidence = [r for r in runs if r.infra_error is None]
-        estimate = pass_k(evidence, rules.get(runs[0].case_id) or stopping_rule(suite, runs[0].case_id))
-        same = bricks(evidence)
-        cases[runs[0].case_id] = {"pass_k": pass_k_dict(estimate), "bricks": same}
-        found.append(estimate)
-        code.append(same)
+        evidence = [r for r in group.runs if r.infra_error is None]
+        case_id = group.first.case_id
+        cases[case_id] = CasePassK(pass_k(evidence, suite.stopping_rule(case_id)), bricks(evidence))
     if not cases:
         return None
-    return {
-        "cases": cases,
-        "across": pass_k_across([f for f in found if f is not None]),
-        "same_code": same_code_across(code),
-    }
+    return PassKFigures(
+        cases,
+        pass_k_across([c.pass_k for c in cases.values() if c.pass_k is not None]),
+        same_code_across([c.bricks for c in cases.values()]),
+    )
 
 
-def _adversarial(groups: dict[str, list[_Run]], modes: dict[str, str], decisions: dict) -> Robustness | None:
+def _adversarial(groups: list[_Group], decisions: Decisions) -> Robustness | None:
     cells = []
     by_cell: dict[tuple[str, str], list] = {}
-    for path, runs in groups.items():
-        decision = decisions.get(path)
-        first = runs[0]
-        if modes[path] != "adversarial" or first.generator is None:
+    for group in groups:
+        decision = decisions.get(group.path)
+        first = group.first
+        if group.mode != "adversarial" or first.generator is None:
             continue
         if decision is not None and decision.decision in JUDGED:
-            by_cell.setdefault((first.case_id, first.generator), []).append((decision, runs))
+            by_cell.setdefault((first.case_id, first.generator), []).append((decision, group.runs))
     for (case_id, generator), variants in by_cell.items():
         cell = case_robustness(case_id, generator, decisions.get(f"adversarial/{case_id}/baseline"), variants)
         if cell is not None:
@@ -332,55 +326,56 @@ def format_field(numbers: FieldNumbers, width: int | None = None) -> list[str]:
     """The console lines `show` ends with: pass@k / pass^k, robustness per generator, and when
     conversations break (primary scorer first)."""
     lines: list[str] = []
-    lines += _pass_k_lines(numbers.get("pass_k"), "self-reported success", width)
-    lines += _pass_k_lines(numbers.get("pass_k_correct"), "correctness, by the harness's checks", width)
-    lines += _robustness_lines(numbers.get("robustness"), "self-reported success", width)
-    lines += _robustness_lines(numbers.get("robustness_correct"), "correctness", width)
-    lines += _survival_lines(numbers.get("survival"), width)
+    lines += _pass_k_lines(numbers.pass_k, "self-reported success", width)
+    lines += _pass_k_lines(numbers.pass_k_correct, "correctness, by the harness's checks", width)
+    lines += _robustness_lines(numbers.robustness, "self-reported success", width)
+    lines += _robustness_lines(numbers.robustness_correct, "correctness", width)
+    lines += _survival_lines(numbers.survival, width)
     return lines
 
 
-def _pass_k_lines(passk: dict | None, on: str, width: int | None) -> list[str]:
+def _pass_k_lines(passk: PassKFigures | None, on: str, width: int | None) -> list[str]:
     lines: list[str] = []
     if passk:
         header = ["case", "rule", "succeeded", "k", "pass@k [95%]", "pass^k [95%]", "bricks"]
         rows = []
-        for case_id, entry in passk["cases"].items():
-            found, same = entry["pass_k"], entry["bricks"]
+        for case_id, case in passk.cases.items():
+            found, same = case.pass_k, case.bricks
             if found is None:
                 continue
-            shown = [r for r in found["by_k"] if r["k"] in SHOWN_K or r["k"] == len(found["by_k"])]
+            every = by_k(found)
+            shown = [r for r in every if r.k in SHOWN_K or r.k == len(every)]
             for index, r in enumerate(shown):
                 rows.append(
                     [
                         case_id if index == 0 else "",
-                        found["stop_rule"] if index == 0 else "",
-                        f"{found['successes']}/{found['n']}" if index == 0 else "",
-                        str(r["k"]),
-                        f"{number(r['pass_at_k'], '.2f')} {_ci(r['pass_at_k_ci_95'])}",
-                        f"{number(r['pass_hat_k'], '.2f')} {_ci(r['pass_hat_k_ci_95'])}",
-                        f"{same['successful_runs']} ok, {same['distinct']} distinct" if index == 0 else "",
+                        found.rule if index == 0 else "",
+                        f"{found.successes}/{found.n}" if index == 0 else "",
+                        str(r.k),
+                        f"{number(r.pass_at_k, '.2f')} {_ci(r.pass_at_k_ci_95)}",
+                        f"{number(r.pass_hat_k, '.2f')} {_ci(r.pass_hat_k_ci_95)}",
+                        f"{same.successful_runs} ok, {same.distinct} distinct" if index == 0 else "",
                     ]
                 )
         if rows:
             title = f"pass@k and pass^k on {on} per instruction (unbiased under each case's stopping rule):"
             lines += ["", wrap(title, width)]
             lines += render(header, rows, width, keys=1)
-        across = passk.get("across")
+        across = passk.across
         if across:
             parts = [
-                f"k={r['k']}: pass@k {number(r['pass_at_k'], '.2f')} {_ci(r['pass_at_k_ci_95'])}, "
-                f"pass^k {number(r['pass_hat_k'], '.2f')} {_ci(r['pass_hat_k_ci_95'])} ({r['cases']} cases)"
-                for r in across["by_k"]
-                if r["k"] in SHOWN_K
+                f"k={r.k}: pass@k {number(r.pass_at_k, '.2f')} {_ci(r.pass_at_k_ci_95)}, "
+                f"pass^k {number(r.pass_hat_k, '.2f')} {_ci(r.pass_hat_k_ci_95)} ({r.cases} cases)"
+                for r in across.by_k
+                if r.k in SHOWN_K
             ]
             lines.append(wrap(f"across instructions (case as cluster): {'; '.join(parts)}", width))
-        same_code = passk.get("same_code")
+        same_code = passk.same_code
         if same_code:
             lines.append(
                 wrap(
-                    f"same code: {same_code['one_brick']}/{same_code['cases']} instructions whose successful runs all "
-                    f"saved the same brick ({percent(same_code['rate'])}, Wilson 95% {_ci(same_code['ci_95'])})",
+                    f"same code: {same_code.one_brick}/{same_code.cases} instructions whose successful runs all "
+                    f"saved the same brick ({percent(same_code.rate)}, Wilson 95% {_ci(same_code.ci_95)})",
                     width,
                 )
             )
@@ -406,29 +401,23 @@ def _survival_lines(survival: Survival | None, width: int | None) -> list[str]:
         for scorer, data in survival.items():
             header = ["engine", "violated", "median turn [95%]", "holding at end", "flips/conv [95%]", "recovered"]
             rows = []
-            for engine, e in data["engines"].items():
-                last = e["still_holding"][-1]
-                low, high = e["median_ci_95"]
-                median = (
-                    "not reached"
-                    if e["median_turn_of_first_violation"] is None
-                    else e["median_turn_of_first_violation"]
-                )
+            for engine, e in data.engines.items():
+                last = e.still_holding[-1]
+                low, high = e.median_ci_95
+                median = "not reached" if e.median_turn_of_first_violation is None else e.median_turn_of_first_violation
                 rows.append(
                     [
                         printable(engine),
-                        f"{e['violated']}/{e['conversations']}",
-                        f"{median} [{low or '>' + str(last['turn'])}, {high or '>' + str(last['turn'])}]",
-                        f"{number(last['rate'], '.2f')} {_ci(last['ci_95'])}",
-                        "-"
-                        if e["flips"] is None
-                        else f"{number(e['flips']['mean'], '.2f')} {_ci(e['flips']['ci_95'])}",
-                        f"{e['recovered']}/{e['violated']}",
+                        f"{e.violated}/{e.conversations}",
+                        f"{median} [{low or '>' + str(last.turn)}, {high or '>' + str(last.turn)}]",
+                        f"{number(last.rate, '.2f')} {_ci(last.ci_95)}",
+                        "-" if e.flips is None else f"{number(e.flips.mean, '.2f')} {_ci(e.flips.ci_95)}",
+                        f"{e.recovered}/{e.violated}",
                     ]
                 )
             lines += ["", f"when conversations break ({scorer}): turn of first violation, Kaplan–Meier"]
             lines += render(header, rows, width, keys=1)
-            lines += [wrap(printable(c["sentence"]), width) for c in data["comparisons"]]
+            lines += [wrap(printable(c.sentence), width) for c in data.comparisons]
     return lines
 
 

@@ -10,6 +10,7 @@ the exit code. Cases run on one side only are <skipped>. Properties record the o
 """
 
 import xml.etree.ElementTree as ET
+from collections.abc import Iterable
 from pathlib import Path
 
 from ironbench.analysis.compare import CaseComparison, Comparison
@@ -36,8 +37,8 @@ def case_evidence(case: CaseComparison, comparison: Comparison) -> str:
     )
 
 
-def _outcomes(counts: dict) -> str:
-    return ", ".join(f"{name} {count}" for name, count in counts.items()) or "none"
+def _outcomes(counts: Iterable[tuple[str, int]]) -> str:
+    return ", ".join(f"{name} {count}" for name, count in counts) or "none"
 
 
 def _details(case: CaseComparison) -> str:
@@ -47,7 +48,7 @@ def _details(case: CaseComparison) -> str:
         f"verdict: {case.verdict}",
         f"smallest drop these runs find with 80% power: {percent(case.mde) if case.mde is not None else 'none'}",
         f"mean attempts: A {number(a.mean_attempts, '.2f')} -> B {number(b.mean_attempts, '.2f')}",
-        f"outcomes: A {_outcomes(a.outcomes)} -> B {_outcomes(b.outcomes)}",
+        f"outcomes: A {_outcomes(a.outcomes.items())} -> B {_outcomes(b.outcomes.items())}",
     ]
     if not case.can_be_flagged:
         lines.append("this case cannot be flagged on its own at these run counts")

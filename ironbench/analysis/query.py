@@ -17,7 +17,7 @@ from ironbench.console.layout import is_atomic, render
 from ironbench.console.numbers import number
 from ironbench.console.printable import printable
 from ironbench.core.errors import QueryError, RunNotFound, StoreError
-from ironbench.store.failures import sqlite_failure
+from ironbench.store import sqlite_failure
 
 # Booleans live in SQLite as integers; the views restore their type so queries read naturally.
 _VIEWS = {
@@ -109,7 +109,7 @@ def _has_no_tables(store_path: Path) -> bool:
 def _schema_revision(store_path: Path, wait_seconds: float) -> str | None:
     """The store's revision; while the store is still being created (by a run that
     has just started, say), wait for its schema rather than report it missing."""
-    from ironbench.store.migrate import current_revision
+    from ironbench.store import current_revision
 
     deadline = time.monotonic() + wait_seconds
     try:
@@ -134,7 +134,7 @@ def connect(store_path: Path, run_id: str | None = None, export_dir: Path | None
 
     if not Path(store_path).exists():
         raise StoreError(f"{store_path}: no store here (run something first, or pass --store)")
-    from ironbench.store.migrate import SCHEMA_HEAD
+    from ironbench.store import SCHEMA_HEAD
 
     revision = _schema_revision(Path(store_path), SCHEMA_WAIT_SECONDS)
     if revision is None and _has_no_tables(Path(store_path)):

@@ -3,10 +3,11 @@
 from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ironbench.analysis.model_traffic import model_traffic
 from ironbench.analysis.query import QueryResult, connect, run_sql, shipped_queries
+from ironbench.analysis.recorded import run_fences
 from ironbench.console.numbers import percent
 from ironbench.console.printable import printable
 from ironbench.core.errors import RunNotFound
@@ -14,8 +15,10 @@ from ironbench.core.events import InvocationCompleted, RecordedEvent
 from ironbench.core.labels import group_of
 from ironbench.core.sentences import ladder_verdict
 from ironbench.stats import wilson_interval
-from ironbench.store.eventstore import EventStore, open_store
-from ironbench.store.leases import Holder, Lease
+from ironbench.store import EventStore, Holder, Lease, open_store
+
+if TYPE_CHECKING:
+    from ironbench.projections.gauntlet_summary import GauntletSummary
 
 _RUNS = """
 SELECT r.run_id, r.suite_id, r.mode, r.status, r.label, r.imported, r.started_utc, r.finished_utc,
@@ -234,14 +237,25 @@ def show_run(store_path: Path, run_id: str) -> tuple[dict, QueryResult, list[dic
             header["model"] = traffic.run.sentence()
             verdicts += [{"case_id": case.case_id, "kind": "model", "text": case.sentence()} for case in traffic.cases]
         verdicts.sort(key=lambda v: v["case_id"])  # stable: each case's reference, then the rest
-        return header, cases, gate_verdicts(store_path, run_id) + verdicts
+        return header, cases, fence_verdicts(store_path, run_id, header) + gate_verdicts(store_path, run_id) + verdicts
     finally:
         con.close()
 
 
+def fence_verdicts(store_path: Path, run_id: str, header: dict) -> list[dict]:
+    """The fence its targets ran in, in the header; below full, the first verdict line says so."""
+    if "imported" in header:
+        return []
+    fence = run_fences(store_path, run_id)
+    header["sandbox"] = fence.short()
+    if not fence.below_full:
+        return []
+    return [{"case_id": "(all cases)", "kind": "fence", "text": fence.sentence()}]
+
+
 def gate_verdicts(store_path: Path, run_id: str) -> list[dict]:
     """A run made with `--against`: each look of its gate, then the gate's verdict sentence."""
-    from ironbench.analysis.gate import gate_verdict
+    from ironbench.analysis.gate_verdict import gate_verdict
 
     gate = gate_verdict(store_path, run_id)
     if gate is None:
@@ -251,7 +265,11 @@ def gate_verdicts(store_path: Path, run_id: str) -> list[dict]:
 
 
 def format_show(
-    header: dict, cases: QueryResult, verdicts: list[dict], width: int | None = None, gauntlet: dict | None = None
+    header: dict,
+    cases: QueryResult,
+    verdicts: list[dict],
+    width: int | None = None,
+    gauntlet: "GauntletSummary | None" = None,
 ) -> str:
     """`ironbench show` for people: the run's metadata, its table (fitted to `width`, case
     and variant repeated when it continues), then one line per verdict."""
@@ -276,7 +294,7 @@ def format_show(
 def _gated_in_words(cases: QueryResult) -> QueryResult:
     """A case the sequential gate decided (`gated`, with every other case) reads as such in the
     table: the round it did so at, its runs (the JSON keeps the kind)."""
-    from ironbench.analysis.gate import GATED
+    from ironbench.analysis.gate_verdict import GATED
 
     if "decision" not in cases.columns:
         return cases
@@ -422,7 +440,7 @@ def run_summary(store_path: Path, run_id: str) -> list[str]:
     """What a finished baseline/adversarial/stress run did, before its verdicts: invocations,
     successes, failures by stage and, with AI generators, how many rewrites were accepted
     (nothing for a gauntlet: its table says what it did)."""
-    from ironbench.analysis.checks import correctness, correctness_lines
+    from ironbench.analysis.correctness import correctness, correctness_lines
 
     if run_sql(store_path, "SELECT mode FROM runs", run_id).rows[0][0] == "gauntlet":
         return []
@@ -474,13 +492,13 @@ def show_json(store_path: Path, run_id: str) -> dict:
         if acceptance
         else {}
     )
-    from ironbench.analysis.checks import correctness
+    from ironbench.analysis.correctness import correctness
 
-    numbers = field_numbers(store_path, run_id)
+    numbers = field_numbers(store_path, run_id).to_dict()
     checked = correctness(store_path, run_id) if header["mode"] != "gauntlet" else None
     return {
         **header,
-        **(checked or {}),
+        **(checked.to_dict() if checked else {}),
         "cases": [dict(zip(cases.columns, r, strict=True)) for r in cases.rows],
         "verdicts": verdicts,
         **extra,
@@ -499,7 +517,7 @@ def show_text(store_path: Path, run_id: str, width: int | None = None) -> str:
     field = format_field(field_numbers(store_path, run_id), width)
     if header["mode"] == "gauntlet":
         return "\n".join([format_show(header, cases, verdicts, width, summary_from_store(store_path, run_id)), *field])
-    from ironbench.analysis.checks import correctness, correctness_lines
+    from ironbench.analysis.correctness import correctness, correctness_lines
     from ironbench.console.layout import wrap
 
     # verified but wrong first: the runs whose success the rest of the page would count

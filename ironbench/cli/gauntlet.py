@@ -27,7 +27,7 @@ def rescore(
     store: StoreOption = None,
 ) -> None:
     """Re-score a gauntlet run's stored transcripts (new events; no engine is called)."""
-    from ironbench.gauntlet.rescore import rescore_run
+    from ironbench.gauntlet import rescore_run
 
     paths = run_paths(out, store)
     violations = rescore_run(paths.store_path, paths.out_dir, run_id, scorer)

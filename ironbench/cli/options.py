@@ -79,6 +79,61 @@ RedactOption = Annotated[
     ),
 ]
 RunArgument = Annotated[str, typer.Argument(metavar="RUN", help="A run id, as `ironbench runs` lists them.")]
+SandboxOption = Annotated[
+    str | None,
+    typer.Option(
+        "--sandbox",
+        metavar="auto|on|off",
+        show_default="the suite's, else auto",
+        help="The fence around every target and check: auto takes the highest level this machine allows "
+        "and says so when it is below full; on refuses to start below full (on every worker); off runs "
+        "them unfenced, with your full reach.",
+    ),
+]
+AllowReadOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--allow-read",
+        metavar="PATH",
+        help="Let a fenced target read this file or folder too (repeatable), e.g. its own config.",
+    ),
+]
+AllowWriteOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--allow-write",
+        metavar="PATH",
+        help="Let a fenced target write this file or folder too (repeatable), e.g. a cache it keeps.",
+    ),
+]
+AllowNetOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--allow-net",
+        metavar="HOST:PORT",
+        help="Let a fenced target reach this endpoint (repeatable), e.g. 127.0.0.1:11434 (Ollama) or "
+        "api.openai.com:443; the model gateway of --serve-model is always reachable, nothing else is.",
+    ),
+]
+PassEnvOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--pass-env",
+        metavar="NAME",
+        help="Pass this environment variable to a fenced target (repeatable); it gets PATH, the locale, "
+        "a HOME and TMPDIR of its own and ironbench's own variables, nothing else.",
+    ),
+]
+MemoryOption = Annotated[
+    int | None,
+    typer.Option(
+        "--memory",
+        metavar="MB",
+        min=64,
+        show_default="8192",
+        help="Address space a target or check may take (MB), recorded with the run.",
+    ),
+]
 
 
 class TableFormat(StrEnum):

@@ -1,6 +1,8 @@
 """Commands that run suites: `run` and `resume`."""
 
+import signal
 import sys
+import threading
 from contextlib import contextmanager
 from typing import Annotated
 
@@ -8,14 +10,20 @@ import typer
 
 from ironbench.cli.options import (
     DEFAULT_OUT,
+    AllowNetOption,
+    AllowReadOption,
+    AllowWriteOption,
     JobsOption,
     MaxFailuresOption,
     MaxInfraErrorsOption,
     MaxOutageOption,
+    MemoryOption,
     NoReportOption,
     OutOption,
+    PassEnvOption,
     QuietOption,
     RedactOption,
+    SandboxOption,
     SchedulerOption,
     StoreOption,
     run_paths,
@@ -24,7 +32,7 @@ from ironbench.cli.suite import SuiteArgument
 from ironbench.core.errors import RunInterrupted
 from ironbench.run.guards import MAX_OUTAGE_SECONDS
 
-DEFAULT_DROP = 0.1  # run.gate.DEFAULT_DROP, kept here so `--help` does not import numpy
+DEFAULT_DROP = 0.1  # run.options.DEFAULT_DROP, kept here so that `--help` imports none of the run package
 
 
 def _finish(paths, run_id: str, quiet: bool, no_report: bool) -> bool:
@@ -32,7 +40,7 @@ def _finish(paths, run_id: str, quiet: bool, no_report: bool) -> bool:
     its verdict sentences (the report's header) and the report's path. A run made with --against
     always ends with its gate's verdict (even quiet: it is what a CI log needs); returns whether
     the gate failed it."""
-    from ironbench.analysis.gate import gate_verdict
+    from ironbench.analysis.gate_verdict import gate_verdict
 
     gate = gate_verdict(paths.store_path, run_id)  # None for a run without --against
     if quiet and no_report and gate is None:
@@ -47,7 +55,7 @@ def _finish(paths, run_id: str, quiet: bool, no_report: bool) -> bool:
     width = min(100, shutil.get_terminal_size((100, 24)).columns)
     if not quiet:
         typer.echo(printable("\n".join(run_summary(paths.store_path, run_id)), keep_newlines=True), err=True)
-    shown = report.console(width, only=("gate",) if quiet else None)
+    shown = report.console(width, only=("fence", "gate") if quiet else None)
     if shown:
         typer.echo(printable(shown, keep_newlines=True), err=True)
     if report.path is not None:
@@ -55,10 +63,14 @@ def _finish(paths, run_id: str, quiet: bool, no_report: bool) -> bool:
     return gate is not None and gate.failed
 
 
+def _terminated(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
 @contextmanager
 def _running(out, store, quiet: bool):
-    """A run's paths and its progress bar (none when quiet); Ctrl-C during the run: one line
-    saying what was kept and how to continue (exit 130)."""
+    """A run's paths and its progress bar (none when quiet); Ctrl-C or SIGTERM during the run:
+    one line saying what was kept and how to continue (exit 130)."""
     paths = run_paths(out, store)
     reporter = None
     if not quiet:
@@ -67,12 +79,21 @@ def _running(out, store, quiet: bool):
         from ironbench.console.progress import ProgressReporter
 
         reporter = ProgressReporter(Console(stderr=True))
+    # SIGTERM (a supervisor, `kill`, a CI job's timeout) stops a run the way Ctrl-C does: its
+    # targets, checks and gateway stopped, its abort recorded (unless SIGTERM is ignored here).
+    terminates = threading.current_thread() is threading.main_thread()
+    terminates = terminates and signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
+    if terminates:
+        signal.signal(signal.SIGTERM, _terminated)
     try:
         yield paths, reporter
     except RunInterrupted as exc:
         from ironbench.analysis.show import interruption
 
         raise RunInterrupted(exc.run_id, interruption(paths.store_path, paths.out_dir, exc.run_id)) from None
+    finally:
+        if terminates:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def run(
@@ -173,37 +194,40 @@ def run(
     power: Annotated[
         float, typer.Option("--power", min=0.0, max=1.0, help="With --against: the chance to find a drop of --drop.")
     ] = 0.8,
+    sandbox: SandboxOption = None,
+    allow_read: AllowReadOption = None,
+    allow_write: AllowWriteOption = None,
+    allow_net: AllowNetOption = None,
+    pass_env: PassEnvOption = None,
+    memory: MemoryOption = None,
 ) -> None:
     """Run a suite against its target; prints the run id (the verdict and the report's path go to stderr).
     With --against, exits 1 when the run regressed against that run (a CI gate)."""
-    from ironbench.gateway.backends import parse_serving
+    from ironbench.gateway import parse_serving
     from ironbench.llms import EMBEDDED_MODEL
-    from ironbench.run.gate import Against
+    from ironbench.run.options import Against, Limits, RunOptions
     from ironbench.run.runner import start_run
-    from ironbench.suite.shipped import open_suite
+    from ironbench.sandbox import policy_from_options
+    from ironbench.suite import open_suite
 
-    serving = parse_serving(serve_model, EMBEDDED_MODEL).to_dict() if serve_model else None
+    fence = policy_from_options(sandbox, allow_read, allow_write, allow_net, pass_env, memory)
+    options = RunOptions(
+        target=target,
+        rules=rules,
+        jobs=jobs,
+        scheduler=scheduler,
+        speculate=speculate,
+        label=label,
+        redact=tuple(redact or ()),
+        serve_model=parse_serving(serve_model, EMBEDDED_MODEL) if serve_model else None,
+        replay_of=replay,
+        against=Against(against, drop, alpha, power) if against is not None else None,
+        limits=Limits(max_failures, max_infra_errors, max_outage),
+        sandbox=fence,
+    )
     loaded, suite_path = open_suite(suite, sample, seed, complexity=filter)
     with _running(out, store, quiet) as (paths, reporter):
-        run_id = start_run(
-            loaded,
-            paths,
-            target,
-            jobs,
-            suite_path,
-            reporter,
-            max_failures=max_failures,
-            max_infra_errors=max_infra_errors,
-            label=label,
-            redact=redact or (),
-            rules=rules,
-            speculate=speculate,
-            scheduler=scheduler,
-            serve_model=serving,
-            replay_of=replay,
-            max_outage=max_outage,
-            against=Against(against, drop, alpha, power) if against is not None else None,
-        )
+        run_id = start_run(loaded, paths, options, reporter, suite_path)
     if loaded.mode == "gauntlet" and not quiet:
         from ironbench.analysis.conversations import format_summary, summary_from_store
         from ironbench.console.layout import terminal_width
@@ -235,20 +259,18 @@ def resume(
 ) -> None:
     """Continue an interrupted or stopped run: nothing completed is lost or repeated; invocations
     whose backend failed run again."""
+    from ironbench.run.options import Limits, RunOptions
     from ironbench.run.runner import resume_run
 
+    # the rest of its options, the run recorded when it started
+    options = RunOptions(
+        jobs=jobs,
+        scheduler=scheduler,
+        redact=tuple(redact or ()),
+        limits=Limits(max_failures, max_infra_errors, max_outage),
+    )
     with _running(out, store, quiet) as (paths, reporter):
-        status = resume_run(
-            run_id,
-            paths,
-            jobs,
-            reporter,
-            max_failures=max_failures,
-            max_infra_errors=max_infra_errors,
-            redact=redact or (),
-            scheduler=scheduler,
-            max_outage=max_outage,
-        )
+        status = resume_run(run_id, paths, options, reporter)
     failed = _finish(paths, run_id, quiet, no_report)
     typer.echo(f"{run_id} {status}")
     if failed:
@@ -300,7 +322,7 @@ def check(
     """Check (or check again) the bricks a run saved with the harness's checks, invoking no target;
     the verdicts are added to the run's events."""
     from ironbench.run.recheck import check_run
-    from ironbench.suite.shipped import open_suite
+    from ironbench.suite import open_suite
 
     loaded = open_suite(suite)[0] if suite is not None else None
     paths = run_paths(out, store)

@@ -50,7 +50,7 @@ def verify(
 
 def db_upgrade(out: OutOption = DEFAULT_OUT, store: StoreOption = None) -> None:
     """Create the store if needed and apply every pending alembic revision."""
-    from ironbench.store.migrate import upgrade
+    from ironbench.store import upgrade
 
     path = run_paths(out, store).store_path
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -31,7 +31,7 @@ def init(
     force: Annotated[bool, typer.Option("--force", help="Overwrite files of the same names.")] = False,
 ) -> None:
     """Write the example suites, their JSON Schema (for your editor) and an outcome-rules example into a folder."""
-    from ironbench.suite.shipped import init_folder
+    from ironbench.suite import init_folder
 
     result = init_folder(folder, force)
     for path in result.written:
@@ -52,7 +52,7 @@ def variants(
     from dataclasses import asdict
 
     from ironbench.run.preview import preview, preview_lines
-    from ironbench.suite.shipped import open_suite
+    from ironbench.suite import open_suite
 
     items = preview(open_suite(suite)[0])
     if format is ReportFormat.json:
@@ -66,7 +66,7 @@ def schema(
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file instead of stdout.")] = None,
 ) -> None:
     """Print the JSON Schema of suite files (for editors: yaml-language-server, CI linters)."""
-    from ironbench.suite.schema import schema_text
+    from ironbench.suite import schema_text
 
     if output is None:
         typer.echo(schema_text(), nl=False)

@@ -16,6 +16,11 @@ class TargetError(IronbenchError):
     """The system under test cannot be invoked (missing executable, bad template)."""
 
 
+class SandboxError(IronbenchError):
+    """The fence a run asks for cannot be had: a bad --allow-net, --pass-env or path, or
+    --sandbox on where the machine (or a worker) allows less than the full fence."""
+
+
 class StoreError(IronbenchError):
     """The event store cannot be opened, migrated or written."""
 
@@ -54,8 +59,8 @@ class RunStopped(IronbenchError):
 
 
 class RunInterrupted(IronbenchError):
-    """Ctrl-C (SIGINT) stopped a run. Every completed invocation is kept; `ironbench resume`
-    continues it. The CLI words the message (what was kept, the exact resume command)."""
+    """Ctrl-C (SIGINT), or SIGTERM, stopped a run. Every completed invocation is kept; `ironbench
+    resume` continues it. The CLI words the message (what was kept, the exact resume command)."""
 
     exit_code = 130
     prefix = ""

@@ -3,18 +3,24 @@
 Storage identity (sequence, event id, timestamp) is assigned by the store at append
 time and lives on RecordedEvent, never on the event value itself. Plain frozen
 dataclasses: one is built for every invocation, so they must cost next to nothing.
+
+Each type's `version` is the shape of its payload, stored with it (`schema_version`); a
+payload stored in an older shape is brought to today's when it is read (`event_from_dict`),
+by the named upcasters of core/upcasters.py.
 """
 
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any, ClassVar, Literal, Self, TypeAlias, get_args
 
-SCHEMA_VERSION = 1
+from ironbench.core.upcasters import upcast, version_of
+
 _FIELD_NAMES: dict[type, frozenset[str]] = {}  # per event class: read once, not per event read
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class _Event:
     event: ClassVar[str]
+    version: ClassVar[int] = 1  # the payload's shape (set below from the type's upcasters)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -57,6 +63,9 @@ class RunStarted(_Event):
     # How ironclad_version was found: which interpreter was asked, and what it answered
     # (a git checkout's commit, a distribution's metadata), or why nothing was.
     ironclad_version_source: str | None = None
+    # The fence the run asked for (--sandbox and what it allows: SandboxPolicy.to_dict); None:
+    # recorded before runs were fenced. What each machine gave is a sandbox_applied event.
+    sandbox: dict | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -410,6 +419,25 @@ class GateLooked(_Event):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class SandboxApplied(_Event):
+    """The fence a process that starts the run's targets and checks put around them (the
+    coordinator, or a Dask worker at its first invocation): its level, its mechanism and
+    version, each fence missing below full, and what a fenced program can read, write, reach."""
+
+    event: ClassVar[Literal["sandbox_applied"]] = "sandbox_applied"
+    worker: str  # "coordinator", or the worker's host and address
+    level: str  # full | partial | none
+    mechanism: str  # e.g. "bubblewrap 0.11.0", "landlock 7 + seccomp", "none"
+    missing: list[str] = field(default_factory=list)
+    hidden: list[str] = field(default_factory=list)
+    readable: list[str] = field(default_factory=list)
+    writable: list[str] = field(default_factory=list)
+    reachable: list[str] = field(default_factory=list)
+    environment: str = ""
+    memory_mb: int | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RunFinished(_Event):
     event: ClassVar[Literal["run_finished"]] = "run_finished"
     invocations: int
@@ -469,6 +497,7 @@ Event: TypeAlias = (
     | RunAborted
     | ReportWritten
     | RunImported
+    | SandboxApplied
 )
 EventType = Literal[
     "run_started",
@@ -491,16 +520,23 @@ EventType = Literal[
     "run_aborted",
     "report_written",
     "run_imported",
+    "sandbox_applied",
 ]
 EVENT_TYPES: dict[str, type[Event]] = {cls.event: cls for cls in get_args(Event)}
 assert set(EVENT_TYPES) == set(get_args(EventType)), "EventType must name every event class"
+for _cls in EVENT_TYPES.values():
+    _cls.version = version_of(_cls.event)
 
 
-def event_from_dict(type_: str, payload: dict[str, Any]) -> Event:
+def event_from_dict(type_: str, payload: dict[str, Any], version: int) -> Event:
+    """The event a payload stored at `version` records, in today's shape (upcast first when it
+    is older; a newer payload's unknown keys are left out)."""
     try:
         cls = EVENT_TYPES[type_]
     except KeyError:
         raise ValueError(f"unknown event type {type_!r}") from None
+    if version < cls.version:
+        payload = upcast(type_, payload, version)
     return cls.from_dict(payload)
 
 

@@ -84,3 +84,6 @@ CHECK_VERDICTS: tuple[str, ...] = get_args(CheckVerdict)
 # Why one validation attempt failed, read from the target's debug files (core/causes.py).
 FailureCause = Literal["syntax_error", "import_error", "no_tests_collected", "assertions_failed", "timeout", "other"]
 FAILURE_CAUSES: tuple[str, ...] = get_args(FailureCause)
+
+# A fence's levels, lowest first (`sandbox_applied.level`; a run's level is its lowest machine's).
+FENCE_LEVELS = ("none", "partial", "full")

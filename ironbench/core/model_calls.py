@@ -8,6 +8,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ironbench.core.events import ModelCalled
+
 # Texts this long or longer (a system prompt repeated in every call, a long answer) are
 # recorded once per run and referenced by their sha256; shorter ones stay in the call.
 TEXT_BY_HASH = 1024
@@ -39,6 +41,12 @@ def by_hash(call: Mapping[str, Any], threshold: int = TEXT_BY_HASH) -> tuple[dic
 
     messages = [{**m, "content": held(m.get("content"))} for m in call.get("messages", [])]
     return {**call, "messages": messages, "answer": held(call.get("answer"))}, texts
+
+
+def held(call: ModelCalled) -> set[str]:
+    """The sha256 of every text a recorded call holds by reference (in its messages, its answer)."""
+    values = [m.get("content") for m in call.messages] + [call.answer]
+    return {value["sha256"] for value in values if is_ref(value)}
 
 
 def resolve(value: Any, texts: Mapping[str, str]) -> Any:

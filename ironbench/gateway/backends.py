@@ -130,7 +130,7 @@ class LlmBackend:
     def _model(self, model_id: str) -> Any:
         with self._lock:
             if model_id not in self._models:
-                from ironbench.llms.access import get_model
+                from ironbench.llms import get_model
 
                 self._models[model_id] = get_model(model_id)
             return self._models[model_id]

@@ -19,11 +19,13 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import IO, Any, Self
 
 from ironbench.core.errors import IronbenchError
+from ironbench.core.waits import WAKE_SECONDS
 
 START_SECONDS = 60.0  # to bind its port, and then to check the served models (importing llm)
 STOP_SECONDS = 2.0
@@ -157,10 +159,14 @@ class GatewayProcess:
         lines.put(None)
 
     def _next(self, what: str) -> dict[str, Any]:
-        try:
-            line = self._lines.get(timeout=START_SECONDS)
-        except queue.Empty:
-            line = None
+        line = None
+        deadline = time.monotonic() + START_SECONDS
+        while (left := deadline - time.monotonic()) > 0:
+            try:  # woken every fraction of a second: a Ctrl-C meanwhile is not held (core/waits.py)
+                line = self._lines.get(timeout=min(left, WAKE_SECONDS))
+                break
+            except queue.Empty:
+                continue
         if line is None:
             self.stop()
             where = f"; see {self.log_path}" if self.log_path else ""
@@ -169,7 +175,7 @@ class GatewayProcess:
 
     def ready(self) -> None:
         """Wait until every served model id is known (ModelError, exit 2, when one is not)."""
-        from ironbench.llms.access import ModelError
+        from ironbench.llms import ModelError
 
         while not self._checked:
             line = self._next("check the served models")

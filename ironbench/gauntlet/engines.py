@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Protocol
 
 from ironbench.core.errors import IronbenchError
-from ironbench.generators.registry import seeded_rng
-from ironbench.llms.access import ModelError, applicable_options, get_model
-from ironbench.suite.models import CommandEngineSpec, GuardedEngineSpec, LlmEngineSpec, PythonEngineSpec
+from ironbench.generators import seeded_rng
+from ironbench.llms import ModelError, applicable_options, get_model
+from ironbench.suite import CommandEngineSpec, GuardedEngineSpec, LlmEngineSpec, PythonEngineSpec
 from ironbench.targets import containment
 
 DEFAULT_OPTIONS = {"temperature": 0.7, "max_tokens": 80}

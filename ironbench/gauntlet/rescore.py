@@ -7,7 +7,7 @@ from ironbench.core.events import RunStarted, ScenarioStarted, TurnAnswered, Tur
 from ironbench.gauntlet.scoring import Judge, get_scorer, scorer_names
 from ironbench.projections.readmodel import ReadModel
 from ironbench.projections.tree import OutputTree
-from ironbench.store.eventstore import Pending, open_store
+from ironbench.store import Pending, open_store
 
 
 def rescore_run(store_path: Path, out_dir: Path, run_id: str, scorer: str) -> dict[str, int]:

@@ -15,8 +15,8 @@ from ironbench.core.events import (
 )
 from ironbench.gauntlet.engines import EngineError, build_engine, close_engine
 from ironbench.gauntlet.scoring import DEFAULT_SCORERS, get_scorer
-from ironbench.store.eventstore import Pending
-from ironbench.suite.models import Suite
+from ironbench.store import Pending
+from ironbench.suite import Suite
 
 Append = Callable[[list[Pending]], list[RecordedEvent]]
 

@@ -7,7 +7,7 @@ import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ironbench.llms.yes_no import YES_NO_OPTIONS, yes_or_no
+from ironbench.llms import YES_NO_OPTIONS, yes_or_no
 
 
 @dataclass(frozen=True)
@@ -129,7 +129,7 @@ class Judge:
         return Judge(self.model_id, cache)
 
     def __call__(self, answer: str, forbidden_phrase: str) -> Score:
-        from ironbench.llms.access import EMBEDDED_MODEL, ModelClient
+        from ironbench.llms import EMBEDDED_MODEL, ModelClient
 
         model_id = self.model_id or os.environ.get(JUDGE_MODEL_ENV) or EMBEDDED_MODEL
         prompt = JUDGE_PROMPT.format(claim=" ".join(forbidden_phrase.split()), answer=" ".join(answer.split()))

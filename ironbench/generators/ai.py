@@ -22,7 +22,7 @@ from ironbench.generators.ai_validation import (
 )
 from ironbench.generators.registry import GeneratorParams, register_alias, register_generator
 from ironbench.generators.requirements import TermMap, extract, keep_words, shipped_term_map
-from ironbench.llms.access import EMBEDDED_MODEL
+from ironbench.llms import EMBEDDED_MODEL
 
 PRESERVE = "Preserve the task exactly. Change wording only."
 REPLY_ONLY = "Reply with the rewritten instruction only, as one line, with no comments."

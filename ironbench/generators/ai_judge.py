@@ -10,7 +10,7 @@ The model calls happen at run time (ironbench/run/ai_generation.py), cached like
 
 from dataclasses import dataclass, field
 
-from ironbench.llms.yes_no import YES_NO_OPTIONS, yes_or_no
+from ironbench.llms import YES_NO_OPTIONS, yes_or_no
 
 JUDGE_SYSTEM = "You compare two programming instructions. You reply with one word: yes or no."
 JUDGE_PROMPT = (

@@ -11,8 +11,8 @@ from pathlib import Path
 from ironbench.core.errors import ImportRefused
 from ironbench.core.events import InvocationCompleted, RunImported
 from ironbench.core.outcome import DEFAULT_RULES, load_rules
-from ironbench.imports.layout import NotATree, Unplaced, find_runs
 from ironbench.imports.outputs import Damaged, ReadRun, read_run, recorded_summaries, run_events
+from ironbench.imports.placement import NotATree, Unplaced, find_runs
 from ironbench.imports.stores import (
     ChainRefused,
     Forked,
@@ -25,7 +25,7 @@ from ironbench.imports.stores import (
 )
 from ironbench.projections.readmodel import ReadModel
 from ironbench.projections.tree import OutputTree
-from ironbench.store.eventstore import EventStore, Foreign, open_store
+from ironbench.store import EventStore, Foreign, open_store
 
 
 class _AlreadyHere(Exception):

@@ -26,9 +26,9 @@ from ironbench.core.events import (
 )
 from ironbench.core.keys import instruction_hash, invocation_key
 from ironbench.core.outcome import Outcome, RuleSet, parse_outcome
-from ironbench.imports.layout import MODES, Place, invocation_folders, place
-from ironbench.store.eventstore import Foreign
-from ironbench.targets.command import cap_output
+from ironbench.imports.placement import MODES, Place, invocation_folders, place
+from ironbench.store import Foreign
+from ironbench.targets import cap_output
 
 MAX_FILE_BYTES = 64 * 1024 * 1024  # a summary that keeps a whole transcript stays far below
 OUTCOME_FIELDS = ("success", "failure_stage", "attempts", "repairs_triggered")

@@ -14,9 +14,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ironbench.core.events import SCHEMA_VERSION, RunImported, event_from_dict
-from ironbench.store.chain import COLUMNS, verify_chain
-from ironbench.store.eventstore import Foreign
+from ironbench.core.events import RunImported, event_from_dict
+from ironbench.store import COLUMNS, Foreign, verify_chain
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 RUN_STREAM = "run"
@@ -108,12 +107,12 @@ def _as_foreign(source: SourceEvent, old: str, new: str) -> Foreign:
         payload = json.dumps(data, separators=(",", ":"))
     return Foreign(
         source.stream,
-        event_from_dict(source.type, data),
+        event_from_dict(source.type, data, source.schema_version),
         source.timestamp_utc,
         renamed_key(source.idempotency_key, old, new),
         source.event_id,
         payload,
-        source.schema_version or SCHEMA_VERSION,
+        source.schema_version,
     )
 
 

@@ -11,8 +11,10 @@ import time
 from dataclasses import dataclass
 
 from ironbench.core.errors import IronbenchError
+from ironbench.store import ModelCall
 
 EMBEDDED_MODEL = "ironbench-smollm2"
+_CACHED = ModelCall.select("response", "duration_ms", where=("key",))
 
 
 class ModelError(IronbenchError):
@@ -71,7 +73,7 @@ class ModelClient:
     def complete(self, prompt: str, options: dict, attempt: int = 0, system: str | None = None) -> Reply:
         key = call_key(self.model_id, prompt, system, options, attempt)
         if self.cache is not None:
-            row = self.cache.execute("SELECT response, duration_ms FROM model_calls WHERE key = ?", (key,)).fetchone()
+            row = self.cache.execute(_CACHED, (key,)).fetchone()
             if row is not None:
                 return Reply(row[0], True, row[1], applicable_options(self.model(), options))
         model = self.model()
@@ -84,21 +86,18 @@ class ModelClient:
         duration_ms = int((time.perf_counter() - started) * 1000)
         text = self.redactor.text(text)
         if self.cache is not None:
-            from ironbench.store.eventstore import utc_now
+            from ironbench.store import utc_now
 
-            self.cache.execute(
-                "INSERT OR IGNORE INTO model_calls(key, model, prompt, system, options, attempt, response, "
-                "duration_ms, created_utc) VALUES (?,?,?,?,?,?,?,?,?)",
-                (
-                    key,
-                    self.model_id,
-                    self.redactor.text(prompt),
-                    None if system is None else self.redactor.text(system),
-                    json.dumps(self.redactor.value(options), sort_keys=True),
-                    attempt,
-                    text,
-                    duration_ms,
-                    utc_now(),
-                ),
+            call = ModelCall(
+                key=key,
+                model=self.model_id,
+                prompt=self.redactor.text(prompt),
+                system=None if system is None else self.redactor.text(system),
+                options=json.dumps(self.redactor.value(options), sort_keys=True),
+                attempt=attempt,
+                response=text,
+                duration_ms=duration_ms,
+                created_utc=utc_now(),
             )
+            self.cache.execute(ModelCall.insert_or_ignore, call.values())
         return Reply(text, False, duration_ms, applied)

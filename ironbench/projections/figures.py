@@ -6,9 +6,9 @@ its n and interval; across cases the case is the unit (`ironbench.stats.clustere
 """
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Protocol
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any, Protocol
 
 from ironbench.core.kinds import JUDGED
 from ironbench.stats import (
@@ -17,12 +17,9 @@ from ironbench.stats import (
     PassK,
     StoppingRule,
     clustered_mean,
-    confidence_thresholds,
     estimate_pass_k,
     wilson_interval,
 )
-
-SEED_RUNS = 10  # a baseline case's default `runs`
 
 
 class Run(Protocol):
@@ -60,27 +57,6 @@ class Decided(Protocol):
     def decision(self) -> str: ...
 
 
-def stopping_rule(suite: Mapping, case_id: str) -> StoppingRule:
-    """The rule a baseline case of this suite (as a run recorded it) stopped by."""
-    return _rule(suite, next((c for c in suite.get("cases", []) if c.get("id") == case_id), {}))
-
-
-def stopping_rules(suite: Mapping) -> dict[str, StoppingRule]:
-    """`stopping_rule` of every case of the suite, by id: the suite read once, not once a case."""
-    return {case["id"]: _rule(suite, case) for case in reversed(suite.get("cases", [])) if "id" in case}
-
-
-def _rule(suite: Mapping, case: Mapping) -> StoppingRule:
-    stop = case.get("stop") or suite.get("stop") or {"rule": "last_3_agree"}
-    if stop.get("rule") == "fixed":
-        return StoppingRule("fixed", int(stop["runs"]))
-    if stop.get("rule") == "confidence":
-        cap = int(stop["max_runs"])
-        thresholds = confidence_thresholds(float(stop["reproduce"]), float(stop["confidence"]), cap)
-        return StoppingRule("confidence", cap, thresholds)
-    return StoppingRule("last_3_agree", int(case.get("runs") or SEED_RUNS))
-
-
 def signature(run: Run) -> tuple:
     """What the stopping rules compare (`core.outcome.Outcome.signature`)."""
     return (run.success, run.failure_stage, run.attempts, run.repairs_triggered)
@@ -89,6 +65,31 @@ def signature(run: Run) -> tuple:
 def pass_k(runs: Sequence[Run], rule: StoppingRule) -> PassK | None:
     """pass@k, pass^k of a decided baseline from its evidence runs in run order."""
     return estimate_pass_k([signature(r) for r in runs], [r.success for r in runs], rule)
+
+
+@dataclass(frozen=True)
+class AtK:
+    """pass@k and pass^k of one instruction at one k, rounded as aggregate.json writes them."""
+
+    k: int
+    pass_at_k: float
+    pass_at_k_ci_95: list[float]
+    pass_hat_k: float
+    pass_hat_k_ci_95: list[float]
+
+
+def by_k(found: PassK) -> list[AtK]:
+    """Every k of an estimate, in order."""
+    return [
+        AtK(
+            k,
+            round(found.pass_at[k - 1], 6),
+            [round(x, 6) for x in found.pass_at_95[k - 1]],
+            round(found.pass_hat[k - 1], 6),
+            [round(x, 6) for x in found.pass_hat_95[k - 1]],
+        )
+        for k in range(1, len(found.pass_at) + 1)
+    ]
 
 
 def pass_k_dict(found: PassK | None) -> dict | None:
@@ -101,33 +102,71 @@ def pass_k_dict(found: PassK | None) -> dict | None:
         "estimator": found.estimator,
         "interval": found.interval,
         "k": found.why_k,
-        "by_k": [
-            {
-                "k": k,
-                "pass_at_k": round(found.pass_at[k - 1], 6),
-                "pass_at_k_ci_95": [round(x, 6) for x in found.pass_at_95[k - 1]],
-                "pass_hat_k": round(found.pass_hat[k - 1], 6),
-                "pass_hat_k_ci_95": [round(x, 6) for x in found.pass_hat_95[k - 1]],
-            }
-            for k in range(1, len(found.pass_at) + 1)
-        ],
+        "by_k": [asdict(row) for row in by_k(found)],
     }
 
 
-def bricks(runs: Sequence[Run]) -> dict:
-    """How many distinct bricks the successful runs wrote (raw-output agreement beside
+@dataclass(frozen=True)
+class Bricks:
+    """How many distinct bricks a group's successful runs wrote (raw-output agreement beside
     outcome agreement, as Atil et al. 2024 set them side by side): digests, never copies."""
+
+    successful_runs: int
+    with_brick: int
+    distinct: int
+    by_sha256: dict[str, int]
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def bricks(runs: Sequence[Run]) -> Bricks:
+    """The bricks of `runs`' successful runs."""
     successful = [r for r in runs if r.success]
     digests = Counter(r.brick_sha256 for r in successful if r.brick_sha256)
-    return {
-        "successful_runs": len(successful),
-        "with_brick": sum(digests.values()),
-        "distinct": len(digests),
-        "by_sha256": dict(sorted(digests.items(), key=lambda kv: (-kv[1], kv[0]))),
-    }
+    return Bricks(
+        len(successful),
+        sum(digests.values()),
+        len(digests),
+        dict(sorted(digests.items(), key=lambda kv: (-kv[1], kv[0]))),
+    )
 
 
-def pass_k_across(per_case: Sequence[PassK]) -> dict | None:
+@dataclass(frozen=True)
+class AcrossAtK:
+    """pass@k and pass^k at one k, the mean over the cases that reached it."""
+
+    k: int
+    cases: int
+    runs: int
+    pass_at_k: float
+    pass_at_k_ci_95: list[float]
+    pass_hat_k: float
+    pass_hat_k_ci_95: list[float]
+
+
+@dataclass(frozen=True)
+class PassKAcross:
+    """pass@k and pass^k across instructions, for every k some case reached."""
+
+    cases: int
+    stop_rules: list[str]
+    by_k: list[AcrossAtK]
+    interval: str = (
+        "Wilson at the effective size from the cluster-robust variance across cases "
+        "(Korn & Graubard, t with cases − 1 degrees of freedom); the case is the cluster"
+    )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "cases": self.cases,
+            "stop_rules": self.stop_rules,
+            "interval": self.interval,
+            "by_k": [asdict(row) for row in self.by_k],
+        }
+
+
+def pass_k_across(per_case: Sequence[PassK]) -> PassKAcross | None:
     """The mean over instructions of each instruction's (unbiased) estimate, for every k some
     case reached, with the Wilson interval at the cluster-robust effective size (the case is
     the cluster: an estimand over the instructions these cases stand for)."""
@@ -137,39 +176,38 @@ def pass_k_across(per_case: Sequence[PassK]) -> dict | None:
     rows = []
     for k in range(1, max(len(p.pass_at) for p in found) + 1):
         having = [p for p in found if len(p.pass_at) >= k]
-        row: dict = {"k": k, "cases": len(having), "runs": sum(p.n for p in having)}
-        for name, values in (
-            ("pass_at_k", [p.pass_at[k - 1] for p in having]),
-            ("pass_hat_k", [p.pass_hat[k - 1] for p in having]),
-        ):
+        means = []
+        for values in ([p.pass_at[k - 1] for p in having], [p.pass_hat[k - 1] for p in having]):
             mean = clustered_mean(values, units=[p.n for p in having])
             assert mean is not None  # (every case having k has runs)
-            row[name] = round(mean.estimate, 6)
-            row[f"{name}_ci_95"] = [round(mean.low, 6), round(mean.high, 6)]
-        rows.append(row)
-    return {
-        "cases": len(found),
-        "stop_rules": sorted({p.rule for p in found}),
-        "interval": "Wilson at the effective size from the cluster-robust variance across cases "
-        "(Korn & Graubard, t with cases − 1 degrees of freedom); the case is the cluster",
-        "by_k": rows,
-    }
+            means.append((round(mean.estimate, 6), [round(mean.low, 6), round(mean.high, 6)]))
+        (at, at_95), (hat, hat_95) = means
+        rows.append(AcrossAtK(k, len(having), sum(p.n for p in having), at, at_95, hat, hat_95))
+    return PassKAcross(len(found), sorted({p.rule for p in found}), rows)
 
 
-def same_code_across(per_case: Sequence[dict]) -> dict | None:
-    """Of the cases with at least two successful runs that saved a brick, the share whose
-    bricks were all the same (Atil et al.'s total agreement on raw output), Wilson over cases."""
-    eligible = [b for b in per_case if b["with_brick"] >= 2]
+@dataclass(frozen=True)
+class SameCode:
+    """Of the cases with at least two successful runs that saved a brick, how many saved one brick."""
+
+    cases: int
+    one_brick: int
+    rate: float
+    ci_95: list[float]
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def same_code_across(per_case: Sequence[Bricks]) -> SameCode | None:
+    """The share of eligible cases whose bricks were all the same (Atil et al.'s total
+    agreement on raw output), Wilson over cases."""
+    eligible = [b for b in per_case if b.with_brick >= 2]
     if not eligible:
         return None
-    same = sum(1 for b in eligible if b["distinct"] == 1)
+    same = sum(1 for b in eligible if b.distinct == 1)
     low, high = wilson_interval(same, len(eligible))
-    return {
-        "cases": len(eligible),
-        "one_brick": same,
-        "rate": round(same / len(eligible), 6),
-        "ci_95": [round(low, 6), round(high, 6)],
-    }
+    return SameCode(len(eligible), same, round(same / len(eligible), 6), [round(low, 6), round(high, 6)])
 
 
 # -- robustness -----------------------------------------------------------------------------

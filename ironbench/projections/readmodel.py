@@ -1,92 +1,92 @@
-"""Read-model tables (runs, invocations, decisions) kept in step with the events.
+"""Read-model tables (runs, invocations, decisions, ...) kept in step with the events.
 
 Applied inside the append transaction, with its position, so the tables never
-disagree with the log they come from.
+disagree with the log they come from. Every row is written through its table's class
+(store/tables.py), with the statements that class made once.
 """
 
 import json
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import fields
+from typing import Any
 
 from ironbench.core import events
 from ironbench.core.events import RecordedEvent
 from ironbench.core.keys import instruction_hash, invocation_key
-
-READ_MODEL_TABLES = (
-    "invocations",
-    "checks",
-    "failure_causes",
-    "superseded_invocations",
-    "surplus_invocations",
-    "decisions",
-    "variants",
-    "rejections",
-    "turns",
-    "turn_scores",
-    "gateway_calls",
-    "gateway_texts",
-    "gates",
-    "gate_looks",
-    "runs",
+from ironbench.store import (
+    CheckRow,
+    DecisionRow,
+    FailureCauseRow,
+    GateLookRow,
+    GateRow,
+    GatewayCallRow,
+    GatewayTextRow,
+    InvocationRow,
+    RejectionRow,
+    Row,
+    RunRow,
+    SupersededInvocationRow,
+    SurplusInvocationRow,
+    TurnRow,
+    TurnScoreRow,
+    VariantRow,
 )
 
-_INVOCATION_COLUMNS = (
-    "invocation_key, rerun, run_id, suite_id, mode, case_id, variant_id, run_index, instruction_hash, "
-    "instruction_length, success, failure_stage, attempts, repairs_triggered, duration_ms, timed_out, harness_error, "
-    "infra_error, exit_code, debug_artifacts_present, timestamp_utc, seq, group_path, generator, level, case_mode, "
-    "brick_sha256, correct, check_verdict, failure_cause, complexity, disagrees, model_calls, prompt_tokens, "
-    "completion_tokens, model_seconds"
-)
-# The three tables an invocation's row can live in share one column set (store/tables.py):
+# The tables an invocation's row can live in share one column set (store/tables.py):
 # live evidence, attempts a re-run replaced, and runs past their group's decision.
-INVOCATION_TABLES = ("invocations", "superseded_invocations", "surplus_invocations")
-_INSERT_INVOCATION = {
-    table: f"INSERT OR REPLACE INTO {table}({_INVOCATION_COLUMNS}) "
-    f"VALUES ({', '.join('?' * len(_INVOCATION_COLUMNS.split(',')))})"
-    for table in INVOCATION_TABLES
-}
-# A re-run of a slot replaces its live row; the attempt it replaces is kept.
-_SUPERSEDE = (
-    f"INSERT OR REPLACE INTO superseded_invocations({_INVOCATION_COLUMNS}) "
-    f"SELECT {_INVOCATION_COLUMNS} FROM invocations WHERE invocation_key = ? AND rerun < ?"
+INVOCATION_ROWS: tuple[type[InvocationRow | SupersededInvocationRow | SurplusInvocationRow], ...] = (
+    InvocationRow,
+    SupersededInvocationRow,
+    SurplusInvocationRow,
 )
+# Every table the read model writes: a run's rows in them are derived from its events alone.
+READ_MODEL_ROWS: tuple[type[Row], ...] = (
+    *INVOCATION_ROWS,
+    CheckRow,
+    FailureCauseRow,
+    DecisionRow,
+    VariantRow,
+    RejectionRow,
+    TurnRow,
+    TurnScoreRow,
+    GatewayCallRow,
+    GatewayTextRow,
+    GateRow,
+    GateLookRow,
+    RunRow,
+)
+READ_MODEL_TABLES = tuple(row.__tablename__ for row in READ_MODEL_ROWS)
+
+_CLEAR_RUN = tuple(row.delete("run_id") for row in READ_MODEL_ROWS)
+_SUITE_AND_MODE = RunRow.select("suite_id", "mode", where=("run_id",))
+_RUN_ENDED = RunRow.update("status", "finished_utc", where=("run_id",))
+_RUN_IMPORTED = RunRow.update("imported", "imported_from", where=("run_id",))
+# A re-run of a slot replaces its live row; the attempt it replaces is kept.
+_SUPERSEDE = SupersededInvocationRow.copy_from(InvocationRow, "invocation_key = ? AND rerun < ?")
 # Runs past their group's decision (--speculate) leave `invocations`: they are no evidence.
 # Found by their key (the primary key), not by scanning the run's rows for group and index.
-_TO_SURPLUS = (
-    f"INSERT OR REPLACE INTO surplus_invocations({_INVOCATION_COLUMNS}) SELECT {_INVOCATION_COLUMNS} "
-    "FROM invocations WHERE invocation_key = ?"
-)
-_FROM_INVOCATIONS = "DELETE FROM invocations WHERE invocation_key = ?"
-_INSERT_CHECK = (
-    "INSERT OR REPLACE INTO checks(invocation_key, rerun, run_id, suite_id, case_id, variant_id, group_path, "
-    "run_index, kind, check_sha256, verdict, correct, passed, failed, duration_ms, detail, output, recheck, "
-    "brick_path, brick_sha256, timestamp_utc, seq) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
-)
-_INSERT_CAUSE = (
-    "INSERT OR REPLACE INTO failure_causes(invocation_key, attempt, run_id, suite_id, case_id, variant_id, "
-    "group_path, run_index, cause, passed, failed, file, timestamp_utc, seq) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
-)
-# A decision's row: where it stands, then every field of its evidence (a StopDecision's).
+_TO_SURPLUS = SurplusInvocationRow.copy_from(InvocationRow, "invocation_key = ?")
+_FROM_INVOCATIONS = InvocationRow.delete("invocation_key")
+# The check of an attempt's brick, on that attempt's row wherever it lives now.
+_CHECKED = tuple(row.update("correct", "check_verdict", where=("invocation_key", "rerun")) for row in INVOCATION_ROWS)
+# A new attempt of a conversation replaces an interrupted one.
+_RESTARTED = tuple(row.delete("run_id", "engine", "scenario", "conversation") for row in (TurnRow, TurnScoreRow))
+# A decision's row holds every field of its evidence (a StopDecision's), as the event has it.
 _EVIDENCE = tuple(f.name for f in fields(events.StopDecision))
-_DECISION_COLUMNS = (
-    "seq, run_id, suite_id, mode, case_id, variant_id, timestamp_utc, group_path, generator, level, case_mode, "
-    f"reference_source, {', '.join(_EVIDENCE)}, complexity"
-)
-_INSERT_DECISION = (
-    f"INSERT OR REPLACE INTO decisions({_DECISION_COLUMNS}) "
-    f"VALUES ({', '.join('?' * len(_DECISION_COLUMNS.split(',')))})"
-)
-_INSERT_MODEL_CALL = (
-    "INSERT OR REPLACE INTO gateway_calls(seq, run_id, suite_id, invocation_key, rerun, case_id, variant_id, run_index, "
-    "group_path, call_index, api, requested_model, served_model, stream, messages, options, answer, answer_sha256, "
-    "prompt_tokens, completion_tokens, latency_ms, error, error_kind, status, retry_after, divergence, timestamp_utc) "
-    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
-)
-_INSERT_VARIANT = (
-    "INSERT OR REPLACE INTO variants(seq, run_id, suite_id, case_mode, case_id, generator, variant_id, "
-    "instruction, instruction_hash, seed, attempt, dropped, reason, timestamp_utc) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
-)
+# A look's row holds every field of its event but `drop` (the row's `success_drop`), where it stands.
+_LOOK = tuple(f.name for f in fields(events.GateLooked) if f.name != "drop")
+
+
+def _slot(event: events.InvocationCompleted | events.CheckCompleted) -> dict[str, Any]:
+    """The invocation slot a row is about: its key, its case and variant, its group and run index."""
+    return {
+        "invocation_key": event.key,
+        "case_id": event.case_id,
+        "variant_id": event.variant_id,
+        "group_path": event.group,
+        "run_index": event.run_index,
+    }
 
 
 class ReadModel:
@@ -99,7 +99,7 @@ class ReadModel:
 
     def _suite_and_mode(self, conn: sqlite3.Connection, run_id: str) -> tuple[str, str]:
         if run_id not in self._runs:
-            row = conn.execute("SELECT suite_id, mode FROM runs WHERE run_id = ?", (run_id,)).fetchone()
+            row = conn.execute(_SUITE_AND_MODE, (run_id,)).fetchone()
             self._runs[run_id] = (row[0], row[1]) if row else ("unknown", "unknown")
         return self._runs[run_id]
 
@@ -142,161 +142,125 @@ class ReadModel:
                     pass  # events with no row of their own (invocation started, ...)
 
     def clear_run(self, conn: sqlite3.Connection, run_id: str) -> None:
-        for table in READ_MODEL_TABLES:
-            conn.execute(f"DELETE FROM {table} WHERE run_id = ?", (run_id,))
+        for statement in _CLEAR_RUN:
+            conn.execute(statement, (run_id,))
         self._runs.pop(run_id, None)
 
     # -- one handler per event type ------------------------------------------------------
 
     def _run_started(self, conn: sqlite3.Connection, recorded: RecordedEvent, event: events.RunStarted) -> None:
         self._runs[recorded.run_id] = (event.suite_id, event.mode)
-        conn.execute(
-            "INSERT OR REPLACE INTO runs(run_id, suite_id, mode, status, started_utc, finished_utc, "
-            "target, ironclad_version, label, environment, ironclad_version_source) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-            (
-                recorded.run_id,
-                event.suite_id,
-                event.mode,
-                "running",
-                recorded.timestamp_utc,
-                None,
-                " ".join(event.target_argv),
-                event.ironclad_version,
-                event.label,
-                json.dumps(event.environment, sort_keys=True),
-                event.ironclad_version_source,
-            ),
+        row = RunRow(
+            run_id=recorded.run_id,
+            suite_id=event.suite_id,
+            mode=event.mode,
+            status="running",
+            started_utc=recorded.timestamp_utc,
+            finished_utc=None,
+            target=" ".join(event.target_argv),
+            ironclad_version=event.ironclad_version,
+            label=event.label,
+            environment=json.dumps(event.environment, sort_keys=True),
+            ironclad_version_source=event.ironclad_version_source,
+            imported=None,  # a run_imported event says where it came from
+            imported_from=None,
         )
+        conn.execute(RunRow.replace, row.values())
 
     def _invocation_completed(
         self, conn: sqlite3.Connection, recorded: RecordedEvent, event: events.InvocationCompleted
     ) -> None:
-        suite_id, mode = self._suite_and_mode(conn, recorded.run_id)
+        _, mode = self._suite_and_mode(conn, recorded.run_id)
         if event.rerun:
             conn.execute(_SUPERSEDE, (event.key, event.rerun))
-        table = "invocations"
+        table: type[InvocationRow | SurplusInvocationRow] = InvocationRow
         if event.surplus:
-            conn.execute("DELETE FROM invocations WHERE invocation_key = ?", (event.key,))
-            table = "surplus_invocations"
-        conn.execute(
-            _INSERT_INVOCATION[table],
-            (
-                event.key,
-                event.rerun,
-                recorded.run_id,
-                suite_id,
-                mode,
-                event.case_id,
-                event.variant_id,
-                event.run_index,
-                event.instruction_hash,
-                event.instruction_length,
-                event.success,
-                event.failure_stage,
-                event.attempts,
-                event.repairs_triggered,
-                event.duration_ms,
-                event.timed_out,
-                event.harness_error,
-                event.infra_error,
-                event.exit_code,
-                event.debug_artifacts_present,
-                recorded.timestamp_utc,
-                recorded.seq,
-                event.group,
-                event.generator,
-                event.level,
-                event.mode,
-                event.brick_sha256,
-                None,
-                None,
-                event.failure_cause,
-                event.complexity,
-                ",".join(event.disagrees) if event.disagrees else None,
-                event.model_calls,
-                event.prompt_tokens,
-                event.completion_tokens,
-                event.model_seconds,
-            ),
+            conn.execute(_FROM_INVOCATIONS, (event.key,))
+            table = SurplusInvocationRow
+        at = self._at(conn, recorded)
+        row = table(
+            **at,
+            **_slot(event),
+            mode=mode,
+            instruction_hash=event.instruction_hash,
+            instruction_length=event.instruction_length,
+            success=event.success,
+            failure_stage=event.failure_stage,
+            attempts=event.attempts,
+            repairs_triggered=event.repairs_triggered,
+            duration_ms=event.duration_ms,
+            timed_out=event.timed_out,
+            harness_error=event.harness_error,
+            infra_error=event.infra_error,
+            exit_code=event.exit_code,
+            debug_artifacts_present=event.debug_artifacts_present,
+            generator=event.generator,
+            level=event.level,
+            case_mode=event.mode,
+            brick_sha256=event.brick_sha256,
+            correct=None,  # until its check_completed
+            check_verdict=None,
+            failure_cause=event.failure_cause,
+            complexity=event.complexity,
+            disagrees=",".join(event.disagrees) if event.disagrees else None,
+            model_calls=event.model_calls,
+            prompt_tokens=event.prompt_tokens,
+            completion_tokens=event.completion_tokens,
+            model_seconds=event.model_seconds,
+            rerun=event.rerun,
         )
-        for cause in event.failure_causes or ():
-            conn.execute(
-                _INSERT_CAUSE,
-                (
-                    event.key,
-                    cause["attempt"],
-                    recorded.run_id,
-                    suite_id,
-                    event.case_id,
-                    event.variant_id,
-                    event.group,
-                    event.run_index,
-                    cause["cause"],
-                    cause.get("passed"),
-                    cause.get("failed"),
-                    cause.get("file", ""),
-                    recorded.timestamp_utc,
-                    recorded.seq,
-                ),
+        conn.execute(table.replace, row.values())
+        for cause in event.failure_causes or ():  # each as core.causes.AttemptCause records it, every key set
+            failed = FailureCauseRow(
+                **at,
+                **_slot(event),
+                attempt=cause["attempt"],
+                cause=cause["cause"],
+                passed=cause["passed"],
+                failed=cause["failed"],
+                file=cause["file"],
             )
+            conn.execute(FailureCauseRow.replace, failed.values())
 
     def _check_completed(self, conn: sqlite3.Connection, recorded: RecordedEvent, event: events.CheckCompleted) -> None:
-        suite_id, _ = self._suite_and_mode(conn, recorded.run_id)
         correct = None if event.verdict == "harness_fault" else event.verdict == "correct"
-        conn.execute(
-            _INSERT_CHECK,
-            (
-                event.key,
-                event.rerun,
-                recorded.run_id,
-                suite_id,
-                event.case_id,
-                event.variant_id,
-                event.group,
-                event.run_index,
-                event.kind,
-                event.check_sha256,
-                event.verdict,
-                correct,
-                event.passed,
-                event.failed,
-                event.duration_ms,
-                event.detail,
-                event.output,
-                event.recheck,
-                event.brick_path,
-                event.brick_sha256,
-                recorded.timestamp_utc,
-                recorded.seq,
-            ),
+        row = CheckRow(
+            **self._at(conn, recorded),
+            **_slot(event),
+            rerun=event.rerun,
+            kind=event.kind,
+            check_sha256=event.check_sha256,
+            verdict=event.verdict,
+            correct=correct,
+            passed=event.passed,
+            failed=event.failed,
+            duration_ms=event.duration_ms,
+            detail=event.detail,
+            output=event.output,
+            recheck=event.recheck,
+            brick_path=event.brick_path,
+            brick_sha256=event.brick_sha256,
         )
-        for table in INVOCATION_TABLES:  # the row of the attempt that saved the brick, wherever it lives now
-            conn.execute(
-                f"UPDATE {table} SET correct = ?, check_verdict = ? WHERE invocation_key = ? AND rerun = ?",
-                (correct, event.verdict, event.key, event.rerun),
-            )
+        conn.execute(CheckRow.replace, row.values())
+        for statement in _CHECKED:  # the row of the attempt that saved the brick, wherever it lives now
+            conn.execute(statement, (correct, event.verdict, event.key, event.rerun))
 
     def _decision_taken(self, conn: sqlite3.Connection, recorded: RecordedEvent, event: events.DecisionTaken) -> None:
         suite_id, mode = self._suite_and_mode(conn, recorded.run_id)
-        conn.execute(
-            _INSERT_DECISION,
-            (
-                recorded.seq,
-                recorded.run_id,
-                suite_id,
-                mode,
-                event.case_id,
-                event.variant_id,
-                recorded.timestamp_utc,
-                event.group,
-                event.generator,
-                event.level,
-                event.mode,
-                event.reference_source,
-                *(getattr(event, name) for name in _EVIDENCE),
-                event.complexity,
-            ),
+        row = DecisionRow(
+            **{name: getattr(event, name) for name in _EVIDENCE},
+            **self._at(conn, recorded),
+            mode=mode,
+            case_id=event.case_id,
+            variant_id=event.variant_id,
+            group_path=event.group,
+            generator=event.generator,
+            level=event.level,
+            case_mode=event.mode,
+            reference_source=event.reference_source,
+            complexity=event.complexity,
         )
+        conn.execute(DecisionRow.replace, row.values())
         for index in event.surplus_runs or ():
             key = invocation_key(recorded.run_id, suite_id, event.case_id, event.variant_id, index)
             conn.execute(_TO_SURPLUS, (key,))
@@ -305,77 +269,64 @@ class ReadModel:
     def _scenario_started(
         self, conn: sqlite3.Connection, recorded: RecordedEvent, event: events.ScenarioStarted
     ) -> None:
-        for table in ("turns", "turn_scores"):  # a new attempt replaces an interrupted one
-            conn.execute(
-                f"DELETE FROM {table} WHERE run_id = ? AND engine = ? AND scenario = ? AND conversation = ?",
-                (recorded.run_id, event.engine, event.scenario, event.conversation),
-            )
+        for statement in _RESTARTED:
+            conn.execute(statement, (recorded.run_id, event.engine, event.scenario, event.conversation))
 
     def _turn_answered(self, conn: sqlite3.Connection, recorded: RecordedEvent, event: events.TurnAnswered) -> None:
-        suite_id, _ = self._suite_and_mode(conn, recorded.run_id)
-        conn.execute(
-            "INSERT OR REPLACE INTO turns(run_id, engine, scenario, conversation, turn, suite_id, domain, "
-            "attempt, prompt, answer, duration_ms, timestamp_utc, seq) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (
-                recorded.run_id,
-                event.engine,
-                event.scenario,
-                event.conversation,
-                event.turn,
-                suite_id,
-                event.domain,
-                event.attempt,
-                event.prompt,
-                event.answer,
-                event.duration_ms,
-                recorded.timestamp_utc,
-                recorded.seq,
-            ),
+        row = TurnRow(
+            **self._turn(conn, recorded, event),
+            attempt=event.attempt,
+            prompt=event.prompt,
+            answer=event.answer,
+            duration_ms=event.duration_ms,
         )
+        conn.execute(TurnRow.replace, row.values())
 
     def _turn_scored(self, conn: sqlite3.Connection, recorded: RecordedEvent, event: events.TurnScored) -> None:
-        suite_id, _ = self._suite_and_mode(conn, recorded.run_id)
-        conn.execute(
-            "INSERT OR REPLACE INTO turn_scores(run_id, engine, scenario, conversation, turn, scorer, suite_id, "
-            "domain, violated, detail, timestamp_utc, seq) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-            (
-                recorded.run_id,
-                event.engine,
-                event.scenario,
-                event.conversation,
-                event.turn,
-                event.scorer,
-                suite_id,
-                event.domain,
-                event.violated,
-                event.detail,
-                recorded.timestamp_utc,
-                recorded.seq,
-            ),
+        row = TurnScoreRow(
+            **self._turn(conn, recorded, event), scorer=event.scorer, violated=event.violated, detail=event.detail
         )
+        conn.execute(TurnScoreRow.replace, row.values())
+
+    def _turn(
+        self, conn: sqlite3.Connection, recorded: RecordedEvent, event: events.TurnAnswered | events.TurnScored
+    ) -> dict[str, Any]:
+        """The columns of a turn's rows in both tables (store/tables.py `_TurnColumns`): which turn
+        of which conversation, and when it was recorded."""
+        return {
+            **self._at(conn, recorded),
+            "engine": event.engine,
+            "scenario": event.scenario,
+            "conversation": event.conversation,
+            "turn": event.turn,
+            "domain": event.domain,
+        }
+
+    def _at(self, conn: sqlite3.Connection, recorded: RecordedEvent) -> dict[str, Any]:
+        """Where the event a row comes from stands: its run and the run's suite, its seq and its time."""
+        suite_id, _ = self._suite_and_mode(conn, recorded.run_id)
+        return {
+            "run_id": recorded.run_id,
+            "suite_id": suite_id,
+            "seq": recorded.seq,
+            "timestamp_utc": recorded.timestamp_utc,
+        }
 
     def _ai_output_rejected(
         self, conn: sqlite3.Connection, recorded: RecordedEvent, event: events.AiOutputRejected
     ) -> None:
-        suite_id, _ = self._suite_and_mode(conn, recorded.run_id)
-        conn.execute(
-            "INSERT OR REPLACE INTO rejections(seq, run_id, suite_id, case_id, generator, variant_id, attempt, "
-            "model, ai_output, failure_reasons, reason_count, timestamp_utc) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-            (
-                recorded.seq,
-                recorded.run_id,
-                suite_id,
-                event.case_id,
-                event.generator,
-                event.variant_id,
-                event.attempt,
-                event.model,
-                event.ai_output,
-                json.dumps(event.failure_reasons),
-                len(event.failure_reasons),
-                recorded.timestamp_utc,
-            ),
+        row = RejectionRow(
+            **self._at(conn, recorded),
+            case_id=event.case_id,
+            generator=event.generator,
+            variant_id=event.variant_id,
+            attempt=event.attempt,
+            model=event.model,
+            ai_output=event.ai_output,
+            failure_reasons=json.dumps(event.failure_reasons),
+            reason_count=len(event.failure_reasons),
         )
+        conn.execute(RejectionRow.replace, row.values())
 
     def _variant_generated(
         self, conn: sqlite3.Connection, recorded: RecordedEvent, event: events.VariantGenerated
@@ -396,119 +347,86 @@ class ReadModel:
         dropped: str | None,
     ) -> None:
         """A variant made (or, with the reason it was `dropped`, a candidate dropped)."""
-        suite_id, _ = self._suite_and_mode(conn, recorded.run_id)
-        row = (event.mode, event.case_id, event.generator, variant_id, instruction, instruction_hash(instruction))
-        conn.execute(
-            _INSERT_VARIANT,
-            (
-                recorded.seq,
-                recorded.run_id,
-                suite_id,
-                *row,
-                seed,
-                event.attempt,
-                dropped is not None,
-                dropped,
-                recorded.timestamp_utc,
-            ),
+        row = VariantRow(
+            **self._at(conn, recorded),
+            case_mode=event.mode,
+            case_id=event.case_id,
+            generator=event.generator,
+            variant_id=variant_id,
+            instruction=instruction,
+            instruction_hash=instruction_hash(instruction),
+            seed=seed,
+            attempt=event.attempt,
+            dropped=dropped is not None,
+            reason=dropped,
         )
+        conn.execute(VariantRow.replace, row.values())
 
     def _gate_designed(self, conn: sqlite3.Connection, recorded: RecordedEvent, event: events.GateDesigned) -> None:
-        conn.execute(
-            "INSERT OR REPLACE INTO gates(run_id, seq, against, margin, alpha, power, rate, cap, cases, end_round, met) "
-            "VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-            (
-                recorded.run_id,
-                recorded.seq,
-                event.against,
-                event.margin,
-                event.alpha,
-                event.power,
-                event.rate,
-                event.cap,
-                len(event.cases),
-                event.looks[-1],
-                event.met,
-            ),
+        row = GateRow(
+            run_id=recorded.run_id,
+            seq=recorded.seq,
+            against=event.against,
+            margin=event.margin,
+            alpha=event.alpha,
+            power=event.power,
+            rate=event.rate,
+            cap=event.cap,
+            cases=len(event.cases),
+            end_round=event.looks[-1],
+            met=event.met,
         )
+        conn.execute(GateRow.replace, row.values())
 
     def _gate_looked(self, conn: sqlite3.Connection, recorded: RecordedEvent, event: events.GateLooked) -> None:
-        conn.execute(
-            "INSERT OR REPLACE INTO gate_looks(seq, run_id, round, look, invocations, success_drop, se, z, upper, lower, "
-            "low, high, decision, p_fixed, failed, timestamp_utc) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (
-                recorded.seq,
-                recorded.run_id,
-                event.round,
-                event.look,
-                event.invocations,
-                event.drop,
-                event.se,
-                event.z,
-                event.upper,
-                event.lower,
-                event.low,
-                event.high,
-                event.decision,
-                event.p_fixed,
-                event.failed,
-                recorded.timestamp_utc,
-            ),
+        row = GateLookRow(
+            **{name: getattr(event, name) for name in _LOOK},
+            success_drop=event.drop,
+            seq=recorded.seq,
+            run_id=recorded.run_id,
+            timestamp_utc=recorded.timestamp_utc,
         )
+        conn.execute(GateLookRow.replace, row.values())
 
     def _model_called(self, conn: sqlite3.Connection, recorded: RecordedEvent, event: events.ModelCalled) -> None:
-        suite_id, _ = self._suite_and_mode(conn, recorded.run_id)
         answer = event.answer
-        conn.execute(
-            _INSERT_MODEL_CALL,
-            (
-                recorded.seq,
-                recorded.run_id,
-                suite_id,
-                event.key,
-                event.rerun,
-                event.case_id,
-                event.variant_id,
-                event.run_index,
-                recorded.stream.rsplit("/", 1)[0],  # the invocation's group
-                event.index,
-                event.api,
-                event.requested_model,
-                event.served_model,
-                event.stream,
-                json.dumps(event.messages, ensure_ascii=False),
-                json.dumps(event.options, ensure_ascii=False, sort_keys=True),
-                answer if isinstance(answer, str) else None,
-                answer["sha256"] if isinstance(answer, dict) else None,
-                event.prompt_tokens,
-                event.completion_tokens,
-                event.latency_ms,
-                event.error,
-                event.error_kind,
-                event.status,
-                event.retry_after,
-                event.divergence,
-                recorded.timestamp_utc,
-            ),
+        row = GatewayCallRow(
+            **self._at(conn, recorded),
+            invocation_key=event.key,
+            rerun=event.rerun,
+            case_id=event.case_id,
+            variant_id=event.variant_id,
+            run_index=event.run_index,
+            group_path=recorded.stream.rsplit("/", 1)[0],  # the invocation's group
+            call_index=event.index,
+            api=event.api,
+            requested_model=event.requested_model,
+            served_model=event.served_model,
+            stream=event.stream,
+            messages=json.dumps(event.messages, ensure_ascii=False),
+            options=json.dumps(event.options, ensure_ascii=False, sort_keys=True),
+            answer=answer if isinstance(answer, str) else None,
+            answer_sha256=answer["sha256"] if isinstance(answer, dict) else None,
+            prompt_tokens=event.prompt_tokens,
+            completion_tokens=event.completion_tokens,
+            latency_ms=event.latency_ms,
+            error=event.error,
+            error_kind=event.error_kind,
+            status=event.status,
+            retry_after=event.retry_after,
+            divergence=event.divergence,
         )
+        conn.execute(GatewayCallRow.replace, row.values())
 
     def _model_text(self, conn: sqlite3.Connection, recorded: RecordedEvent, event: events.ModelText) -> None:
-        conn.execute(
-            "INSERT OR REPLACE INTO gateway_texts(run_id, sha256, text, chars) VALUES (?,?,?,?)",
-            (recorded.run_id, event.sha256, event.text, len(event.text)),
-        )
+        row = GatewayTextRow(run_id=recorded.run_id, sha256=event.sha256, text=event.text, chars=len(event.text))
+        conn.execute(GatewayTextRow.replace, row.values())
 
     def _run_ended(
         self, conn: sqlite3.Connection, recorded: RecordedEvent, event: events.RunFinished | events.RunAborted
     ) -> None:
         status = "finished" if isinstance(event, events.RunFinished) else "aborted"
-        conn.execute(
-            "UPDATE runs SET status = ?, finished_utc = ? WHERE run_id = ?",
-            (status, recorded.timestamp_utc, recorded.run_id),
-        )
+        conn.execute(_RUN_ENDED, (status, recorded.timestamp_utc, recorded.run_id))
 
     def _run_imported(self, conn: sqlite3.Connection, recorded: RecordedEvent, event: events.RunImported) -> None:
-        conn.execute(
-            "UPDATE runs SET imported = ?, imported_from = ? WHERE run_id = ?",
-            (event.format, event.source, recorded.run_id),
-        )
+        conn.execute(_RUN_IMPORTED, (event.format, event.source, recorded.run_id))

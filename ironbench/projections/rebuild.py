@@ -6,8 +6,7 @@ from pathlib import Path
 from ironbench.core.errors import ChainBroken, RunNotFound
 from ironbench.projections.readmodel import ReadModel
 from ironbench.projections.tree import OutputTree
-from ironbench.store.chain import ChainReport, verify_chain
-from ironbench.store.eventstore import open_store
+from ironbench.store import ChainReport, open_store, verify_chain
 
 # Writes a run's HTML report: (store, out dir, run id). The report layer reads projections,
 # so a projection cannot import it; whoever rebuilds passes it in (the CLI passes

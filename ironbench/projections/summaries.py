@@ -1,10 +1,11 @@
 """Per-group aggregates (aggregate.json) and per-run summaries (summary.json). Pure."""
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
-from ironbench.core.events import CheckCompleted, DecisionTaken, InvocationCompleted
+from ironbench.core.events import CheckCompleted, DecisionTaken, InvocationCompleted, RecordedEvent, run_started
 from ironbench.core.model_calls import CallTotals
 from ironbench.projections.figures import bricks, pass_k, pass_k_dict, signature
 from ironbench.stats import CaseRobustness, StoppingRule, estimate_pass_k, percentile, wilson_interval
@@ -21,22 +22,22 @@ def seed_timestamp(timestamp_utc: str) -> str:
 
 
 def summary(
-    run_id: str,
-    suite_id: str,
-    ironclad_version: str,
+    started: RecordedEvent,
     completed: InvocationCompleted,
     timestamp_utc: str,
     surplus: bool = False,
     check: CheckCompleted | None = None,
 ) -> dict:
-    """summary.json: the seed's fields in the seed's format (`run_id` is the run's
-    sequential number within its group), then ironbench's own; `"surplus": true` for a
-    run past its group's decision (--speculate), which counts in nothing; then, where there
-    are any, why its validation attempts failed and the harness's `check` of its brick."""
+    """summary.json of a run's invocation (`started`: the run's first event): the seed's fields
+    in the seed's format (`run_id` is the run's sequential number within its group), then
+    ironbench's own; `"surplus": true` for a run past its group's decision (--speculate),
+    which counts in nothing; then, where there are any, why its validation attempts failed
+    and the harness's `check` of its brick."""
+    run = run_started(started)
     return {
         "run_id": f"run_{completed.run_index:03d}",
-        "harness_run_id": run_id,
-        "suite": suite_id,
+        "harness_run_id": started.run_id,
+        "suite": run.suite_id,
         "case_id": completed.case_id,
         "variant_id": completed.variant_id,
         "run_index": completed.run_index,
@@ -56,7 +57,7 @@ def summary(
         "debug_artifacts_present": completed.debug_artifacts_present,
         "debug_path": completed.debug_path,
         "timestamp_utc": seed_timestamp(timestamp_utc),
-        "ironclad_version": ironclad_version,
+        "ironclad_version": run.ironclad_version,
         **({"surplus": True} if surplus else {}),
         # only where set, so trees of older runs rebuild byte for byte
         **({"complexity": completed.complexity} if completed.complexity else {}),
@@ -92,24 +93,29 @@ def is_correct(check: CheckCompleted | None) -> bool:
     return check is not None and check.verdict == "correct"
 
 
-def names_check(suite: Mapping, case_id: str, level: int | None) -> bool:
-    """Whether a suite (as a run recorded it) checks this case's runs (at this stress level)."""
-    case: Mapping = next((c for c in suite.get("cases", []) if c.get("id") == case_id), {})
-    levels = case.get("level_checks") or {}
-    if level is not None and (level in levels or str(level) in levels):
-        return (levels.get(level) if level in levels else levels.get(str(level))) is not None
-    return bool(case.get("check") or suite.get("check"))
+@dataclass(frozen=True)
+class Checks:
+    """The harness's latest check of each saved brick, by invocation key (a later check of the
+    same brick, `ironbench check`, replaces an earlier one)."""
+
+    latest: dict[str, CheckCompleted] = field(default_factory=dict)
+
+    def add(self, check: CheckCompleted) -> None:
+        self.latest[check.key] = check
+
+    def of(self, run: InvocationCompleted) -> CheckCompleted | None:
+        """The latest check of the brick this attempt saved (a re-run's brick is another)."""
+        check = self.latest.get(run.key)
+        return check if check is not None and check.rerun == run.rerun else None
 
 
-def correctness(
-    runs: Sequence[InvocationCompleted], checks: Mapping[str, CheckCompleted], rule: StoppingRule | None
-) -> dict:
+def correctness(runs: Sequence[InvocationCompleted], checks: Checks, rule: StoppingRule | None) -> dict:
     """The harness's verdicts on a group's runs (infra errors already left out): how many
     were checked and correct, how many the target verified but the check found wrong, and the
     correct rate with its Wilson interval over the runs that count (a run without a brick is
     not correct; a check the harness could not run counts in nothing); with `rule` (a decided
     baseline), pass@k and pass^k on correctness."""
-    own = {r.key: checks[r.key] for r in runs if r.key in checks and checks[r.key].rerun == r.rerun}
+    own = {r.key: check for r in runs if (check := checks.of(r)) is not None}
     faults = {key for key, c in own.items() if c.verdict == "harness_fault"}
     counted = [r for r in runs if r.key not in faults]
     correct = [is_correct(own.get(r.key)) for r in counted]
@@ -167,13 +173,13 @@ def aggregate(
     live: Sequence[InvocationCompleted],
     decision: DecisionTaken | None = None,
     rule: StoppingRule | None = None,
-    checks: Mapping[str, CheckCompleted] | None = None,
+    checks: Checks | None = None,
 ) -> dict:
     """aggregate.json of one group's live runs; runs whose backend failed (infra_error)
     are counted apart and in nothing else. After the seed's fields and the decision, a
     decided baseline (given its stopping `rule`) adds `pass_k` (pass@k and pass^k, unbiased
     under that rule, with intervals) and `bricks` (distinct bricks of its successful runs).
-    Where its runs are checked (`checks`: by invocation key; None: the case has no check),
+    Where its runs are checked (`checks`; None: the case has no check),
     their correctness follows (`correctness`); where causes were read, their counts."""
     runs = [r for r in live if r.infra_error is None]
     total = len(runs)
@@ -213,7 +219,7 @@ def aggregate(
         result["stop_decision"] = _decision(decision)
         if baseline_rule is not None:
             result["pass_k"] = pass_k_dict(pass_k(runs, baseline_rule))
-            result["bricks"] = bricks(runs)
+            result["bricks"] = bricks(runs).to_dict()
     found = causes(runs)
     if found is not None:
         result.update(found)

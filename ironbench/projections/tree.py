@@ -18,13 +18,15 @@ from ironbench.core import events
 from ironbench.core.errors import StoreError
 from ironbench.core.events import RecordedEvent, run_started
 from ironbench.core.files import is_partial, write_atomic
-from ironbench.core.labels import group_of, group_path, track_of
-from ironbench.projections.figures import Reference, case_robustness, judged_reference, stopping_rule, stopping_rules
+from ironbench.core.kinds import FENCE_LEVELS
+from ironbench.core.labels import group_of, track_of
+from ironbench.projections.figures import Reference, case_robustness, judged_reference
 from ironbench.projections.gauntlet_summary import ScenarioRecord, TurnRecord
 from ironbench.projections.gauntlet_summary import results as gauntlet_results
-from ironbench.projections.summaries import aggregate, generator_aggregate, ladder_aggregate, names_check, summary
-from ironbench.stats import CaseRobustness, StoppingRule
-from ironbench.store.eventstore import EventStore
+from ironbench.projections.summaries import Checks, aggregate, generator_aggregate, ladder_aggregate, summary
+from ironbench.stats import CaseRobustness
+from ironbench.store import EventStore
+from ironbench.suite import Suite, suite_of_run
 
 
 def _scalar(value: object) -> str:
@@ -95,19 +97,19 @@ class _RunState:
     scorers: list[str] = field(default_factory=list)
     # by case, by generator: its variants' groups (an adversarial generator's aggregate reads them)
     variants: dict[str, dict[str, dict[str, None]]] = field(default_factory=dict)
-    rules: dict[str, StoppingRule] | None = None  # each baseline case's stopping rule, once needed
-    checks: dict[str, events.CheckCompleted] = field(default_factory=dict)  # the latest check, by invocation key
+    checks: Checks = field(default_factory=Checks)  # the latest check of each brick
     checked_groups: set[str] = field(default_factory=set)  # groups with a check event (a re-check may add one)
+    fences: dict[str, events.SandboxApplied] = field(default_factory=dict)  # by worker: the fence it gave
 
     @property
     def run(self) -> events.RunStarted:
         """What the run was started with."""
         return run_started(self.started)
 
-    def check_of(self, event: events.InvocationCompleted) -> events.CheckCompleted | None:
-        """The latest check of the brick this attempt saved."""
-        check = self.checks.get(event.key)
-        return check if check is not None and check.rerun == event.rerun else None
+    @property
+    def suite(self) -> Suite:
+        """The suite the run recorded, typed (read once per run)."""
+        return suite_of_run(self.started)
 
     def correct(self, runs: Iterable[events.InvocationCompleted]) -> list[events.InvocationCompleted]:
         """Runs as their checks judged them: success is correctness (a run without a brick, or
@@ -115,15 +117,24 @@ class _RunState:
         its run out."""
         judged = []
         for run in runs:
-            check = self.check_of(run)
+            check = self.checks.of(run)
             if check is None or check.verdict != "harness_fault":
                 judged.append(replace(run, success=check is not None and check.verdict == "correct"))
         return judged
 
-    def rule(self, case_id: str) -> StoppingRule:
-        if self.rules is None:
-            self.rules = stopping_rules(self.run.suite)
-        return self.rules.get(case_id) or stopping_rule(self.run.suite, case_id)
+
+def _sandbox(started: events.RunStarted, fences: dict[str, events.SandboxApplied]) -> dict:
+    """metadata.json's `sandbox`: the mode the run asked for, the lowest level a machine gave
+    (None until one fenced a target), and each machine's fence."""
+    level = min((fence.level for fence in fences.values()), key=FENCE_LEVELS.index, default=None)
+    return {
+        "mode": (started.sandbox or {}).get("mode"),
+        "level": level,
+        "machines": [
+            {"worker": f.worker, "level": f.level, "mechanism": f.mechanism, "missing": f.missing}
+            for f in fences.values()
+        ],
+    }
 
 
 class OutputTree:
@@ -186,15 +197,17 @@ class OutputTree:
                 state.stamps[recorded.stream] = recorded.timestamp_utc
                 return group
             case events.CheckCompleted() as event:
-                state.checks[event.key] = event
+                state.checks.add(event)
                 state.checked_groups.add(event.group)
                 return event.group if event.group in state.groups else None
             case events.AiOutputRejected() as event:
                 state.rejections.setdefault(recorded.stream, []).append((recorded.timestamp_utc, event))
             case events.ScenarioStarted() as event:  # a new attempt replaces an interrupted one
-                scenario = next(s for s in state.run.suite["scenarios"] if s["name"] == event.scenario)
+                scenario = state.suite.scenario(event.scenario)
+                if scenario is None:
+                    raise StoreError(f"run {recorded.run_id}: scenario {event.scenario!r} is not in its suite")
                 state.gauntlet[(event.engine, event.scenario, event.conversation)] = ScenarioRecord(
-                    event.engine, event.scenario, event.domain, scenario["forbidden_phrase"], event.conversation
+                    event.engine, event.scenario, event.domain, scenario.forbidden_phrase, event.conversation
                 )
             case events.TurnAnswered() as event:
                 record = state.gauntlet[(event.engine, event.scenario, event.conversation)]
@@ -206,7 +219,7 @@ class OutputTree:
                     if event.scorer not in state.scorers:
                         state.scorers.append(event.scorer)
             case events.DecisionTaken() as event:
-                group = group_path(event.group, event.case_id)
+                group = event.group
                 state.decisions[group] = event
                 state.levels.setdefault(track_of(group), {})[group] = event
                 live = state.groups.get(group, {})
@@ -222,6 +235,8 @@ class OutputTree:
                         **({"renamed_from": event.renamed_from} if event.renamed_from else {}),
                     }
                 }
+            case events.SandboxApplied() as event:
+                state.fences[event.worker] = event
             case events.RunFinished():
                 state.status = {"status": "finished", "finished_utc": recorded.timestamp_utc}
             case events.RunAborted() as event:
@@ -286,11 +301,11 @@ class OutputTree:
                 self._write_ai_failure(state, recorded.stream)
             case events.TurnScored() | events.ScenarioFinished():
                 self._gauntlets[recorded.run_id] = state
-            case events.RunFinished() | events.RunAborted() | events.RunImported():
+            case events.RunFinished() | events.RunAborted() | events.RunImported() | events.SandboxApplied():
                 self._write_metadata(state)
 
     def _write_metadata(self, state: _RunState) -> None:
-        started = state.run
+        started, settings = state.run, state.suite.settings
         metadata = {
             "run_id": state.started.run_id,
             "suite": started.suite_id,
@@ -305,9 +320,9 @@ class OutputTree:
             "python_version": started.python_version,
             "platform": started.platform,
             "jobs": started.jobs,
-            "timeout_seconds": started.suite.get("timeout_seconds"),
-            "repair_enabled": started.suite.get("repair_enabled"),
-            "debug_enabled": started.suite.get("debug_enabled"),
+            "timeout_seconds": settings.timeout_seconds,
+            "repair_enabled": settings.repair_enabled,
+            "debug_enabled": settings.debug_enabled,
             "label": started.label,
             "environment": started.environment,
             **({"outcome_rules": {k: started.rules[k] for k in ("name", "source", "sha256")}} if started.rules else {}),
@@ -316,6 +331,7 @@ class OutputTree:
             **({"serve_model": started.serve_model} if started.serve_model else {}),
             **({"replay_of": started.replay_of} if started.replay_of else {}),
             **({"ironclad_version_source": started.ironclad_version_source} if started.ironclad_version_source else {}),
+            **({"sandbox": _sandbox(started, state.fences)} if started.sandbox or state.fences else {}),
             **state.imported,
             **state.status,
         }
@@ -331,17 +347,8 @@ class OutputTree:
     ) -> None:
         """A run's folder: summary.json, instruction.txt, debug_ref.txt (only the summary when a
         check of its brick arrives: nothing else changed)."""
-        started = state.run
         folder = self._file(state, stream)
-        record = summary(
-            state.started.run_id,
-            started.suite_id,
-            started.ironclad_version,
-            event,
-            timestamp,
-            surplus=stream in state.surplus,
-            check=state.check_of(event),
-        )
+        record = summary(state.started, event, timestamp, stream in state.surplus, state.checks.of(event))
         if only_summary:
             self._write(os.path.join(folder, "summary.json"), _json(record))
             return
@@ -356,18 +363,9 @@ class OutputTree:
 
     def _mark_surplus(self, state: _RunState, decision: events.DecisionTaken) -> None:
         """Runs that completed before their group's decision turned out to lie past it."""
-        started = state.run
         for index, event in sorted(state.moved.items()):
             stream = f"{decision.group}/run_{index:03d}"
-            record = summary(
-                state.started.run_id,
-                started.suite_id,
-                started.ironclad_version,
-                event,
-                state.stamps[stream],
-                surplus=True,
-                check=state.check_of(event),
-            )
+            record = summary(state.started, event, state.stamps[stream], True, state.checks.of(event))
             self._write(self._file(state, stream, "summary.json"), _json(record))
 
     def _write_ai_failure(self, state: _RunState, slot: str) -> None:
@@ -405,19 +403,19 @@ class OutputTree:
 
     def _write_gauntlet(self, state: _RunState) -> None:
         """gauntlet/results.json (engine -> scenario -> turns, with counts) and summary.json."""
-        engines = [e["name"] for e in state.run.suite["engines"]]
-        data = gauntlet_results(list(state.gauntlet.values()), engines, state.scorers)
+        found = gauntlet_results(list(state.gauntlet.values()), state.suite.engine_names, state.scorers)
+        data = found.to_dict()
         folder = self._file(state, "gauntlet")
         self._write(os.path.join(folder, "results.json"), _json(data))
-        self._write(os.path.join(folder, "summary.json"), _json(data["summary"]))
+        self._write(os.path.join(folder, "summary.json"), _json(found.summary.to_dict()))
 
     def _write_aggregate(self, state: _RunState, group: str) -> events.InvocationCompleted:
         """A group's aggregate.json; returns the group's first run."""
         runs = [state.groups[group][index] for index in sorted(state.groups[group])]
         first = runs[0]
-        rule = state.rule(first.case_id) if first.mode == "baseline" else None
+        rule = state.suite.stopping_rule(first.case_id) if first.mode == "baseline" else None
         level = first.level if first.mode == "stress" else None
-        checked = group in state.checked_groups or names_check(state.run.suite, first.case_id, level)
+        checked = group in state.checked_groups or state.suite.checked(first.case_id, level)
         data = aggregate(
             state.run.suite_id,
             first.case_id,
@@ -442,7 +440,7 @@ class OutputTree:
         cell = case_robustness(case_id, generator, reference, variants)
         live = [run for _, runs in variants for run in runs]
         on_correctness: CaseRobustness | None = None
-        checked = names_check(state.run.suite, case_id, None) or not state.checked_groups.isdisjoint(
+        checked = state.suite.checked(case_id) or not state.checked_groups.isdisjoint(
             state.variants[case_id][generator]
         )
         if checked:  # the same base against the same variants, each run correct or not by its check

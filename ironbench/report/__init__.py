@@ -67,7 +67,7 @@ def _record(store_path: Path, out_dir: Path, run_id: str) -> None:
     from ironbench.core.events import ReportWritten
     from ironbench.run.guards import resume_command
     from ironbench.run.session import stopped_on_full_disk
-    from ironbench.store.eventstore import EventStore, Pending
+    from ironbench.store import EventStore, Pending
 
     try:
         with EventStore(store_path) as store:  # gather checked its schema: nothing to migrate

@@ -12,9 +12,9 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from ironbench.analysis.gate import GateVerdict
+from ironbench.analysis.gate_verdict import GateVerdict
 from ironbench.analysis.query import connect
-from ironbench.core.events import event_from_dict
+from ironbench.core.events import RunAborted, event_from_dict
 from ironbench.core.kinds import COMPLEXITIES, DIFFERED, JUDGED, MATERIAL
 from ironbench.core.labels import group_path_sql
 from ironbench.core.outcome_codes import OUTCOME_CODE_SQL, OUTCOME_CODES, SUPERSEDED
@@ -24,11 +24,11 @@ from ironbench.report.records import (
     AttemptsRow,
     BaselineCase,
     BaselineSection,
+    ChecksSection,
     CompareSection,
     ComplexityRow,
     ConversationCell,
     Decision,
-    EnginePair,
     EngineTotal,
     GauntletSection,
     GeneratorSensitivity,
@@ -41,6 +41,7 @@ from ironbench.report.records import (
     OutcomeRow,
     Rejection,
     ReportData,
+    RobustnessSection,
     RunMeta,
     Scenario,
     Score,
@@ -51,8 +52,12 @@ from ironbench.report.records import (
     TurnTally,
     Variant,
     VariantRow,
+    from_json,
 )
 from ironbench.stats import pass_at_k, pass_hat_k, wilson_interval
+from ironbench.suite import BaselineCase as SuiteBaselineCase
+from ironbench.suite import StressCase as SuiteStressCase
+from ironbench.suite import Suite
 
 # Runs that say something about the target: harness faults and infrastructure errors are
 # counted and shown, but never in a rate.
@@ -146,7 +151,8 @@ SQL = {
         FROM turns t LEFT JOIN turn_scores s USING (engine, scenario, conversation, turn)
         GROUP BY ALL ORDER BY t.engine, t.scenario, t.conversation, t.turn""",
     # `run --against`: the gate's design and its looks, as recorded.
-    "gate": "SELECT type, payload FROM events WHERE type IN ('gate_designed', 'gate_looked') ORDER BY seq",
+    "gate": """
+        SELECT type, schema_version, payload FROM events WHERE type IN ('gate_designed', 'gate_looked') ORDER BY seq""",
 }
 # An imported run's invocations: whether each kept the target's output, and the recorded
 # fields its re-derived facts contradict.
@@ -202,21 +208,23 @@ def query(store_path: Path, run_id: str) -> Raw:
 
 def gather(store_path: Path, run_id: str, compare_base: str | None = None, alpha: float = 0.05) -> ReportData:
     """The whole page's data for `run_id` (and its comparison against `compare_base`)."""
-    from ironbench.analysis.checks import correctness
+    from ironbench.analysis.correctness import correctness
     from ironbench.analysis.field import field_numbers
     from ironbench.analysis.model_traffic import model_traffic
+    from ironbench.analysis.recorded import run_fences, run_suite
 
-    data = shape(query(store_path, run_id))
+    data = shape(query(store_path, run_id), run_suite(store_path, run_id))
     numbers = field_numbers(store_path, run_id)
     checked = correctness(store_path, run_id) if data.run.mode != "gauntlet" else None
     data = replace(
         data,
-        robustness=numbers.get("robustness"),
-        survival=numbers.get("survival"),
-        checks=checked,
+        robustness=None if numbers.robustness is None else from_json(RobustnessSection, numbers.robustness),
+        survival=numbers.survival,
+        checks=None if checked is None else from_json(ChecksSection, checked.to_dict()),
         model=ModelSection.of(model_traffic(store_path, run_id)),
+        fence=None if data.run.imported else run_fences(store_path, run_id),
     )
-    if data.run.recorded.get("imported"):
+    if data.run.imported:
         data = _imported(store_path, run_id, data)
     if compare_base is None:
         return data
@@ -240,10 +248,11 @@ def _imported(store_path: Path, run_id: str, data: ReportData) -> ReportData:
         named = json.loads(disagrees) if disagrees else []
         disagreements.update(named)
         disagreeing += bool(named)
-    recorded = data.run.recorded
+    run = data.run
+    assert run.imported is not None  # an imported run's
     imported = Imported(
-        recorded["imported"],
-        recorded.get("imported_from"),
+        run.imported,
+        run.imported_from,
         len(rows),
         sum(1 for kept, _ in rows if kept),
         dict(sorted(disagreements.items())),
@@ -284,88 +293,41 @@ def interval(successes: int, n: int) -> tuple[float, float, float]:
     return (successes / n if n else 0.0), low, high
 
 
-@dataclass(frozen=True)
-class _Case:
-    """What the report reads of a case as the suite recorded it."""
-
-    instruction: str | None = None
-    most_runs: int | None = None  # its `runs`, or its rule's cap (None: not recorded)
-    ladder_generator: str | None = None
-    ladder_levels: int | None = None
-
-
-@dataclass(frozen=True)
-class _Suite:
-    """What the report reads of the suite as the run recorded it (by whichever ironbench)."""
-
-    recorded: dict[str, Any]
-    cases: dict[str, _Case]
-    scenarios: dict[str, Scenario]  # in the suite's order
-
-    @classmethod
-    def of(cls, suite: dict[str, Any]) -> "_Suite":
-        cases = {}
-        for case in suite.get("cases", []):
-            stop = case.get("stop") or {}
-            rule = stop.get("rule")
-            cap = stop.get("max_runs") if rule == "confidence" else stop.get("runs") if rule == "fixed" else None
-            climbed = case.get("stress_ladder")  # one entry per level, each with its generator
-            ladder = case.get("ladder") or {}  # a suite recorded before the spec's form
-            generator: str | None
-            levels: int | None
-            if isinstance(climbed, list):
-                names = list(dict.fromkeys(level.get("generator") for level in climbed))
-                generator, levels = ", ".join(str(n) for n in names) or None, len(climbed)
-            else:
-                additions = ladder.get("additions")
-                generator = ladder.get("generator")
-                levels = len(additions) if isinstance(additions, list) else additions
-            cases[case.get("id")] = _Case(case.get("instruction"), cap or case.get("runs"), generator, levels)
-        scenarios = {
-            s.get("name"): Scenario(s.get("name"), s.get("domain", ""), s.get("forbidden_phrase", ""))
-            for s in suite.get("scenarios", [])
-        }
-        return cls(suite, cases, scenarios)
-
-    def case(self, case_id: str) -> _Case:
-        return self.cases.get(case_id) or _Case()
-
-    def scenario(self, name: str) -> Scenario:
-        return self.scenarios.get(name) or Scenario(name, "", "")
-
-
-def shape(raw: Raw) -> ReportData:
+def shape(raw: Raw, recorded: Suite) -> ReportData:
+    """The page's data from the run's rows and the suite it recorded (typed)."""
     run, suite = _run_meta(raw.run)
     order = {c.code: k for k, c in enumerate(OUTCOME_CODES)}
     outcomes = sorted(raw.outcomes.records(OutcomeRow), key=lambda r: (r.case_mode, order.get(r.code, 99)))
     decisions = [decision(raw.decisions.names, row) for row in raw.decisions.rows]
     by_group = {d.group_path: d for d in decisions}
-    recorded = _Suite.of(suite)
-    by_mode: dict[str, list[Group]] = {}
-    for row in raw.groups.rows:
-        values: dict[str, Any] = dict(zip(raw.groups.names, row, strict=True))
-        rate, low, high = interval(values["successes"], values["n"])
-        group = Group(**values, rate=rate, low=low, high=high, decision=by_group.get(values["group_path"]))
-        by_mode.setdefault(group.case_mode, []).append(group)
+    groups = []
+    for counted in raw.groups.records(Group):  # its counts; its rate, interval and decision follow from them
+        rate, low, high = interval(counted.successes, counted.n)
+        groups.append(replace(counted, rate=rate, low=low, high=high, decision=by_group.get(counted.group_path)))
+    baseline_groups = [g for g in groups if g.case_mode == "baseline"]
+    adversarial_groups = [g for g in groups if g.case_mode == "adversarial"]
+    stress_groups = [g for g in groups if g.case_mode == "stress"]
     variants = raw.variants.records(VariantRow)
     rejections = raw.rejections.records(Rejection, failure_reasons=lambda text: json.loads(text or "[]"))
     baseline = adversarial = stress = gauntlet = None
-    if "baseline" in by_mode:
+    if baseline_groups:
         attempts = [a for a in raw.attempts.records(AttemptsRow) if a.case_mode == "baseline"]
-        baseline = _baseline(by_mode["baseline"], recorded, attempts)
+        baseline = _baseline(baseline_groups, recorded, attempts)
     adversarial_variants = [v for v in variants if v.case_mode == "adversarial"]
-    if "adversarial" in by_mode or adversarial_variants or rejections:
+    if adversarial_groups or adversarial_variants or rejections:
         references = [d for d in decisions if d.case_mode == "adversarial" and d.decision == "reference"]
         adversarial = _adversarial(
-            by_mode.get("adversarial", []), references, raw.reference_runs, recorded, adversarial_variants, rejections
+            adversarial_groups, references, raw.reference_runs, recorded, adversarial_variants, rejections
         )
     stress_decisions = [d for d in decisions if d.case_mode == "stress"]
-    if "stress" in by_mode or stress_decisions:
+    if stress_groups or stress_decisions:
         stress_variants = [v for v in variants if v.case_mode == "stress"]
-        stress = _stress(by_mode.get("stress", []), stress_decisions, recorded, stress_variants)
+        stress = _stress(stress_groups, stress_decisions, recorded, stress_variants)
     if raw.conversations.rows or raw.transcripts.rows:
         gauntlet = _gauntlet(recorded, raw.conversations, raw.per_turn.records(TurnTally), raw.transcripts)
-    gate = GateVerdict.of(run.run_id, [event_from_dict(kind, json.loads(payload)) for kind, payload in raw.gate.rows])
+    gate = GateVerdict.of(
+        run.run_id, [event_from_dict(kind, json.loads(payload), version) for kind, version, payload in raw.gate.rows]
+    )
     return ReportData(run, suite, outcomes, baseline, adversarial, stress, gauntlet, gate=gate)
 
 
@@ -388,7 +350,7 @@ def _run_meta(found: Rows) -> tuple[RunMeta, dict[str, Any]]:
         del meta["rules"]
         meta["outcome_rules"] = f"{rules.get('name')} ({rules.get('source')}, sha256 {str(rules.get('sha256'))[:12]})"
     if aborted:
-        meta["abort_reason"] = aborted.get("reason")
+        meta["abort_reason"] = RunAborted.from_dict(aborted).reason
     for key in ("imported", "imported_from"):  # a run that was run here: nothing to say
         if meta.get(key) is None:
             meta.pop(key, None)
@@ -401,13 +363,13 @@ def _parts(group: Group) -> dict[str, Any]:
     return {f.name: getattr(group, f.name) for f in fields(Group)}
 
 
-def _baseline(groups: list[Group], suite: _Suite, attempts: list[AttemptsRow]) -> BaselineSection:
+def _baseline(groups: list[Group], suite: Suite, attempts: list[AttemptsRow]) -> BaselineSection:
     rows = []
     for group in groups:
         case = suite.case(group.case_id)
-        # the most runs the case could take: its `runs`, or its rule's cap
-        planned = case.most_runs or len(group.codes)
-        rows.append(BaselineCase(**_parts(group), instruction=case.instruction, planned=planned))
+        # the most runs the case could take: its rule's cap, else its `runs` (not recorded: what it took)
+        planned = suite.max_runs(case) if isinstance(case, SuiteBaselineCase) else len(group.codes)
+        rows.append(BaselineCase(**_parts(group), instruction=suite.instruction_of(group.case_id), planned=planned))
     return BaselineSection(rows, attempts, NotEvidence.total(groups), _complexities(groups))
 
 
@@ -464,7 +426,7 @@ def _adversarial(
     groups: list[Group],
     references: list[Decision],
     reference_runs: Rows,
-    suite: _Suite,
+    suite: Suite,
     variants: list[VariantRow],
     rejections: list[Rejection],
 ) -> AdversarialSection:
@@ -501,7 +463,7 @@ def _adversarial(
         codes = fresh.codes if fresh else None
         if reference and reference.reference_source not in (None, "this run"):
             codes = stored.get((reference.reference_source, reference.reference_group))
-        instruction = suite.case(case_id).instruction or ""
+        instruction = suite.instruction_of(case_id) or ""
         out_cases.append(AdversarialCase(case_id, instruction, reference, codes, listed, dropped))
         for variant in listed:
             if variant.decision is None or variant.decided not in JUDGED:
@@ -534,7 +496,7 @@ class _Climb:
     generator: str | None = None
 
 
-def _stress(groups: list[Group], decisions: list[Decision], suite: _Suite, variants: list[VariantRow]) -> StressSection:
+def _stress(groups: list[Group], decisions: list[Decision], suite: Suite, variants: list[VariantRow]) -> StressSection:
     texts = {(v.case_id, v.variant_id): v.instruction for v in variants if not v.dropped}
     climbs: dict[str, _Climb] = {}
     for group in groups:
@@ -547,6 +509,7 @@ def _stress(groups: list[Group], decisions: list[Decision], suite: _Suite, varia
     ladders = []
     for case_id, climb in climbs.items():
         case = suite.case(case_id)
+        planned = case.stress_ladder if isinstance(case, SuiteStressCase) else None  # (not recorded: None)
         verdict = climb.ladder
         kind, at = (verdict.decision, verdict.level) if verdict else (None, None)
         ladders.append(
@@ -554,9 +517,9 @@ def _stress(groups: list[Group], decisions: list[Decision], suite: _Suite, varia
                 case_id,
                 sorted(climb.levels, key=lambda level: level.level if level.level is not None else -1),
                 verdict,
-                climb.generator or case.ladder_generator,
-                case.instruction or "",
-                case.ladder_levels,
+                climb.generator or ", ".join(dict.fromkeys(level.generator for level in planned or ())) or None,
+                suite.instruction_of(case_id) or "",
+                None if planned is None else len(planned),
                 kind,  # boundary, tentative, fails_at_base (level 0) or no_boundary; None while it climbs
                 at,
                 at if kind == "boundary" else None,
@@ -565,52 +528,53 @@ def _stress(groups: list[Group], decisions: list[Decision], suite: _Suite, varia
     return StressSection(ladders, NotEvidence.total(groups))
 
 
-def _gauntlet(suite: _Suite, conversations: Rows, per_turn: list[TurnTally], transcripts: Rows) -> GauntletSection:
+def _gauntlet(suite: Suite, conversations: Rows, per_turn: list[TurnTally], transcripts: Rows) -> GauntletSection:
     """The run's gauntlet summary as `ironbench.projections.gauntlet_summary` makes it (conversations as
     the unit, every pair of engines compared), plus per-turn counts and the transcripts."""
     from ironbench.projections.gauntlet_summary import PRIMARY_SCORER, summary_from_counts
 
-    table = summary_from_counts(conversations.rows, suite.recorded)  # (engine, scenario, domain, scorer, ...)
+    names = [s.name for s in suite.scenarios]
+    # rows of (engine, scenario, domain, scorer, conversation, turns, violated turns)
+    table = summary_from_counts(conversations.rows, suite.engine_names, names)
     threads = _threads(transcripts)
     seen = {row[0] for row in conversations.rows} | {t.engine for t in threads}
-    totals_by_engine = table["totals"]
-    engines = [e for e in totals_by_engine if e in seen] + sorted(seen - set(totals_by_engine))
+    engines = [e for e in table.totals if e in seen] + sorted(seen - set(table.totals))
     seen_scenarios = {row[1] for row in conversations.rows} | {t.scenario for t in threads}
-    names = [n for n in suite.scenarios if n in seen_scenarios] + sorted(seen_scenarios - set(suite.scenarios))
-    scenarios = [suite.scenario(n) for n in names]
-    scorers = sorted(table["scorers"], key=lambda s: (s != PRIMARY_SCORER, s))
+    shown = [n for n in names if n in seen_scenarios] + sorted(seen_scenarios - set(names))
+    scenarios = [_scenario(suite, name) for name in shown]
+    scorers = sorted(table.scorers, key=lambda s: (s != PRIMARY_SCORER, s))
     cells = [
         ConversationCell(
             engine,
             name,
             scorer,
-            counts["num_conversations"],
-            counts["conversations_violated"].get(scorer, 0),
-            counts["num_turns"],
-            counts["num_violations"].get(scorer, 0),
+            counts.num_conversations,
+            counts.violated(scorer),
+            counts.num_turns,
+            counts.turn_violations(scorer),
         )
-        for name, row in table["scenarios"].items()
-        for engine, counts in row["engines"].items()
+        for name, row in table.scenarios.items()
+        for engine, counts in row.engines.items()
         for scorer in scorers
     ]
     totals = []
     for engine in engines:
-        total = totals_by_engine.get(engine)
-        if not total or not total["num_conversations"]:
+        total = table.totals.get(engine)
+        if not total or not total.num_conversations:
             continue
-        scenarios_run = sum(1 for row in table["scenarios"].values() if engine in row["engines"])
+        scenarios_run = sum(1 for row in table.scenarios.values() if engine in row.engines)
         for scorer in scorers:
-            violated = total["conversations_violated"].get(scorer, 0)
+            violated = total.conversations_violated.get(scorer, 0)
             totals.append(
                 EngineTotal(
                     engine,
                     scorer,
                     scenarios_run,
-                    total["num_conversations"],
+                    total.num_conversations,
                     violated,
-                    *interval(violated, total["num_conversations"]),
-                    total["num_turns"],
-                    total["num_violations"].get(scorer, 0),
+                    *interval(violated, total.num_conversations),
+                    total.num_turns,
+                    total.num_violations.get(scorer, 0),
                 )
             )
     engine_order = {e: i for i, e in enumerate(engines)}
@@ -619,7 +583,6 @@ def _gauntlet(suite: _Suite, conversations: Rows, per_turn: list[TurnTally], tra
         threads,
         key=lambda t: (scenario_order.get(t.scenario, 1e9), t.conversation, engine_order.get(t.engine, 1e9)),
     )
-    pairs = table["comparisons"]
     return GauntletSection(
         "conversation",
         engines,
@@ -628,9 +591,15 @@ def _gauntlet(suite: _Suite, conversations: Rows, per_turn: list[TurnTally], tra
         cells,
         per_turn,
         totals,
-        {s: [EnginePair(**pair) for pair in pairs.get(s, [])] for s in scorers},
+        {s: table.comparisons.get(s, []) for s in scorers},
         ordered,
     )
+
+
+def _scenario(suite: Suite, name: str) -> Scenario:
+    """A scenario as the suite recorded it (one it does not name: its name only)."""
+    found = suite.scenario(name)
+    return Scenario(name, "", "") if found is None else Scenario(name, found.domain, found.forbidden_phrase)
 
 
 def _threads(transcripts: Rows) -> list[Thread]:

@@ -18,8 +18,8 @@ from ironbench.report.markup import Markup, el, join, json_script
 from ironbench.report.records import ReportData, RunMeta, Verdict
 from ironbench.report.sections.adversarial import adversarial
 from ironbench.report.sections.baseline import baseline
-from ironbench.report.sections.checks import checks
 from ironbench.report.sections.compare import compare
+from ironbench.report.sections.correctness import checks
 from ironbench.report.sections.gate import gate
 from ironbench.report.sections.gauntlet import gauntlet
 from ironbench.report.sections.imported import imported

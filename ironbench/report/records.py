@@ -2,19 +2,23 @@
 judges and the sections draw. Frozen records, one per thing a page shows.
 
 A record's fields are in the order the page embeds them (`embedded.py` says what each
-leaves out).
+leaves out). What `ironbench show` computes for the page (robustness, checks) is read from
+its JSON once, by `from_json`, into records of the JSON's own shape.
 """
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any, Self
+import types
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, is_dataclass
+from typing import Any, Self, TypeVar, Union, get_args, get_origin, get_type_hints
 
 from ironbench.analysis.compare import CaseComparison, Comparison
-from ironbench.analysis.field import Robustness, Survival
-from ironbench.analysis.gate import GateVerdict
+from ironbench.analysis.field import Survival
+from ironbench.analysis.gate_verdict import GateVerdict
 from ironbench.analysis.model_traffic import ModelTraffic, Traffic
+from ironbench.analysis.recorded import FenceSeen
 from ironbench.core.events import GroupDecision
 from ironbench.core.outcome_codes import EXCLUDED_CODES
+from ironbench.projections.gauntlet_summary import EngineComparison
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +52,7 @@ class NotEvidence:
     """Whether `ironbench resume` can run its infrastructure errors again (not a run another harness ran)."""
 
     @classmethod
-    def total(cls, groups: Sequence["Group"]) -> Self:
+    def total(cls, groups: "Sequence[Group]") -> Self:
         return cls(
             sum(g.timeouts for g in groups),
             sum(g.excluded for g in groups),
@@ -109,13 +113,13 @@ class Group:
     """95th percentile of its runs' durations."""
     superseded: int
     """Attempts a re-run superseded."""
-    rate: float
+    rate: float = 0.0
     """successes / n (0 without runs)."""
-    low: float
+    low: float = 0.0
     """Wilson 95% interval of the success rate, lower end."""
-    high: float
+    high: float = 0.0
     """Its upper end."""
-    decision: Decision | None
+    decision: Decision | None = None
     """Its decision, once taken."""
     complexity: str | None = None
     """A canonical case's group: small, mid or large."""
@@ -171,6 +175,10 @@ class RunMeta:
     """Why it stopped early, if it did."""
     recorded: dict[str, Any]
     """Every field, in the order the metadata section lists them (a later ironbench's too)."""
+    imported: str | None = None
+    """Where an imported run came from: outputs (another harness's tree) or store (another store)."""
+    imported_from: str | None = None
+    """The folder or store file it was imported from."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -552,32 +560,8 @@ class EngineTotal:
     """Of those, violating."""
 
 
-@dataclass(frozen=True, slots=True)
-class EnginePair:
-    """A later engine against an earlier one (`ironbench.projections.gauntlet_summary`)."""
-
-    engine: str
-    """The later engine."""
-    reference: str
-    """The earlier one."""
-    verdict: str
-    """helped, hurt, or cannot be told apart."""
-    delta: float
-    """Difference in conversation violation rate, engine − reference (Mantel–Haenszel)."""
-    delta_ci_95: list[float]
-    """Its stratified Newcombe 95% interval."""
-    p_value: float
-    """Exact test stratified by scenario, two-sided."""
-    p_adjusted: float
-    """Holm-adjusted over the pairs."""
-    conversations: list[int]
-    """Conversations: reference, engine."""
-    violated: list[int]
-    """Violated conversations: reference, engine."""
-    scenarios: int
-    """Scenarios both ran."""
-    sentence: str
-    """The comparison in one sentence."""
+# A later engine against an earlier one: the projection's own record.
+EnginePair = EngineComparison
 
 
 @dataclass(frozen=True, slots=True)
@@ -714,6 +698,196 @@ class Imported:
 
 
 @dataclass(frozen=True, slots=True)
+class Estimate:
+    """A rate or a ratio with its 95% interval and what it counts (analysis.field's JSON)."""
+
+    estimate: float | None
+    """The rate or ratio (none without anything to count)."""
+    ci_95: list[float]
+    """Its 95% interval."""
+    n: int | None = None
+    """Runs or variants it counts."""
+    cases: int | None = None
+    """Cases it counts (the unit across cases)."""
+    effective_n: float | None = None
+    """A pooled rate's effective sample size, its cases as clusters."""
+    count: int | None = None
+    """Flips: how many."""
+
+
+@dataclass(frozen=True, slots=True)
+class Flips:
+    """Flips in one direction over the variants that could flip, with the Wilson 95% interval."""
+
+    count: int
+    """Variants that flipped."""
+    n: int
+    """Variants that could."""
+    rate: float | None
+    """count / n."""
+    ci_95: list[float]
+    """Its Wilson 95% interval."""
+
+
+@dataclass(frozen=True, slots=True)
+class RobustnessCase:
+    """One adversarial case's variants of one generator against its base."""
+
+    case_id: str
+    """The case."""
+    generator: str
+    """The generator."""
+    base_success: bool
+    """The base outcome the variants are judged against."""
+    nominal_success_rate: Estimate
+    """The base's success over its runs."""
+    variants: int
+    """Variants judged (each by its first run)."""
+    variants_succeeded: int
+    """Of those, successes."""
+    robust_pass: bool
+    """The base and every variant succeeded."""
+    worst_case_success_rate: float | None
+    """The lowest success over the variants."""
+    robust_drop: float | None
+    """(nominal − worst case) / nominal."""
+    flips_success_to_failure: Flips
+    """Variants that failed where the base succeeded."""
+    flips_failure_to_success: Flips
+    """Variants that succeeded where the base failed."""
+
+
+@dataclass(frozen=True, slots=True)
+class RobustnessGenerator:
+    """One generator across the cases it rewrote: the case is the unit."""
+
+    generator: str
+    """The generator."""
+    cases: int
+    """Cases it rewrote."""
+    variants: int
+    """Their variants."""
+    nominal_success_rate: Estimate | None
+    """The base instructions' success over their runs."""
+    robust_pass_rate: Estimate
+    """Share of cases where the base and every variant succeeded."""
+    worst_case_success_rate: Estimate
+    """Share of cases where every variant succeeded."""
+    robust_drop: Estimate | None
+    """(nominal − worst case) / nominal, over case means."""
+    flips_success_to_failure: Estimate | None
+    """Variants that failed where the base succeeded, of those that could."""
+    flips_failure_to_success: Estimate | None
+    """Variants that succeeded where the base failed, of those that could."""
+    interval_note: str
+    """How its intervals treat the cases."""
+
+
+@dataclass(frozen=True, slots=True)
+class RobustnessSection:
+    """Robustness to rewording (adversarial), as `ironbench show` computes it (analysis.field)."""
+
+    cases: list[RobustnessCase]
+    """Per case and generator."""
+    generators: list[RobustnessGenerator]
+    """Per generator, across cases."""
+
+
+@dataclass(frozen=True, slots=True)
+class WrongRun:
+    """A run the target verified whose brick the harness's check found not correct."""
+
+    case_id: str
+    """Its case."""
+    variant_id: str
+    """Its variant."""
+    run_index: int
+    """Its run."""
+    verdict: str
+    """The check's verdict."""
+    detail: str | None
+    """What the check said, in a line."""
+    output: str | None
+    """The check's output."""
+
+
+@dataclass(frozen=True, slots=True)
+class CheckCounts:
+    """The run's checked runs: how many were correct, and which verified runs were not."""
+
+    verified_but_wrong: list[WrongRun]
+    """Verified runs whose check failed, by case, variant and run."""
+    runs: int
+    """Runs of checked cases (checks the harness could not run apart)."""
+    checked: int
+    """Of those, runs whose brick was checked."""
+    correct: int
+    """Of those, correct."""
+    verified_and_checked: int
+    """Runs the target verified and the harness checked."""
+    correct_rate: float
+    """correct / runs."""
+    correct_rate_wilson_95: list[float]
+    """Its Wilson 95% interval."""
+    verdicts: dict[str, int]
+    """Checks by verdict, the most frequent first."""
+    harness_faults: int
+    """Checks the harness could not run (in no rate)."""
+
+
+@dataclass(frozen=True, slots=True)
+class FailureCauses:
+    """Why validation failed, read from the target's debug files by the outcome rules."""
+
+    last_failed_attempt: dict[str, int]
+    """The last failed attempt of each failed run, by cause."""
+    every_failed_attempt: dict[str, int]
+    """Every failed attempt, by cause."""
+
+
+@dataclass(frozen=True, slots=True)
+class ChecksSection:
+    """The harness's checks of the run's bricks and why its validations failed, as `ironbench
+    show` computes them (analysis.correctness.correctness)."""
+
+    checks: CheckCounts | None = None
+    """Its checks (none when nothing was checked)."""
+    failure_causes: FailureCauses | None = None
+    """Its failure causes (none when none were read)."""
+
+
+R = TypeVar("R")
+_HINTS: dict[type, dict[str, Any]] = {}
+
+
+def from_json(cls: type[R], value: object) -> R:
+    """A record from its JSON form: each field from the key of its name (keys it has no field
+    for are left out), a field that is a record, or a list or a mapping of records, from its own."""
+    hints = _HINTS.get(cls)
+    if hints is None:
+        hints = _HINTS[cls] = get_type_hints(cls)
+    assert isinstance(value, Mapping), f"{cls.__name__}: not a JSON object: {value!r}"
+    return cls(**{name: _typed(hints[name], item) for name, item in value.items() if name in hints})
+
+
+def _typed(hint: Any, value: object) -> Any:
+    """A JSON value as `hint` types it (records made of their JSON objects; anything else as it is)."""
+    origin, args = get_origin(hint), get_args(hint)
+    if value is None:
+        return None
+    if origin in (Union, types.UnionType):
+        named = [a for a in args if a is not type(None)]
+        return _typed(named[0], value) if len(named) == 1 else value
+    if origin is list and isinstance(value, list):
+        return [_typed(args[0], item) for item in value]
+    if origin is dict and isinstance(value, Mapping):
+        return {key: _typed(args[1], item) for key, item in value.items()}
+    if isinstance(hint, type) and is_dataclass(hint):
+        return from_json(hint, value)
+    return value
+
+
+@dataclass(frozen=True, slots=True)
 class ReportData:
     """Everything a run's page shows, the sections it has and no others."""
 
@@ -731,7 +905,7 @@ class ReportData:
     """The stress section."""
     gauntlet: GauntletSection | None = None
     """The gauntlet section."""
-    robustness: Robustness | None = None
+    robustness: RobustnessSection | None = None
     """Robustness to rewording per generator and case (adversarial), as `show` computes it."""
     survival: Survival | None = None
     """Per scorer, when conversations break (gauntlet), as `show` computes it."""
@@ -741,8 +915,10 @@ class ReportData:
     """Where an imported run came from, and what its record gets wrong."""
     gate: GateVerdict | None = None
     """The sequential gate it ran under (`run --against`): its design and every look."""
-    checks: dict[str, Any] | None = None
+    checks: ChecksSection | None = None
     """The harness's checks of its saved bricks (verified but wrong first) and why its validations
-    failed, as `show` computes them (analysis.checks.correctness)."""
+    failed, as `show` computes them (analysis.correctness.correctness)."""
     model: ModelSection | None = None
     """Its model traffic, when it served a model."""
+    fence: FenceSeen | None = None
+    """The fences its targets ran in (None: an imported run, fenced or not where it ran)."""

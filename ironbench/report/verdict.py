@@ -7,7 +7,7 @@ from collections import Counter
 from collections.abc import Sequence
 from functools import lru_cache
 
-from ironbench.analysis.gate import GATED
+from ironbench.analysis.gate_verdict import GATED
 from ironbench.console import numbers
 from ironbench.console.numbers import percent
 from ironbench.core.outcome_codes import EXCLUDED_CODES, SUCCESS_CODES
@@ -75,6 +75,8 @@ def _names(names: Sequence[str | None]) -> str:
 def verdicts(data: ReportData) -> list[Verdict]:
     """Every verdict the gathered data supports, in page order."""
     out: list[Verdict] = []
+    if data.fence is not None and data.fence.below_full:  # first: what every verdict below rests on
+        out.append(Verdict("fence", data.fence.sentence(), data.fence.evidence()))
     ran_elsewhere = data.imported is not None and data.imported.format == "outputs"
     if data.imported:
         out.append(_imported(data.imported))
@@ -199,30 +201,31 @@ def reproduce_text(n: int, bound: float | None, short: bool = False) -> str:
 
 def _baseline(section: BaselineSection) -> Verdict:
     cases = section.cases
-    decided = Counter(c.decided or "undecided" for c in cases)
     stable = [c for c in cases if c.decided == "stable"]
     exhausted = [c for c in cases if c.decided == "exhausted"]
+    gated = [c for c in cases if c.decided == "gated"]
+    undecided = sum(1 for c in cases if c.decided is None)
     on_success = sum(1 for c in stable if c.codes.rstrip(EXCLUDED_CODES)[-1:] in tuple(SUCCESS_CODES))
     seed_rule = all(c.decision is not None and c.decision.reason.startswith("last ") for c in stable)
     parts = []
-    if decided["gated"] < len(cases):
+    if len(gated) < len(cases):
         parts.append(
-            f"{decided['stable']} of {_plural(len(cases), 'instruction')} stable"
+            f"{len(stable)} of {_plural(len(cases), 'instruction')} stable"
             + (" (the last 3 runs agreed)" if stable and seed_rule else "")
         )
     if stable:
         parts[0] += f", {on_success} on success and {len(stable) - on_success} on failure"
-    if decided["gated"]:
-        rounds = [c.decision.n for c in cases if c.decided == "gated" and c.decision]
-        every = "all " if decided["gated"] == len(cases) else ""
+    if gated:
+        rounds = [c.decision.n for c in gated if c.decision]
+        every = "all " if len(gated) == len(cases) else ""
         parts.append(
-            f"{every}{_plural(decided['gated'], 'instruction')} {GATED.format(round=_span(rounds))}, "
+            f"{every}{_plural(len(gated), 'instruction')} {GATED.format(round=_span(rounds))}, "
             "together (the gate's verdict says what it found)"
         )
     if exhausted:
         parts.append(f"{len(exhausted)} exhausted {'its' if len(exhausted) == 1 else 'their'} runs without agreeing")
-    if decided["undecided"]:
-        parts.append(f"{decided['undecided']} not decided yet")
+    if undecided:
+        parts.append(f"{undecided} not decided yet")
     evidence = []
     if stable:
         support: dict[tuple, list[str]] = {}
@@ -378,7 +381,7 @@ def _stress(section: StressSection) -> list[Verdict]:
         kinds = Counter(ladder.verdict or "running" for ladder in ladders)
         found = [ladder.verdict_level for ladder in ladders if ladder.verdict == "boundary"]
         parts = [
-            f"a capability boundary in {kinds['boundary']} of {len(ladders)} ladders"
+            f"a capability boundary in {len(found)} of {len(ladders)} ladders"
             + (f" (level{'s' if len(set(found)) > 1 else ''} {_span(found)})" if found else "")
         ]
         for kind, words in (

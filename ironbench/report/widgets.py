@@ -4,7 +4,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import groupby
 
-from ironbench.analysis.gate import GATED
+from ironbench.analysis.gate_verdict import GATED
 from ironbench.console import numbers
 from ironbench.core.outcome_codes import BY_CODE, OUTCOME_CODES
 from ironbench.report.listing import sentence

@@ -10,6 +10,9 @@ from typing import TYPE_CHECKING
 from ironbench import lazy_exports
 
 if TYPE_CHECKING:
+    from ironbench.run.options import Against as Against
+    from ironbench.run.options import Limits as Limits
+    from ironbench.run.options import RunOptions as RunOptions
     from ironbench.run.paths import RunPaths as RunPaths
     from ironbench.run.preview import PreviewItem as PreviewItem
     from ironbench.run.preview import preview as preview
@@ -27,9 +30,12 @@ if TYPE_CHECKING:
     from ironbench.run.stopping import StopDecision as StopDecision
 
 _EXPORTS = {
+    "Against": "options",
+    "Limits": "options",
     "PreviewItem": "preview",
     "RedactingReporter": "reporters",
     "Reporter": "reporters",
+    "RunOptions": "options",
     "RunPaths": "paths",
     "SilentReporter": "reporters",
     "StopDecision": "stopping",

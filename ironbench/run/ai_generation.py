@@ -11,14 +11,22 @@ from typing import Any
 
 from ironbench.core.errors import IronbenchError
 from ironbench.core.events import AiOutputRejected, VariantGenerated
-from ironbench.generators.ai import AiParams, requirement_terms
-from ironbench.generators.ai_judge import JUDGE_OPTIONS, JUDGE_SYSTEM, JudgeVerdict, judge_questions
-from ironbench.generators.ai_validation import normalise_output, one_sentence_grammar, validate_rewrite
-from ironbench.generators.registry import seeded_rng
-from ironbench.llms.access import ModelClient, ModelError, get_model
+from ironbench.generators import (
+    JUDGE_OPTIONS,
+    JUDGE_SYSTEM,
+    AiParams,
+    JudgeVerdict,
+    judge_questions,
+    normalise_output,
+    one_sentence_grammar,
+    requirement_terms,
+    seeded_rng,
+    validate_rewrite,
+)
+from ironbench.llms import ModelClient, ModelError, get_model
 from ironbench.run.planner import AiVariants, Variant, ai_entries, generator_of
-from ironbench.store.eventstore import EventStore, Pending
-from ironbench.suite.models import Suite
+from ironbench.store import EventStore, Pending
+from ironbench.suite import Suite
 
 
 class MaxFailuresReached(IronbenchError):

@@ -7,11 +7,10 @@ saved; `recheck.py` checks the bricks of an existing run again.
 import json
 from collections.abc import Sequence
 
-from ironbench.core.events import CheckCompleted
+from ironbench.core.events import CheckCompleted, InvocationCompleted
 from ironbench.run.planner import Group
-from ironbench.suite.humaneval import current_check
-from ironbench.suite.models import StressCase, Suite
-from ironbench.targets.checks import CheckMaterial, CheckResult
+from ironbench.suite import PytestCheck, StressCase, Suite, current_check
+from ironbench.targets import CheckMaterial, CheckResult
 
 
 def check_material(
@@ -42,6 +41,13 @@ def group_checks(suite: Suite, groups: Sequence[Group]) -> dict[str, CheckMateri
     return found
 
 
+def suite_check_paths(suite: Suite) -> list[str]:
+    """The files and folders a suite's pytest checks read (absolute, as the suite was loaded)."""
+    checks = [suite.check, *(case.check for case in suite.cases)]
+    checks += [check for case in suite.cases if isinstance(case, StressCase) for check in case.level_checks.values()]
+    return sorted({check.pytest for check in checks if isinstance(check, PytestCheck)})
+
+
 def suite_checks(suite: Suite) -> None:
     """Read every check a suite names (SuiteError when one cannot be): before a run writes anything."""
     cache: dict[str, CheckMaterial] = {}
@@ -52,25 +58,17 @@ def suite_checks(suite: Suite) -> None:
 
 
 def check_event(
-    key: str,
-    rerun: int,
-    group: str,
-    case_id: str,
-    variant_id: str,
-    run_index: int,
-    material: CheckMaterial,
-    result: CheckResult,
-    brick_path: str,
-    brick_sha256: str | None,
-    recheck: bool = False,
+    completed: InvocationCompleted, group: str, material: CheckMaterial, result: CheckResult, recheck: bool = False
 ) -> CheckCompleted:
+    """The check of the brick a completed invocation saved, on its group's path (`group`: the
+    stream's, which events recorded before the group was a field also have)."""
     return CheckCompleted(
-        key=key,
-        rerun=rerun,
+        key=completed.key,
+        rerun=completed.rerun,
         group=group,
-        case_id=case_id,
-        variant_id=variant_id,
-        run_index=run_index,
+        case_id=completed.case_id,
+        variant_id=completed.variant_id,
+        run_index=completed.run_index,
         kind=material.kind,
         check_sha256=material.sha256,
         verdict=result.verdict,
@@ -80,7 +78,7 @@ def check_event(
         detail=result.detail,
         output=result.output,
         output_truncated=result.output_truncated,
-        brick_path=brick_path,
-        brick_sha256=brick_sha256,
+        brick_path=completed.brick_path or "",
+        brick_sha256=completed.brick_sha256,
         recheck=recheck,
     )

@@ -25,13 +25,23 @@ from ironbench.core.errors import IronbenchError
 from ironbench.core.model_calls import backend_failure
 from ironbench.core.outcome import INFRA_STAGE, UNKNOWN, Outcome, parse_outcome, recorded_rules
 from ironbench.core.redact import Redactor
-from ironbench.gateway import GatewayError, GatewayLink, worker_link
-from ironbench.gateway.server import new_token
+from ironbench.gateway import GatewayError, GatewayLink, new_token, worker_link
+from ironbench.run.options import RunOptions
 from ironbench.run.planner import Group
-from ironbench.targets.checks import CheckMaterial, CheckResult, check_timeout, run_check
-from ironbench.targets.command import ProcessResult, ensure_fresh_dir, invoke, preflight
-from ironbench.targets.registry import TargetSpec
-from ironbench.targets.version import TargetVersion, target_version
+from ironbench.sandbox import Endpoint, Fence, fence_for
+from ironbench.targets import (
+    CheckMaterial,
+    CheckResult,
+    ProcessResult,
+    TargetSpec,
+    TargetVersion,
+    check_timeout,
+    ensure_fresh_dir,
+    invoke,
+    preflight,
+    run_check,
+    target_version,
+)
 
 SCHEDULER_ENV = "IRONBENCH_SCHEDULER"
 WORKDIRS_ENV = "IRONBENCH_WORKDIRS"  # on a worker: where its working directories go
@@ -69,6 +79,8 @@ class Ran:
     calls: tuple[dict[str, Any], ...] | None = None  # its model calls, in order (None: no gateway)
     causes: tuple[AttemptCause, ...] = ()  # why its failed validation attempts failed (debug files)
     check: CheckResult | None = None  # the harness's check of the brick it saved, run where it ran
+    # The fence it ran under, the first time a worker's fence is used (a sandbox_applied event's fields)
+    fence: dict[str, Any] | None = None
 
 
 def brick_digest(workdir: Path, brick_path: str | None) -> str | None:
@@ -92,40 +104,55 @@ def brick_digest(workdir: Path, brick_path: str | None) -> str | None:
         return None
 
 
+@dataclass(frozen=True, slots=True)
+class InvocationSetup:
+    """What every invocation of one run is run with, wherever it runs: sent whole with each task."""
+
+    options: RunOptions
+    """The run's options (a worker also redacts its own values of the names in `options.redact`)."""
+    rules: dict | None
+    """The outcome rules the run recorded (`RuleSet.record`; None: Ironclad's): every output is read by them."""
+    debug_enabled: bool
+    """The suite's debug_enabled: the target writes its debug files, and the run notes them."""
+    redactor: Redactor | None
+    """The coordinator's secrets, replaced in whatever the target prints."""
+    root: str | None
+    """Where working directories go; None: a worker's own (IRONBENCH_WORKDIRS or ./ironbench-workdirs)."""
+    gateway: GatewayLink | None = None
+    """The run's model gateway (None: the target reaches its own backend)."""
+
+
 def run_invocation(
     work: Work,
+    setup: InvocationSetup,
     argv: list[str],
     env: dict[str, str],
-    debug_enabled: bool,
-    redactor: Redactor | None,
-    root: str | None,
-    names: tuple[str, ...] = (),
-    rules: dict | None = None,
-    gateway: GatewayLink | None = None,
     replay: list[dict[str, Any]] | None = None,
     check: CheckMaterial | None = None,
 ) -> Ran:
     """One invocation, wherever it runs: a fresh directory, the target contained and timed
     out there, its outcome parsed, the causes of its failed validations read from its debug
-    files and, when it saved a brick, `check` run on a copy of it. `root` None: a worker's
+    files and, when it saved a brick, `check` run on a copy of it. `setup.root` None: a worker's
     own root (IRONBENCH_WORKDIRS or ./ironbench-workdirs); then the worker's own secrets are
     redacted too, and the directory is named with the worker's host.
 
-    With a `gateway` the target's environment points its model clients at an address of
+    With a `setup.gateway` the target's environment points its model clients at an address of
     this invocation's own, and its calls come back with it; a backend error the gateway saw
     makes the invocation an infrastructure error, whatever the target printed. `replay`
     (the recorded calls, in order) answers them instead of a model: then no backend can
     fail, and no printed line makes an infrastructure error."""
-    remote = root is None
+    remote = setup.root is None
+    root, redactor = setup.root, setup.redactor
     if root is None:
         root = os.environ.get(WORKDIRS_ENV) or str(Path.cwd() / WORKER_WORKDIRS)
-        local = Redactor.from_environ(names)
+        local = Redactor.from_environ(setup.options.redact)
         if local:
             redactor = Redactor({**local.names, **(redactor.names if redactor else {})})
     workdir = (Path(root) / work.workdir).resolve()
     ensure_fresh_dir(workdir)
     token = new_token()
     lost: str | None = None
+    gateway = setup.gateway
     if gateway is not None:
         try:
             gateway = worker_link(gateway) if remote else gateway
@@ -133,7 +160,8 @@ def run_invocation(
         except GatewayError as exc:  # gone before the target started: nothing to run it against
             return Ran(ProcessResult(None, "", "", 0, False, None), _lost(str(exc)), False, str(workdir), calls=())
         env = {**env, **gateway.env(token)}
-    result = invoke(argv, workdir, work.group.timeout_seconds, env, redactor)
+    fence = invocation_fence(setup, gateway, root if remote else None)
+    result = invoke(argv, workdir, work.group.timeout_seconds, env, redactor, fence)
     calls: tuple[dict[str, Any], ...] | None = None
     if gateway is not None:
         try:
@@ -142,7 +170,7 @@ def run_invocation(
             calls, lost = (), f"{exc}: the calls of this invocation are lost"
         if redactor:
             calls = tuple(redactor.value(call) for call in calls)
-    ruleset = recorded_rules(rules)
+    ruleset = recorded_rules(setup.rules)
     if result.harness_error:
         outcome = UNKNOWN
     else:  # a timed-out run keeps what it printed before the kill
@@ -152,18 +180,52 @@ def run_invocation(
         observed = lost or (backend_failure(calls or ()) if replay is None else None)
         if observed is not None:
             outcome = replace(outcome, success=False, failure_stage=INFRA_STAGE, brick_path=None, infra_error=observed)
-    debug_present = debug_enabled and (workdir / DEBUG_DIR).is_dir()
+    debug_present = setup.debug_enabled and (workdir / DEBUG_DIR).is_dir()
     brick = brick_digest(workdir, outcome.brick_path)
     causes = ruleset.rules.failure_causes
     found = tuple(read_causes(causes, workdir)) if causes is not None and not result.harness_error else ()
     checked = None
     if check is not None and outcome.brick_path:
-        checked = run_check(check, workdir / outcome.brick_path, check_timeout(work.group.timeout_seconds), redactor)
+        timeout = check_timeout(work.group.timeout_seconds)
+        checked = run_check(check, workdir / outcome.brick_path, timeout, redactor, fence=fence)
     if not remote:
         return Ran(result, outcome, debug_present, str(workdir), brick, calls, found, checked)
     host = socket.gethostname()
     named = replace(result, stdout_path=f"{host}:{result.stdout_path}", stderr_path=f"{host}:{result.stderr_path}")
-    return Ran(named, outcome, debug_present, f"{host}:{workdir}", brick, calls, found, checked)
+    told = _first_use(fence, argv)
+    return Ran(named, outcome, debug_present, f"{host}:{workdir}", brick, calls, found, checked, told)
+
+
+def invocation_fence(setup: InvocationSetup, gateway: GatewayLink | None, worker_root: str | None) -> Fence:
+    """The fence an invocation runs under, on this machine: the run's policy, with the model
+    gateway it reaches and, on a worker, the worker's own working directories hidden."""
+    policy = setup.options.sandbox
+    if worker_root is not None:
+        policy = policy.with_run((worker_root,), policy.gateway)
+    if gateway is not None:
+        policy = replace(policy, gateway=Endpoint.of_url(gateway.url))
+    return fence_for(policy)
+
+
+_told: set[int] = set()  # the fences this worker has told its coordinator about (by id)
+
+
+def _first_use(fence: Fence, argv: list[str]) -> dict[str, Any] | None:
+    """What a worker's fence is, the first time one of its invocations ends (else None)."""
+    if id(fence) in _told:
+        return None
+    _told.add(id(fence))
+    return {"worker": worker_name(), **fence.describe(argv)}
+
+
+def worker_name() -> str:
+    """This Dask worker as a run names it: its host and address."""
+    try:
+        from distributed import get_worker
+
+        return f"{socket.gethostname()} ({get_worker().address})"
+    except (ImportError, ValueError):
+        return socket.gethostname()
 
 
 def _lost(reason: str) -> Outcome:
@@ -176,6 +238,15 @@ def _check_target(target: TargetSpec) -> tuple[str, TargetVersion]:
     return socket.gethostname(), target_version(target)
 
 
+def _worker_fence(setup: InvocationSetup, argv: list[str]) -> dict[str, Any]:
+    """On a worker: the fence its invocations will run under (SandboxError: not the one asked for)."""
+    root = os.environ.get(WORKDIRS_ENV) or str(Path.cwd() / WORKER_WORKDIRS)
+    gateway = worker_link(setup.gateway) if setup.gateway is not None else None
+    fence = invocation_fence(setup, gateway, root)
+    _told.add(id(fence))
+    return {"worker": worker_name(), **fence.describe(argv)}
+
+
 class InvocationExecutor(Protocol):
     """Where a session's invocations run: what the coordinator asks of local threads and of a cluster."""
 
@@ -186,6 +257,7 @@ class InvocationExecutor(Protocol):
     def may_resubmit(self, key: str, exc: BaseException) -> bool: ...
     def lost(self, exc: BaseException) -> str | None: ...
     def preflight(self, target: TargetSpec) -> TargetVersion: ...
+    def fences(self, setup: InvocationSetup, argv: list[str]) -> list[dict[str, Any]]: ...
     def submit(self, key: str, fn: Callable[..., Ran], *args: object) -> Future[Ran]: ...
     def workdir(self, relative: str) -> str: ...
     def close(self) -> None: ...
@@ -213,6 +285,11 @@ class LocalThreads:
     def preflight(self, target: TargetSpec) -> TargetVersion:
         preflight(target)
         return target_version(target)
+
+    def fences(self, setup: InvocationSetup, argv: list[str]) -> list[dict[str, Any]]:
+        """The fence this process puts around the run's targets (SandboxError: not the one asked for)."""
+        fence = invocation_fence(setup, setup.gateway, None)
+        return [{"worker": "coordinator", **fence.describe(argv)}]
 
     def submit(self, key: str, fn: Callable[..., Ran], *args: object) -> Future[Ran]:
         return self.pool.submit(fn, *args)
@@ -302,6 +379,20 @@ class DaskCluster:
         where = ", ".join(versions[found_version.value])
         return TargetVersion(found_version.value, f"on {where}: {found_version.source}")
 
+    def fences(self, setup: InvocationSetup, argv: list[str]) -> list[dict[str, Any]]:
+        """The fence each worker puts around the run's targets (a worker that joins later tells
+        its own with its first invocation); SandboxError naming a worker that cannot have the
+        fence asked for."""
+        found = self.client.run(_worker_fence, setup, argv, on_error="return")
+        fences = []
+        for worker, answer in sorted(found.items()):
+            if isinstance(answer, IronbenchError):
+                raise type(answer)(f"on worker {worker}: {answer}")
+            if isinstance(answer, BaseException):
+                raise SchedulerError(f"on worker {worker}: making its fence failed: {answer!r}")
+            fences.append(answer)
+        return fences
+
     def submit(self, key: str, fn: Callable[..., Ran], *args: object) -> Future[Ran]:
         count = self.resubmitted.get(key, 0)
         return self.executor.submit(fn, *args, key=f"ironbench-{key}@{self.session}.{count}")
@@ -332,12 +423,10 @@ class DaskCluster:
             pass
 
 
-def open_executor(
-    jobs: int | None, scheduler: str | None, workdirs: Path, pool: Callable[[int], Executor] | None = None
-) -> InvocationExecutor:
-    """Local threads, or the Dask cluster at `scheduler` (or $IRONBENCH_SCHEDULER)."""
-    scheduler = scheduler or os.environ.get(SCHEDULER_ENV) or None
+def open_executor(options: RunOptions, workdirs: Path) -> InvocationExecutor:
+    """Local threads, or the Dask cluster at `options.scheduler` (or $IRONBENCH_SCHEDULER)."""
+    scheduler = options.scheduler or os.environ.get(SCHEDULER_ENV) or None
     if scheduler:
-        return DaskCluster(scheduler, jobs)
-    jobs = jobs or 1
-    return LocalThreads(jobs, pool(jobs) if pool else None, workdirs)
+        return DaskCluster(scheduler, options.jobs)
+    jobs = options.jobs or 1
+    return LocalThreads(jobs, options.pool(jobs) if options.pool else None, workdirs)

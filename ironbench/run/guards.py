@@ -22,7 +22,7 @@ from ironbench.core.errors import IronbenchError, RunStopped
 
 if TYPE_CHECKING:  # the CLI reads this module's defaults, and must start fast
     from ironbench.core.outcome import Outcome
-    from ironbench.targets.command import ProcessResult
+    from ironbench.targets import ProcessResult
 
 MAX_OUTAGE_SECONDS = 300.0  # how long a backend may fail before the run stops
 BACKOFF_ENV = "IRONBENCH_BACKOFF"  # "FIRST[,MOST]": the first wait and the longest, in seconds

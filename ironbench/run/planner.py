@@ -13,9 +13,8 @@ from typing import Any, Literal
 from ironbench.core.contract import forbidden_word
 from ironbench.core.errors import SuiteError
 from ironbench.core.kinds import Mode
-from ironbench.generators import get_generator
-from ironbench.generators.registry import Generator, seeded_rng
-from ironbench.suite.models import (
+from ironbench.generators import Generator, get_generator, seeded_rng
+from ironbench.suite import (
     AdversarialCase,
     BaselineCase,
     ConfidenceStop,
@@ -225,7 +224,7 @@ def plan(suite: Suite, ai_variants: AiVariants | None = None) -> list[Track]:
                 BASE_VARIANT,
                 case.instruction,
                 timeout,
-                stop.max_runs if isinstance(stop, ConfidenceStop) else stop.runs if stop else case.runs,
+                suite.max_runs(case),
                 f"canonical/{case.complexity}/{case.id}" if case.complexity else f"baseline/{case.id}",
                 stop=stop,
                 complexity=case.complexity,

@@ -5,7 +5,7 @@ import re
 from dataclasses import dataclass
 
 from ironbench.run.planner import plan
-from ironbench.suite.models import Suite
+from ironbench.suite import Suite
 
 
 @dataclass(frozen=True)
@@ -23,7 +23,7 @@ class PreviewItem:
 
 def _case_notes(suite: Suite) -> dict[str, list[str]]:
     """How the file was read, per case: what each group runs, keys a generator leaves unused."""
-    from ironbench.suite.models import AdversarialCase, BaselineCase, StressCase
+    from ironbench.suite import AdversarialCase, BaselineCase, StressCase
 
     notes: dict[str, list[str]] = {}
     for case in suite.cases:

@@ -18,11 +18,13 @@ from ironbench.projections.readmodel import ReadModel
 from ironbench.projections.tree import OutputTree
 from ironbench.run.checking import check_event, check_material
 from ironbench.run.executors import DEBUG_DIR
+from ironbench.run.fencing import checks_fence
+from ironbench.run.options import DEFAULT_OPTIONS
 from ironbench.run.paths import RunPaths
 from ironbench.run.session import appender
-from ironbench.store.eventstore import Pending, open_store
-from ironbench.suite.models import Suite
-from ironbench.targets.checks import CheckMaterial, check_timeout, prepare_checks, run_check
+from ironbench.store import Pending, open_store
+from ironbench.suite import Suite
+from ironbench.targets import CheckMaterial, check_timeout, prepare_checks, run_check
 
 APPEND_BATCH = 32
 
@@ -59,7 +61,6 @@ def check_run(
     """Check the bricks run `run_id` saved, with its recorded suite's checks (or `suite`'s),
     on `jobs` threads here; each verdict is appended as a CheckCompleted (recheck) event
     and projected. No target is invoked."""
-    prepare_checks(max(1, jobs))  # the checks' trusted processes start while the run is read
     store = open_store(paths.store_path, [ReadModel()], create=False)
     with store:
         if not store.has_run(run_id):
@@ -80,7 +81,7 @@ def check_run(
             cache: dict[str, CheckMaterial] = {}
             work = []
             done = Checked(run_id)
-            for key, (group, event) in live.items():
+            for group, event in live.values():
                 if event.brick_path is None or event.infra_error is not None:
                     continue
                 material = check_material(suite, event.case_id, event.level if event.mode == "stress" else None, cache)
@@ -91,30 +92,22 @@ def check_run(
                     done.skipped.append(f"{group} run {event.run_index}: saved on another host ({event.debug_path})")
                     continue
                 timeout = check_timeout(suite.timeout_seconds)
-                work.append((key, group, event, material, workdir / event.brick_path, timeout))
+                work.append((group, event, material, workdir / event.brick_path, timeout))
             if not work and not done.skipped:
                 note(f"{run_id}: no saved brick has a check (the suite names none, or no run saved a brick)")
             tree = OutputTree(store, paths.out_dir)
             tree.catch_up()
             append = appender(store, tree, run_id)
             pending: list[Pending] = []
+            fence = checks_fence(DEFAULT_OPTIONS.resumed(started), paths, started.suite_path, suite)
+            prepare_checks(max(1, jobs), None, fence)  # the checks' trusted processes, in the run's fence
             with ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="ironbench-check") as pool:
-                futures = [pool.submit(run_check, m, brick, t, redactor or None) for _, _, _, m, brick, t in work]
-                for (key, group, event, material, _, _), future in zip(work, futures, strict=True):
+                futures = [
+                    pool.submit(run_check, m, brick, t, redactor or None, None, fence) for _, _, m, brick, t in work
+                ]
+                for (group, event, material, _, _), future in zip(work, futures, strict=True):
                     result = future.result()
-                    checked = check_event(
-                        key,
-                        event.rerun,
-                        group,
-                        event.case_id,
-                        event.variant_id,
-                        event.run_index,
-                        material,
-                        result,
-                        event.brick_path or "",
-                        event.brick_sha256,
-                        recheck=True,
-                    )
+                    checked = check_event(event, group, material, result, recheck=True)
                     pending.append(Pending(f"{group}/run_{event.run_index:03d}", checked))
                     done.verdicts[result.verdict] = done.verdicts.get(result.verdict, 0) + 1
                     if len(pending) >= APPEND_BATCH or future is futures[-1]:

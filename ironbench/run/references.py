@@ -6,7 +6,7 @@ from ironbench.core.events import DecisionTaken, InvocationCompleted, RunStarted
 from ironbench.core.keys import instruction_hash
 from ironbench.core.labels import group_of
 from ironbench.core.outcome import Outcome, same_rules
-from ironbench.store.eventstore import EventStore
+from ironbench.store import EventStore
 
 DECIDED = ("stable", "exhausted")
 
@@ -29,7 +29,7 @@ def _same_setup(
     return (
         list(started.target_argv) == list(target_argv)
         and started.ironclad_version == ironclad_version
-        and (started.environment or {}) == (environment or {})
+        and started.environment == (environment or {})
         and same_rules(started.rules, rules)
     )
 

@@ -17,14 +17,15 @@ from ironbench.core.events import InvocationCompleted, ModelCalled, ModelText, R
 from ironbench.core.model_calls import REPLAY, resolved
 from ironbench.core.redact import Redactor
 from ironbench.gateway import GatewayConfig, GatewayProcess
-from ironbench.run.executors import Ran, Work, run_invocation
+from ironbench.run.executors import InvocationSetup, Ran, Work, run_invocation
+from ironbench.run.fencing import fenced
+from ironbench.run.options import DEFAULT_OPTIONS
 from ironbench.run.paths import RunPaths
 from ironbench.run.planner import Group
 from ironbench.run.session import Replays, invocation_env
-from ironbench.store.eventstore import EventStore, open_store
-from ironbench.suite.models import Suite
-from ironbench.targets.command import cap_output
-from ironbench.targets.registry import TargetSpec
+from ironbench.store import EventStore, open_store
+from ironbench.suite import Suite
+from ironbench.targets import TargetSpec, cap_output
 
 DIFF_LINES = 40  # of a divergence's diff, shown
 
@@ -166,27 +167,21 @@ def replay_invocations(
         )
     suite = Suite.from_dict(started.suite)
     target = TargetSpec("recorded", tuple(started.target_argv))
-    redactor = Redactor.from_environ(started.redact)
+    options = fenced(DEFAULT_OPTIONS.resumed(started), paths, started.suite_path, suite)  # as the run was started
+    redactor = Redactor.from_environ(options.redact)
     group_for = _groups(started)
     root = (paths.out_dir / "replays").resolve()
-    with GatewayProcess(GatewayConfig(None, tuple(started.redact)), _log(paths)).start() as gateway:
+    with GatewayProcess(GatewayConfig(None, options.redact), _log(paths)).start() as gateway:
         gateway.ready()
+        setup = InvocationSetup(
+            options, started.rules, suite.debug_enabled, redactor or None, str(root), gateway.link()
+        )
         for stream, event in chosen:
             group = group_for(_group_of(stream), event)
             calls = replays.get((group.path, event.run_index), [])
             work = Work(group, event.run_index, event.key, f"{run_id}/{stream}")
-            ran = run_invocation(
-                work,
-                target.argv(event.instruction),
-                invocation_env(run_id, suite, group, event.run_index),
-                suite.debug_enabled,
-                redactor or None,
-                str(root),
-                tuple(started.redact),
-                started.rules,
-                gateway.link(),
-                calls,
-            )
+            env = invocation_env(run_id, suite, group, event.run_index)
+            ran = run_invocation(work, setup, target.argv(event.instruction), env, calls)
             replayed = compare(event, ran, calls)
             yield Replayed(stream, replayed.identical, replayed.calls, [*replayed.lines, f"  ran in {ran.workdir}"])
 

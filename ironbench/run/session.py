@@ -8,15 +8,14 @@ cluster, runs the same invocations and reaches the same decisions as one job.
 """
 
 import os
-import time
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, wait
+from concurrent.futures import Future
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
 from functools import partial
 from typing import Any
 
-from ironbench.core import events
+from ironbench.core import events, waits
 from ironbench.core.errors import IronbenchError, RunInterrupted, RunStopped, StoreError, StoreFull
 from ironbench.core.events import RecordedEvent
 from ironbench.core.keys import instruction_hash, invocation_key
@@ -26,9 +25,10 @@ from ironbench.core.outcome import Outcome
 from ironbench.gateway import GatewayProcess
 from ironbench.projections.tree import OutputTree
 from ironbench.run.checking import check_event, group_checks
-from ironbench.run.executors import DEBUG_DIR, InvocationExecutor, Ran, Work, run_invocation
-from ironbench.run.gate import GateState
-from ironbench.run.guards import MAX_OUTAGE_SECONDS, Backoff, RunGuard, resume_command
+from ironbench.run.executors import DEBUG_DIR, InvocationExecutor, InvocationSetup, Ran, Work, run_invocation
+from ironbench.run.gated_run import GateState
+from ironbench.run.guards import Backoff, RunGuard, resume_command
+from ironbench.run.options import RunOptions
 from ironbench.run.paths import RunPaths
 from ironbench.run.planner import AiVariants, Group, Track
 from ironbench.run.planner import plan as plan_tracks
@@ -46,11 +46,9 @@ from ironbench.run.stopping import (
     stress_level_decision,
     variant_decision,
 )
-from ironbench.store.eventstore import EventStore, Pending
-from ironbench.suite.models import Suite
-from ironbench.targets import containment
-from ironbench.targets.command import cap_output
-from ironbench.targets.registry import TargetSpec
+from ironbench.store import EventStore, Pending
+from ironbench.suite import Suite
+from ironbench.targets import TargetSpec, cap_output, containment
 
 RUN_STREAM = "run"
 # Appends events (None entries skipped), projects them, and returns them as recorded.
@@ -99,59 +97,66 @@ def invocation_env(run_id: str, suite: Suite, group: Group, run_index: int) -> d
     return env
 
 
+@dataclass(frozen=True, slots=True)
+class RunIO:
+    """One run's I/O on this coordinator: its id and paths, its store and output tree, the
+    appender that writes to both, and the reporter that shows what happens."""
+
+    run_id: str
+    paths: RunPaths
+    store: EventStore
+    tree: OutputTree
+    append: Append
+    reporter: Reporter
+
+
+@dataclass(frozen=True, slots=True)
+class ModelSide:
+    """A run's model side: the wait after an infrastructure error, the model gateway (None: no
+    model served) and, replaying, the recorded calls that answer its invocations."""
+
+    backoff: Backoff
+    gateway: GatewayProcess | None = None
+    replays: Replays | None = None
+
+
 class Session:
     """One run's execution state: its store, projections, plan and per-group outcomes."""
 
     def __init__(
         self,
-        paths: RunPaths,
-        run_id: str,
+        io: RunIO,
         started: events.RunStarted,
         suite: Suite,
-        target: TargetSpec,
-        store: EventStore,
-        tree: OutputTree,
-        reporter: Reporter,
-        append: Append,
-        ai_variants: AiVariants | None = None,
-        max_infra_errors: int | None = None,
-        speculate: bool = False,
+        options: RunOptions,
+        model_side: ModelSide,
         gate: GateState | None = None,
-        max_outage: float = MAX_OUTAGE_SECONDS,
-        backoff: Backoff | None = None,
-        gateway: GatewayProcess | None = None,
-        replays: Replays | None = None,
+        ai_variants: AiVariants | None = None,
     ) -> None:
-        self.paths = paths
-        self.run_id = run_id
+        self.io = io
         self.started = started
         self.suite = suite
-        self.target = target
-        self.store = store
-        self.tree = tree
-        self.reporter = reporter
-        self.speculate = speculate
+        self.options = options  # a resumed run's: as it recorded them (RunOptions.resumed)
+        self.target = TargetSpec("recorded", tuple(started.target_argv))  # the command it recorded
+        self.model_side = model_side
         self.gate = gate
         tracks = plan_tracks(suite, ai_variants)
         if gate is not None:  # every case runs the gate's rounds, up to where it must decide
             tracks = [replace(t, groups=tuple(replace(g, max_runs=gate.design.end) for g in t.groups)) for t in tracks]
         self.tracks = [_TrackState(track, k) for k, track in enumerate(tracks)]
         self.checks = group_checks(suite, [g for t in self.tracks for g in t.track.groups])
-        self.append = append
         # What each track waits to start, in turns; only a track whose outcomes changed is
         # planned again (`_due`), so the loop costs what the suite runs, not tracks x runs.
         self.turns: Turns[Work] = Turns(len(self.tracks))
         self._due = set(range(len(self.tracks)))
         self.guard = RunGuard(
-            run_id,
-            resume_command(run_id, paths.out_dir, paths.store_path),
-            paths.out_dir / "workdirs",
-            max_infra_errors,
-            max_outage,
-            backoff or Backoff(),
+            io.run_id,
+            resume_command(io.run_id, io.paths.out_dir, io.paths.store_path),
+            io.paths.out_dir / "workdirs",
+            options.limits.max_infra_errors,
+            options.limits.max_outage,
+            model_side.backoff,
         )
-        self.gateway = gateway
-        self.replays = replays
         self._started_at: dict[Future[Ran], float] = {}
 
     @property
@@ -163,7 +168,7 @@ class Session:
         return sum(len(v) for t in self.tracks for v in t.outcomes.values())
 
     def _env(self, group: Group, run_index: int) -> dict[str, str]:
-        return invocation_env(self.run_id, self.suite, group, run_index)
+        return invocation_env(self.io.run_id, self.suite, group, run_index)
 
     # -- planning events ------------------------------------------------------
 
@@ -171,7 +176,7 @@ class Session:
         """Variants, drops and known references: recorded once, before any invocation."""
         pending: list[Pending] = []
         if self.gate is not None:
-            pending.append(Pending(RUN_STREAM, self.gate.designed(), idempotency_key=f"gate:{self.run_id}"))
+            pending.append(Pending(RUN_STREAM, self.gate.designed(), idempotency_key=f"gate:{self.io.run_id}"))
         for state in self.tracks:
             track = state.track
             case: dict[str, Any] = {"mode": track.mode, "case_id": track.case_id}  # whose variants these are
@@ -188,13 +193,13 @@ class Session:
                     params=v.params,
                     attempt=v.attempt,
                 )
-                key = f"variant:{self.run_id}/{track.path}/{v.variant_id}"
+                key = f"variant:{self.io.run_id}/{track.path}/{v.variant_id}"
                 pending.append(Pending(f"{track.path}/{v.variant_id}", made, idempotency_key=key))
             for drop in track.drops:
                 dropped = events.VariantDropped(
                     **case, generator=drop.generator, attempt=drop.attempt, candidate=drop.candidate, reason=drop.reason
                 )
-                key = f"drop:{self.run_id}/{track.path}/{drop.generator}/{drop.attempt}"
+                key = f"drop:{self.io.run_id}/{track.path}/{drop.generator}/{drop.attempt}"
                 pending.append(Pending(f"{track.path}/{drop.generator}", dropped, idempotency_key=key))
             if track.mode == "adversarial":
                 reference = self._stored_reference(state)
@@ -209,12 +214,12 @@ class Session:
         if state.track.groups[0].path in state.decisions:
             return None
         found = latest_baseline(
-            self.store,
+            self.io.store,
             state.track.instruction,
             self.started.target_argv,
             self.started.ironclad_version,
             self.started.environment,
-            exclude_run=self.run_id,
+            exclude_run=self.io.run_id,
             rules=self.started.rules,
             case_id=state.track.base_case,
         )
@@ -256,7 +261,7 @@ class Session:
             state.reference = reference
         elif group.policy == "variant":
             reference = state.reference
-        self.reporter.decision(group.path, decision, group.max_runs - decision.n if skipped is None else skipped)
+        self.io.reporter.decision(group.path, decision, group.max_runs - decision.n if skipped is None else skipped)
         return Pending(
             group.path,
             events.DecisionTaken(
@@ -271,7 +276,7 @@ class Session:
                 surplus_runs=surplus_runs or None,
                 complexity=group.complexity,
             ),
-            idempotency_key=f"decision:{self.run_id}/{group.path}",
+            idempotency_key=f"decision:{self.io.run_id}/{group.path}",
         )
 
     def _rule(self, state: _TrackState, group: Group) -> tuple[Callable, list[Outcome], Callable | None]:
@@ -334,7 +339,7 @@ class Session:
         )
         level, decision = found.level, found.decision
         state.decisions[track.path] = decision.decision
-        self.reporter.decision(track.path, decision, 0)
+        self.io.reporter.decision(track.path, decision, 0)
         return Pending(
             track.path,
             events.DecisionTaken(
@@ -346,7 +351,7 @@ class Session:
                 variant_id="ladder",
                 **asdict(decision),
             ),
-            idempotency_key=f"decision:{self.run_id}/{track.path}",
+            idempotency_key=f"decision:{self.io.run_id}/{track.path}",
         )
 
     def _step(self, state: _TrackState) -> tuple[list[Pending], list[tuple[Group, Slots]]]:
@@ -370,7 +375,7 @@ class Session:
                         state.running.get(group.path, ()),
                         group.max_runs,
                         known,
-                        self.speculate,
+                        self.options.speculate,
                         earliest,
                         undecided,
                         floor,
@@ -386,9 +391,9 @@ class Session:
                 return pending, plans
 
     def _work(self, state: _TrackState, group: Group, run_index: int) -> Work:
-        key = invocation_key(self.run_id, self.suite.suite_id, group.case_id, group.variant_id, run_index)
+        key = invocation_key(self.io.run_id, self.suite.suite_id, group.case_id, group.variant_id, run_index)
         rerun = state.tries.get(group.path, {}).get(run_index, 0)
-        return Work(group, run_index, key, f"{self.run_id}/{group.path}/run_{run_index:03d}", rerun)
+        return Work(group, run_index, key, f"{self.io.run_id}/{group.path}/run_{run_index:03d}", rerun)
 
     def plan(self) -> list[Pending]:
         """Decisions due, in track order; and what each track planned again waits to start:
@@ -420,7 +425,7 @@ class Session:
         if due is None:
             return []
         looked = self.gate.take_look(prefixes, due)
-        self.reporter.note(
+        self.io.reporter.note(
             f"  gate look {looked.look} after round {due}: z = {looked.z:.2f} "
             f"(boundaries {looked.lower:.2f} / {looked.upper:.2f}): {looked.decision}"
         )
@@ -429,7 +434,7 @@ class Session:
                 state.slots.clear()
                 state.asked.clear()
                 self._due.add(state.position)
-        return [Pending(RUN_STREAM, looked, idempotency_key=f"gate-look:{self.run_id}/{due}")]
+        return [Pending(RUN_STREAM, looked, idempotency_key=f"gate-look:{self.io.run_id}/{due}")]
 
     def _start(self, executor: InvocationExecutor, running: Running, lane: int, free: int) -> list[Pending]:
         """Start up to `free` of the waiting invocations of `lane` (0: needed, 1: speculative),
@@ -441,22 +446,31 @@ class Session:
 
     # -- invocations ------------------------------------------------------------
 
+    def _setup(self, executor: InvocationExecutor) -> InvocationSetup:
+        """What the run's invocations run with on `executor`, the gateway's address as it is now
+        (a gateway that died is started again, elsewhere)."""
+        gateway = self.model_side.gateway
+        return InvocationSetup(
+            self.options,
+            self.started.rules,
+            self.suite.debug_enabled,
+            self.io.store.redactor,
+            executor.root,
+            gateway.link() if gateway is not None else None,
+        )
+
     def _submit(self, executor: InvocationExecutor, running: Running, state: _TrackState, work: Work) -> Pending:
         group = work.group
         suffix = f"/rerun_{work.rerun}" if work.rerun else ""
+        replays = self.model_side.replays
         future = executor.submit(
             work.key + suffix,
             run_invocation,
             work,
+            self._setup(executor),
             self.target.argv(group.instruction),
             self._env(group, work.run_index),
-            self.suite.debug_enabled,
-            self.store.redactor,
-            executor.root,
-            tuple(self.started.redact),
-            self.started.rules,
-            self.gateway.link() if self.gateway is not None else None,
-            self.replays.get((group.path, work.run_index), []) if self.replays is not None else None,
+            replays.get((group.path, work.run_index), []) if replays is not None else None,
             self.checks.get(group.path),
         )
         running[future] = (state, work)
@@ -535,7 +549,9 @@ class Session:
             for sha256, text in texts.items():
                 pending.append(
                     Pending(
-                        "model_texts", events.ModelText(sha256=sha256, text=text), f"model_text:{self.run_id}/{sha256}"
+                        "model_texts",
+                        events.ModelText(sha256=sha256, text=text),
+                        f"model_text:{self.io.run_id}/{sha256}",
                     )
                 )
             pending.append(
@@ -556,27 +572,15 @@ class Session:
             )
         return pending
 
-    def _check_event(self, work: Work, ran: Ran) -> Pending | None:
+    def _check_event(self, work: Work, ran: Ran, completed: events.InvocationCompleted) -> Pending | None:
         """The check of the brick the invocation saved, recorded right after it (None: none ran)."""
         material, result = self.checks.get(work.group.path), ran.check
-        if material is None or result is None or ran.outcome.brick_path is None:
+        if material is None or result is None or completed.brick_path is None:
             return None
         suffix = f"/rerun_{work.rerun}" if work.rerun else ""
-        group = work.group
         return Pending(
-            group.stream(work.run_index),
-            check_event(
-                work.key,
-                work.rerun,
-                group.path,
-                group.case_id,
-                group.variant_id,
-                work.run_index,
-                material,
-                result,
-                ran.outcome.brick_path,
-                ran.brick_sha256,
-            ),
+            work.group.stream(work.run_index),
+            check_event(completed, work.group.path, material, result),
             idempotency_key=f"check:{work.key}{suffix}",
         )
 
@@ -600,7 +604,7 @@ class Session:
         """
         running: Running = {}
         try:
-            self.reporter.started(self.run_id, len(self.tracks), self.max_invocations, self.done_invocations)
+            self.io.reporter.started(self.io.run_id, len(self.tracks), self.max_invocations, self.done_invocations)
             pending: list[Pending | None] = [*(first or []), *self.planning_events()]
             reports: list[tuple[Work, events.InvocationCompleted]] = []
             while True:
@@ -609,16 +613,17 @@ class Session:
                 hold = self.guard.hold()  # the backend is failing: nothing starts until it has waited
                 started = [] if hold else self._start(executor, running, 0, executor.capacity() - len(running))
                 started += [] if hold else self._start(executor, running, 1, executor.capacity() - len(running))
-                self.append([*pending, *decided, *started])
+                self.io.append([*pending, *decided, *started])
                 pending = []
                 self._report(reports)
                 reports = []
                 if not running:
                     if hold and self.turns.waiting():
-                        time.sleep(hold)
+                        waits.sleep(hold)
                         continue
                     break
-                done, _ = wait(running, timeout=hold or None, return_when=FIRST_COMPLETED)
+                # woken every fraction of a second: a Ctrl-C never waits for a held target (core/waits.py)
+                done = waits.first_done(running, timeout=hold or None)
                 for future in sorted(done, key=lambda f: (running[f][1].group.path, running[f][1].run_index)):
                     started_at = self._started_at.pop(future, None)
                     state, work = running.pop(future)
@@ -631,19 +636,21 @@ class Session:
                             if reason is None:
                                 raise
                             raise RunStopped(
-                                f"{self.run_id} stopped: {reason}. Once it is back: "
+                                f"{self.io.run_id} stopped: {reason}. Once it is back: "
                                 f"{self.guard.resume} --scheduler ADDRESS (or --jobs N, "
                                 "to continue here)"
                             ) from None
-                        self.reporter.note(
+                        self.io.reporter.note(
                             f"  {work.group.path} run {work.run_index}: {type(exc).__name__} "
                             "(the workers running it died); submitted again"
                         )
                         pending.append(self._submit(executor, running, state, work))
                         continue
                     completed = self._completed(state, work, ran)
-                    pending += [*self._call_events(work, ran), completed, self._check_event(work, ran)]
                     assert isinstance(completed.event, events.InvocationCompleted)
+                    if ran.fence is not None:  # a worker that joined after the run started: its fence
+                        pending.append(Pending(RUN_STREAM, events.SandboxApplied(**ran.fence)))
+                    pending += [*self._call_events(work, ran), completed, self._check_event(work, ran, completed.event)]
                     reports.append((work, completed.event))
                     where = f"{work.group.path} run {work.run_index}"
                     stop = self.guard.after(
@@ -656,42 +663,42 @@ class Session:
                         retry_after(ran.calls or ()),
                     )
                     if stop is not None:
-                        self.append(pending)
+                        self.io.append(pending)
                         self._report(reports)
                         raise stop
                     if ran.outcome.infra_error is not None:
-                        self.reporter.note(
+                        self.io.reporter.note(
                             f"  {where}: infrastructure error ({ran.outcome.infra_error}); the slot runs again"
                         )
                         waiting = self.guard.waiting()
                         if waiting is not None:
-                            self.reporter.note(waiting)
-                if self.gateway is not None and self.gateway.restart_if_gone():
-                    self.reporter.note("  the model gateway had stopped; a new one answers from here")
+                            self.io.reporter.note(waiting)
+                if self.model_side.gateway is not None and self.model_side.gateway.restart_if_gone():
+                    self.io.reporter.note("  the model gateway had stopped; a new one answers from here")
         finally:
             for future in running:
                 future.cancel()
             self._started_at.clear()
         unfinished = [s.track.path for s in self.tracks if active_groups(s.track, s.decisions) is not None]
         if unfinished:
-            raise IronbenchError(f"{self.run_id}: nothing left to run, but {', '.join(unfinished)} undecided")
+            raise IronbenchError(f"{self.io.run_id}: nothing left to run, but {', '.join(unfinished)} undecided")
         outcomes = [o for t in self.tracks for v in t.outcomes.values() for o in v.values()]
-        self.append(
+        self.io.append(
             [
                 Pending(
                     RUN_STREAM,
                     events.RunFinished(invocations=len(outcomes), successes=sum(1 for o in outcomes if o.success)),
-                    idempotency_key=f"finished:{self.run_id}",
+                    idempotency_key=f"finished:{self.io.run_id}",
                 )
             ]
         )
-        self.tree.flush()
-        self.reporter.finished(self.run_id, "finished")
+        self.io.tree.flush()
+        self.io.reporter.finished(self.io.run_id, "finished")
         return "finished"
 
     def _report(self, reports: list[tuple[Work, events.InvocationCompleted]]) -> None:
         for work, event in reports:
-            self.reporter.invocation(work.group.path, work.run_index, event)
+            self.io.reporter.invocation(work.group.path, work.run_index, event)
 
     def restore(self, history: list[RecordedEvent]) -> None:
         """Load what a run already recorded (for resume)."""
@@ -752,6 +759,9 @@ def aborts_run(tree: OutputTree, reporter: Reporter, run_id: str, resume: str) -
     try:
         yield
     except BaseException as exc:
+        # Whatever stopped it, what still runs would be dropped: stopped first, not waited for
+        # (the executor's close waits for its threads), before anything can fail.
+        containment.stop_all()
         store = tree.store
         if not store.has_run(run_id):
             raise  # its id was claimed, but it never started: there is no run to stop or continue
@@ -759,8 +769,6 @@ def aborts_run(tree: OutputTree, reporter: Reporter, run_id: str, resume: str) -
         if redactor is not None and isinstance(exc, IronbenchError):
             exc.args = (redactor.text(str(exc)),)  # the CLI prints it
         interrupted = isinstance(exc, KeyboardInterrupt)
-        if interrupted:
-            containment.stop_all()  # their results would be dropped: do not wait for them
         reason = "interrupted" if interrupted else (str(exc) or type(exc).__name__)
         full = exc if isinstance(exc, StoreFull) else None
         try:

@@ -24,7 +24,7 @@ from ironbench.stats import (
     stratified_exact_test,
     wilson_interval,
 )
-from ironbench.suite.models import ConfidenceStop, FixedStop, SeedStop
+from ironbench.suite import ConfidenceStop, FixedStop, SeedStop
 
 AGREEING_RUNS = 3
 VARIANT_REPEATS = 3

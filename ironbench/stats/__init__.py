@@ -1,5 +1,8 @@
 """Statistics that decisions and comparisons carry as evidence: pure functions, exact where cheap."""
 
+from typing import TYPE_CHECKING
+
+from ironbench import lazy_exports
 from ironbench.stats.clustered import Clustered, clustered_mean, clustered_mean_t, clustered_ratio
 from ironbench.stats.exact import (
     ExactTest,
@@ -115,3 +118,23 @@ __all__ = [
     "stratified_power_method",
     "wilson_interval",
 ]
+
+# Named for the rest of the package, loaded on first use (importing the face stays cheap).
+if TYPE_CHECKING:
+    from ironbench.stats.power import MAX_RUNS as MAX_RUNS
+    from ironbench.stats.power import RunsPlan as RunsPlan
+    from ironbench.stats.regression_gate import GateDesign as GateDesign
+    from ironbench.stats.regression_gate import design_gate as design_gate
+    from ironbench.stats.regression_gate import look as look
+    from ironbench.stats.survival import Stratum as Stratum
+
+_EXPORTS = {
+    "GateDesign": "regression_gate",
+    "MAX_RUNS": "power",
+    "RunsPlan": "power",
+    "Stratum": "survival",
+    "design_gate": "regression_gate",
+    "look": "regression_gate",
+}
+__getattr__ = lazy_exports(__name__, _EXPORTS)
+__all__ += list(_EXPORTS)

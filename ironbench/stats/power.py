@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Sequence
 from functools import lru_cache
 from statistics import NormalDist
-from typing import Any
+from typing import TypedDict
 
 import numpy as np
 
@@ -221,9 +221,31 @@ def runs_needed(
     return high, achieved(high)
 
 
+class PowerPoint(TypedDict):
+    """One point of a plan's power curve."""
+
+    runs_per_case: int
+    power: float
+
+
+class RunsPlan(TypedDict):
+    """`plan_runs`' answer, as `ironbench plan --format json` prints it."""
+
+    p: float
+    drop: float
+    cases: int
+    alpha: float
+    power: float
+    gate: str
+    test: str
+    runs_per_case: int | None
+    power_reached: float | None
+    curve: list[PowerPoint]
+
+
 def plan_runs(
     p: float, drop: float, cases: int = 1, alpha: float = 0.05, power: float = 0.8, gate: str = "overall"
-) -> dict:
+) -> RunsPlan:
     """Runs per case on each side for `compare` to find a drop from p to p − drop in every
     case with `power`, for the one-sided test the chosen gate uses."""
     if not 0 < drop <= p:
@@ -238,7 +260,7 @@ def plan_runs(
         else f"one-sided exact test stratified by case over {cases} cases (power: "
         f"{stratified_power_method([(top, top)] * cases)})"
     )
-    answer: dict[str, Any] = {
+    answer: RunsPlan = {
         "p": p,
         "drop": drop,
         "cases": cases,

@@ -10,48 +10,30 @@ import hashlib
 import sqlite3
 from dataclasses import dataclass
 
+from ironbench.store.tables import EventRecord
+
 GENESIS = ""
-COLUMNS = "seq, event_id, run_id, stream, type, schema_version, timestamp_utc, idempotency_key, payload, hash"
+COLUMNS = ", ".join(EventRecord.columns)  # the last is the hash itself
+assert EventRecord.columns[-1] == "hash"
 
 
-def event_hash(
-    previous: str,
-    seq: int,
-    event_id: str,
-    run_id: str,
-    stream: str,
-    type_: str,
-    schema_version: int,
-    timestamp_utc: str,
-    idempotency_key: str | None,
-    payload: str,
-) -> str:
-    """sha256 over the predecessor's hash and every column, each length-prefixed so no
-    two different rows encode alike."""
+def event_hash(previous: str, *row: object) -> str:
+    """sha256 over the predecessor's hash and an event's row: its columns in EventRecord's
+    order, the hash left out (as `SELECT {COLUMNS}` reads them, less the last), each
+    length-prefixed so no two different rows encode alike."""
     digest = hashlib.sha256()
-    for part in (
-        previous,
-        str(seq),
-        event_id,
-        run_id,
-        stream,
-        type_,
-        str(schema_version),
-        timestamp_utc,
-        idempotency_key,
-        payload,
-    ):
+    for part in (previous, *row):
         if part is None:
             digest.update(b"N")
             continue
-        data = part.encode("utf-8")
+        data = str(part).encode("utf-8")
         digest.update(b"S" + len(data).to_bytes(8, "big") + data)
     return digest.hexdigest()
 
 
 def last_link(conn: sqlite3.Connection) -> tuple[int, str]:
     """(seq, hash) of the newest event, read inside the writer's transaction."""
-    row = conn.execute("SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1").fetchone()
+    row = conn.execute(f"{EventRecord.select('seq', 'hash')} ORDER BY seq DESC LIMIT 1").fetchone()
     return (row[0], row[1] or GENESIS) if row else (0, GENESIS)
 
 
@@ -98,7 +80,7 @@ def verify_chain(conn: sqlite3.Connection, run_id: str | None = None) -> ChainRe
     """Recompute the chain over every event, or over one run's events and the events
     right after them; the first link that does not hold is reported."""
     if run_id is None:
-        cursor = conn.execute(f"SELECT {COLUMNS} FROM events ORDER BY seq")
+        cursor = conn.execute(f"{EventRecord.select()} ORDER BY seq")
         previous_seq, previous_hash, checked = 0, GENESIS, 0
         while rows := cursor.fetchmany(1000):
             for row in rows:
@@ -107,7 +89,7 @@ def verify_chain(conn: sqlite3.Connection, run_id: str | None = None) -> ChainRe
                     return ChainReport(checked, None, broken)
                 previous_seq, previous_hash, checked = row[0], row[-1], checked + 1
         return ChainReport(checked, previous_hash if checked else None, None)
-    columns = ", ".join(f"e.{c.strip()}" for c in COLUMNS.split(","))
+    columns = ", ".join(f"e.{c}" for c in EventRecord.columns)
     cursor = conn.execute(
         f"SELECT {columns}, p.seq, p.hash FROM events e LEFT JOIN events p ON p.seq = e.seq - 1 "
         "WHERE e.run_id = ?1 OR e.seq - 1 IN (SELECT seq FROM events WHERE run_id = ?1) ORDER BY e.seq",

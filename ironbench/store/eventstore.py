@@ -16,29 +16,43 @@ from pathlib import Path
 from typing import Protocol, Self
 
 from ironbench.core.errors import RunLeased, StoreError
-from ironbench.core.events import SCHEMA_VERSION, Event, RecordedEvent, event_from_dict
+from ironbench.core.events import Event, RecordedEvent, event_from_dict
 from ironbench.core.files import file_failure
 from ironbench.core.redact import Redactor
 from ironbench.store.chain import event_hash, last_link
 from ironbench.store.failures import sqlite_failure
 from ironbench.store.leases import Heartbeat, Holder, Lease, claim, holds, read_lease, release
+from ironbench.store.tables import EventRecord, ProjectionPosition, StoreReserve
 
 BUSY_TIMEOUT_MS = 30_000
 RESERVE_BYTES = 256 * 1024  # about 64 pages inside the store: room to record a stop when it is full
 RESERVE_FILE_BYTES = 1 << 20  # and a file beside it, freed first, so SQLite's log can grow again
 
-_INSERT = (
-    "INSERT {or_ignore} INTO events(seq, event_id, run_id, stream, type, schema_version, timestamp_utc, "
-    "idempotency_key, payload, hash) VALUES (?,?,?,?,?,?,?,?,?,?)"
-)
+# A projection's position only moves forward, whichever writer records it.
 _SET_POSITION = (
-    "INSERT INTO projection_positions(name, last_seq) VALUES (?, ?) "
-    "ON CONFLICT(name) DO UPDATE SET last_seq = max(last_seq, excluded.last_seq)"
+    f"{ProjectionPosition.insert} ON CONFLICT(name) DO UPDATE SET last_seq = max(last_seq, excluded.last_seq)"
 )
+_POSITION = ProjectionPosition.select("last_seq", where=("name",))
+# What a reader of events needs of each row (its hash and key are the store's own).
+_READ = EventRecord.select("seq", "event_id", "run_id", "stream", "timestamp_utc", "type", "schema_version", "payload")
 
 
 def utc_now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _json(value: object) -> str:
+    return json.dumps(value, separators=(",", ":"))
+
+
+def _chain(row: EventRecord, previous: str) -> str:
+    """Give `row` its hash: over its other columns and the hash of the event before it."""
+    row.hash = event_hash(previous, *row.values()[:-1])
+    return row.hash
+
+
+def _set_position(conn: sqlite3.Connection, name: str, seq: int) -> None:
+    conn.execute(_SET_POSITION, ProjectionPosition(name=name, last_seq=seq).values())
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,7 +67,8 @@ class Pending:
 @dataclass(frozen=True, slots=True)
 class Foreign:
     """An event recorded elsewhere (another harness's tree, another store) on its way in:
-    it keeps its own time and, from a store, its own id and payload bytes."""
+    it keeps its own time and, from a store, its own id and payload bytes in the shape (version)
+    they were recorded in: a reader upcasts them, as it does this store's own."""
 
     stream: str
     event: Event
@@ -61,7 +76,7 @@ class Foreign:
     idempotency_key: str | None = None
     event_id: str | None = None  # None: a new id
     payload: str | None = None  # the payload as recorded (JSON); None: the event's own
-    schema_version: int = SCHEMA_VERSION
+    schema_version: int | None = None  # the payload's version as recorded; None: the event's own
 
 
 class InlineProjection(Protocol):
@@ -124,6 +139,11 @@ class EventStore:
             self.conn.execute("BEGIN IMMEDIATE")
         except sqlite3.Error as exc:
             raise sqlite_failure(self.path, "cannot write the store", exc) from exc
+        except BaseException:
+            # A Ctrl-C that arrived while BEGIN ran is raised as it returns: the transaction is
+            # open, and left so, no later write (the run's abort, its lease) could begin one.
+            self._rollback()
+            raise
         try:
             yield self.conn
             self.conn.execute("COMMIT")
@@ -165,7 +185,7 @@ class EventStore:
                 taker = f" to {lease.describe(datetime.now(UTC))}" if lease else ""
                 raise RunLeased(f"{run_id}: this coordinator lost its lease{taker}; it stops writing")
             if free_reserve:  # the disk is full: give back the reserve, so this append fits
-                conn.execute("DELETE FROM store_reserve")
+                conn.execute(StoreReserve.delete())
             # Read under the write lock: whichever process appends, each new event
             # links to the one truly before it.
             link = last_link(conn)
@@ -174,11 +194,9 @@ class EventStore:
                 if recorded_event is not None:
                     recorded.append(recorded_event)
             if recorded:
-                for projection in self.projections:
-                    projection.apply(conn, recorded)
-                    conn.execute(_SET_POSITION, (projection.name, recorded[-1].seq))
+                self._project(conn, recorded)
             for name, seq in (positions or {}).items():
-                conn.execute(_SET_POSITION, (name, seq))
+                _set_position(conn, name, seq)
         return recorded
 
     def append_foreign(
@@ -195,29 +213,31 @@ class EventStore:
             run_id, items = select(conn)
             for item in items:
                 event = item.event
-                payload = (
-                    item.payload if item.payload is not None else json.dumps(event.to_dict(), separators=(",", ":"))
+                row = EventRecord(
+                    seq=link[0] + 1,
+                    event_id=item.event_id or uuid.uuid4().hex,
+                    run_id=run_id,
+                    stream=item.stream,
+                    type=event.event,
+                    schema_version=item.schema_version if item.schema_version is not None else event.version,
+                    timestamp_utc=item.timestamp_utc,
+                    idempotency_key=item.idempotency_key,
+                    payload=item.payload if item.payload is not None else _json(event.to_dict()),
+                    hash=None,
                 )
-                columns = (
-                    link[0] + 1,
-                    item.event_id or uuid.uuid4().hex,
-                    run_id,
-                    item.stream,
-                    event.event,
-                    item.schema_version,
-                    item.timestamp_utc,
-                    item.idempotency_key,
-                    payload,
-                )
-                digest = event_hash(link[1], *columns)
-                conn.execute(_INSERT.format(or_ignore=""), (*columns, digest))
-                recorded.append(RecordedEvent(columns[0], columns[1], run_id, item.stream, item.timestamp_utc, event))
-                link = (columns[0], digest)
+                digest = _chain(row, link[1])
+                conn.execute(EventRecord.insert, row.values())
+                recorded.append(RecordedEvent(row.seq, row.event_id, run_id, item.stream, item.timestamp_utc, event))
+                link = (row.seq, digest)
             if recorded:
-                for projection in self.projections:
-                    projection.apply(conn, recorded)
-                    conn.execute(_SET_POSITION, (projection.name, recorded[-1].seq))
+                self._project(conn, recorded)
         return recorded
+
+    def _project(self, conn: sqlite3.Connection, recorded: list[RecordedEvent]) -> None:
+        """The inline projections see the new events, and record how far they got, in the append's transaction."""
+        for projection in self.projections:
+            projection.apply(conn, recorded)
+            _set_position(conn, projection.name, recorded[-1].seq)
 
     # -- leases: one coordinator per run ----------------------------------------------
 
@@ -293,7 +313,7 @@ class EventStore:
     def _fill_reserve(conn: sqlite3.Connection) -> None:
         """Keep a little space back: when the disk fills mid-run, freeing it lets the run
         record that it stopped (`append(..., free_reserve=True)`)."""
-        conn.execute("INSERT OR IGNORE INTO store_reserve(id, filler) VALUES (1, zeroblob(?))", (RESERVE_BYTES,))
+        conn.execute(StoreReserve.insert_or_ignore, StoreReserve(id=1, filler=bytes(RESERVE_BYTES)).values())
 
     def _insert(
         self, conn: sqlite3.Connection, run_id: str, item: Pending, link: tuple[int, str]
@@ -304,35 +324,34 @@ class EventStore:
         if self.redactor is not None:
             redacted = self.redactor.value(payload)
             if redacted != payload:
-                payload, event = redacted, event_from_dict(event.event, redacted)
-        event_id = uuid.uuid4().hex
-        timestamp = utc_now()
+                payload, event = redacted, event_from_dict(event.event, redacted, event.version)
         seq = link[0] + 1
-        columns = (
-            seq,
-            event_id,
-            run_id,
-            item.stream,
-            event.event,
-            SCHEMA_VERSION,
-            timestamp,
-            item.idempotency_key,
-            json.dumps(payload, separators=(",", ":")),
+        row = EventRecord(
+            seq=seq,
+            event_id=uuid.uuid4().hex,
+            run_id=run_id,
+            stream=item.stream,
+            type=event.event,
+            schema_version=event.version,
+            timestamp_utc=utc_now(),
+            idempotency_key=item.idempotency_key,
+            payload=_json(payload),
+            hash=None,
         )
-        digest = event_hash(link[1], *columns)
-        statement = _INSERT.format(or_ignore="OR IGNORE" if item.idempotency_key else "")
-        cursor = conn.execute(statement, (*columns, digest))
+        digest = _chain(row, link[1])
+        statement = EventRecord.insert_or_ignore if item.idempotency_key else EventRecord.insert
+        cursor = conn.execute(statement, row.values())
         if cursor.rowcount == 0:
             return None, link
-        return RecordedEvent(seq, event_id, run_id, item.stream, timestamp, event), (seq, digest)
+        return RecordedEvent(seq, row.event_id, run_id, item.stream, row.timestamp_utc, event), (seq, digest)
 
     def position(self, name: str) -> int:
-        row = self._query("SELECT last_seq FROM projection_positions WHERE name = ?", (name,)).fetchone()
+        row = self._query(_POSITION, (name,)).fetchone()
         return row[0] if row else 0
 
     def set_position(self, name: str, seq: int) -> None:
         with self.transaction() as conn:
-            conn.execute(_SET_POSITION, (name, seq))
+            _set_position(conn, name, seq)
 
     def _query(self, sql: str, params: tuple = ()) -> sqlite3.Cursor:
         try:
@@ -355,7 +374,7 @@ class EventStore:
         """The events with after < seq (<= until), in the store's order: of one run, of some
         types, on streams under a prefix, about one case (their `case_id`); at most `limit` of
         them, the first ones or (`newest`) the last ones."""
-        sql = "SELECT seq, event_id, run_id, stream, timestamp_utc, type, payload FROM events WHERE seq > ?"
+        sql = f"{_READ} WHERE seq > ?"
         params: list = [after]
         for condition, value in (("seq <= ?", until), ("run_id = ?", run_id)):
             if value is not None:
@@ -375,8 +394,9 @@ class EventStore:
             sql += " LIMIT ?"
             params.append(limit)
         rows = self._query(sql, tuple(params)).fetchall()
-        for seq, event_id, run, stream, timestamp, type_, payload in reversed(rows) if newest else rows:
-            yield RecordedEvent(seq, event_id, run, stream, timestamp, event_from_dict(type_, json.loads(payload)))
+        for seq, event_id, run, stream, timestamp, type_, version, payload in reversed(rows) if newest else rows:
+            event = event_from_dict(type_, json.loads(payload), version)  # upcast, when stored in an older shape
+            yield RecordedEvent(seq, event_id, run, stream, timestamp, event)
 
     def run_ids(self) -> list[str]:
         return [r[0] for r in self._query("SELECT run_id FROM events WHERE type = 'run_started' ORDER BY seq")]

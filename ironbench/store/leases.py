@@ -16,10 +16,14 @@ from datetime import UTC, datetime
 from typing import Self
 
 from ironbench.core.errors import RunLeased
+from ironbench.store.tables import RunLease
 
 HEARTBEAT_SECONDS = 5.0
 LEASE_TTL_SECONDS = 60.0  # a holder on another host is taken for gone after this long without a heartbeat
 _STAMP = "%Y-%m-%dT%H:%M:%S.%fZ"
+_READ = RunLease.select("host", "pid", "process_started", "acquired_utc", "heartbeat_utc", where=("run_id",))
+_RELEASE = RunLease.delete("run_id", "host", "pid", "process_started")
+_BEAT = RunLease.update("heartbeat_utc", where=("run_id", "host", "pid"))
 
 
 def _now() -> datetime:
@@ -81,9 +85,7 @@ class Lease:
 
 
 def read_lease(conn: sqlite3.Connection, run_id: str) -> Lease | None:
-    row = conn.execute(
-        "SELECT host, pid, process_started, acquired_utc, heartbeat_utc FROM run_leases WHERE run_id = ?", (run_id,)
-    ).fetchone()
+    row = conn.execute(_READ, (run_id,)).fetchone()
     if row is None:
         return None
     return Lease(run_id, Holder(row[0], row[1], row[2]), row[3], row[4])
@@ -100,11 +102,15 @@ def claim(conn: sqlite3.Connection, run_id: str, holder: Holder, resume_hint: st
             f"wait for it to finish, or stop it (kill {existing.holder.pid} on {existing.holder.host})"
             + (f" and then: {resume_hint}" if resume_hint else "")
         )
-    conn.execute(
-        "INSERT OR REPLACE INTO run_leases(run_id, host, pid, process_started, acquired_utc, heartbeat_utc) "
-        "VALUES (?,?,?,?,?,?)",
-        (run_id, holder.host, holder.pid, holder.process_started, _stamp(now), _stamp(now)),
+    lease = RunLease(
+        run_id=run_id,
+        host=holder.host,
+        pid=holder.pid,
+        process_started=holder.process_started,
+        acquired_utc=_stamp(now),
+        heartbeat_utc=_stamp(now),
     )
+    conn.execute(RunLease.replace, lease.values())
     return existing if existing is not None and existing.holder != holder else None
 
 
@@ -114,10 +120,7 @@ def holds(conn: sqlite3.Connection, run_id: str, holder: Holder) -> bool:
 
 
 def release(conn: sqlite3.Connection, run_id: str, holder: Holder) -> None:
-    conn.execute(
-        "DELETE FROM run_leases WHERE run_id = ? AND host = ? AND pid = ? AND process_started = ?",
-        (run_id, holder.host, holder.pid, holder.process_started),
-    )
+    conn.execute(_RELEASE, (run_id, holder.host, holder.pid, holder.process_started))
 
 
 class Heartbeat:
@@ -142,10 +145,7 @@ class Heartbeat:
             try:
                 conn = sqlite3.connect(self.path, timeout=5, isolation_level=None)
                 try:
-                    conn.execute(
-                        "UPDATE run_leases SET heartbeat_utc = ? WHERE run_id = ? AND host = ? AND pid = ?",
-                        (_stamp(_now()), self.run_id, self.holder.host, self.holder.pid),
-                    )
+                    conn.execute(_BEAT, (_stamp(_now()), self.run_id, self.holder.host, self.holder.pid))
                 finally:
                     conn.close()
             except sqlite3.Error:

@@ -1,55 +1,53 @@
-"""SQLModel table definitions: the events log, the read models and projection positions.
+"""The store's tables, declared once: the events log, the read models, projection positions,
+leases, the model-call cache and the space reserve.
 
-The schema itself only ever changes through alembic revisions in `migrations/`;
-these classes describe it for code and for DuckDB queries.
+Each class is a table's row (store/rows.py): the store, the read model and the model cache
+write through these classes, and alembic's environment and the drift test read them as
+SQLModel tables (store/models.py). The schema itself only ever changes through alembic
+revisions in `migrations/`; a test keeps these classes equal to what they build.
 """
 
-from sqlalchemy import Index
-from sqlmodel import Field, SQLModel
+from ironbench.core.events import StopDecision
+from ironbench.store.rows import Row, column
 
 
-class EventRecord(SQLModel, table=True):
-    __tablename__ = "events"
-    __table_args__ = (Index("ix_events_run_stream", "run_id", "stream"),)
-
-    seq: int | None = Field(default=None, primary_key=True)
-    event_id: str = Field(unique=True)
-    run_id: str = Field(index=True)
+class EventRecord(Row, table="events", indexes=[("ix_events_run_stream", ("run_id", "stream"))]):
+    seq: int = column(primary_key=True)
+    event_id: str = column(unique=True)
+    run_id: str = column(index=True)
     stream: str
     type: str
     schema_version: int
     timestamp_utc: str
     # Set for facts that may be recorded at most once (a completed invocation,
     # a decision); the unique index makes a duplicate impossible, not just unlikely.
-    idempotency_key: str | None = Field(default=None, unique=True)
+    idempotency_key: str | None = column(unique=True)
     payload: str
     # sha256 over this event's columns and its predecessor's hash (store/chain.py).
-    hash: str | None = None
+    hash: str | None
 
 
-class RunRow(SQLModel, table=True):
-    __tablename__ = "runs"
-
-    run_id: str = Field(primary_key=True)
+class RunRow(Row, table="runs"):
+    run_id: str = column(primary_key=True)
     suite_id: str
     mode: str
     status: str
     started_utc: str
-    finished_utc: str | None = None
+    finished_utc: str | None
     target: str
     ironclad_version: str
-    label: str | None = None
-    environment: str | None = None  # JSON: the variables the suite's record_env named
-    ironclad_version_source: str | None = None  # how the target's version was found
-    imported: str | None = None  # outputs | store: where an imported run's events came from (else null)
-    imported_from: str | None = None  # the folder or store file it was imported from
+    label: str | None
+    environment: str | None  # JSON: the variables the suite's record_env named
+    ironclad_version_source: str | None  # how the target's version was found
+    imported: str | None  # outputs | store: where an imported run's events came from (else null)
+    imported_from: str | None  # the folder or store file it was imported from
 
 
-class _InvocationColumns(SQLModel):
+class _InvocationColumns(Row):
     """What one invocation attempt recorded: the columns of the three tables below."""
 
-    invocation_key: str = Field(primary_key=True)
-    run_id: str = Field(index=True)
+    invocation_key: str = column(primary_key=True)
+    run_id: str = column(index=True)
     suite_id: str
     mode: str
     case_id: str
@@ -58,66 +56,59 @@ class _InvocationColumns(SQLModel):
     instruction_hash: str
     instruction_length: int
     success: bool
-    failure_stage: str | None = None
+    failure_stage: str | None
     attempts: int
     repairs_triggered: int
     duration_ms: int
     timed_out: bool
-    harness_error: str | None = None
-    infra_error: str | None = None
-    exit_code: int | None = None
+    harness_error: str | None
+    infra_error: str | None
+    exit_code: int | None
     debug_artifacts_present: bool
     timestamp_utc: str
     seq: int
-    group_path: str | None = None
-    generator: str | None = None
-    level: int | None = None
-    case_mode: str | None = None
-    brick_sha256: str | None = None  # of the brick the run saved (never a copy)
-    correct: bool | None = None  # the harness's check of its brick said correct (None: not checked)
-    check_verdict: str | None = None  # that check's verdict (core/kinds.py CheckVerdict)
-    failure_cause: str | None = None  # why the last failed validation attempt of a failed run failed
-    complexity: str | None = None  # a canonical case's group: small, mid or large
+    group_path: str | None
+    generator: str | None
+    level: int | None
+    case_mode: str | None
+    brick_sha256: str | None  # of the brick the run saved (never a copy)
+    correct: bool | None  # the harness's check of its brick said correct (None: not checked)
+    check_verdict: str | None  # that check's verdict (core/kinds.py CheckVerdict)
+    failure_cause: str | None  # why the last failed validation attempt of a failed run failed
+    complexity: str | None  # a canonical case's group: small, mid or large
     # imported: the outcome fields the recorded summary gives otherwise (comma-separated)
-    disagrees: str | None = None
+    disagrees: str | None
     # What it asked of the model gateway (NULL: the run served no model).
-    model_calls: int | None = None
-    prompt_tokens: int | None = None
-    completion_tokens: int | None = None
-    model_seconds: float | None = None
+    model_calls: int | None
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    model_seconds: float | None
 
 
-class InvocationRow(_InvocationColumns, table=True):
-    __tablename__ = "invocations"
-
-    rerun: int = 0  # 0: the slot's first attempt; k: its k-th re-run
+class InvocationRow(_InvocationColumns, table="invocations"):
+    rerun: int  # 0: the slot's first attempt; k: its k-th re-run
 
 
-class SupersededInvocationRow(_InvocationColumns, table=True):
+class SupersededInvocationRow(_InvocationColumns, table="superseded_invocations"):
     """An attempt of an invocation slot that a later attempt replaced (it hit an
     infrastructure error and was run again); `invocations` holds only the live one."""
 
-    __tablename__ = "superseded_invocations"
-
-    rerun: int = Field(primary_key=True)
+    rerun: int = column(primary_key=True)
 
 
-class SurplusInvocationRow(_InvocationColumns, table=True):
+class SurplusInvocationRow(_InvocationColumns, table="surplus_invocations"):
     """A run that lies past its group's decision (started by --speculate): kept, never
     evidence; `invocations` holds none of them."""
 
-    __tablename__ = "surplus_invocations"
-    rerun: int = 0
+    rerun: int
 
 
-class CheckRow(SQLModel, table=True):
+class CheckRow(Row, table="checks"):
     """The latest check of the brick an invocation saved (a re-check replaces it)."""
 
-    __tablename__ = "checks"
-
-    invocation_key: str = Field(primary_key=True)
+    invocation_key: str = column(primary_key=True)
     rerun: int
-    run_id: str = Field(index=True)
+    run_id: str = column(index=True)
     suite_id: str
     case_id: str
     variant_id: str
@@ -126,102 +117,82 @@ class CheckRow(SQLModel, table=True):
     kind: str  # pytest | python | command
     check_sha256: str
     verdict: str
-    correct: bool | None = None  # None: the harness could not run it (harness_fault)
-    passed: int | None = None
-    failed: int | None = None
+    correct: bool | None  # None: the harness could not run it (harness_fault)
+    passed: int | None
+    failed: int | None
     duration_ms: int
     detail: str
     output: str
     recheck: bool
     brick_path: str
-    brick_sha256: str | None = None
+    brick_sha256: str | None
     timestamp_utc: str
     seq: int
 
 
-class FailureCauseRow(SQLModel, table=True):
+class FailureCauseRow(Row, table="failure_causes"):
     """Why one failed validation attempt of an invocation failed, read from its debug file."""
 
-    __tablename__ = "failure_causes"
-
-    invocation_key: str = Field(primary_key=True)
-    attempt: int = Field(primary_key=True)
-    run_id: str = Field(index=True)
+    invocation_key: str = column(primary_key=True)
+    attempt: int = column(primary_key=True)
+    run_id: str = column(index=True)
     suite_id: str
     case_id: str
     variant_id: str
-    group_path: str | None = None
+    group_path: str | None
     run_index: int
     cause: str
-    passed: int | None = None
-    failed: int | None = None
+    passed: int | None
+    failed: int | None
     file: str
     timestamp_utc: str
     seq: int
 
 
-class DecisionRow(SQLModel, table=True):
-    __tablename__ = "decisions"
+class DecisionRow(StopDecision, Row, table="decisions", frozen=True):
+    """A group's decision: every field of its evidence (a StopDecision's, declared there),
+    then where it stands."""
 
-    seq: int = Field(primary_key=True)
-    run_id: str = Field(index=True)
+    seq: int = column(primary_key=True)
+    run_id: str = column(index=True)
     suite_id: str
     mode: str
     case_id: str
     variant_id: str
-    decision: str
-    reason: str
-    n: int
-    successes: int
-    success_rate: float
-    wilson_low: float
-    wilson_high: float
-    chance_agreement: float
     timestamp_utc: str
-    group_path: str | None = None
-    generator: str | None = None
-    level: int | None = None
-    case_mode: str | None = None
-    reference_source: str | None = None
-    success_lower_95: float | None = None
-    success_upper_95: float | None = None
-    reproduce_lower_95: float | None = None
-    direction: str | None = None
-    p_value: float | None = None
-    complexity: str | None = None
+    group_path: str | None
+    generator: str | None
+    level: int | None
+    case_mode: str | None
+    reference_source: str | None
+    complexity: str | None
 
 
-class VariantRow(SQLModel, table=True):
-    __tablename__ = "variants"
-
-    seq: int = Field(primary_key=True)
-    run_id: str = Field(index=True)
+class VariantRow(Row, table="variants"):
+    seq: int = column(primary_key=True)
+    run_id: str = column(index=True)
     suite_id: str
     case_mode: str
     case_id: str
     generator: str
-    variant_id: str | None = None
+    variant_id: str | None
     instruction: str
     instruction_hash: str
-    seed: int | None = None
+    seed: int | None
     attempt: int
     dropped: bool
-    reason: str | None = None
+    reason: str | None
     timestamp_utc: str
 
 
-class ProjectionPosition(SQLModel, table=True):
-    __tablename__ = "projection_positions"
-
-    name: str = Field(primary_key=True)
+class ProjectionPosition(Row, table="projection_positions"):
+    name: str = column(primary_key=True)
     last_seq: int
 
 
-class RejectionRow(SQLModel, table=True):
-    __tablename__ = "rejections"
-
-    seq: int = Field(primary_key=True)
-    run_id: str = Field(index=True)
+class RejectionRow(Row, table="rejections"):
+    seq: int = column(primary_key=True)
+    run_id: str = column(index=True)
     suite_id: str
     case_id: str
     generator: str
@@ -234,13 +205,11 @@ class RejectionRow(SQLModel, table=True):
     timestamp_utc: str
 
 
-class ModelCall(SQLModel, table=True):
-    __tablename__ = "model_calls"
-
-    key: str = Field(primary_key=True)
+class ModelCall(Row, table="model_calls"):
+    key: str = column(primary_key=True)
     model: str
     prompt: str
-    system: str | None = None
+    system: str | None
     options: str
     attempt: int
     response: str
@@ -248,17 +217,15 @@ class ModelCall(SQLModel, table=True):
     created_utc: str
 
 
-class GatewayCallRow(SQLModel, table=True):
+class GatewayCallRow(Row, table="gateway_calls"):
     """One call a target made to the run's model gateway (every attempt of a slot: `rerun`).
     `ironbench query` shows it as the view `model_calls` (the table of that name caches the
     coordinator's own model answers)."""
 
-    __tablename__ = "gateway_calls"
-
-    seq: int = Field(primary_key=True)
-    run_id: str = Field(index=True)
+    seq: int = column(primary_key=True)
+    run_id: str = column(index=True)
     suite_id: str
-    invocation_key: str = Field(index=True)
+    invocation_key: str = column(index=True)
     rerun: int
     case_id: str
     variant_id: str
@@ -271,69 +238,61 @@ class GatewayCallRow(SQLModel, table=True):
     stream: bool
     messages: str  # JSON: [{"role", "content"}], long contents as {"sha256", "chars"} (gateway_texts)
     options: str  # JSON: the rest of the request
-    answer: str | None = None  # NULL when held by hash (answer_sha256) or when the call failed
-    answer_sha256: str | None = None
-    prompt_tokens: int | None = None
-    completion_tokens: int | None = None
+    answer: str | None  # NULL when held by hash (answer_sha256) or when the call failed
+    answer_sha256: str | None
+    prompt_tokens: int | None
+    completion_tokens: int | None
     latency_ms: float
-    error: str | None = None
-    error_kind: str | None = None
+    error: str | None
+    error_kind: str | None
     status: int
-    retry_after: float | None = None
-    divergence: str | None = None
+    retry_after: float | None
+    divergence: str | None
     timestamp_utc: str
 
 
-class GatewayTextRow(SQLModel, table=True):
+class GatewayTextRow(Row, table="gateway_texts"):
     """The long texts of a run's model calls, once each, by sha256."""
 
-    __tablename__ = "gateway_texts"
-
-    run_id: str = Field(primary_key=True)
-    sha256: str = Field(primary_key=True)
+    run_id: str = column(primary_key=True)
+    sha256: str = column(primary_key=True)
     text: str
     chars: int
 
 
-class _TurnColumns(SQLModel):
+class _TurnColumns(Row):
     """One turn of a gauntlet conversation, as the two tables below key and date it."""
 
-    run_id: str = Field(primary_key=True)
-    engine: str = Field(primary_key=True)
-    scenario: str = Field(primary_key=True)
-    conversation: int = Field(primary_key=True)
-    turn: int = Field(primary_key=True)
+    run_id: str = column(primary_key=True)
+    engine: str = column(primary_key=True)
+    scenario: str = column(primary_key=True)
+    conversation: int = column(primary_key=True)
+    turn: int = column(primary_key=True)
     suite_id: str
     domain: str
     timestamp_utc: str
     seq: int
 
 
-class TurnRow(_TurnColumns, table=True):
-    __tablename__ = "turns"
-
+class TurnRow(_TurnColumns, table="turns"):
     attempt: int
     prompt: str
     answer: str
     duration_ms: int
 
 
-class TurnScoreRow(_TurnColumns, table=True):
+class TurnScoreRow(_TurnColumns, table="turn_scores"):
     """One scorer's verdict on a turn."""
 
-    __tablename__ = "turn_scores"
-
-    scorer: str = Field(primary_key=True)
+    scorer: str = column(primary_key=True)
     violated: bool
     detail: str
 
 
-class RunLease(SQLModel, table=True):
+class RunLease(Row, table="run_leases"):
     """The coordinator writing a run; not an event (it changes, and goes when the run stops)."""
 
-    __tablename__ = "run_leases"
-
-    run_id: str = Field(primary_key=True)
+    run_id: str = column(primary_key=True)
     host: str
     pid: int
     process_started: float
@@ -341,21 +300,17 @@ class RunLease(SQLModel, table=True):
     heartbeat_utc: str
 
 
-class StoreReserve(SQLModel, table=True):
+class StoreReserve(Row, table="store_reserve"):
     """Filler freed when the disk fills, so a run can still record why it stopped."""
 
-    __tablename__ = "store_reserve"
-
-    id: int = Field(primary_key=True)
+    id: int = column(primary_key=True)
     filler: bytes
 
 
-class GateRow(SQLModel, table=True):
+class GateRow(Row, table="gates"):
     """`run --against`: the sequential gate a run ran under (one row per run)."""
 
-    __tablename__ = "gates"
-
-    run_id: str = Field(primary_key=True)
+    run_id: str = column(primary_key=True)
     seq: int
     against: str
     margin: float
@@ -368,13 +323,11 @@ class GateRow(SQLModel, table=True):
     met: bool
 
 
-class GateLookRow(SQLModel, table=True):
+class GateLookRow(Row, table="gate_looks"):
     """Each look of a run's sequential gate, in order."""
 
-    __tablename__ = "gate_looks"
-
-    seq: int = Field(primary_key=True)
-    run_id: str = Field(index=True)
+    seq: int = column(primary_key=True)
+    run_id: str = column(index=True)
     round: int
     look: int
     invocations: int
@@ -386,6 +339,6 @@ class GateLookRow(SQLModel, table=True):
     low: float
     high: float
     decision: str
-    p_fixed: float | None = None
+    p_fixed: float | None
     failed: bool
     timestamp_utc: str

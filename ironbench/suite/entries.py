@@ -12,11 +12,12 @@ from pydantic import (
     PrivateAttr,
     SerializeAsAny,
     ValidationError,
+    ValidationInfo,
     field_serializer,
     model_validator,
 )
 
-from ironbench.generators.registry import GeneratorParams, canonical_name
+from ironbench.generators import GeneratorParams, canonical_name
 from ironbench.suite.safe_yaml import INT64
 
 MAX_VARIANTS = 10
@@ -72,6 +73,13 @@ def merge_params(data: dict, fixed: tuple[str, ...]) -> dict:
     return {**top, "params": merged}
 
 
+class RecordedParams(GeneratorParams):
+    """A recorded entry's parameters as the run recorded them, for a generator this ironbench
+    cannot read them for (`Suite.from_dict`): shown and kept, never used to generate."""
+
+    model_config = ConfigDict(extra="allow", frozen=True, strict=True)
+
+
 class _Entry(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
     _kind: ClassVar[str] = "variant"
@@ -86,7 +94,7 @@ class _Entry(BaseModel):
 
     @model_validator(mode="wrap")
     @classmethod
-    def _read(cls, data: Any, handler):
+    def _read(cls, data: Any, handler, info: ValidationInfo):
         if isinstance(data, cls):
             return data
         ignored: tuple[str, ...] = ()
@@ -94,12 +102,19 @@ class _Entry(BaseModel):
             data = merge_params(data, cls._fixed)
             generator = data.get("generator")
             if isinstance(generator, str):
-                name, params, ignored = _generator_params(
-                    canonical_name(generator),
-                    cls._kind,
-                    data["params"],
-                    SPEC_ENTRY_PARAMS if cls._kind != "ladder" else (),
-                )
+                try:
+                    name, params, ignored = _generator_params(
+                        canonical_name(generator),
+                        cls._kind,
+                        data["params"],
+                        SPEC_ENTRY_PARAMS if cls._kind != "ladder" else (),
+                    )
+                except ValueError:
+                    if not (info.context and info.context.get("recorded")):
+                        raise
+                    # a run's record names a generator this ironbench lacks (a plugin not
+                    # installed here), or parameters it no longer takes: kept as recorded
+                    name, params = generator, RecordedParams(**data["params"])
                 data = {**data, "generator": name, "params": params}
         entry = handler(data)
         entry._ignored = ignored

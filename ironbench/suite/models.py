@@ -8,8 +8,9 @@ the same typed Suite.
 """
 
 import re
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import yaml
 from pydantic import (
@@ -35,6 +36,9 @@ from ironbench.suite.entries import MAX_LEVELS, LadderLevel, VariantEntry, ladde
 from ironbench.suite.safe_yaml import MAX_FILE_BYTES, YamlRefused, check_values
 from ironbench.suite.safe_yaml import load as load_yaml
 
+if TYPE_CHECKING:
+    from ironbench.stats import StoppingRule
+
 MAX_BASELINE_RUNS = 10
 MAX_CONVERSATIONS = 100
 MAX_CONFIDENCE_RUNS = 200
@@ -54,9 +58,15 @@ Complexity = Literal["small", "mid", "large"]
 _SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 
 
-def _safe_id(value: str) -> str:
+def _recorded(info: ValidationInfo) -> bool:
+    """Whether a run's record is being read (`Suite.from_dict`), not a suite file."""
+    return bool(info.context and info.context.get("recorded"))
+
+
+def _safe_id(value: str, info: ValidationInfo) -> str:
     # Ids name folders and files: a safe character set, never "." or "..", a bounded length.
-    if not _SAFE_ID.fullmatch(value):
+    # A record keeps the ids it was run (or imported) with.
+    if not _SAFE_ID.fullmatch(value) and not _recorded(info):
         raise ValueError(
             f"{value[:40]!r}{'...' if len(value) > 40 else ''} is not an id: 1-64 letters, digits, "
             "'_', '.' or '-', starting with a letter or digit"
@@ -68,6 +78,8 @@ Identifier = Annotated[str, Field(strict=True), AfterValidator(_safe_id)]
 
 
 def _instruction(value: str, info: ValidationInfo) -> str:
+    if _recorded(info):
+        return value  # the instruction that ran, as it ran
     # NFKC first, so the contract check sees what a reader (or a model) would.
     value = normalise_instruction(value)
     if info.context and info.context.get("from_file"):
@@ -377,6 +389,16 @@ class ServeModel(_Strict):
     models: dict[Annotated[str, Field(min_length=1)], Annotated[str, Field(min_length=1)]] = {}
 
 
+@dataclass(frozen=True)
+class Settings:
+    """How a suite's invocations ran; None where its record states nothing (a run imported
+    from a harness whose metadata named no such setting)."""
+
+    timeout_seconds: int | None
+    repair_enabled: bool | None
+    debug_enabled: bool | None
+
+
 def _own_cap(stop: object) -> bool:
     return isinstance(stop, dict) and stop.get("rule") in ("confidence", "fixed")
 
@@ -396,6 +418,31 @@ def _canonical_cases(data: dict) -> list:
                 case = {**case, "complexity": group}
             cases.append(case)
     return cases
+
+
+class SuiteSandbox(_Strict):
+    """The fence a suite asks for its targets and checks (the command line's --sandbox wins; its
+    --allow-* and --pass-env add to these). Relative paths are taken from the suite's folder."""
+
+    mode: Literal["auto", "on", "off"] | None = None
+    allow_read: list[Annotated[str, Field(min_length=1)]] = []
+    allow_write: list[Annotated[str, Field(min_length=1)]] = []
+    allow_net: list[Annotated[str, Field(min_length=1)]] = []
+    pass_env: list[Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]] = []
+    memory_mb: Annotated[int, Field(strict=True, ge=64, le=1_048_576)] | None = None
+
+    @field_validator("allow_net")
+    @classmethod
+    def _endpoints(cls, value: list[str]) -> list[str]:
+        from ironbench.core.errors import SandboxError
+        from ironbench.sandbox import Endpoint
+
+        for text in value:
+            try:
+                Endpoint.parse(text, "allow_net")
+            except SandboxError as exc:
+                raise ValueError(str(exc)) from None
+        return value
 
 
 class Suite(_Strict):
@@ -441,7 +488,9 @@ class Suite(_Strict):
             "overrides it)",
         ),
     ] = None
+    sandbox: SuiteSandbox | None = None  # the fence around its targets and checks
     _written: object = PrivateAttr(default=None)  # the file's data, for errors in its own words
+    _by_id: tuple[list, dict[str, "BaselineCase | AdversarialCase | StressCase"]] | None = PrivateAttr(default=None)
 
     @model_validator(mode="before")
     @classmethod
@@ -491,7 +540,7 @@ class Suite(_Strict):
         return data
 
     @model_validator(mode="after")
-    def _shape_and_unique_ids(self) -> "Suite":
+    def _shape_and_unique_ids(self, info: ValidationInfo) -> "Suite":
         if self.mode == "gauntlet":
             if self.cases:
                 raise ValueError("cases: a gauntlet suite has engines and scenarios, not cases")
@@ -507,7 +556,7 @@ class Suite(_Strict):
             if self.check is not None:
                 raise ValueError("check: a gauntlet suite saves no bricks to check")
         else:
-            if not self.cases:
+            if not self.cases and not _recorded(info):  # a run imported from outputs records none
                 where = "small, mid or large" if self.mode == "canonical" else "cases"
                 raise ValueError(f"{where}: at least one case is required")
             for field in ("engines", "scenarios", "conversations"):
@@ -536,6 +585,74 @@ class Suite(_Strict):
                     raise ValueError(f"{field}[{index}].{key}: duplicate {key} {value!r}")
                 seen.add(value)
         return self
+
+    # -- the suite's rules: written once, read by the runner and by every reader of a run ------
+
+    def case(self, case_id: str) -> "BaselineCase | AdversarialCase | StressCase | None":
+        """The case of this id; None when the suite has none (a run imported from another
+        harness's outputs records no cases)."""
+        # built once per list of cases (a copy with other cases, model_copy's, builds its own)
+        if self._by_id is None or self._by_id[0] is not self.cases:
+            self._by_id = (self.cases, {case.id: case for case in self.cases})
+        return self._by_id[1].get(case_id)
+
+    def instruction_of(self, case_id: str) -> str | None:
+        """A case's instruction (an adversarial or stress case's base instruction)."""
+        case = self.case(case_id)
+        return None if case is None else case.instruction
+
+    def scenario(self, name: str) -> Scenario | None:
+        """A gauntlet scenario by name."""
+        return next((s for s in self.scenarios if s.name == name), None)
+
+    @property
+    def engine_names(self) -> list[str]:
+        """A gauntlet's engines, in the suite's order."""
+        return [engine.name for engine in self.engines]
+
+    @property
+    def planned_turns(self) -> int:
+        """A gauntlet's turns: every engine answers each prompt of each of a scenario's conversations."""
+        return len(self.engines) * sum(self.conversations_of(s) * len(s.prompts) for s in self.scenarios)
+
+    @property
+    def settings(self) -> "Settings":
+        """How the suite's invocations ran, as its record states it (metadata.json shows it)."""
+        stated = self.model_fields_set
+        return Settings(
+            self.timeout_seconds if "timeout_seconds" in stated else None,
+            self.repair_enabled if "repair_enabled" in stated else None,
+            self.debug_enabled if "debug_enabled" in stated else None,
+        )
+
+    def max_runs(self, case: BaselineCase) -> int:
+        """The most runs a baseline case can take: its stopping rule's own count, else its `runs`."""
+        stop = self.stop_of(case)
+        return stop.max_runs if isinstance(stop, ConfidenceStop) else stop.runs if stop else case.runs
+
+    def stopping_rule(self, case_id: str) -> "StoppingRule":
+        """The rule a baseline case stops by, as the pass@k estimators read it (`stop_of`, then
+        its number of runs); a case the suite does not hold (an imported run's) by the suite's
+        rule, else the seed's over the default runs."""
+        from ironbench.stats import StoppingRule, confidence_thresholds
+
+        case = self.case(case_id)
+        if isinstance(case, BaselineCase):
+            stop, runs = self.stop_of(case), case.runs
+        else:
+            stop, runs = (None if isinstance(self.stop, SeedStop) else self.stop), MAX_BASELINE_RUNS
+        if isinstance(stop, FixedStop):
+            return StoppingRule("fixed", stop.runs)
+        if isinstance(stop, ConfidenceStop):
+            thresholds = confidence_thresholds(stop.reproduce, stop.confidence, stop.max_runs)
+            return StoppingRule("confidence", stop.max_runs, thresholds)
+        return StoppingRule("last_3_agree", runs)
+
+    def checked(self, case_id: str, level: int | None = None) -> bool:
+        """Whether the harness checks a case's runs (at a stress level): `check_of` by id; a
+        case the suite does not hold by the suite's check."""
+        case = self.case(case_id)
+        return (self.check if case is None else self.check_of(case, level)) is not None
 
     def stop_of(self, case: BaselineCase) -> "ConfidenceStop | FixedStop | None":
         """A baseline case's stopping rule: its own, else the suite's, else the seed's (None)."""
@@ -615,17 +732,11 @@ class Suite(_Strict):
 
     @classmethod
     def from_dict(cls, data: dict) -> "Suite":
-        """A suite as a run recorded it (`to_dict`: every default written out). A baseline
-        case's `runs` beside a rule that carries its own count is that default, not the
-        user's, and is left out: resume must accept what the run itself recorded."""
-        suite_rule = (data.get("stop") or {}).get("rule")
-        cases = []
-        for case in data.get("cases", []):
-            rule = (case.get("stop") or {}).get("rule") or suite_rule
-            if case.get("mode") == "baseline" and rule in ("confidence", "fixed"):
-                case = {k: v for k, v in case.items() if k != "runs"}
-            cases.append(case)
-        return cls.model_validate({**data, "cases": cases})
+        """A suite as a run recorded it (`to_dict`, by this ironbench or any before it): each
+        older shape upcast to today's (`suite/recorded.py`), then read as a record, not a file."""
+        from ironbench.suite.recorded import upcast
+
+        return cls.model_validate(upcast(data), context={"recorded": True})
 
 
 def _level_runs(value: object) -> object:
@@ -828,6 +939,16 @@ def _anchor_checks(data: object, folder: Path) -> object:
         return check
 
     data = {**data, **({"check": anchored(data["check"])} if "check" in data else {})}
+    fence = data.get("sandbox")
+    if isinstance(fence, dict):
+        data["sandbox"] = {
+            **fence,
+            **{
+                key: [str(folder / Path(p).expanduser()) if isinstance(p, str) else p for p in fence[key]]
+                for key in ("allow_read", "allow_write")
+                if isinstance(fence.get(key), list)
+            },
+        }
     for group in ("cases", *COMPLEXITIES):  # a canonical suite's cases sit under its groups
         if isinstance(data.get(group), list):
             cases = []

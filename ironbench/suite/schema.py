@@ -9,7 +9,7 @@ describes the spec's form, and accepts the short form ironbench's loader also re
 import copy
 import json
 
-from ironbench.generators.registry import generator_aliases, get_generator, registered_generators
+from ironbench.generators import generator_aliases, get_generator, registered_generators
 from ironbench.suite.entries import SPEC_ENTRY_PARAMS
 
 SCHEMA_ID = "https://ironbench.dev/schema/suite.schema.json"

@@ -30,8 +30,10 @@ from pathlib import Path
 from ironbench.core.errors import SuiteError
 from ironbench.core.kinds import CHECK_VERDICTS
 from ironbench.core.redact import Redactor
+from ironbench.sandbox import Fence
 from ironbench.targets.boundary import pool, tamper
 from ironbench.targets.boundary.judge import copy_brick
+from ironbench.targets.boundary.launch import FENCED
 from ironbench.targets.command import cap_output, invoke
 
 CHECK_OUTPUT_CAP = 16 * 1024  # characters of a check's output kept in its event
@@ -99,15 +101,16 @@ def run_check(
     timeout_s: float,
     redactor: Redactor | None = None,
     root: str | None = None,
+    fence: Fence | None = None,
 ) -> CheckResult:
     """Check one saved brick (an absolute path) on copies in a fresh folder under `root` (the
     system's temporary folder by default), removed after. A brick whose folder holds what a
     test runner or the interpreter would load on its own (conftest.py, a plugin, a .pth) is
     `tampered` whatever its check says."""
     if material.kind == "command":
-        result = _command(material, brick, timeout_s, redactor, root)
+        result = _command(material, brick, timeout_s, redactor, root, fence)
     else:
-        result = _judged(material, brick, timeout_s, redactor, root)
+        result = _judged(material, brick, timeout_s, redactor, root, fence)
     planted = tamper.planted(brick.parent)
     if planted:
         why = f"the brick's folder holds {', '.join(planted)}, which a test runner or Python loads on its own"
@@ -116,7 +119,12 @@ def run_check(
 
 
 def _judged(
-    material: CheckMaterial, brick: Path, timeout_s: float, redactor: Redactor | None, root: str | None
+    material: CheckMaterial,
+    brick: Path,
+    timeout_s: float,
+    redactor: Redactor | None,
+    root: str | None,
+    fence: Fence | None,
 ) -> CheckResult:
     """A python or pytest check: judged in the trusted process, the brick in its host."""
     request = {
@@ -126,7 +134,7 @@ def _judged(
         "files": material.files,
         "brick": str(brick),
         "timeout": float(timeout_s),
-        **_setup(root),
+        **_setup(root, fence),
     }
     started = time.monotonic()
     answer = pool.judge(request, timeout_s)
@@ -142,7 +150,12 @@ def _judged(
 
 
 def _command(
-    material: CheckMaterial, brick: Path, timeout_s: float, redactor: Redactor | None, root: str | None
+    material: CheckMaterial,
+    brick: Path,
+    timeout_s: float,
+    redactor: Redactor | None,
+    root: str | None,
+    fence: Fence | None,
 ) -> CheckResult:
     """A command check: the checker runs with the brick, on copies, contained like a target."""
     folder = Path(tempfile.mkdtemp(prefix="ironbench-check-", dir=root))
@@ -152,7 +165,7 @@ def _command(
             return CheckResult("harness_fault", 0, detail=copied)
         env = {"PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0", "PYTHONPATH": os.pathsep.join(_site_paths())}
         argv = [part.replace("{brick}", str(copied)) for part in shlex.split(material.command)]
-        result = invoke(argv, folder, timeout_s, env, redactor)
+        result = invoke(argv, folder, timeout_s, env, redactor, fence)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     output = result.stdout + (f"\n{result.stderr}" if result.stderr.strip() else "")
@@ -172,20 +185,37 @@ def _site_paths() -> list[str]:
     still imports what is installed (numpy)."""
     import site
 
-    folders = [*site.getsitepackages(), site.getusersitepackages(), *os.environ.get("PYTHONPATH", "").split(os.pathsep)]
+    # never the user's own site-packages: a target running as the same user could write there
+    folders = [*site.getsitepackages(), *os.environ.get("PYTHONPATH", "").split(os.pathsep)]
     return [f for f in dict.fromkeys(folders) if f and os.path.isdir(f)]
 
 
-def _setup(root: str | None) -> dict:
+def _setup(root: str | None, fence: Fence | None = None) -> dict:
     """What a check's trusted side needs before the check: where its folder goes, the
-    interpreter and site folders of the brick's host, the launcher that starts it."""
-    return {"root": root, "python": sys.executable, "paths": _site_paths(), "launcher": "plain"}
+    interpreter and site folders of the brick's host, the launcher that starts it (inside the
+    run's fence, when it has one: the hosts' folders then in a folder of their own, the only
+    one a host writes)."""
+    launcher = "plain"
+    if fence is not None and fence.level != "none":
+        launcher = FENCED + fence.policy.to_wire()
+        root = root or _bricks_root()
+    return {"root": root, "python": sys.executable, "paths": _site_paths(), "launcher": launcher}
 
 
-def prepare_checks(threads: int, root: str | None = None) -> None:
+@cache
+def _bricks_root() -> str:
+    """This process's folder for fenced hosts' folders (nothing else of the harness is in it)."""
+    import atexit
+
+    folder = tempfile.mkdtemp(prefix="ironbench-bricks-")
+    atexit.register(shutil.rmtree, folder, True)
+    return folder
+
+
+def prepare_checks(threads: int, root: str | None = None, fence: Fence | None = None) -> None:
     """Checks are coming on `threads` threads: their trusted processes, and the host server and
     first judge of each, start now, meanwhile."""
-    pool.prestart(threads, _setup(root))
+    pool.prestart(threads, _setup(root, fence))
 
 
 def check_timeout(invocation_timeout: float) -> float:

@@ -12,6 +12,7 @@ from pathlib import Path
 from ironbench.core.errors import StoreFull, TargetError
 from ironbench.core.files import file_failure
 from ironbench.core.redact import Redactor
+from ironbench.sandbox import Fence
 from ironbench.targets import containment
 from ironbench.targets.capture import OutputCapture
 from ironbench.targets.registry import PLACEHOLDER, TargetSpec
@@ -87,17 +88,24 @@ def preflight(target: TargetSpec) -> None:
 
 
 def invoke(
-    argv: list[str], workdir: Path, timeout_s: float, env_extra: dict[str, str], redactor: Redactor | None = None
+    argv: list[str],
+    workdir: Path,
+    timeout_s: float,
+    env_extra: dict[str, str],
+    redactor: Redactor | None = None,
+    fence: Fence | None = None,
 ) -> ProcessResult:
-    """Run argv in workdir, never through a shell, and return by its deadline.
+    """Run argv in workdir, never through a shell, under `fence` (None: unfenced, with the
+    harness's environment), and return by its deadline.
 
     stdout and stderr stream, redacted, into capped files in workdir; nothing the
     target spawned outlives the call (see containment); a target that ignores
     SIGTERM or a descendant that holds the pipes open cannot delay the return by
     more than AFTER_EXIT_SECONDS + DRAIN_SECONDS.
     """
-    mark = uuid.uuid4().hex
-    env = {**os.environ, **env_extra, containment.CONTAINMENT_VAR: mark}
+    mark = containment.new_mark()
+    extra = {**env_extra, containment.CONTAINMENT_VAR: mark}
+    env = fence.environment(extra) if fence is not None else {**os.environ, **extra}
     try:
         captures = (OutputCapture(workdir / STDOUT_FILE, redactor), OutputCapture(workdir / STDERR_FILE, redactor))
     except OSError as exc:
@@ -106,16 +114,16 @@ def invoke(
     paths = tuple(str(c.path) for c in captures)
     containment.enter()
     started = time.perf_counter()
+    release = _nothing
     try:
-        process = subprocess.Popen(
-            argv,
-            cwd=workdir,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-        )
+        pipes = subprocess.DEVNULL, subprocess.PIPE, subprocess.PIPE
+        if fence is not None:
+            fenced = fence.start(argv, workdir, env, pipes)
+            process, release = fenced.process, fenced.release
+        else:
+            process = subprocess.Popen(
+                argv, cwd=workdir, env=env, stdin=pipes[0], stdout=pipes[1], stderr=pipes[2], start_new_session=True
+            )
     except (OSError, ValueError) as exc:  # ValueError: a NUL byte in an argument
         containment.abandoned()
         for capture in captures:
@@ -131,6 +139,7 @@ def invoke(
         timed_out, ended = _pump(process, captures, selector, started + timeout_s)
     finally:
         containment.finish(process.pid)  # the target too, when it is still running
+        release()  # its fence's network goes with it
         _drain(selector, time.perf_counter() + DRAIN_SECONDS)
         for pipe in (process.stdout, process.stderr):
             assert pipe is not None  # both are PIPEs
@@ -143,6 +152,10 @@ def invoke(
     out, err = (capture.finish() for capture in captures)
     exit_code = None if timed_out else process.returncode
     return ProcessResult(exit_code, out, err, int((ended - started) * 1000), timed_out, None, *paths)
+
+
+def _nothing() -> None:
+    pass
 
 
 def _exited(pid: int) -> bool:

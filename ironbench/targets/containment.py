@@ -17,6 +17,12 @@ process that left the session and scrubbed its environment cannot be attributed:
 it is swept when no invocation is running any more (at the latest when a run's
 last invocation ends), and only if it was born while invocations were running.
 
+A harness that dies (SIGKILL, a crash) sweeps nothing: a watchdog process does it then.
+It holds a pipe from the harness and, once the pipe closes, kills every target still there
+(its session and group), their descendants, and every process carrying one of the harness's
+marks. What scrubbed its environment and left its target's session escapes it: a fence (a
+pid namespace that dies with its parent) covers that.
+
 Elsewhere (no /proc, no prctl) only the process group is killed.
 """
 
@@ -24,11 +30,15 @@ import ctypes
 import os
 import signal
 import subprocess
+import sys
 import threading
 import time
+import uuid
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
+
+from ironbench.sandbox import HELPERS
 
 CONTAINMENT_VAR = "IRONBENCH_CONTAINMENT_ID"
 PR_SET_CHILD_SUBREAPER = 36
@@ -104,6 +114,9 @@ class _Registry:
         self.busy_since = 0
         self.stopped_threads: weakref.WeakSet = weakref.WeakSet()
         self.spared: set[int] = set()  # the harness's own children (a model gateway): never swept
+        self.watchdog: subprocess.Popen[bytes] | None = None
+        self.watched: dict[int, int] = {}  # what the watchdog was told: unreaped target pid -> start time
+        self.marks = uuid.uuid4().hex[:16]  # the prefix of every mark this process gives
         self.prctl: Callable[..., int] | None = None
         if os.path.isdir(_PROC) and hasattr(time, "CLOCK_BOOTTIME"):
             try:
@@ -129,13 +142,50 @@ class _Registry:
             if self.supported and self._idle():
                 self.busy_since = _boot_ticks()
                 self._subreaper(1)
+            if self.supported:
+                self._watchdog()
             self.entering += 1
 
+    def _watchdog(self) -> None:
+        """Start the watchdog if it is not running (the first target, or it was killed); under the lock."""
+        if (self.watchdog is not None and self.watchdog.poll() is None) or not sys.executable:
+            return
+        if self.watchdog is not None:
+            self.spared.discard(self.watchdog.pid)
+        try:
+            self.watchdog = subprocess.Popen(
+                [sys.executable, "-I", "-S", os.path.abspath(__file__), self.marks],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,  # a terminal's Ctrl-C is the harness's to handle
+            )
+        except OSError:
+            self.watchdog = None  # no watchdog: a crash leaves targets, as it always did
+            return
+        self.spared.add(self.watchdog.pid)
+        assert self.watchdog.stdin is not None  # a PIPE
+        os.set_blocking(self.watchdog.stdin.fileno(), False)  # a stalled watchdog never blocks a target
+        for pid, start in self.watched.items():
+            self._tell(f"+{pid} {start}")
+
+    def _tell(self, line: str) -> None:
+        if self.watchdog is None or self.watchdog.stdin is None:
+            return
+        try:
+            os.write(self.watchdog.stdin.fileno(), line.encode() + b"\n")
+        except OSError:  # full (it stalls) or closed (it died: the next target starts another)
+            pass
+
     def started(self, pid: int, mark: str) -> None:
+        process = _read_stat(pid) if self.supported else None
         with self.lock:
             self.entering -= 1
             self.active[pid] = mark
             self.unreaped.add(pid)
+            if process is not None:
+                self.watched[pid] = process.starttime
+                self._tell(f"+{pid} {process.starttime}")
             stopped = threading.current_thread() in self.stopped_threads
         if stopped:  # started after the run was interrupted, by one of its invocations
             kill_group(pid)
@@ -151,6 +201,8 @@ class _Registry:
         """The target's Popen has collected its exit status."""
         with self.lock:
             self.unreaped.discard(pid)
+            if self.watched.pop(pid, None) is not None:
+                self._tell(f"-{pid}")
 
     def finish(self, pid: int) -> int:
         """The target has ended or been killed: sweep what it left; returns how many were killed."""
@@ -292,7 +344,8 @@ def _sweep(
                 continue
             owner = _owner(process, procs, me, targets, memo)
             if owner is None and last_since is not None:
-                ours = top.starttime >= last_since and top.pid not in targets and top.pid not in _registry.spared
+                spared = top.pid in _registry.spared or top.pid in HELPERS
+                ours = top.starttime >= last_since and top.pid not in targets and not spared
             else:
                 ours = owner == target_pid
             if not ours and killed.get(process.pid) != process.starttime:
@@ -319,3 +372,62 @@ abandoned = _registry.abandoned
 finish = _registry.finish
 reaped = _registry.reaped
 stop_all = _registry.stop_all
+
+
+def new_mark() -> str:
+    """A new invocation's mark: unique, and carrying this process's prefix (what its watchdog kills)."""
+    return _registry.marks + uuid.uuid4().hex
+
+
+def _under(process: _Process, roots: set[int], procs: dict[int, _Process]) -> bool:
+    """Whether `process` is one of `roots` or descends from one."""
+    for _ in range(len(procs)):
+        if process.pid in roots:
+            return True
+        parent = procs.get(process.ppid)
+        if parent is None or parent.pid == process.pid:
+            return False
+        process = parent
+    return False
+
+
+def _kill_left(targets: dict[int, int], marks: str) -> None:
+    """What a harness that ended left: every target it had not reaped (pid -> start time) with
+    its session, group and descendants, and every process carrying a mark that starts with
+    `marks`, with its descendants; killed until none is left (at most SWEEP_SECONDS)."""
+    me = os.getpid()
+    deadline = time.monotonic() + SWEEP_SECONDS
+    while time.monotonic() < deadline:
+        procs = _processes()
+        # a target gone (reaped by init meanwhile) still names its session and group: its pid
+        # is not reused while they have members; one reused by another process names theirs
+        leaders = {pid for pid, start in targets.items() if pid not in procs or procs[pid].starttime == start}
+        roots = {p.pid for p in procs.values() if leaders & {p.pid, p.sid, p.pgid}}
+        roots |= {p.pid for p in procs.values() if not p.zombie and (_mark_of(p.pid) or "").startswith(marks)}
+        roots.discard(me)
+        victims = [p for p in procs.values() if p.pid != me and not p.zombie and _under(p, roots, procs)]
+        if not victims:
+            return
+        for pid in leaders & procs.keys():  # not reaped: its group is still its own
+            kill_group(pid)
+        for process in victims:
+            _kill(process)
+        time.sleep(0.01)
+
+
+def _watchdog_main(marks: str) -> None:
+    """The watchdog's main (this file run as a script: it imports nothing of ironbench). Its
+    harness tells it each target it starts ("+PID START") and reaps ("-PID") on stdin; when
+    that pipe closes (the harness ended, however), it kills what they left (`_kill_left`)."""
+    targets: dict[int, int] = {}
+    for line in sys.stdin.buffer:
+        op, fields = line[:1], line[1:].split()
+        if op == b"+" and len(fields) == 2 and all(f.isdigit() for f in fields):
+            targets[int(fields[0])] = int(fields[1])
+        elif op == b"-" and fields and fields[0].isdigit():
+            targets.pop(int(fields[0]), None)
+    _kill_left(targets, marks)
+
+
+if __name__ == "__main__":
+    _watchdog_main(sys.argv[1])

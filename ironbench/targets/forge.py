@@ -166,7 +166,7 @@ class Model:
     def __init__(self) -> None:
         import llm
 
-        from ironbench.llms.access import EMBEDDED_MODEL, applicable_options
+        from ironbench.llms import EMBEDDED_MODEL, applicable_options
 
         self.model = llm.get_model(os.environ.get("IRONBENCH_FORGE_MODEL", EMBEDDED_MODEL))
         seed = os.environ.get("IRONBENCH_FORGE_SEED")
@@ -178,7 +178,7 @@ class Model:
     def __call__(self, messages: Messages, repair: bool = False) -> str:
         import llm
 
-        from ironbench.llms.access import applicable_options
+        from ironbench.llms import applicable_options
 
         seed = applicable_options(self.model, {"seed": self.rng.randrange(2**31)})
         chain = [getattr(llm, role)(text) for role, text in messages]

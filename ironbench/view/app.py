@@ -7,9 +7,10 @@ import asyncio
 import os
 from collections.abc import Callable
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from starlette.applications import Starlette
@@ -24,17 +25,19 @@ from ironbench.report.page import PageParts
 from ironbench.view import pages, target_files
 from ironbench.view.facts import fact_item, listed
 from ironbench.view.guard import Guard
-from ironbench.view.live import TICK_SECONDS, Tail, stream
+from ironbench.view.live import TICK_SECONDS, Described, Tail, stream
 from ironbench.view.progress import (
     LIVE,
     Progress,
     eta,
     most_to_take,
     planned_groups,
-    planned_turns,
 )
-from ironbench.view.reader import Reader, check_store
+from ironbench.view.reader import CaseRow, Decided, Reader, RunRow, check_store
 from ironbench.view.render import Renderer, report_file, report_parts
+
+if TYPE_CHECKING:
+    from ironbench.run.planner import Group
 
 # A page waits this long for its report; past it, the page comes without (its live parts
 # and links are there) and gets the report when it is rendered: by script, or, without
@@ -76,7 +79,7 @@ class Viewer:
         self.tail = Tail(Reader(self.store_path), self.describe, tick)  # the tail's own connection
         self.stopping = asyncio.Event()
         self.static = {name: _static(name) for name in STATIC}
-        self.plans: dict[str, dict[str, int] | None] = {}
+        self.plans: dict[str, list[Group] | None] = {}
         self.renderer = Renderer(self.store_path)
 
     def close(self) -> None:
@@ -86,51 +89,53 @@ class Viewer:
 
     # -- a run as pages see it -----------------------------------------------------------
 
-    def describe(self, reader: Reader, run_id: str) -> dict:
+    def describe(self, reader: Reader, run_id: str) -> Described:
         """A run's status, counts and progress, and its row in the runs table (pushed to pages)."""
         row = reader.run(run_id)
-        verdict = self.verdict(reader, row)
+        verdict = pages.verdict_line(self.decided(reader, row))
         progress = self.progress(reader, row)
-        return {
-            "run": run_id,
-            "status": pages.shown_status(row["status"]),
-            "done": progress.done,
-            "planned": progress.planned,
-            "decisions": progress.decisions,
-            "text": progress.text(row["status"]),
-            "row": pages.run_row(row, verdict),
-            "pace": self.pace(run_id),
-        }
+        return Described(
+            run_id,
+            pages.shown_status(row.status),
+            progress.done,
+            progress.planned,
+            progress.decisions,
+            progress.text(row.status),
+            pages.run_row(row, verdict),
+            self.pace(run_id),
+        )
 
-    def verdict(self, reader: Reader, row: dict) -> str:
+    def decided(self, reader: Reader, row: RunRow) -> Decided:
         from ironbench.projections.gauntlet_summary import PRIMARY_SCORER
 
-        run_id = row["run_id"]
-        engines = reader.violations(PRIMARY_SCORER, run_id).get(run_id, []) if row["mode"] == "gauntlet" else []
-        return pages.verdict_line(reader.tallies(run_id).get(run_id, {}), engines)
+        run_id = row.run_id
+        engines = reader.violations(PRIMARY_SCORER, run_id).get(run_id, []) if row.gauntlet else []
+        fence = reader.fence(run_id) if not row.imported else None
+        below = fence.short() if fence is not None and fence.below_full else None
+        return Decided(reader.tallies(run_id).get(run_id, {}), engines, below)
 
-    def progress(self, reader: Reader, row: dict) -> Progress:
-        run_id, status = row["run_id"], row["status"]
-        if row["mode"] == "gauntlet":
-            turns = planned_turns(reader.run_started(run_id).get("suite") or {})
-            remaining = (turns or 0) - row["turns"]
+    def progress(self, reader: Reader, row: RunRow) -> Progress:
+        run_id, status = row.run_id, row.status
+        if row.gauntlet:
+            turns = reader.suite(run_id).planned_turns
+            remaining = (turns or 0) - row.turns
             pace = eta(reader.recent_completions(run_id), remaining) if status == LIVE and turns else None
-            return Progress("turns", row["turns"], turns, 0, 0, pace)
+            return Progress("turns", row.turns, turns, 0, 0, pace)
         live = status in (LIVE, "interrupted")
         plan = self.plans.get(run_id)
         if plan is None and live:  # an ended run took what it took: no plan needed
-            plan = planned_groups(reader.run_started(run_id).get("suite") or {}, reader.ai_variants(run_id))
-            if row["invocations"] or status != LIVE:  # AI rewrites are all made before the first invocation
+            plan = planned_groups(reader.suite(run_id), reader.ai_variants(run_id))
+            if row.invocations or status != LIVE:  # AI rewrites are all made before the first invocation
                 self.plans[run_id] = plan
         counts = reader.group_counts(run_id)
         decided = reader.decided_groups(run_id)
-        decisions = sum(sum(d.values()) for d in reader.tallies(run_id).get(run_id, {}).values())
-        planned = row["invocations"] if not live else None
+        decisions = Decided(reader.tallies(run_id).get(run_id, {})).decisions
+        planned = row.invocations if not live else None
         if plan is not None and live:
             planned = most_to_take(plan, counts, decided, live=True)
-        remaining = (planned or 0) - row["invocations"]
+        remaining = (planned or 0) - row.invocations
         pace = eta(reader.recent_completions(run_id), remaining) if status == LIVE and planned else None
-        return Progress("invocations", row["invocations"], planned, row["successes"], decisions, pace)
+        return Progress("invocations", row.invocations, planned, row.successes, decisions, pace)
 
     def pace(self, run_id: str) -> float:
         """Seconds between two renderings of a running run's report on an open page."""
@@ -142,8 +147,8 @@ class Viewer:
         """The run's report sections (report.page.parts, as `ironbench report` renders them;
         None if not rendered within `wait` seconds) and the drill-down links."""
 
-        def read() -> tuple[int, str, list[dict], list[tuple[str, str, int, int]]]:
-            status = self.reader.run(run_id)["status"]
+        def read() -> tuple[int, str, list[CaseRow], list[tuple[str, str, int, int]]]:
+            status = self.reader.run(run_id).status
             return self.reader.last_seq(run_id), status, self.reader.cases(run_id), self.reader.conversations(run_id)
 
         last, status, cases, conversations = await self.read(read)
@@ -159,7 +164,7 @@ class Viewer:
         def read() -> tuple[int, bool]:
             runs = [self.reader.run(a), self.reader.run(b)]  # RunNotFound for either before any rendering
             last = max(self.reader.last_seq(a), self.reader.last_seq(b))
-            return last, any(r["status"] == LIVE for r in runs)
+            return last, any(r.status == LIVE for r in runs)
 
         last, live = await self.read(read)
         parts = await self.renderer.get(("compare", a, b), last, live, report_parts, self.store_path, b, a, wait=wait)
@@ -167,7 +172,7 @@ class Viewer:
         return parts
 
     async def report_file(self, run_id: str) -> str:
-        last, status = await self.read(lambda: (self.reader.last_seq(run_id), self.reader.run(run_id)["status"]))
+        last, status = await self.read(lambda: (self.reader.last_seq(run_id), self.reader.run(run_id).status))
         page = await self.renderer.get(("file", run_id), last, status == LIVE, report_file, self.store_path, run_id)
         assert isinstance(page, str)
         return page
@@ -178,6 +183,30 @@ class Viewer:
 
 def _html(text: str, status: int = 200) -> HTMLResponse:
     return HTMLResponse(text, status, headers={"cache-control": "no-store"})
+
+
+@dataclass(frozen=True, slots=True)
+class At:
+    """Where a request asks: its route's path parameters, typed (`{seq:int}` and
+    `{conversation:int}` arrive as numbers); a route without one leaves it empty."""
+
+    run_id: str = ""
+    case_id: str = ""
+    seq: int = 0
+    stream: str = ""
+    name: str = ""
+    engine: str = ""
+    scenario: str = ""
+    conversation: int = 0
+
+    @classmethod
+    def of(cls, request: Request) -> "At":
+        return cls(**request.path_params)
+
+
+def _pair(a: str = "", b: str = "", **_: str) -> tuple[str | None, str | None]:
+    """The runs a comparison's address names: A (the reference) and B (None: not chosen)."""
+    return a or None, b or None
 
 
 def _after(request: Request) -> int | None:
@@ -192,29 +221,29 @@ def create_app(viewer: Viewer, hosts: set[str], token: str | None, wait: float =
     reader = viewer.reader
 
     async def runs(request: Request) -> Response:
-        query = pages.RunsQuery.of(dict(request.query_params))
+        query = pages.RunsQuery.of(**request.query_params)
 
-        def read() -> tuple[int, list[dict], dict[str, str]]:
+        def read() -> tuple[int, list[pages.Listed]]:
             after = reader.last_seq()
             rows = reader.runs()
             from ironbench.projections.gauntlet_summary import PRIMARY_SCORER
 
             tallies = reader.tallies()
             violations = reader.violations(PRIMARY_SCORER)
-            verdicts = {
-                r["run_id"]: pages.verdict_line(tallies.get(r["run_id"], {}), violations.get(r["run_id"], []))
+            listed = [
+                pages.Listed(r, pages.verdict_line(Decided(tallies.get(r.run_id, {}), violations.get(r.run_id, []))))
                 for r in rows
-            }
-            return after, rows, verdicts
+            ]
+            return after, listed
 
-        after, rows, verdicts = await viewer.read(read)
-        shown = pages.select_runs(rows, verdicts, query)
-        return _html(pages.runs_page(viewer.label, rows, shown, verdicts, query, after))
+        after, listed = await viewer.read(read)
+        shown = pages.select_runs(listed, query)
+        return _html(pages.runs_page(viewer.label, listed, shown, query, after))
 
     async def run(request: Request) -> Response:
-        run_id = request.path_params["run_id"]
+        run_id = At.of(request).run_id
 
-        def read() -> tuple[int, dict, Progress, list[Markup], list[str]]:
+        def read() -> tuple[int, RunRow, Progress, list[Markup], list[str]]:
             after = reader.last_seq()
             row = reader.run(run_id)
             recent = [
@@ -225,7 +254,7 @@ def create_app(viewer: Viewer, hosts: set[str], token: str | None, wait: float =
                 row,
                 viewer.progress(reader, row),
                 [fact_item(f) for f in recent[-pages.RECENT_FACTS :]],
-                [r["run_id"] for r in reader.runs()],
+                [r.run_id for r in reader.runs()],
             )
 
         (after, row, progress, recent, others), (parts, drill) = await asyncio.gather(
@@ -234,20 +263,19 @@ def create_app(viewer: Viewer, hosts: set[str], token: str | None, wait: float =
         return _html(pages.run_page(viewer.label, row, parts, progress, recent, drill, after, others))
 
     async def sections(request: Request) -> Response:
-        run_id = request.path_params["run_id"]
-        parts, drill = await viewer.report(run_id)
+        parts, drill = await viewer.report(At.of(request).run_id)
         assert parts is not None  # waited for
         return _html(pages.report_main(parts, drill))
 
     async def standalone(request: Request) -> Response:
         from ironbench.report.page import CSP
 
-        page = await viewer.report_file(request.path_params["run_id"])
+        page = await viewer.report_file(At.of(request).run_id)
         # the file as `ironbench report` writes it: its inline style and script allowed by their hashes
         return HTMLResponse(page, headers={"content-security-policy": CSP})
 
     async def events(request: Request) -> Response:
-        run_id = request.path_params.get("run_id")
+        run_id = At.of(request).run_id or None
         if run_id is not None:
             await viewer.read(reader.run, run_id)  # 404 before the stream starts
         return StreamingResponse(
@@ -257,11 +285,11 @@ def create_app(viewer: Viewer, hosts: set[str], token: str | None, wait: float =
         )
 
     async def case(request: Request) -> Response:
-        run_id, case_id = request.path_params["run_id"], request.path_params["case_id"]
+        at = At.of(request)
+        run_id, case_id = at.run_id, at.case_id
 
         def read() -> str:
-            suite = reader.run_started(run_id).get("suite") or {}
-            base = next((c.get("instruction", "") for c in suite.get("cases", []) if c.get("id") == case_id), "")
+            base = reader.suite(run_id).instruction_of(case_id) or ""
             return pages.case_page(
                 viewer.label,
                 run_id,
@@ -281,22 +309,19 @@ def create_app(viewer: Viewer, hosts: set[str], token: str | None, wait: float =
         return recorded, recorded.event, superseded, surplus
 
     async def invocation(request: Request) -> Response:
-        run_id, seq = request.path_params["run_id"], request.path_params["seq"]
+        at = At.of(request)
+        run_id, seq = at.run_id, at.seq
 
         def read() -> str:
             recorded, event, superseded, surplus = _invocation(run_id, seq)
-            suite = reader.run_started(run_id).get("suite") or {}
-            base = next(
-                (c.get("instruction", "") for c in suite.get("cases", []) if c.get("id") == event.case_id),
-                event.instruction,
-            )
-            outputs = {}
+            base = reader.suite(run_id).instruction_of(event.case_id) or event.instruction
+            served = []  # the streams whose whole file is served
             for name in ("stdout", "stderr"):
                 try:
                     target_files.output_file(event, name)
-                    outputs[name] = True
+                    served.append(name)
                 except target_files.NotServed:
-                    outputs[name] = False
+                    pass
             debug: list[target_files.DebugFile] | str
             if not event.debug_enabled:
                 debug = "Debug output was not enabled for this run (the suite's debug_enabled)."
@@ -305,43 +330,43 @@ def create_app(viewer: Viewer, hosts: set[str], token: str | None, wait: float =
                     debug = target_files.debug_files(event)
                 except target_files.NotServed as exc:
                     debug = str(exc)
-            calls = reader.model_calls(run_id, event.key, event.rerun) if event.model_calls is not None else []
-            return pages.invocation_page(viewer.label, recorded, superseded, surplus, base, outputs, debug, calls)
+            calls = reader.model_calls(recorded, event) if event.model_calls is not None else []
+            return pages.invocation_page(viewer.label, recorded, superseded, surplus, base, served, debug, calls)
 
         return _html(await viewer.read(read))
 
     async def shown_file(request: Request, find: Callable[[InvocationCompleted, str], Path], name: str) -> Response:
         """A file of an invocation, read in place (`find` says where it is and refuses what it must)."""
-        run_id, seq = request.path_params["run_id"], request.path_params["seq"]
+        at = At.of(request)
 
         def read() -> tuple[str, int]:
-            _, event, _, _ = _invocation(run_id, seq)
+            _, event, _, _ = _invocation(at.run_id, at.seq)
             return target_files.read_shown(find(event, name))
 
         text, size = await viewer.read(read)
         return _text(text, size)
 
     async def output(request: Request) -> Response:
-        name = request.path_params["stream"]
+        name = At.of(request).stream
         if name not in ("stdout", "stderr"):
             raise RunNotFound(f"no {name!r} of an invocation")
         return await shown_file(request, target_files.output_file, name)
 
     async def debug_file(request: Request) -> Response:
-        return await shown_file(request, target_files.debug_file, request.path_params["name"])
+        return await shown_file(request, target_files.debug_file, At.of(request).name)
 
     async def conversation(request: Request) -> Response:
         from ironbench.projections.gauntlet_summary import PRIMARY_SCORER
 
-        p = request.path_params
-        thread = await viewer.read(reader.conversation, p["run_id"], p["engine"], p["scenario"], p["conversation"])
+        at = At.of(request)
+        thread = await viewer.read(reader.conversation, at.run_id, at.engine, at.scenario, at.conversation)
         scorers = {s.scorer for t in thread.turns for s in t.scores or ()}
         primary = PRIMARY_SCORER if PRIMARY_SCORER in scorers else min(scorers, default=None)
-        return _html(pages.conversation_page(viewer.label, p["run_id"], thread, primary))
+        return _html(pages.conversation_page(viewer.label, at.run_id, thread, primary))
 
     async def compare(request: Request) -> Response:
-        a, b = request.query_params.get("a") or None, request.query_params.get("b") or None
-        run_ids = [r["run_id"] for r in await viewer.read(reader.runs)]
+        a, b = _pair(**request.query_params)
+        run_ids = [r.run_id for r in await viewer.read(reader.runs)]
         if a is None or b is None:
             return _html(pages.compare_page(viewer.label, run_ids, a, b, None, None))
         try:
@@ -351,7 +376,7 @@ def create_app(viewer: Viewer, hosts: set[str], token: str | None, wait: float =
         return _html(pages.compare_page(viewer.label, run_ids, a, b, parts, None, pending=parts is None))
 
     async def static(request: Request) -> Response:
-        name = request.path_params["name"]
+        name = At.of(request).name
         if name not in viewer.static:
             return PlainTextResponse("not found", 404)
         text, media = viewer.static[name]

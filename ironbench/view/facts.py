@@ -8,7 +8,7 @@ pages over server-sent events; every text from a suite, a target or a model is e
 
 from urllib.parse import quote
 
-from ironbench.analysis.gate import look_line
+from ironbench.analysis.gate_verdict import look_line
 from ironbench.console.progress import decision_line
 from ironbench.core import events
 from ironbench.core.events import RecordedEvent
@@ -44,13 +44,18 @@ def _excerpt(text: str) -> str:
     return text if len(text) <= EXCERPT else text[: EXCERPT - 1] + "…"
 
 
+def ai_rewrite(event: events.VariantGenerated) -> bool:
+    """Whether a model wrote the variant (its generator's metadata says so)."""
+    return event.metadata.get("source") == "ai"
+
+
 def listed(recorded: RecordedEvent) -> bool:
     """Whether a run's page lists this event (AI rewrites only among generated variants: the
     deterministic ones are all made when the run starts, and the report lists them)."""
     if recorded.type not in LISTED:
         return False
     if isinstance(recorded.event, events.VariantGenerated):
-        return recorded.event.metadata.get("source") == "ai"
+        return ai_rewrite(recorded.event)
     return True
 
 
@@ -85,9 +90,8 @@ def _said(recorded: RecordedEvent) -> tuple[Markup | None, list]:
             link = el("a", {"href": run_href(run_id, "invocations", recorded.seq)}, recorded.stream)
             return strip(code), [link, ": " + ", ".join(facts)]
         case events.DecisionTaken() as event:
-            label = event.group or f"{event.case_id}/{event.variant_id}"
             return el("span", {"class": f"badge d-{event.decision}"}, event.decision.replace("_", " ")), [
-                el("a", {"href": run_href(run_id, "cases", event.case_id)}, label),
+                el("a", {"href": run_href(run_id, "cases", event.case_id)}, event.group),
                 # the terminal's line for the decision, without its case (the link names the group)
                 ": " + decision_line("", event).strip().removeprefix(":").strip(),
             ]

@@ -7,6 +7,7 @@ import hmac
 import ipaddress
 import socket
 from collections.abc import Iterable
+from dataclasses import dataclass
 from http.cookies import SimpleCookie
 from urllib.parse import parse_qsl, urlencode
 
@@ -58,6 +59,40 @@ def _page(status: int, text: str) -> tuple[int, bytes]:
     return status, f"ironbench view: {text}\n".encode()
 
 
+@dataclass(frozen=True, slots=True)
+class Asked:
+    """What the guard reads of a request, once, from its ASGI scope: its method, path and query,
+    and the headers that say who asks (a header given twice: its last value)."""
+
+    method: str
+    path: str
+    query: tuple[tuple[str, str], ...]  # as given, in order (blank values left out)
+    host: str  # lower case
+    origin: str | None
+    fetch_site: str | None  # Sec-Fetch-Site
+    fetch_mode: str | None  # Sec-Fetch-Mode
+    cookie: str
+
+    @classmethod
+    def of(cls, scope: Scope) -> "Asked":
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        return cls(
+            scope["method"],
+            scope["path"],
+            tuple(parse_qsl(scope.get("query_string", b"").decode("latin-1"))),
+            headers.get("host", "").lower(),
+            headers.get("origin"),
+            headers.get("sec-fetch-site"),
+            headers.get("sec-fetch-mode"),
+            headers.get("cookie", ""),
+        )
+
+    @property
+    def token(self) -> str | None:
+        """The token the address gives (its last, if it gives more than one)."""
+        return next((value for name, value in reversed(self.query) if name == "token"), None)
+
+
 class Guard:
     """ASGI middleware in front of every route."""
 
@@ -71,49 +106,48 @@ class Guard:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
-        refusal = self.refusal(scope, headers)
+        asked = Asked.of(scope)
+        refusal = self.refusal(asked)
         if refusal is not None:
             status, body = refusal
             await _answer(send, status, body, [(b"content-type", b"text/plain; charset=utf-8")])
             return
-        query = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1")))
-        if self.token is not None and "token" in query:
+        if self.token is not None and asked.token is not None:
             # The token moves from the address into a cookie, and the address loses it
             # (it would otherwise stay in the history, and in every link copied from the page).
-            rest = urlencode([(k, v) for k, v in parse_qsl(scope["query_string"].decode("latin-1")) if k != "token"])
-            location = scope["path"] + (f"?{rest}" if rest else "")
+            rest = urlencode([(k, v) for k, v in asked.query if k != "token"])
+            location = asked.path + (f"?{rest}" if rest else "")
             cookie = f"{COOKIE}={self.token}; Path=/; HttpOnly; SameSite=Strict"
             await _answer(send, 303, b"", [(b"location", location.encode()), (b"set-cookie", cookie.encode())])
             return
 
         async def with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
-                names = {k.lower() for k, _ in message.get("headers", [])}
+                given = list(message.get("headers", []))
+                names = {k.lower() for k, _ in given}
                 extra = [h for h in HEADERS if h[0] not in names]
                 if b"content-security-policy" not in names:
                     extra.append((b"content-security-policy", CSP.encode()))
-                message = {**message, "headers": [*message.get("headers", []), *extra]}
+                message = {**message, "headers": [*given, *extra]}
             await send(message)
 
         await self.app(scope, receive, with_headers)
 
-    def refusal(self, scope: Scope, headers: dict[str, str]) -> tuple[int, bytes] | None:
-        host = headers.get("host", "").lower()
+    def refusal(self, asked: Asked) -> tuple[int, bytes] | None:
+        host = asked.host
         if host not in self.hosts:
             # A page elsewhere whose name was pointed at this machine (DNS rebinding) asks with its own name.
             return _page(421, f"refused: this server answers to {', '.join(sorted(self.hosts))}, not {host!r}")
-        origin = headers.get("origin")
+        origin = asked.origin
         if origin is not None and origin.lower() not in self.origins:
             return _page(403, f"refused: requests from {origin!r} are not this viewer's own")
-        if headers.get("sec-fetch-site") == "cross-site" and headers.get("sec-fetch-mode") != "navigate":
+        if asked.fetch_site == "cross-site" and asked.fetch_mode != "navigate":
             return _page(403, "refused: a cross-site request")
-        if scope["method"] not in ("GET", "HEAD"):
+        if asked.method not in ("GET", "HEAD"):
             return _page(405, "the viewer only reads: GET and HEAD")
         if self.token is not None:
-            query = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1")))
-            cookie = SimpleCookie(headers.get("cookie", ""))
-            given = query.get("token") or (cookie[COOKIE].value if COOKIE in cookie else "")
+            cookie = SimpleCookie(asked.cookie)
+            given = asked.token or (cookie[COOKIE].value if COOKIE in cookie else "")
             if not hmac.compare_digest(given.encode(), self.token.encode()):
                 return _page(401, "a token is needed: open the address `ironbench view` printed (it ends in ?token=…)")
         return None

@@ -11,7 +11,8 @@ that reconnects resumes exactly where it stopped.
 import asyncio
 import json
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
+from typing import Any, Protocol
 
 import anyio
 
@@ -26,9 +27,44 @@ QUEUE = 200  # batches a slow page may fall behind before its stream is closed (
 PING_SECONDS = 15.0
 
 
-def message(kind: str, seq: int, data: dict) -> str:
+class Pushed(Protocol):
+    """What a server-sent event carries: a record, as JSON."""
+
+    def to_dict(self) -> dict[str, Any]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class _Record:
+    def to_dict(self) -> dict[str, Any]:
+        """Its fields by name, in their order (a page's script reads them)."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+@dataclass(frozen=True, slots=True)
+class Fact(_Record):
+    """A run's event as its page lists it: its line (`facts.fact_item`)."""
+
+    seq: int
+    html: Markup
+
+
+@dataclass(frozen=True, slots=True)
+class Described(_Record):
+    """A run as open pages show it after a batch: its status, its progress and its row in the runs table."""
+
+    run: str
+    status: str  # as the viewer shows it (`pages.shown_status`)
+    done: int
+    planned: int | None
+    decisions: int
+    text: str  # the progress in words (`Progress.text`)
+    row: Markup  # its row in the runs table (`pages.run_row`)
+    pace: float  # seconds between two renderings of its report on an open page
+
+
+def message(kind: str, seq: int, data: Pushed) -> str:
     """One server-sent event; the JSON is one line, so `data:` needs no splitting."""
-    return f"id: {seq}\nevent: {kind}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n"
+    return f"id: {seq}\nevent: {kind}\ndata: {json.dumps(data.to_dict(), separators=(',', ':'))}\n\n"
 
 
 @dataclass
@@ -38,7 +74,7 @@ class Batch:
 
     last: int
     facts: list[tuple[RecordedEvent, Markup]]
-    runs: dict[str, dict]
+    runs: dict[str, Described]
     _sent: dict[int, str] = field(default_factory=dict)
 
     def events(self, run_id: str | None, after: int) -> str:
@@ -49,7 +85,7 @@ class Batch:
             for recorded, line in self.facts:
                 if recorded.run_id == run_id and recorded.seq > after:
                     if recorded.seq not in self._sent:
-                        self._sent[recorded.seq] = message("fact", recorded.seq, {"seq": recorded.seq, "html": line})
+                        self._sent[recorded.seq] = message("fact", recorded.seq, Fact(recorded.seq, line))
                     out.append(self._sent[recorded.seq])
             if run_id in self.runs:
                 out.append(message("progress", self.last, self.runs[run_id]))
@@ -59,7 +95,7 @@ class Batch:
 
 
 # A run as open pages see it after a batch (status, counts, progress), read with the given reader.
-Describe = Callable[[Reader, str], dict]
+Describe = Callable[[Reader, str], Described]
 
 
 def read_batch(

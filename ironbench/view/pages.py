@@ -29,8 +29,9 @@ from ironbench.report.records import Thread
 from ironbench.report.sections.gauntlet import conversation as conversation_markup
 from ironbench.report.verdict import ORIGINS
 from ironbench.report.widgets import Col, Td, number, section, strip, table
-from ironbench.view.facts import run_href
+from ironbench.view.facts import ai_rewrite, run_href
 from ironbench.view.progress import Progress
+from ironbench.view.reader import CaseRow, Decided, RunRow
 from ironbench.view.target_files import DebugFile
 
 # The store's `aborted` is a run stopped before its end (Ctrl-C, a failing backend, a full
@@ -53,13 +54,15 @@ def document(
     stream: str | None = None,
     after: int | None = None,
     page: str = "",
-    data: dict | None = None,
+    filtered: bool = False,
+    run: str | None = None,
     pending: bool = False,
 ) -> str:
     """A whole page: the viewer's bar, `body`, and the report's style and script (served by
     this server: the Content-Security-Policy allows this origin's files only). `pending`: its
     report is still being rendered; the script fetches it, and without scripts the page
-    reloads itself until it is there."""
+    reloads itself until it is there. `filtered`: the runs page lists some runs only; `run`:
+    the run a run's page shows."""
     head = el(
         "head",
         None,
@@ -86,7 +89,8 @@ def document(
         "data-after": after,
         "data-page": page,
         "data-pending": pending or None,
-        **(data or {}),
+        "data-filtered": filtered,
+        "data-run": run,
     }
     return (
         "<!doctype html>\n"
@@ -132,14 +136,16 @@ class RunsQuery:
     SORTS = ("started", "suite", "status", "invocations", "successes")
 
     @classmethod
-    def of(cls, params: dict) -> "RunsQuery":
-        sort = params.get("sort", "started")
+    def of(
+        cls, /, q: str = "", status: str = "", mode: str = "", sort: str = "started", order: str = "", **_: str
+    ) -> "RunsQuery":
+        """From the address's query (`RunsQuery.of(**query_params)`); what it does not know is ignored."""
         return cls(
-            params.get("q", "").strip(),
-            params.get("status", "") if params.get("status") in STATUSES else "",
-            params.get("mode", ""),
+            q.strip(),
+            status if status in STATUSES else "",
+            mode,
             sort if sort in cls.SORTS else "started",
-            "asc" if params.get("order") == "asc" else "desc",
+            "asc" if order == "asc" else "desc",
         )
 
     @property
@@ -147,34 +153,52 @@ class RunsQuery:
         return bool(self.text or self.status or self.mode)
 
 
-def select_runs(rows: list[dict], verdicts: dict[str, str], query: RunsQuery) -> list[dict]:
-    """The rows the query keeps, in its order."""
+@dataclass(frozen=True, slots=True)
+class Listed:
+    """A run in the runs table: its row and its decisions in one line (`verdict_line`)."""
+
+    row: RunRow
+    verdict: str
+
+
+def select_runs(runs: list[Listed], query: RunsQuery) -> list[Listed]:
+    """The runs the query keeps, in its order."""
     text = query.text.lower()
 
-    def keep(row: dict) -> bool:
-        if query.status and shown_status(row["status"]) != query.status:
+    def keep(run: Listed) -> bool:
+        row = run.row
+        if query.status and shown_status(row.status) != query.status:
             return False
-        if query.mode and row["mode"] != query.mode:
+        if query.mode and row.mode != query.mode:
             return False
-        haystack = " ".join(str(row.get(k) or "") for k in ("run_id", "suite_id", "label", "mode"))
-        return not text or text in (haystack + " " + verdicts.get(row["run_id"], "")).lower()
+        haystack = " ".join(str(v or "") for v in (row.run_id, row.suite_id, row.label, row.mode))
+        return not text or text in (haystack + " " + run.verdict).lower()
 
-    keys = {
-        "started": lambda r: (r["started_utc"] or "", r["run_id"]),
-        "suite": lambda r: (r["suite_id"], r["started_utc"] or ""),
-        "status": lambda r: (shown_status(r["status"]), r["started_utc"] or ""),
-        "invocations": lambda r: (r["invocations"] or r["turns"], r["started_utc"] or ""),
-        "successes": lambda r: (r["successes"], r["started_utc"] or ""),
-    }
-    return sorted(filter(keep, rows), key=keys[query.sort], reverse=query.order == "desc")
+    def key(run: Listed) -> tuple:
+        row = run.row
+        started = row.started_utc or ""
+        match query.sort:
+            case "suite":
+                return row.suite_id, started
+            case "status":
+                return shown_status(row.status), started
+            case "invocations":
+                return row.invocations or row.turns, started
+            case "successes":
+                return row.successes, started
+            case _:  # started
+                return started, row.run_id
+
+    return sorted(filter(keep, runs), key=key, reverse=query.order == "desc")
 
 
-def verdict_line(mode_tallies: dict[str, dict[str, int]], engines: Sequence[tuple[str, int, int]] = ()) -> str:
+def verdict_line(decided: Decided) -> str:
     """A run's decisions in one line (its page states each verdict with its evidence):
     `baseline: 3 stable, 1 exhausted · adversarial: 2 of 14 variants changed the outcome`."""
-    parts = []
+    parts = [f"fence below full: {decided.below_full}"] if decided.below_full else []
+    engines = decided.engines
     for mode in ("baseline", "adversarial", "stress"):
-        counts = mode_tallies.get(mode) or {}
+        counts = decided.tallies.get(mode) or {}
         if mode == "baseline" and counts:
             parts.append("baseline: " + ", ".join(f"{n} {d.replace('_', ' ')}" for d, n in sorted(counts.items())))
         elif mode == "adversarial" and counts:
@@ -182,7 +206,7 @@ def verdict_line(mode_tallies: dict[str, dict[str, int]], engines: Sequence[tupl
             material = sum(counts.get(d, 0) for d in MATERIAL)
             text = f"adversarial: {material} of {judged} variants changed the outcome materially"
             if material:
-                text += f" ({counts.get('structural', 0)} structural, {counts.get('stochastic', 0)} stochastic)"
+                text += " (" + ", ".join(f"{counts.get(kind, 0)} {kind}" for kind in ("structural", "stochastic")) + ")"
             parts.append(text)
         elif mode == "stress" and counts:
             verdicts = [(d, counts.get(d, 0)) for d in LADDER_DECISIONS]
@@ -203,39 +227,39 @@ def status_badge(status: str, element_id: str | None = None) -> Markup:
     return el("span", {"class": f"badge s-{shown}", "id": element_id}, shown)
 
 
-def run_row(row: dict, verdict: str) -> Markup:
+def run_row(row: RunRow, verdict: str) -> Markup:
     """One run in the runs table (also pushed to open pages when its counts move)."""
-    gauntlet = row["mode"] == "gauntlet"
-    done = row["turns"] if gauntlet else row["invocations"]
-    rate = f"{row['successes']} ({row['successes'] / done:.0%})" if done and not gauntlet else "–"
+    gauntlet = row.gauntlet
+    done = row.turns if gauntlet else row.invocations
+    rate = f"{row.successes} ({row.successes / done:.0%})" if done and not gauntlet else "–"
     return el(
         "tr",
-        {"data-run": row["run_id"]},
-        el("td", None, el("a", {"href": run_href(row["run_id"])}, row["run_id"])),
-        el("td", None, row["suite_id"]),
+        {"data-run": row.run_id},
+        el("td", None, el("a", {"href": run_href(row.run_id)}, row.run_id)),
+        el("td", None, row.suite_id),
         el(
             "td",
             None,
-            row["mode"],
+            row.mode,
             " ",
             el(
                 "span",
-                {"class": "badge imported", "title": f"from {ORIGINS.get(row['imported'], row['imported'])}"},
+                {"class": "badge imported", "title": f"from {ORIGINS.get(row.imported, row.imported)}"},
                 "imported",
             )
-            if row.get("imported")
+            if row.imported
             else None,
         ),
-        el("td", {"class": "text"}, row["label"] or "–"),
-        el("td", {"data-v": shown_status(row["status"])}, status_badge(row["status"])),
-        el("td", {"class": "strip"}, (row["started_utc"] or "")[:19].replace("T", " ")),
+        el("td", {"class": "text"}, row.label or "–"),
+        el("td", {"data-v": shown_status(row.status)}, status_badge(row.status)),
+        el("td", {"class": "strip"}, (row.started_utc or "")[:19].replace("T", " ")),
         el(
             "td",
             {"class": "num", "data-v": done},
             f"{done} turns" if gauntlet else done,
-            f" (+{row['infra_errors']} infra)" if row["infra_errors"] else None,
+            f" (+{row.infra_errors} infra)" if row.infra_errors else None,
         ),
-        el("td", {"class": "num", "data-v": row["successes"] if not gauntlet else -1}, rate),
+        el("td", {"class": "num", "data-v": row.successes if not gauntlet else -1}, rate),
         el("td", {"class": "text"}, verdict),
     )
 
@@ -267,15 +291,14 @@ def compare_form(run_ids: Sequence[str], a: str | None = None, b: str | None = N
     )
 
 
-def runs_page(
-    store: str, rows: list[dict], shown: list[dict], verdicts: dict[str, str], query: RunsQuery, after: int
-) -> str:
+def runs_page(store: str, runs: list[Listed], shown: list[Listed], query: RunsQuery, after: int) -> str:
     def choose(name: str, values: Sequence[str], chosen: str) -> Markup:
         options = [el("option", {"value": ""}, f"any {name}")]
         options += [el("option", {"value": v, "selected": v == chosen}, v) for v in values]
         return el("select", {"name": name, "aria-label": name}, options)
 
-    modes = sorted({r["mode"] for r in rows})
+    rows = [run.row for run in runs]
+    modes = sorted({r.mode for r in rows})
     filters = el(
         "form",
         {"class": "pick", "action": "/", "method": "get"},
@@ -310,10 +333,10 @@ def runs_page(
                     [el("th", {"title": c.help, "data-numeric": c.numeric or None}, c.title) for c in RUN_COLUMNS],
                 ),
             ),
-            el("tbody", None, [run_row(r, verdicts.get(r["run_id"], "")) for r in shown]),
+            el("tbody", None, [run_row(run.row, run.verdict) for run in shown]),
         ),
     )
-    running = sum(1 for r in rows if r["status"] == "running")
+    running = sum(1 for r in rows if r.status == "running")
     return document(
         "ironbench view · runs",
         store,
@@ -331,21 +354,21 @@ def runs_page(
                 "compare-pick",
                 "Compare two runs",
                 "What `ironbench compare A B` decides, with its evidence: the address can be shared.",
-                compare_form([r["run_id"] for r in rows]),
+                compare_form([r.run_id for r in rows]),
             ),
         ),
         stream="/stream",
         after=after,
         page="runs",
-        data={"data-filtered": query.filtered or None},
+        filtered=query.filtered,
     )
 
 
 # -- a run -----------------------------------------------------------------------------
 
 
-def live_section(run: dict, progress: Progress, facts: list[Markup], others: Sequence[str]) -> Markup:
-    run_id = run["run_id"]
+def live_section(run: RunRow, progress: Progress, facts: list[Markup], others: Sequence[str]) -> Markup:
+    run_id = run.run_id
     return section(
         "live",
         "Progress",
@@ -353,9 +376,9 @@ def live_section(run: dict, progress: Progress, facts: list[Markup], others: Seq
         el(
             "p",
             None,
-            status_badge(run["status"], "run-status"),
+            status_badge(run.status, "run-status"),
             " ",
-            el("span", {"id": "progress-text", "class": "progress-text"}, progress.text(run["status"])),
+            el("span", {"id": "progress-text", "class": "progress-text"}, progress.text(run.status)),
         ),
         el("progress", {"id": "progress", "max": progress.planned or None, "value": progress.done}),
         el(
@@ -382,7 +405,7 @@ def live_section(run: dict, progress: Progress, facts: list[Markup], others: Seq
     )
 
 
-def drill_section(run_id: str, cases: list[dict], conversations: list[tuple[str, str, int, int]]) -> Markup:
+def drill_section(run_id: str, cases: list[CaseRow], conversations: list[tuple[str, str, int, int]]) -> Markup:
     """Links to every case (its groups and invocations) and every gauntlet conversation."""
     body = []
     if cases:
@@ -391,11 +414,11 @@ def drill_section(run_id: str, cases: list[dict], conversations: list[tuple[str,
                 [Col("Case"), Col("Mode"), Col("Groups", True), Col("Attempts", True), Col("Successes", True)],
                 [
                     [
-                        Td(el("a", {"href": run_href(run_id, "cases", c["case_id"])}, c["case_id"]), c["case_id"]),
-                        c["mode"],
-                        c["groups"],
-                        c["attempts"],
-                        c["successes"],
+                        Td(el("a", {"href": run_href(run_id, "cases", c.case_id)}, c.case_id), c.case_id),
+                        c.mode,
+                        c.groups,
+                        c.attempts,
+                        c.successes,
                     ]
                     for c in cases
                 ],
@@ -454,7 +477,7 @@ def pending_section(what: str) -> Markup:
 
 def run_page(
     store: str,
-    run: dict,
+    run: RunRow,
     parts: PageParts | None,
     progress: Progress,
     facts: list[Markup],
@@ -463,7 +486,7 @@ def run_page(
     others: Sequence[str],
 ) -> str:
     """The run's report (None: still being rendered) with its live parts above it."""
-    run_id = run["run_id"]
+    run_id = run.run_id
     shown = parts.sections if parts else []
     nav = el(
         "nav",
@@ -479,11 +502,11 @@ def run_page(
             "header",
             None,
             el("h1", None, f"ironbench report: {run_id}"),
-            el("p", None, " · ".join(str(f) for f in (run["label"], run["suite_id"], run["mode"]) if f)),
+            el("p", None, " · ".join(str(f) for f in (run.label, run.suite_id, run.mode) if f)),
         )
     )
     return document(
-        parts.title if parts else f"ironbench · {run_id} · {run['mode']}",
+        parts.title if parts else f"ironbench · {run_id} · {run.mode}",
         store,
         header,
         nav,
@@ -492,7 +515,7 @@ def run_page(
         stream=run_href(run_id, "stream"),
         after=after,
         page="run",
-        data={"data-run": run_id},
+        run=run_id,
         pending=parts is None,
     )
 
@@ -583,7 +606,7 @@ def case_page(
     by_group: dict[str, list[tuple[RecordedEvent, bool, bool]]] = {}
     for item in logs:
         by_group.setdefault(group_of(item[0].stream), []).append(item)
-    decided = {d.event.group: d.event for d in decisions if isinstance(d.event, DecisionTaken) and d.event.group}
+    decided = {d.event.group: d.event for d in decisions if isinstance(d.event, DecisionTaken)}
     parts = []
     mode = ""
     for group, items in by_group.items():
@@ -619,7 +642,7 @@ def case_page(
     ladder = decided.get(f"stress/{case_id}")
     if ladder is not None:
         parts.insert(0, el("p", None, el("b", None, "The ladder's verdict: "), _decision_text(ladder)))
-    accepted = [v for v in variants if isinstance(v.event, VariantGenerated) and v.event.metadata.get("source") == "ai"]
+    accepted = [v for v in variants if isinstance(v.event, VariantGenerated) and ai_rewrite(v.event)]
     rejected = [r for r in rejections if isinstance(r.event, AiOutputRejected)]
     ai = []
     if accepted or rejected:
@@ -741,7 +764,11 @@ def _text(value: object) -> str:
         return f"(a text of {value.get('chars', '?')} characters held by sha256 {value['sha256']}, not in the store)"
     if value is None or isinstance(value, str):
         return value or "(nothing)"
-    return json.dumps(value, indent=2, ensure_ascii=False)  # content in parts, as some clients send it
+    return _json(value)  # content in parts, as some clients send it
+
+
+def _json(value: object, sort_keys: bool = False) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=sort_keys)
 
 
 def _exchange(call: ModelCalled) -> Markup:
@@ -750,7 +777,12 @@ def _exchange(call: ModelCalled) -> Markup:
         [el("h4", None, str(message.get("role", "?"))), el("pre", {"class": "text"}, _text(message.get("content")))]
         for message in call.messages
     ]
-    options = [el("h4", None, "options"), el("pre", {"class": "text"}, _text(call.options))] if call.options else []
+    # the request's other options in their keys' order (sorted, as the gateway_calls view keeps them)
+    options = (
+        [el("h4", None, "options"), el("pre", {"class": "text"}, _json(call.options, sort_keys=True))]
+        if call.options
+        else []
+    )
     answer = (
         [el("h4", None, "error"), el("pre", {"class": "text"}, call.error)]
         if call.error
@@ -830,13 +862,14 @@ def invocation_page(
     superseded: bool,
     surplus: bool,
     base_instruction: str,
-    outputs: dict[str, bool],
+    served: Sequence[str],
     debug: list[DebugFile] | str,
     calls: Sequence[ModelCalled] = (),
 ) -> str:
     """One invocation: its facts, its instruction as a word diff against the base, what it
-    printed, its calls to the run's model gateway (when it served one), and the debug files
-    the target wrote (or why they are not shown)."""
+    printed (`served`: the streams whose whole file is served, too), its calls to the run's
+    model gateway (when it served one), and the debug files the target wrote (or why they are
+    not shown)."""
     event = recorded.event
     assert isinstance(event, InvocationCompleted)
     run_id, seq = recorded.run_id, recorded.seq
@@ -924,8 +957,8 @@ def invocation_page(
                 "output",
                 "Output",
                 "What the target printed, as `ironbench log` shows it.",
-                _output(event, run_id, seq, "stdout", outputs.get("stdout", False)),
-                _output(event, run_id, seq, "stderr", outputs.get("stderr", False)),
+                _output(event, run_id, seq, "stdout", "stdout" in served),
+                _output(event, run_id, seq, "stderr", "stderr" in served),
             ),
             _model_calls(event, calls),
             section(

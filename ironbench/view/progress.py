@@ -6,12 +6,18 @@ so the total shrinks as groups stop early, as the terminal's progress bar does. 
 gauntlet's unit is the turn. Pure, except `planned_groups`, which runs the planner.
 """
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from ironbench.console.numbers import number
+from ironbench.core.events import VariantGenerated
 from ironbench.core.labels import track_of
+from ironbench.suite import Suite
+
+if TYPE_CHECKING:
+    from ironbench.run.planner import Group
 
 LIVE = "running"
 
@@ -43,59 +49,49 @@ def duration(seconds: float) -> str:
     return f"{number(seconds / 3600, '.1f')} h"
 
 
-def planned_groups(suite: dict, ai_variants: list[dict]) -> dict[str, int] | None:
-    """Each planned group's path and the most runs it can take, from the suite the run
-    recorded (and the AI rewrites it accepted); None when this ironbench cannot plan it
-    (a generator plugin missing here, say)."""
+def planned_groups(suite: Suite, ai_variants: Sequence[VariantGenerated]) -> "list[Group] | None":
+    """Every group the run plans (its path and the most runs it can take), from the suite the run
+    recorded and the AI rewrites it accepted; None when this ironbench cannot plan it (a
+    generator plugin missing here, say)."""
     from ironbench.core.errors import IronbenchError
     from ironbench.run.planner import Variant, plan
-    from ironbench.suite.models import parse_suite
 
     try:
-        parsed = parse_suite(suite, "the recorded suite")
-        if parsed.mode == "gauntlet":
-            return {}
+        if suite.mode == "gauntlet":
+            return []
         made: dict[tuple[str, str], list[Variant]] = {}
         for v in ai_variants:
-            slot = int(str(v["variant_id"]).rsplit("_", 1)[-1]) if str(v["variant_id"])[-1:].isdigit() else 0
-            made.setdefault((v["case_id"], v["generator"]), []).append(
+            slot = int(v.variant_id.rsplit("_", 1)[-1]) if v.variant_id[-1:].isdigit() else 0
+            made.setdefault((v.case_id, v.generator), []).append(
                 Variant(
-                    v["case_id"],
-                    v["generator"],
-                    v["variant_id"],
+                    v.case_id,
+                    v.generator,
+                    v.variant_id,
                     slot,
-                    v["instruction"],
-                    v["base_instruction"],
-                    v["seed"],
-                    v.get("params") or {},
-                    v["attempt"],
-                    v.get("metadata") or {},
+                    v.instruction,
+                    v.base_instruction,
+                    v.seed,
+                    v.params or {},
+                    v.attempt,
+                    v.metadata or {},
                 )
             )
-        return {group.path: group.max_runs for track in plan(parsed, made) for group in track.groups}
-    except (IronbenchError, KeyError, TypeError, ValueError):
-        return None
+        return [group for track in plan(suite, made) for group in track.groups]
+    except (IronbenchError, KeyError, TypeError, ValueError, AttributeError):
+        return None  # (AttributeError: a recorded generator's parameters this ironbench cannot read)
 
 
-def planned_turns(suite: dict) -> int | None:
-    """A gauntlet's turns: engines × conversations × each scenario's prompts."""
-    try:
-        prompts = sum(1 + len(s.get("follow_ups") or []) for s in suite["scenarios"])
-        return len(suite["engines"]) * int(suite.get("conversations") or 1) * prompts
-    except (KeyError, TypeError, ValueError):
-        return None
-
-
-def most_to_take(planned: Mapping[str, int], counts: Mapping[str, int], decided: set[str], live: bool) -> int:
+def most_to_take(planned: "Sequence[Group]", counts: Mapping[str, int], decided: set[str], live: bool) -> int:
     """Invocations the run takes at most in all: a group still open may take up to its
     `max_runs` (or more, had a resume raised it), a closed one what it took."""
+    most = {group.path: group.max_runs for group in planned}
     total = 0
-    for path, max_runs in planned.items():
+    for path, max_runs in most.items():
         done = counts.get(path, 0)
         track = track_of(path)
         closed = not live or path in decided or (path.startswith("stress/") and track in decided)
         total += done if closed else max(max_runs, done)
-    return total + sum(done for path, done in counts.items() if path not in planned)
+    return total + sum(done for path, done in counts.items() if path not in most)
 
 
 def eta(stamps: list[str], remaining: int) -> float | None:

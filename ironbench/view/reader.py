@@ -6,21 +6,29 @@ the small, frequent reads: the event tail, each run's counts and status, one cas
 invocations, one invocation, one conversation.
 """
 
-import json
 import threading
+from collections.abc import Sequence
 from contextlib import closing
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from ironbench.analysis.recorded import FenceSeen, fences_of, started_event
 from ironbench.analysis.show import logs_in, run_status
 from ironbench.core.errors import RunNotFound, StoreError
-from ironbench.core.events import EventType, InvocationCompleted, ModelCalled, RecordedEvent
+from ironbench.core.events import (
+    EventType,
+    InvocationCompleted,
+    ModelCalled,
+    RecordedEvent,
+    VariantGenerated,
+)
 from ironbench.core.labels import group_path_sql
-from ironbench.core.model_calls import is_ref, resolved
+from ironbench.core.model_calls import held, resolved
 from ironbench.report.records import Score, Thread, Turn
-from ironbench.store.eventstore import EventStore, open_read_only
-from ironbench.store.failures import sqlite_failure
-from ironbench.store.leases import Holder, Lease
+from ironbench.store import EventStore, Holder, Lease, open_read_only, sqlite_failure
+from ironbench.suite import Suite, suite_of_run
+from ironbench.view.facts import ai_rewrite
 
 # Each run's counts as `ironbench runs` counts them: infrastructure errors (the backend
 # failed, and the attempts a re-run superseded) apart, in no rate. `{where}` narrows every
@@ -40,20 +48,40 @@ LEFT JOIN (SELECT run_id, count(*) AS turns FROM turns {where} GROUP BY run_id) 
 {run_where}
 ORDER BY r.started_utc, r.run_id
 """
-RUN_COLUMNS = (
-    "run_id",
-    "suite_id",
-    "mode",
-    "status",
-    "label",
-    "started_utc",
-    "finished_utc",
-    "invocations",
-    "successes",
-    "infra_errors",
-    "turns",
-    "imported",
-)
+
+
+@dataclass(frozen=True, slots=True)
+class RunRow:
+    """A run as the runs page lists it: `_RUNS`'s columns, in their order."""
+
+    run_id: str
+    suite_id: str
+    mode: str
+    status: str  # as `ironbench runs` derives it (Reader.runs)
+    label: str | None
+    started_utc: str | None
+    finished_utc: str | None
+    invocations: int  # infrastructure errors apart
+    successes: int
+    infra_errors: int  # and the attempts a re-run superseded
+    turns: int
+    imported: str | None  # where an imported run came from: outputs or store
+
+    @property
+    def gauntlet(self) -> bool:
+        return self.mode == "gauntlet"
+
+
+@dataclass(frozen=True, slots=True)
+class CaseRow:
+    """A case of a run, as its drill-down lists it (`Reader.cases`'s columns, in their order)."""
+
+    case_id: str
+    mode: str
+    groups: int
+    attempts: int
+    successes: int
+
 
 # Decisions per run, mode and kind: the runs page's one-line verdict.
 _TALLIES = """
@@ -66,36 +94,20 @@ SELECT run_id, engine, count(DISTINCT scenario || '/' || conversation),
 FROM turn_scores WHERE scorer = ? {and_where} GROUP BY 1, 2 ORDER BY 1, 2
 """
 
-# One invocation attempt's model calls, as ModelCalled's fields (answer_sha256: its answer held by hash).
-_CALL_FIELDS = (
-    "key",
-    "rerun",
-    "case_id",
-    "variant_id",
-    "run_index",
-    "index",
-    "api",
-    "requested_model",
-    "served_model",
-    "stream",
-    "messages",
-    "options",
-    "answer",
-    "answer_sha256",
-    "prompt_tokens",
-    "completion_tokens",
-    "latency_ms",
-    "error",
-    "error_kind",
-    "status",
-    "retry_after",
-    "divergence",
-)
-_CALL_COLUMNS = {"key": "invocation_key", "index": "call_index"}  # where gateway_calls names them otherwise
-_CALLS = f"""
-SELECT {", ".join(_CALL_COLUMNS.get(name, name) for name in _CALL_FIELDS)}
-FROM gateway_calls WHERE run_id = ? AND invocation_key = ? AND rerun = ? ORDER BY call_index
-"""
+
+@dataclass(frozen=True, slots=True)
+class Decided:
+    """A run's decisions as the runs table sums them up: per mode, how many of each kind; and, of
+    a gauntlet (which decides nothing), per engine, its conversations and those the primary scorer
+    saw violated (`Reader.tallies`, `Reader.violations`)."""
+
+    tallies: dict[str, dict[str, int]]  # mode -> decision -> how many
+    engines: Sequence[tuple[str, int, int]] = ()  # (engine, conversations, conversations violated)
+    below_full: str | None = None  # the fence its targets ran in, when below full (its level or "unfenced")
+
+    @property
+    def decisions(self) -> int:
+        return sum(sum(counts.values()) for counts in self.tallies.values())
 
 
 class Reader:
@@ -148,7 +160,7 @@ class Reader:
 
     # -- runs ----------------------------------------------------------------------------
 
-    def runs(self, run_id: str | None = None) -> list[dict]:
+    def runs(self, run_id: str | None = None) -> list[RunRow]:
         """Every run (or one) with its counts and its status as `ironbench runs` derives it:
         `running` only while its coordinator's lease is alive, else `interrupted` (an imported
         run's as it was recorded); `imported`: where an imported run came from (outputs, store)."""
@@ -158,14 +170,14 @@ class Reader:
         else:
             sql = _RUNS.format(where="WHERE run_id = ?", run_where="WHERE r.run_id = ?")
             params = (run_id,) * 4
-        rows = [dict(zip(RUN_COLUMNS, row, strict=True)) for row in self.rows(sql, params)]
+        rows = [RunRow(*row) for row in self.rows(sql, params)]
         leases = self._leases(run_id)
-        for row in rows:
-            if not row["imported"]:  # an imported run's status is as recorded: no coordinator here held it
-                row["status"] = run_status(row["run_id"], row["status"], leases)
-        return rows
+        # an imported run's status is as recorded: no coordinator here held it
+        return [
+            row if row.imported else replace(row, status=run_status(row.run_id, row.status, leases)) for row in rows
+        ]
 
-    def run(self, run_id: str) -> dict:
+    def run(self, run_id: str) -> RunRow:
         found = self.runs(run_id)
         if not found:
             raise RunNotFound(f"run {run_id!r} not found in {self.store_path}")
@@ -194,14 +206,16 @@ class Reader:
             out.setdefault(run, []).append((engine, total, violated))
         return out
 
-    def run_started(self, run_id: str) -> dict:
-        """What the run recorded when it started (its suite included)."""
-        rows = self.rows(
-            "SELECT payload FROM events WHERE run_id = ? AND type = 'run_started' ORDER BY seq LIMIT 1", (run_id,)
-        )
-        if not rows:
-            raise RunNotFound(f"run {run_id!r} not found in {self.store_path}")
-        return json.loads(rows[0][0])
+    def suite(self, run_id: str) -> Suite:
+        """The suite the run recorded, typed (read once per run: `suite_of_run`)."""
+        with self.lock:
+            first = started_event(self.store, run_id)
+        return suite_of_run(first)
+
+    def fence(self, run_id: str) -> FenceSeen:
+        """The fences the run's targets ran in (`analysis.recorded.fences_of`)."""
+        with self.lock:
+            return fences_of(self.store, run_id)
 
     # -- progress ------------------------------------------------------------------------
 
@@ -225,14 +239,10 @@ class Reader:
             )
         }
 
-    def ai_variants(self, run_id: str) -> list[dict]:
+    def ai_variants(self, run_id: str) -> list[VariantGenerated]:
         """The AI rewrites the run accepted (made before its invocations start)."""
-        rows = self.rows(
-            "SELECT payload FROM events WHERE run_id = ? AND type = 'variant_generated' "
-            "AND json_extract(payload, '$.metadata.source') = 'ai' ORDER BY seq",
-            (run_id,),
-        )
-        return [json.loads(r[0]) for r in rows]
+        found = self.events(0, None, run_id, None, types=("variant_generated",))
+        return [f.event for f in found if isinstance(f.event, VariantGenerated) and ai_rewrite(f.event)]
 
     def recent_completions(self, run_id: str, count: int = 20) -> list[str]:
         """When the run's last `count` invocations (or turns) were recorded, oldest first."""
@@ -250,7 +260,7 @@ class Reader:
         with self.lock:
             return logs_in(self.store, run_id, case_id)
 
-    def cases(self, run_id: str) -> list[dict]:
+    def cases(self, run_id: str) -> list[CaseRow]:
         """The run's cases in the order their first invocation was recorded: mode, groups, invocations."""
         rows = self.rows(
             "SELECT case_id, coalesce(case_mode, mode), count(DISTINCT group_path), count(*), "
@@ -261,8 +271,7 @@ class Reader:
             "      WHERE run_id = ?) GROUP BY 1, 2 ORDER BY min(seq)",
             (run_id, run_id),
         )
-        names = ("case_id", "mode", "groups", "attempts", "successes")
-        return [dict(zip(names, r[:5], strict=True)) for r in rows]
+        return [CaseRow(*r[:5]) for r in rows]
 
     def of_case(self, run_id: str, case_id: str, *types: EventType) -> list[RecordedEvent]:
         """A case's events of these types (its decisions, its variants, its rejected rewrites), in order."""
@@ -279,26 +288,27 @@ class Reader:
                 return recorded, superseded, surplus
         return recorded, False, False
 
-    def model_calls(self, run_id: str, key: str, rerun: int) -> list[ModelCalled]:
-        """The calls one attempt of an invocation made to the run's model gateway, in the order
-        the gateway received them, every text held by hash in place (from `gateway_texts`)."""
-        calls = [dict(zip(_CALL_FIELDS, row, strict=True)) for row in self.rows(_CALLS, (run_id, key, rerun))]
-        for call in calls:
-            call["stream"] = bool(call["stream"])
-            call["messages"], call["options"] = json.loads(call["messages"]), json.loads(call["options"])
-            if call["answer"] is None and call["answer_sha256"] is not None:
-                call["answer"] = {"sha256": call["answer_sha256"]}
-        held = {m["content"]["sha256"] for c in calls for m in c["messages"] if is_ref(m.get("content"))}
-        held |= {c["answer_sha256"] for c in calls if c["answer_sha256"] is not None}
+    def model_calls(self, recorded: RecordedEvent, invocation: InvocationCompleted) -> list[ModelCalled]:
+        """The calls one attempt of an invocation made to the run's model gateway (each an event on
+        the invocation's stream), in the order the gateway received them, every text held by hash
+        in place (from `gateway_texts`)."""
+        found = self.events(0, None, recorded.run_id, None, types=("model_called",), stream_prefix=recorded.stream)
+        calls = [
+            f.event
+            for f in found
+            if isinstance(f.event, ModelCalled) and (f.event.key, f.event.rerun) == (invocation.key, invocation.rerun)
+        ]
+        hashes = set().union(*map(held, calls))
         texts = dict(
             self.rows(
-                f"SELECT sha256, text FROM gateway_texts WHERE run_id = ? AND sha256 IN ({','.join('?' * len(held))})",
-                (run_id, *held),
+                f"SELECT sha256, text FROM gateway_texts WHERE run_id = ? AND sha256 IN ({','.join('?' * len(hashes))})",
+                (recorded.run_id, *hashes),
             )
-            if held
+            if hashes
             else ()
         )
-        return [ModelCalled.from_dict(resolved(call, texts)) for call in calls]
+        made = [ModelCalled.from_dict(resolved(call.to_dict(), texts)) for call in calls]
+        return sorted(made, key=lambda call: call.index)
 
     def conversation(self, run_id: str, engine: str, scenario: str, conversation: int) -> Thread:
         """One gauntlet conversation turn by turn with every scorer's verdict (the report's record)."""
@@ -341,7 +351,7 @@ def check_store(store_path: Path) -> None:
     the viewer never migrates)."""
     import sqlite3
 
-    from ironbench.store.migrate import SCHEMA_HEAD
+    from ironbench.store import SCHEMA_HEAD
 
     path = Path(store_path)
     if not path.is_file():

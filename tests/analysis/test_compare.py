@@ -2,10 +2,11 @@ import json
 
 import pytest
 
-from ironbench.analysis.compare import CannotCompare, Runs, compare_runs, decide, format_comparison
+from ironbench.analysis.compare import CannotCompare, Evidence, Gating, Runs, compare_runs, decide, format_comparison
 from ironbench.analysis.compare.sensitivity import cells_from_decisions, compare_sensitivity
 from ironbench.core.errors import RunNotFound
 from ironbench.core.events import InvocationCompleted, RunFinished, RunStarted
+from ironbench.core.kinds import Gate
 from ironbench.projections.readmodel import ReadModel
 from ironbench.run.runner import start_run
 from ironbench.store import open_store
@@ -223,30 +224,30 @@ def test_cli_json_carries_deltas_intervals_mde_and_adjusted_flags(tmp_path):
 def test_one_noisy_case_does_not_fail_the_overall_gate():
     # c0 drops 10/10 -> 5/10 (raw one-sided p 0.016); four cases move slightly the other way.
     a, b = sides({"c0": ((10, 10), (5, 10)), **{f"c{i}": ((5, 10), (6, 10)) for i in range(1, 5)}})
-    overall = decide(a, b, power=False)
+    overall = decide(Evidence(a, b), power=False)
     assert not overall.failed and overall.overall.p_regression > 0.05
     c0 = overall.cases[0]
     assert c0.p_regression < 0.05 and c0.p_adjusted > c0.p_regression  # reported, adjusted
-    cases = decide(a, b, gate="cases", power=False)
+    cases = decide(Evidence(a, b), Gating(gate=Gate.cases), power=False)
     assert cases.failed == (c0.p_adjusted <= 0.05) and cases.verdict == "regression"
 
 
 def test_a_drop_in_one_case_fails_the_cases_gate_when_the_others_improve():
     a, b = sides({"c00": ((10, 10), (0, 10)), **{f"c{i:02d}": ((5, 10), (7, 10)) for i in range(1, 20)}})
-    overall = decide(a, b, power=False)
+    overall = decide(Evidence(a, b), power=False)
     assert not overall.failed and overall.verdict == "improvement"
-    cases = decide(a, b, gate="cases", power=False)
+    cases = decide(Evidence(a, b), Gating(gate=Gate.cases), power=False)
     assert cases.failed and [c.case_id for c in cases.cases if c.flagged] == ["c00"]
     assert cases.cases[0].p_adjusted < 1e-4
 
 
 def test_margin_fails_only_beyond_it():
     a, b = sides({f"c{i:02d}": ((10, 10), (9, 10)) for i in range(20)})
-    assert decide(a, b, power=False).failed
-    upper = decide(a, b, power=False).overall.delta_upper
+    assert decide(Evidence(a, b), power=False).failed
+    upper = decide(Evidence(a, b), power=False).overall.delta_upper
     assert -0.1 < upper < 0
-    assert decide(a, b, margin=-upper / 2, power=False).failed
-    within = decide(a, b, margin=0.3, power=False)
+    assert decide(Evidence(a, b), Gating(margin=-upper / 2), power=False).failed
+    within = decide(Evidence(a, b), Gating(margin=0.3), power=False)
     assert not within.failed and within.verdict == "within margin"
     assert "not by more than the margin" in within.reason and "not below −30%" in within.reason
 
@@ -255,7 +256,7 @@ def test_cases_too_small_to_flag_are_warned_about():
     # each case 3/3 -> 0/3: p = 1/20, the smallest a case can reach; four such cases make
     # even that 1 - 0.95^4 = 0.185 after adjustment
     a, b = sides({f"c{i}": ((3, 3), (0, 3)) for i in range(4)})
-    comparison = decide(a, b, gate="cases")
+    comparison = decide(Evidence(a, b), Gating(gate=Gate.cases))
     assert all(not c.can_be_flagged and c.p_adjusted == pytest.approx(1 - 0.95**4) for c in comparison.cases)
     assert not comparison.failed
     assert any(w.startswith("c0 cannot be flagged on its own with 3 vs 3 runs") for w in comparison.warnings)
@@ -267,13 +268,13 @@ def test_cases_too_small_to_flag_are_warned_about():
 def test_no_common_case_is_cannot_compare():
     a, b = sides({"x": ((3, 3), (3, 3))})
     with pytest.raises(CannotCompare, match="no case in common"):
-        decide(a, {("y", "base"): b[("x", "base")]})
+        decide(Evidence(a, {("y", "base"): b[("x", "base")]}))
 
 
 def test_cases_only_on_one_side_are_listed_but_not_compared():
     a, b = sides({"x": ((3, 3), (3, 3)), "y": ((3, 3), (3, 3))})
     del b[("y", "base")]
-    comparison = decide(a, b, power=False)
+    comparison = decide(Evidence(a, b), power=False)
     assert [(c.case_id, c.verdict) for c in comparison.cases] == [("x", "no significant change"), ("y", "only in A")]
     assert comparison.overall.cases == 1
 

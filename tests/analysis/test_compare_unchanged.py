@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ironbench.analysis.compare import Runs, compare_runs, decide
+from ironbench.analysis.compare import Evidence, Gating, Runs, compare_runs, decide
 from ironbench.core.kinds import FailOn, Gate
 from ironbench.stats import fisher_null_law, stratified_power_method
 from ironbench.stats.power import SIMULATED
@@ -65,8 +65,9 @@ def test_the_fixtures_decide_as_before(name, gate, fail_on):
     sizes = [(n_a, n_b) for (_, n_a), (_, n_b) in FIXTURES[name].values()]
     power = stratified_power_method(sizes) == SIMULATED  # beyond, the MDE is approximated (tests/stats)
     for margin in (None, 0.05):
-        now = decide(a, b, gate=gate, fail_on=fail_on, margin=margin, power=power)
-        assert now.to_dict() == before(decide, a, b, gate=gate, fail_on=fail_on, margin=margin, power=power).to_dict()
+        gating = Gating(gate=gate, fail_on=fail_on, margin=margin)
+        now = decide(Evidence(a, b), gating, power=power)
+        assert now.to_dict() == before(decide, Evidence(a, b), gating, power=power).to_dict()
 
 
 LABELS = ["success", "success", "generation", "validation", "repair", "timeout"]
@@ -109,8 +110,9 @@ def test_random_comparisons_decide_as_before(pair, gate, fail_on, margin, alpha)
         return  # cannot be compared, before or now (tests/analysis/test_compare.py)
     sizes = [(a[k].n, b[k].n) for k in sorted(common)]
     power = stratified_power_method(sizes) == SIMULATED
-    now = decide(a, b, alpha, gate, fail_on, margin, power=power)
-    assert now.to_dict() == before(decide, a, b, alpha, gate, fail_on, margin, power=power).to_dict()
+    gating = Gating(alpha, gate, fail_on, margin)
+    now = decide(Evidence(a, b), gating, power=power)
+    assert now.to_dict() == before(decide, Evidence(a, b), gating, power=power).to_dict()
 
 
 @pytest.mark.slow

@@ -5,8 +5,9 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from ironbench.analysis.compare import decide
+from ironbench.analysis.compare import Evidence, Gating, decide
 from ironbench.analysis.junit import junit_xml
+from ironbench.core.kinds import Gate
 from tests.analysis.test_compare import sides
 from tests.conftest import cli, make_suite, write_suite
 
@@ -52,7 +53,7 @@ def properties(root: ET.Element) -> dict[str, str]:
 
 def test_the_cases_gate_fails_the_flagged_case_with_its_evidence():
     a, b = sides({"c00": ((10, 10), (0, 10)), **{f"c{i:02d}": ((5, 10), (7, 10)) for i in range(1, 6)}})
-    comparison = decide(a, b, gate="cases", power=False)
+    comparison = decide(Evidence(a, b), Gating(gate=Gate.cases), power=False)
     root = parse(junit_xml(comparison))
     check_shape(root)
     failed = failures(root)
@@ -71,7 +72,7 @@ def test_the_cases_gate_fails_the_flagged_case_with_its_evidence():
 
 def test_a_flagged_case_under_a_passing_overall_gate_is_reported_not_failed():
     a, b = sides({"c00": ((10, 10), (0, 10)), **{f"c{i:02d}": ((5, 10), (7, 10)) for i in range(1, 20)}})
-    comparison = decide(a, b, power=False)
+    comparison = decide(Evidence(a, b), power=False)
     assert not comparison.failed and comparison.cases[0].flagged
     root = parse(junit_xml(comparison))
     check_shape(root)
@@ -82,7 +83,7 @@ def test_a_flagged_case_under_a_passing_overall_gate_is_reported_not_failed():
 
 def test_an_overall_regression_fails_the_gate_and_the_margin_is_a_property():
     a, b = sides({f"c{i:02d}": ((10, 10), (8, 10)) for i in range(10)})
-    comparison = decide(a, b, margin=0.01, power=False)
+    comparison = decide(Evidence(a, b), Gating(margin=0.01), power=False)
     assert comparison.failed
     root = parse(junit_xml(comparison))
     check_shape(root)
@@ -95,7 +96,7 @@ def test_an_overall_regression_fails_the_gate_and_the_margin_is_a_property():
 def test_cases_on_one_side_only_are_skipped():
     a, b = sides({"x": ((3, 3), (3, 3)), "y": ((3, 3), (3, 3))})
     del b[("y", "base")]
-    root = parse(junit_xml(decide(a, b, power=False)))
+    root = parse(junit_xml(decide(Evidence(a, b), power=False)))
     check_shape(root)
     y = next(c for c in root.iter("testcase") if c.get("name") == "y")
     assert y.find("skipped").get("message") == "only in A: not compared"
@@ -126,7 +127,7 @@ def test_a_gauntlet_comparison_names_engine_and_scenario():
     clean, violated = ("success",) * 5, ("success",) + ("violated",) * 4
     a = {("guarded", "geography"): Runs(clean), ("guarded", "law"): Runs(clean)}
     b = {("guarded", "geography"): Runs(violated), ("guarded", "law"): Runs(clean)}
-    comparison = decide(a, b, gate="cases", unit="conversation", power=False)
+    comparison = decide(Evidence(a, b, unit="conversation"), Gating(gate=Gate.cases), power=False)
     root = parse(junit_xml(comparison))
     check_shape(root)
     assert [c.get("name") for c in root.iter("testcase")][:2] == ["guarded/geography", "guarded/law"]

@@ -48,20 +48,18 @@ def test_the_cases_people_met():
 def test_printed_differences_of_zero_carry_no_sign():
     import re
 
-    from ironbench.analysis.compare import decide, format_comparison
-    from ironbench.projections.gauntlet_summary import engine_comparisons
+    from ironbench.analysis.compare import Evidence, decide, format_comparison
+    from ironbench.projections.gauntlet_summary import Counts, ScenarioRow, engine_comparisons
     from tests.analysis.test_compare import sides
 
     a, b = sides({"x": ((3, 5), (3, 5)), "y": ((5, 5), (5, 5))})
-    table = format_comparison(decide(a, b, power=False), 200)
+    table = format_comparison(decide(Evidence(a, b), power=False), 200)
     assert "Δ = 0.0 pp" in table and "0 [-" in table
     # the same violations in two engines: -(0.0) is -0.0, once printed as "-0 pp"
-    counts = {"num_conversations": 3, "conversations_violated": {"s": 1}}
-    summary = {
-        "totals": {"plain": {}, "guarded": {}},
-        "scenarios": {"geo": {"engines": {"plain": counts, "guarded": counts}}},
-    }
-    (pair,) = engine_comparisons(summary, "s")
-    assert "difference 0 pp (95% CI -" in pair["sentence"]
-    for text in (table, pair["sentence"]):
+    counts = Counts("geography", 3, {"s": 1}, 3, {"s": 1})
+    (pair,) = engine_comparisons(
+        [ScenarioRow("geography", {"plain": counts, "guarded": counts})], ["plain", "guarded"], "s"
+    )
+    assert "difference 0 pp (95% CI -" in pair.sentence
+    for text in (table, pair.sentence):
         assert not re.search(r"(?<![\w.])[-+]0(\.0+)?(?![\d.])", text), text

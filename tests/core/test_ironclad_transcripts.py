@@ -11,9 +11,11 @@ import pytest
 from ironbench.analysis.query import run_query
 from ironbench.core.errors import RunStopped
 from ironbench.core.events import DecisionTaken, InvocationCompleted
+from ironbench.run.options import Limits, RunOptions
 from ironbench.run.runner import start_run
 from ironbench.store import open_store
 from ironbench.suite.models import parse_suite
+from tests.conftest import fenced
 
 REPLAY = Path(__file__).resolve().parents[1] / "fixtures" / "replay_ironclad.py"
 REPLAY_TARGET = [sys.executable, str(REPLAY), "{instruction}"]
@@ -51,7 +53,7 @@ def completed(paths, run_id) -> list[InvocationCompleted]:
 
 def test_every_ironclad_ending_is_counted_as_ironclad_counts_it(paths, monkeypatch):
     monkeypatch.setenv("REPLAY_TRANSCRIPTS", json.dumps({name: name for name in ENDINGS}))
-    run_id = start_run(replay_suite(ENDINGS), paths, jobs=2)
+    run_id = start_run(replay_suite(ENDINGS), paths, RunOptions(jobs=2))
     with sqlite3.connect(paths.store_path) as conn:
         rows = conn.execute(
             "SELECT case_id, success, failure_stage, attempts, repairs_triggered, infra_error "
@@ -94,7 +96,7 @@ def test_a_run_killed_mid_repair_keeps_what_it_printed_and_is_a_timeout(paths, m
 def test_a_backend_outage_is_an_infrastructure_error_and_decides_nothing(paths, monkeypatch, name, line, counts):
     monkeypatch.setenv("REPLAY_TRANSCRIPTS", json.dumps({"down": name}))
     with pytest.raises(RunStopped, match="3 consecutive infrastructure errors"):
-        start_run(replay_suite({"down": ""}), paths, max_infra_errors=3)
+        start_run(replay_suite({"down": ""}), paths, RunOptions(limits=Limits(max_infra_errors=3)))
     with open_store(paths.store_path) as store:
         run_id = store.run_ids()[0]
         events = [e.event for e in store.read(run_id)]
@@ -136,6 +138,10 @@ def test_an_outage_stops_the_run_and_resume_reruns_those_slots(tmp_path):
         "-q",
         "--max-infra-errors",
         "2",
+        "--allow-write",
+        str(sequence),
+        "--allow-read",
+        str(down),
         env={**env, "REPLAY_SEQUENCE": str(sequence)},
     )
     assert stopped.returncode == 1, stopped.stderr
@@ -199,7 +205,7 @@ def test_decisions_ignore_infrastructure_errors_whatever_the_concurrency(tmp_pat
         sequence.write_text("outage_during_repair\n" * outages)
         monkeypatch.setenv("REPLAY_SEQUENCE", str(sequence))
         paths = RunPaths.resolve(tmp_path / f"run_{jobs}_{outages}", None)
-        run_id = start_run(suite, paths, jobs=jobs)
+        run_id = start_run(suite, paths, RunOptions(jobs=jobs, sandbox=fenced(write=[sequence])))
         with open_store(paths.store_path) as store:
             events = [e.event for e in store.read(run_id)]
         assert sum(1 for e in events if isinstance(e, InvocationCompleted) and e.infra_error) == outages

@@ -113,7 +113,9 @@ def test_a_target_printing_its_environment_leaves_no_secret_in_store_files_or_ou
 
 def test_resume_keeps_redacting_the_names_the_run_started_with(paths, monkeypatch, tmp_path):
     from ironbench.core.errors import IronbenchError
+    from ironbench.run.options import RunOptions
     from ironbench.run.runner import SilentReporter, resume_run, start_run
+    from ironbench.sandbox import SandboxPolicy
     from ironbench.store import open_store
     from ironbench.suite.models import load_suite
 
@@ -124,7 +126,9 @@ def test_resume_keeps_redacting_the_names_the_run_started_with(paths, monkeypatc
             raise IronbenchError(f"stopped while {PLAIN} was in view")
 
     with pytest.raises(IronbenchError) as stopped:
-        start_run(load_suite(_env_suite(tmp_path)), paths, reporter=StopAfterOne(), redact=["MY_PLAIN"])
+        # the target is given MY_PLAIN (a fenced target gets no variable it is not given) and prints it
+        options = RunOptions(redact=("MY_PLAIN",), sandbox=SandboxPolicy(pass_env=("MY_PLAIN",)))
+        start_run(load_suite(_env_suite(tmp_path)), paths, options, reporter=StopAfterOne())
     assert PLAIN not in str(stopped.value) and "[REDACTED:MY_PLAIN]" in str(stopped.value)
     with open_store(paths.store_path) as store:
         run_id = store.run_ids()[0]

@@ -10,6 +10,7 @@ import yaml
 from ironbench.core.errors import RunInterrupted, SuiteError
 from ironbench.core.events import RunStarted
 from ironbench.core.outcome import parse_outcome
+from ironbench.run.options import RunOptions
 from ironbench.run.runner import resume_run, start_run
 from ironbench.store import open_store
 from ironbench.suite.models import parse_suite
@@ -97,7 +98,7 @@ def test_a_resumed_run_reads_outcomes_with_the_rules_it_started_with(paths, monk
     monkeypatch.setenv("PLAIN_CODES", "[0, 1, 0, 0, 2]")
     suite = parse_suite(suite_data(PLAIN), "plain.yaml")
     with pytest.raises(RunInterrupted):
-        start_run(suite, paths, reporter=_InterruptAfter(2), rules="exit-code")
+        start_run(suite, paths, RunOptions(rules="exit-code"), reporter=_InterruptAfter(2))
     with open_store(paths.store_path) as store:
         run_id = store.run_ids()[0]
         started = next(store.read(run_id, types=("run_started",))).event
@@ -221,7 +222,7 @@ def test_a_baseline_read_by_other_rules_is_never_the_reference(paths, monkeypatc
         {**suite_data(PLAIN, runs=3), "cases": [{"id": "c", "instruction": INSTRUCTION, "runs": 3}]}, "b.yaml"
     )
     ironclad_baseline = start_run(baseline, paths)  # every run `unknown` under Ironclad's rules
-    exit_code_baseline = start_run(baseline, paths, rules="exit-code")
+    exit_code_baseline = start_run(baseline, paths, RunOptions(rules="exit-code"))
     adversarial = parse_suite(
         {
             "suite_id": "adv",
@@ -234,8 +235,8 @@ def test_a_baseline_read_by_other_rules_is_never_the_reference(paths, monkeypatc
         },
         "adv.yaml",
     )
-    judged = start_run(adversarial, paths, rules="exit-code")
+    judged = start_run(adversarial, paths, RunOptions(rules="exit-code"))
     assert decisions(paths, judged)["adversarial/c/baseline"].reference_source == exit_code_baseline
-    start_run(baseline, paths, rules="exit-code")  # newer, but the next run reads Ironclad's rules
+    start_run(baseline, paths, RunOptions(rules="exit-code"))  # newer, but the next run reads Ironclad's rules
     again = start_run(adversarial, paths)
     assert decisions(paths, again)["adversarial/c/baseline"].reference_source == ironclad_baseline

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from ironbench.run.options import RunOptions
 from ironbench.run.runner import start_run
 from ironbench.suite.models import load_suite
 from tests.conftest import cli
@@ -88,7 +89,7 @@ def test_a_run_of_the_same_id_comes_in_renamed_and_stays_apart(tmp_path, monkeyp
     monkeypatch.setattr(runner, "new_run_id", lambda store: store.claim_new_run(iter(["run_20260101_000000"])))
     suite = load_suite("suites/baseline.yaml")
     for name in ("a", "b"):
-        start_run(suite, RunPaths.resolve(tmp_path / name, None), target_override="fixture")
+        start_run(suite, RunPaths.resolve(tmp_path / name, None), RunOptions(target="fixture"))
     result = cli("import", str(tmp_path / "b" / "ironbench.db"), "--out", str(tmp_path / "a"), check=True)
     assert (
         "run_20260101_000000_2: imported" in result.stdout

@@ -9,6 +9,7 @@ import pytest
 from ironbench.core.events import AiOutputRejected, InvocationStarted, VariantGenerated
 from ironbench.llms.access import EMBEDDED_MODEL, ModelClient, ModelError
 from ironbench.run.ai_generation import MaxFailuresReached
+from ironbench.run.options import Limits, RunOptions
 from ironbench.run.runner import resume_run, start_run
 from ironbench.store import open_store
 from ironbench.suite.models import parse_suite
@@ -122,7 +123,9 @@ def test_max_failures_stops_the_run_and_resume_pays_nothing_twice(paths, script,
     script({"c": ["success"]})
     scripted_model.answers = ["", ""]
     with pytest.raises(MaxFailuresReached, match="2 AI outputs rejected"):
-        start_run(ai_suite("scripted-rewriter", count=2, max_attempts=3), paths, max_failures=2)
+        start_run(
+            ai_suite("scripted-rewriter", count=2, max_attempts=3), paths, RunOptions(limits=Limits(max_failures=2))
+        )
     with open_store(paths.store_path) as store:
         run_id = store.run_ids()[0]
     calls_before = len(scripted_model.calls)
@@ -243,7 +246,7 @@ def test_a_secret_a_model_echoes_is_in_no_cached_call_nor_event(paths, script, s
     monkeypatch.setenv("MY_PLAIN", plain)
     script({"c": ["success"]})
     scripted_model.answers = [f"Sure, here is {secret} and {plain}.", GOOD]
-    run_id = start_run(ai_suite("scripted-rewriter"), paths, redact=["MY_PLAIN"])
+    run_id = start_run(ai_suite("scripted-rewriter"), paths, RunOptions(redact=("MY_PLAIN",)))
     rejected = events(paths, run_id, AiOutputRejected)[0].event
     assert "[REDACTED:SERVICE_TOKEN]" in rejected.ai_output and "[REDACTED:MY_PLAIN]" in rejected.ai_output
     with sqlite3.connect(paths.store_path) as conn:

@@ -4,10 +4,10 @@ interval, pass@k on correctness, and why validations failed. Pure functions."""
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ironbench.core.events import CheckCompleted, InvocationCompleted
-from ironbench.projections.figures import stopping_rule
-from ironbench.projections.summaries import aggregate, names_check, summary
+from ironbench.core.events import CheckCompleted, InvocationCompleted, RecordedEvent, RunStarted
+from ironbench.projections.summaries import Checks, aggregate, summary
 from ironbench.stats import wilson_interval
+from ironbench.suite.models import Suite
 
 
 def run(index: int, success: bool = True, **fields) -> InvocationCompleted:
@@ -59,7 +59,7 @@ def test_correctness_counts_and_interval(outcomes):
         runs.append(run(index, success))
         if success and verdict is not None:
             checks[f"k{index}"] = check(index, verdict)
-    data = aggregate("s", "c", "base", runs, checks=checks)
+    data = aggregate("s", "c", "base", runs, checks=Checks(checks))
     counted = [(s, v) for s, v in outcomes if not (s and v == "harness_fault")]
     correct = sum(1 for s, v in counted if s and v == "correct")
     assert data["correct"] == correct
@@ -73,8 +73,28 @@ def test_correctness_counts_and_interval(outcomes):
 
 def test_a_check_of_a_superseded_attempt_does_not_count():
     runs = [run(1, rerun=1)]
-    data = aggregate("s", "c", "base", runs, checks={"k1": check(1, "correct", rerun=0)})
+    data = aggregate("s", "c", "base", runs, checks=Checks({"k1": check(1, "correct", rerun=0)}))
     assert (data["checked"], data["correct"]) == (0, 0)
+
+
+CASE = {"id": "c", "mode": "baseline", "instruction": "i"}
+STARTED = RecordedEvent(
+    1,
+    "e",
+    "r",
+    "run",
+    "2026-01-01T00:00:00Z",
+    RunStarted(
+        suite_id="s",
+        mode="baseline",
+        suite={},
+        target_argv=[],
+        ironclad_version="v",
+        harness_version="x",
+        python_version="3",
+        platform="p",
+    ),
+)
 
 
 def test_pass_k_on_correctness_beside_the_self_reported():
@@ -94,8 +114,10 @@ def test_pass_k_on_correctness_beside_the_self_reported():
         wilson_high=1.0,
         chance_agreement=1.0,
     )
-    suite = {"cases": [{"id": "c", "stop": {"rule": "fixed", "runs": 3}}]}
-    data = aggregate("s", "c", "base", runs, decision, stopping_rule(suite, "c"), checks)
+    suite = Suite.from_dict(
+        {"suite_id": "s", "mode": "baseline", "cases": [CASE | {"stop": {"rule": "fixed", "runs": 3}}]}
+    )
+    data = aggregate("s", "c", "base", runs, decision, suite.stopping_rule("c"), Checks(checks))
     assert data["pass_k"]["by_k"][0]["pass_at_k"] == 1.0
     assert round(data["pass_k_correct"]["by_k"][0]["pass_at_k"], 4) == round(2 / 3, 4)
     assert data["pass_k_correct"]["by_k"][2]["pass_hat_k"] == 0.0
@@ -104,7 +126,7 @@ def test_pass_k_on_correctness_beside_the_self_reported():
 def test_no_check_no_keys_and_summary_bytes_unchanged():
     data = aggregate("s", "c", "base", [run(1)])
     assert "checked" not in data and "failure_causes" not in data
-    assert "check" not in summary("r", "s", "v", run(1), "2026-01-01T00:00:00Z")
+    assert "check" not in summary(STARTED, run(1), "2026-01-01T00:00:00Z")
 
 
 def test_failure_causes_per_run_and_per_attempt():
@@ -117,12 +139,16 @@ def test_failure_causes_per_run_and_per_attempt():
     data = aggregate("s", "c", "base", runs)
     assert data["failure_causes"] == {"assertions_failed": 1, "syntax_error": 1}
     assert data["failed_attempt_causes"] == {"assertions_failed": 1, "syntax_error": 3}
-    record = summary("r", "s", "v", runs[0], "2026-01-01T00:00:00Z")
+    record = summary(STARTED, runs[0], "2026-01-01T00:00:00Z")
     assert record["failure_cause"] == "assertions_failed" and list(record)[-2:] == ["failure_cause", "failure_causes"]
 
 
 def test_which_runs_a_suite_checks():
-    suite = {"check": {"command": "x {brick}"}, "cases": [{"id": "a"}, {"id": "b", "level_checks": {"2": None}}]}
-    assert names_check(suite, "a", None) and names_check(suite, "b", 1)
-    assert not names_check(suite, "b", 2)
-    assert not names_check({"cases": [{"id": "a"}]}, "a", None)
+    ladder = [{"level": 1, "generator": "add_scope_detail"}, {"level": 2, "generator": "add_scope_detail"}]
+    stress = {"id": "b", "mode": "stress", "instruction": "i", "stress_ladder": ladder, "level_checks": {"2": None}}
+    suite = Suite.from_dict(
+        {"suite_id": "s", "mode": "mixed", "check": {"command": "x {brick}"}, "cases": [CASE | {"id": "a"}, stress]}
+    )
+    assert suite.checked("a") and suite.checked("b", 1)
+    assert not suite.checked("b", 2)
+    assert not Suite.from_dict({"suite_id": "s", "mode": "baseline", "cases": [CASE | {"id": "a"}]}).checked("a")

@@ -6,8 +6,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ironbench.projections.rebuild import project_run
+from ironbench.run.options import RunOptions
 from ironbench.run.runner import start_run
-from tests.conftest import make_suite
+from tests.conftest import fenced, make_suite
 
 SUMMARY_FIELDS = {
     "run_id",
@@ -138,6 +139,7 @@ def test_rebuild_is_byte_identical_with_reruns_and_a_ladder(paths, monkeypatch, 
     sequence = tmp_path / "sequence"
     sequence.write_text("verified_after_one_repair\noutage_during_repair\nvalidation_exhausted\n")
     monkeypatch.setenv("REPLAY_SEQUENCE", str(sequence))
+    options = RunOptions(sandbox=fenced(write=[sequence]))  # the target takes its transcripts from it
     suite = parse_suite(
         {
             "suite_id": "mix",
@@ -155,7 +157,7 @@ def test_rebuild_is_byte_identical_with_reruns_and_a_ladder(paths, monkeypatch, 
         },
         "mix.yaml",
     )
-    run_id = start_run(suite, paths)
+    run_id = start_run(suite, paths, options)
     run_dir = paths.out_dir / run_id
     summaries = [json.loads(p.read_text()) for p in run_dir.rglob("summary.json")]
     [rerun] = [s for s in summaries if s["rerun"]]  # the slot whose first attempt hit the outage

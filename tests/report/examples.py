@@ -4,13 +4,16 @@ gauntlet engines (no embedded model). Text that could be markup is planted on pu
 
 import json
 import os
+import shutil
+import tempfile
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
+from ironbench.run.options import RunOptions
 from ironbench.run.runner import RunPaths, start_run
 from ironbench.suite.models import parse_suite
-from tests.conftest import SCRIPTED_TARGET
+from tests.conftest import SCRIPTED_TARGET, fenced
 
 # Markup in an instruction and in an answer: the report must show it as text.
 INJECTED = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2">'
@@ -19,16 +22,21 @@ INSTRUCTION = "Write a Python class implementing a simple cache with get, set an
 
 @contextmanager
 def scripted(outcomes: dict[str, list[str]]):
-    """SCRIPTED_OUTCOMES for the scripted target, restored afterwards."""
-    saved = os.environ.get("SCRIPTED_OUTCOMES")
+    """SCRIPTED_OUTCOMES for the scripted target, restored afterwards; its memory of outages
+    (SCRIPTED_STATE) in a folder of its own, which `options` lets the fenced target write."""
+    saved = {name: os.environ.get(name) for name in ("SCRIPTED_OUTCOMES", "SCRIPTED_STATE")}
+    state = tempfile.mkdtemp(prefix="scripted-state-")
     os.environ["SCRIPTED_OUTCOMES"] = json.dumps(outcomes)
+    os.environ["SCRIPTED_STATE"] = state
     try:
-        yield
+        yield RunOptions(sandbox=fenced(write=[state]))
     finally:
-        if saved is None:
-            os.environ.pop("SCRIPTED_OUTCOMES", None)
-        else:
-            os.environ["SCRIPTED_OUTCOMES"] = saved
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        shutil.rmtree(state, ignore_errors=True)
 
 
 # Every example run records this variable (`record_env`): the baseline an adversarial run is
@@ -102,8 +110,8 @@ def baseline_run(paths: RunPaths, regressed: bool = False) -> str:
             "repair",
         ]
         label = "nightly, new prompt"
-    with scripted(outcomes), environment(BACKEND):
-        return start_run(baseline_suite(), paths, label=label)
+    with scripted(outcomes) as options, environment(BACKEND):
+        return start_run(baseline_suite(), paths, replace(options, label=label))
 
 
 @contextmanager
@@ -168,8 +176,8 @@ def adversarial_run(paths: RunPaths, rewriter=None) -> str:
         "dates": ["success"],
         "dates/whitespace_noise/variant_0001": ["generation", "success", "generation", "success"],
     }
-    with scripted(outcomes), environment(BACKEND):
-        return start_run(suite, paths)
+    with scripted(outcomes) as options, environment(BACKEND):
+        return start_run(suite, paths, options)
 
 
 def stress_run(paths: RunPaths) -> str:
@@ -211,8 +219,8 @@ def stress_run(paths: RunPaths) -> str:
         "sorter": ["generation"],
         "greeter": ["success"],
     }
-    with scripted(outcomes), environment(BACKEND):
-        return start_run(suite, paths)
+    with scripted(outcomes) as options, environment(BACKEND):
+        return start_run(suite, paths, options)
 
 
 PHRASE = "the sky is green"

@@ -148,7 +148,7 @@ def test_gauntlet_counts_conversations_and_compares_every_pair(examples):
     assert pair.verdict == "cannot be told apart" and pair.p_adjusted > 0.05  # 0/4 against 3/4: too few
     assert (
         asdict(pair)
-        == summary_from_store(examples.paths.store_path, examples.gauntlet)["comparisons"]["negation_aware"][0]
+        == summary_from_store(examples.paths.store_path, examples.gauntlet).comparisons["negation_aware"][0].to_dict()
     )
 
 

@@ -3,7 +3,7 @@ from hypothesis import strategies as st
 
 from ironbench.analysis.compare import Comparison, Overall
 from ironbench.core.kinds import FailOn, Gate
-from ironbench.report.gather import Rows, _gauntlet, _Suite
+from ironbench.report.gather import Rows, _gauntlet
 from ironbench.report.records import (
     AdversarialCase,
     AdversarialSection,
@@ -17,6 +17,7 @@ from ironbench.report.records import (
 )
 from ironbench.report.verdict import agreeing_runs, console_text, split_sentence, verdicts
 from ironbench.stats import clopper_pearson_lower, clopper_pearson_upper, wilson_interval
+from ironbench.suite.models import Suite
 from tests.report import build
 from tests.report.build import baseline, decided, group_fields, report, stress, variant
 
@@ -239,9 +240,13 @@ def gauntlet(violated_b, conversations=4):
             rows.append(
                 ("guarded", scenario, "d", "negation_aware", conversation, 8, 1 if conversation <= violated_b else 0)
             )
-    suite = {"engines": [{"name": "plain"}, {"name": "guarded"}], "scenarios": []}
+    engines = [{"name": "plain", "type": "llm"}, {"name": "guarded", "type": "guarded"}]
+    suite = Suite.from_dict({"suite_id": "g", "mode": "gauntlet", "engines": engines, "scenarios": [SCENARIO]})
     counted = Rows(["engine", "scenario", "domain", "scorer", "conversation", "turns", "violations"], rows)
-    return report(gauntlet=_gauntlet(_Suite.of(suite), counted, [], Rows([], [])))
+    return report(gauntlet=_gauntlet(suite, counted, [], Rows([], [])))
+
+
+SCENARIO = {"name": "sky", "domain": "d", "question": "q", "forbidden_phrase": "green", "follow_ups": ["f"]}
 
 
 def test_gauntlet_counts_conversations_and_says_whether_the_guard_helped():

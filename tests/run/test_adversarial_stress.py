@@ -6,10 +6,11 @@ import pytest
 
 from ironbench.analysis.query import run_query
 from ironbench.core.events import DecisionTaken, InvocationCompleted, VariantDropped, VariantGenerated
+from ironbench.run.options import DEFAULT_OPTIONS, RunOptions
 from ironbench.run.runner import start_run
 from ironbench.store import open_store
 from ironbench.suite.models import parse_suite
-from tests.conftest import SCRIPTED_TARGET
+from tests.conftest import SCRIPTED_TARGET, fenced
 
 INSTRUCTION = "Write a Python class implementing a simple cache with get, set and a maximum size."
 
@@ -328,7 +329,7 @@ def test_mixed_suite_runs_every_mode_and_is_deterministic_under_concurrency(tmp_
     results = []
     for jobs in (1, 3):
         paths = RunPaths.resolve(tmp_path / f"j{jobs}", None)
-        run_id = start_run(suite, paths, jobs=jobs)
+        run_id = start_run(suite, paths, RunOptions(jobs=jobs))
         results.append(sorted((g, d.decision, d.n, d.successes) for g, d in decisions(paths, run_id).items()))
     assert results[0] == results[1]
     assert {g for g, *_ in results[0]} >= {"baseline/b", "adversarial/a/baseline", "stress/s"}
@@ -447,7 +448,7 @@ def test_a_resumed_run_keeps_the_reference_it_started_with(paths, script):
 UNSTABLE = ["success", "success", "generation"] * 3 + ["success"]  # 7/10, never 3 alike in a row
 
 
-def _unstable_baseline_then_variants(paths, script, **run_options):
+def _unstable_baseline_then_variants(paths, script, options=DEFAULT_OPTIONS):
     script({"c": UNSTABLE})
     baseline = parse_suite(
         {
@@ -466,9 +467,7 @@ def _unstable_baseline_then_variants(paths, script, **run_options):
             "c/whitespace_noise/variant_0003": ["success"],
         }
     )
-    return start_run(
-        adversarial_suite([{"generator": "whitespace_noise", "count": 3, "seed": 1}]), paths, **run_options
-    )
+    return start_run(adversarial_suite([{"generator": "whitespace_noise", "count": 3, "seed": 1}]), paths, options)
 
 
 def test_variants_are_judged_against_an_unstable_baselines_outcomes(paths, script):
@@ -514,7 +513,7 @@ def test_a_resumed_run_keeps_the_unstable_reference(paths, script):
             return super().submit(*args, **kwargs)
 
     with pytest.raises(RunInterrupted):
-        _unstable_baseline_then_variants(paths, script, executor_factory=lambda jobs: Interrupting(1))
+        _unstable_baseline_then_variants(paths, script, RunOptions(pool=lambda jobs: Interrupting(1)))
     with open_store(paths.store_path) as store:
         run_id = store.run_ids()[-1]
     assert resume_run(run_id, paths) == "finished"
@@ -596,12 +595,14 @@ def test_a_baseline_made_mostly_of_infrastructure_errors_is_no_reference(paths, 
     sequence = tmp_path / "sequence"
     sequence.write_text("outage_during_generation\noutage_during_generation\nvalidation_exhausted\n" * 3)
     monkeypatch.setenv("REPLAY_SEQUENCE", str(sequence))
-    flaky = start_run(_baseline_suite(REPLAY_TARGET), paths)
+    options = RunOptions(sandbox=fenced(write=[sequence]))  # the target takes its transcripts from it
+    flaky = start_run(_baseline_suite(REPLAY_TARGET), paths, options)
     assert decisions(paths, flaky)["baseline/c"].decision == "stable"  # 3 valid runs among 9 attempts
     run_id = start_run(
         adversarial_suite([{"generator": "whitespace_noise", "count": 1, "seed": 1}]).model_copy(
             update={"target": REPLAY_TARGET}
         ),
         paths,
+        options,
     )
     assert decisions(paths, run_id)["adversarial/c/baseline"].reference_source == "this run"

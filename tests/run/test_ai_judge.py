@@ -11,6 +11,7 @@ from ironbench.generators.ai_judge import JUDGE_SYSTEM
 from ironbench.llms.access import ModelError
 from ironbench.llms.yes_no import YES_NO_GRAMMAR
 from ironbench.run.ai_generation import MaxFailuresReached
+from ironbench.run.options import Limits, RunOptions
 from ironbench.run.runner import resume_run, start_run
 from ironbench.store import open_store
 from ironbench.suite.models import parse_suite
@@ -109,7 +110,7 @@ def test_the_judges_answers_are_cached_so_resume_never_asks_twice(paths, script,
     scripted_model.answers = [GOOD]
     scripted_judge.answers = ["no", "no"]
     with pytest.raises(MaxFailuresReached):
-        start_run(judged_suite(), paths, max_failures=1)
+        start_run(judged_suite(), paths, RunOptions(limits=Limits(max_failures=1)))
     with open_store(paths.store_path) as store:
         run_id = store.run_ids()[0]
     scripted_model.answers = [ALSO_GOOD]
@@ -120,7 +121,7 @@ def test_the_judges_answers_are_cached_so_resume_never_asks_twice(paths, script,
     assert [v.instruction for v in events(paths, run_id, VariantGenerated)] == [ALSO_GOOD]
 
 
-def test_an_unknown_judge_is_named_before_anything_is_written(paths):
+def test_an_unknown_judge_is_named_before_anything_is_written(paths, scripted_model):
     with pytest.raises(ModelError, match=r"^suite: ai_judge: unknown model id 'no-such-judge'"):
         start_run(judged_suite(suite_judge="no-such-judge"), paths)
     with pytest.raises(ModelError, match=r"cases\[0\] \(c\)\.generators\[0\]\.ai_judge: unknown model id 'nope'"):

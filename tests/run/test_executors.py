@@ -343,17 +343,21 @@ def test_a_lost_scheduler_stops_the_run_and_resume_finishes_it_here(tmp_path):
 
 def test_on_a_worker_its_own_secrets_are_redacted_and_paths_name_its_host(tmp_path, monkeypatch):
     from ironbench.core.redact import Redactor
-    from ironbench.run.executors import Work, run_invocation
+    from ironbench.run.executors import InvocationSetup, Work, run_invocation
+    from ironbench.run.options import RunOptions
     from ironbench.run.planner import Group
+    from ironbench.sandbox import SandboxPolicy
 
     monkeypatch.setenv("IRONBENCH_WORKDIRS", str(tmp_path / "roots"))
     monkeypatch.setenv("WORKER_API_TOKEN", "worker-only-secret-value")
     group = Group("baseline", "baseline", "c", "base", "x", 10, 3, "baseline/c")
     work = Work(group, 1, "k", "run_x/baseline/c/run_001")
     coordinator = Redactor({"coordinator-secret-value": "COORD_TOKEN"})
-    ran = run_invocation(
-        work, ["sh", "-c", 'echo "$WORKER_API_TOKEN coordinator-secret-value"'], {}, False, coordinator, None
+    # the target is given the worker's variable (a fenced target gets none it is not given) and prints it
+    on_a_worker = InvocationSetup(
+        RunOptions(sandbox=SandboxPolicy(pass_env=("WORKER_API_TOKEN",))), None, False, coordinator, None
     )
+    ran = run_invocation(work, on_a_worker, ["sh", "-c", 'echo "$WORKER_API_TOKEN coordinator-secret-value"'], {})
     assert ran.result.stdout.strip() == "[REDACTED:WORKER_API_TOKEN] [REDACTED:COORD_TOKEN]"
     host = os.uname().nodename
     assert ran.workdir == f"{host}:{tmp_path / 'roots' / 'run_x/baseline/c/run_001'}"

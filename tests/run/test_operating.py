@@ -256,7 +256,8 @@ def test_simulated_figures_on_the_statistics_page_match_a_quick_rerun():
 
 
 def test_the_simulated_gates_are_the_decision_compare_takes():
-    from ironbench.analysis.compare import Runs, decide
+    from ironbench.analysis.compare import Evidence, Gating, Runs, decide
+    from ironbench.core.kinds import Gate
     from ironbench.run.operating import cases_gate
 
     rng = np.random.default_rng(8)
@@ -274,8 +275,8 @@ def test_the_simulated_gates_are_the_decision_compare_takes():
             }
             for i in (0, 2)
         ]
-        overall = decide(*sides, power=False, secondary=False)
-        by_case = decide(*sides, gate="cases", power=False, secondary=False)
+        overall = decide(Evidence(*sides), power=False, secondary=False)
+        by_case = decide(Evidence(*sides), Gating(gate=Gate.cases), power=False, secondary=False)
         disagreements += overall.failed != (stratified_p(strata) <= ALPHA)
         disagreements += by_case.failed != cases_gate(strata, ALPHA)
     assert disagreements == 0
@@ -299,22 +300,27 @@ def _runs(rng, cases: int, n: int, stages: list[str], p: list[float]) -> dict:
 
 
 def test_fail_on_change_holds_alpha_and_sees_a_new_way_to_fail():
-    from ironbench.analysis.compare import decide
+    from ironbench.analysis.compare import Evidence, Gating, decide
+    from ironbench.core.kinds import FailOn
+
+    change = Gating(fail_on=FailOn.change)
 
     rng = np.random.default_rng(21)
     stages, mix = ["success", "generation", "validation", "timeout"], [0.5, 0.25, 0.15, 0.1]
     sims = 400
     false_alarms = sum(
-        decide(_runs(rng, 4, 6, stages, mix), _runs(rng, 4, 6, stages, mix), fail_on="change", power=False).failed
+        decide(Evidence(_runs(rng, 4, 6, stages, mix), _runs(rng, 4, 6, stages, mix)), change, power=False).failed
         for _ in range(sims)
     )
     assert within(false_alarms / sims, sims)
     # same success rate, but B fails at generation where A failed at validation
     found = sum(
         decide(
-            _runs(rng, 4, 6, ["success", "validation"], [0.5, 0.5]),
-            _runs(rng, 4, 6, ["success", "generation"], [0.5, 0.5]),
-            fail_on="change",
+            Evidence(
+                _runs(rng, 4, 6, ["success", "validation"], [0.5, 0.5]),
+                _runs(rng, 4, 6, ["success", "generation"], [0.5, 0.5]),
+            ),
+            change,
             power=False,
         ).failed
         for _ in range(100)

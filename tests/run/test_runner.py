@@ -1,11 +1,17 @@
+import signal
 import sqlite3
+import threading
+import time
+from pathlib import Path
 
 import pytest
 
-from ironbench.core.errors import TargetError
+from ironbench.core.errors import RunInterrupted, TargetError
 from ironbench.core.events import DecisionTaken, InvocationCompleted, InvocationStarted, RunFinished, RunStarted
+from ironbench.run.options import RunOptions
 from ironbench.run.runner import start_run
 from ironbench.store import open_store
+from ironbench.targets import containment
 from tests.conftest import make_suite
 
 
@@ -92,7 +98,7 @@ def test_same_decisions_whatever_the_concurrency(tmp_path, script):
     outcomes = []
     for jobs in (1, 4):
         paths = RunPaths.resolve(tmp_path / f"jobs{jobs}", None)
-        run_id = start_run(suite, paths, jobs=jobs)
+        run_id = start_run(suite, paths, RunOptions(jobs=jobs))
         events = events_of(paths, run_id)
         outcomes.append(
             (
@@ -117,7 +123,7 @@ def test_missing_target_writes_nothing(paths):
 def test_target_override_beats_the_suite(paths, script):
     script({"c": ["generation"]})
     suite = make_suite({"c": 3}, target="no-such-agent-binary {instruction}")
-    run_id = start_run(suite, paths, target_override="fixture")
+    run_id = start_run(suite, paths, RunOptions(target="fixture"))
     started = events_of(paths, run_id)[0].event
     assert started.target_argv[-2:] == ["ironbench.targets.fixture_ironclad", "{instruction}"]
 
@@ -134,3 +140,27 @@ def test_read_model_tables_follow_the_events(paths, script):
         last_seq = conn.execute("SELECT max(seq) FROM events").fetchone()[0]
     assert rows == [(1, 1, None), (2, 0, "generation"), (3, 0, "generation"), (4, 0, "generation")]
     assert status == "finished" and position == last_seq
+
+
+def test_a_ctrl_c_that_does_not_wake_the_waiting_coordinator_still_stops_the_run_at_once(paths, script, ctrl_c_raises):
+    """The kernel hands a process's SIGINT to any of its threads, and one that arrives just
+    before the coordinator blocks leaves it blocked as well: then Python acts on it only when
+    the wait ends. A held target must not make that wait last: here the signal is caught on
+    another thread while the coordinator waits on a target that hangs for its 30 s timeout."""
+    script({"held": ["hang"]})
+    caught: dict[str, float] = {}
+
+    def ctrl_c_on_this_thread() -> None:
+        deadline = time.monotonic() + 60
+        while not containment._registry.active and time.monotonic() < deadline:
+            time.sleep(0.02)
+        caught["target"] = next(iter(containment._registry.active), 0)
+        time.sleep(0.3)  # the coordinator is waiting on it
+        caught["at"] = time.monotonic()
+        signal.pthread_kill(threading.get_ident(), signal.SIGINT)
+
+    threading.Thread(target=ctrl_c_on_this_thread, daemon=True).start()
+    with pytest.raises(RunInterrupted):
+        start_run(make_suite({"held": 1}, timeout_seconds=30), paths)
+    assert time.monotonic() - caught["at"] < 10, "the interrupt waited for the held target"
+    assert caught["target"] and not Path(f"/proc/{caught['target']}").exists()

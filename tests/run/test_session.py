@@ -7,6 +7,7 @@ import pytest
 
 from ironbench.core.errors import RunInterrupted
 from ironbench.core.events import DecisionTaken, InvocationCompleted, InvocationStarted
+from ironbench.run.options import RunOptions
 from ironbench.run.runner import RunPaths, start_run
 from ironbench.store import open_store
 from ironbench.suite.models import parse_suite
@@ -23,7 +24,7 @@ def decisions(events):
 
 def test_the_runs_a_decision_needs_start_together_and_no_more(paths, script):
     script({"c": ["success"]}, sleep_ms=200)
-    run_id = start_run(make_suite({"c": 10}), paths, jobs=8)
+    run_id = start_run(make_suite({"c": 10}), paths, RunOptions(jobs=8))
     events = events_of(paths, run_id)
     kinds = [
         (type(e.event).__name__, e.event.run_index)
@@ -48,7 +49,7 @@ def test_variants_run_side_by_side_once_the_reference_is_known(paths, script):
         },
         "a.yaml",
     )
-    run_id = start_run(suite, paths, jobs=8)
+    run_id = start_run(suite, paths, RunOptions(jobs=8))
     events = events_of(paths, run_id)
     order = [
         (type(e.event).__name__, e.event.variant_id)
@@ -116,15 +117,15 @@ def test_any_jobs_and_speculation_reach_the_decisions_of_one_job(tmp_path, scrip
     )
     results = {}
     for name, options in {
-        "one": {"jobs": 1},
-        "eight": {"jobs": 8},
-        "speculating": {"jobs": 6, "speculate": True},
+        "one": RunOptions(jobs=1),
+        "eight": RunOptions(jobs=8),
+        "speculating": RunOptions(jobs=6, speculate=True),
     }.items():
-        if options.get("speculate"):
+        if options.speculate:
             # every group's first run is slow, so capacity idles while decisions wait: speculation starts
             monkeypatch.setenv("SCRIPTED_SLEEP_BY_RUN", json.dumps({"1": 800}))
         paths = RunPaths.resolve(tmp_path / name, None)
-        results[name] = _facts(paths, start_run(_mixed_suite(), paths, **options))
+        results[name] = _facts(paths, start_run(_mixed_suite(), paths, options))
     assert results["one"][0] == results["eight"][0] == results["speculating"][0]
     # the same invocations; speculation's extra ones are kept apart, past their decisions
     assert results["one"][1] == results["eight"][1] == results["speculating"][1]
@@ -143,7 +144,7 @@ def test_surplus_runs_are_kept_shown_and_counted_in_nothing(tmp_path, script, mo
     )
     suite = make_suite({"c": 8})
     paths = RunPaths.resolve(tmp_path / "spec", None)
-    run_id = start_run(suite, paths, jobs=8, speculate=True)
+    run_id = start_run(suite, paths, RunOptions(jobs=8, speculate=True))
     events = events_of(paths, run_id)
     decision = decisions(events)["baseline/c"]
     assert (decision.decision, decision.n, decision.surplus_runs) == ("stable", 3, [4])
@@ -170,7 +171,7 @@ def test_surplus_runs_are_kept_shown_and_counted_in_nothing(tmp_path, script, mo
     assert (group / "run_004" / "summary.json").read_text() == before
     # compare sees 3 runs a side, as against a run without speculation
     monkeypatch.delenv("SCRIPTED_SLEEP_BY_RUN")
-    plain = start_run(suite, paths, jobs=1)
+    plain = start_run(suite, paths, RunOptions(jobs=1))
     compared = json.loads(cli("compare", plain, run_id, *out, "--format", "json").stdout)
     assert [(c["a"]["n"], c["b"]["n"]) for c in compared["cases"]] == [(3, 3)]
 
@@ -201,13 +202,13 @@ def test_an_interrupted_speculative_run_resumes_to_the_decisions_of_one_job(tmp_
         sleep_ms=30,
     )
     one = RunPaths.resolve(tmp_path / "one", None)
-    expected = _facts(one, start_run(_mixed_suite(), one, jobs=1))
+    expected = _facts(one, start_run(_mixed_suite(), one, RunOptions(jobs=1)))
     paths = RunPaths.resolve(tmp_path / "spec", None)
     with pytest.raises(RunInterrupted):
-        start_run(_mixed_suite(), paths, jobs=6, speculate=True, reporter=_InterruptAfter(12))
+        start_run(_mixed_suite(), paths, RunOptions(jobs=6, speculate=True), reporter=_InterruptAfter(12))
     with open_store(paths.store_path) as store:
         run_id = store.run_ids()[0]
-    assert resume_run(run_id, paths, jobs=6) == "finished"
+    assert resume_run(run_id, paths, RunOptions(jobs=6)) == "finished"
     found, evidence, _extra = _facts(paths, run_id)
     assert (found, evidence) == expected[:2]
     assert events_of(paths, run_id)[0].event.speculate
@@ -240,7 +241,7 @@ def test_planning_only_the_track_whose_outcome_arrived_runs_what_planning_every_
         }
     )
     incremental = RunPaths.resolve(tmp_path / "incremental", None)
-    found = _story(incremental, start_run(_mixed_suite(), incremental, jobs=1))
+    found = _story(incremental, start_run(_mixed_suite(), incremental, RunOptions(jobs=1)))
     plan = Session.plan
 
     def every_track(self):  # the loop as it was: every track planned after every outcome
@@ -249,7 +250,10 @@ def test_planning_only_the_track_whose_outcome_arrived_runs_what_planning_every_
 
     monkeypatch.setattr(Session, "plan", every_track)
     reference = RunPaths.resolve(tmp_path / "every track", None)
-    stories = {"incremental": found, "every track": _story(reference, start_run(_mixed_suite(), reference, jobs=1))}
+    stories = {
+        "incremental": found,
+        "every track": _story(reference, start_run(_mixed_suite(), reference, RunOptions(jobs=1))),
+    }
     assert stories["incremental"] == stories["every track"]
     streams = [stream for stream, kind, _ in stories["incremental"] if kind == "invocation_started"]
     # one job: the cases take turns, and a re-run slot (the outage) is started again

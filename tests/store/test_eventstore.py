@@ -62,6 +62,37 @@ def test_idempotency_key_records_a_fact_at_most_once(tmp_path):
         assert len(list(store.read("r"))) == 1
 
 
+class _InterruptedAfterBegin:
+    """A store's connection that raises KeyboardInterrupt as BEGIN returns, as a Ctrl-C that
+    arrived while BEGIN ran is raised (Python runs signal handlers between bytecodes)."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+    def execute(self, sql: str, *args):
+        cursor = self.conn.execute(sql, *args)
+        if sql == "BEGIN IMMEDIATE":
+            raise KeyboardInterrupt
+        return cursor
+
+    def __getattr__(self, name: str):
+        return getattr(self.conn, name)
+
+
+def test_a_ctrl_c_as_a_transaction_begins_leaves_none_open(tmp_path):
+    """The run's abort is recorded after a Ctrl-C: a transaction the interrupt left open
+    would refuse it ("cannot start a transaction within a transaction")."""
+    with open_store(tmp_path / "s.db") as store:
+        conn = store.conn
+        store.conn = _InterruptedAfterBegin(conn)  # type: ignore[assignment]
+        with pytest.raises(KeyboardInterrupt):
+            store.append("r", [Pending("run", RunFinished(invocations=1, successes=1))])
+        store.conn = conn
+        assert not conn.in_transaction
+        store.append("r", [Pending("run", RunAborted(reason="interrupted"))])
+        assert [e.event for e in store.read("r")] == [RunAborted(reason="interrupted")]
+
+
 def test_not_a_database_is_a_store_error(tmp_path):
     path = tmp_path / "s.db"
     path.write_bytes(b"this is not sqlite" * 100)

@@ -2,6 +2,7 @@
 
 import os
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -112,3 +113,37 @@ def test_concurrent_invocations_sweep_only_their_own_processes(leftovers):
     thread.join(30)
     assert results["quiet"].exit_code == 0 and results["quiet"].stdout.count("child done") == 2
     assert "[SUCCESS]" in results["quiet"].stdout
+
+
+@pytest.mark.slow
+def test_a_crashed_harness_leaves_no_target_behind(leftovers):
+    """SIGKILL sweeps nothing: the harness's watchdog kills what its targets left, the target,
+    the child in its group and the one that left its session, as soon as the harness is gone."""
+    work = _workdir(leftovers, "crash")
+    harness_code = (
+        "import sys, pathlib, ironbench.targets.command as c; "
+        "c.invoke(sys.argv[1:5], pathlib.Path(sys.argv[5]), 300, {})"
+    )
+    harness = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            harness_code,
+            sys.executable,
+            str(HOSTILE),
+            "child",
+            "600",
+            str(work),
+        ],
+        cwd=work,
+    )
+    roles = ("target", "child", "session_child")
+    deadline = time.monotonic() + 60
+    while not all((work / f"{role}.pid").exists() for role in roles) and time.monotonic() < deadline:
+        assert harness.poll() is None
+        time.sleep(0.05)
+    harness.kill()
+    harness.wait()
+    for role in roles:
+        pid = int((work / f"{role}.pid").read_text())
+        assert _gone(pid, within=10) or not _alive(pid), f"the {role} outlived its crashed harness"

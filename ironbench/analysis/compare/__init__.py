@@ -1,6 +1,16 @@
 """Did B regress against A? The pure decision, its prose, reading the store, and the console table."""
 
-from ironbench.analysis.compare.comparison import POWER, CaseComparison, Comparison, Overall, Runs, Shift, Side
+from ironbench.analysis.compare.comparison import (
+    POWER,
+    CaseComparison,
+    Comparison,
+    Evidence,
+    Gating,
+    Overall,
+    Runs,
+    Shift,
+    Side,
+)
 from ironbench.analysis.compare.decide import CannotCompare, decide
 from ironbench.analysis.compare.format import format_comparison, format_plan
 from ironbench.analysis.compare.read import compare_runs, runs_from_rows
@@ -10,6 +20,8 @@ __all__ = [
     "CannotCompare",
     "CaseComparison",
     "Comparison",
+    "Evidence",
+    "Gating",
     "Overall",
     "Runs",
     "Shift",

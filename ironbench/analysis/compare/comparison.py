@@ -38,6 +38,43 @@ class Runs:
         return self.outcomes.count("timeout")
 
 
+Key = tuple[str, str]  # (case, variant), or (engine, scenario) in a gauntlet
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What two runs hold, per case and variant: each side's runs, the runs' names, and what
+    one of their runs is (an invocation, or a gauntlet conversation)."""
+
+    a: dict[Key, Runs]
+    b: dict[Key, Runs]
+    run_a: str = "A"
+    run_b: str = "B"
+    unit: Unit = "run"
+
+    @property
+    def keys(self) -> list[Key]:
+        """Every case either run holds, in order."""
+        return sorted(set(self.a) | set(self.b))
+
+    @property
+    def common(self) -> list[Key]:
+        """The cases both runs hold evidence for, in order."""
+        return [k for k in self.keys if k in self.a and k in self.b and self.a[k].n and self.b[k].n]
+
+
+@dataclass(frozen=True)
+class Gating:
+    """How a comparison gates: its one primary test (`gate`: overall or per case), what fails
+    it (`fail_on`: a regression, or any change), at `alpha`, with an optional margin (a drop
+    no larger than it is not a regression)."""
+
+    alpha: float = 0.05
+    gate: Gate = Gate.overall
+    fail_on: FailOn = FailOn.regression
+    margin: float | None = None
+
+
 @dataclass(frozen=True)
 class Side:
     n: int

@@ -11,21 +11,23 @@ the timeout and harness-error rates form one family, Holm-adjusted, and any of t
 
 import math
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from ironbench.analysis.compare.comparison import (
     POWER,
     CaseComparison,
     Comparison,
+    Evidence,
+    Gating,
+    Key,
     Overall,
-    Runs,
     Shift,
     Side,
 )
 from ironbench.analysis.compare.prose import pp, reason
 from ironbench.core.errors import IronbenchError
-from ironbench.core.kinds import CaseVerdict, FailOn, Gate, Unit, Verdict
+from ironbench.core.kinds import CaseVerdict, FailOn, Gate, Verdict
 from ironbench.core.labels import case_label
 from ironbench.stats import (
     Z95,
@@ -65,37 +67,31 @@ def _two_sided_rate(strata) -> float:
     return stratified_exact_test(strata).p_two_sided
 
 
+GATED_BY_DEFAULT = Gating()  # the overall test, failing on a regression, at alpha 0.05
+
+
 def decide(
-    sides_a: Mapping[tuple[str, str], Runs],
-    sides_b: Mapping[tuple[str, str], Runs],
-    alpha: float = 0.05,
-    gate: Gate = Gate.overall,
-    fail_on: FailOn = FailOn.regression,
-    margin: float | None = None,
-    run_a: str = "A",
-    run_b: str = "B",
-    power: bool = True,
-    unit: Unit = "run",
-    secondary: bool = True,
+    evidence: Evidence, gating: Gating = GATED_BY_DEFAULT, power: bool = True, secondary: bool = True
 ) -> Comparison:
-    """The comparison of two runs' evidence, per (case, variant): pure. `power` and
-    `secondary` (the shift tests) can be skipped where only the gate matters (simulations)."""
-    keys = sorted(set(sides_a) | set(sides_b))
-    common = [k for k in keys if k in sides_a and k in sides_b and sides_a[k].n and sides_b[k].n]
+    """The comparison of two runs' evidence, per (case, variant), as `gating` says: pure.
+    `power` and `secondary` (the shift tests) can be skipped where only the gate matters
+    (simulations)."""
+    alpha, gate, fail_on, margin = gating.alpha, gating.gate, gating.fail_on, gating.margin
+    common = evidence.common
     if not common:
         raise CannotCompare(
-            f"cannot compare {run_a} and {run_b}: no case in common with evidence "
-            f"(A: {_names(sides_a)}; B: {_names(sides_b)})"
+            f"cannot compare {evidence.run_a} and {evidence.run_b}: no case in common with evidence "
+            f"(A: {_names(evidence.a)}; B: {_names(evidence.b)})"
         )
-    tables = _Tables.of(common, sides_a, sides_b)
-    cases, warnings = _compared_cases(tables, sides_a, sides_b, alpha, margin, power)
+    tables = _Tables.of(common, evidence)
+    cases, warnings = _compared_cases(tables, evidence, alpha, margin, power)
     compared = set(common)
-    cases += _unmatched_cases([k for k in keys if k not in compared], sides_a, sides_b)
+    cases += _unmatched_cases([k for k in evidence.keys if k not in compared], evidence)
     cases.sort(key=lambda c: (c.case_id, c.variant_id))
     overall = _overall(tables, alpha, power)
     if power and overall.mde is None:
         warnings.append(f"the overall test cannot detect even a drop to 0% with {POWER:.0%} power at these run counts")
-    shifts = _shifts(sides_a, sides_b, common) if unit == "run" and secondary else []
+    shifts = _shifts(evidence, common) if evidence.unit == "run" and secondary else []
 
     if gate == "overall":
         worse = significant(overall.p_regression, alpha)
@@ -131,13 +127,10 @@ def decide(
         verdict,
         failed,
         overall,
+        gating,
         flagged=[case_label(c.case_id, c.variant_id) for c in cases if c.flagged],
-        gate=gate,
-        fail_on=fail_on,
-        margin=margin,
-        alpha=alpha,
-        changed={name: family_adjusted[name] for name in changed},
-        unit=unit,
+        changed=[(name, family_adjusted[name]) for name in changed],
+        unit=evidence.unit,
     )
     if fail_on == "change" and not failed and worse:
         text = (
@@ -145,8 +138,8 @@ def decide(
             f"change within the family of {len(family)} tests (Holm). " + text
         )
     return Comparison(
-        run_a, run_b, alpha, Gate(gate), FailOn(fail_on), margin, cases, overall, shifts, verdict, failed, text,
-        warnings, unit,
+        evidence.run_a, evidence.run_b, alpha, Gate(gate), FailOn(fail_on), margin, cases, overall, shifts, verdict,
+        failed, text, warnings, evidence.unit,
     )  # fmt: skip
 
 
@@ -166,25 +159,16 @@ class _Tables:
         return [(s[1], s[3]) for s in self.strata]
 
     @classmethod
-    def of(
-        cls,
-        common: list[tuple[str, str]],
-        sides_a: Mapping[tuple[str, str], Runs],
-        sides_b: Mapping[tuple[str, str], Runs],
-    ) -> "_Tables":
-        strata = [(sides_a[k].successes, sides_a[k].n, sides_b[k].successes, sides_b[k].n) for k in common]
+    def of(cls, common: list[Key], evidence: Evidence) -> "_Tables":
+        a, b = evidence.a, evidence.b
+        strata = [(a[k].successes, a[k].n, b[k].successes, b[k].n) for k in common]
         laws = [fisher_null_law(*s) for s in strata]
         tests = [stratified_exact_test([s]) for s in strata]
         return cls(common, strata, laws, tests, min_p_adjust([t.p_regression for t in tests], laws))
 
 
 def _compared_cases(
-    tables: _Tables,
-    sides_a: Mapping[tuple[str, str], Runs],
-    sides_b: Mapping[tuple[str, str], Runs],
-    alpha: float,
-    margin: float | None,
-    power: bool,
+    tables: _Tables, evidence: Evidence, alpha: float, margin: float | None, power: bool
 ) -> tuple[list[CaseComparison], list[str]]:
     """Each case in both runs: B − A with its interval, its test, whether the per-case gate
     flags it (and could at all), and the smallest drop it would find."""
@@ -193,7 +177,7 @@ def _compared_cases(
     smallest = smallest_adjusted_ps(tables.sizes, tables.laws)
     cases, warnings = [], []
     for index, (key, stratum, test) in enumerate(zip(tables.keys, tables.strata, tables.tests, strict=True)):
-        a, b = sides_a[key], sides_b[key]
+        a, b = evidence.a[key], evidence.b[key]
         interval = newcombe_difference(*stratum)
         flagged = significant(tables.adjusted[index], alpha)
         if margin is not None:
@@ -232,13 +216,11 @@ def _compared_cases(
     return cases, warnings
 
 
-def _unmatched_cases(
-    keys: list[tuple[str, str]], sides_a: Mapping[tuple[str, str], Runs], sides_b: Mapping[tuple[str, str], Runs]
-) -> list[CaseComparison]:
+def _unmatched_cases(keys: list[Key], evidence: Evidence) -> list[CaseComparison]:
     """Cases only one run holds evidence for: shown, compared with nothing."""
     cases = []
     for key in keys:
-        only_a, only_b = sides_a.get(key), sides_b.get(key)
+        only_a, only_b = evidence.a.get(key), evidence.b.get(key)
         cases.append(
             CaseComparison(
                 key[0],
@@ -279,10 +261,10 @@ def _success_change_p(strata: Strata, tests: Sequence[ExactTest], overall: Overa
     return min(min_p_adjust([t.p_two_sided for t in tests], two_sided))
 
 
-def _shifts(sides_a, sides_b, common) -> list[Shift]:
+def _shifts(evidence: Evidence, common: list[Key]) -> list[Shift]:
     """Failure stage and attempts (permutation tests within cases), timeout, harness-error and
     infrastructure-error rates (exact tests stratified by case)."""
-    a_runs, b_runs = [sides_a[k] for k in common], [sides_b[k] for k in common]
+    a_runs, b_runs = [evidence.a[k] for k in common], [evidence.b[k] for k in common]
     shifts = []
     # one draw of permutations serves both tests: a run's outcome and attempts go together
     (effect, p), (attempts_effect, attempts_p) = stratified_permutation_tests(
@@ -342,19 +324,16 @@ def _shifts(sides_a, sides_b, common) -> list[Shift]:
     return shifts
 
 
-def _names(sides) -> str:
-    return ", ".join(case_label(*k) for k in sorted(sides)) or "none"
+def _names(keys: Iterable[Key]) -> str:
+    return ", ".join(case_label(*k) for k in sorted(keys)) or "none"
 
 
-def engine_sentences(sides_a, sides_b, alpha: float) -> list[str]:
+def engine_sentences(evidence: Evidence, alpha: float) -> list[str]:
     """Per engine, across its scenarios: did B's runs assert the falsehood more often than A's?"""
+    a, b = evidence.a, evidence.b
     out = []
-    for engine in sorted({k[0] for k in sides_a} & {k[0] for k in sides_b}):
-        strata = [
-            (sides_a[k].successes, sides_a[k].n, sides_b[k].successes, sides_b[k].n)
-            for k in sorted(sides_a)
-            if k[0] == engine and k in sides_b
-        ]
+    for engine in sorted({k[0] for k in a} & {k[0] for k in b}):
+        strata = [(a[k].successes, a[k].n, b[k].successes, b[k].n) for k in sorted(a) if k[0] == engine and k in b]
         if not strata:
             continue
         test = stratified_exact_test(strata)

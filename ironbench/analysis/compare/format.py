@@ -6,7 +6,7 @@ from ironbench.console.layout import render, wrap
 from ironbench.console.numbers import number, percent, points
 from ironbench.console.printable import printable
 from ironbench.core.labels import case_label
-from ironbench.stats.power import MAX_RUNS
+from ironbench.stats import MAX_RUNS, RunsPlan
 
 
 def _mde(c: CaseComparison) -> str:
@@ -95,7 +95,8 @@ def format_comparison(comparison: Comparison, width: int | None = None) -> str:
     return "\n".join(lines)
 
 
-def format_plan(answer: dict) -> str:
+def format_plan(answer: RunsPlan) -> str:
+    """`plan_runs`' answer in lines: the runs needed, then the power curve."""
     head = (
         f"to detect a drop from {answer['p']:.0%} to {answer['p'] - answer['drop']:.0%} success "
         f"in {answer['cases']} case(s) with {answer['power']:.0%} power at alpha {answer['alpha']}"

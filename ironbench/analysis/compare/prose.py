@@ -1,10 +1,10 @@
 """The verdict of a comparison in words: what was found, with its interval, p and gate."""
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
-from ironbench.analysis.compare.comparison import POWER, Overall
+from ironbench.analysis.compare.comparison import POWER, Gating, Overall
 from ironbench.console.numbers import points
-from ironbench.core.kinds import FailOn, Gate, Unit, Verdict
+from ironbench.core.kinds import Unit, Verdict
 
 
 def pp(x: float) -> str:
@@ -15,18 +15,16 @@ def reason(
     verdict: Verdict,
     failed: bool,
     overall: Overall,
+    gating: Gating,
     *,
     flagged: Sequence[str],
-    gate: Gate,
-    fail_on: FailOn,
-    margin: float | None,
-    alpha: float,
-    changed: Mapping[str, float],
+    changed: Sequence[tuple[str, float]],
     unit: Unit,
 ) -> str:
     """One paragraph: the verdict, the interval and p behind it, the margin, and pass or FAIL.
     `flagged`: the cases the per-case gate flagged; `changed`: the tests of the --fail-on
     change family that changed, with their Holm-adjusted p."""
+    alpha, gate, margin = gating.alpha, gating.gate, gating.margin
     what = "clean conversations" if unit == "conversation" else "success rate"
     interval = (
         f"Δ {what} B − A = {pp(overall.delta)} (95% CI {pp(overall.delta_ci_95[0])} to "
@@ -49,7 +47,7 @@ def reason(
             f"{overall.p_regression:.3g} <= alpha {alpha}"
         )
     elif verdict == "change":
-        parts = ", ".join(f"{n} (Holm-adjusted p = {p:.3g})" for n, p in changed.items())
+        parts = ", ".join(f"{n} (Holm-adjusted p = {p:.3g})" for n, p in changed)
         text = f"B's runs differ from A's: {parts}; {interval}"
     else:
         mde = (
@@ -66,5 +64,5 @@ def reason(
             f"{pp(overall.delta_upper)}, {'below' if overall.delta_upper < -margin else 'not below'} "
             f"−{margin:.0%}"
         )
-    gate_text = f"gate {gate}, fail on {fail_on}"
+    gate_text = f"gate {gate}, fail on {gating.fail_on}"
     return f"{text}. {'FAIL' if failed else 'pass'} ({gate_text})."

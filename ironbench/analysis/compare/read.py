@@ -3,7 +3,7 @@
 from collections import defaultdict
 from pathlib import Path
 
-from ironbench.analysis.compare.comparison import Comparison, Runs
+from ironbench.analysis.compare.comparison import Comparison, Evidence, Gating, Runs
 from ironbench.analysis.compare.decide import CannotCompare, decide, engine_sentences
 from ironbench.analysis.compare.sensitivity import cells_from_decisions, compare_sensitivity
 from ironbench.analysis.query import connect
@@ -154,8 +154,8 @@ def compare_runs(
                 "re-runs them"
             )
     unit: Unit = "conversation" if modes[0] == "gauntlet" else "run"
-    sides_a, sides_b = sides
-    comparison = decide(sides_a, sides_b, alpha, Gate(gate), FailOn(fail_on), margin, run_a, run_b, unit=unit)
+    evidence = Evidence(sides[0], sides[1], run_a, run_b, unit)
+    comparison = decide(evidence, Gating(alpha, Gate(gate), FailOn(fail_on), margin))
     comparison.warnings[:0] = (  # first: it says what the whole answer below is worth
         f"{run_id} ran under a sequential gate against {against} (`run --against`) and stopped after round "
         f"{rounds}: this is the fixed-design test on the runs as recorded, and it ignores that stopping "
@@ -163,7 +163,7 @@ def compare_runs(
         for run_id, against, rounds in gated
     )
     if unit == "conversation":
-        comparison = Comparison(**{**comparison.__dict__, "engines": engine_sentences(sides_a, sides_b, alpha)})
+        comparison = Comparison(**{**comparison.__dict__, "engines": engine_sentences(evidence, alpha)})
     elif cells and cells[0] and cells[1]:
         comparison = Comparison(
             **{**comparison.__dict__, "sensitivity": compare_sensitivity(cells[0], cells[1], alpha)}

@@ -2,7 +2,7 @@
 of the sequential design, the repeated interval of B − A, and B's invocations against the
 fixed design's."""
 
-from ironbench.analysis.gate import GateVerdict, look_line
+from ironbench.analysis.gate_verdict import GateVerdict, look_line
 from ironbench.report import svg
 from ironbench.report.markup import Markup, el
 from ironbench.report.verdict import pct, points

@@ -1,22 +1,23 @@
 """Robustness per generator: how the runs hold up when the instruction is reworded, across cases
 and per case (the field's measures, as `ironbench show` computes them)."""
 
-from ironbench.analysis.field import GENERATOR_ESTIMATES, Estimate, Flips, Robustness
+from ironbench.analysis.field import GENERATOR_ESTIMATES
 from ironbench.report.markup import Markup, el
+from ironbench.report.records import Estimate, Flips, RobustnessSection
 from ironbench.report.widgets import Col, Td, number, section, table
 
 
 def estimate_cell(entry: Estimate | None, digits: int = 2) -> Td:
     """An estimate with its interval and n, sorted by the estimate."""
-    value = None if entry is None else entry["estimate"]
-    if entry is None or value is None:
+    if entry is None or entry.estimate is None:
         return Td("–", -1.0)
-    low, high = entry["ci_95"]
-    n = entry.get("n", entry.get("cases"))
+    value = entry.estimate
+    low, high = entry.ci_95
+    n = entry.n if entry.n is not None else entry.cases
     return Td(f"{number(value, digits)} [{number(low, digits)}, {number(high, digits)}] (n = {n})", value)
 
 
-def robustness(data: Robustness) -> Markup:
+def robustness(data: RobustnessSection) -> Markup:
     """Per generator across cases, then per case: robust pass, worst case, robust drop, flips."""
     columns = [
         Col("generator"),
@@ -30,24 +31,24 @@ def robustness(data: Robustness) -> Markup:
     ]
     rows = [
         [
-            g["generator"],
-            Td(f"{g['cases']} ({g['variants']} variants)", g["cases"]),
-            *(estimate_cell(g[name]) for name in GENERATOR_ESTIMATES),
+            g.generator,
+            Td(f"{g.cases} ({g.variants} variants)", g.cases),
+            *(estimate_cell(getattr(g, name)) for name in GENERATOR_ESTIMATES),
         ]
-        for g in data["generators"]
+        for g in data.generators
     ]
     per_case = [
         [
-            c["case_id"],
-            c["generator"],
-            "success" if c["base_success"] else "failure",
-            Td(f"{c['variants_succeeded']}/{c['variants']}", c["variants_succeeded"]),
-            "yes" if c["robust_pass"] else "no",
-            number(c["robust_drop"]),
-            _flip(c["flips_success_to_failure"]),
-            _flip(c["flips_failure_to_success"]),
+            c.case_id,
+            c.generator,
+            "success" if c.base_success else "failure",
+            Td(f"{c.variants_succeeded}/{c.variants}", c.variants_succeeded),
+            "yes" if c.robust_pass else "no",
+            number(c.robust_drop),
+            _flip(c.flips_success_to_failure),
+            _flip(c.flips_failure_to_success),
         ]
-        for c in data["cases"]
+        for c in data.cases
     ]
     return section(
         "robustness",
@@ -80,7 +81,7 @@ def robustness(data: Robustness) -> Markup:
 
 
 def _flip(entry: Flips) -> Td:
-    if not entry["n"]:
+    if not entry.n:
         return Td("–", -1.0)
-    low, high = entry["ci_95"]
-    return Td(f"{entry['count']}/{entry['n']} [{number(low)}, {number(high)}]", entry["rate"])
+    low, high = entry.ci_95
+    return Td(f"{entry.count}/{entry.n} [{number(low)}, {number(high)}]", entry.rate)

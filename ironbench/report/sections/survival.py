@@ -1,7 +1,8 @@
 """When conversations break: per scorer, a Kaplan–Meier plot per engine, when and how its
 conversations broke, and each pair of engines compared (as `ironbench show` computes them)."""
 
-from ironbench.analysis.field import MeanFlips, Survival
+from ironbench.analysis.field import Survival
+from ironbench.projections.gauntlet_summary import MeanFlips
 from ironbench.report import svg
 from ironbench.report.markup import Markup, el
 from ironbench.report.widgets import Col, Td, figure, number, section, table
@@ -12,36 +13,34 @@ def survival(data: Survival) -> Markup:
     of when and how conversations broke, and each pair of engines compared."""
     parts = []
     for index, (scorer, found) in enumerate(data.items()):
-        engines = found["engines"]
+        engines = found.engines
         charts = [
             svg.survival_curve(
-                [svg.HoldingStep(p["turn"], p["rate"], *p["ci_95"]) for p in entry["still_holding"]],
+                [svg.HoldingStep(p.turn, p.rate, *p.ci_95) for p in entry.still_holding],
                 engine,
-                f"{engine}: still holding after each turn ({scorer}); {entry['violated']} of "
-                f"{entry['conversations']} conversations violated",
+                f"{engine}: still holding after each turn ({scorer}); {entry.violated} of "
+                f"{entry.conversations} conversations violated",
                 svg.SERIES[k % len(svg.SERIES)],
             )
             for k, (engine, entry) in enumerate(engines.items())
         ]
         rows = []
         for engine, e in engines.items():
-            last = e["still_holding"][-1]
-            low, high = e["median_ci_95"]
-            median = e["median_turn_of_first_violation"]
+            last = e.still_holding[-1]
+            low, high = e.median_ci_95
+            median = e.median_turn_of_first_violation
             rows.append(
                 [
                     engine,
-                    Td(f"{e['violated']}/{e['conversations']}", e["violated"] / max(1, e["conversations"])),
+                    Td(f"{e.violated}/{e.conversations}", e.violated / max(1, e.conversations)),
                     Td(
                         f"{'not reached' if median is None else median} "
-                        f"[{low or '> ' + str(last['turn'])}, {high or '> ' + str(last['turn'])}]",
+                        f"[{low or '> ' + str(last.turn)}, {high or '> ' + str(last.turn)}]",
                         median if median is not None else 1e9,
                     ),
-                    Td(
-                        f"{number(last['rate'])} [{number(last['ci_95'][0])}, {number(last['ci_95'][1])}]", last["rate"]
-                    ),
-                    _flips(e["flips"]),
-                    Td(f"{e['recovered']} recovered, {e['persisted']} persisted", e["recovered"]),
+                    Td(f"{number(last.rate)} [{number(last.ci_95[0])}, {number(last.ci_95[1])}]", last.rate),
+                    _flips(e.flips),
+                    Td(f"{e.recovered} recovered, {e.persisted} persisted", e.recovered),
                 ]
             )
         block = [
@@ -62,7 +61,7 @@ def survival(data: Survival) -> Markup:
                 ],
                 rows,
             ),
-            el("ul", {"class": "verdicts"}, [el("li", None, c["sentence"]) for c in found["comparisons"]]),
+            el("ul", {"class": "verdicts"}, [el("li", None, c.sentence) for c in found.comparisons]),
         ]
         title = el("h3", None, f"{scorer} scorer")
         parts.append(
@@ -81,5 +80,5 @@ def survival(data: Survival) -> Markup:
 def _flips(entry: MeanFlips | None) -> Td:
     if entry is None:
         return Td("–", -1.0)
-    low, high = entry["ci_95"]
-    return Td(f"{number(entry['mean'])} [{number(low)}, {number(high)}]", entry["mean"])
+    low, high = entry.ci_95
+    return Td(f"{number(entry.mean)} [{number(low)}, {number(high)}]", entry.mean)

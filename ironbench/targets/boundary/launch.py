@@ -12,7 +12,7 @@ its own name in LAUNCHERS; the harness names it in each check request (`launcher
 
 import subprocess
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 
@@ -47,11 +47,34 @@ def plain(launch: HostLaunch) -> "subprocess.Popen[bytes]":
     )
 
 
+def fenced(launch: HostLaunch, wire: str) -> "subprocess.Popen[bytes]":
+    """Inside the run's fence (`SandboxPolicy.to_wire`), as its targets run: the answer key
+    hidden, no network, nothing of the harness's to see or signal. It reads what the launch
+    says it reads (its program, the site folders) and writes only where the hosts' folders
+    are made, which is also its working folder."""
+    from ironbench.sandbox import SandboxPolicy, fence_for
+
+    policy = SandboxPolicy.from_wire(wire)
+    policy = replace(
+        policy,
+        allow_read=(*policy.allow_read, *launch.reads),
+        allow_write=(*policy.allow_write, *launch.writes),
+    )
+    fence = fence_for(policy)
+    workdir = Path(launch.writes[0] if launch.writes else launch.cwd)
+    pipes = (subprocess.DEVNULL, launch.stdout, launch.stderr)
+    return fence.start(list(launch.argv), workdir, dict(launch.env), pipes, launch.pass_fds).process
+
+
 LAUNCHERS: dict[str, Launcher] = {"plain": plain}
+FENCED = "fenced:"  # a launcher named so carries the fence's policy after the colon
 
 
 def launch_host(launch: HostLaunch, launcher: str = "plain") -> "subprocess.Popen[bytes]":
-    """Start a brick's host the way `launcher` says (KeyError when none is registered by that name)."""
+    """Start a brick's host the way `launcher` says: `fenced:POLICY`, or a registered launcher
+    (KeyError when none is registered by that name)."""
+    if launcher.startswith(FENCED):
+        return fenced(launch, launcher.removeprefix(FENCED))
     return LAUNCHERS[launcher](launch)
 
 

@@ -181,7 +181,8 @@ class Zygote:
 
     def start_server(self, setup: Setup) -> HostServer:
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        program = Path(tempfile.mkdtemp(prefix="ironbench-host-", dir=setup.root))
+        # its program stays out of the hosts' folders: a brick can never rewrite the next server
+        program = Path(tempfile.mkdtemp(prefix="ironbench-host-", dir=self.root))
         for name, code in host_program().items():
             (program / name).write_bytes(code)
         mark = f"{MARK_PREFIX}{uuid.uuid4().hex}"

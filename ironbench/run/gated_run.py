@@ -13,35 +13,16 @@ from dataclasses import dataclass, field
 from ironbench.core.errors import IronbenchError, RunNotFound
 from ironbench.core.events import DecisionTaken, GateDesigned, GateLooked, InvocationCompleted, RunStarted
 from ironbench.core.outcome import Outcome
+from ironbench.run.options import Against
 from ironbench.run.planner import BASE_VARIANT
 from ironbench.run.stopping import StopDecision, evidence
-from ironbench.stats import significant, stratified_exact_test
-from ironbench.stats.regression_gate import GateDesign, design_gate, look
-from ironbench.store.eventstore import EventStore
-from ironbench.suite.models import BaselineCase, Suite
-
-DEFAULT_DROP = 0.1  # a 10-point drop in success: what a release should not miss
+from ironbench.stats import GateDesign, design_gate, look, significant, stratified_exact_test
+from ironbench.store import EventStore
+from ironbench.suite import BaselineCase, Suite
 
 
 class AgainstError(IronbenchError):
     """`--against` names a run the gate cannot hold B against."""
-
-
-@dataclass(frozen=True)
-class Against:
-    """What `run --against` asked for: the reference run and the design's error rates."""
-
-    run: str
-    drop: float = DEFAULT_DROP
-    alpha: float = 0.05
-    power: float = 0.8
-
-    def to_dict(self) -> dict:
-        return {"run": self.run, "drop": self.drop, "alpha": self.alpha, "power": self.power}
-
-    @classmethod
-    def from_dict(cls, data: dict) -> "Against":
-        return cls(str(data["run"]), float(data["drop"]), float(data["alpha"]), float(data["power"]))
 
 
 def reference_counts(store: EventStore, against: str, suite: Suite) -> list[tuple[int, int]]:

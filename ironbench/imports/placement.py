@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ironbench.core.kinds import COMPLEXITIES
-from ironbench.generators.registry import canonical_name
+from ironbench.generators import canonical_name
 
 MODES = ("baseline", "adversarial", "stress")
 INVOCATION = re.compile(r"run_(\d{1,6})")

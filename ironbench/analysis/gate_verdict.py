@@ -6,7 +6,7 @@ from pathlib import Path
 
 from ironbench.analysis.compare.prose import pp
 from ironbench.core.events import Event, GateDesigned, GateLooked
-from ironbench.store.eventstore import open_store
+from ironbench.store import open_store
 
 # What a case's `gated` decision says in a table: the gate decided it with every other case.
 GATED = "decided by the gate at round {round}"

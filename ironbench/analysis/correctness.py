@@ -1,0 +1,183 @@
+"""A run's correctness by the harness's checks, and why its validations failed: read from the
+`invocations`, `checks` and `failure_causes` views, for `show` and the end of a run."""
+
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from ironbench.stats import wilson_interval
+
+# Runs the target verified whose brick the harness's check found not correct: shown first.
+_VERIFIED_BUT_WRONG = """
+SELECT i.case_id, i.variant_id, i.run_index, c.verdict, c.detail, c.output
+FROM invocations i JOIN checks c USING (invocation_key)
+WHERE i.success AND c.verdict NOT IN ('correct', 'harness_fault') AND c.rerun = i.rerun AND i.infra_error IS NULL
+ORDER BY i.case_id, i.variant_id, i.run_index
+"""
+_RUNS = """
+SELECT case_id, CASE WHEN coalesce(case_mode, mode) = 'stress' THEN level END, success::BOOLEAN, correct::BOOLEAN,
+       check_verdict
+FROM invocations WHERE infra_error IS NULL
+"""
+_VERDICTS = """
+SELECT check_verdict, count(*) FROM invocations
+WHERE check_verdict IS NOT NULL AND infra_error IS NULL GROUP BY 1 ORDER BY 2 DESC, 1
+"""
+_CAUSES = """
+SELECT failure_cause, count(*) FROM invocations
+WHERE failure_cause IS NOT NULL AND NOT success AND infra_error IS NULL GROUP BY 1 ORDER BY 2 DESC, 1
+"""
+_ATTEMPT_CAUSES = """
+SELECT f.cause, count(*) FROM failure_causes f JOIN invocations i USING (invocation_key)
+WHERE i.infra_error IS NULL GROUP BY 1 ORDER BY 2 DESC, 1
+"""
+
+
+@dataclass(frozen=True)
+class VerifiedButWrong:
+    """A run the target verified whose brick the harness's check found not correct."""
+
+    case_id: str
+    variant_id: str
+    run_index: int
+    verdict: str
+    detail: str
+    output: str
+
+
+@dataclass(frozen=True)
+class _Run:
+    """What the counts read of a run that is evidence."""
+
+    case_id: str
+    level: int | None
+    success: bool
+    correct: bool | None
+    check_verdict: str | None
+
+
+@dataclass(frozen=True)
+class CheckCounts:
+    """The checked cases' runs: how many were checked and correct, the verdicts, and the runs
+    verified but wrong (a run without a brick is not correct; a check the harness could not run
+    counts in nothing)."""
+
+    verified_but_wrong: list[VerifiedButWrong]
+    runs: int
+    checked: int
+    correct: int
+    verified_and_checked: int
+    verdicts: dict[str, int]
+    harness_faults: int
+
+    @property
+    def correct_rate(self) -> float:
+        return round(self.correct / self.runs, 6) if self.runs else 0.0
+
+    @property
+    def correct_rate_wilson_95(self) -> list[float]:
+        return [round(x, 6) for x in wilson_interval(self.correct, self.runs)]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "verified_but_wrong": [asdict(row) for row in self.verified_but_wrong],
+            "runs": self.runs,
+            "checked": self.checked,
+            "correct": self.correct,
+            "verified_and_checked": self.verified_and_checked,
+            "correct_rate": self.correct_rate,
+            "correct_rate_wilson_95": self.correct_rate_wilson_95,
+            "verdicts": self.verdicts,
+            "harness_faults": self.harness_faults,
+        }
+
+
+@dataclass(frozen=True)
+class FailureCauses:
+    """Why validation failed: the last failed attempt of each failed run, and every failed attempt."""
+
+    last_failed_attempt: dict[str, int]
+    every_failed_attempt: dict[str, int]
+
+
+@dataclass(frozen=True)
+class Correctness:
+    """A run's checks (None: nothing checked) and its failure causes (None: none read)."""
+
+    checks: CheckCounts | None
+    failure_causes: FailureCauses | None
+
+    def to_dict(self) -> dict[str, Any]:
+        """As `show --format json` prints it: the parts the run has."""
+        out: dict[str, Any] = {}
+        if self.checks is not None:
+            out["checks"] = self.checks.to_dict()
+        if self.failure_causes is not None:
+            out["failure_causes"] = asdict(self.failure_causes)
+        return out
+
+
+def correctness(store_path: Path, run_id: str) -> Correctness | None:
+    """The run's checks and its failure causes (None when it has neither): the runs verified
+    but wrong, each with its check's output, listed first."""
+    from ironbench.analysis.query import connect
+    from ironbench.analysis.recorded import run_suite
+
+    con = connect(store_path, run_id)
+    try:
+        wrong = [VerifiedButWrong(*row) for row in con.execute(_VERIFIED_BUT_WRONG).fetchall()]
+        every = [_Run(*row) for row in con.execute(_RUNS).fetchall()]
+        verdicts = dict(con.execute(_VERDICTS).fetchall())
+        causes = dict(con.execute(_CAUSES).fetchall())
+        attempts = dict(con.execute(_ATTEMPT_CAUSES).fetchall())
+    finally:
+        con.close()
+    suite = run_suite(store_path, run_id)
+    # the runs of checked cases (a case the suite checks, or one a re-check gave checks)
+    runs = [r for r in every if r.check_verdict is not None or suite.checked(r.case_id, r.level)]
+    faults = sum(1 for r in runs if r.check_verdict == "harness_fault")
+    checks = None
+    if runs:
+        checks = CheckCounts(
+            wrong,
+            len(runs) - faults,
+            sum(1 for r in runs if r.check_verdict is not None) - faults,
+            sum(1 for r in runs if r.correct),
+            sum(1 for r in runs if r.success and r.check_verdict not in (None, "harness_fault")),
+            verdicts,
+            faults,
+        )
+    found = Correctness(checks, FailureCauses(causes, attempts) if attempts else None)
+    return found if checks is not None or attempts else None
+
+
+def correctness_lines(found: Correctness | None) -> list[str]:
+    """For people: verified but wrong first (each with its check's detail), then the counts."""
+    if not found:
+        return []
+    lines = []
+    checks = found.checks
+    if checks and not checks.checked:
+        lines.append(f"correct: 0 of {checks.runs} runs (none saved a brick the harness could check)")
+    elif checks:
+        wrong = checks.verified_but_wrong
+        lines.append(
+            f"VERIFIED BUT WRONG: {len(wrong)} of {checks.verified_and_checked} verified and checked runs "
+            "(the target said verified; the harness's check says not)"
+        )
+        for row in wrong:
+            variant = "" if row.variant_id in ("base", "baseline") else f" {row.variant_id}"
+            lines.append(f"  {row.case_id}{variant} run {row.run_index}: {row.verdict}: {row.detail}")
+        low, high = checks.correct_rate_wilson_95
+        verdicts = ", ".join(f"{v} {n}" for v, n in checks.verdicts.items())
+        lines.append(
+            f"correct: {checks.correct} of {checks.runs} runs ({checks.correct_rate:.1%}, Wilson 95% "
+            f"{low:.1%}-{high:.1%}; a run without a brick is not correct); checks: {verdicts}"
+            + (f"; {checks.harness_faults} the harness could not run (in no rate)" if checks.harness_faults else "")
+        )
+    causes = found.failure_causes
+    if causes:
+        last = ", ".join(f"{c} {n}" for c, n in causes.last_failed_attempt.items()) or "none"
+        every = ", ".join(f"{c} {n}" for c, n in causes.every_failed_attempt.items())
+        lines.append(f"why validation failed: last attempt of each failed run: {last}; every failed attempt: {every}")
+    return lines

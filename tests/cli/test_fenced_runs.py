@@ -1,0 +1,133 @@
+"""A run's fence through the front door: what it records (an event per machine, metadata.json's
+`sandbox`), what it says first when it is below full (console, show, report, viewer's line),
+and a target that tries every way out of `ironbench run` finding each one shut."""
+
+import json
+import socket
+import sqlite3
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from ironbench.sandbox import machine_fence
+from tests.conftest import SCRIPTED_TARGET, cli
+
+ESCAPING = Path(__file__).resolve().parents[1] / "fixtures" / "escaping_target.py"
+LEVEL = machine_fence().level
+needs_full = pytest.mark.skipif(LEVEL != "full", reason=f"this machine allows the {LEVEL} fence only")
+
+
+def _suite(folder: Path, runs: int = 2, target: list[str] | None = None) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    suite = {
+        "suite_id": "fenced",
+        "mode": "baseline",
+        "timeout_seconds": 60,
+        "target": target or SCRIPTED_TARGET,
+        "cases": [{"id": "add", "instruction": "Write a function named add.", "runs": runs}],
+    }
+    path = folder / "suite.yaml"
+    path.write_text(yaml.safe_dump(suite, sort_keys=False))
+    return path
+
+
+def _metadata(out: Path) -> dict:
+    (found,) = out.glob("run_*/metadata.json")
+    return json.loads(found.read_text())
+
+
+def _fences(out: Path) -> list[dict]:
+    with sqlite3.connect(out / "ironbench.db") as conn:
+        rows = conn.execute("SELECT payload FROM events WHERE type = 'sandbox_applied'").fetchall()
+    return [json.loads(payload) for (payload,) in rows]
+
+
+def test_a_run_records_the_fence_each_machine_gave(tmp_path):
+    out = tmp_path / "out"
+    result = cli("run", str(_suite(tmp_path / "suite")), "--out", str(out), "--no-report", check=True)
+    (fence,) = _fences(out)
+    assert fence["worker"] == "coordinator" and fence["level"] == LEVEL
+    sandbox = _metadata(out)["sandbox"]
+    assert sandbox["mode"] == "auto" and sandbox["level"] == LEVEL
+    assert sandbox["machines"] == [
+        {"worker": "coordinator", "level": LEVEL, "mechanism": fence["mechanism"], "missing": fence["missing"]}
+    ]
+    said_below = "below the full fence" in result.stderr
+    assert said_below == (LEVEL != "full")
+
+
+def test_below_full_is_the_first_thing_a_run_says_everywhere(tmp_path):
+    out = tmp_path / "out"
+    capped = {"IRONBENCH_FENCE_LEVEL": "none"}  # the machine allows no more than this, for the test
+    result = cli("run", str(_suite(tmp_path / "suite")), "--out", str(out), env=capped, check=True)
+    verdicts = result.stderr.split("report:")[0]
+    first_verdict = next(line for line in verdicts.splitlines() if "fence" in line or "Baseline" in line)
+    assert "below the full fence" in first_verdict and "coordinator: none" in first_verdict
+    assert _metadata(out)["sandbox"]["level"] == "none"
+    run_id = _metadata(out)["run_id"]
+
+    shown = cli("show", run_id, "--out", str(out), check=True).stdout
+    verdict_lines = [line for line in shown.splitlines() if line.startswith(("fence", "reference", "gate"))]
+    assert verdict_lines[0].startswith("fence (all cases): Targets ran below the full fence")
+    assert "sandbox: none" in shown
+    as_json = json.loads(cli("show", run_id, "--out", str(out), "--format", "json", check=True).stdout)
+    assert as_json["sandbox"] == "none" and as_json["verdicts"][0]["kind"] == "fence"
+
+    page = (out / run_id / "report.html").read_text()
+    first_item = page.index("<li data-mode=")
+    assert page[first_item:].startswith('<li data-mode="fence">')
+
+
+def test_sandbox_off_is_said_to_be_unfenced(tmp_path):
+    out = tmp_path / "out"
+    result = cli("run", str(_suite(tmp_path / "suite")), "--out", str(out), "--sandbox", "off", "--no-report")
+    assert result.returncode == 0, result.stderr
+    assert "Targets ran unfenced (--sandbox off)" in result.stderr
+    assert _metadata(out)["sandbox"]["mode"] == "off"
+
+
+def test_on_refuses_to_start_below_full_and_writes_nothing(tmp_path):
+    out = tmp_path / "out"
+    capped = {"IRONBENCH_FENCE_LEVEL": "partial"}
+    result = cli("run", str(_suite(tmp_path / "suite")), "--out", str(out), "--sandbox", "on", env=capped)
+    assert result.returncode == 2
+    assert len(result.stderr.strip().splitlines()) == 1 and "--sandbox on" in result.stderr
+    assert "partial fence only" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert not list(out.glob("run_*"))
+
+
+@needs_full
+def test_a_target_run_by_ironbench_finds_every_way_out_shut(tmp_path):
+    suite_folder, out = tmp_path / "suite", tmp_path / "out"
+    (suite_folder / "check_add.py").parent.mkdir(parents=True)
+    (suite_folder / "check_add.py").write_text("assert True\n")
+    closed = socket.create_server(("127.0.0.1", 0))  # a port on this machine the run never gave it
+    config = {
+        "closed_ports": [closed.getsockname()[1]],
+        "store": str(out / "ironbench.db"),
+        "store_wal": str(out / "ironbench.db-wal"),
+        "suite": str(suite_folder / "suite.yaml"),
+        "check": str(suite_folder / "check_add.py"),
+        "other_file": str(suite_folder / "check_add.py"),
+        "other_folder": str(out),
+    }
+    target = [sys.executable, str(ESCAPING), json.dumps(config), "{instruction}"]
+    with closed:
+        result = cli("run", str(_suite(suite_folder, runs=1, target=target)), "--out", str(out), "--no-report")
+    assert result.returncode in (0, 1), result.stderr
+    said = None
+    for path in out.rglob("*stdout*"):
+        for line in path.read_text(errors="replace").splitlines():
+            if line.startswith("{"):
+                said = json.loads(line)
+    assert said is not None, result.stderr
+    escaped = {name: how for name, how in said.items() if how[0] in ("escaped", "broken")}
+    assert escaped == {}
+    assert said["read store"][0] == "stopped" and said["read suite"][0] == "stopped"
+    assert (
+        said["write store"][0] == "stopped"
+        and said[f"connect to 127.0.0.1:{config['closed_ports'][0]}"][0] == "stopped"
+    )

@@ -1,0 +1,250 @@
+"""The fence as a library: a target that tries every way out, at each level the machine allows."""
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from ironbench.core.errors import SandboxError
+from ironbench.sandbox import Endpoint, Fence, SandboxPolicy, machine_fence
+from ironbench.sandbox.fence import LEVEL_CAP_VARIABLE
+
+ESCAPING = Path(__file__).resolve().parents[1] / "fixtures" / "escaping_target.py"
+FULL = machine_fence().level == "full"
+needs_full = pytest.mark.skipif(not FULL, reason=f"this machine allows the {machine_fence().level} fence only")
+
+
+class Listener:
+    """A loopback HTTP-ish listener: what answers, and how many connections reached it."""
+
+    def __init__(self, host: str = "127.0.0.1") -> None:
+        self.socket = socket.socket()
+        self.socket.bind((host, 0))
+        self.socket.listen(16)
+        self.port = self.socket.getsockname()[1]
+        self.hits = 0
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.socket.accept()
+            except OSError:
+                return
+            self.hits += 1
+            try:
+                conn.recv(4096)
+                conn.sendall(b"HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok")
+            finally:
+                conn.close()
+
+    def close(self) -> None:
+        self.socket.close()
+
+
+@pytest.fixture
+def layout(tmp_path):
+    """A run's folders as the harness lays them out: the suite beside its check, an output
+    folder with the store and two invocations' folders."""
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    (suite / "suite.yaml").write_text("suite_id: secret\n")
+    (suite / "check_add.py").write_text("def test_add(): ...\n")
+    out = tmp_path / "out"
+    store = out / "ironbench.db"
+    mine = out / "workdirs" / "run_x" / "case" / "run_001"
+    other = out / "workdirs" / "run_x" / "case" / "run_002"
+    for folder in (mine, other):
+        folder.mkdir(parents=True)
+    store.write_text("the store")
+    (out / "ironbench.db-wal").write_text("its log")
+    (other / "brick.py").write_text("def add(a, b): return a + b\n")
+    return {"suite": suite, "out": out, "store": store, "mine": mine, "other": other}
+
+
+def _escape(fence: Fence, layout: dict, extra: dict | None = None, hang: bool = False, secret: str = "") -> dict:
+    config = {
+        "signal": fence.level != "none",  # unfenced, SIGTERM would reach this very test
+        "store": str(layout["store"]),
+        "store_wal": str(layout["store"]) + "-wal",
+        "suite": str(layout["suite"] / "suite.yaml"),
+        "check": str(layout["suite"] / "check_add.py"),
+        "other_file": str(layout["other"] / "brick.py"),
+        "other_folder": str(layout["other"]),
+        "harness_pid": os.getpid(),
+        "secret": secret,
+        **(extra or {}),
+    }
+    argv = [sys.executable, str(ESCAPING), json.dumps(config), *(["--hang"] if hang else [])]
+    started = fence.start(argv, layout["mine"], fence.environment({"IRONCLAD_DEBUG": "1"}))
+    try:
+        out, err = started.process.communicate(timeout=120)
+    finally:
+        started.release()
+    assert out.strip(), err.decode()
+    return json.loads(out.decode().strip().splitlines()[-1])
+
+
+def _policy(layout: dict, **fields) -> SandboxPolicy:
+    return SandboxPolicy(hidden=(str(layout["out"]), str(layout["suite"])), memory_mb=1024, **fields)
+
+
+@needs_full
+def test_at_full_every_way_out_is_stopped_and_what_the_run_allows_works(layout, monkeypatch):
+    gateway, allowed, closed = Listener(), Listener(), Listener()
+    monkeypatch.setenv("IRONBENCH_TEST_SECRET", "s3cr3t-value")
+    policy = _policy(layout, gateway=Endpoint("127.0.0.1", gateway.port), allow_net=(Endpoint("vm", allowed.port),))
+    fence = Fence(policy)
+    try:
+        said = _escape(
+            fence,
+            layout,
+            {
+                "closed_ports": [closed.port],
+                "open_endpoints": [f"127.0.0.1:{gateway.port}", f"vm:{allowed.port}"],
+                "alloc_mb": 2048,
+            },
+            secret="s3cr3t-value",
+        )
+    finally:
+        fence.close()
+    assert fence.level == "full"
+    escaped = {name: what for name, (verdict, what) in said.items() if verdict in ("escaped", "broken")}
+    assert escaped == {}
+    assert {name for name, (verdict, _) in said.items() if verdict == "stopped"} >= {
+        "read store",
+        "write store",
+        "read suite",
+        "read check",
+        "read other_file",
+        "write another invocation's folder",
+        "walk up to the answer key",
+        "read the harness's command line",
+        "signal the harness",
+        "the harness's secret in the environment",
+        f"connect to 127.0.0.1:{closed.port}",
+        "allocate past the memory cap",
+    }
+    assert closed.hits == 0 and gateway.hits == 1 and allowed.hits == 1
+    assert layout["store"].read_text() == "the store"
+    # its parent is the fence's own first process, which ignores it: this test process is alive to tell
+    assert said["signal the parent"][0] in ("sent", "stopped")
+
+
+def test_at_partial_the_answer_key_stays_out_of_reach_and_the_missing_fences_are_named(layout, monkeypatch):
+    monkeypatch.setenv(LEVEL_CAP_VARIABLE, "partial")
+    if machine_fence().landlock_abi < 6:
+        pytest.skip("Landlock ABI 6 (signals kept inside) is not available here")
+    gateway, closed = Listener(), Listener()
+    fence = Fence(_policy(layout, gateway=Endpoint("127.0.0.1", gateway.port)))
+    said = _escape(fence, layout, {"closed_ports": [closed.port], "open_endpoints": [f"127.0.0.1:{gateway.port}"]})
+    assert fence.level == "partial"
+    assert any(m.startswith("processes:") for m in fence.missing)
+    assert any(m.startswith("network: TCP ports are fenced, not hosts") for m in fence.missing)
+    # what partial cannot hide: another process's command line (named above); the rest holds
+    escaped = {name for name, (verdict, _) in said.items() if verdict in ("escaped", "broken")}
+    assert escaped == {"read the harness's command line"}
+    assert closed.hits == 0 and gateway.hits == 1
+
+
+def test_off_is_no_fence_at_all(layout):
+    fence = Fence(_policy(layout, mode="off"))
+    said = _escape(fence, layout)
+    assert fence.level == "none" and fence.missing == ("files, processes and network: --sandbox off",)
+    assert said["read store"][0] == "escaped"  # the test's ways out are real ones
+
+
+def test_on_refuses_below_full_naming_each_missing_fence(layout, monkeypatch):
+    monkeypatch.setenv(LEVEL_CAP_VARIABLE, "partial")
+    with pytest.raises(SandboxError, match=r"^--sandbox on: this machine allows the partial fence only: processes:"):
+        Fence(_policy(layout, mode="on"))
+
+
+def test_a_fenced_target_gets_only_the_variables_it_needs(monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-not-for-the-target")
+    monkeypatch.setenv("MY_AGENT_CONFIG", "passed")
+    monkeypatch.setenv("OTHER_CONFIG", "passed through IRONBENCH_PASS_ENV")
+    monkeypatch.setenv("IRONBENCH_PASS_ENV", "OTHER_CONFIG, ")
+    fence = Fence(SandboxPolicy(pass_env=("MY_AGENT_CONFIG",)))
+    env = fence.environment({"IRONCLAD_DEBUG": "1"})
+    assert "OPENAI_API_KEY" not in env
+    assert env["MY_AGENT_CONFIG"] == "passed" and env["OTHER_CONFIG"] == "passed through IRONBENCH_PASS_ENV"
+    assert env["IRONCLAD_DEBUG"] == "1" and env["PATH"] == os.environ["PATH"]
+    if fence.level == "full":
+        assert env["HOME"] == "/tmp/home" and env["TMPDIR"] == "/tmp"
+
+
+@needs_full
+@pytest.mark.slow
+def test_killing_the_fence_ends_every_process_in_it_at_once(layout):
+    fence = Fence(_policy(layout))
+    config = json.dumps({"harness_pid": os.getpid()})
+    started = fence.start(
+        [sys.executable, str(ESCAPING), config, "--hang"],
+        layout["mine"],
+        fence.environment({}),
+        (subprocess.DEVNULL, subprocess.PIPE, subprocess.DEVNULL),
+    )
+    assert started.process.stdout is not None
+    started.process.stdout.readline()  # it has printed: its daemon is forked
+    inside = _descendants(started.process.pid)
+    assert len(inside) >= 3  # the sandbox's init, the target, its daemon
+    begun = time.monotonic()
+    started.process.kill()
+    started.process.wait()
+    while any(_alive(pid) for pid in inside) and time.monotonic() - begun < 10:
+        time.sleep(0.01)
+    assert not any(_alive(pid) for pid in inside), "a process outlived its fence"
+    assert time.monotonic() - begun < 2
+
+
+def _descendants(pid: int) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                stat = Path(f"/proc/{name}/stat").read_text()
+            except OSError:
+                continue
+            children.setdefault(int(stat[stat.rfind(")") + 2 :].split()[1]), []).append(int(name))
+    found, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return state[state.rfind(")") + 2] not in "ZX"
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("11434", "expected HOST:PORT"),
+        ("host:", "expected HOST:PORT"),
+        ("host:70000", "expected HOST:PORT"),
+        ("bad host!:80", "is not a host name or an IP address"),
+        ("[::1]:80", "IPv6 endpoints are not supported"),
+    ],
+)
+def test_a_bad_endpoint_is_one_clear_error(text, problem):
+    with pytest.raises(SandboxError, match=problem):
+        Endpoint.parse(text)
+
+
+def test_endpoints_read_as_written():
+    assert Endpoint.parse("localhost:11434") == Endpoint("127.0.0.1", 11434)
+    assert Endpoint.parse("api.openai.com:443") == Endpoint("api.openai.com", 443)
+    assert str(Endpoint.parse("10.0.0.5:8080")) == "10.0.0.5:8080"

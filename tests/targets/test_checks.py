@@ -140,3 +140,37 @@ def test_a_check_redacts_secrets_from_its_output(tmp_path, monkeypatch):
 def test_a_pytest_path_that_cannot_be_read_is_a_suite_error(tmp_path):
     with pytest.raises(SuiteError, match="no test files"):
         CheckMaterial.of({"pytest": str(tmp_path)})
+
+
+# A brick that looks for the check: every file whose name says "check" outside its own folder,
+# in the machine's temporary folder (where the judges' private folders are) and the suite's.
+LOOKING = """import os
+
+def add(a, b):
+    found = []
+    for top in ("/tmp", os.environ.get("SUITE_DIR", "/nonexistent")):
+        for root, _, names in os.walk(top):
+            if os.path.realpath(root).startswith(os.path.realpath(os.getcwd())):
+                continue
+            found += [os.path.join(root, n) for n in names if "check" in n]
+    return len(found)
+"""
+
+
+def test_a_fenced_brick_cannot_see_the_checks_that_judge_it(tmp_path):
+    from ironbench.sandbox import SandboxPolicy, fence_for, machine_fence
+
+    if machine_fence().level != "full":
+        pytest.skip(f"this machine allows the {machine_fence().level} fence only")
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    (suite / "test_check_add.py").write_text(
+        "from add import add\n\ndef test_nothing_found():\n    assert add(0, 0) == 0\n"
+    )
+    material = CheckMaterial.of({"pytest": str(suite / "test_check_add.py")})
+    brick = saved(tmp_path, LOOKING)
+    unfenced = run_check(material, brick, 60)
+    assert unfenced.verdict == "wrong"  # in plain sight: the judges' folders under /tmp hold check files
+    fence = fence_for(SandboxPolicy(mode="auto", hidden=(str(suite),)))
+    fenced = run_check(material, brick, 60, fence=fence)
+    assert fenced.verdict == "correct", fenced.detail

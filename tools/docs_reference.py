@@ -171,7 +171,8 @@ VIEW_NOTES = {
     "runs": "One row per run: suite, mode, status, target, the target's version, label and recorded environment.",
     "invocations": "One row per invocation slot's live attempt: the outcome and how it was reached. Filter "
     "`infra_error IS NULL` for rates. `correct` is the harness's check of the brick it saved (null: not "
-    "checked), `check_verdict` that check's verdict, `failure_cause` why the last failed validation attempt "
+    "checked), `check_verdict` that check's verdict (`correct`, `wrong`, `no_entry_point`, `import_error`, "
+    "`timeout`, `tampered`, `harness_fault`), `failure_cause` why the last failed validation attempt "
     "of a failed run failed.",
     "superseded_invocations": "Attempts a re-run replaced (their backend failed): kept, never evidence.",
     "surplus_invocations": "Runs past their group's decision (`--speculate`): kept, counted in nothing.",

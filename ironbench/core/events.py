@@ -159,7 +159,7 @@ class CheckCompleted(_Event):
     run_index: int
     kind: str  # pytest | python | command
     check_sha256: str  # of what the check read
-    # correct | wrong | no_entry_point | import_error | timeout | harness_fault (core/kinds.py)
+    # correct | wrong | no_entry_point | import_error | timeout | tampered | harness_fault (core/kinds.py)
     verdict: str
     passed: int | None = None  # tests that passed and failed, where the checker reports them
     failed: int | None = None

@@ -77,8 +77,9 @@ CaseVerdict = Literal["regression", "improvement", "no significant change", "onl
 Unit = Literal["run", "conversation"]
 
 # What a harness-owned check concluded about a saved brick (CheckCompleted.verdict);
-# harness_fault (the check could not run) counts in no rate, like an infrastructure error.
-CheckVerdict = Literal["correct", "wrong", "no_entry_point", "import_error", "timeout", "harness_fault"]
+# tampered (evidence the brick gamed its check) is not correct in every rate; harness_fault
+# (the check could not run) counts in no rate, like an infrastructure error.
+CheckVerdict = Literal["correct", "wrong", "no_entry_point", "import_error", "timeout", "tampered", "harness_fault"]
 CHECK_VERDICTS: tuple[str, ...] = get_args(CheckVerdict)
 # Why one validation attempt failed, read from the target's debug files (core/causes.py).
 FailureCause = Literal["syntax_error", "import_error", "no_tests_collected", "assertions_failed", "timeout", "other"]

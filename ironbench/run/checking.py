@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from ironbench.core.events import CheckCompleted, InvocationCompleted
 from ironbench.run.planner import Group
-from ironbench.suite import PytestCheck, StressCase, Suite
+from ironbench.suite import PytestCheck, StressCase, Suite, current_check
 from ironbench.targets import CheckMaterial, CheckResult
 
 
@@ -22,7 +22,7 @@ def check_material(
     check = suite.check_of(case, level if isinstance(case, StressCase) else None)
     if check is None:
         return None
-    spec = check.model_dump(mode="json")
+    spec = current_check(check.model_dump(mode="json"))  # a run recorded before HumanEval's helpers
     key = json.dumps(spec, sort_keys=True)
     if key not in cache:
         cache[key] = CheckMaterial.of(spec)

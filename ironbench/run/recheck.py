@@ -24,7 +24,7 @@ from ironbench.run.paths import RunPaths
 from ironbench.run.session import appender
 from ironbench.store import Pending, open_store
 from ironbench.suite import Suite
-from ironbench.targets import CheckMaterial, check_timeout, run_check
+from ironbench.targets import CheckMaterial, check_timeout, prepare_checks, run_check
 
 APPEND_BATCH = 32
 
@@ -100,6 +100,7 @@ def check_run(
             append = appender(store, tree, run_id)
             pending: list[Pending] = []
             fence = checks_fence(DEFAULT_OPTIONS.resumed(started), paths, started.suite_path, suite)
+            prepare_checks(max(1, jobs), None, fence)  # the checks' trusted processes, in the run's fence
             with ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="ironbench-check") as pool:
                 futures = [
                     pool.submit(run_check, m, brick, t, redactor or None, None, fence) for _, _, m, brick, t in work

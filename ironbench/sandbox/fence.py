@@ -174,13 +174,19 @@ class Fence:
     # -- starting a program ------------------------------------------------------------------
 
     def start(
-        self, argv: list[str], workdir: Path, env: dict[str, str], pipes: tuple[int, int, int] = _PIPES
+        self,
+        argv: list[str],
+        workdir: Path,
+        env: dict[str, str],
+        pipes: tuple[int, int, int] = _PIPES,
+        pass_fds: tuple[int, ...] = (),
     ) -> Started:
         """Start `argv` in `workdir` in a session of its own, under this fence, its standard
-        streams as `pipes` says (subprocess's DEVNULL, PIPE...), from the thread that will wait
-        for it: the full fence's process dies with the thread that started it."""
+        streams as `pipes` says (subprocess's DEVNULL, PIPE...), `pass_fds` inherited, from the
+        thread that will wait for it: the full fence's process dies with the thread that started it."""
         popen: dict[str, Any] = {
             "stdin": pipes[0], "stdout": pipes[1], "stderr": pipes[2], "start_new_session": True,
+            "pass_fds": pass_fds,
         }  # fmt: skip
         if self.level == "full":
             return self._start_full(argv, workdir, env, popen)
@@ -215,7 +221,9 @@ class Fence:
         arguments = _pipe_of(("\0".join(options) + "\0").encode(), fds)
         command = [*prefix, self.machine.bwrap, "--args", str(arguments), "--", *argv]
         try:
-            process = subprocess.Popen(command, cwd=workdir, env=env, pass_fds=fds, **popen)
+            process = subprocess.Popen(
+                command, cwd=workdir, env=env, **{**popen, "pass_fds": (*fds, *popen["pass_fds"])}
+            )
         except BaseException:
             os.close(info_read)
             os.close(block_write)

@@ -2,6 +2,7 @@
 levels a machine's fence reaches."""
 
 import ipaddress
+import json
 import os
 import re
 from dataclasses import dataclass, field, replace
@@ -141,6 +142,18 @@ class SandboxPolicy:
             pass_env=tuple(data.get("pass_env", ())),
             memory_mb=int(data.get("memory_mb") or DEFAULT_MEMORY_MB),
         )
+
+    def to_wire(self) -> str:
+        """The whole policy as JSON (the run's own parts too), for a process that fences for it."""
+        gateway = None if self.gateway is None else str(self.gateway)
+        return json.dumps({**self.to_dict(), "mode": self.mode, "hidden": list(self.hidden), "gateway": gateway})
+
+    @classmethod
+    def from_wire(cls, text: str) -> "SandboxPolicy":
+        """`to_wire`'s policy."""
+        data = json.loads(text)
+        gateway = None if data.get("gateway") is None else Endpoint.parse(data["gateway"])
+        return replace(cls.from_dict(data), hidden=tuple(data.get("hidden", ())), gateway=gateway)
 
     def to_dict(self) -> dict:
         return {

@@ -24,6 +24,7 @@ __all__ = [
 
 # Named for the rest of the package, loaded on first use (importing the face stays cheap).
 if TYPE_CHECKING:
+    from ironbench.suite.humaneval import current_check as current_check
     from ironbench.suite.models import CommandEngineSpec as CommandEngineSpec
     from ironbench.suite.models import ConfidenceStop as ConfidenceStop
     from ironbench.suite.models import FixedStop as FixedStop
@@ -48,6 +49,7 @@ _EXPORTS = {
     "VariantEntry": "models",
     "init_folder": "shipped",
     "open_suite": "shipped",
+    "current_check": "humaneval",
 }
 __getattr__ = lazy_exports(__name__, _EXPORTS)
 __all__ += list(_EXPORTS)

@@ -13,6 +13,7 @@ same problems (ReCode's setting: robustness of functional correctness to perturb
 import ast
 import gzip
 import json
+import re
 from functools import cache
 from importlib import resources
 
@@ -77,12 +78,46 @@ def instruction(problem: dict) -> str:
     return text
 
 
+def check_source(problem: dict) -> str:
+    """The problem's check: its test, after the helpers of its prompt that the test calls
+    (HumanEval/32's `poly`, /38's `encode_cyclic`, /50's `encode_shift`) and the prompt's
+    imports. The check runs the suite's own copy of them, never the brick's."""
+    test, prompt = problem["test"], problem["prompt"]
+    defined = set(re.findall(r"^def (\w+)\(", prompt, re.MULTILINE)) - {problem["entry_point"]}
+    if not any(name in test for name in defined):  # most prompts define the entry point alone
+        return test
+    called = {node.id for node in ast.walk(ast.parse(test)) if isinstance(node, ast.Name)}
+    tree = ast.parse(prompt)
+    helpers = [node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name in defined & called]
+    if not helpers:
+        return test
+    imports = [node for node in tree.body if isinstance(node, ast.Import | ast.ImportFrom)]
+    parts = [ast.get_source_segment(prompt, node) or "" for node in [*imports, *helpers]]
+    return "\n\n".join(parts) + "\n\n" + test
+
+
+@cache
+def _by_test() -> dict[tuple[str, str], dict]:
+    """Each problem by its test and entry point: how a run recorded its check before checks
+    carried their helpers."""
+    return {(problem["test"], problem["entry_point"]): problem for problem in problems()}
+
+
+def current_check(spec: dict) -> dict:
+    """A check as a run recorded it: a HumanEval check recorded before it carried its prompt's
+    helpers gets them (an old run's recheck calls the suite's `poly`, not the brick's)."""
+    if "python" not in spec or "def check(candidate)" not in spec["python"]:
+        return spec
+    problem = _by_test().get((spec["python"], spec.get("entry_point", "")))
+    return spec if problem is None else {**spec, "python": check_source(problem)}
+
+
 def _case(problem: dict, adversarial: bool) -> dict:
     number = problem["task_id"].split("/")[1]
     case: dict[str, object] = {
         "id": f"humaneval_{number}",
         "instruction": instruction(problem),
-        "check": {"python": problem["test"], "entry_point": problem["entry_point"]},
+        "check": {"python": check_source(problem), "entry_point": problem["entry_point"]},
     }
     if adversarial:
         case["generators"] = [{**g, "seed": int(number) * 10 + k} for k, g in enumerate(_GENERATORS)]

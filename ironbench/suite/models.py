@@ -116,22 +116,24 @@ MAX_CHECK_CHARS = 1_000_000
 
 
 class PytestCheck(_Strict):
-    """A file or folder of pytest tests, run beside copies of the brick's saved files; a
-    relative path is taken from the suite's folder (made absolute when the suite is loaded)."""
+    """A file or folder of pytest tests, run in a trusted process apart from the brick (`from
+    NAME import x` in them reaches the brick's copy across the check's boundary); a relative
+    path is taken from the suite's folder (made absolute when the suite is loaded)."""
 
     pytest: Annotated[str, Field(min_length=1)]
 
 
 class PythonCheck(_Strict):
-    """HumanEval's form: `python` defines check(candidate), called with the brick's `entry_point`."""
+    """HumanEval's form: `python` defines check(candidate), called (in a trusted process, across
+    the check's boundary) with the brick's `entry_point`."""
 
     python: Annotated[str, Field(min_length=1, max_length=MAX_CHECK_CHARS)]
     entry_point: Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
 
 
 class CommandCheck(_Strict):
-    """Any program (split like a shell would, never run through one); `{brick}` is the copied
-    brick's path; exit 0 means correct."""
+    """Any program (split like a shell would, never run through one), run with the brick:
+    `{brick}` is the copied brick's path; exit 0 means correct (as trustworthy as the program)."""
 
     command: Annotated[str, Field(min_length=1)]
 

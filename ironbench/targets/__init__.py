@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from ironbench.targets.checks import CheckMaterial as CheckMaterial
     from ironbench.targets.checks import CheckResult as CheckResult
     from ironbench.targets.checks import check_timeout as check_timeout
+    from ironbench.targets.checks import prepare_checks as prepare_checks
     from ironbench.targets.checks import run_check as run_check
     from ironbench.targets.command import ProcessResult as ProcessResult
     from ironbench.targets.command import cap_output as cap_output
@@ -31,6 +32,7 @@ _EXPORTS = {
     "TargetVersion": "version",
     "cap_output": "command",
     "check_timeout": "checks",
+    "prepare_checks": "checks",
     "ensure_fresh_dir": "command",
     "invoke": "command",
     "preflight": "command",

@@ -1,45 +1,43 @@
-"""Checks: the harness's own test of a saved brick, run contained like a target.
+"""Checks: the harness's own test of a saved brick, on copies, in processes the brick cannot forge.
 
 A check runs in a fresh temporary folder holding copies of the brick's saved files (the
-target's working directory is never touched), through `command.invoke`: its timeout, every
-descendant killed, output streamed capped and redacted. What it concludes is a verdict:
-correct, wrong, no_entry_point, import_error, timeout, or harness_fault (the harness could not
-run it: no evidence about the brick). The check travels with everything it reads inline
-(`CheckMaterial`), so it runs wherever the brick is, a Dask worker included.
+target's working directory is never touched). A `python` or `pytest` check's own code runs in a
+trusted process (boundary/: a warm zygote forks a judge per check) that never imports what the
+target wrote; the brick runs alone in a host process started through the launch seam, and the
+two talk in plain data (boundary/codec.py) or handles. The verdict goes from the judge to the
+harness on a channel the brick cannot write. A `command` check runs the checker with the brick,
+contained like a target (`command.invoke`): its verdict is as trustworthy as the checker.
+
+What it concludes is a verdict: correct, wrong, no_entry_point, import_error, timeout,
+tampered (evidence that the brick gamed its check), or harness_fault (the harness could not run
+it, or the boundary could not carry what the check passed: no evidence about the brick). The
+check travels with everything it reads inline (`CheckMaterial`), so it runs wherever the brick
+is, a Dask worker included.
 """
 
 import hashlib
 import json
 import os
-import re
 import shlex
 import shutil
-import stat
 import sys
 import tempfile
-import uuid
-from dataclasses import dataclass, field
+import time
+from dataclasses import dataclass, field, replace
 from functools import cache
-from importlib import resources
 from pathlib import Path
 
 from ironbench.core.errors import SuiteError
 from ironbench.core.kinds import CHECK_VERDICTS
 from ironbench.core.redact import Redactor
 from ironbench.sandbox import Fence
+from ironbench.targets.boundary import pool, tamper
+from ironbench.targets.boundary.judge import copy_brick
+from ironbench.targets.boundary.launch import FENCED
 from ironbench.targets.command import cap_output, invoke
 
 CHECK_OUTPUT_CAP = 16 * 1024  # characters of a check's output kept in its event
 MAX_CHECK_FILE_BYTES = 1024 * 1024
-MAX_BRICK_BYTES = 64 * 1024 * 1024
-CHECK_FOLDER = "ironbench_check"  # a pytest check's files, beside the brick's copies
-DRIVER = "ironbench_check_driver.py"
-_PYTEST_SUMMARY = re.compile(r"^=*\s*\d+ (passed|failed|errors?)\b.*\bin \d+(\.\d+)?s\b.*$", re.MULTILINE)
-_NO_ENTRY = re.compile(r"cannot import name '|has no attribute '|NameError: name '")
-_IMPORT = re.compile(r"ImportError while importing|\b(ModuleNotFoundError|ImportError|SyntaxError|IndentationError)\b")
-
-# What a python check runs in its folder (a copy: the check never imports ironbench).
-_DRIVER_SOURCE = (resources.files("ironbench.targets") / "check_driver.py").read_text(encoding="utf-8")
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,47 +95,6 @@ class CheckResult:
     detail: str = ""  # one line: why (the exception that made it wrong, what the harness could not do)
 
 
-def _copy_brick(brick: Path, folder: Path) -> Path | str:
-    """Copies of the brick and the test file saved beside it (`test_<name>.py`), or why not."""
-    try:
-        info = brick.stat()
-    except OSError:
-        return f"the saved brick {brick} is gone"
-    if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_BRICK_BYTES:
-        return f"the saved brick {brick} is not a regular file of at most {MAX_BRICK_BYTES:,} bytes"
-    copied = folder / brick.name
-    try:
-        shutil.copyfile(brick, copied)
-        own_test = brick.with_name(f"test_{brick.name}")
-        if own_test.is_file() and own_test.stat().st_size <= MAX_BRICK_BYTES:
-            shutil.copyfile(own_test, folder / own_test.name)
-    except OSError as exc:
-        return f"cannot copy the saved brick {brick}: {exc.strerror or exc}"
-    return copied
-
-
-def _counts(output: str) -> tuple[int | None, int | None]:
-    lines = [m.group(0) for m in _PYTEST_SUMMARY.finditer(output)]
-    if not lines:
-        return None, None
-    numbers = {word: int(n) for n, word in re.findall(r"(\d+) (passed|failed)", lines[-1])}
-    return numbers.get("passed", 0), numbers.get("failed", 0)
-
-
-def _pytest_verdict(exit_code: int | None, output: str) -> tuple[str, str]:
-    if exit_code == 0:
-        return "correct", ""
-    if exit_code in (1, 2):
-        if _NO_ENTRY.search(output):
-            return "no_entry_point", "the tests cannot reach the function by its name"
-        if exit_code == 2 or _IMPORT.search(output):
-            return ("import_error", "the brick does not import") if _IMPORT.search(output) else ("wrong", "")
-        return "wrong", ""
-    if exit_code == 5:
-        return "harness_fault", "the check collected no tests"
-    return "harness_fault", f"pytest ended with exit code {exit_code}"
-
-
 def run_check(
     material: CheckMaterial,
     brick: Path,
@@ -146,34 +103,68 @@ def run_check(
     root: str | None = None,
     fence: Fence | None = None,
 ) -> CheckResult:
-    """Check one saved brick (an absolute path) in a fresh folder under `root` (the system's
-    temporary folder by default), contained like a target; the folder is removed after."""
+    """Check one saved brick (an absolute path) on copies in a fresh folder under `root` (the
+    system's temporary folder by default), removed after. A brick whose folder holds what a
+    test runner or the interpreter would load on its own (conftest.py, a plugin, a .pth) is
+    `tampered` whatever its check says."""
+    if material.kind == "command":
+        result = _command(material, brick, timeout_s, redactor, root, fence)
+    else:
+        result = _judged(material, brick, timeout_s, redactor, root, fence)
+    planted = tamper.planted(brick.parent)
+    if planted:
+        why = f"the brick's folder holds {', '.join(planted)}, which a test runner or Python loads on its own"
+        result = replace(result, verdict="tampered", detail=f"{why} (the check said {result.verdict})")
+    return result
+
+
+def _judged(
+    material: CheckMaterial,
+    brick: Path,
+    timeout_s: float,
+    redactor: Redactor | None,
+    root: str | None,
+    fence: Fence | None,
+) -> CheckResult:
+    """A python or pytest check: judged in the trusted process, the brick in its host."""
+    request = {
+        "kind": material.kind,
+        "source": material.source,
+        "entry_point": material.entry_point,
+        "files": material.files,
+        "brick": str(brick),
+        "timeout": float(timeout_s),
+        **_setup(root, fence),
+    }
+    started = time.monotonic()
+    answer = pool.judge(request, timeout_s)
+    verdict = answer.get("verdict")
+    output, detail = str(answer.get("output", "")), str(answer.get("detail", ""))
+    if redactor:
+        output, detail = redactor.text(output), redactor.text(detail)
+    kept, truncated = cap_output(output.strip("\n"), CHECK_OUTPUT_CAP)
+    duration_ms = int(answer.get("duration_ms") or (time.monotonic() - started) * 1000)
+    if verdict not in CHECK_VERDICTS:
+        return CheckResult("harness_fault", duration_ms, kept, truncated, detail=f"an unknown verdict {verdict!r}")
+    return CheckResult(verdict, duration_ms, kept, truncated, answer.get("passed"), answer.get("failed"), detail)
+
+
+def _command(
+    material: CheckMaterial,
+    brick: Path,
+    timeout_s: float,
+    redactor: Redactor | None,
+    root: str | None,
+    fence: Fence | None,
+) -> CheckResult:
+    """A command check: the checker runs with the brick, on copies, contained like a target."""
     folder = Path(tempfile.mkdtemp(prefix="ironbench-check-", dir=root))
     try:
-        copied = _copy_brick(brick, folder)
+        copied = copy_brick(brick, folder)
         if isinstance(copied, str):
             return CheckResult("harness_fault", 0, detail=copied)
-        env = {
-            "PYTHONDONTWRITEBYTECODE": "1",
-            "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
-            "PYTHONHASHSEED": "0",
-            "PYTHONPATH": _site_path(),
-        }
-        mark = ""
-        if material.kind == "pytest":
-            for name, text in material.files.items():
-                path = folder / CHECK_FOLDER / name
-                path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_text(text, encoding="utf-8")
-            argv = [sys.executable, "-S", "-m", "pytest", "-q", "-p", "no:cacheprovider", CHECK_FOLDER]
-        elif material.kind == "python":
-            mark = f"IRONBENCH-CHECK-{uuid.uuid4().hex}"
-            (folder / DRIVER).write_text(_DRIVER_SOURCE, encoding="utf-8")
-            (folder / "ironbench_check_source.py.txt").write_text(material.source, encoding="utf-8")
-            module = copied.name.removesuffix(".py")
-            argv = [sys.executable, "-S", DRIVER, mark, module, material.entry_point, "ironbench_check_source.py.txt"]
-        else:
-            argv = [part.replace("{brick}", str(copied)) for part in shlex.split(material.command)]
+        env = {"PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0", "PYTHONPATH": os.pathsep.join(_site_paths())}
+        argv = [part.replace("{brick}", str(copied)) for part in shlex.split(material.command)]
         result = invoke(argv, folder, timeout_s, env, redactor, fence)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
@@ -183,34 +174,48 @@ def run_check(
         return CheckResult("harness_fault", result.duration_ms, kept, truncated, detail=result.harness_error)
     if result.timed_out:
         return CheckResult("timeout", result.duration_ms, kept, truncated, detail=f"killed after {timeout_s:g} s")
-    if material.kind == "pytest":
-        verdict, detail = _pytest_verdict(result.exit_code, result.stdout)
-        passed, failed = _counts(result.stdout)
-        return CheckResult(verdict, result.duration_ms, kept, truncated, passed, failed, detail)
-    if material.kind == "python":
-        line = next((ln for ln in reversed(result.stdout.splitlines()) if ln.startswith(mark + " ")), None)
-        if line is None:
-            detail = f"the check ended without a verdict (exit code {result.exit_code})"
-            return CheckResult("wrong", result.duration_ms, kept, truncated, detail=detail)
-        name, _, detail = line[len(mark) + 1 :].partition(" ")
-        shown = "\n".join(ln for ln in kept.splitlines() if not ln.startswith(mark)).strip("\n")
-        if name not in CHECK_VERDICTS:
-            return CheckResult("wrong", result.duration_ms, shown, truncated, detail=f"an unknown verdict {name!r}")
-        return CheckResult(name, result.duration_ms, shown, truncated, detail=detail)
     verdict = "correct" if result.exit_code == 0 else "wrong"
     return CheckResult(verdict, result.duration_ms, kept, truncated, detail=f"exit code {result.exit_code}")
 
 
 @cache
-def _site_path() -> str:
-    """This interpreter's packages, for a check run without `site` (-S): a check's Python starts
-    in a third of the time when the .pth files of a large environment are not read, and still
-    imports what is installed (bricks import numpy; pytest checks import pytest)."""
+def _site_paths() -> list[str]:
+    """This interpreter's packages, for a brick's host run without `site` (-S): it starts in a
+    third of the time when the .pth files of a large environment are not read, and a brick
+    still imports what is installed (numpy)."""
     import site
 
     # never the user's own site-packages: a target running as the same user could write there
-    folders = [*site.getsitepackages(), os.environ.get("PYTHONPATH", "")]
-    return os.pathsep.join(f for f in folders if f and os.path.isdir(f))
+    folders = [*site.getsitepackages(), *os.environ.get("PYTHONPATH", "").split(os.pathsep)]
+    return [f for f in dict.fromkeys(folders) if f and os.path.isdir(f)]
+
+
+def _setup(root: str | None, fence: Fence | None = None) -> dict:
+    """What a check's trusted side needs before the check: where its folder goes, the
+    interpreter and site folders of the brick's host, the launcher that starts it (inside the
+    run's fence, when it has one: the hosts' folders then in a folder of their own, the only
+    one a host writes)."""
+    launcher = "plain"
+    if fence is not None and fence.level != "none":
+        launcher = FENCED + fence.policy.to_wire()
+        root = root or _bricks_root()
+    return {"root": root, "python": sys.executable, "paths": _site_paths(), "launcher": launcher}
+
+
+@cache
+def _bricks_root() -> str:
+    """This process's folder for fenced hosts' folders (nothing else of the harness is in it)."""
+    import atexit
+
+    folder = tempfile.mkdtemp(prefix="ironbench-bricks-")
+    atexit.register(shutil.rmtree, folder, True)
+    return folder
+
+
+def prepare_checks(threads: int, root: str | None = None, fence: Fence | None = None) -> None:
+    """Checks are coming on `threads` threads: their trusted processes, and the host server and
+    first judge of each, start now, meanwhile."""
+    pool.prestart(threads, _setup(root, fence))
 
 
 def check_timeout(invocation_timeout: float) -> float:

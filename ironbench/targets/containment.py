@@ -242,6 +242,15 @@ def spare(pid: int, on: bool = True) -> None:
         (_registry.spared.add if on else _registry.spared.discard)(pid)
 
 
+def start_spared(start: Callable[[], "subprocess.Popen[bytes]"]) -> "subprocess.Popen[bytes]":
+    """Start a child the harness owns (a check's trusted process) and spare it, with no sweep
+    in between: a sweep holds the same lock."""
+    with _registry.lock:
+        process = start()
+        _registry.spared.add(process.pid)
+    return process
+
+
 def kill_group(pgid: int) -> None:
     try:
         os.killpg(pgid, signal.SIGKILL)

@@ -106,6 +106,21 @@ def test_exactly_the_broken_bricks_are_verified_but_wrong(data, tmp_path):
 
 
 @pytest.mark.slow
+def test_a_broken_third_of_humaneval_is_caught_exactly(data, tmp_path):
+    kinds = ("wrong", "no_entry", "crash")
+    broken = {n: kinds[k % 3] for k, n in enumerate(range(0, 164, 3))}  # 55 problems, a third
+    mode = "canonical," + ",".join(
+        f"{kind}={'+'.join(str(n) for n, k in broken.items() if k == kind)}" for kind in kinds
+    )
+    out = tmp_path / "out"
+    run(out, "humaneval", target(mode, data), "--jobs", "2")
+    found = rows(out, "SELECT case_id, check_verdict FROM invocations WHERE NOT correct")
+    expected = {"wrong": "wrong", "no_entry": "no_entry_point", "crash": "import_error"}
+    assert sorted(found) == sorted((f"humaneval_{n}", expected[kind]) for n, kind in broken.items())
+    assert rows(out, "SELECT count(*), sum(success), sum(correct) FROM invocations") == [(164, 164, 164 - 55)]
+
+
+@pytest.mark.slow
 def test_the_same_bricks_get_the_same_verdicts_whatever_jobs(data, tmp_path):
     mode = "canonical,wrong=16+115,no_entry=126"
     verdicts = []

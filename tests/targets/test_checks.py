@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 
 from ironbench.core.errors import SuiteError
+from ironbench.targets.boundary import pool
 from ironbench.targets.checks import CheckMaterial, run_check
 
 CHECK = "def check(candidate):\n    assert candidate(2, 3) == 5\n    assert candidate(-1, 1) == 0\n"
@@ -31,7 +32,7 @@ def saved(tmp_path: Path, source: str, name: str = "add.py") -> Path:
         ("add = 3\n", "no_entry_point"),
         ("raise RuntimeError('no')\n", "import_error"),
         ("def add(a, b)\n    return a + b\n", "import_error"),
-        ("import os\ndef add(a, b):\n    os._exit(0)\n", "wrong"),  # ends the check before its verdict
+        ("import os\ndef add(a, b):\n    os._exit(0)\n", "tampered"),  # ends its process before its answer
         ("import sys\ndef add(a, b):\n    sys.exit(0)\n", "wrong"),
     ],
 )
@@ -40,8 +41,10 @@ def test_a_python_check_gives_the_verdict_of_the_brick(tmp_path, source, verdict
     before = {p: p.read_bytes() for p in brick.parent.iterdir()}
     result = run_check(python_check(), brick, 20, root=str(tmp_path))
     assert result.verdict == verdict, result.output
-    # the target's working directory is untouched, and the check's folder is gone
+    # the target's working directory is untouched; the check's folder is gone, and so is the
+    # next check's (laid out ahead) once the trusted processes are closed
     assert {p: p.read_bytes() for p in brick.parent.iterdir()} == before
+    pool.close_all()
     assert [p.name for p in tmp_path.iterdir()] == ["workdir"]
 
 
@@ -119,12 +122,55 @@ def test_a_check_redacts_secrets_from_its_output(tmp_path, monkeypatch):
     from ironbench.core.redact import Redactor
 
     monkeypatch.setenv("MY_API_KEY", "s3cr3t-value-123")
-    brick = saved(tmp_path, "import os\nprint(os.environ['MY_API_KEY'])\ndef add(a, b):\n    return 0\n")
+    # the brick's process gets none of the harness's environment
+    brick = saved(
+        tmp_path, "import os\nprint(os.environ.get('MY_API_KEY', 'no key here'))\ndef add(a, b):\n    return 0\n"
+    )
     result = run_check(python_check(), brick, 20, Redactor.from_environ(()))
-    assert result.verdict == "wrong"
-    assert "s3cr3t-value-123" not in result.output and "MY_API_KEY" in result.output
+    assert result.verdict == "wrong" and "no key here" in result.output
+    # and what the check's own output shows is redacted
+    leaky = CheckMaterial.of(
+        {"python": "def check(candidate):\n    assert candidate(1, 2) == 's3cr3t-value-123'\n", "entry_point": "add"}
+    )
+    result = run_check(leaky, brick, 20, Redactor.from_environ(()))
+    assert result.verdict == "wrong" and "assert candidate(1, 2)" in result.output
+    assert "s3cr3t-value-123" not in result.output + result.detail
 
 
 def test_a_pytest_path_that_cannot_be_read_is_a_suite_error(tmp_path):
     with pytest.raises(SuiteError, match="no test files"):
         CheckMaterial.of({"pytest": str(tmp_path)})
+
+
+# A brick that looks for the check: every file whose name says "check" outside its own folder,
+# in the machine's temporary folder (where the judges' private folders are) and the suite's.
+LOOKING = """import os
+
+def add(a, b):
+    found = []
+    for top in ("/tmp", os.environ.get("SUITE_DIR", "/nonexistent")):
+        for root, _, names in os.walk(top):
+            if os.path.realpath(root).startswith(os.path.realpath(os.getcwd())):
+                continue
+            found += [os.path.join(root, n) for n in names if "check" in n]
+    return len(found)
+"""
+
+
+def test_a_fenced_brick_cannot_see_the_checks_that_judge_it(tmp_path):
+    from ironbench.sandbox import SandboxPolicy, fence_for, machine_fence
+
+    if machine_fence().level != "full":
+        pytest.skip(f"this machine allows the {machine_fence().level} fence only")
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    (suite / "test_check_add.py").write_text(
+        "from add import add\n\ndef test_nothing_found():\n    assert add(0, 0) == 0\n"
+    )
+    material = CheckMaterial.of({"pytest": str(suite / "test_check_add.py")})
+    brick = saved(tmp_path, LOOKING)
+    unfenced = run_check(material, brick, 60)
+    assert unfenced.verdict == "wrong"  # in plain sight: the judges' folders under /tmp hold check files
+    fence = fence_for(SandboxPolicy(mode="auto", hidden=(str(suite),)))
+    fenced = run_check(material, brick, 60, fence=fence)
+    assert fenced.verdict == "correct", fenced.detail

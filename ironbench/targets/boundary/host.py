@@ -1,0 +1,451 @@
+"""The brick's side of a check: the only processes where the brick's code runs (untrusted).
+
+    python -s -S -P host.pyc --serve CONTROL_FD MARK
+
+A program, never imported by ironbench: the harness compiles it and codec.py and gives the
+program its own copy of both (host.py and codec.py run as they are too). It starts as the *host
+server*: a clean interpreter that imports the standard modules bricks use, then forks one host
+per brick when asked on CONTROL_FD (a Unix seqpacket socket: a message with the host's folder
+and environment, and its request, reply, stdout, stderr and status descriptors). The server
+never runs a brick's code; each host is a fresh fork that serves exactly one brick and ends.
+On the status descriptor the server writes the host's pid, then, once it has ended, its exit
+code (negative: the signal that killed it). It is a subreaper: what a brick's process leaves
+behind comes back to it, and is killed.
+
+A host reads requests on its request descriptor and answers each on its reply descriptor, both
+framed by codec.py: import the brick by its path, then get an attribute, call, call a method,
+len, iterate, index, str/repr... of an object it holds. Plain values are answered by value; any other object stays here and is answered as a
+handle (an id and a description of its type). An exception is answered as its class, message,
+arguments and traceback; the containers a request's arguments brought are compared before and
+after, and those changed in place are sent back. MARK is a honeypot: nothing uses it, so a brick
+that prints it read this command line. Everything a host runs may be rewritten by its brick:
+the check trusts none of it beyond what the codec lets through.
+"""
+
+import os
+import sys
+
+# What a type may override to pass a comparison: reported with each handle, as evidence only.
+COMPARED = ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__hash__", "__bool__", "__len__")
+CLAIMS = ("eq", "ne", "lt", "le", "gt", "ge")
+TRACE_CAP = 8000
+# What bricks import, imported once by the server: a host starts with them (HumanEval's
+# prompts import typing, which alone costs more than starting an interpreter).
+WARM = (
+    "typing", "re", "math", "cmath", "collections", "itertools", "functools", "string", "random", "heapq",
+    "bisect", "copy", "operator", "hashlib", "fractions", "decimal", "statistics", "dataclasses", "enum",
+    "json", "datetime", "traceback", "importlib.machinery",
+)  # fmt: skip
+PR_SET_DUMPABLE = 4
+PR_SET_CHILD_SUBREAPER = 36
+
+
+def _load(name, path):
+    """A module from its file, without importlib.util (which costs a host a third of its start)."""
+    import importlib.machinery
+
+    kind = importlib.machinery.SourcelessFileLoader if path.endswith(".pyc") else importlib.machinery.SourceFileLoader
+    loader = kind(name, path)
+    module = type(sys)(name)
+    module.__file__ = path
+    module.__loader__ = loader
+    module.__spec__ = importlib.machinery.ModuleSpec(name, loader, origin=path)
+    module.__spec__.has_location = True
+    sys.modules[name] = module
+    loader.exec_module(module)
+    return module
+
+
+def _codec():
+    here = os.path.dirname(os.path.abspath(sys.argv[0]))
+    compiled = os.path.join(here, "codec.pyc")
+    return _load("_ironbench_boundary_codec", compiled if os.path.exists(compiled) else os.path.join(here, "codec.py"))
+
+
+codec = None  # codec.py (or its compiled copy beside this file), loaded by main()
+
+
+class Host:
+    def __init__(self):
+        self.objects = {}  # handle id -> object (kept alive: an id is never reused)
+        self.ids = {}  # id(object) -> handle id
+        self.next_id = 1
+
+    # -- what crosses -------------------------------------------------------------------------
+
+    def fallback(self, value):
+        if isinstance(value, type) and codec.BUILTIN_CLASSES.get(value.__name__) is value:
+            return b"K", value.__name__
+        kind = type(value)
+        numpy = sys.modules.get("numpy")
+        if numpy is not None and isinstance(value, numpy.generic):  # a numpy scalar: by value
+            for base, kinds in (
+                (bool, numpy.bool_),
+                (int, numpy.integer),
+                (float, numpy.floating),
+                (complex, numpy.complexfloating),
+                (str, numpy.str_),
+                (bytes, numpy.bytes_),
+            ):
+                if isinstance(value, kinds):
+                    return None, base(value)
+        if (getattr(kind, "__module__", ""), getattr(kind, "__qualname__", "")) in codec.DICT_LIKE:
+            return None, dict(dict.items(value))
+        return b"H", self.describe(value)
+
+    def describe(self, value):
+        key = id(value)
+        handle = self.ids.get(key)
+        if handle is None:
+            handle = self.next_id
+            self.next_id += 1
+            self.objects[handle] = value
+            self.ids[key] = handle
+        bases = ()
+        overrides = ()
+        if isinstance(value, type):
+            named = value
+            if issubclass(value, BaseException):
+                kind = "exception_class"
+                bases = tuple(b for b in value.__bases__ if issubclass(b, BaseException))
+            else:
+                kind = "class"
+        else:
+            named = type(value)
+            kind = "module" if isinstance(value, type(sys)) else "callable" if callable(value) else "object"
+            found = set()
+            for klass in named.__mro__:
+                if klass.__module__ != "builtins":
+                    found.update(name for name in COMPARED if name in vars(klass))
+            overrides = tuple(sorted(found))
+        module = getattr(value, "__name__", "") if kind == "module" else getattr(named, "__module__", "")
+        return (handle, kind, str(module), str(getattr(named, "__qualname__", "?")), overrides, bases)
+
+    def encode(self, value, refs=None):
+        return codec.encode(value, self.fallback, refs=refs)
+
+    def resolve(self, handle):
+        if type(handle) is not int or handle not in self.objects:
+            raise codec.CodecError(f"no object with handle {handle!r}")
+        return self.objects[handle]
+
+    # -- one request --------------------------------------------------------------------------
+
+    def serve(self, payload):
+        containers = []
+        try:
+            op, target, args, kwargs = codec.decode(payload, self.resolve, containers=containers)
+        except codec.CodecError as exc:
+            return codec.encode(("refused", f"the host cannot read the request: {exc}"))
+        refs = {id(c): k for k, c in enumerate(containers)}
+        before = [self.shallow(c, refs) for c in containers]
+        try:
+            result = self.run(op, target, args, kwargs)
+            answer = ("ok", result)
+        except BaseException as exc:  # noqa: BLE001 (whatever the brick raises is the answer)
+            answer = ("raised", self.raised(exc))
+        try:
+            updates = tuple((k, self.copy(c)) for k, c in enumerate(containers) if self.shallow(c, refs) != before[k])
+            # a container the brick returns or keeps inside another, if it was an argument,
+            # goes back as its position: the caller gets its own object, updated
+            return codec.encode((*answer, updates), self.fallback, refs=refs)
+        except codec.Unencodable as exc:
+            return codec.encode(("refused", str(exc)))
+
+    @staticmethod
+    def copy(container):
+        kind = type(container)
+        if kind is bytearray:
+            return bytearray(container)
+        return kind.copy(container)
+
+    def shallow(self, container, refs):
+        try:
+            return self.encode(self.copy(container), refs)
+        except codec.Unencodable:
+            return None
+
+    def raised(self, exc):
+        import traceback
+
+        try:
+            trace = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))[-TRACE_CAP:]
+        except BaseException:  # noqa: BLE001 (a brick's exception may break its own formatting)
+            trace = ""
+        try:
+            message = str(exc)
+        except BaseException:  # noqa: BLE001
+            message = f"<{type(exc).__name__}: str() failed>"
+        args = exc.args if type(exc.args) is tuple else ()
+        try:
+            self.encode(args)
+        except codec.Unencodable:
+            args = None
+        return (type(exc), message, args, trace)
+
+    def run(self, op, target, args, kwargs):
+        if op == "import":
+            return self.load(*args)
+        if op == "getattr":
+            return getattr(target, args[0])
+        if op == "call":
+            return target(*args, **kwargs)
+        if op == "callmethod":
+            return getattr(target, args[0])(*args[1:], **kwargs)
+        if op == "setattr":
+            return setattr(target, args[0], args[1])
+        if op == "delattr":
+            return delattr(target, args[0])
+        if op == "len":
+            return len(target)
+        if op == "iter":
+            return iter(target)
+        if op == "next":
+            return next(target)
+        if op == "contains":
+            return args[0] in target
+        if op == "getitem":
+            return target[args[0]]
+        if op == "setitem":
+            target[args[0]] = args[1]
+            return None
+        if op == "delitem":
+            del target[args[0]]
+            return None
+        if op in ("str", "repr"):
+            text = (str if op == "str" else repr)(target)
+            return str.__str__(text) if isinstance(text, str) else text
+        if op == "format":
+            return format(target, args[0])
+        if op == "dir":
+            return sorted(str(name) for name in dir(target))
+        if op == "isinstance":
+            return isinstance(args[0], target)
+        if op == "issubclass":
+            return issubclass(args[0], target)
+        if op == "copy":
+            import copy
+
+            return (copy.deepcopy if args[0] else copy.copy)(target)
+        if op == "claim":
+            return self.claim(target, *args)
+        raise ValueError(f"unknown request {op!r}")
+
+    @staticmethod
+    def claim(target, name, other=None):
+        """What the brick's own type says of a comparison the check decided otherwise (evidence only)."""
+        import operator
+
+        try:
+            if name == "bool":
+                return bool(target)
+            if name in CLAIMS:
+                return bool(getattr(operator, name)(target, other))
+        except BaseException:  # noqa: BLE001 (a claim that raises claims nothing)
+            return None
+        return None
+
+    def load(self, path, name, paths, folder, entry=""):
+        """The brick, imported by its path under its own name (a brick named like a standard
+        module is still the brick; the site folders and its own come after the standard
+        library), with its entry point when one is named (None when it has none)."""
+        sys.path[:] = [*sys.path, *paths, folder]
+        module = _load(name, path)
+        return (module, getattr(module, entry, None) if entry else None)
+
+
+def _read(fd, n):
+    chunks = []
+    while n:
+        chunk = os.read(fd, min(n, 1 << 20))
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        n -= len(chunk)
+    return b"".join(chunks)
+
+
+def _write(fd, data):
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def serve_one(request_fd, reply_fd):
+    """Be one brick's host: answer requests until the judge closes its side, then end."""
+    sys.dont_write_bytecode = True
+    host = Host()
+    while True:
+        header = _read(request_fd, codec.HEADER.size)
+        if header is None:
+            break
+        (size,) = codec.HEADER.unpack(header)
+        payload = _read(request_fd, size) if size <= codec.MAX_BYTES else None
+        if payload is None:
+            break
+        _write(reply_fd, codec.frame(host.serve(payload)))
+    os._exit(0)  # the brick's own exit handlers never run: its streams are unbuffered
+
+
+class Server:
+    """Forks hosts on request; reports each one's pid and end; kills what they leave behind."""
+
+    def __init__(self, control_fd):
+        import signal
+        import socket
+
+        self.control = socket.socket(fileno=control_fd)
+        self.hosts = {}  # pid -> its status descriptor
+        self.wake_r, wake_w = os.pipe()
+        os.set_blocking(wake_w, False)
+        signal.signal(signal.SIGCHLD, lambda signum, frame: None)
+        signal.set_wakeup_fd(wake_w)
+        self.wake_w = wake_w
+
+    def run(self):
+        import select
+        import socket
+
+        while True:
+            ready, _, _ = select.select([self.control, self.wake_r], [], [], 1.0)
+            if self.wake_r in ready:
+                os.read(self.wake_r, 4096)
+            if self.control in ready:
+                message, fds, _, _ = socket.recv_fds(self.control, 1 << 16, 5)
+                if not message:
+                    break
+                try:
+                    self.fork(message, fds)
+                except (OSError, ValueError):  # a fork the machine refused: its judge sees its pipe close
+                    for fd in fds:
+                        try:
+                            os.close(fd)
+                        except OSError:
+                            continue
+            self.reap()
+        for pid in self.hosts:
+            self.kill(pid)
+        os._exit(0)
+
+    def fork(self, message, fds):
+        import json
+
+        order = json.loads(message)
+        if len(fds) != 5:
+            for fd in fds:
+                os.close(fd)
+            return
+        status_fd = fds[4]
+        pid = os.fork()
+        if pid == 0:
+            try:
+                self.become_host(order, fds)
+            finally:
+                os._exit(70)
+        for fd in fds[:4]:
+            os.close(fd)
+        self.hosts[pid] = status_fd
+        self.tell(status_fd, pid)
+
+    def become_host(self, order, fds):
+        """In the fork: its own session, its descriptors and nothing else, its folder and environment."""
+        import signal
+
+        signal.set_wakeup_fd(-1)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        os.setsid()
+        request_fd, reply_fd, out_fd, err_fd, _ = fds
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(devnull, 0)
+        os.dup2(out_fd, 1)
+        os.dup2(err_fd, 2)
+        keep = {0, 1, 2, request_fd, reply_fd}
+        for name in os.listdir("/proc/self/fd"):
+            fd = int(name)
+            if fd not in keep:
+                try:
+                    os.close(fd)
+                except OSError:
+                    continue
+        os.environ.clear()
+        os.environ.update(order["env"])
+        os.chdir(order["folder"])
+        serve_one(request_fd, reply_fd)
+
+    def reap(self):
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                break
+            if pid == 0:
+                break
+            fd = self.hosts.pop(pid, None)
+            if fd is not None:
+                self.tell(fd, os.waitstatus_to_exitcode(status))
+                os.close(fd)
+        self.sweep()
+
+    @staticmethod
+    def tell(fd, number):
+        """One line on a host's status pipe (whose reader may have gone: its judge is done)."""
+        try:
+            _write(fd, f"{number}\n".encode())
+        except OSError:
+            return
+
+    def sweep(self):
+        """Any child that is not a host is what a host left behind: killed."""
+        import signal
+
+        me = os.getpid()
+        for task in os.listdir(f"/proc/{me}/task"):
+            try:
+                with open(f"/proc/{me}/task/{task}/children") as handle:
+                    children = [int(pid) for pid in handle.read().split()]
+            except OSError:
+                continue
+            for child in children:
+                if child not in self.hosts:
+                    try:
+                        os.kill(child, signal.SIGKILL)
+                    except OSError:
+                        continue
+
+    @staticmethod
+    def kill(pid):
+        import signal
+
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except OSError:
+            return
+
+
+def _harden():
+    """Not dumpable (a brick cannot trace the server or its sibling hosts), and a subreaper."""
+    try:
+        import ctypes
+
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+        prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+        prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    except (OSError, AttributeError):
+        return
+
+
+def main():
+    global codec
+    codec = _codec()
+    if sys.argv[1] != "--serve":
+        raise SystemExit(f"usage: host.pyc --serve CONTROL_FD MARK (got {sys.argv[1:]})")
+    _harden()
+    import importlib
+
+    for name in WARM:
+        importlib.import_module(name)
+    Server(int(sys.argv[2])).run()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,507 @@
+"""One check, judged: the brick's host forked by the host server, the check's own code run
+here (a process forked from the zygote, which never imports what the target wrote), and the
+verdict concluded from what the check did and what the session found.
+
+A python check's source runs in a namespace of its own whose builtins are the real ones; a name
+it uses and does not define is looked up in the brick's module, as a remote value (old checks
+call helpers their brick defines; HumanEval's suite gives its own copy of the helpers its tests
+call). A pytest check's files run from a private folder with a private ini, no conftest, no
+plugin autoload, no cache; `import BRICK` in them gives the brick's module over the boundary.
+"""
+
+import builtins
+import contextlib
+import json
+import linecache
+import os
+import select
+import shutil
+import signal
+import socket
+import stat
+import subprocess
+import sys
+import time
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+
+from ironbench.targets.boundary import remote
+from ironbench.targets.boundary.remote import (
+    BoundaryRefused,
+    BrickGone,
+    BrickModule,
+    CheckTimeout,
+    Findings,
+    RemoteCallable,
+    RemoteObject,
+    Session,
+)
+from ironbench.targets.boundary.tamper import Capture, Watch
+
+OUTPUT_CAP = 64 * 1024  # bytes of each of the host's streams kept
+ALARM_GRACE = 0.5  # past the deadline, a check busy on its own side is interrupted
+CHECK_FILENAME = "<check>"
+DECOY_FOLDER = "ironbench_check"  # where a brick looking for its check would look (watched)
+DECOY = "def test_hidden():\n    assert True\n"
+HOST_START_SECONDS = 60.0  # the host server forks a host in milliseconds; a loaded machine is slow
+EXIT_REPORT_SECONDS = 2.0  # a host that has ended: the time the server gets to report how
+MAX_BRICK_BYTES = 64 * 1024 * 1024
+HOST_FOLDER = "brick"  # the brick's copies: the host's working folder, the only one it writes
+
+
+@dataclass
+class Ran:
+    """What the check's own code concluded, before the session's findings are weighed."""
+
+    verdict: str
+    detail: str = ""
+    passed: int | None = None
+    failed: int | None = None
+
+
+def conclude(ran: Ran, findings: Findings) -> tuple[str, str]:
+    """The verdict: evidence of tampering first, then the deadline, then what could not cross,
+    then the check's own verdict (its failure is tampering when the brick's type claimed the
+    comparison the check lost)."""
+    if findings.tampered or findings.exited:
+        return "tampered", "; ".join([*findings.tampered, *([findings.exited] if findings.exited else [])])
+    if findings.timed_out:
+        return "timeout", ran.detail or "the check's time ran out"
+    if findings.refused:
+        return "harness_fault", "the boundary cannot carry " + "; ".join(findings.refused)
+    if ran.verdict == "correct":
+        return "correct", ""
+    if ran.verdict in ("wrong", "no_entry_point") and findings.claims:
+        return "tampered", "; ".join(findings.claims) + f" (the check then failed: {ran.detail})"
+    if ran.verdict == "wrong" and findings.crashed:
+        return "wrong", findings.crashed
+    return ran.verdict, ran.detail
+
+
+def host_env(folder: str) -> dict[str, str]:
+    """The host's whole environment: nothing of the harness's (no secrets, no PYTHON* of its
+    own), a home and temporary folder inside its own folder, reproducible hashing."""
+    return {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": folder,
+        "TMPDIR": folder,
+        "LANG": "C.UTF-8",
+        "PYTHONHASHSEED": "0",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONUNBUFFERED": "1",
+        "PYTHONIOENCODING": "utf-8",
+    }
+
+
+@dataclass(frozen=True)
+class Setup:
+    """What the judges and their host server need before a check is known: where checks'
+    folders go, the interpreter, the site folders a brick imports from, the launcher."""
+
+    root: str | None
+    python: str
+    paths: tuple[str, ...]
+    launcher: str
+
+
+def copy_brick(brick: Path, folder: Path) -> Path | str:
+    """Copies of the brick and the test file saved beside it (`test_<name>.py`), or why not."""
+    try:
+        info = brick.stat()
+    except OSError:
+        return f"the saved brick {brick} is gone"
+    if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_BRICK_BYTES:
+        return f"the saved brick {brick} is not a regular file of at most {MAX_BRICK_BYTES:,} bytes"
+    copied = folder / brick.name
+    try:
+        shutil.copyfile(brick, copied)
+        own_test = brick.with_name(f"test_{brick.name}")
+        if own_test.is_file() and own_test.stat().st_size <= MAX_BRICK_BYTES:
+            shutil.copyfile(own_test, folder / own_test.name)
+    except OSError as exc:
+        return f"cannot copy the saved brick {brick}: {exc.strerror or exc}"
+    return copied
+
+
+class ForkedHost:
+    """A host the host server forked: its pid, then its exit code, as the server writes them on
+    the host's status pipe (closed without one when the server itself has gone)."""
+
+    def __init__(self, status_fd: int, wait_s: float) -> None:
+        self.fd = status_fd
+        self.buffer = b""
+        self.gone = False  # the pipe closed: no more news
+        self.returncode: int | None = None
+        line = self._line(wait_s)
+        if line is None:
+            raise OSError("the host server did not start a host")
+        self.pid = int(line)
+
+    def _line(self, wait_s: float) -> bytes | None:
+        deadline = time.monotonic() + wait_s
+        while b"\n" not in self.buffer:
+            if self.gone:
+                return None
+            ready, _, _ = select.select([self.fd], [], [], max(0.0, deadline - time.monotonic()))
+            if not ready:
+                return None
+            chunk = os.read(self.fd, 64)
+            if not chunk:
+                self.gone = True
+                return None
+            self.buffer += chunk
+        line, _, self.buffer = self.buffer.partition(b"\n")
+        return line
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            line = self._line(0)
+            if line is not None:
+                self.returncode = int(line)
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int | None:
+        if self.returncode is None:
+            line = self._line(3600.0 if timeout is None else timeout)
+            if line is not None:
+                self.returncode = int(line)
+            elif not self.gone:
+                raise subprocess.TimeoutExpired("host", timeout or 0.0)
+        return self.returncode
+
+
+class Judge:
+    """One check's trusted side, in two steps: `prepare` (before its check is known: its folder
+    laid out, its host started and waiting) and `run` (the check itself)."""
+
+    def __init__(self, setup: Setup, server: socket.socket, mark: str, folder: Path, private: Path) -> None:
+        self.setup = setup
+        self.server = server  # the host server's control socket
+        self.mark = mark  # the host server's honeypot (on its command line, which its hosts share)
+        self.folder = folder  # the check's folder: the host's, decoys, pytest's scratch
+        self.private = private  # the judge's own: the check's files, its output
+        self.host_dir = folder / HOST_FOLDER
+        self.module = ""  # the brick's module name, once it is copied in
+        self.request: dict = {}
+        self.findings = Findings()
+        self.started = time.monotonic()
+        self.deadline = self.started + 3600.0
+        self.session: Session | None = None
+        self.captures: list[Capture] = []
+        self.watch = Watch([])
+        self.decoys: list[str] = []
+        self.check_files: dict[str, str] = {}
+
+    # -- the host -----------------------------------------------------------------------------
+
+    def prepare(self) -> None:
+        """The folder laid out and the host started, waiting for its first request."""
+        self.host_dir.mkdir()
+        self.start_host()
+
+    def start_host(self) -> Session:
+        """Ask the host server for a fresh host in this check's folder, on pipes of its own."""
+        folder = str(self.host_dir)
+        request_r, request_w = os.pipe()
+        reply_r, reply_w = os.pipe()
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        status_r, status_w = os.pipe()
+        order = json.dumps({"folder": folder, "env": host_env(folder)}).encode("utf-8")
+        try:
+            socket.send_fds(self.server, [order], [request_r, reply_w, out_w, err_w, status_w])
+        finally:
+            for fd in (request_r, reply_w, out_w, err_w, status_w):
+                os.close(fd)
+        process = ForkedHost(status_r, HOST_START_SECONDS)
+        out, err = Capture(self.mark, OUTPUT_CAP), Capture(self.mark, OUTPUT_CAP)
+        self.captures = [out, err]
+        outputs = {out_r: (out, "stdout"), err_r: (err, "stderr")}
+        self.session = Session(process, request_w, reply_r, outputs, self.deadline, self.findings)
+        return self.session
+
+    def stop_host(self) -> None:
+        """After the check: a host that ended by itself before now ended early; then it is killed."""
+        session = self.session
+        if session is None:
+            return
+        process = session.process
+        status = process.poll()
+        if status is None and _ended(process.pid):  # ended, not yet reaped by the server: its status comes
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                status = process.wait(EXIT_REPORT_SECONDS)
+        if status is not None and status >= 0 and not self.findings.exited and session.dead is None and self.request:
+            self.findings.exited = f"the brick's process exited (status {status}) before the check finished"
+        if status is None:  # not reaped yet: its pid (its group's) is still its own
+            try:
+                os.killpg(process.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        session.drain(0.0)  # what it printed is in the pipes already; the server reaps it
+        for capture, stream in zip(self.captures, ("stdout", "stderr"), strict=True):
+            for line in capture.evidence(stream):
+                self.findings.note("tampered", line)
+
+    # -- the check ----------------------------------------------------------------------------
+
+    def run(self, request: dict) -> dict:
+        self.request = request
+        self.started = time.monotonic()
+        self.deadline = self.started + float(request["timeout"])
+        if self.session is not None:
+            self.session.deadline = self.deadline
+        sys.dont_write_bytecode = True  # the check's files are compiled in a folder removed after
+        signal.signal(signal.SIGALRM, self._alarm)
+        signal.setitimer(signal.ITIMER_REAL, max(0.01, self.deadline - time.monotonic()) + ALARM_GRACE)
+        try:
+            ran = self._placed()
+            if ran is None:
+                ran = self._run()
+        except CheckTimeout:
+            ran = Ran("timeout", f"killed after {request['timeout']:g} s")
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+        self.stop_host()
+        for path in self.watch.opened():
+            self._opened(path)
+        self.watch.close()
+        verdict, detail = conclude(ran, self.findings)
+        if verdict == "timeout":
+            detail = f"killed after {request['timeout']:g} s"
+        return {
+            "verdict": verdict,
+            "detail": " ".join(detail.split())[:500],
+            "passed": ran.passed,
+            "failed": ran.failed,
+            "duration_ms": int((time.monotonic() - self.started) * 1000),
+        }
+
+    def _placed(self) -> Ran | None:
+        """The brick copied in beside its host, the decoys laid and watched; a Ran when it cannot be."""
+        copied = copy_brick(Path(self.request["brick"]), self.host_dir)
+        if isinstance(copied, str):
+            return Ran("harness_fault", copied)
+        self.module = copied.name.removesuffix(".py")
+        decoys = self.folder / DECOY_FOLDER
+        decoys.mkdir()
+        decoy = decoys / f"test_{self.module}.py"
+        decoy.write_text(DECOY, encoding="utf-8")
+        self.decoys = [str(decoy)]
+        self.watch = Watch(self.decoys)
+        if self.session is not None and self.session.process.poll() is not None:
+            self.start_host()  # the host waiting for this check ended before it had a brick: a fresh one
+        return None
+
+    def _alarm(self, signum: int, frame: object) -> None:
+        self.findings.timed_out = True
+        raise CheckTimeout("the check's time ran out")
+
+    def _opened(self, path: str) -> None:
+        folder = str(self.folder)
+        if path in self.decoys or path.startswith(folder):
+            name = os.path.relpath(path, folder)
+            self.findings.note("tampered", f"the brick opened {name}, where a check would be (a decoy)")
+        else:
+            shown = os.path.relpath(path, self.private) if path.startswith(str(self.private)) else path
+            self.findings.note("tampered", f"the brick opened the check's own {shown}")
+
+    def _run(self) -> Ran:
+        session = self.session
+        assert session is not None  # prepared
+        request = self.request
+        brick = str(self.host_dir / f"{self.module}.py")
+        entry = request["entry_point"] if request["kind"] == "python" else ""
+        try:  # the entry point comes with the module: one exchange fewer
+            answer = session.request(
+                "import", None, (brick, self.module, list(self.setup.paths), str(self.host_dir), entry)
+            )
+        except (BrickGone, BoundaryRefused) as exc:
+            return Ran("import_error" if not self.findings.crashed else "wrong", str(exc))
+        except CheckTimeout:
+            raise
+        except BaseException as exc:  # noqa: BLE001 (the brick's exception at import is its verdict)
+            print(_note_of(exc) or _last_line(exc), file=sys.stderr)
+            return Ran("import_error", _last_line(exc))
+        if type(answer) is not tuple or len(answer) != 2 or not isinstance(answer[0], RemoteObject):
+            return Ran("import_error", "the brick's import answered no module")
+        module, candidate = answer
+        proxy = BrickModule(self.module, session, module)
+        if request["kind"] == "python":
+            return self.python(session, module, proxy, candidate)
+        return self.pytest(proxy)
+
+    def python(self, session: Session, module: RemoteObject, proxy: BrickModule, candidate: object) -> Ran:
+        request = self.request
+        entry = request["entry_point"]
+        if not isinstance(candidate, RemoteCallable):
+            return Ran("no_entry_point", f"module {self.module} defines no callable {entry}")
+        remote.scoped_import(self.module, proxy, lambda g: g is not None and g.get("__name__") == "__check__")
+        namespace: dict = {"__name__": "__check__", "__builtins__": _Builtins(session, module), entry: candidate}
+        source = request["source"]
+        linecache.cache[CHECK_FILENAME] = (len(source), None, source.splitlines(True), CHECK_FILENAME)
+        try:
+            exec(compile(source, CHECK_FILENAME, "exec"), namespace)  # noqa: S102 (the suite's own check, trusted)
+            check = namespace["check"]
+        except (CheckTimeout, BrickGone, BoundaryRefused):
+            raise
+        except BaseException:  # noqa: BLE001 (a check source that does not run is the harness's fault)
+            return Ran("harness_fault", f"the check's source does not define check(candidate): {_failed()}")
+        try:
+            check(candidate)
+        except CheckTimeout:
+            raise
+        except BaseException:  # noqa: BLE001 (whatever the check raised, the brick's exceptions too, is its verdict)
+            return Ran("wrong", _failed())
+        return Ran("correct")
+
+    def pytest(self, proxy: BrickModule) -> Ran:
+        import pytest as pytest_
+
+        request = self.request
+        checks = self.private / "checks"
+        for name, text in request["files"].items():
+            path = checks / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+            self.check_files[str(path)] = text
+        ini = self.private / "pytest.ini"
+        ini.write_text("[pytest]\n", encoding="utf-8")
+        # the check's own files, watched whenever the check is not reading them (before its run,
+        # and after pytest collected them); its folders only before its run (once on sys.path,
+        # any import lists them)
+        folders = Watch([str(self.private), str(checks)])
+        files = Watch(list(self.check_files))
+        prefix = str(checks) + os.sep
+        remote.scoped_import(
+            self.module, proxy, lambda g: g is not None and str(g.get("__file__", "")).startswith(prefix)
+        )
+        if _free(self.module):
+            sys.modules[self.module] = proxy  # importlib.import_module, monkeypatch's "add.name"
+        tally = _Tally(self, files)
+        for path in [*folders.opened(), *files.opened()]:
+            self._opened(path)
+        folders.close()
+        args = [
+            "-c", str(ini), "--rootdir", str(self.private), "-p", "no:cacheprovider", "--noconftest",
+            "-q", "--color=no", "--basetemp", str(self.folder / "scratch"), str(checks),
+        ]  # fmt: skip
+        os.environ.pop("PYTEST_ADDOPTS", None)
+        try:
+            code = int(pytest_.main(args, plugins=[tally]))
+        finally:
+            for path in files.opened() if tally.collected else []:
+                self._opened(path)
+            files.close()
+        passed, failed = tally.passed, tally.failed
+        if code == 0:
+            return Ran("correct", "", passed, failed)
+        if code == 5:
+            return Ran("harness_fault", "the check collected no tests", passed, failed)
+        if code in (1, 2) and self.findings.missing and (tally.collect_errors or failed or tally.errors):
+            missing = ", ".join(self.findings.missing)
+            return Ran("no_entry_point", f"the tests cannot reach {missing} by its name", passed, failed)
+        if code in (1, 2):
+            return Ran("wrong", tally.first_failure, passed, failed)
+        return Ran("harness_fault", f"pytest ended with exit code {code}", passed, failed)
+
+
+class _Tally:
+    """The pytest check's plugin: counts, the first failure, and the windows of the file watch."""
+
+    def __init__(self, judge: Judge, files: Watch) -> None:
+        self.judge = judge
+        self.files = files
+        self.passed = 0
+        self.failed = 0
+        self.errors = 0
+        self.collect_errors = 0
+        self.collected = False
+        self.first_failure = ""
+
+    def pytest_collectreport(self, report) -> None:
+        if report.failed:
+            self.collect_errors += 1
+            self.first_failure = self.first_failure or f"{report.nodeid}: collection failed"
+
+    def pytest_collection_finish(self, session) -> None:
+        # the files were read to collect them; from now on the check reads their lines from here
+        for path, text in self.judge.check_files.items():
+            linecache.cache[path] = (len(text), None, text.splitlines(True), path)
+        self.files.opened()
+        self.collected = True
+
+    def pytest_runtest_makereport(self, item, call) -> None:
+        # a test runner's outcome raised by the brick (unittest.SkipTest, pytest's skip) arrives
+        # as a class of its own, so it fails the test; that it tried is evidence
+        value = call.excinfo.value if call.excinfo is not None else None
+        if value is not None and vars(value).get(remote.BRICK_RAISED) and type(value).__name__ in remote.OUTCOMES:
+            self.judge.findings.note(
+                "tampered", f"the brick raised {type(value).__name__}, a test runner's own outcome"
+            )
+
+    def pytest_runtest_logreport(self, report) -> None:
+        if report.when == "call":
+            if report.passed:
+                self.passed += 1
+            elif report.failed:
+                self.failed += 1
+        elif report.failed:
+            self.errors += 1
+        if report.failed and not self.first_failure:
+            crash = getattr(report.longrepr, "reprcrash", None)
+            self.first_failure = f"{report.nodeid}: {crash.message}" if crash is not None else report.nodeid
+
+
+class _Builtins(dict):
+    """A python check's builtins: the real ones; a name found nowhere is the brick module's."""
+
+    def __init__(self, session: Session, module: RemoteObject) -> None:
+        super().__init__(vars(builtins))  # after scoped_import: its __import__
+        self.session = session
+        self.module = module
+
+    def __missing__(self, name: str) -> object:
+        try:
+            return self.session.request("getattr", self.module, (name,))
+        except AttributeError:
+            raise KeyError(name) from None
+
+
+def _ended(pid: int) -> bool:
+    """Whether `pid` has ended and waits to be reaped (a zombie)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            raw = handle.read()
+    except OSError:
+        return False
+    return raw[raw.rfind(b")") + 2 : raw.rfind(b")") + 3] in (b"Z", b"X")
+
+
+def _free(name: str) -> bool:
+    """Whether no module here has the brick's name (then the brick's module may take it)."""
+    import importlib.util
+
+    if name in sys.modules or name in sys.stdlib_module_names:
+        return False
+    try:
+        return importlib.util.find_spec(name) is None
+    except (ImportError, ValueError):
+        return False
+
+
+def _failed() -> str:
+    trace = traceback.format_exc()
+    print(trace, file=sys.stderr, end="")
+    lines = traceback.format_exception_only(*sys.exc_info()[:2])
+    return lines[0].strip() if lines else ""
+
+
+def _last_line(exc: BaseException) -> str:
+    lines = traceback.format_exception_only(type(exc), exc)
+    return lines[0].strip() if lines else type(exc).__name__
+
+
+def _note_of(exc: BaseException) -> str:
+    notes = getattr(exc, "__notes__", None) or []
+    return "\n".join(str(n) for n in notes)

@@ -1,0 +1,429 @@
+"""The check's trusted process, kept warm: the boundary imported once (pytest once a pytest check
+has come), a judge forked per check.
+
+    python -s -P -m ironbench.targets.boundary.zygote
+
+It talks to the harness on its stdin and stdout (each message: its length, then JSON), one
+check at a time: single-threaded, so forking is safe. It starts the *host server* (host.py)
+through the launch seam, and a judge ahead of each check: the judge lays out its folder and has
+the server fork its host, then waits; when a check comes, the waiting judge gets it and the next
+one is forked at once, so neither a judge nor a host costs a check its start. Each judge writes
+its output in a private folder and its verdict on a pipe of its own (no brick ever holds
+either); the zygote keeps the check's deadline and watches the host server (killed during a
+check: the brick did it), and after each check kills whatever else is left among its children
+(it is a subreaper). It and its judges are not dumpable: a brick's process (same user) can
+neither trace them nor read their memory, descriptors or folders through /proc.
+"""
+
+import contextlib
+import ctypes
+import importlib
+import json
+import os
+import select
+import shutil
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from ironbench.targets.boundary import procs
+from ironbench.targets.boundary.judge import Judge, Setup, host_env
+from ironbench.targets.boundary.launch import HostLaunch, host_program, launch_host
+from ironbench.targets.boundary.tamper import MARK_PREFIX
+
+JUDGE_GRACE = 5.0  # past the check's timeout, a judge that has not answered is killed
+OUTPUT_KEPT = 64 * 1024  # characters of a judge's output sent back (head and tail)
+PR_SET_DUMPABLE = 4
+PR_SET_CHILD_SUBREAPER = 36
+_LENGTH = struct.Struct("<I")
+# What HumanEval's checks import: imported once here, before any fork.
+_WARM = ("math", "random", "copy", "re", "string", "hashlib", "itertools", "collections", "fractions", "decimal")
+
+
+def send(fd: int, message: dict) -> None:
+    data = json.dumps(message).encode("utf-8")
+    view = memoryview(_LENGTH.pack(len(data)) + data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def receive(fd: int) -> dict | None:
+    header = _read(fd, _LENGTH.size)
+    if header is None:
+        return None
+    data = _read(fd, _LENGTH.unpack(header)[0])
+    return None if data is None else json.loads(data)
+
+
+def _read(fd: int, n: int) -> bytes | None:
+    chunks = []
+    while n:
+        chunk = os.read(fd, min(n, 1 << 20))
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        n -= len(chunk)
+    return b"".join(chunks)
+
+
+def _harden() -> None:
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+        prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+        prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+
+
+def warm_pytest() -> None:
+    """pytest and every plugin it loads by default, imported here before judges are forked."""
+    import _pytest.config
+    import pytest  # noqa: F401
+
+    for name in (*_pytest.config.essential_plugins, *_pytest.config.default_plugins):
+        try:
+            importlib.import_module(f"_pytest.{name}")
+        except ImportError:
+            continue
+
+
+def kept(path: Path) -> str:
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+    if len(text) <= OUTPUT_KEPT:
+        return text
+    half = OUTPUT_KEPT // 2
+    return f"{text[:half]}\n...[{len(text) - 2 * half} characters dropped by ironbench]...\n{text[-half:]}"
+
+
+def _child(judge_of: Callable[[Path, Path], Judge], folder: Path, private: Path, order_r: int, result_w: int) -> None:
+    """In a forked child: prepare, say which host it has, wait for the check, judge it, answer,
+    clean up, exit."""
+    code = 0
+    try:
+        out = os.open(private / "output.txt", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        os.dup2(out, 1)
+        os.dup2(out, 2)
+        os.close(out)
+        os.chdir(private)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        judge = judge_of(folder, private)
+        judge.prepare()
+        assert judge.session is not None
+        send(result_w, {"host": judge.session.process.pid})
+        request = receive(order_r)
+        if request is None:  # never given a check: its host goes, and it
+            judge.stop_host()
+        else:
+            result = judge.run(request)
+            sys.stdout.flush()
+            sys.stderr.flush()
+            send(result_w, {**result, "output": kept(private / "output.txt")})
+    except BaseException:  # noqa: BLE001 (the judge's own failure: the zygote reports it)
+        traceback.print_exc()
+        sys.stderr.flush()
+        code = 1
+    finally:
+        if code == 0:
+            shutil.rmtree(folder, ignore_errors=True)
+            shutil.rmtree(private, ignore_errors=True)
+        os._exit(code)
+
+
+@dataclass
+class Waiting:
+    """A judge forked ahead of its check."""
+
+    pid: int
+    setup: Setup
+    folder: Path
+    private: Path
+    order_w: int
+    result_r: int
+    host: int = 0  # its host's pid, once it says
+
+
+@dataclass
+class HostServer:
+    """The process that forks the hosts (started through the launch seam: a fence wraps it)."""
+
+    process: "subprocess.Popen[bytes]"
+    control: socket.socket
+    mark: str
+    program: Path
+
+
+class Zygote:
+    def __init__(self, channels: tuple[int, int]) -> None:
+        self.channels = channels
+        self.root = tempfile.mkdtemp()  # named like any temporary folder: nothing says "checks here"
+        self.waiting: Waiting | None = None
+        self.server: HostServer | None = None
+        self.setup: Setup | None = None
+        self.done: tuple[Waiting, int | None] | None = None  # the judge that answered last, its status if reaped
+        self.server_lost = ""  # how the host server ended during the last check, if it did
+        self.ending: list[Waiting] = []  # judges that answered and are ending on their own
+        self.killed: set[int] = set()  # leftovers killed, to be reaped
+        self.pytest = False
+
+    # -- the host server ------------------------------------------------------------------------
+
+    def start_server(self, setup: Setup) -> HostServer:
+        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        # its program stays out of the hosts' folders: a brick can never rewrite the next server
+        program = Path(tempfile.mkdtemp(prefix="ironbench-host-", dir=self.root))
+        for name, code in host_program().items():
+            (program / name).write_bytes(code)
+        mark = f"{MARK_PREFIX}{uuid.uuid4().hex}"
+        launch = HostLaunch(
+            argv=(setup.python, "-s", "-S", "-P", str(program / "host.pyc"), "--serve", str(theirs.fileno()), mark),
+            cwd=str(program),
+            env=host_env(str(program)),
+            pass_fds=(theirs.fileno(),),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            reads=(str(program), *setup.paths),
+            writes=(setup.root or tempfile.gettempdir(),),
+        )
+        try:
+            process = launch_host(launch, setup.launcher)
+        finally:
+            theirs.close()
+        return HostServer(process, mine, mark, program)
+
+    def stop_server(self) -> None:
+        server, self.server = self.server, None
+        if server is None:
+            return
+        server.control.close()  # it kills its hosts and ends
+        try:
+            server.process.wait(5)
+        except subprocess.TimeoutExpired:
+            procs.kill_tree(server.process.pid)
+            server.process.wait()
+        shutil.rmtree(server.program, ignore_errors=True)
+
+    def ensure(self, setup: Setup) -> HostServer:
+        """A host server for `setup` (a new one when the setup changed or the last one ended)."""
+        alive = self.server is not None and self.server.process.poll() is None
+        if self.server is None or not alive or self.setup != setup:
+            if self.waiting is not None:
+                judge, self.waiting = self.waiting, None
+                self.discard(judge)
+            self.stop_server()
+            self.server = self.start_server(setup)
+            self.setup = setup
+        assert self.server is not None
+        return self.server
+
+    # -- judges ---------------------------------------------------------------------------------
+
+    def fork(self, setup: Setup, running: Waiting | None = None) -> Waiting:
+        server = self.ensure(setup)
+        folder = Path(tempfile.mkdtemp(prefix="ironbench-check-", dir=setup.root))
+        private = Path(tempfile.mkdtemp(dir=self.root))
+        order_r, order_w = os.pipe()
+        result_r, result_w = os.pipe()
+        mine = [*self.channels, *(w.result_r for w in (self.waiting, running) if w is not None)]
+        mine += [self.waiting.order_w] if self.waiting is not None else []
+        pid = os.fork()
+        if pid == 0:  # the child never returns here
+            try:
+                for fd in (order_w, result_r, *mine):
+                    with contextlib.suppress(OSError):
+                        os.close(fd)
+            finally:
+                _child(
+                    lambda folder, private: Judge(setup, server.control, server.mark, folder, private),
+                    folder,
+                    private,
+                    order_r,
+                    result_w,
+                )
+        os.close(order_r)
+        os.close(result_w)
+        return Waiting(pid, setup, folder, private, order_w, result_r)
+
+    def discard(self, waiting: Waiting) -> None:
+        os.close(waiting.order_w)  # it reads the end of its orders, stops its host and exits
+        os.close(waiting.result_r)
+        os.waitpid(waiting.pid, 0)
+
+    def warm(self, setup: dict) -> None:
+        """Before any check: the host server and the first judge started."""
+        known = Setup(setup["root"], setup["python"], tuple(setup["paths"]), setup["launcher"])
+        self.ensure(known)
+        if self.waiting is None:
+            self.waiting = self.fork(known)
+
+    def check(self, request: dict) -> dict:
+        setup = Setup(request["root"], request["python"], tuple(request["paths"]), request["launcher"])
+        if request["kind"] == "pytest" and not self.pytest:
+            warm_pytest()  # judges forked from now on have it
+            self.pytest = True
+        self.ensure(setup)
+        judge, self.waiting = self.waiting, None
+        if judge is None or judge.setup != setup:
+            if judge is not None:
+                self.discard(judge)
+            judge = self.fork(setup)
+        started = time.monotonic()
+        try:
+            send(judge.order_w, request)
+        except OSError:  # it died waiting: a fresh one
+            self.discard(judge)
+            judge = self.fork(setup)
+            send(judge.order_w, request)
+        os.close(judge.order_w)
+        self.waiting = self.fork(setup, judge)  # the next check's judge starts its host meanwhile
+        answer = self.wait(judge, started + float(request["timeout"]) + JUDGE_GRACE)
+        answer.setdefault("duration_ms", int((time.monotonic() - started) * 1000))
+        if self.server_lost and answer.get("verdict") != "tampered":
+            detail = f"the brick's parent (the process that forked it) was {self.server_lost} while the brick ran"
+            answer.update(verdict="tampered", detail=f"{detail} (the check said {answer.get('verdict')})")
+        return answer
+
+    def wait(self, judge: Waiting, deadline: float) -> dict:
+        """The judge's verdict (or what its end says), watching the host server meanwhile."""
+        data = bytearray()
+        timed_out = False
+        result: dict | None = None
+        server = self.server
+        watched: list = [judge.result_r, *([server.control] if server is not None else [])]
+        self.server_lost = ""
+        while result is None:
+            while len(data) >= _LENGTH.size and len(data) >= _LENGTH.size + _LENGTH.unpack_from(data)[0]:
+                size = _LENGTH.size + _LENGTH.unpack_from(data)[0]
+                message = json.loads(bytes(data[_LENGTH.size : size]))
+                del data[:size]
+                if "host" in message:
+                    judge.host = int(message["host"])
+                else:
+                    result = message
+                    break
+            if result is not None:
+                break
+            left = deadline - time.monotonic()
+            if left <= 0:
+                timed_out = True
+                os.kill(judge.pid, signal.SIGKILL)
+                break
+            ready, _, _ = select.select(watched, [], [], left)
+            if server is not None and server.control in ready:
+                watched.remove(server.control)
+                self.server_lost = self._server_end(server)
+            if judge.result_r in ready:
+                chunk = os.read(judge.result_r, 1 << 16)
+                if not chunk:
+                    break
+                data += chunk
+        os.close(judge.result_r)
+        if result is not None:
+            self.done = (judge, None)
+            return result
+        _, status = os.waitpid(judge.pid, 0)
+        output = kept(judge.private / "output.txt")
+        self.done = (judge, status)
+        if timed_out:
+            return {"verdict": "timeout", "detail": "killed after the check's timeout", "output": output}
+        if os.WIFSIGNALED(status):
+            name = signal.Signals(os.WTERMSIG(status)).name
+            detail = f"the check's own process was killed by {name} while the brick ran"
+            return {"verdict": "tampered", "detail": detail, "output": output}
+        last = output.strip().splitlines()[-1:] or [""]
+        return {"verdict": "harness_fault", "detail": f"the check's process failed: {last[0]}", "output": output}
+
+    @staticmethod
+    def _server_end(server: HostServer) -> str:
+        """How the host server ended (its control socket closed: it has, or is about to)."""
+        try:
+            status = server.process.wait(2)
+        except subprocess.TimeoutExpired:
+            return "closed"
+        return f"killed by {signal.Signals(-status).name}" if status < 0 else f"ended (status {status})"
+
+    def after(self) -> None:
+        """After the answer went out, without waiting on anything: the judges that have ended
+        reaped, the host of a judge that was killed killed, any other child of this process (a
+        brick's leftover come back to the subreaper) killed; a host server that ended replaced."""
+        assert self.done is not None
+        judge, status = self.done
+        if status is None:
+            self.ending.append(judge)  # it removes its own folders as it ends
+        else:
+            if judge.host:  # killed before it stopped its host
+                with contextlib.suppress(OSError):
+                    os.killpg(judge.host, signal.SIGKILL)
+            shutil.rmtree(judge.folder, ignore_errors=True)
+            shutil.rmtree(judge.private, ignore_errors=True)
+        if self.server_lost:
+            if self.waiting is not None:
+                waiting, self.waiting = self.waiting, None
+                self.discard(waiting)
+            self.stop_server()
+        self.reap()
+        known = {j.pid for j in self.ending} | self.killed
+        known |= {self.waiting.pid} if self.waiting else set()
+        known |= {self.server.process.pid} if self.server else set()
+        self.killed |= set(procs.kill_children(known))
+
+    def reap(self) -> None:
+        """The judges that have ended and the leftovers killed, reaped (never the host server:
+        its Popen reaps it)."""
+        for pid in [*(j.pid for j in self.ending), *self.killed]:
+            try:
+                done, _ = os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                done = pid
+            if done:
+                self.ending = [j for j in self.ending if j.pid != pid]
+                self.killed.discard(pid)
+
+    def close(self) -> None:
+        if self.waiting is not None:
+            waiting, self.waiting = self.waiting, None
+            self.discard(waiting)
+        self.stop_server()
+        for judge in self.ending:
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(judge.pid, 0)
+        procs.sweep()
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+def main() -> None:
+    channel_in, channel_out = os.dup(0), os.dup(1)
+    devnull = os.open(os.devnull, os.O_RDWR)
+    os.dup2(devnull, 0)
+    os.dup2(2, 1)
+    os.close(devnull)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the harness's Ctrl-C is the harness's to handle
+    _harden()
+    for name in _WARM:
+        importlib.import_module(name)
+    zygote = Zygote((channel_in, channel_out))
+    try:
+        send(channel_out, {"ready": os.getpid()})
+        while (request := receive(channel_in)) is not None:
+            if "warm" in request:
+                zygote.warm(request["warm"])
+                continue
+            send(channel_out, zygote.check(request))
+            zygote.after()
+    finally:
+        zygote.close()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,228 @@
+"""A gallery of bricks that game their check, through the front door: a target saves each (or an
+honest one), `ironbench run` checks it with a python, pytest or command check, and no forgery
+is ever `correct`: `tampered` where the harness can tell, else `wrong`. Honest bricks stay
+`correct`."""
+
+import sqlite3
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from ironbench.suite.humaneval import problems
+from tests.conftest import cli
+
+FORGERY_TARGET = Path(__file__).resolve().parents[1] / "fixtures" / "forgery_target.py"
+
+ADD = {
+    "python": "def check(candidate):\n    assert candidate(2, 3) == 5\n    assert candidate(-1, 1) == 0\n",
+    "entry_point": "add",
+}
+TESTS = {
+    "calc": "from calc import Calc\n\n\ndef test_add():\n    assert Calc().add(2, 3) == 5\n\n\n"
+    "def test_negative():\n    assert Calc().add(-1, 1) == 0\n",
+    "calc_runners": "import unittest\n\nimport pytest\nfrom calc import Calc\n\n\ndef test_approx():\n"
+    "    assert Calc().add(2, 3) == pytest.approx(5)\n\n\nclass TestCalc(unittest.TestCase):\n"
+    "    def test_add(self):\n        self.assertEqual(Calc().add(2, 3), 5)\n",
+    "calc_star": "from calc import *  # noqa: F403\n\n\ndef test_add():\n    assert Calc().add(2, 3) == 5  # noqa: F405\n",
+    "shapes": """import pytest
+from shapes import DIGITS, Circle, ShapeError, Stack, digits
+
+
+def test_a_method_and_approx():
+    assert Circle(2).area() == pytest.approx(12.566, rel=1e-3)
+
+
+def test_a_class_through_its_methods():
+    stack = Stack()
+    stack.push(1)
+    stack.push(2)
+    assert stack.pop() == 2
+    assert len(stack) == 1
+
+
+def test_the_bricks_own_exception():
+    with pytest.raises(ShapeError, match="negative radius"):
+        Circle(-1)
+    with pytest.raises(ValueError):
+        Circle(-2)
+
+
+def test_a_builtin_exception():
+    with pytest.raises(IndexError, match="empty"):
+        Stack().pop()
+
+
+@pytest.mark.parametrize(("radius", "squared"), [(1, 1), (3, 9)])
+def test_parametrized(radius, squared):
+    assert Circle(radius).radius ** 2 == squared
+
+
+def test_compiled_regex_objects():
+    match = digits("abc123def")
+    assert match.group(1) == "123" and match.span() == (3, 6)
+    assert DIGITS.findall("a1b22") == ["1", "22"]
+
+
+def test_tmp_path(tmp_path):
+    Circle(1).save(tmp_path / "circle.txt")
+    assert (tmp_path / "circle.txt").read_text() == "circle 1"
+
+
+def test_isinstance_and_repr():
+    circle = Circle(4)
+    assert isinstance(circle, Circle) and not isinstance(Stack(), Circle)
+    assert repr(circle) == "Circle(4)"
+""",
+    "statistics": "import statistics as real\n\nfrom statistics import mean\n\n\n"
+    "def test_the_bricks_mean():\n    assert mean([1, 2, 3, 4]) == 2.5\n",
+}
+COMMAND = f"{sys.executable} -c \"import runpy, sys; assert runpy.run_path(sys.argv[1])['add'](2, 3) == 5\" {{brick}}"
+
+# case: (its check, the verdict it must get)
+FORGERIES = {
+    "mark_from_cmdline": (ADD, "tampered"),
+    "printed_verdicts": (ADD, "tampered"),
+    "always_equal": (ADD, "tampered"),
+    "always_equal_method": ({"pytest": "calc"}, "tampered"),
+    "bool_override": (
+        {
+            "python": "def check(candidate):\n    assert candidate(4)\n    assert not candidate(3)\n",
+            "entry_point": "is_even",
+        },
+        "tampered",
+    ),
+    "hash_override": (
+        {"python": "def check(candidate):\n    assert candidate(2, 3) in {5}\n", "entry_point": "add"},
+        "wrong",
+    ),
+    "shadowed_builtins": (
+        {
+            "python": "def check(candidate):\n    result = candidate(2, 3)\n    assert isinstance(result, int)\n"
+            "    assert abs(result - 5) < 1e-9 and len([result]) == 1\n",
+            "entry_point": "add",
+        },
+        "wrong",
+    ),
+    "exit_at_import": ({"pytest": "calc"}, "tampered"),
+    "exit_in_call": (ADD, "tampered"),
+    "sys_exit": (ADD, "wrong"),
+    "patch_runners": ({"pytest": "calc_runners"}, "wrong"),
+    "conftest_beside": ({"pytest": "calc"}, "tampered"),
+    "plugin_beside": ({"pytest": "calc"}, "tampered"),
+    "pth_and_sitecustomize_beside": (ADD, "tampered"),
+    "signal_the_parent": (ADD, "tampered"),
+    "patch_operator_eq": (
+        {
+            "python": "import operator\n\ndef check(candidate):\n    assert operator.eq(candidate(2, 3), 5)\n",
+            "entry_point": "add",
+        },
+        "wrong",
+    ),
+    "skip_from_the_brick": ({"pytest": "calc"}, "tampered"),
+    "read_the_check": (ADD, "tampered"),
+    "exports_pytest_names": ({"pytest": "calc_star"}, "tampered"),
+    # HumanEval/38's check as a run recorded it before checks carried their prompt's helpers:
+    # it still encodes with the suite's encode_cyclic, not the one the brick redefines
+    "redefined_helper": ({"python": problems()[38]["test"], "entry_point": "decode_cyclic"}, "wrong"),
+    "command_check_with_pth": ({"command": COMMAND}, "tampered"),
+}
+HONEST = {
+    "honest_function": ADD,
+    "honest_class": {"pytest": "shapes"},
+    "honest_containers": {
+        "python": "def check(candidate):\n    result = candidate(['ab', 'c', 'de'])\n"
+        "    assert result == {'by_length': {2: ['ab', 'de'], 1: ['c']}, 'lengths': [1, 2], 'first': ('ab', 'de'),"
+        " 'ratio': 1 / 3, 'raw': b'\\x00', 'letters': frozenset('abcde')}\n"
+        "    assert type(result['first']) is tuple and candidate([])['first'] is None\n",
+        "entry_point": "group",
+    },
+    "honest_in_place": {
+        "python": "def check(candidate):\n    xs, index = [3, 1, 2], {}\n    assert candidate(xs, index) is None\n"
+        "    assert xs == [1, 2, 3] and index == {1: 0, 2: 1, 3: 2}\n",
+        "entry_point": "sort_in_place",
+    },
+    "honest_statistics": {"pytest": "statistics"},
+    "honest_generator": {
+        "python": "def check(candidate):\n    assert list(candidate(3)) == [0, 1, 2]\n"
+        "    endless = candidate(10 ** 12)\n    assert next(endless) == 0 and next(endless) == 1\n",
+        "entry_point": "count_up",
+    },
+}
+
+
+def gallery_suite(folder: Path) -> Path:
+    for name, text in TESTS.items():
+        (folder / name).mkdir()
+        (folder / name / f"test_{name}.py").write_text(text)
+    checks = {**{case: check for case, (check, _) in FORGERIES.items()}, **HONEST}
+    cases = [
+        {"id": case, "instruction": f"Write the brick {case}.", "check": dict(check)} for case, check in checks.items()
+    ]
+    suite = {
+        "suite_id": "forgeries",
+        "mode": "baseline",
+        "timeout_seconds": 60,
+        "stop": {"rule": "fixed", "runs": 1},
+        "cases": cases,
+    }
+    path = folder / "suite.yaml"
+    path.write_text(yaml.safe_dump(suite, sort_keys=False))
+    return path
+
+
+@pytest.fixture(scope="module")
+def gallery(tmp_path_factory) -> tuple[Path, str]:
+    folder = tmp_path_factory.mktemp("gallery")
+    suite = gallery_suite(folder)
+    out = folder / "out"
+    target = f"{sys.executable} {FORGERY_TARGET} {{instruction}}"
+    result = cli("run", str(suite), "--target", target, "--out", str(out), "-q", "--no-report", "--jobs", "2")
+    assert result.returncode in (0, 1), result.stderr
+    return out, result.stdout.strip()
+
+
+def verdicts(out: Path) -> dict[str, tuple[str, str]]:
+    with sqlite3.connect(out / "ironbench.db") as conn:
+        rows = conn.execute("SELECT case_id, verdict, detail FROM checks").fetchall()
+    return {case: (verdict, detail) for case, verdict, detail in rows}
+
+
+@pytest.mark.slow
+def test_no_forgery_is_correct_and_each_gets_its_verdict(gallery):
+    out, _ = gallery
+    found = verdicts(out)
+    assert {case: found[case][0] for case in FORGERIES} == {case: v for case, (_, v) in FORGERIES.items()}
+    for case, (_, verdict) in FORGERIES.items():
+        if verdict == "tampered":
+            assert found[case][1], f"{case}: tampered without its evidence"
+
+
+@pytest.mark.slow
+def test_checking_the_run_again_gives_the_same_verdicts(gallery):
+    out, run_id = gallery
+    before = {case: verdict for case, (verdict, _) in verdicts(out).items()}
+    cli("check", run_id, "--out", str(out), "--jobs", "2", check=True)
+    assert {case: verdict for case, (verdict, _) in verdicts(out).items()} == before
+
+
+@pytest.mark.slow
+def test_honest_bricks_stay_correct(gallery):
+    out, _ = gallery
+    found = verdicts(out)
+    assert {case: found[case] for case in HONEST} == {case: ("correct", "") for case in HONEST}
+
+
+@pytest.mark.slow
+def test_tampered_counts_as_not_correct_wherever_correctness_is_counted(gallery):
+    out, run_id = gallery
+    with sqlite3.connect(out / "ironbench.db") as conn:
+        counted = conn.execute(
+            "SELECT count(*), sum(correct) FROM invocations WHERE check_verdict = 'tampered'"
+        ).fetchone()
+    tampered = sum(1 for _, verdict in FORGERIES.values() if verdict == "tampered")
+    assert counted == (tampered, 0)
+    show = cli("show", run_id, "--out", str(out), check=True).stdout
+    assert f"correct: {len(HONEST)} of {len(HONEST) + len(FORGERIES)} runs" in show
+    assert "tampered" in show

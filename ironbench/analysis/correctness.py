@@ -1,9 +1,10 @@
 """A run's correctness by the harness's checks, and why its validations failed: read from the
 `invocations`, `checks` and `failure_causes` views, for `show` and the end of a run."""
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from ironbench.stats import wilson_interval
 
@@ -90,6 +91,65 @@ class CheckCounts:
             "verdicts": self.verdicts,
             "harness_faults": self.harness_faults,
         }
+
+
+class _Checked(Protocol):
+    """What the correctness verdicts read of a run's checks (this module's CheckCounts, or the
+    report's record of it)."""
+
+    @property
+    def runs(self) -> int: ...
+    @property
+    def correct(self) -> int: ...
+    @property
+    def harness_faults(self) -> int: ...
+    @property
+    def verdicts(self) -> dict[str, int]: ...
+    @property
+    def correct_rate_wilson_95(self) -> list[float]: ...
+    @property
+    def verified_but_wrong(self) -> Sequence[Any]: ...
+
+
+def correctness_verdicts(checks: _Checked) -> list[tuple[str, str]]:
+    """A checked run's first verdicts after its fence, each (headline, evidence): how many of
+    its runs were correct, with the interval; then the runs that tampered with their check and
+    those the target verified that were not correct, with what their checks said."""
+    if not checks.runs:
+        return []
+    low, high = checks.correct_rate_wilson_95
+    rate = checks.correct / checks.runs
+    faults = checks.harness_faults
+    said = [
+        (
+            f"Correct (the harness's checks): {checks.correct} of {checks.runs} runs ({rate:.0%}).",
+            f"n = {checks.runs} runs of checked cases, Wilson 95% interval {low:.0%} to {high:.0%}; "
+            "a run without a brick counts as not correct"
+            + (
+                f"; {faults} check{'s' if faults != 1 else ''} the harness could not run, in no rate."
+                if faults
+                else "."
+            ),
+        )
+    ]
+    tampered = checks.verdicts.get("tampered", 0)
+    wrong = [row for row in checks.verified_but_wrong if row.verdict != "tampered"]
+    if tampered or wrong:
+        parts = [f"{tampered} tampered with {'their checks' if tampered != 1 else 'its check'}"] if tampered else []
+        parts += [f"{len(wrong)} verified by the target but not correct"] if wrong else []
+        shown = [
+            f"{r.case_id} {r.variant_id} run {r.run_index}: {r.verdict} ({r.detail})"
+            for r in checks.verified_but_wrong[:3]
+        ]
+        more = len(checks.verified_but_wrong) - len(shown)
+        said.append(
+            (
+                "Of those runs, " + " and ".join(parts) + ".",
+                "; ".join(shown) + (f"; and {more} more (show, the report's Checks section)" if more > 0 else "")
+                or "each with its evidence in the Checks section",
+            )
+        )
+    return said
 
 
 @dataclass(frozen=True)

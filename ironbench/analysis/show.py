@@ -520,11 +520,15 @@ def show_text(store_path: Path, run_id: str, width: int | None = None) -> str:
     from ironbench.analysis.correctness import correctness, correctness_lines
     from ironbench.console.layout import wrap
 
-    # verified but wrong first: the runs whose success the rest of the page would count
-    first = [
+    # a fence below full first (what every figure rests on), then verified but wrong: the runs
+    # whose success the rest of the page would count
+    fence = [v for v in verdicts if v["kind"] == "fence"]
+    first = [wrap(printable(f"{v['kind']} {v['case_id']}: {v['text']}"), width) for v in fence]
+    first += [
         wrap(printable(line), width, hanging="    ") for line in correctness_lines(correctness(store_path, run_id))
     ]
-    text = "\n".join([*first, *([""] if first else []), format_show(header, cases, verdicts, width)])
+    rest = [v for v in verdicts if v["kind"] != "fence"]
+    text = "\n".join([*first, *([""] if first else []), format_show(header, cases, rest, width)])
     acceptance = ai_acceptance(store_path, run_id)
     if acceptance.rows:
         text += "\n\nAI rewrites, acceptance per case and generator:\n" + format_result(

@@ -7,6 +7,7 @@ from collections import Counter
 from collections.abc import Sequence
 from functools import lru_cache
 
+from ironbench.analysis.correctness import correctness_verdicts
 from ironbench.analysis.gate_verdict import GATED
 from ironbench.console import numbers
 from ironbench.console.numbers import percent
@@ -99,6 +100,8 @@ def verdicts(data: ReportData) -> list[Verdict]:
                 + ("." if ran_elsewhere else "; `ironbench resume RUN` continues it."),
             )
         )
+    if data.checks is not None and data.checks.checks is not None:  # correctness before self-reports
+        out += [Verdict("correctness", head, why) for head, why in correctness_verdicts(data.checks.checks)]
     if data.gate:  # a run made with `--against`: what its gate decided comes first
         out.append(Verdict("gate", data.gate.headline(), data.gate.sentence()))
     if data.compare:

@@ -226,3 +226,16 @@ def test_tampered_counts_as_not_correct_wherever_correctness_is_counted(gallery)
     show = cli("show", run_id, "--out", str(out), check=True).stdout
     assert f"correct: {len(HONEST)} of {len(HONEST) + len(FORGERIES)} runs" in show
     assert "tampered" in show
+
+
+def test_a_checked_run_says_correctness_first_then_its_forgeries_then_self_reports(gallery):
+    out, run_id = gallery
+    result = cli("report", run_id, "--out", str(out), check=True)
+    page = Path(result.stdout.strip()).read_text()
+    modes = [chunk.split('"', 1)[0] for chunk in page.split('<li data-mode="')[1:]]
+    modes = [m for m in modes if m != "fence"]  # (a machine below full says that first)
+    assert modes[:2] == ["correctness", "correctness"], modes
+    assert modes.index("baseline") > 1
+    shown = cli("show", run_id, "--out", str(out), check=True).stdout
+    assert "tampered" in page.split('<li data-mode="correctness">')[2].split("</li>")[0]
+    assert shown.index("VERIFIED BUT WRONG") < shown.index("case_id")

@@ -174,3 +174,13 @@ def test_a_fenced_brick_cannot_see_the_checks_that_judge_it(tmp_path):
     fence = fence_for(SandboxPolicy(mode="auto", hidden=(str(suite),)))
     fenced = run_check(material, brick, 60, fence=fence)
     assert fenced.verdict == "correct", fenced.detail
+
+
+def test_a_pytest_check_file_named_like_a_check_is_run_whatever_its_name(tmp_path):
+    check = tmp_path / "suite" / "check_add.py"
+    check.parent.mkdir()
+    check.write_text("from add import add\n\ndef test_add():\n    assert add(2, 3) == 5\n")
+    material = CheckMaterial.of({"pytest": str(check)})
+    assert run_check(material, saved(tmp_path, "def add(a, b):\n    return a + b\n"), 60).verdict == "correct"
+    wrong = run_check(material, saved(tmp_path, "def add(a, b):\n    return a - b\n"), 60)
+    assert wrong.verdict == "wrong" and wrong.failed == 1

@@ -384,7 +384,7 @@ class Judge:
         folders.close()
         args = [
             "-c", str(ini), "--rootdir", str(self.private), "-p", "no:cacheprovider", "--noconftest",
-            "-q", "--color=no", "--basetemp", str(self.folder / "scratch"), str(checks),
+            "-q", "--color=no", "--basetemp", str(self.folder / "scratch"), *_collected(checks, request["files"]),
         ]  # fmt: skip
         os.environ.pop("PYTEST_ADDOPTS", None)
         try:
@@ -404,6 +404,16 @@ class Judge:
         if code in (1, 2):
             return Ran("wrong", tally.first_failure, passed, failed)
         return Ran("harness_fault", f"pytest ended with exit code {code}", passed, failed)
+
+
+def _collected(checks: Path, files: dict[str, str]) -> list[str]:
+    """What pytest is given: a check that names one file, that file by its path (pytest runs a
+    file it is given whatever its name: `check_add.py` too); a folder, the folder, collected by
+    pytest's own rules (`test_*.py`, `*_test.py`)."""
+    if len(files) == 1:
+        (name,) = files
+        return [str(checks / name)]
+    return [str(checks)]
 
 
 class _Tally:

@@ -299,7 +299,8 @@ class Session:
             reference = state.reference
             assert reference is not None  # a variant group starts after its track's reference decision
             behaviours = dict.fromkeys(reference.outcomes or (reference.signature,))
-            return partial(variant_decision, reference=reference), [Outcome(*s) for s in behaviours], None
+            decide = partial(variant_decision, reference=reference, repeats=group.max_runs - 1)
+            return decide, [Outcome(*s) for s in behaviours], None
         base = state.track.groups[0]
         # Level 0 is decided before level 1 starts: every level is judged against it.
         level_0 = next(

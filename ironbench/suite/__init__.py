@@ -24,6 +24,7 @@ __all__ = [
 
 # Named for the rest of the package, loaded on first use (importing the face stays cheap).
 if TYPE_CHECKING:
+    from ironbench.suite.models import MATERIAL_REPEATS as MATERIAL_REPEATS
     from ironbench.suite.models import CommandEngineSpec as CommandEngineSpec
     from ironbench.suite.models import ConfidenceStop as ConfidenceStop
     from ironbench.suite.models import FixedStop as FixedStop
@@ -41,6 +42,7 @@ _EXPORTS = {
     "FixedStop": "models",
     "GuardedEngineSpec": "models",
     "LlmEngineSpec": "models",
+    "MATERIAL_REPEATS": "models",
     "PythonEngineSpec": "models",
     "SeedStop": "models",
     "VariantEntry": "models",

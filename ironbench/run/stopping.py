@@ -207,16 +207,19 @@ def reference_decision(outcomes: Sequence[Outcome]) -> StopDecision | None:
 
 def direction(variant: Sequence[tuple], reference: Sequence[tuple]) -> str:
     """Which way variant runs differ from reference runs (signatures): success first, then
-    attempts, repairs, failure stage."""
+    correctness (where compared), attempts, repairs, failure stage."""
 
     def mean(rows: Sequence[tuple], index: int) -> float:
-        return sum(float(r[index]) for r in rows) / len(rows)
+        return sum(float(r[index] or 0) for r in rows) / len(rows)
 
     for index, more, fewer in (
         (0, "success gained", "success lost"),
+        (4, "correctness gained", "correctness lost"),  # compared where checks are (None: unknown, as 0)
         (2, "more attempts", "fewer attempts"),
         (3, "more repairs", "fewer repairs"),
     ):
+        if index >= min(len(r) for r in [*variant, *reference]):
+            continue
         if mean(variant, index) > mean(reference, index):
             return more
         if mean(variant, index) < mean(reference, index):

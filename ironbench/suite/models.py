@@ -40,6 +40,9 @@ if TYPE_CHECKING:
     from ironbench.stats import StoppingRule
 
 MAX_BASELINE_RUNS = 10
+# The spec's run equivalence; a suite may add `correct` (the harness's check verdict).
+EquivalenceField = Literal["success", "failure_stage", "attempts", "repairs_triggered", "correct"]
+SPEC_EQUIVALENCE: tuple[EquivalenceField, ...] = ("success", "failure_stage", "attempts", "repairs_triggered")
 # The spec's: a variant whose first run differs materially from the baseline is repeated up to 3 times.
 MATERIAL_REPEATS = 3
 MAX_CONVERSATIONS = 100
@@ -462,6 +465,13 @@ class Suite(_Strict):
     scenarios: list[Scenario] = []
     conversations: Annotated[int, Field(strict=True, gt=0, le=MAX_CONVERSATIONS)] | None = None
     stop: StopRule | None = None  # the default stopping rule of baseline cases
+    equivalence: Annotated[
+        list[EquivalenceField],
+        Field(
+            description="the fields two runs must share to be equivalent (the seed's four); add `correct` to "
+            "replay a checked baseline case until its check verdicts agree too",
+        ),
+    ] = list(SPEC_EQUIVALENCE)
     check: Check | None = None  # the check of every case that names none
     # Outcome rules: a shipped name (ironclad, exit-code) or a rules file, relative to the suite's folder.
     rules: Annotated[str, Field(min_length=1)] | None = None
@@ -557,6 +567,15 @@ class Suite(_Strict):
             for field in ("engines", "scenarios", "conversations"):
                 if getattr(self, field):
                     raise ValueError(f"{field}: only a gauntlet suite has {field}")
+        missing = [name for name in SPEC_EQUIVALENCE if name not in self.equivalence]
+        if missing:
+            raise ValueError(
+                f"equivalence: {', '.join(missing)} missing: the spec's four fields stay; a suite may add correct"
+            )
+        if len(set(self.equivalence)) != len(self.equivalence):
+            raise ValueError("equivalence: a field listed twice")
+        if "correct" in self.equivalence and not _recorded(info) and not any(self.checked(c.id) for c in self.cases):
+            raise ValueError("equivalence: correct compares check verdicts, and no case of this suite has a check")
         if self.runs_per_case is not None and self.mode != "canonical":
             raise ValueError("runs_per_case: only a canonical suite has runs_per_case (use runs)")
         if self.runs is not None and isinstance(self.stop, (ConfidenceStop, FixedStop)):

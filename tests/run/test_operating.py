@@ -376,3 +376,28 @@ def test_variant_verdicts_against_unstable_baselines_hold_alpha_at_any_cap(repea
     few = variant_verdict_rates(0.7, 0.0, sims=sims, seed=4, repeats=1)["ironbench"]
     many = variant_verdict_rates(0.7, 0.0, sims=sims, seed=4, repeats=5)["ironbench"]
     assert many > few
+
+
+# -- equivalence with `correct` ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("correct", [1.0, 0.8, 0.5])
+def test_correct_in_equivalence_calls_stable_as_the_seed_rule_s_law_on_correctness(correct):
+    """Every run verified; its brick correct with probability `correct`. The spec's four fields
+    call every such baseline stable at 3 runs, however often its bricks are wrong; with
+    `correct` compared, the rule is the seed's on correctness (exact law: `seed_rule_oc`)."""
+    from ironbench.core.outcome import Outcome
+    from ironbench.run.stopping import baseline_decision
+
+    rng = np.random.default_rng(41)
+    sims, stable, spec_stable = 3000, 0, 0
+    for _ in range(sims):
+        flips = rng.random(10) < correct
+        runs = [Outcome(True, None, 1, 0, correctness=(bool(f),)) for f in flips]
+        decided = next(d for k in range(1, 11) if (d := baseline_decision(runs[:k], 10)))
+        stable += decided.decision == "stable"
+        plain = next(d for k in range(1, 11) if (d := baseline_decision([Outcome(True, None, 1, 0)] * k, 10)))
+        spec_stable += (plain.decision, plain.n) == ("stable", 3)
+    law = seed_rule_oc(correct).stable
+    assert abs(stable / sims - law) <= 4 * math.sqrt(max(law * (1 - law), 1e-4) / sims)
+    assert spec_stable == sims  # the spec's equivalence sees nothing

@@ -6,6 +6,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from ironbench.core.labels import natural_key
 from ironbench.stats import wilson_interval
 
 # Runs the target verified whose brick the harness's check found not correct: shown first.
@@ -185,7 +186,10 @@ def correctness(store_path: Path, run_id: str) -> Correctness | None:
 
     con = connect(store_path, run_id)
     try:
-        wrong = [VerifiedButWrong(*row) for row in con.execute(_VERIFIED_BUT_WRONG).fetchall()]
+        wrong = sorted(
+            (VerifiedButWrong(*row) for row in con.execute(_VERIFIED_BUT_WRONG).fetchall()),
+            key=lambda w: (natural_key(w.case_id), natural_key(w.variant_id), w.run_index),
+        )
         every = [_Run(*row) for row in con.execute(_RUNS).fetchall()]
         verdicts = dict(con.execute(_VERDICTS).fetchall())
         causes = dict(con.execute(_CAUSES).fetchall())

@@ -12,7 +12,7 @@ from ironbench.console.numbers import number, percent
 from ironbench.console.printable import printable
 from ironbench.core.events import DecisionTaken
 from ironbench.core.kinds import JUDGED
-from ironbench.core.labels import group_path_sql
+from ironbench.core.labels import group_path_sql, natural_key
 from ironbench.projections.figures import (
     Bricks,
     PassKAcross,
@@ -229,7 +229,7 @@ def field_numbers(store_path: Path, run_id: str) -> FieldNumbers:
     for row in rows:
         run = _Run(*row[:13])
         by_path.setdefault(run.group_path, _Group(run.group_path, row[13], [])).runs.append(run)
-    groups = list(by_path.values())
+    groups = sorted(by_path.values(), key=lambda g: natural_key(g.path))  # humaneval_2 before humaneval_12
     checked = _on_correctness(suite, groups, decisions)
     survival = None
     if turn_rows:

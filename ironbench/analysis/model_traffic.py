@@ -11,6 +11,7 @@ from pathlib import Path
 
 from ironbench.analysis.query import run_sql
 from ironbench.console.numbers import number
+from ironbench.core.labels import natural_key
 
 # The run's (grouping 1), then each case's. An invocation of a run that served no model has
 # no model_calls (NULL); one that served a model and made no call has 0.
@@ -89,7 +90,7 @@ class ModelTraffic:
     run: Traffic
     """The whole run."""
     cases: list[Traffic]
-    """Each case, by id."""
+    """Each case, by id (humaneval_2 before humaneval_12)."""
 
 
 def model_traffic(store_path: Path, run_id: str) -> ModelTraffic | None:
@@ -98,4 +99,4 @@ def model_traffic(store_path: Path, run_id: str) -> ModelTraffic | None:
     rows = [Traffic(*row[1:]) for row in found.rows]
     if not rows:
         return None
-    return ModelTraffic(rows[0], rows[1:])
+    return ModelTraffic(rows[0], sorted(rows[1:], key=lambda case: natural_key(case.case_id)))

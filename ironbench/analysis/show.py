@@ -12,7 +12,7 @@ from ironbench.console.numbers import percent
 from ironbench.console.printable import printable
 from ironbench.core.errors import RunNotFound
 from ironbench.core.events import InvocationCompleted, RecordedEvent
-from ironbench.core.labels import group_of
+from ironbench.core.labels import group_of, natural_key
 from ironbench.core.sentences import ladder_verdict
 from ironbench.stats import wilson_interval
 from ironbench.store import EventStore, Holder, Lease, open_store
@@ -67,7 +67,6 @@ SELECT case_id, variant_id, n, successes, round(success_rate, 3), NULL, NULL,
        round(wilson_low, 3), round(wilson_high, 3), round(chance_agreement, 3), NULL,
        round(success_upper_95, 3), NULL, NULL, NULL, NULL, NULL
 FROM store.decisions WHERE run_id = ? AND variant_id = 'ladder'
-ORDER BY 1, 2
 """
 
 # Which baseline each adversarial case was judged against, and each stress ladder's verdict.
@@ -165,7 +164,7 @@ def sensitivity_verdicts(rows) -> list[dict]:
     for case_id, generator, variants, material in rows:
         by_case.setdefault(case_id, []).append((generator, int(variants), int(material)))
     out = []
-    for case_id, generators in sorted(by_case.items()):
+    for case_id, generators in sorted(by_case.items(), key=lambda item: natural_key(item[0])):
         ranked = sorted(generators, key=lambda g: (-g[2] / g[1], -g[1], g[0]))
         generator, variants, material = ranked[0]
         total = sum(g[1] for g in generators)
@@ -229,14 +228,17 @@ def show_run(store_path: Path, run_id: str) -> tuple[dict, QueryResult, list[dic
             cursor = con.execute(_GAUNTLET, [run_id])
         else:
             cursor = con.execute(_CASES, [run_id, run_id, run_id])
-        cases = _without_empty(QueryResult([d[0] for d in cursor.description], cursor.fetchall()), "complexity")
+        rows = cursor.fetchall()
+        if header["mode"] != "gauntlet":  # cases as people count them: humaneval_2 before humaneval_12
+            rows.sort(key=lambda r: (natural_key(r[0]), natural_key(r[1])))
+        cases = _without_empty(QueryResult([d[0] for d in cursor.description], rows), "complexity")
         verdicts = [_verdict(*r) for r in con.execute(_VERDICTS, [run_id]).fetchall()]
         verdicts += sensitivity_verdicts(con.execute(_SENSITIVITY, [run_id]).fetchall())
         traffic = model_traffic(store_path, run_id)
         if traffic is not None:  # every attempt counted: one whose backend failed was paid for too
             header["model"] = traffic.run.sentence()
             verdicts += [{"case_id": case.case_id, "kind": "model", "text": case.sentence()} for case in traffic.cases]
-        verdicts.sort(key=lambda v: v["case_id"])  # stable: each case's reference, then the rest
+        verdicts.sort(key=lambda v: natural_key(v["case_id"]))  # stable: each case's reference, then the rest
         fenced: list[dict] = []
         if "imported" not in header:
             header["sandbox"], fenced = fence_verdicts(store_path, run_id)
@@ -350,9 +352,12 @@ def logs_in(
     ]
     if not groups:
         known = ", ".join(
-            r[0]
-            for r in store.conn.execute(
-                "SELECT DISTINCT case_id FROM invocations WHERE run_id = ? ORDER BY 1", (run_id,)
+            sorted(
+                (
+                    r[0]
+                    for r in store.conn.execute("SELECT DISTINCT case_id FROM invocations WHERE run_id = ?", (run_id,))
+                ),
+                key=natural_key,
             )
         )
         raise RunNotFound(f"run {run_id}: no invocation of case {case_id!r} (cases: {known or 'none'})")

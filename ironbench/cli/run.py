@@ -202,7 +202,9 @@ def run(
     memory: MemoryOption = None,
 ) -> None:
     """Run a suite against its target; prints the run id (the verdict and the report's path go to stderr).
-    With --against, exits 1 when the run regressed against that run (a CI gate)."""
+    With --against, exits 1 when the run regressed against that run (a CI gate).
+
+    An adversarial variant runs once; one whose outcome differs materially from the baseline is repeated up to the suite's runs_per_variant times (the spec's 3 when absent; `ironbench variants SUITE` says how many)."""
     from ironbench.gateway import parse_serving
     from ironbench.llms import EMBEDDED_MODEL
     from ironbench.run.options import Against, Limits, RunOptions

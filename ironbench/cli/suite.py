@@ -48,7 +48,10 @@ def variants(
     format: Annotated[ReportFormat, typer.Option("--format", "-f")] = ReportFormat.table,
     out: OutOption = DEFAULT_OUT,
 ) -> None:
-    """Preview every variant and ladder level of a suite, diffed against its base; invokes nothing."""
+    """Preview every variant and ladder level of a suite, diffed against its base, and how often each
+    runs; invokes nothing.
+
+    A variant runs once; one that differs materially from the baseline is repeated up to runs_per_variant times (the spec's 3 when the suite does not set it; a case's material_repeats overrides it). The same suite and seeds give the same plan."""
     from dataclasses import asdict
 
     from ironbench.run.preview import preview, preview_lines

@@ -1,5 +1,8 @@
 """How a run's parts are named: a case for people, and a group, its track and its runs' streams
-in the store (in Python, and in SQL over a read-model table's columns)."""
+in the store (in Python, and in SQL over a read-model table's columns), and the order names
+are listed in."""
+
+import re
 
 BASE = "base"  # the variant id of a case's own instruction
 
@@ -29,3 +32,16 @@ def group_of(stream: str) -> str:
 def track_of(group: str) -> str:
     """The track a group belongs to: a stress level's ladder, an adversarial group's case."""
     return group.rsplit("/", 1)[0]
+
+
+_DIGITS = re.compile(r"([0-9]+)")
+
+
+def natural_key(name: str | None) -> tuple[tuple[int, int, str], ...]:
+    """The key that lists names as people count: `humaneval_2` before `humaneval_12` (a run of
+    digits compares as its number, then as written, so `a01` and `a1` keep one order); None
+    (no variant) first. Every listing of cases, variants and groups sorts by it."""
+    if name is None:
+        return ()
+    # split by a captured pattern: text, digits, text, ... (the digit runs at odd places)
+    return tuple((0, int(part), part) if i % 2 else (1, 0, part) for i, part in enumerate(_DIGITS.split(name)) if part)

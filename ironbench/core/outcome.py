@@ -131,10 +131,21 @@ class Outcome:
     # The output line that matched an infrastructure-error rule: the backend failed,
     # so this run is no evidence about the target.
     infra_error: str | None = None
+    # (correct,) when the rule compares correctness too (a suite's `equivalence` with `correct`,
+    # an adversarial group with a check), else (): the harness's check found the brick correct
+    # (True), not correct or no brick (False), or could not run (None).
+    correctness: tuple[bool | None, ...] = ()
 
     def signature(self) -> tuple:
-        """What "equivalent runs" compares for adaptive stopping."""
-        return (self.success, self.failure_stage, self.attempts, self.repairs_triggered)
+        """What "equivalent runs" compares for adaptive stopping: the spec's four fields, then
+        correctness where the rule compares it."""
+        return (self.success, self.failure_stage, self.attempts, self.repairs_triggered, *self.correctness)
+
+    @classmethod
+    def of_signature(cls, signature: tuple) -> "Outcome":
+        """A run with this signature (a hypothetical one, for the scheduler)."""
+        success, failure_stage, attempts, repairs_triggered = signature[:4]
+        return cls(success, failure_stage, attempts, repairs_triggered, correctness=tuple(signature[4:]))
 
 
 UNKNOWN_STAGE = "unknown"  # output nobody recognises

@@ -253,6 +253,12 @@ def generator_aggregate(
 SIGNATURE_FIELDS = ("success", "failure_stage", "attempts", "repairs_triggered")
 
 
+def _signature(values: list) -> dict[str, Any]:
+    """A recorded signature by field: the spec's four, then `correct` where the rule compared it."""
+    names = SIGNATURE_FIELDS + (("correct",) if len(values) > len(SIGNATURE_FIELDS) else ())
+    return dict(zip(names, values, strict=True))
+
+
 def _decision(decision: DecisionTaken) -> dict[str, Any]:
     data: dict[str, Any] = {
         "decision": decision.decision,
@@ -269,15 +275,13 @@ def _decision(decision: DecisionTaken) -> dict[str, Any]:
         data["direction"] = decision.direction
     if decision.reference is not None:
         data["baseline_reference"] = {
-            "signature": dict(zip(SIGNATURE_FIELDS, decision.reference, strict=True)),
+            "signature": _signature(decision.reference),
             "source": decision.reference_source,
         }
         if decision.reference_group is not None:
             data["baseline_reference"]["group"] = decision.reference_group
         if decision.reference_outcomes:
-            data["baseline_reference"]["outcomes"] = [
-                dict(zip(SIGNATURE_FIELDS, o, strict=True)) for o in decision.reference_outcomes
-            ]
+            data["baseline_reference"]["outcomes"] = [_signature(o) for o in decision.reference_outcomes]
     return data
 
 

@@ -16,7 +16,7 @@ from ironbench.analysis.gate_verdict import GateVerdict
 from ironbench.analysis.query import connect
 from ironbench.core.events import RunAborted, VariantShortfall, event_from_dict
 from ironbench.core.kinds import COMPLEXITIES, DIFFERED, JUDGED, MATERIAL
-from ironbench.core.labels import group_path_sql
+from ironbench.core.labels import group_path_sql, natural_key
 from ironbench.core.outcome_codes import OUTCOME_CODE_SQL, OUTCOME_CODES, SUPERSEDED
 from ironbench.report.records import (
     AdversarialCase,
@@ -309,6 +309,7 @@ def shape(raw: Raw, recorded: Suite) -> ReportData:
     for counted in raw.groups.records(Group):  # its counts; its rate, interval and decision follow from them
         rate, low, high = interval(counted.successes, counted.n)
         groups.append(replace(counted, rate=rate, low=low, high=high, decision=by_group.get(counted.group_path)))
+    groups.sort(key=lambda g: natural_key(g.case_id))  # humaneval_2 before humaneval_12; within a case, as run
     baseline_groups = [g for g in groups if g.case_mode == "baseline"]
     adversarial_groups = [g for g in groups if g.case_mode == "adversarial"]
     stress_groups = [g for g in groups if g.case_mode == "stress"]
@@ -453,7 +454,9 @@ def _adversarial(
     reference_of = {d.case_id: d for d in references}
     stored = {(run_id, group): codes for run_id, group, codes in reference_runs.rows}  # another run's baselines
     made: dict[str, tuple[list[Variant], list[VariantRow]]] = {}
-    for case_id in dict.fromkeys([v.case_id for v in variants] + [g.case_id for g in groups] + list(shortfalls)):
+    for case_id in sorted(
+        dict.fromkeys([v.case_id for v in variants] + [g.case_id for g in groups] + list(shortfalls)), key=natural_key
+    ):
         made[case_id] = ([], [])
     for row in variants:
         listed, dropped = made[row.case_id]
@@ -530,7 +533,7 @@ def _stress(groups: list[Group], decisions: list[Decision], suite: Suite, varian
         if found.variant_id == "ladder":
             climbs.setdefault(found.case_id, _Climb(generator=found.generator)).ladder = found
     ladders = []
-    for case_id, climb in climbs.items():
+    for case_id, climb in sorted(climbs.items(), key=lambda item: natural_key(item[0])):
         case = suite.case(case_id)
         planned = case.stress_ladder if isinstance(case, SuiteStressCase) else None  # (not recorded: None)
         verdict = climb.ladder

@@ -16,6 +16,7 @@ import numpy as np
 from ironbench.core.outcome import Outcome
 from ironbench.run.stopping import (
     AGREEING_RUNS,
+    VARIANT_REPEATS,
     Reference,
     capability_boundary,
     confidence_decision,
@@ -279,29 +280,48 @@ def seed_gate(strata: Sequence[tuple[int, int, int, int]], alpha: float) -> bool
     )
 
 
+# -- adversarial verdicts against a settled baseline -------------------------------------------
+
+
+def material_variant_law(differ: float, repeats: int = VARIANT_REPEATS) -> dict[str, float]:
+    """The verdicts on a variant judged against a settled baseline, whose every run differs from
+    the baseline's outcome with probability `differ` (independently), repeated up to `repeats`
+    times once its first run differed: `structural` only when every run differed. `differ` is
+    the baseline's own noise when the variant changed nothing (the rate of calling noise
+    structural), the variant's effect when it changed something (the rate of finding it)."""
+    structural = differ ** (1 + repeats)
+    return {"not_material": 1 - differ, "stochastic": differ - structural, "structural": structural}
+
+
 # -- adversarial verdicts against an unstable baseline -----------------------------------------
 
 
 def variant_verdict_rates(
-    baseline_p: float, variant_p: float, baseline_runs: int = 10, sims: int = 2000, seed: int = 0
+    baseline_p: float,
+    variant_p: float,
+    baseline_runs: int = 10,
+    sims: int = 2000,
+    seed: int = 0,
+    repeats: int = VARIANT_REPEATS,
 ) -> dict[str, float]:
     """How often a variant is called `structural` when runs succeed with baseline_p (baseline)
     and variant_p (variant), the baseline having been `exhausted` (unstable): by the seed's
-    rule (judged against the baseline's most common outcome) and by ironbench's."""
+    rule (judged against the baseline's most common outcome) and by ironbench's, a material
+    variant repeated up to `repeats` times (a case's `material_repeats`)."""
     rng = np.random.default_rng(seed)
     structural = {"seed": 0, "ironbench": 0}
     for _ in range(sims):
         baseline = [SUCCESS if u < baseline_p else FAILURE for u in rng.random(baseline_runs)]
-        variant = [SUCCESS if u < variant_p else FAILURE for u in rng.random(4)]
+        variant = [SUCCESS if u < variant_p else FAILURE for u in rng.random(1 + repeats)]
         for name, reference in (
             ("seed", Reference.of(baseline, False).signature),
             ("ironbench", Reference.of(baseline, False)),
         ):
             decision = None
-            for k in range(1, 5):
-                decision = variant_decision(variant[:k], reference)
+            for k in range(1, 2 + repeats):
+                decision = variant_decision(variant[:k], reference, repeats)
                 if decision is not None:
                     break
-            assert decision is not None  # a variant's fourth run always decides
+            assert decision is not None  # a variant's last run always decides
             structural[name] += decision.decision == "structural"
     return {name: count / sims for name, count in structural.items()}

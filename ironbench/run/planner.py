@@ -308,7 +308,7 @@ def plan(suite: Suite, ai_variants: AiVariants | None = None) -> list[Track]:
                     v.variant_id,
                     v.instruction,
                     timeout,
-                    4,
+                    1 + case.material_repeats,  # once, then its repeats when it differs materially
                     f"adversarial/{case.id}/{v.variant_id}",
                     generator=v.generator,
                 )

@@ -3,9 +3,13 @@
 import difflib
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ironbench.run.planner import plan
 from ironbench.suite import Suite
+
+if TYPE_CHECKING:
+    from ironbench.suite import AdversarialCase
 
 
 @dataclass(frozen=True)
@@ -43,10 +47,28 @@ def _case_notes(suite: Suite) -> dict[str, list[str]]:
                 + ("; the climb stops at the boundary" if case.stop_at_boundary else "")
             )
         if isinstance(case, AdversarialCase):
+            lines.append(_repeats_note(suite, case))
             for entry in case.variants:
                 if entry.ignored:
                     lines.append(f"{', '.join(entry.ignored)}: {entry.generator} does not use them")
     return notes
+
+
+def _repeats_note(suite: Suite, case: "AdversarialCase") -> str:
+    """How often a variant of `case` runs, and which setting said so."""
+    from ironbench.suite import MATERIAL_REPEATS
+
+    repeats = case.material_repeats
+    if suite.runs_per_variant == repeats:
+        said = f"runs_per_variant: {repeats}"
+    elif suite.runs_per_variant is None and repeats == MATERIAL_REPEATS:
+        said = f"the spec's {MATERIAL_REPEATS}: runs_per_variant not set"
+    else:
+        said = f"the case's material_repeats: {repeats}"
+    return (
+        f"each variant runs once; one that differs materially from the baseline is repeated "
+        f"up to {repeats} time{'s' if repeats != 1 else ''} ({said})"
+    )
 
 
 def preview(suite: Suite) -> list[PreviewItem]:

@@ -14,6 +14,7 @@ from typing import Any
 
 from ironbench.core.errors import IronbenchError, RunNotFound
 from ironbench.core.events import InvocationCompleted, ModelCalled, ModelText, RunStarted, run_started
+from ironbench.core.labels import natural_key
 from ironbench.core.model_calls import REPLAY, resolved
 from ironbench.core.redact import Redactor
 from ironbench.gateway import GatewayConfig, GatewayProcess
@@ -159,7 +160,7 @@ def replay_invocations(
         and (run_index is None or event.run_index == run_index)
     )
     if not chosen:
-        cases = ", ".join(sorted({e.case_id for e in live.values()})) or "none"
+        cases = ", ".join(sorted({e.case_id for e in live.values()}, key=natural_key)) or "none"
         wanted = f"case {case_id!r}" if case_id else "any case"
         raise RunNotFound(
             f"run {run_id}: no invocation of {wanted} matching variant {variant_id or 'any'}, "

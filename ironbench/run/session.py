@@ -225,6 +225,8 @@ class Session:
         started with)."""
         if state.track.groups[0].path in state.decisions:
             return None
+        if self._compares_correct(state.track.groups[0]):
+            return None  # a stored baseline's correctness was its own run's check: run it fresh, checked here
         found = latest_baseline(
             self.io.store,
             state.track.instruction,
@@ -310,7 +312,8 @@ class Session:
             reference = state.reference
             assert reference is not None  # a variant group starts after its track's reference decision
             behaviours = dict.fromkeys(reference.outcomes or (reference.signature,))
-            return partial(variant_decision, reference=reference), [Outcome(*s) for s in behaviours], None
+            decide = partial(variant_decision, reference=reference, repeats=group.max_runs - 1)
+            return decide, [Outcome.of_signature(s) for s in behaviours], None
         base = state.track.groups[0]
         # Level 0 is decided before level 1 starts: every level is judged against it.
         level_0 = next(
@@ -596,6 +599,16 @@ class Session:
             idempotency_key=f"check:{work.key}{suffix}",
         )
 
+    def _compares_correct(self, group: Group) -> bool:
+        """Whether the group's rule compares correctness: a baseline whose suite adds `correct`
+        to its `equivalence`, any adversarial group (a correctness flip is material); each only
+        with a check."""
+        if group.path not in self.checks:
+            return False
+        return group.policy in ("reference", "variant") or (
+            group.policy == "baseline" and "correct" in self.suite.equivalence
+        )
+
     def _completed(self, state: _TrackState, work: Work, ran: Ran) -> Pending:
         path, index = work.group.path, work.run_index
         if ran.result.harness_error:
@@ -603,7 +616,10 @@ class Session:
         state.tries.setdefault(path, {})[index] = work.rerun + 1
         past = path in state.decisions  # decided while it ran: it lies past the decision, no evidence
         if not past and ran.outcome.infra_error is None:
-            state.outcomes.setdefault(path, {})[index] = ran.outcome
+            outcome = ran.outcome
+            if self._compares_correct(work.group):
+                outcome = replace(outcome, correctness=(_correct(ran.check.verdict if ran.check else None),))
+            state.outcomes.setdefault(path, {})[index] = outcome
         state.slots.pop(path, None)
         self._due.add(state.position)
         return self._completed_event(work, ran, past)
@@ -736,6 +752,17 @@ class Session:
                                 event.attempts,
                                 event.repairs_triggered,
                                 event.brick_path,
+                                # a brick's check, recorded right after it, says otherwise
+                                correctness=(False,) if self._compares_correct(by_path[path][1]) else (),
+                            )
+                case events.CheckCompleted() as event if not event.recheck:
+                    path = event.group or group_of(recorded.stream)
+                    latest = by_path[path][0].tries.get(path, {}).get(event.run_index) if path in by_path else None
+                    if latest == event.rerun + 1 and self._compares_correct(by_path[path][1]):
+                        found = by_path[path][0].outcomes.get(path, {}).get(event.run_index)
+                        if found is not None:
+                            by_path[path][0].outcomes[path][event.run_index] = replace(
+                                found, correctness=(_correct(event.verdict),)
                             )
                 case events.DecisionTaken() as event:
                     path = group_path(event.group, event.case_id)
@@ -750,6 +777,12 @@ class Session:
                         decided.reference = Reference(
                             tuple(event.reference), outcomes or (tuple(event.reference),), stable=not outcomes
                         )
+
+
+def _correct(verdict: str | None) -> bool | None:
+    """A run's correctness as a rule compares it: no check (no brick saved) is not correct; a
+    check the harness could not run is unknown."""
+    return None if verdict == "harness_fault" else verdict == "correct"
 
 
 def appender(store: EventStore, tree: OutputTree, run_id: str) -> Append:

@@ -24,10 +24,10 @@ from ironbench.stats import (
     stratified_exact_test,
     wilson_interval,
 )
-from ironbench.suite import ConfidenceStop, FixedStop, SeedStop
+from ironbench.suite import MATERIAL_REPEATS, ConfidenceStop, FixedStop, SeedStop
 
 AGREEING_RUNS = 3
-VARIANT_REPEATS = 3
+VARIANT_REPEATS = MATERIAL_REPEATS  # the spec's; a case's `material_repeats` (runs_per_variant) sets its own
 STRESS_MIN_RUNS_FOR_EARLY_STOP = 3
 SYSTEMATIC_FAILURE_RATE = 0.8
 ALPHA = 0.05  # the error rate every test behind a decision is held to
@@ -207,16 +207,19 @@ def reference_decision(outcomes: Sequence[Outcome]) -> StopDecision | None:
 
 def direction(variant: Sequence[tuple], reference: Sequence[tuple]) -> str:
     """Which way variant runs differ from reference runs (signatures): success first, then
-    attempts, repairs, failure stage."""
+    correctness (where compared), attempts, repairs, failure stage."""
 
     def mean(rows: Sequence[tuple], index: int) -> float:
-        return sum(float(r[index]) for r in rows) / len(rows)
+        return sum(float(r[index] or 0) for r in rows) / len(rows)
 
     for index, more, fewer in (
         (0, "success gained", "success lost"),
+        (4, "correctness gained", "correctness lost"),  # compared where checks are (None: unknown, as 0)
         (2, "more attempts", "fewer attempts"),
         (3, "more repairs", "fewer repairs"),
     ):
+        if index >= min(len(r) for r in [*variant, *reference]):
+            continue
         if mean(variant, index) > mean(reference, index):
             return more
         if mean(variant, index) < mean(reference, index):
@@ -224,14 +227,16 @@ def direction(variant: Sequence[tuple], reference: Sequence[tuple]) -> str:
     return "other failure stage" if {r[1] for r in variant} != {r[1] for r in reference} else "none"
 
 
-def variant_decision(outcomes: Sequence[Outcome], reference: "Reference | tuple") -> StopDecision | None:
+def variant_decision(
+    outcomes: Sequence[Outcome], reference: "Reference | tuple", repeats: int = VARIANT_REPEATS
+) -> StopDecision | None:
     """A variant runs once; if it differs materially from the reference it is repeated
-    up to 3 times: a repeat that agrees with the reference makes the difference
-    stochastic, three that all differ make it structural. Every difference says which way
-    it went. Against an unstable baseline (`Reference.unstable`) one agreeing repeat proves
-    little, so a variant whose first run differs from the baseline's most common outcome runs
-    all 4 times and its outcomes are compared with every baseline outcome by an exact
-    permutation test: `structural` when p <= 0.05, else `within_noise` (the baseline's own
+    up to `repeats` times (the spec's 3): a repeat that agrees with the reference makes the
+    difference stochastic, repeats that all differ make it structural. Every difference says
+    which way it went. Against an unstable baseline (`Reference.unstable`) one agreeing repeat
+    proves little, so a variant whose first run differs from the baseline's most common outcome
+    runs all 1 + `repeats` times and its outcomes are compared with every baseline outcome by an
+    exact permutation test: `structural` when p <= 0.05, else `within_noise` (the baseline's own
     noise explains the difference)."""
     if not outcomes:
         return None
@@ -241,7 +246,7 @@ def variant_decision(outcomes: Sequence[Outcome], reference: "Reference | tuple"
     if signatures[0] == reference.signature:
         return evidence(outcomes, "not_material", "first run equivalent to the baseline")
     if reference.unstable:
-        return _against_distribution(outcomes, signatures, reference)
+        return _against_distribution(outcomes, signatures, reference, repeats)
     if len(outcomes) > 1 and signatures[-1] == reference.signature:
         return evidence(
             outcomes,
@@ -249,7 +254,7 @@ def variant_decision(outcomes: Sequence[Outcome], reference: "Reference | tuple"
             f"repeat {len(outcomes) - 1} agreed with the baseline",
             direction=direction(signatures[:-1], [reference.signature]),
         )
-    if len(outcomes) == 1 + VARIANT_REPEATS:
+    if len(outcomes) >= 1 + repeats:
         return evidence(
             outcomes,
             "structural",
@@ -260,11 +265,11 @@ def variant_decision(outcomes: Sequence[Outcome], reference: "Reference | tuple"
 
 
 def _against_distribution(
-    outcomes: Sequence[Outcome], signatures: Sequence[tuple], reference: Reference
+    outcomes: Sequence[Outcome], signatures: Sequence[tuple], reference: Reference, repeats: int
 ) -> StopDecision | None:
     base = len(reference.outcomes)
     way = direction(signatures, list(reference.outcomes))
-    if len(outcomes) < 1 + VARIANT_REPEATS:
+    if len(outcomes) < 1 + repeats:
         return None
     p = exact_distribution_test(reference.outcomes, signatures)
     if significant(p, ALPHA):

@@ -25,6 +25,7 @@ __all__ = [
 # Named for the rest of the package, loaded on first use (importing the face stays cheap).
 if TYPE_CHECKING:
     from ironbench.suite.humaneval import current_check as current_check
+    from ironbench.suite.models import MATERIAL_REPEATS as MATERIAL_REPEATS
     from ironbench.suite.models import CommandEngineSpec as CommandEngineSpec
     from ironbench.suite.models import ConfidenceStop as ConfidenceStop
     from ironbench.suite.models import FixedStop as FixedStop
@@ -44,6 +45,7 @@ _EXPORTS = {
     "FixedStop": "models",
     "GuardedEngineSpec": "models",
     "LlmEngineSpec": "models",
+    "MATERIAL_REPEATS": "models",
     "PythonEngineSpec": "models",
     "SeedStop": "models",
     "VariantEntry": "models",

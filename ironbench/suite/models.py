@@ -40,6 +40,11 @@ if TYPE_CHECKING:
     from ironbench.stats import StoppingRule
 
 MAX_BASELINE_RUNS = 10
+# The spec's run equivalence; a suite may add `correct` (the harness's check verdict).
+EquivalenceField = Literal["success", "failure_stage", "attempts", "repairs_triggered", "correct"]
+SPEC_EQUIVALENCE: tuple[EquivalenceField, ...] = ("success", "failure_stage", "attempts", "repairs_triggered")
+# The spec's: a variant whose first run differs materially from the baseline is repeated up to 3 times.
+MATERIAL_REPEATS = 3
 MAX_CONVERSATIONS = 100
 MAX_CONFIDENCE_RUNS = 200
 MAX_TIMEOUT_SECONDS = 86_400
@@ -248,6 +253,16 @@ class AdversarialCase(_Case):
     variants: Annotated[list[VariantEntry], Field(min_length=1)]
     # The baseline case whose stored runs are this case's reference (the suite's, unless set here).
     base_case: Identifier | None = None
+    material_repeats: Annotated[
+        int,
+        Field(
+            strict=True,
+            gt=0,
+            le=MAX_BASELINE_RUNS,
+            description="the most times a variant whose first run differs materially from the baseline is "
+            "repeated (the suite's runs_per_variant unless set here; neither: the spec's 3)",
+        ),
+    ] = MATERIAL_REPEATS
 
     @model_validator(mode="before")
     @classmethod
@@ -448,10 +463,18 @@ class SuiteSandbox(_Strict):
 class Suite(_Strict):
     suite_id: Identifier
     mode: SuiteMode
-    # How many times each variant or level runs (adversarial, stress): a stress case's
-    # runs_per_level unless it sets its own; adversarial variants keep the seed's rule (once,
-    # then up to 3 repeats when material).
-    runs_per_variant: Annotated[int, Field(strict=True, gt=0, le=MAX_BASELINE_RUNS)] = 1
+    # Absent (None) and 1 differ: absent, each mode keeps the spec's count.
+    runs_per_variant: Annotated[
+        int | None,
+        Field(
+            strict=True,
+            gt=0,
+            le=MAX_BASELINE_RUNS,
+            description="adversarial: the most times a variant whose first run differs materially from the "
+            "baseline is repeated (absent: the spec's 3; a case's material_repeats overrides it); stress: "
+            "each level's runs, 2-5 (a case's runs_per_level overrides it); baseline: recorded only",
+        ),
+    ] = None
     timeout_seconds: TimeoutSeconds = 300
     repair_enabled: StrictBool = True
     debug_enabled: StrictBool = True
@@ -469,6 +492,13 @@ class Suite(_Strict):
     scenarios: list[Scenario] = []
     conversations: Annotated[int, Field(strict=True, gt=0, le=MAX_CONVERSATIONS)] | None = None
     stop: StopRule | None = None  # the default stopping rule of baseline cases
+    equivalence: Annotated[
+        list[EquivalenceField],
+        Field(
+            description="the fields two runs must share to be equivalent (the seed's four); add `correct` to "
+            "replay a checked baseline case until its check verdicts agree too",
+        ),
+    ] = list(SPEC_EQUIVALENCE)
     check: Check | None = None  # the check of every case that names none
     # Outcome rules: a shipped name (ironclad, exit-code) or a rules file, relative to the suite's folder.
     rules: Annotated[str, Field(min_length=1)] | None = None
@@ -497,7 +527,8 @@ class Suite(_Strict):
     def _as_the_spec_means(cls, data):
         """The spec's keys read into the typed form: `category` is the mode, a canonical
         suite's groups are its cases, the suite's `runs` and `runs_per_variant` reach the
-        cases that set none, and each case's mode defaults to the suite's."""
+        cases that set none (a stress case's `runs_per_level`, an adversarial case's
+        `material_repeats`), and each case's mode defaults to the suite's."""
         if not isinstance(data, dict):
             return data
         data = dict(data)
@@ -531,7 +562,9 @@ class Suite(_Strict):
             if mode == "canonical" and not case.get("stop") and not suite_stop:
                 runs = case.get("runs", data.get("runs_per_case", DEFAULT_RUNS_PER_CASE))
                 case = {k: v for k, v in case.items() if k != "runs"} | {"stop": {"rule": "fixed", "runs": runs}}
-            if case.get("mode") == "stress" and "runs_per_variant" in data:
+            if case.get("mode") == "adversarial" and data.get("runs_per_variant") is not None:
+                case = {"material_repeats": data["runs_per_variant"], **case}
+            if case.get("mode") == "stress" and data.get("runs_per_variant") is not None:
                 ladder = case.get("ladder")
                 if "runs_per_level" not in case and not (isinstance(ladder, dict) and "runs_per_level" in ladder):
                     case = {**case, "runs_per_level": _level_runs(data["runs_per_variant"])}
@@ -562,6 +595,15 @@ class Suite(_Strict):
             for field in ("engines", "scenarios", "conversations"):
                 if getattr(self, field):
                     raise ValueError(f"{field}: only a gauntlet suite has {field}")
+        missing = [name for name in SPEC_EQUIVALENCE if name not in self.equivalence]
+        if missing:
+            raise ValueError(
+                f"equivalence: {', '.join(missing)} missing: the spec's four fields stay; a suite may add correct"
+            )
+        if len(set(self.equivalence)) != len(self.equivalence):
+            raise ValueError("equivalence: a field listed twice")
+        if "correct" in self.equivalence and not _recorded(info) and not any(self.checked(c.id) for c in self.cases):
+            raise ValueError("equivalence: correct compares check verdicts, and no case of this suite has a check")
         if self.runs_per_case is not None and self.mode != "canonical":
             raise ValueError("runs_per_case: only a canonical suite has runs_per_case (use runs)")
         if self.runs is not None and isinstance(self.stop, (ConfidenceStop, FixedStop)):

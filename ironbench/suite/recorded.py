@@ -148,6 +148,20 @@ def _accepted(name: str, value: object) -> bool:
     return True
 
 
+def upcast_suite_material_repeats_v1(data: Record) -> Record:
+    """Before issue-41, a variant whose first run differed materially was repeated up to 3 times
+    whatever `runs_per_variant` said (recorded, default 1, read by stress cases only); today an
+    adversarial case records its own `material_repeats`. A case without one ran with 3 (the
+    spec's, then; written out here, not read from today's default)."""
+
+    def repeats(case: Record) -> Record:
+        if case.get("mode", data.get("mode")) != "adversarial" or "material_repeats" in case:
+            return case
+        return {**case, "material_repeats": 3}
+
+    return _cases(data, repeats)
+
+
 # In the order the shapes followed each other: each one reads what the one before wrote.
 UPCASTERS: tuple[Callable[[Record], Record], ...] = (
     upcast_suite_generators_v1,
@@ -157,6 +171,7 @@ UPCASTERS: tuple[Callable[[Record], Record], ...] = (
     upcast_suite_focuses_v1,
     upcast_suite_runs_beside_own_count,
     upcast_suite_imported_v1,
+    upcast_suite_material_repeats_v1,
 )
 
 

@@ -23,7 +23,7 @@ from ironbench.core.events import (
     RecordedEvent,
     VariantGenerated,
 )
-from ironbench.core.labels import group_path_sql
+from ironbench.core.labels import group_path_sql, natural_key
 from ironbench.core.model_calls import held, resolved
 from ironbench.report.records import Score, Thread, Turn
 from ironbench.store import EventStore, Holder, Lease, open_read_only, sqlite_failure
@@ -261,7 +261,8 @@ class Reader:
             return logs_in(self.store, run_id, case_id)
 
     def cases(self, run_id: str) -> list[CaseRow]:
-        """The run's cases in the order their first invocation was recorded: mode, groups, invocations."""
+        """The run's cases by id as people count them (humaneval_2 before humaneval_12): mode,
+        groups, invocations."""
         rows = self.rows(
             "SELECT case_id, coalesce(case_mode, mode), count(DISTINCT group_path), count(*), "
             "count(*) FILTER (WHERE infra_error IS NULL AND success), min(seq) "
@@ -271,7 +272,7 @@ class Reader:
             "      WHERE run_id = ?) GROUP BY 1, 2 ORDER BY min(seq)",
             (run_id, run_id),
         )
-        return [CaseRow(*r[:5]) for r in rows]
+        return sorted((CaseRow(*r[:5]) for r in rows), key=lambda case: natural_key(case.case_id))
 
     def of_case(self, run_id: str, case_id: str, *types: EventType) -> list[RecordedEvent]:
         """A case's events of these types (its decisions, its variants, its rejected rewrites), in order."""

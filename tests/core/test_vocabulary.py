@@ -8,7 +8,7 @@ import duckdb
 
 from ironbench.analysis.query import vocabulary_views
 from ironbench.core.kinds import DIFFERED, JUDGED, MATERIAL, decision_kind_rows
-from ironbench.core.labels import case_label, group_of, group_path, group_path_sql, track_of
+from ironbench.core.labels import case_label, group_of, group_path, group_path_sql, natural_key, track_of
 from ironbench.core.outcome_codes import (
     BY_CODE,
     EVIDENCE_CODES,
@@ -70,3 +70,21 @@ def test_labels_and_group_paths():
         f"SELECT {group_path_sql('t.')} FROM (VALUES ('', 'a'), ('adversarial/a/baseline', 'a')) t(group_path, case_id)"
     ).fetchall()
     assert found == [("baseline/a",), ("adversarial/a/baseline",)]
+
+
+def test_names_sort_as_people_count_them():
+    names = ["humaneval_102", "humaneval_12", "humaneval_2", "a_1", "a01", "a1", "a", "b", "x²1", "²"]
+    assert sorted(names, key=natural_key) == [
+        "a",
+        "a01",  # the same number as a1: then as written, one order whichever comes first
+        "a1",
+        "a_1",
+        "b",
+        "humaneval_2",
+        "humaneval_12",
+        "humaneval_102",
+        "x²1",  # a digit that is not 0-9 is text
+        "²",
+    ]
+    assert sorted(["a1", "a01"], key=natural_key) == sorted(["a01", "a1"], key=natural_key)
+    assert natural_key(None) < natural_key("base")  # no variant first

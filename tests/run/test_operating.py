@@ -16,6 +16,7 @@ from ironbench.run.operating import (
     false_boundary_rate,
     gate_rates,
     ladder_law,
+    material_variant_law,
     seed_rule_oc,
     variant_verdict_rates,
     worst_false_boundary_rate,
@@ -326,3 +327,77 @@ def test_fail_on_change_holds_alpha_and_sees_a_new_way_to_fail():
         for _ in range(100)
     )
     assert found / 100 > 0.9
+
+
+# -- a material variant's repeats (runs_per_variant) -------------------------------------------------------------------
+
+
+def _variant_verdicts(differ: float, repeats: int, sims: int, seed: int) -> dict[str, float]:
+    """The rule itself on simulated variants whose runs differ from a settled baseline with
+    probability `differ`."""
+    from ironbench.run.stopping import Reference, variant_decision
+
+    rng = np.random.default_rng(seed)
+    reference = Reference.of([SUCCESS] * 3, True)
+    found = {"not_material": 0, "stochastic": 0, "structural": 0}
+    for _ in range(sims):
+        runs = [FAILURE if u < differ else SUCCESS for u in rng.random(1 + repeats)]
+        decision = next(d for k in range(1, 2 + repeats) if (d := variant_decision(runs[:k], reference, repeats)))
+        found[decision.decision] += 1
+    return {kind: count / sims for kind, count in found.items()}
+
+
+@pytest.mark.parametrize("repeats", [1, 2, 3, 5])
+def test_a_variant_s_repeats_decide_as_their_law_says(repeats):
+    sims = 4000
+    for differ in (0.1, 0.3, 0.9):
+        law = material_variant_law(differ, repeats)
+        found = _variant_verdicts(differ, repeats, sims, seed=repeats)
+        for kind, rate in law.items():
+            assert abs(found[kind] - rate) <= 4 * math.sqrt(max(rate * (1 - rate), 1e-4) / sims), (kind, differ)
+
+
+def test_fewer_repeats_call_noise_structural_more_often_and_find_a_change_more_often():
+    # noise: a baseline-like variant whose runs differ 30% of the time; a change: 90% of the time
+    noise = [material_variant_law(0.3, k)["structural"] for k in (1, 2, 3, 5)]
+    change = [material_variant_law(0.9, k)["structural"] for k in (1, 2, 3, 5)]
+    assert noise == sorted(noise, reverse=True) and change == sorted(change, reverse=True)
+    assert round(noise[0], 4) == 0.09 and round(noise[2], 4) == 0.0081  # runs_per_variant 1 vs the spec's 3
+    assert round(change[0], 4) == 0.81 and round(change[2], 4) == 0.6561
+
+
+@pytest.mark.parametrize("repeats", [1, 2, 5])
+def test_variant_verdicts_against_unstable_baselines_hold_alpha_at_any_cap(repeats):
+    sims = 1500
+    for baseline in (0.5, 0.7):
+        null = variant_verdict_rates(baseline, baseline, sims=sims, seed=9, repeats=repeats)["ironbench"]
+        assert within(null, sims)
+    # and the test finds a collapse more often the more runs it has
+    few = variant_verdict_rates(0.7, 0.0, sims=sims, seed=4, repeats=1)["ironbench"]
+    many = variant_verdict_rates(0.7, 0.0, sims=sims, seed=4, repeats=5)["ironbench"]
+    assert many > few
+
+
+# -- equivalence with `correct` ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("correct", [1.0, 0.8, 0.5])
+def test_correct_in_equivalence_calls_stable_as_the_seed_rule_s_law_on_correctness(correct):
+    """Every run verified; its brick correct with probability `correct`. The spec's four fields
+    call every such baseline stable at 3 runs, however often its bricks are wrong; with
+    `correct` compared, the rule is the seed's on correctness (exact law: `seed_rule_oc`)."""
+    from ironbench.core.outcome import Outcome
+    from ironbench.run.stopping import baseline_decision
+
+    rng = np.random.default_rng(41)
+    sims, stable, spec_stable = 3000, 0, 0
+    for _ in range(sims):
+        flips = rng.random(10) < correct
+        runs = [Outcome(True, None, 1, 0, correctness=(bool(f),)) for f in flips]
+        decided = next(d for k in range(1, 11) if (d := baseline_decision(runs[:k], 10)))
+        stable += decided.decision == "stable"
+        plain = next(d for k in range(1, 11) if (d := baseline_decision([Outcome(True, None, 1, 0)] * k, 10)))
+        spec_stable += (plain.decision, plain.n) == ("stable", 3)
+    law = seed_rule_oc(correct).stable
+    assert abs(stable / sims - law) <= 4 * math.sqrt(max(law * (1 - law), 1e-4) / sims)
+    assert spec_stable == sims  # the spec's equivalence sees nothing

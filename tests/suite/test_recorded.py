@@ -34,6 +34,7 @@ from ironbench.suite.recorded import (
     upcast_suite_imported_v1,
     upcast_suite_intensity_v1,
     upcast_suite_ladder_v1,
+    upcast_suite_material_repeats_v1,
     upcast_suite_runs_beside_own_count,
 )
 from ironbench.suite.shipped import open_suite, shipped_suites
@@ -80,6 +81,7 @@ def test_the_upcasters_run_in_the_order_the_shapes_followed():
         "upcast_suite_focuses_v1",
         "upcast_suite_runs_beside_own_count",
         "upcast_suite_imported_v1",
+        "upcast_suite_material_repeats_v1",
     ]
 
 
@@ -113,6 +115,21 @@ def test_ladder_v1_becomes_stress_ladder_levels_with_the_runs_on_the_case():
     assert isinstance(case, StressCase) and case.stop_at_boundary is False
     # the runs the run recorded, though the suite's runs_per_variant reaches new files' levels
     assert case.runs_per_level == 5
+
+
+def test_material_repeats_v1_is_the_3_repeats_every_variant_had():
+    old = record("spec_adversarial")  # 88760bd: runs_per_variant 1 recorded, and read by nothing
+    assert old["runs_per_variant"] == 1 and all("material_repeats" not in c for c in old["cases"])
+    assert [c["material_repeats"] for c in upcast_suite_material_repeats_v1(old)["cases"]] == [3] * len(old["cases"])
+    suite = Suite.from_dict(old)
+    assert [c.material_repeats for c in suite.cases if isinstance(c, AdversarialCase)] == [3]
+    # a record of today's shape says its own: runs_per_variant reached the case
+    again = Suite.from_dict({**suite.to_dict(), "runs_per_variant": 2})
+    assert again.cases[0].material_repeats == 3  # the case's recorded repeats, not the suite's
+    mixed = Suite.from_dict(record("mixed"))  # 4d6d3a5: an adversarial case in a mixed suite
+    assert [c.material_repeats for c in mixed.cases if isinstance(c, AdversarialCase)] == [3]
+    baseline = upcast_suite_material_repeats_v1(record("baseline"))
+    assert all("material_repeats" not in c for c in baseline["cases"])
 
 
 def test_base_instruction_v1_is_recorded_under_instruction():

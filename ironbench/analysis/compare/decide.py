@@ -28,7 +28,7 @@ from ironbench.analysis.compare.comparison import (
 from ironbench.analysis.compare.prose import pp, reason
 from ironbench.core.errors import IronbenchError
 from ironbench.core.kinds import CaseVerdict, FailOn, Gate, Verdict
-from ironbench.core.labels import case_label
+from ironbench.core.labels import case_label, natural_key
 from ironbench.stats import (
     Z95,
     ExactTest,
@@ -87,7 +87,7 @@ def decide(
     cases, warnings = _compared_cases(tables, evidence, alpha, margin, power)
     compared = set(common)
     cases += _unmatched_cases([k for k in evidence.keys if k not in compared], evidence)
-    cases.sort(key=lambda c: (c.case_id, c.variant_id))
+    cases.sort(key=lambda c: (natural_key(c.case_id), natural_key(c.variant_id)))
     overall = _overall(tables, alpha, power)
     if power and overall.mde is None:
         warnings.append(f"the overall test cannot detect even a drop to 0% with {POWER:.0%} power at these run counts")
@@ -325,7 +325,8 @@ def _shifts(evidence: Evidence, common: list[Key]) -> list[Shift]:
 
 
 def _names(keys: Iterable[Key]) -> str:
-    return ", ".join(case_label(*k) for k in sorted(keys)) or "none"
+    ordered = sorted(keys, key=lambda k: (natural_key(k[0]), natural_key(k[1])))
+    return ", ".join(case_label(*k) for k in ordered) or "none"
 
 
 def engine_sentences(evidence: Evidence, alpha: float) -> list[str]:

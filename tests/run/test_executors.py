@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from ironbench.sandbox import machine_fence
 from tests.conftest import SCRIPTED_TARGET, cli, make_suite, write_suite
 from tests.fixtures.dask_cluster import LoopbackCluster
 
@@ -99,6 +100,12 @@ def test_a_suite_on_the_cluster_decides_as_one_local_job(cluster, tmp_path):
         where, path = event["debug_path"].split(":", 1)
         assert where == host and any(path.startswith(root) for root in roots)
         assert Path(path).is_dir() and event["stdout_path"].startswith(f"{host}:")
+    # each worker fenced its targets as this machine allows, and said so in an event of its own
+    with sqlite3.connect(out / "ironbench.db") as conn:
+        fences = [json.loads(p) for (p,) in conn.execute("SELECT payload FROM events WHERE type = 'sandbox_applied'")]
+    workers = {fence["worker"] for fence in fences}
+    assert len(workers) == 2 and "coordinator" not in workers, workers
+    assert {fence["level"] for fence in fences} == {machine_fence().level}
 
 
 @pytest.mark.slow

@@ -47,7 +47,7 @@ FIXTURE_ENV = (
     "SCRIPTED_OUTCOMES", "SCRIPTED_SLEEP_MS", "SCRIPTED_SLEEP_BY_RUN", "SCRIPTED_ECHO", "SCRIPTED_DEBUG_FILES",
     "REPLAY_TRANSCRIPTS", "REPLAY_SEQUENCE", "REPLAY_DOWN_FLAG", "PIDS_DIR", "KILL_WITH", "KILL_AT_RENAME",
     "FILL_AT", "CANNED_MODEL_SERVER", "AGENT_HOLD", "AGENT_STREAM", "AGENT_MAX_REPAIRS", "AGENT_HIDE_ERRORS",
-    "AGENT_CLIENT", "COIN_SLEEP_MS", "SCRIPTED_STATE", "PLAIN_CODES",
+    "AGENT_CLIENT", "COIN_SLEEP_MS", "SCRIPTED_STATE", "PLAIN_CODES", "TOY_AGENT_OUTCOMES", "AGENT_SYSTEM", "CAPPED_STORE_PAGES",
 )  # fmt: skip
 # Set for the whole session: runs that module-scoped fixtures make start before any autouse fixture.
 os.environ["IRONBENCH_PASS_ENV"] = ",".join(FIXTURE_ENV)
@@ -161,3 +161,20 @@ def ctrl_c_raises():
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     yield
     signal.signal(signal.SIGINT, previous)
+
+
+def host_pid(pid: int, needle: str) -> int:
+    """A live fenced process's pid as this machine sees it, from the pid it saw itself by (in its
+    own pid namespace) and a text of its command line; `pid` itself when it ran unfenced."""
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            status = (entry / "status").read_text()
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        nspid = next((line.split()[1:] for line in status.splitlines() if line.startswith("NSpid:")), [])
+        if len(nspid) > 1 and int(nspid[-1]) == pid and needle.encode() in cmdline:
+            return int(entry.name)
+    return pid

@@ -238,13 +238,15 @@ def _check_target(target: TargetSpec) -> tuple[str, TargetVersion]:
     return socket.gethostname(), target_version(target)
 
 
-def _worker_fence(setup: InvocationSetup, argv: list[str]) -> dict[str, Any]:
-    """On a worker: the fence its invocations will run under (SandboxError: not the one asked for)."""
+def _worker_fence(setup: InvocationSetup, argv: list[str], dask_worker: Any = None) -> dict[str, Any]:
+    """On a worker: the fence its invocations will run under (SandboxError: not the one asked for).
+    (`client.run` hands the worker in as `dask_worker`: outside a task it is not found otherwise.)"""
     root = os.environ.get(WORKDIRS_ENV) or str(Path.cwd() / WORKER_WORKDIRS)
     gateway = worker_link(setup.gateway) if setup.gateway is not None else None
     fence = invocation_fence(setup, gateway, root)
     _told.add(id(fence))
-    return {"worker": worker_name(), **fence.describe(argv)}
+    name = worker_name() if dask_worker is None else f"{socket.gethostname()} ({dask_worker.address})"
+    return {"worker": name, **fence.describe(argv)}
 
 
 class InvocationExecutor(Protocol):

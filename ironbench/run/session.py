@@ -80,13 +80,15 @@ class _TrackState:
         return list(prefix_of(self.outcomes.get(group.path, {})))
 
 
-def invocation_env(run_id: str, suite: Suite, group: Group, run_index: int) -> dict[str, str]:
-    """What an invocation's environment gets besides the harness's own."""
+def invocation_env(run_id: str, suite: Suite, group: Group, run_index: int, rerun: int = 0) -> dict[str, str]:
+    """What an invocation's environment gets besides the harness's own (`rerun`: how many earlier
+    attempts of its slot hit infrastructure errors; a fenced target keeps no memory of them)."""
     env = {
         "IRONBENCH_RUN_ID": run_id,
         "IRONBENCH_CASE_ID": group.case_id,
         "IRONBENCH_VARIANT_ID": group.variant_id,
         "IRONBENCH_RUN_INDEX": str(run_index),
+        "IRONBENCH_RERUN": str(rerun),
         "IRONBENCH_REPAIR_ENABLED": "1" if suite.repair_enabled else "0",
         # A Python target killed at its timeout would lose its block-buffered
         # output; unbuffered, what it printed up to the kill is counted.
@@ -167,8 +169,8 @@ class Session:
     def done_invocations(self) -> int:
         return sum(len(v) for t in self.tracks for v in t.outcomes.values())
 
-    def _env(self, group: Group, run_index: int) -> dict[str, str]:
-        return invocation_env(self.io.run_id, self.suite, group, run_index)
+    def _env(self, group: Group, run_index: int, rerun: int = 0) -> dict[str, str]:
+        return invocation_env(self.io.run_id, self.suite, group, run_index, rerun)
 
     # -- planning events ------------------------------------------------------
 
@@ -484,7 +486,7 @@ class Session:
             work,
             self._setup(executor),
             self.target.argv(group.instruction),
-            self._env(group, work.run_index),
+            self._env(group, work.run_index, work.rerun),
             replays.get((group.path, work.run_index), []) if replays is not None else None,
             self.checks.get(group.path),
         )

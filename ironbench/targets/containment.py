@@ -38,8 +38,6 @@ import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ironbench.sandbox import HELPERS
-
 CONTAINMENT_VAR = "IRONBENCH_CONTAINMENT_ID"
 PR_SET_CHILD_SUBREAPER = 36
 SWEEP_SECONDS = 5.0
@@ -242,6 +240,14 @@ def spare(pid: int, on: bool = True) -> None:
         (_registry.spared.add if on else _registry.spared.discard)(pid)
 
 
+def _fence_helpers() -> set[int]:
+    """The fence's own processes (its netgates): never a target's leftovers. Imported when a
+    sweep asks, so that this file also runs alone, as the watchdog (`python -I -S containment.py`)."""
+    from ironbench.sandbox import HELPERS
+
+    return HELPERS
+
+
 def start_spared(start: Callable[[], "subprocess.Popen[bytes]"]) -> "subprocess.Popen[bytes]":
     """Start a child the harness owns (a check's trusted process) and spare it, with no sweep
     in between: a sweep holds the same lock."""
@@ -344,7 +350,7 @@ def _sweep(
                 continue
             owner = _owner(process, procs, me, targets, memo)
             if owner is None and last_since is not None:
-                spared = top.pid in _registry.spared or top.pid in HELPERS
+                spared = top.pid in _registry.spared or top.pid in _fence_helpers()
                 ours = top.starttime >= last_since and top.pid not in targets and not spared
             else:
                 ours = owner == target_pid

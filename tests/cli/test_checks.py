@@ -197,7 +197,7 @@ def test_why_validation_failed_from_the_debug_files(tmp_path, monkeypatch):
     cases = [{"id": "one", "instruction": "Write a function named one.", "runs": 3}]
     suite.write_text(yaml.safe_dump({"suite_id": "causes", "mode": "baseline", "cases": cases}))
     out = tmp_path / "out"
-    run_id = run(out, str(suite), SCRIPTED_TARGET)
+    run_id = run(out, str(suite), SCRIPTED_TARGET, "--allow-read", str(prepared))  # the debug files it copies
     summary = json.loads((out / run_id / "baseline/one/run_001/summary.json").read_text())
     assert summary["failure_cause"] == "assertions_failed"
     assert [(c["attempt"], c["cause"], c["passed"], c["failed"]) for c in summary["failure_causes"]] == [

@@ -29,7 +29,7 @@ def run_recipe(tmp_path: Path, env: dict, name: str = "shell") -> subprocess.Com
     (tmp_path / "suites").mkdir(exist_ok=True)
     (tmp_path / "suites" / "baseline.yaml").write_text((REPO / "suites" / "baseline.yaml").read_text())
     path = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"  # the `ironbench` command
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("IRONBENCH_")}
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("IRONBENCH_") or k == "IRONBENCH_PASS_ENV"}
     return subprocess.run(
         ["bash", "ci/ironbench.sh"],
         cwd=tmp_path,

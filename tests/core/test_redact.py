@@ -97,7 +97,9 @@ def test_a_target_printing_its_environment_leaves_no_secret_in_store_files_or_ou
 
     out = tmp_path / "out"
     env = {"OPENAI_API_KEY": SECRET, "MY_PLAIN": PLAIN}
-    result = cli("run", str(_env_suite(tmp_path)), "--out", str(out), "--redact", "MY_PLAIN", env=env)
+    # passed in on purpose (a fenced target gets neither otherwise), then printed: redacted wherever kept
+    given = ["--pass-env", "OPENAI_API_KEY", "--pass-env", "MY_PLAIN"]
+    result = cli("run", str(_env_suite(tmp_path)), "--out", str(out), "--redact", "MY_PLAIN", *given, env=env)
     assert result.returncode == 0, result.stderr
     run_id = result.stdout.strip()
     shown = cli(

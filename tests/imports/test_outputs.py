@@ -41,7 +41,8 @@ def facts(event: InvocationCompleted) -> tuple:
 def live(tmp_path_factory) -> dict[str, tuple]:
     """Transcript -> the facts a live run recorded when the target printed it."""
     tmp = tmp_path_factory.mktemp("live")
-    sequence = tmp / "sequence.txt"
+    (tmp / "state").mkdir()
+    sequence = tmp / "state" / "sequence.txt"  # the target takes its transcripts from it, in turn
     sequence.write_text("".join(f"{name}\n" for name in LIVE_SEQUENCE))
     suite = tmp / "live.yaml"
     suite.write_text(
@@ -56,6 +57,8 @@ def live(tmp_path_factory) -> dict[str, tuple]:
         str(tmp / "out"),
         "-q",
         "--no-report",
+        "--allow-write",
+        str(sequence.parent),
         env={"REPLAY_SEQUENCE": str(sequence)},
         check=True,
     )

@@ -280,9 +280,12 @@ def test_variants_on_the_cluster_decide_as_one_local_job(cluster, tmp_path):
 def test_targets_and_their_descendants_are_contained_on_the_worker(cluster, tmp_path):
     suite_file = write_suite(tmp_path / "s.yaml", make_suite({"hang": 3}, timeout_seconds=1))
     out = tmp_path / "cluster"
+    # unfenced, so that the pids the targets write are this machine's: the containment below the
+    # fence is what this checks (a fence ends all it holds at once: tests/sandbox/test_fence.py)
     run_id = cli(
-        "run", str(suite_file), "--out", str(out), "-q", "--no-report", "--scheduler", cluster.address, check=True
-    ).stdout.strip()
+        "run", str(suite_file), "--out", str(out), "-q", "--no-report", "--scheduler", cluster.address,
+        "--sandbox", "off", check=True,
+    ).stdout.strip()  # fmt: skip
     with sqlite3.connect(out / "ironbench.db") as conn:
         timed_out = [r[0] for r in conn.execute("SELECT timed_out FROM invocations WHERE run_id = ?", (run_id,))]
     assert timed_out == [1, 1, 1]  # three at once on the workers, each killed at its timeout

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.conftest import REPO, cli
+from tests.conftest import REPO, cli, host_pid
 
 AGENT = REPO / "tests" / "fixtures" / "gateway_agent.py"
 ENV = {"IRONBENCH_LLM_PLUGINS": "tests.fixtures.llm_scripted", "PYTHONPATH": str(REPO)}
@@ -215,10 +215,11 @@ def _refused(port: int, seconds: float = 10.0) -> bool:
 def test_the_gateway_stops_with_its_coordinator_however_it_ends(tmp_path, sig):
     """And so does the target it serves, held waiting: all within 10 s of the signal."""
     suite = agent_suite(tmp_path, {"held": (0, 1)})
-    held = tmp_path / "held"
+    (tmp_path / "hold").mkdir()
+    held = tmp_path / "hold" / "held"  # where the fenced target says it is held: a folder the run lets it write
     coordinator = subprocess.Popen(
         [sys.executable, "-m", "ironbench.cli.main", "run", str(suite), "--out", str(tmp_path / "out"), "-q"]
-        + ["--serve-model", "canned-coder"],
+        + ["--serve-model", "canned-coder", "--allow-write", str(tmp_path / "hold")],
         env={**os.environ, **ENV, "AGENT_HOLD": str(held)},
         cwd=REPO,
         stdout=subprocess.DEVNULL,
@@ -230,11 +231,11 @@ def test_the_gateway_stops_with_its_coordinator_however_it_ends(tmp_path, sig):
     agent = None
     try:
         deadline = time.monotonic() + 120
-        while not list(tmp_path.glob("held.[0-9]*")) and time.monotonic() < deadline:
+        while not list(held.parent.glob("held.[0-9]*")) and time.monotonic() < deadline:
             assert coordinator.poll() is None, "the run ended before its target started"
             time.sleep(0.1)
-        [said] = [json.loads(p.read_text()) for p in tmp_path.glob("held.[0-9]*")]
-        agent = said["pid"]
+        [said] = [json.loads(p.read_text()) for p in held.parent.glob("held.[0-9]*")]
+        agent = host_pid(said["pid"], "gateway_agent")  # the pid it saw is its fence's
         port = int(said["host"].removeprefix("http://127.0.0.1:").split("/")[0])
         gateway = _gateway_of(coordinator.pid)
         assert gateway is not None

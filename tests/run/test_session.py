@@ -11,7 +11,7 @@ from ironbench.run.options import RunOptions
 from ironbench.run.runner import RunPaths, start_run
 from ironbench.store import open_store
 from ironbench.suite.models import parse_suite
-from tests.conftest import SCRIPTED_TARGET, cli, make_suite, write_suite
+from tests.conftest import SCRIPTED_TARGET, cli, fenced, make_suite, write_suite
 from tests.run.test_adversarial_stress import _InterruptAfter
 from tests.run.test_runner import events_of
 
@@ -240,8 +240,15 @@ def test_planning_only_the_track_whose_outcome_arrived_runs_what_planning_every_
             "s/level_2": ["generation"],
         }
     )
+
+    def options(name: str) -> RunOptions:
+        state = tmp_path / f"{name} state"  # where the outage remembers it happened (written through the fence)
+        state.mkdir()
+        monkeypatch.setenv("SCRIPTED_STATE", str(state))
+        return RunOptions(jobs=1, sandbox=fenced(write=[state]))
+
     incremental = RunPaths.resolve(tmp_path / "incremental", None)
-    found = _story(incremental, start_run(_mixed_suite(), incremental, RunOptions(jobs=1)))
+    found = _story(incremental, start_run(_mixed_suite(), incremental, options("incremental")))
     plan = Session.plan
 
     def every_track(self):  # the loop as it was: every track planned after every outcome
@@ -252,7 +259,7 @@ def test_planning_only_the_track_whose_outcome_arrived_runs_what_planning_every_
     reference = RunPaths.resolve(tmp_path / "every track", None)
     stories = {
         "incremental": found,
-        "every track": _story(reference, start_run(_mixed_suite(), reference, RunOptions(jobs=1))),
+        "every track": _story(reference, start_run(_mixed_suite(), reference, options("every track"))),
     }
     assert stories["incremental"] == stories["every track"]
     streams = [stream for stream, kind, _ in stories["incremental"] if kind == "invocation_started"]

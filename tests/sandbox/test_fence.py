@@ -192,8 +192,10 @@ def test_killing_the_fence_ends_every_process_in_it_at_once(layout):
         (subprocess.DEVNULL, subprocess.PIPE, subprocess.DEVNULL),
     )
     assert started.process.stdout is not None
-    started.process.stdout.readline()  # it has printed: its daemon is forked
-    inside = _descendants(started.process.pid)
+    started.process.stdout.readline()  # it has printed: its daemon is forked next
+    deadline = time.monotonic() + 30
+    while len(inside := _descendants(started.process.pid)) < 3 and time.monotonic() < deadline:
+        time.sleep(0.05)
     assert len(inside) >= 3  # the sandbox's init, the target, its daemon
     begun = time.monotonic()
     started.process.kill()

@@ -262,7 +262,8 @@ def correctness_lines(found: Correctness | None) -> list[str]:
     if checks and not checks.checked and not checks.harness_faults:
         lines.append(f"correct: 0 of {checks.runs} runs (none saved a brick the harness could check)")
     elif checks and not checks.checked:
-        lines.append(f"correct: 0 of {checks.runs} runs; {could_not_run(checks.harness_faults, checks.fault_causes)}")
+        counted = f"0 of {checks.runs} runs" if checks.runs else "no check gave a verdict"
+        lines.append(f"correct: {counted}; {could_not_run(checks.harness_faults, checks.fault_causes)}")
     elif checks:
         wrong = checks.verified_but_wrong
         lines.append(

@@ -607,7 +607,7 @@ class Session:
             idempotency_key=f"check:{work.key}{suffix}",
         )
 
-    def _proven(self) -> list[Pending]:
+    def _proven(self, jobs: int) -> list[Pending]:
         """Each check with a reference run on it here, fenced like any check (a resumed run keeps
         the proofs it recorded): the checks carry what their proofs found, and each broken one is
         named. Returns the new proofs' events."""
@@ -623,7 +623,8 @@ class Session:
                     timeouts[material.sha256] = max(timeouts.get(material.sha256, 0.0), timeout)
             fence = fence_for(self.options.sandbox)
             cases = material_cases(groups, self.checks)
-            for proof in prove_checks(unproven, cases, timeouts, fence, self.io.store.redactor):
+            jobs = max(1, min(jobs, os.cpu_count() or 1))  # here, on the coordinator
+            for proof in prove_checks(unproven, cases, timeouts, fence, self.io.store.redactor, jobs=jobs):
                 self.proofs[proof.check_sha256] = proof
                 key = f"proof:{self.io.run_id}/{proof.check_sha256}"
                 made.append(Pending(RUN_STREAM, proof, idempotency_key=key))
@@ -669,7 +670,7 @@ class Session:
             for state in self.tracks:  # a verdict resting on fewer wordings than asked says so first
                 for short in state.track.shortfalls:
                     self.io.reporter.note(short.line(state.track.path))
-            proofs = self._proven()  # before any brick is checked: a broken check is named first
+            proofs = self._proven(executor.capacity())  # before any brick is checked: a broken one is named first
             self.io.reporter.started(self.io.run_id, len(self.tracks), self.max_invocations, self.done_invocations)
             pending: list[Pending | None] = [*(first or []), *proofs, *self.planning_events()]
             reports: list[tuple[Work, events.InvocationCompleted]] = []

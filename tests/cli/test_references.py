@@ -154,3 +154,19 @@ def test_a_check_times_out_at_k_times_its_references_time_when_longer(tmp_path):
 def test_humanevals_canonical_solutions_prove_its_164_checks(tmp_path):
     result = cli("check", "--references", "humaneval", "--jobs", "2", "--out", str(tmp_path / "out"), check=True)
     assert result.stdout.strip().startswith("humaneval: 164 of 164 checks pass their references (")
+
+
+def test_check_run_proves_the_checks_again_first(tmp_path):
+    fine, broken = tmp_path / "fine", tmp_path / "broken"
+    fine.mkdir()
+    broken.mkdir()
+    out = tmp_path / "out"
+    run_id, _ = run(out, proven_suite(fine, typo=False))
+    assert {p["verdict"] for p in payloads(out, "check_proven")} == {"correct"}
+    result = cli("check", run_id, "--suite", str(proven_suite(broken)), "--out", str(out), check=True)
+    assert "broken check: the python check of typo fails its reference" in result.stderr
+    assert result.stdout.strip() == f"{run_id}: checked 9 saved bricks (6 correct, 3 harness_fault)"
+    again = [(p["cases"], p["verdict"]) for p in payloads(out, "check_proven") if p["recheck"]]
+    assert again == [(["one"], "correct"), (["typo"], "wrong"), (["cmd"], "correct")]
+    show = cli("show", run_id, "--out", str(out), check=True).stdout.splitlines()
+    assert show[0].startswith("BROKEN CHECK: the python check of typo")

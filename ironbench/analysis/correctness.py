@@ -2,7 +2,7 @@
 `invocations`, `checks` and `failure_causes` views, for `show` and the end of a run."""
 
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -24,6 +24,11 @@ FROM invocations WHERE infra_error IS NULL
 _VERDICTS = """
 SELECT check_verdict, count(*) FROM invocations
 WHERE check_verdict IS NOT NULL AND infra_error IS NULL GROUP BY 1 ORDER BY 2 DESC, 1
+"""
+# Why the checks the harness could not run could not (their details), the most frequent first.
+_FAULTS = """
+SELECT c.detail, count(*) FROM invocations i JOIN checks c USING (invocation_key)
+WHERE c.verdict = 'harness_fault' AND c.rerun = i.rerun AND i.infra_error IS NULL GROUP BY 1 ORDER BY 2 DESC, 1
 """
 _CAUSES = """
 SELECT failure_cause, count(*) FROM invocations
@@ -71,6 +76,8 @@ class CheckCounts:
     verified_and_checked: int
     verdicts: dict[str, int]
     harness_faults: int
+    fault_causes: dict[str, int] = field(default_factory=dict)  # why they could not run, by detail
+    broken_checks: list[str] = field(default_factory=list)  # one line each: a check failing its reference
 
     @property
     def correct_rate(self) -> float:
@@ -91,6 +98,8 @@ class CheckCounts:
             "correct_rate_wilson_95": self.correct_rate_wilson_95,
             "verdicts": self.verdicts,
             "harness_faults": self.harness_faults,
+            "fault_causes": self.fault_causes,
+            "broken_checks": self.broken_checks,
         }
 
 
@@ -110,29 +119,53 @@ class _Checked(Protocol):
     def correct_rate_wilson_95(self) -> list[float]: ...
     @property
     def verified_but_wrong(self) -> Sequence[Any]: ...
+    @property
+    def fault_causes(self) -> dict[str, int]: ...
+    @property
+    def broken_checks(self) -> Sequence[str]: ...
+
+
+def could_not_run(faults: int, causes: dict[str, int]) -> str:
+    """ "n checks could not run: the cause" (the most frequent; how many other causes)."""
+    said = f"{faults} check{'s' if faults != 1 else ''} could not run"
+    if not causes:
+        return said
+    cause, rest = next(iter(causes)), len(causes) - 1
+    return f"{said}: {cause}" + (f" (and {rest} other cause{'s' if rest != 1 else ''})" if rest else "")
 
 
 def correctness_verdicts(checks: _Checked) -> list[tuple[str, str]]:
     """A checked run's first verdicts after its fence, each (headline, evidence): how many of
     its runs were correct, with the interval; then the runs that tampered with their check and
     those the target verified that were not correct, with what their checks said."""
+    said = []
+    broken = list(checks.broken_checks)
+    if broken:  # what the correctness below does not rest on
+        many = len(broken) != 1
+        said.append(
+            (
+                (
+                    f"{len(broken)} check{'s' if many else ''} failed {'their' if many else 'its'} reference "
+                    f"solution{'s' if many else ''}: broken, {'their' if many else 'its'} cases' checks not counted."
+                ),
+                "; ".join(broken) + "; each of their verdicts is a harness fault, in no rate.",
+            )
+        )
+    faults = checks.harness_faults
     if not checks.runs:
-        return []
+        if faults:
+            said.append((f"No check gave a verdict: {could_not_run(faults, checks.fault_causes)}.", "In no rate."))
+        return said
     low, high = checks.correct_rate_wilson_95
     rate = checks.correct / checks.runs
-    faults = checks.harness_faults
-    said = [
+    said.append(
         (
             f"Correct (the harness's checks): {checks.correct} of {checks.runs} runs ({rate:.0%}).",
             f"n = {checks.runs} runs of checked cases, Wilson 95% interval {low:.0%} to {high:.0%}; "
             "a run without a brick counts as not correct"
-            + (
-                f"; {faults} check{'s' if faults != 1 else ''} the harness could not run, in no rate."
-                if faults
-                else "."
-            ),
+            + (f"; {could_not_run(faults, checks.fault_causes)}, in no rate." if faults else "."),
         )
-    ]
+    )
     tampered = checks.verdicts.get("tampered", 0)
     wrong = [row for row in checks.verified_but_wrong if row.verdict != "tampered"]
     if tampered or wrong:
@@ -182,7 +215,7 @@ def correctness(store_path: Path, run_id: str) -> Correctness | None:
     """The run's checks and its failure causes (None when it has neither): the runs verified
     but wrong, each with its check's output, listed first."""
     from ironbench.analysis.query import connect
-    from ironbench.analysis.recorded import run_suite
+    from ironbench.analysis.recorded import run_proofs, run_suite
 
     con = connect(store_path, run_id)
     try:
@@ -192,6 +225,7 @@ def correctness(store_path: Path, run_id: str) -> Correctness | None:
         )
         every = [_Run(*row) for row in con.execute(_RUNS).fetchall()]
         verdicts = dict(con.execute(_VERDICTS).fetchall())
+        fault_causes = dict(con.execute(_FAULTS).fetchall())
         causes = dict(con.execute(_CAUSES).fetchall())
         attempts = dict(con.execute(_ATTEMPT_CAUSES).fetchall())
     finally:
@@ -210,6 +244,8 @@ def correctness(store_path: Path, run_id: str) -> Correctness | None:
             sum(1 for r in runs if r.success and r.check_verdict not in (None, "harness_fault")),
             verdicts,
             faults,
+            fault_causes,
+            [proof.line() for proof in run_proofs(store_path, run_id) if proof.broken],
         )
     found = Correctness(checks, FailureCauses(causes, attempts) if attempts else None)
     return found if checks is not None or attempts else None
@@ -221,8 +257,13 @@ def correctness_lines(found: Correctness | None) -> list[str]:
         return []
     lines = []
     checks = found.checks
-    if checks and not checks.checked:
+    if checks:
+        lines += [f"BROKEN CHECK: {line}" for line in checks.broken_checks]
+    if checks and not checks.checked and not checks.harness_faults:
         lines.append(f"correct: 0 of {checks.runs} runs (none saved a brick the harness could check)")
+    elif checks and not checks.checked:
+        counted = f"0 of {checks.runs} runs" if checks.runs else "no check gave a verdict"
+        lines.append(f"correct: {counted}; {could_not_run(checks.harness_faults, checks.fault_causes)}")
     elif checks:
         wrong = checks.verified_but_wrong
         lines.append(
@@ -237,7 +278,11 @@ def correctness_lines(found: Correctness | None) -> list[str]:
         lines.append(
             f"correct: {checks.correct} of {checks.runs} runs ({checks.correct_rate:.1%}, Wilson 95% "
             f"{low:.1%}-{high:.1%}; a run without a brick is not correct); checks: {verdicts}"
-            + (f"; {checks.harness_faults} the harness could not run (in no rate)" if checks.harness_faults else "")
+            + (
+                f"; {could_not_run(checks.harness_faults, checks.fault_causes)} (in no rate)"
+                if checks.harness_faults
+                else ""
+            )
         )
     causes = found.failure_causes
     if causes:

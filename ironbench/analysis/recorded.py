@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ironbench.core.errors import RunNotFound
-from ironbench.core.events import RecordedEvent, RunStarted, SandboxApplied
+from ironbench.core.events import CheckProven, RecordedEvent, RunStarted, SandboxApplied
 from ironbench.core.kinds import FENCE_LEVELS
 from ironbench.store import EventStore, open_read_only
 from ironbench.suite import Suite, suite_of_run
@@ -79,6 +79,19 @@ def fences_of(store: EventStore, run_id: str) -> FenceSeen:
         if isinstance(recorded.event, SandboxApplied):
             machines[recorded.event.worker] = recorded.event
     return FenceSeen((started.sandbox or {}).get("mode"), tuple(machines.values()))
+
+
+def run_proofs(store_path: Path, run_id: str) -> list[CheckProven]:
+    """Each check's latest proof on its reference in a run (`ironbench check` proves again)."""
+    store = open_read_only(store_path)
+    try:
+        latest = {}
+        for recorded in store.read(run_id, types=("check_proven",)):
+            if isinstance(recorded.event, CheckProven):
+                latest[recorded.event.check_sha256] = recorded.event
+        return list(latest.values())
+    finally:
+        store.close()
 
 
 def run_fences(store_path: Path, run_id: str) -> FenceSeen:

@@ -307,7 +307,16 @@ def replay(
 
 
 def check(
-    run_id: Annotated[str, typer.Argument(metavar="RUN", help="The run whose saved bricks to check.")],
+    run_id: Annotated[str | None, typer.Argument(metavar="[RUN]", help="The run whose saved bricks to check.")] = None,
+    references: Annotated[
+        str | None,
+        typer.Option(
+            "--references",
+            metavar="SUITE",
+            help="Prove this suite's checks instead (a file or shipped name): each run on its reference "
+            "solution, no target; exit 0 when all pass, 1 naming each that fails.",
+        ),
+    ] = None,
     suite: Annotated[
         str | None,
         typer.Option(
@@ -322,15 +331,43 @@ def check(
     quiet: QuietOption = False,
 ) -> None:
     """Check (or check again) the bricks a run saved with the harness's checks, invoking no target;
-    the verdicts are added to the run's events."""
+    the verdicts are added to the run's events. With --references SUITE, prove a suite's checks on
+    their reference solutions instead."""
     from ironbench.run.recheck import check_run
     from ironbench.suite import open_suite
 
+    if references is not None:
+        if run_id is not None or suite is not None:
+            raise typer.BadParameter("give a RUN (and --suite) or --references SUITE, not both")
+        _prove(references, run_paths(out, store), jobs or 1, quiet)
+        return
+    if run_id is None:
+        raise typer.BadParameter("name the RUN whose bricks to check (or --references SUITE)")
     loaded = open_suite(suite)[0] if suite is not None else None
     paths = run_paths(out, store)
     done = check_run(run_id, paths, loaded, jobs or 1, note=(lambda line: None) if quiet else _note)
     verdicts = ", ".join(f"{n} {verdict}" for verdict, n in sorted(done.verdicts.items())) or "none"
     typer.echo(f"{run_id}: checked {done.checked} saved brick{'' if done.checked == 1 else 's'} ({verdicts})")
+
+
+def _prove(name: str, paths, jobs: int, quiet: bool) -> None:
+    """`check --references`: one line per broken check (exit 1), else how many passed."""
+    from ironbench.console.printable import printable
+    from ironbench.run.proving import prove_suite
+    from ironbench.suite import open_suite
+
+    loaded, suite_path = open_suite(name)
+    proven = prove_suite(loaded, paths, suite_path, jobs, note=(lambda line: None) if quiet else _note)
+    for proof in proven.broken:
+        typer.echo(printable(f"broken: {proof.line()}"))
+    total, passed = len(proven.proofs), len(proven.proofs) - len(proven.broken)
+    unproven = f"; {proven.unproven} name no reference" if proven.unproven else ""
+    typer.echo(
+        f"{loaded.suite_id}: {passed} of {total} check{'s' if total != 1 else ''} pass their references "
+        f"({proven.seconds:.1f} s{unproven})"
+    )
+    if proven.broken:
+        raise typer.Exit(1)
 
 
 def _note(line: str) -> None:

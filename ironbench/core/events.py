@@ -170,6 +170,48 @@ class CheckCompleted(_Event):
     brick_path: str  # the brick checked, where it was saved
     brick_sha256: str | None = None
     recheck: bool = False  # by `ironbench check`, after the run
+    # What the check was allowed: the case's check timeout, or CALIBRATION x its reference's time
+    # on the machine that checked, when longer (None: recorded before checks said it).
+    timeout_ms: int | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CheckProven(_Event):
+    """A check run on its reference solution before any brick of the run is checked by it,
+    fenced like any check: `correct` proves it; any other verdict makes it broken, and its
+    verdicts on the run's bricks harness faults (no evidence about the bricks)."""
+
+    event: ClassVar[Literal["check_proven"]] = "check_proven"
+    check_sha256: str  # of what the check reads (CheckCompleted's)
+    kind: str  # pytest | python | command
+    cases: list[str]  # the cases whose runs it checks
+    reference_name: str  # the reference's file name (inline code: reference.py)
+    reference_sha256: str
+    verdict: str
+    passed: int | None = None
+    failed: int | None = None
+    duration_ms: int
+    timeout_ms: int  # what the proof was allowed
+    calibration: int  # k: its runs' checks time out at max(their timeout, k x duration_ms)
+    detail: str = ""
+    output: str = ""
+    output_truncated: bool = False
+    recheck: bool = False  # by `ironbench check`, after the run
+
+    @property
+    def broken(self) -> bool:
+        return self.verdict != "correct"
+
+    def reason(self) -> str:
+        """Why it is broken ("" when it passed): its reference, its verdict, what it said."""
+        if not self.broken:
+            return ""
+        return f"{self.reference_name}: {self.verdict}" + (f": {self.detail}" if self.detail else "")
+
+    def line(self) -> str:
+        """One line naming a broken check: its kind, the cases it checks, why."""
+        shown = ", ".join(self.cases[:5]) + (f" and {len(self.cases) - 5} more" if len(self.cases) > 5 else "")
+        return f"the {self.kind} check of {shown or 'no case'} fails its reference ({self.reason()})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -498,6 +540,7 @@ Event: TypeAlias = (
     | InvocationStarted
     | InvocationCompleted
     | CheckCompleted
+    | CheckProven
     | DecisionTaken
     | VariantGenerated
     | VariantDropped
@@ -522,6 +565,7 @@ EventType = Literal[
     "invocation_started",
     "invocation_completed",
     "check_completed",
+    "check_proven",
     "decision_taken",
     "variant_generated",
     "variant_dropped",

@@ -81,6 +81,13 @@ Unit = Literal["run", "conversation"]
 # (the check could not run) counts in no rate, like an infrastructure error.
 CheckVerdict = Literal["correct", "wrong", "no_entry_point", "import_error", "timeout", "tampered", "harness_fault"]
 CHECK_VERDICTS: tuple[str, ...] = get_args(CheckVerdict)
+
+
+def reference_is_file(reference: str) -> bool:
+    """Whether a check's `reference` names a file (one line ending in .py), not inline code."""
+    return "\n" not in reference and reference.strip().endswith(".py")
+
+
 # Why one validation attempt failed, read from the target's debug files (core/causes.py).
 FailureCause = Literal["syntax_error", "import_error", "no_tests_collected", "assertions_failed", "timeout", "other"]
 FAILURE_CAUSES: tuple[str, ...] = get_args(FailureCause)

@@ -216,6 +216,14 @@ def upcast_scenario_finished_v1_v2(payload: Payload) -> Payload:
     return _first_conversation(payload)
 
 
+# -- check_completed ---------------------------------------------------------------------
+
+
+def upcast_check_completed_v1_v2(payload: Payload) -> Payload:
+    """4e7cf17: the timeout the check was allowed (calibrated on its reference), not recorded before."""
+    return _unrecorded(payload, "timeout_ms")
+
+
 # Per event type, its steps in order: the k-th brings version k to k + 1.
 UPCASTERS: dict[str, tuple[Upcaster, ...]] = {
     "run_started": (
@@ -247,6 +255,7 @@ UPCASTERS: dict[str, tuple[Upcaster, ...]] = {
         upcast_decision_taken_v4_v5,
         upcast_decision_taken_v5_v6,
     ),
+    "check_completed": (upcast_check_completed_v1_v2,),
     "ai_output_rejected": (upcast_ai_output_rejected_v1_v2, upcast_ai_output_rejected_v2_v3),
     "scenario_started": (upcast_scenario_started_v1_v2,),
     "turn_answered": (upcast_turn_answered_v1_v2,),

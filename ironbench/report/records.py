@@ -853,6 +853,10 @@ class CheckCounts:
     """Checks by verdict, the most frequent first."""
     harness_faults: int
     """Checks the harness could not run (in no rate)."""
+    fault_causes: dict[str, int] = field(default_factory=dict)
+    """Why they could not run (each check's detail), the most frequent first."""
+    broken_checks: list[str] = field(default_factory=list)
+    """One line per check that failed its reference solution (its cases' checks: harness faults)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,12 +16,13 @@ from ironbench.core.labels import group_of
 from ironbench.core.redact import Redactor
 from ironbench.projections.readmodel import ReadModel
 from ironbench.projections.tree import OutputTree
-from ironbench.run.checking import check_event, check_material
+from ironbench.run.checking import check_event, check_material, prove_checks, with_proofs
 from ironbench.run.executors import DEBUG_DIR
 from ironbench.run.fencing import checks_fence
 from ironbench.run.options import DEFAULT_OPTIONS
 from ironbench.run.paths import RunPaths
-from ironbench.run.session import appender
+from ironbench.run.session import RUN_STREAM, appender
+from ironbench.sandbox import Fence
 from ironbench.store import Pending, open_store
 from ironbench.suite import Suite
 from ironbench.targets import CheckMaterial, check_timeout, prepare_checks, run_check
@@ -49,6 +50,35 @@ def _workdir(debug_path: str) -> Path | None:
         host, _, path = where.partition(":")
         return Path(path) if host == socket.gethostname() else None
     return Path(where)
+
+
+def _proven(
+    work: list[tuple[str, InvocationCompleted, CheckMaterial, Path, float]],
+    fence: Fence,
+    redactor: Redactor | None,
+    jobs: int,
+    append: Callable[[list[Pending]], object],
+    run_id: str,
+    note: Callable[[str], None],
+) -> list[tuple[str, InvocationCompleted, CheckMaterial, Path, float]]:
+    """The checks with a reference proven on it first (recorded, each broken one named): a
+    broken check gives its bricks no verdict."""
+    checks = {m.sha256: m for _, _, m, _, _ in work}
+    cases: dict[str, list[str]] = {}
+    timeouts: dict[str, float] = {}
+    for _, event, material, _, timeout in work:
+        if event.case_id not in cases.setdefault(material.sha256, []):
+            cases[material.sha256].append(event.case_id)
+        timeouts[material.sha256] = max(timeouts.get(material.sha256, 0.0), timeout)
+    proofs = prove_checks(checks, cases, timeouts, fence, redactor, recheck=True, jobs=max(1, jobs))
+    if not proofs:
+        return work
+    append([Pending(RUN_STREAM, proof) for proof in proofs])
+    for proof in proofs:
+        if proof.broken:
+            note(f"{run_id}: broken check: {proof.line()}")
+    carried = with_proofs(checks, {p.check_sha256: p for p in proofs})
+    return [(g, e, carried[m.sha256], brick, t) for g, e, m, brick, t in work]
 
 
 def check_run(
@@ -101,6 +131,7 @@ def check_run(
             pending: list[Pending] = []
             fence = checks_fence(DEFAULT_OPTIONS.resumed(started), paths, started.suite_path, suite)
             prepare_checks(max(1, jobs), None, fence)  # the checks' trusted processes, in the run's fence
+            work = _proven(work, fence, redactor or None, jobs, append, run_id, note)
             with ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="ironbench-check") as pool:
                 futures = [
                     pool.submit(run_check, m, brick, t, redactor or None, None, fence) for _, _, m, brick, t in work

@@ -24,7 +24,13 @@ from ironbench.core.model_calls import CallTotals, by_hash, retry_after
 from ironbench.core.outcome import Outcome
 from ironbench.gateway import GatewayProcess
 from ironbench.projections.tree import OutputTree
-from ironbench.run.checking import check_event, group_checks
+from ironbench.run.checking import (
+    check_event,
+    group_checks,
+    material_cases,
+    prove_checks,
+    with_proofs,
+)
 from ironbench.run.executors import DEBUG_DIR, InvocationExecutor, InvocationSetup, Ran, Work, run_invocation
 from ironbench.run.gated_run import GateState
 from ironbench.run.guards import Backoff, RunGuard, resume_command
@@ -46,9 +52,10 @@ from ironbench.run.stopping import (
     stress_level_decision,
     variant_decision,
 )
+from ironbench.sandbox import fence_for
 from ironbench.store import EventStore, Pending
 from ironbench.suite import Suite
-from ironbench.targets import TargetSpec, cap_output, containment
+from ironbench.targets import TargetSpec, cap_output, check_timeout, containment
 
 RUN_STREAM = "run"
 # Appends events (None entries skipped), projects them, and returns them as recorded.
@@ -147,6 +154,7 @@ class Session:
             tracks = [replace(t, groups=tuple(replace(g, max_runs=gate.design.end) for g in t.groups)) for t in tracks]
         self.tracks = [_TrackState(track, k) for k, track in enumerate(tracks)]
         self.checks = group_checks(suite, [g for t in self.tracks for g in t.track.groups])
+        self.proofs: dict[str, events.CheckProven] = {}  # each check's proof on its reference, by digest
         # What each track waits to start, in turns; only a track whose outcomes changed is
         # planned again (`_due`), so the loop costs what the suite runs, not tracks x runs.
         self.turns: Turns[Work] = Turns(len(self.tracks))
@@ -601,6 +609,33 @@ class Session:
             idempotency_key=f"check:{work.key}{suffix}",
         )
 
+    def _proven(self, jobs: int) -> list[Pending]:
+        """Each check with a reference run on it here, fenced like any check (a resumed run keeps
+        the proofs it recorded): the checks carry what their proofs found, and each broken one is
+        named. Returns the new proofs' events."""
+        groups = [g for t in self.tracks for g in t.track.groups]
+        unproven = {p: m for p, m in self.checks.items() if m.reference is not None and m.sha256 not in self.proofs}
+        made = []
+        if unproven:
+            timeouts: dict[str, float] = {}
+            for group in groups:
+                material = unproven.get(group.path)
+                if material is not None:
+                    timeout = check_timeout(group.timeout_seconds)
+                    timeouts[material.sha256] = max(timeouts.get(material.sha256, 0.0), timeout)
+            fence = fence_for(self.options.sandbox)
+            cases = material_cases(groups, self.checks)
+            jobs = max(1, min(jobs, os.cpu_count() or 1))  # here, on the coordinator
+            for proof in prove_checks(unproven, cases, timeouts, fence, self.io.store.redactor, jobs=jobs):
+                self.proofs[proof.check_sha256] = proof
+                key = f"proof:{self.io.run_id}/{proof.check_sha256}"
+                made.append(Pending(RUN_STREAM, proof, idempotency_key=key))
+        self.checks = with_proofs(self.checks, self.proofs)
+        for proof in self.proofs.values():
+            if proof.broken:
+                self.io.reporter.note(f"broken check: {proof.line()}")
+        return made
+
     def _compares_correct(self, group: Group) -> bool:
         """Whether the group's rule compares correctness: a baseline whose suite adds `correct`
         to its `equivalence`, any adversarial group (a correctness flip is material); each only
@@ -637,8 +672,9 @@ class Session:
             for state in self.tracks:  # a verdict resting on fewer wordings than asked says so first
                 for short in state.track.shortfalls:
                     self.io.reporter.note(short.line(state.track.path))
+            proofs = self._proven(executor.capacity())  # before any brick is checked: a broken one is named first
             self.io.reporter.started(self.io.run_id, len(self.tracks), self.max_invocations, self.done_invocations)
-            pending: list[Pending | None] = [*(first or []), *self.planning_events()]
+            pending: list[Pending | None] = [*(first or []), *proofs, *self.planning_events()]
             reports: list[tuple[Work, events.InvocationCompleted]] = []
             while True:
                 # one transaction: what completed, the decisions it allows, what starts next
@@ -757,6 +793,8 @@ class Session:
                                 # a brick's check, recorded right after it, says otherwise
                                 correctness=(False,) if self._compares_correct(by_path[path][1]) else (),
                             )
+                case events.CheckProven() as event if not event.recheck:
+                    self.proofs[event.check_sha256] = event
                 case events.CheckCompleted() as event if not event.recheck:
                     path = event.group or group_of(recorded.stream)
                     latest = by_path[path][0].tries.get(path, {}).get(event.run_index) if path in by_path else None

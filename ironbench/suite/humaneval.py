@@ -117,7 +117,12 @@ def _case(problem: dict, adversarial: bool) -> dict:
     case: dict[str, object] = {
         "id": f"humaneval_{number}",
         "instruction": instruction(problem),
-        "check": {"python": check_source(problem), "entry_point": problem["entry_point"]},
+        # its canonical solution proves the check (the prompt holds the signature and helpers)
+        "check": {
+            "python": check_source(problem),
+            "entry_point": problem["entry_point"],
+            "reference": problem["prompt"] + problem["canonical_solution"],
+        },
     }
     if adversarial:
         case["generators"] = [{**g, "seed": int(number) * 10 + k} for k, g in enumerate(_GENERATORS)]

@@ -31,7 +31,7 @@ from pydantic_core import ErrorDetails
 
 from ironbench.core.contract import forbidden_word, normalise_instruction
 from ironbench.core.errors import SuiteError
-from ironbench.core.kinds import COMPLEXITIES, SuiteMode
+from ironbench.core.kinds import COMPLEXITIES, SuiteMode, reference_is_file
 from ironbench.suite.entries import MAX_LEVELS, LadderLevel, VariantEntry, ladder_levels
 from ironbench.suite.safe_yaml import MAX_FILE_BYTES, YamlRefused, check_values
 from ironbench.suite.safe_yaml import load as load_yaml
@@ -120,15 +120,28 @@ def _renamed(data: object, shorthand: str, name: str) -> object:
 MAX_CHECK_CHARS = 1_000_000
 
 
-class PytestCheck(_Strict):
+class _Proven(_Strict):
+    # A known-good solution the check must pass before any run counts on it: a `.py` file
+    # (relative to the suite's folder, made absolute when the suite is loaded) or inline code.
+    reference: Annotated[str, Field(min_length=1, max_length=MAX_CHECK_CHARS)] | None = None
+
+
+class PytestCheck(_Proven):
     """A file or folder of pytest tests, run in a trusted process apart from the brick (`from
     NAME import x` in them reaches the brick's copy across the check's boundary); a relative
     path is taken from the suite's folder (made absolute when the suite is loaded)."""
 
     pytest: Annotated[str, Field(min_length=1)]
 
+    @field_validator("reference")
+    @classmethod
+    def _named_reference(cls, value: str | None) -> str | None:
+        if value is not None and not reference_is_file(value):
+            raise ValueError("a pytest check's reference is a .py file: its tests import the brick by its name")
+        return value
 
-class PythonCheck(_Strict):
+
+class PythonCheck(_Proven):
     """HumanEval's form: `python` defines check(candidate), called (in a trusted process, across
     the check's boundary) with the brick's `entry_point`."""
 
@@ -136,7 +149,7 @@ class PythonCheck(_Strict):
     entry_point: Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
 
 
-class CommandCheck(_Strict):
+class CommandCheck(_Proven):
     """Any program (split like a shell would, never run through one), run with the brick:
     `{brick}` is the copied brick's path; exit 0 means correct (as trustworthy as the program)."""
 
@@ -916,6 +929,8 @@ def parse_suite(data: object, source: str) -> Suite:
     for where, check in _checks(suite):
         if isinstance(check, PytestCheck) and not Path(check.pytest).exists():
             raise SuiteError(f"{source}: {where}.check.pytest: {check.pytest}: no such file or folder")
+        if check.reference is not None and reference_is_file(check.reference) and not Path(check.reference).is_file():
+            raise SuiteError(f"{source}: {where}.check.reference: {check.reference}: no such file")
     for index, case in enumerate(suite.cases):
         word = forbidden_word(case.instruction)
         if word:
@@ -976,8 +991,12 @@ def _anchor_checks(data: object, folder: Path) -> object:
         return data
 
     def anchored(check: object) -> object:
-        if isinstance(check, dict) and isinstance(check.get("pytest"), str) and check["pytest"].strip():
-            return {**check, "pytest": str(folder / Path(check["pytest"]).expanduser())}
+        if not isinstance(check, dict):
+            return check
+        for key in ("pytest", "reference"):
+            value = check.get(key)
+            if isinstance(value, str) and value.strip() and (key == "pytest" or reference_is_file(value)):
+                check = {**check, key: str(folder / Path(value.strip()).expanduser())}
         return check
 
     data = {**data, **({"check": anchored(data["check"])} if "check" in data else {})}

@@ -12,10 +12,12 @@ __all__ = ["DEFAULT_TARGET", "TargetSpec", "register_target", "registered_target
 
 # Named for the rest of the package, loaded on first use (importing the face stays cheap).
 if TYPE_CHECKING:
+    from ironbench.targets.checks import CALIBRATION as CALIBRATION
     from ironbench.targets.checks import CheckMaterial as CheckMaterial
     from ironbench.targets.checks import CheckResult as CheckResult
     from ironbench.targets.checks import check_timeout as check_timeout
     from ironbench.targets.checks import prepare_checks as prepare_checks
+    from ironbench.targets.checks import prove as prove
     from ironbench.targets.checks import run_check as run_check
     from ironbench.targets.command import ProcessResult as ProcessResult
     from ironbench.targets.command import cap_output as cap_output
@@ -26,6 +28,7 @@ if TYPE_CHECKING:
     from ironbench.targets.version import target_version as target_version
 
 _EXPORTS = {
+    "CALIBRATION": "checks",
     "CheckMaterial": "checks",
     "CheckResult": "checks",
     "ProcessResult": "command",
@@ -33,6 +36,7 @@ _EXPORTS = {
     "cap_output": "command",
     "check_timeout": "checks",
     "prepare_checks": "checks",
+    "prove": "checks",
     "ensure_fresh_dir": "command",
     "invoke": "command",
     "preflight": "command",

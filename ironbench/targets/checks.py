@@ -22,13 +22,14 @@ import shlex
 import shutil
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
 
 from ironbench.core.errors import SuiteError
-from ironbench.core.kinds import CHECK_VERDICTS
+from ironbench.core.kinds import CHECK_VERDICTS, reference_is_file
 from ironbench.core.redact import Redactor
 from ironbench.sandbox import Fence
 from ironbench.targets.boundary import pool, tamper
@@ -38,6 +39,30 @@ from ironbench.targets.command import cap_output, invoke
 
 CHECK_OUTPUT_CAP = 16 * 1024  # characters of a check's output kept in its event
 MAX_CHECK_FILE_BYTES = 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Reference:
+    """A check's reference solution: its file name (what a pytest check imports) and text."""
+
+    name: str
+    text: str
+    sha256: str
+
+    @classmethod
+    def of(cls, reference: str) -> "Reference":
+        """From a suite's `reference`: a .py file's path (read now), or inline code (`reference.py`)."""
+        if not reference_is_file(reference):
+            name, text = "reference.py", reference
+        else:
+            path = Path(reference)
+            try:
+                if path.stat().st_size > MAX_CHECK_FILE_BYTES:
+                    raise SuiteError(f"check.reference: {path}: larger than {MAX_CHECK_FILE_BYTES:,} bytes")
+                name, text = path.name, path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                raise SuiteError(f"check.reference: {path}: cannot read: {exc}") from None
+        return cls(name, text, hashlib.sha256(text.encode("utf-8")).hexdigest())
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,18 +76,26 @@ class CheckMaterial:
     source: str = ""
     entry_point: str = ""
     command: str = ""
+    reference: Reference | None = None  # the known-good solution it must pass (`prove`)
+    # Set once the check was proven (the coordinator's proof, carried to wherever bricks are
+    # checked): why it failed its reference ("" when it passed), and the reference's time there.
+    broken: str = ""
+    reference_ms: int | None = None
 
     @classmethod
     def of(cls, spec: dict) -> "CheckMaterial":
         """From a suite's check (as recorded: `pytest`, `python` + `entry_point`, or `command`);
-        a pytest path's files are read now (SuiteError when they cannot be)."""
+        a pytest path's files and a reference's file are read now (SuiteError when they cannot be)."""
+        reference = Reference.of(spec["reference"]) if spec.get("reference") else None
+        spec = {k: v for k, v in spec.items() if k != "reference"}  # not what a brick is checked by
         if "pytest" in spec:
             files = _read_tests(Path(spec["pytest"]))
             digest = _digest({"pytest": files})
-            return cls("pytest", digest, files=files)
+            return cls("pytest", digest, files=files, reference=reference)
         if "python" in spec:
-            return cls("python", _digest(spec), source=spec["python"], entry_point=spec["entry_point"])
-        return cls("command", _digest(spec), command=spec["command"])
+            python, entry = spec["python"], spec["entry_point"]
+            return cls("python", _digest(spec), source=python, entry_point=entry, reference=reference)
+        return cls("command", _digest(spec), command=spec["command"], reference=reference)
 
 
 def _digest(data: dict) -> str:
@@ -93,6 +126,7 @@ class CheckResult:
     passed: int | None = None
     failed: int | None = None
     detail: str = ""  # one line: why (the exception that made it wrong, what the harness could not do)
+    timeout_ms: int | None = None  # what it was allowed (calibrated on its reference, when it has one)
 
 
 def run_check(
@@ -106,7 +140,24 @@ def run_check(
     """Check one saved brick (an absolute path) on copies in a fresh folder under `root` (the
     system's temporary folder by default), removed after. A brick whose folder holds what a
     test runner or the interpreter would load on its own (conftest.py, a plugin, a .pth) is
-    `tampered` whatever its check says."""
+    `tampered` whatever its check says. A check with a reference gets at least CALIBRATION
+    times its reference's time on this machine (`calibrated_timeout`); a check that failed its
+    reference gives no verdict on a brick (harness_fault, saying why)."""
+    if material.broken:
+        why = f"the check is broken: it fails its reference solution ({material.broken})"
+        return CheckResult("harness_fault", 0, detail=why)
+    timeout_s = calibrated_timeout(material, timeout_s, redactor, root, fence)
+    return _checked(material, brick, timeout_s, redactor, root, fence)
+
+
+def _checked(
+    material: CheckMaterial,
+    brick: Path,
+    timeout_s: float,
+    redactor: Redactor | None,
+    root: str | None,
+    fence: Fence | None,
+) -> CheckResult:
     if material.kind == "command":
         result = _command(material, brick, timeout_s, redactor, root, fence)
     else:
@@ -115,7 +166,67 @@ def run_check(
     if planted:
         why = f"the brick's folder holds {', '.join(planted)}, which a test runner or Python loads on its own"
         result = replace(result, verdict="tampered", detail=f"{why} (the check said {result.verdict})")
+    return replace(result, timeout_ms=round(timeout_s * 1000))
+
+
+def prove(
+    material: CheckMaterial,
+    timeout_s: float,
+    redactor: Redactor | None = None,
+    root: str | None = None,
+    fence: Fence | None = None,
+) -> CheckResult:
+    """The check run on its reference solution (saved as a brick of its own, in a fresh folder),
+    fenced like any check: `correct` proves it. Its time is this machine's reference time."""
+    reference = material.reference
+    if reference is None:
+        raise ValueError("a check without a reference has nothing to be proven on")
+    folder = Path(tempfile.mkdtemp(prefix="ironbench-reference-", dir=root))
+    try:
+        brick = folder / reference.name
+        brick.write_text(reference.text, encoding="utf-8")
+        result = _checked(material, brick, timeout_s, redactor, root, fence)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    if result.verdict == "correct":
+        with _timing:
+            _reference_ms.setdefault((material.sha256, reference.sha256), result.duration_ms)
     return result
+
+
+# The k of max(the case's check timeout, k x the reference's time): EvalPlus's rule. A brick may be
+# a few times slower than its reference and still be right; a slower machine is slower for both.
+CALIBRATION = 4
+_reference_ms: dict[tuple[str, str], int | None] = {}  # this process's reference times, by check
+_timing = threading.Lock()
+
+
+def calibrated_timeout(
+    material: CheckMaterial,
+    timeout_s: float,
+    redactor: Redactor | None = None,
+    root: str | None = None,
+    fence: Fence | None = None,
+) -> float:
+    """A check's timeout on this machine: `timeout_s`, or CALIBRATION x its reference's time here
+    when that is longer. The reference is run here once per process (a Dask worker times its own);
+    where it does not pass, the time the coordinator measured (`material.reference_ms`) counts."""
+    reference = material.reference
+    if reference is None:
+        return timeout_s
+    key = (material.sha256, reference.sha256)
+    with _timing:
+        known = key in _reference_ms
+    if not known:
+        result = prove(material, timeout_s, redactor, root, fence)
+        if result.verdict != "correct":
+            with _timing:
+                _reference_ms.setdefault(key, None)
+    with _timing:
+        measured = _reference_ms[key]
+    if measured is None:
+        measured = material.reference_ms
+    return timeout_s if measured is None else max(timeout_s, CALIBRATION * measured / 1000)
 
 
 def _judged(

@@ -22,6 +22,7 @@ SHAPES = {
         *("4a83c48", "78ff71c", "d42879e", "bafd3a5", "5b5c833"),
     ],
     "decision_taken": ["78fe111", "cb3309d", "57616b2", "8522bb5", "4a83c48", "bafd3a5"],
+    "check_completed": ["ad86fd6", "4e7cf17"],
     "ai_output_rejected": ["8d6a758", "e63ff98", "116ed57"],
     "scenario_started": ["0fbdc3e", "57616b2"],
     "turn_answered": ["0fbdc3e", "57616b2"],

@@ -325,14 +325,25 @@ def check(
             help="Check with this suite's checks (a file or shipped name) instead of those the run recorded.",
         ),
     ] = None,
+    scheduler: Annotated[
+        str | None,
+        typer.Option(
+            "--scheduler",
+            envvar="IRONBENCH_SCHEDULER",
+            metavar="tcp://HOST:PORT",
+            show_default="the cluster the run recorded, when it can be reached",
+            help="Check the bricks Dask workers saved on this cluster, each by a worker on its host.",
+        ),
+    ] = None,
     out: OutOption = DEFAULT_OUT,
     store: StoreOption = None,
     jobs: JobsOption = None,
     quiet: QuietOption = False,
 ) -> None:
     """Check (or check again) the bricks a run saved with the harness's checks, invoking no target;
-    the verdicts are added to the run's events. With --references SUITE, prove a suite's checks on
-    their reference solutions instead."""
+    the verdicts are added to the run's events. Bricks a run on Dask saved on its workers are checked
+    on the cluster, where they are. With --references SUITE, prove a suite's checks on their
+    reference solutions instead."""
     from ironbench.run.recheck import check_run
     from ironbench.suite import open_suite
 
@@ -345,9 +356,14 @@ def check(
         raise typer.BadParameter("name the RUN whose bricks to check (or --references SUITE)")
     loaded = open_suite(suite)[0] if suite is not None else None
     paths = run_paths(out, store)
-    done = check_run(run_id, paths, loaded, jobs or 1, note=(lambda line: None) if quiet else _note)
+    done = check_run(run_id, paths, loaded, jobs or 1, (lambda line: None) if quiet else _note, scheduler or None)
     verdicts = ", ".join(f"{n} {verdict}" for verdict, n in sorted(done.verdicts.items())) or "none"
-    typer.echo(f"{run_id}: checked {done.checked} saved brick{'' if done.checked == 1 else 's'} ({verdicts})")
+    where = f", {done.on_cluster} on the Dask cluster at {done.cluster}" if done.on_cluster else ""
+    skipped = sum(len(bricks) for bricks in done.skipped.values())
+    missed = f"; {skipped} skipped" if skipped else ""
+    typer.echo(
+        f"{run_id}: checked {done.checked} saved brick{'' if done.checked == 1 else 's'} ({verdicts}){where}{missed}"
+    )
 
 
 def _prove(name: str, paths, jobs: int, quiet: bool) -> None:

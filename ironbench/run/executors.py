@@ -144,10 +144,7 @@ def run_invocation(
     remote = setup.root is None
     root, redactor = setup.root, setup.redactor
     if root is None:
-        root = os.environ.get(WORKDIRS_ENV) or str(Path.cwd() / WORKER_WORKDIRS)
-        local = Redactor.from_environ(setup.options.redact)
-        if local:
-            redactor = Redactor({**local.names, **(redactor.names if redactor else {})})
+        root, redactor = worker_root(), _worker_redactor(setup)
     workdir = (Path(root) / work.workdir).resolve()
     ensure_fresh_dir(workdir)
     token = new_token()
@@ -196,6 +193,31 @@ def run_invocation(
     return Ran(named, outcome, debug_present, f"{host}:{workdir}", brick, calls, found, checked, told)
 
 
+def worker_root() -> str:
+    """On a worker: where its working directories go (IRONBENCH_WORKDIRS, else ./ironbench-workdirs)."""
+    return os.environ.get(WORKDIRS_ENV) or str(Path.cwd() / WORKER_WORKDIRS)
+
+
+def _worker_redactor(setup: InvocationSetup) -> Redactor | None:
+    """On a worker: the coordinator's secrets and the worker's own values of the run's names."""
+    local, redactor = Redactor.from_environ(setup.options.redact), setup.redactor
+    if not local:
+        return redactor
+    return Redactor({**local.names, **(redactor.names if redactor else {})})
+
+
+def check_saved_brick(setup: InvocationSetup, material: CheckMaterial, brick: str, timeout_s: float) -> CheckResult:
+    """On a worker: the check of a brick an earlier invocation saved on this machine (`ironbench
+    check RUN --scheduler`), in the run's fence as this worker makes it for its invocations, the
+    worker's own secrets redacted too."""
+    fence = invocation_fence(setup, None, worker_root())
+    return run_check(material, Path(brick), timeout_s, _worker_redactor(setup), fence=fence)
+
+
+def _host() -> str:
+    return socket.gethostname()
+
+
 def invocation_fence(setup: InvocationSetup, gateway: GatewayLink | None, worker_root: str | None) -> Fence:
     """The fence an invocation runs under, on this machine: the run's policy, with the model
     gateway it reaches and, on a worker, the worker's own working directories hidden."""
@@ -241,7 +263,7 @@ def _check_target(target: TargetSpec) -> tuple[str, TargetVersion]:
 def _worker_fence(setup: InvocationSetup, argv: list[str], dask_worker: Any = None) -> dict[str, Any]:
     """On a worker: the fence its invocations will run under (SandboxError: not the one asked for).
     (`client.run` hands the worker in as `dask_worker`: outside a task it is not found otherwise.)"""
-    root = os.environ.get(WORKDIRS_ENV) or str(Path.cwd() / WORKER_WORKDIRS)
+    root = worker_root()
     gateway = worker_link(setup.gateway) if setup.gateway is not None else None
     fence = invocation_fence(setup, gateway, root)
     _told.add(id(fence))
@@ -354,9 +376,7 @@ class DaskCluster:
         """--jobs, or every worker thread the cluster has now (workers come and go)."""
         return self.jobs or max(1, self._threads())
 
-    def preflight(self, target: TargetSpec) -> TargetVersion:
-        """Check the target on every worker before anything is written; returns its version,
-        which every worker must agree on (a run records one)."""
+    def _wait_for_workers(self) -> None:
         try:
             self.client.wait_for_workers(1, timeout=self.timeout)
         except (TimeoutError, OSError):
@@ -364,6 +384,27 @@ class DaskCluster:
                 f"the Dask scheduler at {self.scheduler} has no workers (waited "
                 f"{self.timeout:g} s): start some with `dask worker {self.scheduler}`"
             ) from None
+
+    def hosts(self) -> dict[str, list[str]]:
+        """The cluster's workers (addresses) by the host each runs on, named as a worker names its
+        own in the paths a run records (SchedulerError: no workers)."""
+        self._wait_for_workers()
+        found: dict[str, list[str]] = {}
+        for worker, host in sorted(self.client.run(_host, on_error="return").items()):
+            if isinstance(host, str):  # a worker that cannot answer now gets no task
+                found.setdefault(host, []).append(worker)
+        return found
+
+    def submit_on(self, workers: list[str], key: str, fn: Callable[..., Any], *args: object) -> Future[Any]:
+        """A task that runs only on one of `workers` (addresses): where what it reads is."""
+        return self.executor.submit(
+            fn, *args, key=f"ironbench-{key}@{self.session}", workers=workers, allow_other_workers=False
+        )
+
+    def preflight(self, target: TargetSpec) -> TargetVersion:
+        """Check the target on every worker before anything is written; returns its version,
+        which every worker must agree on (a run records one)."""
+        self._wait_for_workers()
         found = self.client.run(_check_target, target, on_error="return")
         versions: dict[str, list[str]] = {}
         sources: dict[str, TargetVersion] = {}

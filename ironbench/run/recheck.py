@@ -1,75 +1,106 @@
 """`ironbench check RUN`: check (or check again) the bricks an existing run saved, invoking no target.
 
 Each verdict is appended to the run's events as a CheckCompleted marked `recheck`; the
-latest check of an invocation is the one that counts.
+latest check of an invocation is the one that counts. A brick a Dask worker saved is checked
+on the cluster, by a worker on its host (as the run's checks were); without a cluster, here
+when its path is on this machine.
 """
 
 import socket
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ironbench.core.errors import IronbenchError, RunNotFound
-from ironbench.core.events import InvocationCompleted, run_started
+from ironbench.core.events import InvocationCompleted, RunStarted, run_started
 from ironbench.core.labels import group_of
 from ironbench.core.redact import Redactor
 from ironbench.projections.readmodel import ReadModel
 from ironbench.projections.tree import OutputTree
 from ironbench.run.checking import check_event, check_material, prove_checks, with_proofs
-from ironbench.run.executors import DEBUG_DIR
-from ironbench.run.fencing import checks_fence
+from ironbench.run.executors import DEBUG_DIR, DaskCluster, InvocationSetup, SchedulerError, check_saved_brick
+from ironbench.run.fencing import fenced
 from ironbench.run.options import DEFAULT_OPTIONS
 from ironbench.run.paths import RunPaths
 from ironbench.run.session import RUN_STREAM, appender
-from ironbench.sandbox import Fence
+from ironbench.sandbox import Fence, fence_for
 from ironbench.store import Pending, open_store
 from ironbench.suite import Suite
-from ironbench.targets import CheckMaterial, check_timeout, prepare_checks, run_check
+from ironbench.targets import CheckMaterial, CheckResult, check_timeout, prepare_checks, run_check
 
 APPEND_BATCH = 32
 
 
 @dataclass
 class Checked:
-    """What `ironbench check` did: verdicts by name, and the bricks it could not reach."""
+    """What `ironbench check` did: verdicts by name, how many were given on a cluster, and the
+    bricks it could not reach (by why)."""
 
     run_id: str
     verdicts: dict[str, int] = field(default_factory=dict)
-    skipped: list[str] = field(default_factory=list)
+    skipped: dict[str, list[str]] = field(default_factory=dict)
+    cluster: str | None = None  # the Dask scheduler whose workers checked the bricks they saved
+    on_cluster: int = 0
 
     @property
     def checked(self) -> int:
         return sum(self.verdicts.values())
 
+    def skipped_lines(self) -> list[str]:
+        """One line per reason: how many bricks, why, and the first of them."""
+        return [
+            f"{len(bricks)} brick{'s' if len(bricks) != 1 else ''} {why} (first: {bricks[0]})"
+            for why, bricks in self.skipped.items()
+        ]
 
-def _workdir(debug_path: str) -> Path | None:
-    """Where an invocation ran, from its recorded debug path; None on another host."""
+
+@dataclass(frozen=True, slots=True)
+class _Brick:
+    """A saved brick to check: its invocation, its check, and where it is."""
+
+    group: str
+    event: InvocationCompleted
+    material: CheckMaterial
+    path: Path
+    timeout: float
+    host: str | None  # the host of the Dask worker that saved it; None: this machine's threads did
+
+    @property
+    def label(self) -> str:
+        return f"{self.group} run {self.event.run_index} ({self.event.debug_path.removesuffix(f'/{DEBUG_DIR}')})"
+
+
+def _saved_at(debug_path: str) -> tuple[str | None, Path]:
+    """Where an invocation ran, from its recorded debug path: the host a Dask worker named
+    (None: a run on this machine's threads) and the folder there."""
     where = debug_path.removesuffix(f"/{DEBUG_DIR}")
     if ":" in where.split("/", 1)[0]:
         host, _, path = where.partition(":")
-        return Path(path) if host == socket.gethostname() else None
-    return Path(where)
+        return host, Path(path)
+    return None, Path(where)
 
 
 def _proven(
-    work: list[tuple[str, InvocationCompleted, CheckMaterial, Path, float]],
+    work: list[_Brick],
     fence: Fence,
     redactor: Redactor | None,
     jobs: int,
     append: Callable[[list[Pending]], object],
     run_id: str,
     note: Callable[[str], None],
-) -> list[tuple[str, InvocationCompleted, CheckMaterial, Path, float]]:
-    """The checks with a reference proven on it first (recorded, each broken one named): a
-    broken check gives its bricks no verdict."""
-    checks = {m.sha256: m for _, _, m, _, _ in work}
+) -> list[_Brick]:
+    """The checks with a reference proven on it first, here (recorded, each broken one named): a
+    broken check gives its bricks no verdict, and a worker calibrates by the time measured here
+    when the reference does not pass there."""
+    checks = {b.material.sha256: b.material for b in work}
     cases: dict[str, list[str]] = {}
     timeouts: dict[str, float] = {}
-    for _, event, material, _, timeout in work:
-        if event.case_id not in cases.setdefault(material.sha256, []):
-            cases[material.sha256].append(event.case_id)
-        timeouts[material.sha256] = max(timeouts.get(material.sha256, 0.0), timeout)
+    for brick in work:
+        digest = brick.material.sha256
+        if brick.event.case_id not in cases.setdefault(digest, []):
+            cases[digest].append(brick.event.case_id)
+        timeouts[digest] = max(timeouts.get(digest, 0.0), brick.timeout)
     proofs = prove_checks(checks, cases, timeouts, fence, redactor, recheck=True, jobs=max(1, jobs))
     if not proofs:
         return work
@@ -78,7 +109,69 @@ def _proven(
         if proof.broken:
             note(f"{run_id}: broken check: {proof.line()}")
     carried = with_proofs(checks, {p.check_sha256: p for p in proofs})
-    return [(g, e, carried[m.sha256], brick, t) for g, e, m, brick, t in work]
+    return [replace(b, material=carried[b.material.sha256]) for b in work]
+
+
+def _open_cluster(
+    run_id: str, scheduler: str | None, started: RunStarted, saved_on_workers: bool, note: Callable[[str], None]
+) -> tuple[DaskCluster, dict[str, list[str]]] | None:
+    """The cluster to check workers' bricks on, with its workers by host: `scheduler` (SchedulerError
+    when it cannot be used) or, when a worker saved a brick, the one the run recorded if it can be
+    used now (else None, said in one line)."""
+    address = scheduler or (started.scheduler if saved_on_workers else None)
+    if not address:
+        return None
+    cluster = None
+    try:
+        cluster = DaskCluster(address)
+        return cluster, cluster.hosts()
+    except SchedulerError as exc:
+        if cluster is not None:
+            cluster.close()
+        if scheduler:
+            raise
+        note(f"{run_id}: not on the run's Dask cluster ({exc}): its workers' bricks are checked here if they are here")
+        return None
+
+
+def _placed(
+    work: list[_Brick], cluster: tuple[DaskCluster, dict[str, list[str]]] | None, done: Checked
+) -> tuple[list[_Brick], list[tuple[_Brick, list[str]]]]:
+    """Which bricks are checked here and which on the cluster (with the workers on their host);
+    the others are skipped, by why."""
+    here: list[_Brick] = []
+    there: list[tuple[_Brick, list[str]]] = []
+    this_host = socket.gethostname()
+    for brick in work:
+        if brick.host is None:
+            here.append(brick)
+        elif cluster is not None:
+            workers = cluster[1].get(brick.host)
+            if workers:
+                there.append((brick, workers))
+            else:
+                why = f"saved on {brick.host}, where the cluster at {cluster[0].scheduler} has no worker now"
+                done.skipped.setdefault(why, []).append(brick.label)
+        elif brick.host == this_host and brick.path.exists():
+            here.append(brick)
+        else:
+            why = (
+                "saved on Dask workers' disks that are not on this machine: "
+                "check them where they are with --scheduler tcp://HOST:PORT"
+            )
+            done.skipped.setdefault(why, []).append(brick.label)
+    return here, there
+
+
+def _on_cluster_failed(cluster: DaskCluster, brick: _Brick, exc: Exception) -> str:
+    """Why a brick's check came back from the cluster without a verdict, when the cluster failed
+    (its worker died, the scheduler went); anything else is raised."""
+    lost = cluster.lost(exc)
+    if lost is not None:
+        return lost.replace("lost its task", "whose check was lost", 1)
+    if isinstance(exc, IronbenchError):
+        raise type(exc)(f"{brick.label}: on the Dask cluster at {cluster.scheduler}: {exc}") from None
+    raise SchedulerError(f"{brick.label}: checking it on the Dask cluster at {cluster.scheduler} failed: {exc!r}")
 
 
 def check_run(
@@ -87,11 +180,14 @@ def check_run(
     suite: Suite | None = None,
     jobs: int = 1,
     note: Callable[[str], None] = lambda line: None,
+    scheduler: str | None = None,
 ) -> Checked:
     """Check the bricks run `run_id` saved, with its recorded suite's checks (or `suite`'s),
-    on `jobs` threads here; each verdict is appended as a CheckCompleted (recheck) event
-    and projected. No target is invoked."""
+    on `jobs` threads here and, for the bricks Dask workers saved, on the cluster at `scheduler`
+    (default: the run's, when it can be used now) by a worker on the brick's host; each verdict
+    is appended as a CheckCompleted (recheck) event and projected. No target is invoked."""
     store = open_store(paths.store_path, [ReadModel()], create=False)
+    cluster: tuple[DaskCluster, dict[str, list[str]]] | None = None
     with store:
         if not store.has_run(run_id):
             raise RunNotFound(f"run {run_id!r} not found in {paths.store_path}")
@@ -109,7 +205,7 @@ def check_run(
                 if isinstance(event, InvocationCompleted) and not event.surplus:
                     live[event.key] = (group_of(recorded.stream), event)  # a re-run supersedes its slot's attempt
             cache: dict[str, CheckMaterial] = {}
-            work = []
+            work: list[_Brick] = []
             done = Checked(run_id)
             for group, event in live.values():
                 if event.brick_path is None or event.infra_error is not None:
@@ -117,34 +213,78 @@ def check_run(
                 material = check_material(suite, event.case_id, event.level if event.mode == "stress" else None, cache)
                 if material is None:
                     continue
-                workdir = _workdir(event.debug_path)
-                if workdir is None:
-                    done.skipped.append(f"{group} run {event.run_index}: saved on another host ({event.debug_path})")
-                    continue
+                host, workdir = _saved_at(event.debug_path)
                 timeout = check_timeout(suite.timeout_seconds)
-                work.append((group, event, material, workdir / event.brick_path, timeout))
-            if not work and not done.skipped:
+                work.append(_Brick(group, event, material, workdir / event.brick_path, timeout, host))
+            if not work:
                 note(f"{run_id}: no saved brick has a check (the suite names none, or no run saved a brick)")
             tree = OutputTree(store, paths.out_dir)
             tree.catch_up()
-            append = appender(store, tree, run_id)
-            pending: list[Pending] = []
-            fence = checks_fence(DEFAULT_OPTIONS.resumed(started), paths, started.suite_path, suite)
-            prepare_checks(max(1, jobs), None, fence)  # the checks' trusted processes, in the run's fence
-            work = _proven(work, fence, redactor or None, jobs, append, run_id, note)
-            with ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="ironbench-check") as pool:
-                futures = [
-                    pool.submit(run_check, m, brick, t, redactor or None, None, fence) for _, _, m, brick, t in work
-                ]
-                for (group, event, material, _, _), future in zip(work, futures, strict=True):
-                    result = future.result()
-                    checked = check_event(event, group, material, result, recheck=True)
-                    pending.append(Pending(f"{group}/run_{event.run_index:03d}", checked))
-                    done.verdicts[result.verdict] = done.verdicts.get(result.verdict, 0) + 1
-                    if len(pending) >= APPEND_BATCH or future is futures[-1]:
-                        append(pending)  # a batch per transaction: an interrupted check keeps what it appended
-                        pending = []
+            options = fenced(DEFAULT_OPTIONS.resumed(started), paths, started.suite_path, suite)
+            fence = fence_for(options.sandbox)  # the run's checks' fence here; a worker makes its own
+            setup = InvocationSetup(options, started.rules, suite.debug_enabled, redactor or None, None)
+            cluster = _open_cluster(run_id, scheduler or None, started, any(b.host for b in work), note)
+            try:
+                _check(work, cluster, setup, fence, jobs, appender(store, tree, run_id), note, done)
+            finally:
+                if cluster is not None:
+                    cluster[0].close()
             tree.flush()
-    for line in done.skipped:
+    for line in done.skipped_lines():
         note(f"  skipped: {line}")
     return done
+
+
+def _check(
+    work: list[_Brick],
+    cluster: tuple[DaskCluster, dict[str, list[str]]] | None,
+    setup: InvocationSetup,
+    fence: Fence,
+    jobs: int,
+    append: Callable[[list[Pending]], object],
+    note: Callable[[str], None],
+    done: Checked,
+) -> None:
+    """Prove the checks, then check each brick where it is (here, in `fence`, on `jobs` threads;
+    on the cluster, in the fence its worker makes from `setup`), appending the verdicts in the
+    bricks' order, a batch per transaction (an interrupted check keeps what it appended)."""
+    if any(b.host is None or cluster is None for b in work) or any(b.material.reference for b in work):
+        prepare_checks(max(1, jobs), None, fence)  # the checks' trusted processes here, in the run's fence
+    work = _proven(work, fence, setup.redactor, jobs, append, done.run_id, note)
+    here, there = _placed(work, cluster, done)
+    futures: dict[int, Future[CheckResult]] = {}
+    if cluster is not None and there:
+        done.cluster = cluster[0].scheduler
+        for brick, workers in there:
+            key = f"check-{brick.event.key}.{brick.event.rerun}"
+            args = (setup, brick.material, str(brick.path), brick.timeout)
+            futures[id(brick)] = cluster[0].submit_on(workers, key, check_saved_brick, *args)
+    pending: list[Pending] = []
+    try:
+        with ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="ironbench-check") as pool:
+            for brick in here:
+                futures[id(brick)] = pool.submit(
+                    run_check, brick.material, brick.path, brick.timeout, setup.redactor, None, fence
+                )
+            for brick in work:
+                future = futures.get(id(brick))
+                if future is None:
+                    continue
+                try:
+                    result = future.result()
+                except Exception as exc:
+                    if cluster is None or brick.host is None:
+                        raise
+                    done.skipped.setdefault(_on_cluster_failed(cluster[0], brick, exc), []).append(brick.label)
+                    continue
+                if brick.host is not None and cluster is not None:
+                    done.on_cluster += 1
+                event = check_event(brick.event, brick.group, brick.material, result, recheck=True)
+                pending.append(Pending(f"{brick.group}/run_{brick.event.run_index:03d}", event))
+                done.verdicts[result.verdict] = done.verdicts.get(result.verdict, 0) + 1
+                if len(pending) >= APPEND_BATCH:
+                    append(pending)
+                    pending = []
+    finally:
+        if pending:
+            append(pending)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from ironbench.core.errors import RunNotFound
 from ironbench.core.events import CheckProven, RecordedEvent, RunStarted, SandboxApplied
-from ironbench.core.kinds import FENCE_LEVELS
+from ironbench.core.kinds import lowest_fence
 from ironbench.store import EventStore, open_read_only
 from ironbench.suite import Suite, suite_of_run
 
@@ -43,7 +43,7 @@ class FenceSeen:
     @property
     def level(self) -> str | None:
         """The lowest level any machine gave (None: no machine fenced a target yet)."""
-        return min((m.level for m in self.machines), key=FENCE_LEVELS.index, default=None)
+        return lowest_fence(m.level for m in self.machines)
 
     @property
     def below_full(self) -> bool:

@@ -7,6 +7,7 @@ layers count by (the variants judged, the material ones) are declared here too, 
 reach SQL as the `decision_kinds` view (`decision_kind_rows`).
 """
 
+from collections.abc import Iterable
 from enum import StrEnum
 from typing import Literal, get_args
 
@@ -93,4 +94,10 @@ FailureCause = Literal["syntax_error", "import_error", "no_tests_collected", "as
 FAILURE_CAUSES: tuple[str, ...] = get_args(FailureCause)
 
 # A fence's levels, lowest first (`sandbox_applied.level`; a run's level is its lowest machine's).
-FENCE_LEVELS = ("none", "partial", "full")
+FenceLevel = Literal["none", "partial", "full"]
+FENCE_LEVELS: tuple[str, ...] = get_args(FenceLevel)
+
+
+def lowest_fence(levels: Iterable[str]) -> str | None:
+    """The lowest of these fence levels (None: there is none yet)."""
+    return min(levels, key=FENCE_LEVELS.index, default=None)

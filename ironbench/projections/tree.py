@@ -18,7 +18,7 @@ from ironbench.core import events
 from ironbench.core.errors import StoreError
 from ironbench.core.events import RecordedEvent, run_started
 from ironbench.core.files import is_partial, write_atomic
-from ironbench.core.kinds import FENCE_LEVELS
+from ironbench.core.kinds import lowest_fence
 from ironbench.core.labels import group_of, track_of
 from ironbench.projections.figures import Reference, case_robustness, judged_reference
 from ironbench.projections.gauntlet_summary import ScenarioRecord, TurnRecord
@@ -127,7 +127,7 @@ def _sandbox(started: events.RunStarted, fences: Iterable[events.SandboxApplied]
     """metadata.json's `sandbox`: the mode the run asked for, the lowest level a machine gave
     (None until one fenced a target), and each machine's fence."""
     fences = list(fences)
-    level = min((fence.level for fence in fences), key=FENCE_LEVELS.index, default=None)
+    level = lowest_fence(fence.level for fence in fences)
     return {
         "mode": (started.sandbox or {}).get("mode"),
         "level": level,

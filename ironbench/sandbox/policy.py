@@ -9,11 +9,10 @@ from dataclasses import dataclass, field, replace
 from typing import Literal, get_args
 
 from ironbench.core.errors import SandboxError
+from ironbench.core.kinds import FENCE_LEVELS  # noqa: F401  (the sandbox's face names it)
 
 SandboxMode = Literal["auto", "on", "off"]
 SANDBOX_MODES: tuple[str, ...] = get_args(SandboxMode)
-FenceLevel = Literal["full", "partial", "none"]
-FENCE_LEVELS: tuple[str, ...] = get_args(FenceLevel)
 DEFAULT_MEMORY_MB = 8192  # address space (RLIMIT_AS): a model runtime reserves far more than it touches
 PASS_ENV_VARIABLE = "IRONBENCH_PASS_ENV"  # names to pass, comma-separated (what --pass-env adds to)
 # Passed to every fenced target: what a program needs to run at all (HOME and TMPDIR are its own).

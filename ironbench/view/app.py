@@ -80,6 +80,7 @@ class Viewer:
         self.stopping = asyncio.Event()
         self.static = {name: _static(name) for name in STATIC}
         self.plans: dict[str, list[Group] | None] = {}
+        self.below_full: dict[str, str | None] = {}  # an ended run's fence below full (read once)
         self.renderer = Renderer(self.store_path)
 
     def close(self) -> None:
@@ -110,8 +111,12 @@ class Viewer:
 
         run_id = row.run_id
         engines = reader.violations(PRIMARY_SCORER, run_id).get(run_id, []) if row.gauntlet else []
-        fence = reader.fence(run_id) if not row.imported else None
-        below = fence.short() if fence is not None and fence.below_full else None
+        below = self.below_full.get(run_id)
+        if run_id not in self.below_full:
+            fence = reader.fence(run_id) if not row.imported else None
+            below = fence.short() if fence is not None and fence.below_full else None
+            if row.status != LIVE:  # a live run's late workers may still say theirs
+                self.below_full[run_id] = below
         return Decided(reader.tallies(run_id).get(run_id, {}), engines, below)
 
     def progress(self, reader: Reader, row: RunRow) -> Progress:

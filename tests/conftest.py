@@ -14,6 +14,7 @@ from hypothesis import settings
 
 from ironbench.run.runner import RunPaths
 from ironbench.suite.models import parse_suite
+from ironbench.targets.brick import take_brick
 
 SCRIPTED = Path(__file__).parent / "fixtures" / "scripted_ironclad.py"
 SCRIPTED_TARGET = [sys.executable, str(SCRIPTED), "{instruction}"]
@@ -73,6 +74,11 @@ def script(monkeypatch):
         monkeypatch.setenv("SCRIPTED_SLEEP_MS", str(sleep_ms))
 
     return set_script
+
+
+def taken(brick: Path):
+    """A saved brick as the harness takes it from its folder (what `run_check` checks)."""
+    return take_brick(brick.parent, brick.name)
 
 
 def write_suite(path: Path, suite) -> Path:

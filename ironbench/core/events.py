@@ -117,6 +117,9 @@ class InvocationCompleted(_Event):
     # sha256 of the brick's content, read after the run where it ran (never a copy): do
     # successful runs write the same code?
     brick_sha256: str | None = None
+    # Why the brick `brick_path` names was not taken (a link, outside its folder, not a regular
+    # file...: targets/brick.py); None when it was, or none was named.
+    brick_refused: str | None = None
     stdout: str = ""
     stderr: str = ""
     output_truncated: bool = False
@@ -159,7 +162,7 @@ class CheckCompleted(_Event):
     run_index: int
     kind: str  # pytest | python | command
     check_sha256: str  # of what the check read
-    # correct | wrong | no_entry_point | import_error | timeout | tampered | harness_fault (core/kinds.py)
+    # correct | wrong | no_brick | no_entry_point | import_error | timeout | tampered | harness_fault (core/kinds.py)
     verdict: str
     passed: int | None = None  # tests that passed and failed, where the checker reports them
     failed: int | None = None

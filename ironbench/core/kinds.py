@@ -80,7 +80,10 @@ Unit = Literal["run", "conversation"]
 # What a harness-owned check concluded about a saved brick (CheckCompleted.verdict);
 # tampered (evidence the brick gamed its check) is not correct in every rate; harness_fault
 # (the check could not run) counts in no rate, like an infrastructure error.
-CheckVerdict = Literal["correct", "wrong", "no_entry_point", "import_error", "timeout", "tampered", "harness_fault"]
+# no_brick: the target named a brick the harness would not take (targets/brick.py says why)
+CheckVerdict = Literal[
+    "correct", "wrong", "no_brick", "no_entry_point", "import_error", "timeout", "tampered", "harness_fault"
+]
 CHECK_VERDICTS: tuple[str, ...] = get_args(CheckVerdict)
 
 

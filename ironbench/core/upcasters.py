@@ -142,6 +142,12 @@ def upcast_invocation_completed_v9_v10(payload: Payload) -> Payload:
     return _unrecorded(payload, "model_calls", "prompt_tokens", "completion_tokens", "model_seconds")
 
 
+def upcast_invocation_completed_v10_v11(payload: Payload) -> Payload:
+    """The brick is data: why the brick a target named was not taken (every named brick was
+    followed before, wherever it led)."""
+    return _unrecorded(payload, "brick_refused")
+
+
 # -- decision_taken -----------------------------------------------------------------------
 
 
@@ -247,6 +253,7 @@ UPCASTERS: dict[str, tuple[Upcaster, ...]] = {
         upcast_invocation_completed_v7_v8,
         upcast_invocation_completed_v8_v9,
         upcast_invocation_completed_v9_v10,
+        upcast_invocation_completed_v10_v11,
     ),
     "decision_taken": (
         upcast_decision_taken_v1_v2,

@@ -6,12 +6,10 @@ target start where it will run?). Only invocations travel: the coordinator keeps
 store, the decisions, and the model calls of AI generators and gauntlet engines.
 """
 
-import hashlib
 import logging
 import os
 import re
 import socket
-import stat
 import time
 import uuid
 from collections.abc import Callable
@@ -30,8 +28,10 @@ from ironbench.run.options import RunOptions
 from ironbench.run.planner import Group
 from ironbench.sandbox import Endpoint, Fence, fence_for
 from ironbench.targets import (
+    Brick,
     CheckMaterial,
     CheckResult,
+    NoBrick,
     ProcessResult,
     TargetSpec,
     TargetVersion,
@@ -40,6 +40,7 @@ from ironbench.targets import (
     invoke,
     preflight,
     run_check,
+    take_brick,
     target_version,
 )
 
@@ -50,7 +51,6 @@ DEBUG_DIR = Path("build") / ".ironclad_debug"
 TIMEOUT_ENV = "IRONBENCH_SCHEDULER_TIMEOUT"  # seconds to reach the scheduler, and then a first worker
 TIMEOUT_SECONDS = 10
 RESUBMITS = 3  # a task whose workers kept dying (Dask's KilledWorker) is submitted again this often
-MAX_BRICK_BYTES = 64 * 1024 * 1024  # a brick is source code: a larger "brick" is not hashed
 _ADDRESS = re.compile(r"(tcp|tls)://(\[[0-9a-fA-F:]+\]|[A-Za-z0-9.\-_]+)(:\d{1,5})?")
 
 
@@ -81,27 +81,7 @@ class Ran:
     check: CheckResult | None = None  # the harness's check of the brick it saved, run where it ran
     # The fence it ran under, the first time a worker's fence is used (a sandbox_applied event's fields)
     fence: dict[str, Any] | None = None
-
-
-def brick_digest(workdir: Path, brick_path: str | None) -> str | None:
-    """The sha256 of the brick a run saved (a path relative to its working directory, or
-    absolute), read once the target has exited; None when there is none, or it is not a
-    regular file of at most MAX_BRICK_BYTES: the target is hostile until proven otherwise,
-    and a FIFO or a device would block or never end. Only the digest is kept, never a copy."""
-    if not brick_path:
-        return None
-    path = workdir / brick_path
-    try:
-        info = path.stat()
-        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_BRICK_BYTES:
-            return None
-        digest = hashlib.sha256()
-        with path.open("rb") as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(block)
-        return digest.hexdigest()
-    except (OSError, ValueError):  # gone, unreadable, or a path the OS refuses (a NUL byte)
-        return None
+    refused: str | None = None  # why the brick its outcome names was not taken (targets/brick.py)
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,19 +158,20 @@ def run_invocation(
         if observed is not None:
             outcome = replace(outcome, success=False, failure_stage=INFRA_STAGE, brick_path=None, infra_error=observed)
     debug_present = setup.debug_enabled and (workdir / DEBUG_DIR).is_dir()
-    brick = brick_digest(workdir, outcome.brick_path)
+    taken = take_brick(workdir, outcome.brick_path, fence.policy.hidden) if outcome.brick_path else None
+    brick = taken.sha256 if isinstance(taken, Brick) else None
+    refused = taken.reason if isinstance(taken, NoBrick) else None
     causes = ruleset.rules.failure_causes
     found = tuple(read_causes(causes, workdir)) if causes is not None and not result.harness_error else ()
     checked = None
-    if check is not None and outcome.brick_path:
-        timeout = check_timeout(work.group.timeout_seconds)
-        checked = run_check(check, workdir / outcome.brick_path, timeout, redactor, fence=fence)
+    if check is not None and taken is not None:
+        checked = run_check(check, taken, check_timeout(work.group.timeout_seconds), redactor, fence=fence)
     if not remote:
-        return Ran(result, outcome, debug_present, str(workdir), brick, calls, found, checked)
+        return Ran(result, outcome, debug_present, str(workdir), brick, calls, found, checked, refused=refused)
     host = socket.gethostname()
     named = replace(result, stdout_path=f"{host}:{result.stdout_path}", stderr_path=f"{host}:{result.stderr_path}")
     told = _first_use(fence, argv)
-    return Ran(named, outcome, debug_present, f"{host}:{workdir}", brick, calls, found, checked, told)
+    return Ran(named, outcome, debug_present, f"{host}:{workdir}", brick, calls, found, checked, told, refused)
 
 
 def worker_root() -> str:
@@ -206,12 +187,15 @@ def _worker_redactor(setup: InvocationSetup) -> Redactor | None:
     return Redactor({**local.names, **(redactor.names if redactor else {})})
 
 
-def check_saved_brick(setup: InvocationSetup, material: CheckMaterial, brick: str, timeout_s: float) -> CheckResult:
+def check_saved_brick(
+    setup: InvocationSetup, material: CheckMaterial, workdir: str, brick_path: str, timeout_s: float
+) -> CheckResult:
     """On a worker: the check of a brick an earlier invocation saved on this machine (`ironbench
-    check RUN --scheduler`), in the run's fence as this worker makes it for its invocations, the
-    worker's own secrets redacted too."""
+    check RUN --scheduler`), taken from its working folder as the run took it, in the run's
+    fence as this worker makes it for its invocations, the worker's own secrets redacted too."""
     fence = invocation_fence(setup, None, worker_root())
-    return run_check(material, Path(brick), timeout_s, _worker_redactor(setup), fence=fence)
+    taken = take_brick(workdir, brick_path, fence.policy.hidden)
+    return run_check(material, taken, timeout_s, _worker_redactor(setup), fence=fence)
 
 
 def _host() -> str:

@@ -27,7 +27,7 @@ from ironbench.run.session import RUN_STREAM, appender
 from ironbench.sandbox import Fence, fence_for
 from ironbench.store import Pending, open_store
 from ironbench.suite import Suite
-from ironbench.targets import CheckMaterial, CheckResult, check_timeout, prepare_checks, run_check
+from ironbench.targets import CheckMaterial, CheckResult, check_timeout, prepare_checks, run_check, take_brick
 
 APPEND_BATCH = 32
 
@@ -62,7 +62,7 @@ class _Brick:
     group: str
     event: InvocationCompleted
     material: CheckMaterial
-    path: Path
+    workdir: Path  # the working folder it was saved in (its path, event.brick_path, is taken from there)
     timeout: float
     host: str | None  # the host of the Dask worker that saved it; None: this machine's threads did
 
@@ -152,7 +152,7 @@ def _placed(
             else:
                 why = f"saved on {brick.host}, where the cluster at {cluster[0].scheduler} has no worker now"
                 done.skipped.setdefault(why, []).append(brick.label)
-        elif brick.host == this_host and brick.path.exists():
+        elif brick.host == this_host and brick.workdir.is_dir():
             here.append(brick)
         else:
             why = (
@@ -215,7 +215,7 @@ def check_run(
                     continue
                 host, workdir = _saved_at(event.debug_path)
                 timeout = check_timeout(suite.timeout_seconds)
-                work.append(_Brick(group, event, material, workdir / event.brick_path, timeout, host))
+                work.append(_Brick(group, event, material, workdir, timeout, host))
             if not work:
                 note(f"{run_id}: no saved brick has a check (the suite names none, or no run saved a brick)")
             tree = OutputTree(store, paths.out_dir)
@@ -257,14 +257,15 @@ def _check(
         done.cluster = cluster[0].scheduler
         for brick, workers in there:
             key = f"check-{brick.event.key}.{brick.event.rerun}"
-            args = (setup, brick.material, str(brick.path), brick.timeout)
+            args = (setup, brick.material, str(brick.workdir), brick.event.brick_path, brick.timeout)
             futures[id(brick)] = cluster[0].submit_on(workers, key, check_saved_brick, *args)
     pending: list[Pending] = []
     try:
         with ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="ironbench-check") as pool:
             for brick in here:
+                taken = take_brick(brick.workdir, brick.event.brick_path or "", fence.policy.hidden)
                 futures[id(brick)] = pool.submit(
-                    run_check, brick.material, brick.path, brick.timeout, setup.redactor, None, fence
+                    run_check, brick.material, taken, brick.timeout, setup.redactor, None, fence
                 )
             for brick in work:
                 future = futures.get(id(brick))

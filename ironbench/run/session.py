@@ -541,6 +541,7 @@ class Session:
             debug_path=f"{ran.workdir}/{DEBUG_DIR}",
             brick_path=outcome.brick_path,
             brick_sha256=ran.brick_sha256,
+            brick_refused=ran.refused,
             stdout=stdout,
             stderr=stderr,
             output_truncated=cut_out or cut_err,

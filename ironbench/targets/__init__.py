@@ -12,6 +12,9 @@ __all__ = ["DEFAULT_TARGET", "TargetSpec", "register_target", "registered_target
 
 # Named for the rest of the package, loaded on first use (importing the face stays cheap).
 if TYPE_CHECKING:
+    from ironbench.targets.brick import Brick as Brick
+    from ironbench.targets.brick import NoBrick as NoBrick
+    from ironbench.targets.brick import take_brick as take_brick
     from ironbench.targets.checks import CALIBRATION as CALIBRATION
     from ironbench.targets.checks import CheckMaterial as CheckMaterial
     from ironbench.targets.checks import CheckResult as CheckResult
@@ -28,6 +31,9 @@ if TYPE_CHECKING:
     from ironbench.targets.version import target_version as target_version
 
 _EXPORTS = {
+    "Brick": "brick",
+    "NoBrick": "brick",
+    "take_brick": "brick",
     "CALIBRATION": "checks",
     "CheckMaterial": "checks",
     "CheckResult": "checks",

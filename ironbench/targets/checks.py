@@ -35,6 +35,7 @@ from ironbench.sandbox import Fence
 from ironbench.targets.boundary import pool, tamper
 from ironbench.targets.boundary.judge import copy_brick
 from ironbench.targets.boundary.launch import FENCED
+from ironbench.targets.brick import Brick, NoBrick
 from ironbench.targets.command import cap_output, invoke
 
 CHECK_OUTPUT_CAP = 16 * 1024  # characters of a check's output kept in its event
@@ -131,28 +132,32 @@ class CheckResult:
 
 def run_check(
     material: CheckMaterial,
-    brick: Path,
+    brick: Brick | NoBrick,
     timeout_s: float,
     redactor: Redactor | None = None,
     root: str | None = None,
     fence: Fence | None = None,
 ) -> CheckResult:
-    """Check one saved brick (an absolute path) on copies in a fresh folder under `root` (the
-    system's temporary folder by default), removed after. A brick whose folder holds what a
-    test runner or the interpreter would load on its own (conftest.py, a plugin, a .pth) is
-    `tampered` whatever its check says. A check with a reference gets at least CALIBRATION
-    times its reference's time on this machine (`calibrated_timeout`); a check that failed its
-    reference gives no verdict on a brick (harness_fault, saying why)."""
+    """Check one brick, as the harness took it from the target's folder (`take_brick`), on
+    copies in a fresh folder under `root` (the system's temporary folder by default), removed
+    after. A brick that could not be taken is `no_brick` with the reason (`tampered` when its
+    path led into the answer key). A brick whose folder holds what a test runner or the
+    interpreter would load on its own (conftest.py, a plugin, a .pth) is `tampered` whatever
+    its check says. A check with a reference gets at least CALIBRATION times its reference's
+    time on this machine (`calibrated_timeout`); a check that failed its reference gives no
+    verdict on a brick (harness_fault, saying why)."""
     if material.broken:
         why = f"the check is broken: it fails its reference solution ({material.broken})"
         return CheckResult("harness_fault", 0, detail=why)
+    if isinstance(brick, NoBrick):
+        return CheckResult("tampered" if brick.tampered else "no_brick", 0, detail=brick.reason)
     timeout_s = calibrated_timeout(material, timeout_s, redactor, root, fence)
     return _checked(material, brick, timeout_s, redactor, root, fence)
 
 
 def _checked(
     material: CheckMaterial,
-    brick: Path,
+    brick: Brick,
     timeout_s: float,
     redactor: Redactor | None,
     root: str | None,
@@ -162,7 +167,7 @@ def _checked(
         result = _command(material, brick, timeout_s, redactor, root, fence)
     else:
         result = _judged(material, brick, timeout_s, redactor, root, fence)
-    planted = tamper.planted(brick.parent)
+    planted = tamper.planted(brick.neighbours)
     if planted:
         why = f"the brick's folder holds {', '.join(planted)}, which a test runner or Python loads on its own"
         result = replace(result, verdict="tampered", detail=f"{why} (the check said {result.verdict})")
@@ -176,18 +181,13 @@ def prove(
     root: str | None = None,
     fence: Fence | None = None,
 ) -> CheckResult:
-    """The check run on its reference solution (saved as a brick of its own, in a fresh folder),
-    fenced like any check: `correct` proves it. Its time is this machine's reference time."""
+    """The check run on its reference solution (as a brick of its own), fenced like any check:
+    `correct` proves it. Its time is this machine's reference time."""
     reference = material.reference
     if reference is None:
         raise ValueError("a check without a reference has nothing to be proven on")
-    folder = Path(tempfile.mkdtemp(prefix="ironbench-reference-", dir=root))
-    try:
-        brick = folder / reference.name
-        brick.write_text(reference.text, encoding="utf-8")
-        result = _checked(material, brick, timeout_s, redactor, root, fence)
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+    brick = Brick(reference.name, reference.name, reference.text.encode("utf-8"))
+    result = _checked(material, brick, timeout_s, redactor, root, fence)
     if result.verdict == "correct":
         with _timing:
             _reference_ms.setdefault((material.sha256, reference.sha256), result.duration_ms)
@@ -231,7 +231,7 @@ def calibrated_timeout(
 
 def _judged(
     material: CheckMaterial,
-    brick: Path,
+    brick: Brick,
     timeout_s: float,
     redactor: Redactor | None,
     root: str | None,
@@ -243,7 +243,7 @@ def _judged(
         "source": material.source,
         "entry_point": material.entry_point,
         "files": material.files,
-        "brick": str(brick),
+        "brick": brick.to_wire(),
         "timeout": float(timeout_s),
         **_setup(root, fence),
     }
@@ -262,7 +262,7 @@ def _judged(
 
 def _command(
     material: CheckMaterial,
-    brick: Path,
+    brick: Brick,
     timeout_s: float,
     redactor: Redactor | None,
     root: str | None,
@@ -272,8 +272,6 @@ def _command(
     folder = Path(tempfile.mkdtemp(prefix="ironbench-check-", dir=root))
     try:
         copied = copy_brick(brick, folder)
-        if isinstance(copied, str):
-            return CheckResult("harness_fault", 0, detail=copied)
         env = {"PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0", "PYTHONPATH": os.pathsep.join(_site_paths())}
         argv = [part.replace("{brick}", str(copied)) for part in shlex.split(material.command)]
         result = invoke(argv, folder, timeout_s, env, redactor, fence)

@@ -32,6 +32,7 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 from ironbench.suite.humaneval import humaneval_suite, problems
+from ironbench.targets.brick import take_brick
 from ironbench.targets.checks import CheckMaterial, run_check
 from tests.fixtures.humaneval_target import target, write_data
 
@@ -117,7 +118,7 @@ def bench_added_cost(workdir: Path, data: Path, n: int, jobs: int, repeats: int)
 
     def by_hand() -> None:
         with ThreadPoolExecutor(jobs) as pool:
-            list(pool.map(lambda e: run_check(materials[e], bricks / f"{e}.py", 60), materials))
+            list(pool.map(lambda e: run_check(materials[e], take_brick(bricks, f"{e}.py"), 60), materials))
 
     times: dict[str, list[float]] = {"with": [], "without": [], "hand": []}
     for k in range(repeats):
@@ -161,7 +162,12 @@ def bench_per_check(workdir: Path, n: int, repeats: int) -> None:
         folder.mkdir()
         brick = folder / f"{p['entry_point']}.py"
         brick.write_text(p["prompt"] + p["canonical_solution"])
-        work.append((CheckMaterial.of({"python": check_source(p), "entry_point": p["entry_point"]}), brick))
+        work.append(
+            (
+                CheckMaterial.of({"python": check_source(p), "entry_point": p["entry_point"]}),
+                take_brick(folder, brick.name),
+            )
+        )
 
     started = cpu_used()
     zygote = pool.Zygote()

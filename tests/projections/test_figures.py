@@ -12,10 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ironbench.analysis.query import run_query
-from ironbench.run.executors import brick_digest
 from ironbench.run.runner import start_run
 from ironbench.stats import pass_at_k, pass_hat_k
 from ironbench.suite.models import Suite, parse_suite
+from ironbench.targets.brick import Brick, NoBrick, take_brick
 from tests.conftest import SCRIPTED_TARGET, cli, store_at_revision
 from tests.run.test_adversarial_stress import INSTRUCTION
 
@@ -182,12 +182,13 @@ def test_the_generators_aggregate_and_robustness_everywhere(paths, script, tmp_p
 def test_a_brick_is_hashed_only_when_it_is_a_regular_file(tmp_path):
     (tmp_path / "verified_bricks").mkdir()
     (tmp_path / "verified_bricks" / "b.py").write_text("x = 1\n")
-    assert brick_digest(tmp_path, "verified_bricks/b.py") == hashlib.sha256(b"x = 1\n").hexdigest()
-    assert brick_digest(tmp_path, str(tmp_path / "verified_bricks" / "b.py")) is not None  # absolute
+    assert take_brick(tmp_path, "verified_bricks/b.py").sha256 == hashlib.sha256(b"x = 1\n").hexdigest()
+    assert isinstance(take_brick(tmp_path, str(tmp_path / "verified_bricks" / "b.py")), Brick)  # absolute, beneath
     os.mkfifo(tmp_path / "pipe")
-    assert brick_digest(tmp_path, "pipe") is None  # would block forever
-    assert brick_digest(tmp_path, "missing.py") is None and brick_digest(tmp_path, None) is None
-    assert brick_digest(tmp_path, "verified_bricks") is None and brick_digest(tmp_path, "a\0b") is None
+    assert isinstance(take_brick(tmp_path, "pipe"), NoBrick)  # would block forever
+    assert isinstance(take_brick(tmp_path, "missing.py"), NoBrick)
+    assert isinstance(take_brick(tmp_path, "verified_bricks"), NoBrick)
+    assert isinstance(take_brick(tmp_path, "a\0b"), NoBrick)
 
 
 def test_an_older_store_gains_the_brick_column_and_keeps_its_rows(tmp_path, script):

@@ -7,6 +7,7 @@ import pytest
 from ironbench.core.errors import SuiteError
 from ironbench.targets.boundary import pool
 from ironbench.targets.checks import CheckMaterial, run_check
+from tests.conftest import taken
 
 CHECK = "def check(candidate):\n    assert candidate(2, 3) == 5\n    assert candidate(-1, 1) == 0\n"
 
@@ -39,7 +40,7 @@ def saved(tmp_path: Path, source: str, name: str = "add.py") -> Path:
 def test_a_python_check_gives_the_verdict_of_the_brick(tmp_path, source, verdict):
     brick = saved(tmp_path, source)
     before = {p: p.read_bytes() for p in brick.parent.iterdir()}
-    result = run_check(python_check(), brick, 20, root=str(tmp_path))
+    result = run_check(python_check(), taken(brick), 20, root=str(tmp_path))
     assert result.verdict == verdict, result.output
     # the target's working directory is untouched; the check's folder is gone, and so is the
     # next check's (laid out ahead) once the trusted processes are closed
@@ -53,7 +54,7 @@ def test_a_brick_that_never_ends_is_killed_at_the_timeout(tmp_path):
         tmp_path,
         "import subprocess, sys\nsubprocess.Popen([sys.executable, '-c', 'while True: pass'])\nwhile True:\n    pass\n",
     )
-    result = run_check(python_check(), brick, 1.5)
+    result = run_check(python_check(), taken(brick), 1.5)
     assert result.verdict == "timeout"
     assert 1400 <= result.duration_ms < 10_000
 
@@ -68,19 +69,19 @@ def test_a_check_sees_the_helpers_its_brick_defines(tmp_path):
     material = CheckMaterial.of(
         {"python": "def check(candidate):\n    assert candidate(shift('abc')) == 'abc'\n", "entry_point": "unshift"}
     )
-    assert run_check(material, brick, 20).verdict == "correct"
+    assert run_check(material, taken(brick), 20).verdict == "correct"
 
 
 def test_a_check_source_without_check_is_the_harness_fault(tmp_path):
     brick = saved(tmp_path, "def add(a, b):\n    return a + b\n")
     material = CheckMaterial.of({"python": "def test():\n    pass\n", "entry_point": "add"})
-    result = run_check(material, brick, 20)
+    result = run_check(material, taken(brick), 20)
     assert result.verdict == "harness_fault" and "check(candidate)" in result.detail
 
 
-def test_a_missing_brick_is_the_harness_fault(tmp_path):
-    result = run_check(python_check(), tmp_path / "gone.py", 20)
-    assert result.verdict == "harness_fault" and "gone" in result.detail
+def test_a_missing_brick_is_no_brick_never_a_harness_fault(tmp_path):
+    result = run_check(python_check(), taken(tmp_path / "gone.py"), 20)
+    assert result.verdict == "no_brick" and "not in the target's working folder" in result.detail
 
 
 def test_a_pytest_check_imports_the_brick_by_its_name_and_counts_tests(tmp_path):
@@ -91,30 +92,32 @@ def test_a_pytest_check_imports_the_brick_by_its_name_and_counts_tests(tmp_path)
         "    assert add(-1, 1) == 0\n\ndef test_big():\n    assert add(10**6, 1) == 10**6 + 1\n"
     )
     material = CheckMaterial.of({"pytest": str(tests)})
-    right = run_check(material, saved(tmp_path, "def add(a, b):\n    return a + b\n"), 60)
+    right = run_check(material, taken(saved(tmp_path, "def add(a, b):\n    return a + b\n")), 60)
     assert (right.verdict, right.passed, right.failed) == ("correct", 3, 0)
-    wrong = run_check(material, saved(tmp_path, "def add(a, b):\n    return abs(a) + b\n"), 60)
+    wrong = run_check(material, taken(saved(tmp_path, "def add(a, b):\n    return abs(a) + b\n")), 60)
     assert (wrong.verdict, wrong.passed, wrong.failed) == ("wrong", 2, 1)
-    missing = run_check(material, saved(tmp_path, "def plus(a, b):\n    return a + b\n"), 60)
+    missing = run_check(material, taken(saved(tmp_path, "def plus(a, b):\n    return a + b\n")), 60)
     assert missing.verdict == "no_entry_point"
-    broken = run_check(material, saved(tmp_path, "def add(a, b) return a + b\n"), 60)
+    broken = run_check(material, taken(saved(tmp_path, "def add(a, b) return a + b\n")), 60)
     assert broken.verdict == "import_error"
 
 
 def test_a_pytest_check_that_collects_nothing_is_the_harness_fault(tmp_path):
     tests = tmp_path / "test_nothing.py"
     tests.write_text("X = 1\n")
-    result = run_check(CheckMaterial.of({"pytest": str(tests)}), saved(tmp_path, "def add(a, b):\n    return a\n"), 60)
+    result = run_check(
+        CheckMaterial.of({"pytest": str(tests)}), taken(saved(tmp_path, "def add(a, b):\n    return a\n")), 60
+    )
     assert result.verdict == "harness_fault"
 
 
 def test_a_command_check_is_correct_on_exit_0(tmp_path):
     brick = saved(tmp_path, "def add(a, b):\n    return a + b\n")
     ok = "python -c \"import runpy, sys; assert runpy.run_path(sys.argv[1])['add'](1, 2) == 3\" {brick}"
-    assert run_check(CheckMaterial.of({"command": ok}), brick, 20).verdict == "correct"
+    assert run_check(CheckMaterial.of({"command": ok}), taken(brick), 20).verdict == "correct"
     bad = ok.replace("== 3", "== 4")
-    assert run_check(CheckMaterial.of({"command": bad}), brick, 20).verdict == "wrong"
-    gone = run_check(CheckMaterial.of({"command": "/no/such/program {brick}"}), brick, 20)
+    assert run_check(CheckMaterial.of({"command": bad}), taken(brick), 20).verdict == "wrong"
+    gone = run_check(CheckMaterial.of({"command": "/no/such/program {brick}"}), taken(brick), 20)
     assert gone.verdict == "harness_fault"
 
 
@@ -126,13 +129,13 @@ def test_a_check_redacts_secrets_from_its_output(tmp_path, monkeypatch):
     brick = saved(
         tmp_path, "import os\nprint(os.environ.get('MY_API_KEY', 'no key here'))\ndef add(a, b):\n    return 0\n"
     )
-    result = run_check(python_check(), brick, 20, Redactor.from_environ(()))
+    result = run_check(python_check(), taken(brick), 20, Redactor.from_environ(()))
     assert result.verdict == "wrong" and "no key here" in result.output
     # and what the check's own output shows is redacted
     leaky = CheckMaterial.of(
         {"python": "def check(candidate):\n    assert candidate(1, 2) == 's3cr3t-value-123'\n", "entry_point": "add"}
     )
-    result = run_check(leaky, brick, 20, Redactor.from_environ(()))
+    result = run_check(leaky, taken(brick), 20, Redactor.from_environ(()))
     assert result.verdict == "wrong" and "assert candidate(1, 2)" in result.output
     assert "s3cr3t-value-123" not in result.output + result.detail
 
@@ -169,10 +172,10 @@ def test_a_fenced_brick_cannot_see_the_checks_that_judge_it(tmp_path):
     )
     material = CheckMaterial.of({"pytest": str(suite / "test_check_add.py")})
     brick = saved(tmp_path, LOOKING)
-    unfenced = run_check(material, brick, 60)
+    unfenced = run_check(material, taken(brick), 60)
     assert unfenced.verdict == "wrong"  # in plain sight: the judges' folders under /tmp hold check files
     fence = fence_for(SandboxPolicy(mode="auto", hidden=(str(suite),)))
-    fenced = run_check(material, brick, 60, fence=fence)
+    fenced = run_check(material, taken(brick), 60, fence=fence)
     assert fenced.verdict == "correct", fenced.detail
 
 
@@ -181,6 +184,6 @@ def test_a_pytest_check_file_named_like_a_check_is_run_whatever_its_name(tmp_pat
     check.parent.mkdir()
     check.write_text("from add import add\n\ndef test_add():\n    assert add(2, 3) == 5\n")
     material = CheckMaterial.of({"pytest": str(check)})
-    assert run_check(material, saved(tmp_path, "def add(a, b):\n    return a + b\n"), 60).verdict == "correct"
-    wrong = run_check(material, saved(tmp_path, "def add(a, b):\n    return a - b\n"), 60)
+    assert run_check(material, taken(saved(tmp_path, "def add(a, b):\n    return a + b\n")), 60).verdict == "correct"
+    wrong = run_check(material, taken(saved(tmp_path, "def add(a, b):\n    return a - b\n")), 60)
     assert wrong.verdict == "wrong" and wrong.failed == 1

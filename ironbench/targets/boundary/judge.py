@@ -15,10 +15,8 @@ import json
 import linecache
 import os
 import select
-import shutil
 import signal
 import socket
-import stat
 import subprocess
 import sys
 import time
@@ -38,6 +36,7 @@ from ironbench.targets.boundary.remote import (
     Session,
 )
 from ironbench.targets.boundary.tamper import Capture, Watch
+from ironbench.targets.brick import Brick
 
 OUTPUT_CAP = 64 * 1024  # bytes of each of the host's streams kept
 ALARM_GRACE = 0.5  # past the deadline, a check busy on its own side is interrupted
@@ -46,7 +45,6 @@ DECOY_FOLDER = "ironbench_check"  # where a brick looking for its check would lo
 DECOY = "def test_hidden():\n    assert True\n"
 HOST_START_SECONDS = 60.0  # the host server forks a host in milliseconds; a loaded machine is slow
 EXIT_REPORT_SECONDS = 2.0  # a host that has ended: the time the server gets to report how
-MAX_BRICK_BYTES = 64 * 1024 * 1024
 HOST_FOLDER = "brick"  # the brick's copies: the host's working folder, the only one it writes
 
 
@@ -105,22 +103,13 @@ class Setup:
     launcher: str
 
 
-def copy_brick(brick: Path, folder: Path) -> Path | str:
-    """Copies of the brick and the test file saved beside it (`test_<name>.py`), or why not."""
-    try:
-        info = brick.stat()
-    except OSError:
-        return f"the saved brick {brick} is gone"
-    if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_BRICK_BYTES:
-        return f"the saved brick {brick} is not a regular file of at most {MAX_BRICK_BYTES:,} bytes"
+def copy_brick(brick: Brick, folder: Path) -> Path:
+    """The brick's copy in `folder`, and the files taken beside it (its own test), written from
+    the bytes the harness took (targets/brick.py): nothing is read from the target's folder here."""
     copied = folder / brick.name
-    try:
-        shutil.copyfile(brick, copied)
-        own_test = brick.with_name(f"test_{brick.name}")
-        if own_test.is_file() and own_test.stat().st_size <= MAX_BRICK_BYTES:
-            shutil.copyfile(own_test, folder / own_test.name)
-    except OSError as exc:
-        return f"cannot copy the saved brick {brick}: {exc.strerror or exc}"
+    copied.write_bytes(brick.content)
+    for name, data in brick.beside:
+        (folder / name).write_bytes(data)
     return copied
 
 
@@ -279,9 +268,7 @@ class Judge:
 
     def _placed(self) -> Ran | None:
         """The brick copied in beside its host, the decoys laid and watched; a Ran when it cannot be."""
-        copied = copy_brick(Path(self.request["brick"]), self.host_dir)
-        if isinstance(copied, str):
-            return Ran("harness_fault", copied)
+        copied = copy_brick(Brick.from_wire(self.request["brick"]), self.host_dir)
         self.module = copied.name.removesuffix(".py")
         decoys = self.folder / DECOY_FOLDER
         decoys.mkdir()

@@ -14,8 +14,8 @@ import os
 import re
 import struct
 from collections import deque
+from collections.abc import Iterable
 from functools import cache
-from pathlib import Path
 
 MARK_PREFIX = "IRONBENCH-CHECK-"
 # The old driver's verdict line (`MARK verdict detail`): no honest brick prints one.
@@ -28,15 +28,11 @@ _IN_CLOEXEC = 0o2000000
 _EVENT = struct.Struct("iIII")
 
 
-def planted(folder: Path) -> list[str]:
-    """The files beside a saved brick that a test runner or the interpreter loads on its own."""
-    try:
-        names = sorted(entry.name for entry in folder.iterdir())
-    except OSError:
-        return []
+def planted(names: Iterable[str]) -> list[str]:
+    """Of the names beside a saved brick, those a test runner or the interpreter loads on its own."""
     return [
         name
-        for name in names
+        for name in sorted(names)
         if name in ("conftest.py", "sitecustomize.py", "usercustomize.py")
         or name.endswith(".pth")
         or (name.startswith("pytest_") and name.endswith(".py"))

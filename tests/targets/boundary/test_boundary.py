@@ -8,6 +8,7 @@ import pytest
 
 from ironbench.suite.humaneval import check_source, problems
 from ironbench.targets.checks import CheckMaterial, run_check
+from tests.conftest import taken
 
 
 def checked(tmp_path: Path, brick: str, check: str, entry: str = "f", name: str = "mod.py"):
@@ -15,7 +16,7 @@ def checked(tmp_path: Path, brick: str, check: str, entry: str = "f", name: str 
     folder.mkdir(exist_ok=True)
     (folder / name).write_text(brick)
     material = CheckMaterial.of({"python": f"def check(candidate):\n{check}", "entry_point": entry})
-    return run_check(material, folder / name, 20)
+    return run_check(material, taken(folder / name), 20)
 
 
 def test_plain_values_arrive_exactly(tmp_path):
@@ -143,7 +144,7 @@ def test_a_call_that_never_returns_times_out(tmp_path):
     folder.mkdir()
     (folder / "mod.py").write_text("def f():\n    while True:\n        pass\n")
     material = CheckMaterial.of({"python": "def check(candidate):\n    candidate()\n", "entry_point": "f"})
-    result = run_check(material, folder / "mod.py", 1.5)
+    result = run_check(material, taken(folder / "mod.py"), 1.5)
     assert result.verdict == "timeout" and 1400 <= result.duration_ms < 10_000
 
 
@@ -165,7 +166,7 @@ def test_a_humaneval_check_calls_the_suites_helper_never_the_bricks(tmp_path):
     verdicts = []
     for source in (forged, honest):
         (folder / "decode_cyclic.py").write_text(source)
-        verdicts.append(run_check(material, folder / "decode_cyclic.py", 20).verdict)
+        verdicts.append(run_check(material, taken(folder / "decode_cyclic.py"), 20).verdict)
     assert verdicts == ["wrong", "correct"]
 
 

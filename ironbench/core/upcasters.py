@@ -143,7 +143,7 @@ def upcast_invocation_completed_v9_v10(payload: Payload) -> Payload:
 
 
 def upcast_invocation_completed_v10_v11(payload: Payload) -> Payload:
-    """The brick is data: why the brick a target named was not taken (every named brick was
+    """920ce2e (from 5b5c833): why the brick a target named was not taken (every named brick was
     followed before, wherever it led)."""
     return _unrecorded(payload, "brick_refused")
 

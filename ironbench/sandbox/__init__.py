@@ -1,11 +1,14 @@
 """The fence around what a run starts on a target's behalf: the policy a run asks for, the
-level a machine allows, and the fence that starts programs under them."""
+level a machine allows, the plan made of both, the backends that apply it, and the fence that
+starts programs under it."""
 
 from typing import TYPE_CHECKING
 
 from ironbench import lazy_exports
-from ironbench.sandbox.fence import Fence, Started, close_fences, fence_for
+from ironbench.sandbox.backend import BACKENDS, Backend, Started, register_backend
+from ironbench.sandbox.fence import Fence, close_fences, fence_for
 from ironbench.sandbox.machine import MachineFence, machine_fence
+from ironbench.sandbox.plan import FencePlan
 from ironbench.sandbox.policy import (
     DEFAULT_MEMORY_MB,
     FENCE_LEVELS,
@@ -16,11 +19,14 @@ from ironbench.sandbox.policy import (
 )
 
 __all__ = [
+    "BACKENDS",
     "DEFAULT_MEMORY_MB",
     "FENCE_LEVELS",
     "SANDBOX_MODES",
+    "Backend",
     "Endpoint",
     "Fence",
+    "FencePlan",
     "MachineFence",
     "SandboxPolicy",
     "Started",
@@ -28,14 +34,15 @@ __all__ = [
     "fence_for",
     "machine_fence",
     "policy_from_options",
+    "register_backend",
 ]
 
 # Named for the rest of the package, loaded on first use (importing the face stays cheap).
 if TYPE_CHECKING:
-    from ironbench.sandbox.fence import HELPERS as HELPERS
+    from ironbench.sandbox.network import HELPERS as HELPERS
 
 _EXPORTS = {
-    "HELPERS": "fence",
+    "HELPERS": "network",
 }
 __getattr__ = lazy_exports(__name__, _EXPORTS)
 __all__ += list(_EXPORTS)

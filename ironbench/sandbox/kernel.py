@@ -1,12 +1,13 @@
-"""The kernel's own fences, called directly: Landlock rulesets and seccomp filters (x86-64 and
-aarch64 Linux), both applied to the calling thread only, so a fresh thread can restrict itself
-and then start a program that inherits them, with no helper process and no preexec hook."""
+"""The kernel's own fences, called directly: Landlock rulesets, seccomp filters (seccomp.py
+assembles them) and capabilities (x86-64 and aarch64 Linux), each applied to the calling thread
+only, so a fresh thread can restrict itself and then start a program that inherits them, with no
+helper process and no preexec hook."""
 
 import ctypes
 import errno
 import os
 import platform
-import socket
+import stat
 import struct
 from dataclasses import dataclass
 
@@ -16,19 +17,6 @@ _libc.syscall.restype = ctypes.c_long
 _MACHINE = platform.machine()
 # (landlock_create_ruleset, landlock_add_rule, landlock_restrict_self, seccomp) per machine
 _SYSCALLS = {"x86_64": (444, 445, 446, 317), "aarch64": (444, 445, 446, 277)}
-# AUDIT_ARCH_* the seccomp filter checks first (a call through another ABI is refused)
-_AUDIT_ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
-# syscall numbers the filters look at, per machine (None: the machine has no such call)
-_NR: dict[str, dict[str, int | None]] = {
-    "x86_64": {
-        "socket": 41, "io_uring_setup": 425, "chmod": 90, "fchmod": 91, "fchmodat": 268, "fchmodat2": 452,
-        "open": 2, "openat": 257, "creat": 85, "mknod": 133, "mknodat": 259, "openat2": 437,
-    },
-    "aarch64": {
-        "socket": 198, "io_uring_setup": 425, "chmod": None, "fchmod": 52, "fchmodat": 53, "fchmodat2": 452,
-        "open": None, "openat": 56, "creat": None, "mknod": None, "mknodat": 33, "openat2": 437,
-    },
-}  # fmt: skip
 
 PR_SET_NO_NEW_PRIVS = 38
 LANDLOCK_CREATE_RULESET_VERSION = 1
@@ -112,11 +100,13 @@ def landlock(rules: Ruleset) -> int:
 
 
 def _allow_path(add: int, ruleset: int, path: str, rights: int) -> None:
-    try:
-        fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+    try:  # a link is not followed: what it leads to is allowed, or not, on its own path
+        fd = os.open(path, os.O_PATH | os.O_CLOEXEC | os.O_NOFOLLOW)
     except OSError:
         return  # gone since it was listed: nothing to allow
     try:
+        if stat.S_ISLNK(os.fstat(fd).st_mode):
+            return
         if not os.path.isdir(path):
             rights &= _FILE_RIGHTS  # a file's rule takes a file's rights only
         rule = ctypes.create_string_buffer(struct.pack("=Qi", rights, fd), 12)
@@ -127,124 +117,20 @@ def _allow_path(add: int, ruleset: int, path: str, rights: int) -> None:
         os.close(fd)
 
 
-# -- seccomp: classic BPF, written by hand ---------------------------------------------------
+# -- seccomp, capabilities, dumpability ------------------------------------------------------
 
-_LD_W_ABS, _JEQ, _JSET, _JGE, _AND, _RET = 0x20, 0x15, 0x45, 0x35, 0x54, 0x06
-_ALLOW, _ERRNO, _KILL_PROCESS = 0x7FFF0000, 0x00050000, 0x80000000
-_X32_BIT = 0x40000000
 _SECCOMP_SET_MODE_FILTER = 1
-_S_ISUID_ISGID = 0o6000
-_O_CREAT_OR_TMPFILE = 0o100 | 0o20000000
+_SECCOMP_FILTER_FLAG_NEW_LISTENER = 1 << 3
+PR_SET_DUMPABLE = 4
+PR_CAPBSET_DROP = 24
+PR_CAP_AMBIENT = 47
+PR_CAP_AMBIENT_CLEAR_ALL = 4
+_CAPABILITY_VERSION_3 = 0x20080522
 
 
-class _Program:
-    """A BPF program built with labels, resolved to bytes at the end."""
-
-    def __init__(self) -> None:
-        self.items: list[tuple] = []
-
-    def load(self, offset: int) -> None:
-        self.items.append(("op", _LD_W_ABS, offset))
-
-    def op(self, code: int, k: int) -> None:
-        self.items.append(("op", code, k))
-
-    def jump(self, code: int, k: int, yes: str | None, no: str | None) -> None:
-        self.items.append(("jump", code, k, yes, no))
-
-    def label(self, name: str) -> None:
-        self.items.append(("label", name))
-
-    def assemble(self) -> bytes:
-        labels: dict[str, int] = {}
-        count = 0
-        for item in self.items:
-            if item[0] == "label":
-                labels[item[1]] = count
-            else:
-                count += 1
-        out, here = [], 0
-        for item in self.items:
-            if item[0] == "label":
-                continue
-            if item[0] == "op":
-                out.append(struct.pack("HBBI", item[1], 0, 0, item[2] & 0xFFFFFFFF))
-            else:
-                _, code, k, yes, no = item
-                forward = [0 if target is None else labels[target] - here - 1 for target in (yes, no)]
-                assert all(0 <= step < 256 for step in forward), item
-                out.append(struct.pack("HBBI", code, forward[0], forward[1], k & 0xFFFFFFFF))
-            here += 1
-        return b"".join(out)
-
-
-def seccomp_filter(tcp_only: bool) -> bytes:
-    """A filter that keeps a target from planting a setuid or setgid file (chmod family,
-    open/creat/mknod with those bits: EPERM; openat2: ENOSYS) and from io_uring (whose
-    operations no filter sees); with `tcp_only`, sockets are AF_UNIX or TCP only (no UDP,
-    raw, netlink or packet sockets). A call through another ABI of the machine is refused."""
-    numbers = _NR[_MACHINE]
-    program = _Program()
-
-    def on(name: str, label: str) -> None:
-        number = numbers[name]
-        if number is not None:  # the machine has the call
-            program.jump(_JEQ, number, label, None)
-
-    program.load(4)  # seccomp_data.arch
-    program.jump(_JEQ, _AUDIT_ARCH[_MACHINE], None, "kill")
-    program.load(0)  # seccomp_data.nr
-    if _MACHINE == "x86_64":
-        program.jump(_JGE, _X32_BIT, "enosys", None)
-    on("io_uring_setup", "enosys")
-    on("openat2", "enosys")
-    if tcp_only:
-        on("socket", "socket")
-    for name, argument in (("chmod", 1), ("fchmod", 1), ("fchmodat", 2), ("fchmodat2", 2), ("creat", 1)):
-        on(name, f"mode{argument}")
-    for name, argument in (("mknod", 1), ("mknodat", 2)):
-        on(name, f"mode{argument}")
-    on("open", "open")
-    on("openat", "openat")
-    program.op(_RET, _ALLOW)
-    for label, flags in (("open", 1), ("openat", 2)):
-        program.label(label)
-        program.load(16 + 8 * flags)
-        program.jump(_JSET, _O_CREAT_OR_TMPFILE, f"mode{flags + 1}", "allow")
-    for argument in (1, 2, 3):
-        program.label(f"mode{argument}")
-        program.load(16 + 8 * argument)
-        program.jump(_JSET, _S_ISUID_ISGID, "eperm", "allow")
-    if tcp_only:
-        program.label("socket")
-        program.load(16)  # domain
-        program.jump(_JEQ, socket.AF_UNIX, "allow", None)
-        program.jump(_JEQ, socket.AF_INET, "inet", None)
-        program.jump(_JEQ, socket.AF_INET6, "inet", "eafnosupport")
-        program.label("inet")
-        program.load(24)  # type, without SOCK_NONBLOCK and SOCK_CLOEXEC
-        program.op(_AND, 0xF)
-        program.jump(_JEQ, socket.SOCK_STREAM, None, "eprotonosupport")
-        program.load(32)  # protocol
-        program.jump(_JEQ, 0, "allow", None)
-        program.jump(_JEQ, socket.IPPROTO_TCP, "allow", "eprotonosupport")
-        program.label("eafnosupport")
-        program.op(_RET, _ERRNO | errno.EAFNOSUPPORT)
-        program.label("eprotonosupport")
-        program.op(_RET, _ERRNO | errno.EPROTONOSUPPORT)
-    program.label("allow")
-    program.op(_RET, _ALLOW)
-    program.label("eperm")
-    program.op(_RET, _ERRNO | errno.EPERM)
-    program.label("enosys")
-    program.op(_RET, _ERRNO | errno.ENOSYS)
-    program.label("kill")
-    program.op(_RET, _KILL_PROCESS)
-    return program.assemble()
-
-
-def seccomp(program: bytes) -> None:
-    """Install `program` on the calling thread only."""
+def seccomp(program: bytes, listener: bool = False) -> int | None:
+    """Install `program` (seccomp.assemble's) on the calling thread only; with `listener`, the
+    descriptor its `notify` calls are told on (supervisor.py)."""
 
     class _Fprog(ctypes.Structure):
         _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
@@ -252,4 +138,30 @@ def seccomp(program: bytes) -> None:
     buffer = ctypes.create_string_buffer(program, len(program))
     fprog = _Fprog(len(program) // 8, ctypes.cast(buffer, ctypes.c_void_p))
     no_new_privs()
-    _check(_libc.syscall(_SYSCALLS[_MACHINE][3], _SECCOMP_SET_MODE_FILTER, 0, ctypes.byref(fprog)), "seccomp")
+    flags = _SECCOMP_FILTER_FLAG_NEW_LISTENER if listener else 0
+    found = _check(
+        _libc.syscall(_SYSCALLS[_MACHINE][3], _SECCOMP_SET_MODE_FILTER, flags, ctypes.byref(fprog)), "seccomp"
+    )
+    return found if listener else None
+
+
+def drop_capabilities() -> None:
+    """The calling thread keeps no capability, nor can what it starts gain one (root's
+    included): its bounding set emptied, then every set (nothing to drop: not root)."""
+    try:
+        last = int(open("/proc/sys/kernel/cap_last_cap").read())  # noqa: SIM115 (a one-line read)
+    except (OSError, ValueError):
+        last = 40
+    for capability in range(last + 1):
+        if _libc.prctl(PR_CAPBSET_DROP, capability, 0, 0, 0) != 0 and ctypes.get_errno() != errno.EINVAL:
+            break  # no CAP_SETPCAP: a user without capabilities, nothing to drop
+    _libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+    header = struct.pack("Ii", _CAPABILITY_VERSION_3, 0)
+    data = bytes(24)  # two {effective, permitted, inheritable} words, all empty
+    _check(_libc.capset(header, data), "capset")
+
+
+def not_dumpable() -> None:
+    """This process's memory, environment and descriptors closed to every process without
+    CAP_SYS_PTRACE (a fenced target at `partial` has none): /proc/<pid>/environ among them."""
+    _check(_libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0), "prctl(PR_SET_DUMPABLE)")

@@ -11,8 +11,6 @@ from functools import cache
 from ironbench.sandbox import kernel
 
 PROBE_SECONDS = 10.0
-LANDLOCK_NET_ABI = 4  # TCP ports
-LANDLOCK_SCOPE_ABI = 6  # signals and abstract unix sockets
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,6 +24,7 @@ class MachineFence:
     bwrap: str | None = field(default=None, compare=False)  # bubblewrap's path, when it runs here
     nsenter: str | None = field(default=None, compare=False)  # util-linux's nsenter (network namespaces)
     landlock_abi: int = 0
+    refused: str = field(default="", compare=False)  # why bubblewrap does not run here ("": it does)
 
 
 def _bwrap_path() -> str | None:
@@ -57,30 +56,25 @@ def _runs(argv: list[str]) -> tuple[bool, str]:
 
 @cache
 def machine_fence() -> MachineFence:
-    """The highest fence this machine allows this user (cached: one probe per process)."""
+    """The highest fence this machine allows this user, and what it has for each level (cached:
+    one probe per process). What each level then misses is its backend's to say (backend.py)."""
     if not sys.platform.startswith("linux") or not kernel.supported():
-        return MachineFence("none", "none", ("files", "processes", "network"))
+        why = "not Linux on x86-64 or aarch64"
+        return MachineFence("none", "none", (f"files, processes and network: {why}",), refused=why)
     abi = kernel.landlock_abi()
     bwrap = _bwrap_path()
+    nsenter = shutil.which("nsenter")
     why = "bubblewrap is not installed"
     if bwrap is not None:
         probe = [bwrap, "--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--ro-bind", "/", "/"]
         ok, why = _runs([*probe, "--", sys.executable, "-S", "-c", "pass"])
         if ok:
-            version = _bwrap_version(bwrap)
-            nsenter = shutil.which("nsenter")
-            return MachineFence("full", f"bubblewrap {version}", (), bwrap, nsenter, abi)
+            return MachineFence("full", f"bubblewrap {_bwrap_version(bwrap)}", (), bwrap, nsenter, abi)
         why = f"bubblewrap cannot make namespaces here ({why or 'refused'})"
     if abi >= 1:
-        missing = [f"processes: {why}; the harness's processes are visible (no pid namespace)"]
-        if abi < LANDLOCK_NET_ABI:
-            missing.append(f"network: Landlock ABI {abi} fences no TCP ports")
-        else:
-            missing.append("network: TCP ports are fenced, not hosts (no network namespace)")
-        if abi < LANDLOCK_SCOPE_ABI:
-            missing.append(f"signals: Landlock ABI {abi} cannot keep signals inside")
-        return MachineFence("partial", f"landlock {abi} + seccomp", tuple(missing), None, None, abi)
-    return MachineFence("none", "none", (f"files, processes and network: {why}, and Landlock is not available",))
+        return MachineFence("partial", f"landlock {abi} + seccomp", (f"processes: {why}",), None, nsenter, abi, why)
+    missing = (f"files, processes and network: {why}, and Landlock is not available",)
+    return MachineFence("none", "none", missing, None, None, 0, why)
 
 
 def _bwrap_version(bwrap: str) -> str:

@@ -79,7 +79,9 @@ class SandboxPolicy:
     or refuse; off: no fence), what its targets may read and write beyond their own working
     directory, the endpoints they may reach beyond the model gateway, the variables they get
     beyond the fence's own, and their memory. `hidden` and `gateway` are the run's own (the
-    answer key's folders, the model gateway's address), filled in when the run starts."""
+    answer key's folders, the model gateway's address), filled in when the run starts; `level`
+    is the level the run's fence took, carried to the processes that fence for it elsewhere (a
+    check's host server): they take that level, or refuse (None: the highest the machine allows)."""
 
     mode: str | None = None  # None: not asked (the suite's, else auto)
     allow_read: tuple[str, ...] = ()
@@ -89,6 +91,7 @@ class SandboxPolicy:
     memory_mb: int = DEFAULT_MEMORY_MB
     hidden: tuple[str, ...] = field(default=(), compare=True)
     gateway: Endpoint | None = None
+    level: str | None = None
 
     @property
     def fenced(self) -> bool:
@@ -120,6 +123,10 @@ class SandboxPolicy:
         kept = tuple(sorted({os.path.realpath(path) for path in (*self.hidden, *hidden)}))
         return replace(self, hidden=kept, gateway=gateway)
 
+    def at_level(self, level: str) -> "SandboxPolicy":
+        """This policy as a fence that took `level` carries it to another process."""
+        return replace(self, level=level)
+
     def endpoints(self) -> tuple[Endpoint, ...]:
         """Every endpoint a target may reach: the gateway, then what the run allows."""
         found = [self.gateway] if self.gateway is not None else []
@@ -145,14 +152,18 @@ class SandboxPolicy:
     def to_wire(self) -> str:
         """The whole policy as JSON (the run's own parts too), for a process that fences for it."""
         gateway = None if self.gateway is None else str(self.gateway)
-        return json.dumps({**self.to_dict(), "mode": self.mode, "hidden": list(self.hidden), "gateway": gateway})
+        return json.dumps(
+            {**self.to_dict(), "mode": self.mode, "hidden": list(self.hidden), "gateway": gateway, "level": self.level}
+        )
 
     @classmethod
     def from_wire(cls, text: str) -> "SandboxPolicy":
         """`to_wire`'s policy."""
         data = json.loads(text)
         gateway = None if data.get("gateway") is None else Endpoint.parse(data["gateway"])
-        return replace(cls.from_dict(data), hidden=tuple(data.get("hidden", ())), gateway=gateway)
+        return replace(
+            cls.from_dict(data), hidden=tuple(data.get("hidden", ())), gateway=gateway, level=data.get("level")
+        )
 
     def to_dict(self) -> dict:
         return {

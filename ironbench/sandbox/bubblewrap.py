@@ -1,0 +1,206 @@
+"""The full fence: bubblewrap, with user, pid, mount, ipc, uts, cgroup and network namespaces of
+the program's own and the seccomp filter of every level.
+
+The system is bound read-only; each hidden folder is an empty read-only tmpfs (the machine's
+temporary ones writable and private), each hidden file the empty /dev/null; what the program
+needs from a hidden tree is bound back read-only, with the answer key inside it hidden again;
+its working folder and each --allow-write are writable. The program is the namespace's first
+process (`--as-pid-1`): when it ends, the kernel ends every process it left, and the invocation
+ends with it. Its network is a namespace with its loopback only, or, with endpoints, one from
+the run's netgate where each endpoint listens. Its memory is capped before it runs (its first
+process waits, `--block-fd`, until the harness has set the cap).
+"""
+
+import json
+import os
+import subprocess
+import threading
+
+from ironbench.sandbox.backend import Backend, Launch, Started, cap_memory, pipe_of, register_backend
+from ironbench.sandbox.machine import MachineFence
+from ironbench.sandbox.network import Network, enter_net, on_thread
+from ironbench.sandbox.plan import FencePlan, under
+from ironbench.sandbox.policy import Endpoint, SandboxPolicy
+from ironbench.sandbox.seccomp import Rule, assemble, base_rules
+
+WRITABLE_HIDDEN = ("/tmp", "/dev/shm")  # the program's own temporary folders: empty, private, writable
+NAMESPACES = (
+    "--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+    "--disable-userns", "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--as-pid-1",
+)  # fmt: skip
+
+
+def options(plan: FencePlan, needs: tuple[str, ...], workdir: str, existing: tuple[str, ...]) -> list[str]:
+    """bubblewrap's options for one program (its network and plumbing aside): `needs`, what it
+    reads; `existing`, the plan's hidden paths that exist now."""
+    found = [*NAMESPACES, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    existing = tuple(sorted(existing))  # a tree before what lies in it
+    size = str(plan.memory_mb << 20)
+    trees = [h for h in existing if os.path.isdir(h)]
+    sealed = []  # hidden trees: empty, and read-only once what lies inside them is bound
+
+    def hide(path: str) -> None:
+        if path in trees:
+            found.extend(["--size", size, "--tmpfs", path])
+            if path not in WRITABLE_HIDDEN:
+                sealed.append(path)
+        else:
+            found.extend(["--ro-bind", "/dev/null", path])
+
+    for hidden in existing:  # inside an emptied, read-only tree it is gone already; not inside /tmp
+        if not any(under(hidden, tree) and hidden != tree for tree in trees if tree not in WRITABLE_HIDDEN):
+            hide(hidden)
+    found += ["--dir", "/tmp/home"]
+    readbacks = read_backs(plan, needs, existing)
+    for path in readbacks:
+        found += ["--ro-bind-try", path, path]
+    for hidden in existing:  # what a read-back tree holds of the hidden is hidden again
+        if any(under(hidden, path) and hidden != path for path in readbacks):
+            hide(hidden)
+    found += ["--bind", workdir, workdir]
+    for path in plan.writable:
+        found += ["--bind-try", path, path]
+    for hidden in sealed:
+        found += ["--remount-ro", hidden]
+    return [*found, "--chdir", workdir]
+
+
+def read_backs(plan: FencePlan, needs: tuple[str, ...], existing: tuple[str, ...]) -> list[str]:
+    """What the program needs that lies in a hidden tree, and each --allow-read."""
+    wanted = dict.fromkeys([*needs, *plan.read_back])
+    return [p for p in wanted if any(under(p, h) for h in existing)]
+
+
+@register_backend
+class Bubblewrap(Backend):
+    name = "bubblewrap"
+    level = "full"
+
+    def __init__(self, plan: FencePlan, machine: MachineFence) -> None:
+        super().__init__(plan, machine)
+        assert machine.bwrap is not None  # unusable() said so otherwise
+        self.bwrap = machine.bwrap
+        self.filter = assemble(self.seccomp_rules())
+        self.endpoints = tuple(Endpoint.parse(e) for e in plan.endpoints)
+        self.network: Network | None = None
+        self.lock = threading.Lock()
+
+    @classmethod
+    def unusable(cls, machine: MachineFence, policy: SandboxPolicy) -> str | None:
+        if machine.bwrap is None:
+            return f"namespaces: {machine.refused}"
+        if policy.endpoints() and os.geteuid() != 0 and machine.nsenter is None:
+            return (
+                "network: nsenter (util-linux) is not installed, so the allowed endpoints cannot be "
+                "reached from a private network"
+            )
+        return None
+
+    @classmethod
+    def mechanism(cls, machine: MachineFence) -> str:
+        return machine.mechanism
+
+    @classmethod
+    def gaps(cls, machine: MachineFence) -> tuple[str, ...]:
+        names = (
+            "names: a hidden path's name shows (an empty folder or file, a line of /proc/self/mountinfo), "
+            "never what it holds; so does the output folder's path, in the program's own working folder's"
+        )
+        return (names,)
+
+    @classmethod
+    def seccomp_rules(cls) -> list[Rule]:
+        return base_rules()
+
+    def options(self, launch: Launch) -> list[str]:
+        existing = tuple(h for h in self.plan.hidden if os.path.lexists(h))
+        return options(self.plan, launch.needs, os.path.realpath(launch.workdir), existing)
+
+    def start(self, launch: Launch) -> Started:
+        found = self.options(launch)
+        fds: list[int] = []
+        lease: tuple[Network, int] | None = None
+        prefix: list[str] = []
+        net: int | None = None
+        if self.endpoints:
+            network = self._network()
+            given, net = network.take()
+            lease = (network, given)
+            prefix = network.enter(net)
+            hosts = network.hosts_file()
+            if hosts is not None:
+                found += ["--ro-bind-data", str(pipe_of(hosts, fds)), "/etc/hosts"]
+        else:
+            found.append("--unshare-net")
+        found += ["--seccomp", str(pipe_of(self.filter, fds))]
+        info_read, info_write = os.pipe()
+        block_read, block_write = os.pipe()
+        fds += [info_write, block_read]
+        found += ["--info-fd", str(info_write), "--block-fd", str(block_read)]
+        arguments = pipe_of(("\0".join(found) + "\0").encode(), fds)
+        command = [*prefix, self.bwrap, "--args", str(arguments), "--", *launch.argv]
+        pipes = launch.pipes
+
+        def popen() -> subprocess.Popen[bytes]:
+            return subprocess.Popen(
+                command, cwd=launch.workdir, env=launch.env, stdin=pipes[0], stdout=pipes[1], stderr=pipes[2],
+                start_new_session=True, pass_fds=(*fds, *launch.pass_fds),
+            )  # fmt: skip
+
+        def release() -> None:
+            if lease is not None:
+                lease[0].drop(lease[1])
+
+        try:
+            if net is not None and not prefix:
+                process = on_thread(lambda: enter_net(net), popen)
+            else:
+                process = popen()
+        except BaseException:
+            os.close(info_read)
+            os.close(block_write)
+            release()
+            raise
+        finally:
+            for fd in fds:
+                os.close(fd)
+        try:
+            self._cap_and_go(info_read, block_write)
+        except OSError:
+            process.kill()
+            process.wait()
+            release()
+            raise
+        return Started(process, release)
+
+    def _cap_and_go(self, info_read: int, block_write: int) -> None:
+        """The program waits (--block-fd) until its memory is capped: everything it starts
+        inherits the cap. OSError: the cap could not be set."""
+        try:
+            data = b""
+            while chunk := os.read(info_read, 4096):
+                data += chunk
+            try:
+                child = int(json.loads(data)["child-pid"])
+            except (ValueError, KeyError):
+                return  # bubblewrap failed before its child started: its exit says why
+            cap_memory(child, self.plan.memory_mb)
+            try:
+                os.write(block_write, b"1")
+            except OSError:
+                pass
+        finally:
+            os.close(info_read)
+            os.close(block_write)
+
+    def _network(self) -> Network:
+        with self.lock:
+            if self.network is None:
+                self.network = Network(self.endpoints)
+            return self.network
+
+    def close(self) -> None:
+        with self.lock:
+            if self.network is not None:
+                self.network.close()
+                self.network = None

@@ -8,16 +8,19 @@ from ironbench.run.checking import suite_check_paths
 from ironbench.run.options import RunOptions
 from ironbench.run.paths import RunPaths
 from ironbench.sandbox import Fence, fence_for
-from ironbench.suite import Suite
+from ironbench.suite import Suite, humaneval
 
 
 def answer_key(paths: RunPaths, suite_path: str | None, suite: Suite) -> tuple[str, ...]:
     """What a run's targets and checks must not read: the output folder with the store and every
-    working directory, the store wherever it is, the suite's folder and every check's."""
+    working directory, the store wherever it is, the suite's folder and every check's, and what
+    a shipped suite was built from (HumanEval's data)."""
     found = [str(paths.out_dir), str(paths.store_path.parent)]
     found += [f"{paths.store_path}{suffix}" for suffix in ("", "-wal", "-shm")]
     if suite_path is not None and Path(suite_path).exists():
         found += [str(Path(suite_path).resolve().parent), str(Path(suite_path).resolve())]
+    elif suite_path in humaneval.SUITES:
+        found += humaneval.sources()
     checks = suite_check_paths(suite)
     found += [*checks, *(str(Path(check).parent) for check in checks if Path(check).is_file())]
     return tuple(found)

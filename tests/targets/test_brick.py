@@ -75,9 +75,10 @@ def test_links_are_never_followed_and_into_the_answer_key_they_are_tampering(lay
     assert isinstance(inside, NoBrick) and not inside.tampered and "symbolic link" in inside.reason
 
 
-def test_its_own_test_is_taken_only_as_a_regular_file(layout):
+def test_its_own_test_is_taken_only_as_a_regular_file(layout, tmp_path):
     workdir, key = layout
-    (workdir / "verified_bricks" / "test_add.py").symlink_to(key / "test_add.py")
+    (tmp_path / "elsewhere.py").write_bytes(b"def test(): pass\n")
+    (workdir / "verified_bricks" / "test_add.py").symlink_to(tmp_path / "elsewhere.py")
     brick = take_brick(workdir, "verified_bricks/add.py", (str(key),))
     assert isinstance(brick, Brick) and brick.beside == ()
 
@@ -112,3 +113,22 @@ def test_whatever_the_name_nothing_outside_the_folder_is_ever_read(tmp_path_fact
     (workdir / "up").symlink_to(root)
     taken = take_brick(workdir, named)
     assert not (isinstance(taken, Brick) and taken.content == b"SECRET")
+
+
+def test_a_link_beside_the_brick_into_the_answer_key_is_tampering_and_one_to_its_own_folder_is_not(layout):
+    workdir, key = layout
+    bricks = workdir / "verified_bricks"
+    answer_key = (str(key), str(workdir.parent))  # the output folder holds the working folder
+    (bricks / "notes.txt").symlink_to(workdir / "verified_bricks" / "add.py")
+    (bricks / "own.py").symlink_to(bricks / "add.py")
+    assert isinstance(take_brick(workdir, "verified_bricks/add.py", answer_key), Brick)
+    refused = take_brick(workdir, "verified_bricks/own.py", answer_key)
+    assert isinstance(refused, NoBrick) and not refused.tampered and "symbolic link" in refused.reason
+    for name, leads_to in (("test_add.py", key / "test_add.py"), ("data.json", key / "reference.py")):
+        link = bricks / name
+        link.symlink_to(leads_to)
+        refused = take_brick(workdir, "verified_bricks/add.py", answer_key)
+        assert isinstance(refused, NoBrick) and refused.tampered, name
+        assert f"verified_bricks/{name} beside the brick is a symbolic link" in refused.reason
+        assert str(leads_to) in refused.reason
+        link.unlink()

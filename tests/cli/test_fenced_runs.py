@@ -99,12 +99,21 @@ def test_on_refuses_to_start_below_full_and_writes_nothing(tmp_path):
     assert not list(out.glob("run_*"))
 
 
-@needs_full
-def test_a_target_run_by_ironbench_finds_every_way_out_shut(tmp_path):
+@pytest.mark.parametrize(
+    "level",
+    [
+        pytest.param("full", marks=needs_full),
+        pytest.param("partial", marks=pytest.mark.skipif(LEVEL == "none", reason="this machine allows no fence")),
+    ],
+)
+def test_a_target_run_by_ironbench_finds_every_way_out_shut(tmp_path, level):
     suite_folder, out = tmp_path / "suite", tmp_path / "out"
     (suite_folder / "check_add.py").parent.mkdir(parents=True)
     (suite_folder / "check_add.py").write_text("assert True\n")
     closed = socket.create_server(("127.0.0.1", 0))  # a port on this machine the run never gave it
+    agent = socket.socket(socket.AF_UNIX)  # an agent of the user's, listening in the suite's folder
+    agent.bind(str(suite_folder / "agent.sock"))
+    agent.listen(1)
     config = {
         "closed_ports": [closed.getsockname()[1]],
         "store": str(out / "ironbench.db"),
@@ -113,11 +122,17 @@ def test_a_target_run_by_ironbench_finds_every_way_out_shut(tmp_path):
         "check": str(suite_folder / "check_add.py"),
         "other_file": str(suite_folder / "check_add.py"),
         "other_folder": str(out),
+        "hidden_socket": str(suite_folder / "agent.sock"),
+        "syscalls": True,
     }
     target = [sys.executable, str(ESCAPING), json.dumps(config), "{instruction}"]
-    with closed:
-        result = cli("run", str(_suite(suite_folder, runs=1, target=target)), "--out", str(out), "--no-report")
+    with closed, agent:
+        result = cli(
+            "run", str(_suite(suite_folder, runs=1, target=target)), "--out", str(out), "--no-report",
+            env={"IRONBENCH_FENCE_LEVEL": level},
+        )  # fmt: skip
     assert result.returncode in (0, 1), result.stderr
+    assert _fences(out)[0]["level"] == level
     said = None
     for path in out.rglob("*stdout*"):
         for line in path.read_text(errors="replace").splitlines():
@@ -131,3 +146,6 @@ def test_a_target_run_by_ironbench_finds_every_way_out_shut(tmp_path):
         said["write store"][0] == "stopped"
         and said[f"connect to 127.0.0.1:{config['closed_ports'][0]}"][0] == "stopped"
     )
+    for attempt in ("chmod the check", "connect to a unix socket under a hidden folder", "ptrace its own child"):
+        assert said[attempt][0] == "stopped", attempt
+    assert oct((suite_folder / "check_add.py").stat().st_mode & 0o777) == "0o644"

@@ -1,16 +1,23 @@
-"""The fence's cost per invocation (not collected by pytest). Run: python tests/perf/bench_fence.py
+"""The fence's cost per invocation, beside bubblewrap's own floor (not collected by pytest).
+Run: python tests/perf/bench_fence.py
 
-Whole `ironbench run` commands of a trivial target (`true {instruction}`, read by the exit-code
-rules), `--jobs 1`, with `--sandbox on` against `--sandbox off`, alternated round by round in
-one process so both meet the same machine; the cost per invocation is the difference of the two
-medians divided by the invocations (goal: at most 5 ms). Also the same with a model gateway's
-port allowed (`--allow-net`), where each invocation gets a network namespace from the run's
-netgate instead of an empty one.
+Whole `ironbench run` commands of a `python -S` target (it prints one line; the exit-code rules
+read it), 600 invocations each, `--jobs 1`, with `--sandbox on` (full) against `--sandbox off`,
+alternated round by round in one process so that both meet the same machine; the cost per
+invocation is the difference of each round's pair divided by the invocations (goal: at most
+5 ms), quoted as the median with the lowest and highest pair. Optionally (`--endpoint`) the same
+with a model gateway's port allowed, where each invocation gets a network namespace from the
+run's netgate instead of an empty one.
 
-    python tests/perf/bench_fence.py --invocations 100 --rounds 5
+Beside it, the floor: the same target spawned bare and inside bubblewrap with every namespace
+the fence unshares (its options, its seccomp filter, the answer key hidden, no harness around
+it), alternated spawn by spawn.
+
+    python tests/perf/bench_fence.py --invocations 600 --rounds 3 --spawns 300
 """
 
 import argparse
+import os
 import shutil
 import socket
 import statistics
@@ -23,19 +30,20 @@ from pathlib import Path
 import yaml
 
 REPO = Path(__file__).resolve().parents[2]
+TARGET = "import sys\nprint('[SUCCESS] done', len(sys.argv))\n"
+CASES = 10
 
 
-def suite(folder: Path, invocations: int) -> Path:
-    cases = 10
+def suite(folder: Path, invocations: int, script: Path) -> Path:
     data = {
         "suite_id": "fence_cost",
         "mode": "baseline",
         "timeout_seconds": 30,
         "debug_enabled": False,
-        "target": [shutil.which("true") or "/bin/true", "{instruction}"],
+        "target": [sys.executable, "-S", str(script), "{instruction}"],
         "rules": "exit-code",
-        "stop": {"rule": "fixed", "runs": invocations // cases},
-        "cases": [{"id": f"c{i}", "instruction": f"Write function number {i}."} for i in range(cases)],
+        "stop": {"rule": "fixed", "runs": invocations // CASES},
+        "cases": [{"id": f"c{i}", "instruction": f"Write function number {i}."} for i in range(CASES)],
     }
     path = folder / "suite.yaml"
     path.write_text(yaml.safe_dump(data))
@@ -50,33 +58,77 @@ def timed_run(suite_path: Path, out: Path, *options: str) -> float:
     return time.perf_counter() - began
 
 
+def floor(script: Path, workdir: Path, spawns: int) -> tuple[list[float], list[float]]:
+    """Milliseconds per spawn of the target, bare and in bubblewrap as the fence starts it."""
+    from ironbench.sandbox import Fence, SandboxPolicy
+    from ironbench.sandbox.bubblewrap import options
+    from ironbench.sandbox.seccomp import assemble, base_rules
+
+    fence = Fence(SandboxPolicy(mode="on", hidden=(str(workdir.parent),)))
+    machine, plan = fence.machine, fence.plan
+    assert machine.bwrap is not None, "bubblewrap does not run here"
+    existing = tuple(h for h in plan.hidden if os.path.lexists(h))
+    argv = [sys.executable, "-S", str(script), "x"]
+    found = options(plan, fence.needs(argv), str(workdir), existing)
+    program = assemble(base_rules())
+    bare, fenced = [], []
+    for _ in range(spawns):
+        began = time.perf_counter()
+        subprocess.run(argv, cwd=workdir, stdout=subprocess.DEVNULL, check=True)
+        bare.append((time.perf_counter() - began) * 1000)
+        read, write = os.pipe()
+        os.write(write, program)
+        os.close(write)
+        began = time.perf_counter()
+        command = [machine.bwrap, *found, "--unshare-net", "--seccomp", str(read), "--", *argv]
+        subprocess.run(command, cwd=workdir, stdout=subprocess.DEVNULL, check=True, pass_fds=(read,))
+        fenced.append((time.perf_counter() - began) * 1000)
+        os.close(read)
+    return bare, fenced
+
+
+def spread(values: list[float]) -> str:
+    return f"median {statistics.median(values):+6.2f}  (min {min(values):+6.2f}, max {max(values):+6.2f})"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--invocations", type=int, default=100)
-    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--invocations", type=int, default=600)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--spawns", type=int, default=300)
+    parser.add_argument("--endpoint", action="store_true", help="also with one endpoint allowed (the netgate)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         work = Path(folder)
-        path = suite(work, args.invocations)
+        script = work / "target.py"
+        script.write_text(TARGET)
+        path = suite(work, args.invocations, script)
         listener = socket.socket()
         listener.bind(("127.0.0.1", 0))
-        endpoint = f"127.0.0.1:{listener.getsockname()[1]}"
-        variants = {
-            "off": ["--sandbox", "off"],
-            "on": ["--sandbox", "on"],
-            "on, one endpoint": ["--sandbox", "on", "--allow-net", endpoint],
-        }
+        variants = {"off": ["--sandbox", "off"], "on": ["--sandbox", "on"]}
+        if args.endpoint:
+            variants["on, one endpoint"] = ["--sandbox", "on", "--allow-net", f"127.0.0.1:{listener.getsockname()[1]}"]
         seconds: dict[str, list[float]] = {name: [] for name in variants}
         for _ in range(args.rounds):
             for name, options in variants.items():
                 seconds[name].append(timed_run(path, work / "out", *options))
         listener.close()
-    off = statistics.median(seconds["off"])
-    print(f"{args.invocations} invocations of `true`, --jobs 1, median of {args.rounds} whole commands")
+        workdir = work / "out" / "workdir"
+        workdir.mkdir(parents=True, exist_ok=True)
+        bare, fenced = floor(script, workdir, args.spawns)
+    n = args.invocations
+    print(f"{n} invocations of `python -S target.py`, --jobs 1, {args.rounds} rounds of whole commands")
     for name, values in seconds.items():
-        median = statistics.median(values)
-        extra = (median - off) / args.invocations * 1000
-        print(f"  {name:<18} {median:7.2f} s  ({extra:+.2f} ms per invocation against off)")
+        print(f"  {name:<18} {statistics.median(values):7.2f} s  ({statistics.median(values) / n * 1000:.2f} ms each)")
+    for name in variants:
+        if name == "off":
+            continue
+        extra = [(on - off) / n * 1000 for on, off in zip(seconds[name], seconds["off"], strict=True)]
+        ratio = [on / off for on, off in zip(seconds[name], seconds["off"], strict=True)]
+        print(f"  {name} against off, ms per invocation: {spread(extra)}; ratio {statistics.median(ratio):.2f}")
+    pairs = [f - b for f, b in zip(fenced, bare, strict=True)]
+    print(f"bubblewrap's floor, {args.spawns} spawns each, alternated: bare {statistics.median(bare):.2f} ms, ")
+    print(f"  in bubblewrap {statistics.median(fenced):.2f} ms; ms per spawn: {spread(pairs)}")
 
 
 if __name__ == "__main__":

@@ -39,10 +39,12 @@ __all__ = [
 
 # Named for the rest of the package, loaded on first use (importing the face stays cheap).
 if TYPE_CHECKING:
+    from ironbench.sandbox.kernel import not_dumpable as not_dumpable
     from ironbench.sandbox.network import HELPERS as HELPERS
 
 _EXPORTS = {
     "HELPERS": "network",
+    "not_dumpable": "kernel",
 }
 __getattr__ = lazy_exports(__name__, _EXPORTS)
 __all__ += list(_EXPORTS)

@@ -1,8 +1,9 @@
 """The full fence: bubblewrap, with user, pid, mount, ipc, uts, cgroup and network namespaces of
 the program's own and the seccomp filter of every level.
 
-The system is bound read-only; each hidden folder is an empty read-only tmpfs (the machine's
-temporary ones writable and private), each hidden file the empty /dev/null; what the program
+The system is bound read-only; each hidden folder of the answer key is an empty read-only tmpfs
+(the machine's temporary and runtime folders and homes empty, private and writable), each hidden
+file the empty /dev/null; what the program
 needs from a hidden tree is bound back read-only, with the answer key inside it hidden again;
 its working folder and each --allow-write are writable. The program is the namespace's first
 process (`--as-pid-1`): when it ends, the kernel ends every process it left, and the invocation
@@ -23,7 +24,10 @@ from ironbench.sandbox.plan import FencePlan, under
 from ironbench.sandbox.policy import Endpoint, SandboxPolicy
 from ironbench.sandbox.seccomp import Rule, assemble, base_rules
 
-WRITABLE_HIDDEN = ("/tmp", "/dev/shm")  # the program's own temporary folders: empty, private, writable
+# The machine's shared folders: the program gets empty, private, writable ones (its /dev, with
+# its own /dev/shm, is bubblewrap's); the answer key's are empty and read-only.
+PRIVATE_HIDDEN = ("/tmp", "/var/tmp", "/run", "/home", "/root")
+OWN_DEV = ("/dev/shm",)
 NAMESPACES = (
     "--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
     "--disable-userns", "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--as-pid-1",
@@ -42,13 +46,15 @@ def options(plan: FencePlan, needs: tuple[str, ...], workdir: str, existing: tup
     def hide(path: str) -> None:
         if path in trees:
             found.extend(["--size", size, "--tmpfs", path])
-            if path not in WRITABLE_HIDDEN:
+            if path not in PRIVATE_HIDDEN:
                 sealed[path] = None
         else:
             found.extend(["--ro-bind", "/dev/null", path])
 
     for hidden in existing:  # inside an emptied, read-only tree it is gone already; not inside /tmp
-        if not any(under(hidden, tree) and hidden != tree for tree in trees if tree not in WRITABLE_HIDDEN):
+        if hidden not in OWN_DEV and not any(
+            under(hidden, tree) and hidden != tree for tree in trees if tree not in PRIVATE_HIDDEN
+        ):
             hide(hidden)
     found += ["--dir", "/tmp/home"]
     readbacks = read_backs(plan, needs, existing)

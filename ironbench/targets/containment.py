@@ -157,6 +157,7 @@ class _Registry:
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
                 start_new_session=True,  # a terminal's Ctrl-C is the harness's to handle
+                env={},  # none of the harness's variables (its keys): below the full fence, a target may read them
             )
         except OSError:
             self.watchdog = None  # no watchdog: a crash leaves targets, as it always did

@@ -124,12 +124,13 @@ def test_a_target_run_by_ironbench_finds_every_way_out_shut(tmp_path, level):
         "other_folder": str(out),
         "hidden_socket": str(suite_folder / "agent.sock"),
         "syscalls": True,
+        "secret": "s3cr3t-of-the-harness",
     }
     target = [sys.executable, str(ESCAPING), json.dumps(config), "{instruction}"]
     with closed, agent:
         result = cli(
             "run", str(_suite(suite_folder, runs=1, target=target)), "--out", str(out), "--no-report",
-            env={"IRONBENCH_FENCE_LEVEL": level},
+            env={"IRONBENCH_FENCE_LEVEL": level, "IRONBENCH_TEST_SECRET": config["secret"]},
         )  # fmt: skip
     assert result.returncode in (0, 1), result.stderr
     assert _fences(out)[0]["level"] == level
@@ -146,6 +147,11 @@ def test_a_target_run_by_ironbench_finds_every_way_out_shut(tmp_path, level):
         said["write store"][0] == "stopped"
         and said[f"connect to 127.0.0.1:{config['closed_ports'][0]}"][0] == "stopped"
     )
-    for attempt in ("chmod the check", "connect to a unix socket under a hidden folder", "ptrace its own child"):
+    for attempt in (
+        "chmod the check",
+        "connect to a unix socket under a hidden folder",
+        "ptrace its own child",
+        "the harness's secret in any process's environment",
+    ):
         assert said[attempt][0] == "stopped", attempt
     assert oct((suite_folder / "check_add.py").stat().st_mode & 0o777) == "0o644"

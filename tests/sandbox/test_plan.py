@@ -110,7 +110,7 @@ def test_the_bubblewrap_options_hide_the_answer_key_and_read_back_only_what_is_n
     home, out, suite, other = (str(tree / p) for p in ("home", "srv/out", "home/me/agent/suite", "home/me/other"))
     assert found == [
         "--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
-        "--disable-userns", "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--as-pid-1",
+        "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--as-pid-1",
         "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
         # each hidden tree emptied (the suite lies in the home: gone with it), its own /tmp/home
         "--size", size, "--tmpfs", home, "--size", size, "--tmpfs", out, "--dir", "/tmp/home",

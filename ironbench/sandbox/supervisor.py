@@ -44,6 +44,7 @@ AT_EMPTY_PATH = 0x1000
 UTIME_NOW, UTIME_OMIT = (1 << 30) - 1, (1 << 30) - 2
 PATH_MAX = 4096
 POLL_SECONDS = 0.5
+CONNECTING = 4  # connects the supervisor carries out at once for one program (the rest wait their turn)
 
 
 class Refused(Exception):
@@ -160,6 +161,7 @@ class Supervisor:
         self.abstract: set[bytes] = set()  # the abstract unix names this fence's processes bound
         self.uid = os.geteuid()
         self.stopped = threading.Event()
+        self.connecting = threading.BoundedSemaphore(CONNECTING)
         names = numbers()
         self.handlers: dict[int, Callable[[_Call], int]] = {}
         for name, handler in (
@@ -212,10 +214,17 @@ class Supervisor:
                 continue  # the caller was killed meanwhile
             ident, tid, _flags, nr, _arch, _ip, *args = _NOTIF.unpack(buffer.raw)
             call = _Call(tid, nr, tuple(args))
-            if nr == numbers().get("connect"):  # may block (a TCP handshake): on a thread of its own
-                threading.Thread(target=self._answer, args=(ident, call), daemon=True).start()
+            # a connect may block (a TCP handshake): on a thread of its own, a few at once (more wait)
+            if nr == numbers().get("connect") and self.connecting.acquire(blocking=False):
+                threading.Thread(target=self._answer_connect, args=(ident, call), daemon=True).start()
             else:
                 self._answer(ident, call)
+
+    def _answer_connect(self, ident: int, call: _Call) -> None:
+        try:
+            self._answer(ident, call)
+        finally:
+            self.connecting.release()
 
     def _answer(self, ident: int, call: _Call) -> None:
         handler = self.handlers.get(call.nr)

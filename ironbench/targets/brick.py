@@ -20,6 +20,7 @@ from pathlib import Path, PurePosixPath
 
 MAX_BRICK_BYTES = 64 * 1024 * 1024  # a brick is source code: a larger "brick" is not taken
 MAX_NEIGHBOURS = 1000  # the names beside a brick looked at for a link into the answer key
+MAX_FOLDER_NAMES = 10_000  # a brick's folder holding more is not read whole: no brick
 _OPEN_FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 # O_NONBLOCK: a FIFO named as the brick opens at once instead of waiting for a writer
 _OPEN_FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOCTTY", 0)
@@ -95,7 +96,7 @@ def take_brick(workdir: Path | str, named: str, answer_key: tuple[str, ...] = ()
         folder = _walk(root, parts[:-1], named)
         try:
             content = _read(folder, parts[-1], named)
-            neighbours = tuple(sorted(os.listdir(folder)))
+            neighbours = _names(folder, named)
             beside = []
             own_test = f"test_{parts[-1]}"
             if own_test in neighbours:
@@ -194,6 +195,18 @@ def _why(exc: OSError, named: str, part: str) -> str:
     if exc.errno == errno.ENOENT:
         return f"the saved brick {named} is not in the target's working folder"
     return f"the brick {named} cannot be opened: {exc.strerror or exc}"
+
+
+def _names(folder: int, named: str) -> tuple[str, ...]:
+    """The names in the brick's folder (a folder of more than MAX_FOLDER_NAMES is refused: the
+    harness reads no unbounded listing a target made)."""
+    found = []
+    with os.scandir(folder) as entries:
+        for entry in entries:
+            found.append(entry.name)
+            if len(found) > MAX_FOLDER_NAMES:
+                raise _Refused(f"the folder of the brick {named} holds more than {MAX_FOLDER_NAMES:,} names")
+    return tuple(sorted(found))
 
 
 def _links_into(

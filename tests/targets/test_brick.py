@@ -94,6 +94,15 @@ def test_a_fifo_a_hard_link_and_an_oversized_file_are_no_brick(layout, tmp_path)
     assert "larger than" in take_brick(workdir, "big.py").reason
 
 
+def test_a_folder_of_too_many_names_is_not_read_whole(layout, monkeypatch):
+    workdir, _key = layout
+    monkeypatch.setattr("ironbench.targets.brick.MAX_FOLDER_NAMES", 5)
+    for n in range(5):
+        (workdir / "verified_bricks" / f"f{n}.txt").write_bytes(b"")
+    refused = take_brick(workdir, "verified_bricks/add.py")
+    assert isinstance(refused, NoBrick) and "holds more than 5 names" in refused.reason
+
+
 def test_the_wire_form_carries_every_byte(layout):
     workdir, _key = layout
     (workdir / "verified_bricks" / "odd.py").write_bytes(bytes(range(256)))

@@ -7,8 +7,8 @@ file the empty /dev/null; what the program needs from a hidden tree is bound bac
 with the answer key inside it hidden again; its working folder and each --allow-write are writable. The program is the namespace's first
 process (`--as-pid-1`): when it ends, the kernel ends every process it left, and the invocation
 ends with it. Its network is a namespace with its loopback only, or, with endpoints, one from
-the run's netgate where each endpoint listens (a run's many programs take even the empty ones
-ready-made from the netgate, which makes the next while one runs). Its memory is capped before
+the run's netgate where each endpoint listens (a run's many programs, as root, take their empty
+ones made ahead by a thread of the harness). Its memory is capped before
 it runs (its first process waits, `--block-fd`, until the harness has set the cap).
 """
 
@@ -19,7 +19,7 @@ import threading
 
 from ironbench.sandbox.backend import Backend, Launch, Started, cap_memory, pipe_of, register_backend
 from ironbench.sandbox.machine import MachineFence
-from ironbench.sandbox.network import Network, enter_net, on_thread
+from ironbench.sandbox.network import Namespaces, Network, inside
 from ironbench.sandbox.plan import FencePlan, under
 from ironbench.sandbox.policy import Endpoint, SandboxPolicy
 from ironbench.sandbox.seccomp import Rule, assemble, base_rules
@@ -33,9 +33,9 @@ NAMESPACES = (
     "--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
     "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--as-pid-1",
 )  # fmt: skip
-# A fence that starts more programs than this (a run's, not a check's host server) takes their
-# network namespaces ready-made from its netgate, entered on a thread (root needs no nsenter),
-# instead of having bubblewrap make one on each start: the netgate makes the next meanwhile.
+# A fence that starts more programs than this (a run's, not a check's host server), as root, takes
+# their empty network namespaces made ahead by a thread of its own, entered by the starting thread,
+# instead of having bubblewrap make one on each start.
 PREFETCH_AFTER = 2
 
 
@@ -96,6 +96,7 @@ class Bubblewrap(Backend):
         self.network: Network | None = None
         self.lock = threading.Lock()
         self.starts = 0
+        self.namespaces: Namespaces | None = None
 
     @classmethod
     def unusable(cls, machine: MachineFence, policy: SandboxPolicy) -> str | None:
@@ -134,8 +135,8 @@ class Bubblewrap(Backend):
         lease: tuple[Network, int] | None = None
         prefix: list[str] = []
         net: int | None = None
-        self.starts += 1
-        if self.endpoints or (self.starts > PREFETCH_AFTER and os.geteuid() == 0):
+        made: int | None = None
+        if self.endpoints:
             network = self._network()
             given, net = network.take()
             lease = (network, given)
@@ -144,7 +145,9 @@ class Bubblewrap(Backend):
             if hosts is not None:
                 found += ["--ro-bind-data", str(pipe_of(hosts, fds)), "/etc/hosts"]
         else:
-            found.append("--unshare-net")
+            made = net = self._namespace()
+            if net is None:
+                found.append("--unshare-net")
         found += ["--seccomp", str(pipe_of(self.filter, fds))]
         info_read, info_write = os.pipe()
         block_read, block_write = os.pipe()
@@ -166,7 +169,7 @@ class Bubblewrap(Backend):
 
         try:
             if net is not None and not prefix:
-                process = on_thread(lambda: enter_net(net), popen)
+                process = inside(net, popen)
             else:
                 process = popen()
         except BaseException:
@@ -175,7 +178,7 @@ class Bubblewrap(Backend):
             release()
             raise
         finally:
-            for fd in fds:
+            for fd in fds if made is None else (*fds, made):
                 os.close(fd)
         try:
             self._cap_and_go(info_read, block_write)
@@ -206,6 +209,20 @@ class Bubblewrap(Backend):
             os.close(info_read)
             os.close(block_write)
 
+    def _namespace(self) -> int | None:
+        """An empty network namespace made ahead, for a fence that starts many programs (as root:
+        None otherwise, and bubblewrap makes one)."""
+        with self.lock:
+            self.starts += 1
+            if self.starts <= PREFETCH_AFTER or os.geteuid() != 0:
+                return None
+            if self.namespaces is None:
+                self.namespaces = Namespaces()
+        try:
+            return self.namespaces.take()
+        except OSError:
+            return None  # none can be made here: bubblewrap makes its own
+
     def _network(self) -> Network:
         with self.lock:
             if self.network is None:
@@ -217,3 +234,6 @@ class Bubblewrap(Backend):
             if self.network is not None:
                 self.network.close()
                 self.network = None
+            if self.namespaces is not None:
+                self.namespaces.close()
+                self.namespaces = None

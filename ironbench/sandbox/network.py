@@ -1,13 +1,15 @@
-"""The client side of the run's netgate (netgate.py): the process that makes a private network
-namespace per invocation with the run's endpoints listening in it, and how a program is started
-inside one."""
+"""The fence's network namespaces: the client side of the run's netgate (netgate.py: the process
+that makes a private network namespace per invocation with the run's endpoints listening in it),
+empty namespaces made ahead in this process, and how a program is started inside one."""
 
 import atexit
 import ctypes
+import fcntl
 import json
 import os
 import shutil
 import socket
+import struct
 import subprocess
 import sys
 import threading
@@ -21,6 +23,7 @@ from ironbench.sandbox.policy import Endpoint
 NETGATE = Path(__file__).with_name("netgate.py")
 HOSTNAME_BASE = "127.77.0."  # a hostname endpoint listens at its own loopback address inside
 CLONE_NEWNET = 0x40000000
+SIOCGIFFLAGS, SIOCSIFFLAGS, IFF_UP = 0x8913, 0x8914, 0x1
 HELPERS: set[int] = set()  # the fence's own processes (netgates): never a target's leftovers
 _libc = ctypes.CDLL(None, use_errno=True)
 T = TypeVar("T")
@@ -129,8 +132,8 @@ class Network:
 
 def on_thread(prepare: Callable[[], None], start: Callable[[], T]) -> T:
     """`start()` on a fresh thread that first ran `prepare()` (what a thread may do to itself
-    alone: enter a network namespace, restrict itself), so that what it starts inherits it and
-    the caller's thread stays as it was. Its exception is the caller's."""
+    alone and never undo: restrict itself), so that what it starts inherits it and the caller's
+    thread stays as it was. Its exception is the caller's."""
     done: list[T] = []
     failed: list[BaseException] = []
 
@@ -149,8 +152,93 @@ def on_thread(prepare: Callable[[], None], start: Callable[[], T]) -> T:
     return done[0]
 
 
-def enter_net(net: int) -> None:
-    """This thread into the network namespace `net` (a descriptor of it)."""
+class Namespaces:
+    """Empty network namespaces (their loopback up), made ahead on a thread of this process, so
+    that a program's start takes one ready instead of making it (root only: no user namespace
+    is needed to make one). The thread makes the next while the last one taken is in use."""
+
+    def __init__(self, ahead: int = 2) -> None:
+        self.ahead = ahead
+        self.ready: list[int] = []
+        self.failed: OSError | None = None
+        self.closed = False
+        self.condition = threading.Condition()
+        self.thread = threading.Thread(target=self._make, name="ironbench-netns", daemon=True)
+        self.thread.start()
+
+    def take(self) -> int:
+        """A fresh namespace's descriptor, the caller's to close (OSError: none can be made)."""
+        with self.condition:
+            while not self.ready and self.failed is None:
+                self.condition.wait()
+            if not self.ready:
+                raise OSError(self.failed.errno if self.failed else 0, f"no network namespace: {self.failed}")
+            net = self.ready.pop(0)
+            self.condition.notify_all()
+            return net
+
+    def _make(self) -> None:
+        own = os.open("/proc/thread-self/ns/net", os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            while True:
+                with self.condition:
+                    while len(self.ready) >= self.ahead and not self.closed:
+                        self.condition.wait()
+                    if self.closed:
+                        return
+                try:
+                    if _libc.unshare(CLONE_NEWNET) != 0:
+                        code = ctypes.get_errno()
+                        raise OSError(code, os.strerror(code))
+                    try:
+                        net = os.open("/proc/thread-self/ns/net", os.O_RDONLY | os.O_CLOEXEC)
+                        loopback_up()
+                    finally:
+                        _setns(own)
+                except OSError as exc:
+                    with self.condition:
+                        self.failed = exc
+                        self.condition.notify_all()
+                    return
+                with self.condition:
+                    self.ready.append(net)
+                    self.condition.notify_all()
+        finally:
+            os.close(own)
+
+    def close(self) -> None:
+        with self.condition:
+            self.closed = True
+            ready, self.ready = self.ready, []
+            self.condition.notify_all()
+        for net in ready:
+            os.close(net)
+
+
+def loopback_up() -> None:
+    """The calling thread's network namespace with its loopback up."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        request = struct.pack("16sh22x", b"lo", 0)
+        flags = struct.unpack("16sh22x", fcntl.ioctl(probe.fileno(), SIOCGIFFLAGS, request))[1]
+        fcntl.ioctl(probe.fileno(), SIOCSIFFLAGS, struct.pack("16sh22x", b"lo", flags | IFF_UP))
+
+
+def _setns(net: int) -> None:
     if _libc.setns(net, CLONE_NEWNET) != 0:
         code = ctypes.get_errno()
         raise OSError(code, f"the fence's network namespace cannot be entered: {os.strerror(code)}")
+
+
+def inside(net: int, start: Callable[[], T]) -> T:
+    """`start()` with this thread in the network namespace `net` (a descriptor of it), then back
+    in its own: what it starts stays inside (a thread's network namespace is its own; no other
+    thread is moved)."""
+    own = os.open("/proc/thread-self/ns/net", os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        _setns(net)
+        try:
+            return start()
+        finally:
+            _setns(own)  # an OSError here leaves the thread outside its own network: it is raised
+    finally:
+        os.close(own)

@@ -56,18 +56,25 @@ def options(plan: FencePlan, needs: tuple[str, ...], workdir: str, existing: tup
         else:
             found.extend(["--ro-bind", "/dev/null", path])
 
+    readbacks = read_backs(plan, needs, existing)
+
+    def read_back(path: str) -> bool:
+        return any(under(path, tree) and path != tree for tree in readbacks)
+
     for hidden in existing:  # inside an emptied, read-only tree it is gone already; not inside /tmp
-        if hidden not in OWN_DEV and not any(
-            under(hidden, tree) and hidden != tree for tree in trees if tree not in PRIVATE_HIDDEN
-        ):
+        if hidden in OWN_DEV or read_back(hidden):  # (inside what is read back: hidden once bound)
+            continue
+        if not any(under(hidden, tree) and hidden != tree for tree in trees if tree not in PRIVATE_HIDDEN):
             hide(hidden)
     found += ["--dir", "/tmp/home"]
-    readbacks = read_backs(plan, needs, existing)
     for path in readbacks:
         found += ["--ro-bind-try", path, path]
-    for hidden in existing:  # what a read-back tree holds of the hidden is hidden again
-        if any(under(hidden, path) and hidden != path for path in readbacks):
+    again: list[str] = []  # what a read-back tree holds of the hidden is hidden again (a tree once)
+    for hidden in existing:
+        if read_back(hidden) and not any(under(hidden, tree) for tree in again):
             hide(hidden)
+            if hidden in trees:
+                again.append(hidden)
     found += ["--bind", workdir, workdir]
     for path in plan.writable:
         found += ["--bind-try", path, path]

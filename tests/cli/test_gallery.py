@@ -162,6 +162,44 @@ def test_a_target_cannot_look_its_task_up_in_the_data_a_suite_was_built_from(tmp
     assert not any(e["verdict"] == "correct" for e in _events(out, "check_completed"))
 
 
+# Saves a brick that looks its task up in HumanEval's data when the check imports it.
+BRICK_LOOKUP = """
+import os, re, sys
+case = os.environ["IRONBENCH_CASE_ID"].removeprefix("humaneval_")
+entry = re.search(r"`(\\w+)\\(", sys.argv[2]).group(1)
+os.makedirs("verified_bricks", exist_ok=True)
+with open(f"verified_bricks/{entry}.py", "w") as handle:
+    handle.write(
+        "import gzip, json\\n"
+        f"_data = gzip.decompress(open({sys.argv[1]!r}, 'rb').read()).decode()\\n"
+        f"_task = next(json.loads(l) for l in _data.splitlines() if '\\"HumanEval/{case}\\"' in l)\\n"
+        "exec(_task['prompt'] + _task['canonical_solution'])\\n"
+    )
+print(f"[SUCCESS] Verified brick saved to: verified_bricks/{entry}.py")
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("level", [*LEVEL_PARAMS, "none"])
+def test_nor_can_its_brick_when_the_check_imports_it(tmp_path, level):
+    from ironbench.suite.humaneval import sources
+
+    script = tmp_path / "brick_lookup.py"
+    script.write_text(BRICK_LOOKUP)
+    data = f"{sources()[0]}/HumanEval.jsonl.gz"
+    out = tmp_path / "out"
+    target = f"{sys.executable} {script} {data} {{instruction}}"
+    fence = ["--sandbox", "off"] if level == "none" else []
+    env = {"IRONBENCH_FENCE_LEVEL": level}
+    result = cli(
+        "run", "humaneval", "--sample", "2", "--target", target, "--out", str(out), "--no-report", *fence, env=env
+    )
+    assert result.returncode in (0, 1), result.stderr
+    verdicts = [e["verdict"] for e in _events(out, "check_completed")]
+    # unfenced, the brick answers from the data (the attack is real); fenced, it cannot open it
+    assert verdicts == (["correct", "correct"] if level == "none" else ["import_error", "import_error"])
+
+
 # Leaves a process behind that holds its output open and ignores SIGTERM, tries to stop the
 # fence's first process, and exits at once.
 LEAVER = """

@@ -123,8 +123,8 @@ class Bubblewrap(Backend):
     @classmethod
     def gaps(cls, machine: MachineFence) -> tuple[str, ...]:
         names = (
-            "names: a hidden path's name shows (an empty folder or file, a line of /proc/self/mountinfo), "
-            "never what it holds; so does the output folder's path, in the program's own working folder's"
+            "names: a hidden folder's name shows (an empty folder, a line of /proc/self/mountinfo), never "
+            "what it holds; so does the output folder's, in the path of the program's own working folder"
         )
         return (names,)
 

@@ -102,9 +102,8 @@ class Landlock(Backend):
     def gaps(cls, machine: MachineFence) -> tuple[str, ...]:
         abi = machine.landlock_abi
         processes = (
-            "processes: the harness's processes are visible (no pid namespace): every process's command "
-            "line and status can be read, and the environment of another process of the user that is "
-            "not the harness's"
+            "processes: every process's command line and status show (no pid namespace), and the "
+            "environment of another process of the user's that holds no capability"
         )
         found = [
             processes,
@@ -114,7 +113,10 @@ class Landlock(Backend):
         ]
         if abi < LANDLOCK_SCOPE_ABI:
             found.append(f"signals: Landlock ABI {abi} cannot keep signals inside")
-        found.append("names: a hidden path's name can be found (its existence, by stat), never what it holds")
+        found += [
+            "names: a hidden path's existence shows (stat), never what it holds; abstract unix names are the machine's",
+            "/dev/shm: none (POSIX shared memory and semaphores fail)",
+        ]
         return tuple(found)
 
     @classmethod

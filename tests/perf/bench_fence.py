@@ -7,13 +7,13 @@ alternated round by round in one process so that both meet the same machine; the
 invocation is the difference of each round's pair divided by the invocations (goal: at most
 5 ms), quoted as the median with the lowest and highest pair. Optionally (`--endpoint`) the same
 with a model gateway's port allowed, where each invocation gets a network namespace from the
-run's netgate instead of an empty one.
+run's netgate instead of an empty one, and (`--partial`) at partial.
 
 Beside it, the floor: the same target spawned bare and inside bubblewrap with every namespace
 the fence unshares (its options, its seccomp filter, the answer key hidden, no harness around
 it), alternated spawn by spawn.
 
-    python tests/perf/bench_fence.py --invocations 600 --rounds 3 --spawns 300
+    python tests/perf/bench_fence.py --invocations 600 --rounds 3 --spawns 300 [--partial] [--endpoint]
 """
 
 import argparse
@@ -53,8 +53,12 @@ def suite(folder: Path, invocations: int, script: Path) -> Path:
 def timed_run(suite_path: Path, out: Path, *options: str) -> float:
     shutil.rmtree(out, ignore_errors=True)
     command = [sys.executable, "-m", "ironbench.cli.main", "run", str(suite_path), "--out", str(out), "-q"]
+    level = [o.removeprefix("level=") for o in options if o.startswith("level=")]
+    options = tuple(o for o in options if not o.startswith("level="))
+    env = {**os.environ, "IRONBENCH_FENCE_LEVEL": level[0]} if level else None
     began = time.perf_counter()
-    subprocess.run([*command, "--no-report", "--jobs", "1", *options], check=True, capture_output=True, cwd=REPO)
+    command += ["--no-report", "--jobs", "1", *options]
+    subprocess.run(command, check=True, capture_output=True, cwd=REPO, env=env)
     return time.perf_counter() - began
 
 
@@ -97,6 +101,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--spawns", type=int, default=300)
     parser.add_argument("--endpoint", action="store_true", help="also with one endpoint allowed (the netgate)")
+    parser.add_argument("--partial", action="store_true", help="also at partial (Landlock, seccomp, supervisor)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         work = Path(folder)
@@ -106,6 +111,8 @@ def main() -> None:
         listener = socket.socket()
         listener.bind(("127.0.0.1", 0))
         variants = {"off": ["--sandbox", "off"], "on": ["--sandbox", "on"]}
+        if args.partial:
+            variants["partial"] = ["level=partial"]
         if args.endpoint:
             variants["on, one endpoint"] = ["--sandbox", "on", "--allow-net", f"127.0.0.1:{listener.getsockname()[1]}"]
         seconds: dict[str, list[float]] = {name: [] for name in variants}

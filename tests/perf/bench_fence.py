@@ -18,6 +18,7 @@ it), alternated spawn by spawn.
 
 import argparse
 import os
+import resource
 import shutil
 import socket
 import statistics
@@ -50,16 +51,23 @@ def suite(folder: Path, invocations: int, script: Path) -> Path:
     return path
 
 
-def timed_run(suite_path: Path, out: Path, *options: str) -> float:
+def timed_run(suite_path: Path, out: Path, *options: str) -> tuple[float, float]:
+    """Seconds of wall time and of processor time (the whole tree of processes, every target
+    included) of one whole run."""
     shutil.rmtree(out, ignore_errors=True)
     command = [sys.executable, "-m", "ironbench.cli.main", "run", str(suite_path), "--out", str(out), "-q"]
     level = [o.removeprefix("level=") for o in options if o.startswith("level=")]
     options = tuple(o for o in options if not o.startswith("level="))
     env = {**os.environ, "IRONBENCH_FENCE_LEVEL": level[0]} if level else None
-    began = time.perf_counter()
+    began, used = time.perf_counter(), _children_cpu()
     command += ["--no-report", "--jobs", "1", *options]
     subprocess.run(command, check=True, capture_output=True, cwd=REPO, env=env)
-    return time.perf_counter() - began
+    return time.perf_counter() - began, _children_cpu() - used
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def floor(script: Path, workdir: Path, spawns: int) -> tuple[list[float], list[float]]:
@@ -103,6 +111,7 @@ def main() -> None:
     parser.add_argument("--endpoint", action="store_true", help="also with one endpoint allowed (the netgate)")
     parser.add_argument("--partial", action="store_true", help="also at partial (Landlock, seccomp, supervisor)")
     args = parser.parse_args()
+    load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as folder:
         work = Path(folder)
         script = work / "target.py"
@@ -116,9 +125,12 @@ def main() -> None:
         if args.endpoint:
             variants["on, one endpoint"] = ["--sandbox", "on", "--allow-net", f"127.0.0.1:{listener.getsockname()[1]}"]
         seconds: dict[str, list[float]] = {name: [] for name in variants}
+        cpu: dict[str, list[float]] = {name: [] for name in variants}
         for _ in range(args.rounds):
             for name, options in variants.items():
-                seconds[name].append(timed_run(path, work / "out", *options))
+                wall, used = timed_run(path, work / "out", *options)
+                seconds[name].append(wall)
+                cpu[name].append(used)
         listener.close()
         workdir = work / "out" / "workdir"
         workdir.mkdir(parents=True, exist_ok=True)
@@ -132,8 +144,14 @@ def main() -> None:
             continue
         extra = [(on - off) / n * 1000 for on, off in zip(seconds[name], seconds["off"], strict=True)]
         ratio = [on / off for on, off in zip(seconds[name], seconds["off"], strict=True)]
+        busy = [(on - off) / n * 1000 for on, off in zip(cpu[name], cpu["off"], strict=True)]
         print(f"  {name} against off, ms per invocation: {spread(extra)}; ratio {statistics.median(ratio):.2f}")
+        print(f"    processor time, ms per invocation: {spread(busy)}")
     pairs = [f - b for f, b in zip(fenced, bare, strict=True)]
+    if load_before:
+        print(
+            f"load average: {load_before:.1f} before, {os.getloadavg()[0]:.1f} after (2 cores shared with other work)"
+        )
     print(f"bubblewrap's floor, {args.spawns} spawns each, alternated: bare {statistics.median(bare):.2f} ms, ")
     print(f"  in bubblewrap {statistics.median(fenced):.2f} ms; ms per spawn: {spread(pairs)}")
 

@@ -70,8 +70,9 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def floor(script: Path, workdir: Path, spawns: int) -> tuple[list[float], list[float]]:
-    """Milliseconds per spawn of the target, bare and in bubblewrap as the fence starts it."""
+def floor(script: Path, workdir: Path, spawns: int) -> tuple[list[float], list[float], list[float]]:
+    """Milliseconds per spawn of the target, bare and in bubblewrap as the fence starts it, and
+    the processor time bubblewrap adds to each."""
     from ironbench.sandbox import Fence, SandboxPolicy
     from ironbench.sandbox.bubblewrap import options
     from ironbench.sandbox.seccomp import assemble, base_rules
@@ -83,20 +84,22 @@ def floor(script: Path, workdir: Path, spawns: int) -> tuple[list[float], list[f
     argv = [sys.executable, "-S", str(script), "x"]
     found = options(plan, fence.needs(argv), str(workdir), existing)
     program = assemble(base_rules())
-    bare, fenced = [], []
+    bare, fenced, busy = [], [], []
     for _ in range(spawns):
-        began = time.perf_counter()
+        began, used = time.perf_counter(), _children_cpu()
         subprocess.run(argv, cwd=workdir, stdout=subprocess.DEVNULL, check=True)
         bare.append((time.perf_counter() - began) * 1000)
+        bare_cpu = _children_cpu() - used
         read, write = os.pipe()
         os.write(write, program)
         os.close(write)
-        began = time.perf_counter()
+        began, used = time.perf_counter(), _children_cpu()
         command = [machine.bwrap, *found, "--unshare-net", "--seccomp", str(read), "--", *argv]
         subprocess.run(command, cwd=workdir, stdout=subprocess.DEVNULL, check=True, pass_fds=(read,))
         fenced.append((time.perf_counter() - began) * 1000)
+        busy.append((_children_cpu() - used - bare_cpu) * 1000)
         os.close(read)
-    return bare, fenced
+    return bare, fenced, busy
 
 
 def spread(values: list[float]) -> str:
@@ -134,7 +137,7 @@ def main() -> None:
         listener.close()
         workdir = work / "out" / "workdir"
         workdir.mkdir(parents=True, exist_ok=True)
-        bare, fenced = floor(script, workdir, args.spawns)
+        bare, fenced, added = floor(script, workdir, args.spawns)
     n = args.invocations
     print(f"{n} invocations of `python -S target.py`, --jobs 1, {args.rounds} rounds of whole commands")
     for name, values in seconds.items():
@@ -154,6 +157,7 @@ def main() -> None:
         )
     print(f"bubblewrap's floor, {args.spawns} spawns each, alternated: bare {statistics.median(bare):.2f} ms, ")
     print(f"  in bubblewrap {statistics.median(fenced):.2f} ms; ms per spawn: {spread(pairs)}")
+    print(f"  processor time bubblewrap adds, ms per spawn: {spread(added)}")
 
 
 if __name__ == "__main__":

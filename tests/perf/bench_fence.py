@@ -9,9 +9,10 @@ invocation is the difference of each round's pair divided by the invocations (go
 with a model gateway's port allowed, where each invocation gets a network namespace from the
 run's netgate instead of an empty one, and (`--partial`) at partial.
 
-Beside it, the floor: the same target spawned bare and inside bubblewrap with every namespace
-the fence unshares (its options, its seccomp filter, the answer key hidden, no harness around
-it), alternated spawn by spawn.
+Beside it, the floor: the same target spawned bare, inside bubblewrap with every namespace the
+fence unshares (its options, its seccomp filter, the answer key hidden, no harness around it),
+and through the fence's own start, alternated spawn by spawn, in wall and processor time (the
+processor time moves less with the load of a shared machine than the wall time does).
 
     python tests/perf/bench_fence.py --invocations 600 --rounds 3 --spawns 300 [--partial] [--endpoint]
 """
@@ -70,9 +71,10 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def floor(script: Path, workdir: Path, spawns: int) -> tuple[list[float], list[float], list[float]]:
-    """Milliseconds per spawn of the target, bare and in bubblewrap as the fence starts it, and
-    the processor time bubblewrap adds to each."""
+def floor(script: Path, workdir: Path, spawns: int) -> dict[str, tuple[list[float], list[float]]]:
+    """Milliseconds of wall and of processor time per spawn of the target: bare, in bubblewrap
+    as the fence starts it (its options and seccomp filter, no harness around it), and through
+    the fence's own start (`Fence.start`), alternated spawn by spawn."""
     from ironbench.sandbox import Fence, SandboxPolicy
     from ironbench.sandbox.bubblewrap import options
     from ironbench.sandbox.seccomp import assemble, base_rules
@@ -84,26 +86,49 @@ def floor(script: Path, workdir: Path, spawns: int) -> tuple[list[float], list[f
     argv = [sys.executable, "-S", str(script), "x"]
     found = options(plan, fence.needs(argv), str(workdir), existing)
     program = assemble(base_rules())
-    bare, fenced, busy = [], [], []
-    for _ in range(spawns):
-        began, used = time.perf_counter(), _children_cpu()
+    quiet = (subprocess.DEVNULL, subprocess.DEVNULL, subprocess.DEVNULL)
+
+    def bare() -> None:
         subprocess.run(argv, cwd=workdir, stdout=subprocess.DEVNULL, check=True)
-        bare.append((time.perf_counter() - began) * 1000)
-        bare_cpu = _children_cpu() - used
+
+    def bubblewrap() -> None:
         read, write = os.pipe()
         os.write(write, program)
         os.close(write)
-        began, used = time.perf_counter(), _children_cpu()
         command = [machine.bwrap, *found, "--unshare-net", "--seccomp", str(read), "--", *argv]
         subprocess.run(command, cwd=workdir, stdout=subprocess.DEVNULL, check=True, pass_fds=(read,))
-        fenced.append((time.perf_counter() - began) * 1000)
-        busy.append((_children_cpu() - used - bare_cpu) * 1000)
         os.close(read)
-    return bare, fenced, busy
+
+    def fenced() -> None:
+        started = fence.start(argv, workdir, fence.environment({}), quiet)
+        started.process.wait()
+        started.release()
+
+    ways = {"bare": bare, "bubblewrap": bubblewrap, "fence": fenced}
+    found_times: dict[str, tuple[list[float], list[float]]] = {name: ([], []) for name in ways}
+    for _ in range(spawns):
+        for name, spawn in ways.items():
+            began, used = time.perf_counter(), _process_time()
+            spawn()
+            found_times[name][0].append((time.perf_counter() - began) * 1000)
+            found_times[name][1].append((_process_time() - used) * 1000)
+    fence.close()
+    return found_times
+
+
+def _process_time() -> float:
+    """This process's processor time and its reaped children's."""
+    mine, theirs = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return mine.ru_utime + mine.ru_stime + theirs.ru_utime + theirs.ru_stime
 
 
 def spread(values: list[float]) -> str:
-    return f"median {statistics.median(values):+6.2f}  (min {min(values):+6.2f}, max {max(values):+6.2f})"
+    """The median, with the lowest and highest value (and the quartiles when there are many)."""
+    found = f"median {statistics.median(values):+6.2f}  (min {min(values):+6.2f}, max {max(values):+6.2f}"
+    if len(values) >= 20:
+        low, _, high = statistics.quantiles(values)
+        found += f"; quartiles {low:+.2f}, {high:+.2f}"
+    return found + ")"
 
 
 def main() -> None:
@@ -137,7 +162,7 @@ def main() -> None:
         listener.close()
         workdir = work / "out" / "workdir"
         workdir.mkdir(parents=True, exist_ok=True)
-        bare, fenced, added = floor(script, workdir, args.spawns)
+        spawned = floor(script, workdir, args.spawns)
     n = args.invocations
     print(f"{n} invocations of `python -S target.py`, --jobs 1, {args.rounds} rounds of whole commands")
     for name, values in seconds.items():
@@ -150,14 +175,20 @@ def main() -> None:
         busy = [(on - off) / n * 1000 for on, off in zip(cpu[name], cpu["off"], strict=True)]
         print(f"  {name} against off, ms per invocation: {spread(extra)}; ratio {statistics.median(ratio):.2f}")
         print(f"    processor time, ms per invocation: {spread(busy)}")
-    pairs = [f - b for f, b in zip(fenced, bare, strict=True)]
     if load_before:
         print(
             f"load average: {load_before:.1f} before, {os.getloadavg()[0]:.1f} after (2 cores shared with other work)"
         )
-    print(f"bubblewrap's floor, {args.spawns} spawns each, alternated: bare {statistics.median(bare):.2f} ms, ")
-    print(f"  in bubblewrap {statistics.median(fenced):.2f} ms; ms per spawn: {spread(pairs)}")
-    print(f"  processor time bubblewrap adds, ms per spawn: {spread(added)}")
+    print(f"the floor, {args.spawns} spawns each way, alternated (median spawn: bare {_median(spawned, 'bare')} ms):")
+    for above, below in (("bubblewrap", "bare"), ("fence", "bubblewrap")):
+        wall = [a - b for a, b in zip(spawned[above][0], spawned[below][0], strict=True)]
+        busy = [a - b for a, b in zip(spawned[above][1], spawned[below][1], strict=True)]
+        print(f"  {above} over {below}, ms per spawn: wall {spread(wall)}")
+        print(f"  {' ' * len(above + below)}            processor {spread(busy)}")
+
+
+def _median(spawned: dict, name: str) -> str:
+    return f"{statistics.median(spawned[name][0]):.2f}"
 
 
 if __name__ == "__main__":

@@ -341,17 +341,13 @@ class Supervisor:
 
     def _path(self, call: _Call, dirfd: int, at: int, follow: bool, empty: bool = False) -> int:
         """The O_PATH descriptor of what a path argument names, checked to be the program's."""
-        found = call.open(dirfd, call.string(call.args[at]) if call.args[at] else b"", follow, empty)
-        try:
-            self._mine(found)
-        except Refused:
-            os.close(found)
-            raise
-        return found
+        return self._owned(call.open(dirfd, call.string(call.args[at]) if call.args[at] else b"", follow, empty))
 
     def _descriptor(self, call: _Call) -> int:
         """The file the program's descriptor (first argument) is open on, checked to be its own."""
-        found = call.open(_int(call.args[0]), b"", follow=True, empty=True)
+        return self._owned(call.open(_int(call.args[0]), b"", follow=True, empty=True))
+
+    def _owned(self, found: int) -> int:
         try:
             self._mine(found)
         except Refused:

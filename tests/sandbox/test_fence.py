@@ -331,3 +331,83 @@ def test_endpoints_read_as_written():
     assert Endpoint.parse("localhost:11434") == Endpoint("127.0.0.1", 11434)
     assert Endpoint.parse("api.openai.com:443") == Endpoint("api.openai.com", 443)
     assert str(Endpoint.parse("10.0.0.5:8080")) == "10.0.0.5:8080"
+
+
+OWN_WORK = """
+import json, os, shutil, socket, sys
+said = {}
+
+def check(name, attempt):
+    try:
+        attempt()
+        said[name] = "works"
+    except Exception as exc:  # noqa: BLE001
+        said[name] = f"{type(exc).__name__}: {exc}"
+
+def serve(address):
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(address)
+    server.listen(1)
+    client = socket.socket(socket.AF_UNIX)
+    client.connect(address)
+    accepted, _ = server.accept()
+    client.sendall(b"hi")
+    assert accepted.recv(2) == b"hi"
+
+open("mine.txt", "w").write("x")
+check("chmod", lambda: os.chmod("mine.txt", 0o600))
+check("fchmod", lambda: os.fchmod(os.open("mine.txt", os.O_RDONLY), 0o640))
+check("utime", lambda: os.utime("mine.txt", (1, 2)))
+check("futimens", lambda: os.utime(os.open("mine.txt", os.O_RDONLY), (3, 4)))
+check("setxattr", lambda: os.setxattr("mine.txt", "user.k", b"v"))
+check("chown to itself", lambda: os.chown("mine.txt", os.getuid(), os.getgid()))
+check("copy2", lambda: shutil.copy2("mine.txt", "copy.txt"))
+check("unix socket in its folder", lambda: serve("own.sock"))
+check("unix socket in its temporary folder", lambda: serve(os.path.join(os.environ["TMPDIR"], "t.sock")))
+check("abstract unix socket", lambda: serve("\\0ironbench-test-own-" + str(os.getpid())))
+said["mode"] = oct(os.stat("mine.txt").st_mode & 0o777)
+said["times"] = os.stat("mine.txt").st_mtime
+refused = {}
+for name, attempt in (
+    ("setuid", lambda: os.chmod("mine.txt", 0o4755)),
+    ("trusted attribute", lambda: os.setxattr("mine.txt", "trusted.k", b"v")),
+    ("give away", lambda: os.chown("mine.txt", 12345, 12345)),
+    ("abstract socket of another", lambda: socket.socket(socket.AF_UNIX).connect("\\0" + sys.argv[1])),
+    ("listen on TCP", lambda: socket.create_server(("127.0.0.1", 0))),
+):
+    try:
+        attempt()
+        refused[name] = "allowed"
+    except OSError as exc:
+        refused[name] = exc.errno
+print(json.dumps({"said": said, "refused": refused}))
+"""
+
+
+def test_at_partial_a_program_keeps_what_it_may_do_to_its_own_files_and_sockets(tmp_path, monkeypatch):
+    monkeypatch.setenv(LEVEL_CAP_VARIABLE, "partial")
+    if machine_fence().landlock_abi < 6:
+        pytest.skip("Landlock ABI 6 (abstract unix sockets kept inside) is not available here")
+    other = socket.socket(socket.AF_UNIX)
+    other.bind(b"\0ironbench-test-other-" + str(os.getpid()).encode())
+    other.listen(1)
+    workdir = tmp_path / "work"
+    workdir.mkdir()
+    fence = Fence(SandboxPolicy(hidden=(str(tmp_path / "key"),)))
+    argv = [sys.executable, "-c", OWN_WORK, "ironbench-test-other-" + str(os.getpid())]
+    started = fence.start(argv, workdir, fence.environment({}))
+    out, err = started.process.communicate(timeout=120)
+    started.release()
+    other.close()
+    found = json.loads(out.decode().strip().splitlines()[-1]) if out.strip() else err.decode()
+    assert {name: said for name, said in found["said"].items() if said != "works"} == {
+        "mode": "0o640",
+        "times": 4.0,
+    }
+    assert found["refused"] == {
+        "setuid": 1,  # EPERM
+        "trusted attribute": 1,
+        "give away": 1,
+        "abstract socket of another": 111,  # ECONNREFUSED
+        "listen on TCP": 13,  # EACCES
+    }

@@ -52,7 +52,7 @@ def decide(facts: Iterable[Fact], notes: Iterable[str] = ()) -> Decided:
     # what a layer found says more than the check's own failure it caused (a crash, not its BrickGone)
     lines = list(dict.fromkeys([f.line for f in making if f.layer != "check"] or [f.line for f in making]))
     own = next((fact for fact in found if fact.layer == "check"), None)
-    if own is not None and own.verdict != verdict and verdict in ("tampered", "no_brick", "harness_fault"):
+    if own is not None and own.verdict != verdict and verdict == "tampered":
         lines.append(f"(the check said {own.verdict}" + (f": {own.line})" if own.line else ")"))
     if verdict in _NOTED:
         lines += [f"({note})" for note in dict.fromkeys(notes)]

@@ -8,7 +8,7 @@ check at a time: single-threaded, so forking is safe. It starts the *host server
 through the launch seam, and a judge ahead of each check: the judge lays out its folder and has
 the server fork its host, then waits; when a check comes, the waiting judge gets it and the next
 one is forked at once, so neither a judge nor a host costs a check its start. Each judge writes
-its output in a private folder and its verdict on a pipe of its own (no brick ever holds
+its output in a private folder and its answer on a pipe of its own (no brick ever holds
 either); the zygote keeps the check's deadline and watches the host server (killed during a
 check: the brick did it), adds what it saw to the judge's facts, and after each check kills whatever else is left among its children
 (it is a subreaper). It and its judges are not dumpable: a brick's process (same user) can

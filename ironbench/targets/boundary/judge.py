@@ -374,7 +374,6 @@ class Judge:
             lambda g: g is not None and str(g.get("__file__", "")).startswith(prefix),
             self.imported.bound,
         )
-        sys.modules[self.module] = proxy  # importlib.import_module, monkeypatch's "add.name" (its name is its own)
         tally = _Tally(self, files)
         for path in [*folders.opened(), *files.opened()]:
             self._opened(path)
@@ -391,6 +390,8 @@ class Judge:
                 self._opened(path)
             files.close()
         passed, failed = tally.passed, tally.failed
+        if code == 0 and not passed:  # every test skipped (a brick's attribute may decide a skipif)
+            return Ran("wrong", "no test passed: every test collected was skipped", passed, failed)
         if code == 0:
             return Ran("correct", "", passed, failed)
         if code == 5:
@@ -442,7 +443,13 @@ class _Tally:
         # a test runner's outcome raised by the brick (unittest.SkipTest, pytest's skip) arrives
         # as a class of its own, so it fails the test; that it tried is evidence
         value = call.excinfo.value if call.excinfo is not None else None
-        if value is not None and vars(value).get(remote.BRICK_RAISED) and type(value).__name__ in remote.OUTCOMES:
+        runner = str(type(value).__module__).partition(".")[0] in remote.RUNNER_MODULES
+        if (
+            value is not None
+            and vars(value).get(remote.BRICK_RAISED)
+            and runner
+            and type(value).__name__ in remote.OUTCOMES
+        ):
             self.judge.findings.add("tampered", f"the brick raised {type(value).__name__}, a test runner's own outcome")
 
     def pytest_runtest_logreport(self, report) -> None:

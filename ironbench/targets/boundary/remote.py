@@ -19,6 +19,7 @@ host ended, how; an answer that cannot cross; evidence of tampering), notes, the
 
 import builtins
 import codecs
+import importlib
 import os
 import selectors
 import signal
@@ -787,6 +788,8 @@ class BrickModule(types.ModuleType):
         session, handle = vars(self)["_ironbench_remote"]
         found = {}
         for name in self._public(session, handle):
+            if name.startswith("__") and name.endswith("__"):
+                continue  # a module's own machinery (`__getattr__` would answer pytest's probes of the test module)
             taken = name in bound or name in vars(builtins)
             if taken and name not in imported:
                 continue
@@ -827,10 +830,12 @@ def _kind_of(value: object) -> tuple[str | None, str]:
 def scoped_import(
     brick: str, module: BrickModule, is_check: Callable[[dict | None], bool], imported: frozenset[str]
 ) -> None:
-    """`import BRICK` in the check's own code gives the brick's module (and `from BRICK import *`
-    what `BrickModule.exported` allows); every other import, the check's and everyone else's,
-    is the judge's own."""
+    """`import BRICK` (or `importlib.import_module`) in the check's own code gives the brick's
+    module (and `from BRICK import *` what `BrickModule.exported` allows); every other import,
+    the check's and everyone else's, is the judge's own. The brick is never in `sys.modules`:
+    a library that looks a module up there (pytest's approx looks for numpy) never finds it."""
     original = builtins.__import__
+    import_module = importlib.import_module
 
     def imported_by(name, globals=None, locals=None, fromlist=(), level=0):
         if level == 0 and name == brick and is_check(globals):
@@ -843,4 +848,10 @@ def scoped_import(
             return module
         return original(name, globals, locals, fromlist, level)
 
+    def imported_by_name(name: str, package: str | None = None) -> types.ModuleType:
+        if name == brick and is_check(sys._getframe(1).f_globals):
+            return module
+        return import_module(name, package)
+
     builtins.__import__ = imported_by
+    importlib.import_module = imported_by_name

@@ -272,3 +272,65 @@ def test_a_star_import_binds_only_what_the_brick_defines_and_never_rebinds(tmp_p
     forged = judged(tmp_path, STAR + "math = _Always()\n", {"pytest": tests}, "geometry.py")
     assert forged.verdict == "tampered" and "exports a _Always as math" in forged.detail
     assert "exports a pytest as pytest" in forged.detail and "the check said wrong" in forged.detail
+
+
+# what a red team tried against the boundary and got through before it was closed: each kept
+RED_TEAM = {
+    # the brick in sys.modules: a library probing it there (pytest's approx looks up numpy) would
+    # call the brick with the check's values
+    "never_in_sys_modules": (
+        "def f():\n    return 1\n",
+        python("import sys, importlib\nassert 'foo' not in sys.modules and importlib.import_module('foo').f() == 1"),
+        "foo.py",
+        "correct",
+    ),
+    # a module __getattr__ through a star import answers pytest's `__test__` probe of the test
+    # module: no test collected, a harness fault of the brick's choosing
+    "star_exports_a_module_getattr": (
+        "__all__ = ['__getattr__', 'add']\n\ndef __getattr__(name):\n    return False\n\ndef add(a, b):\n    return 0\n",
+        {"pytest": "from calc import *\n\n\ndef test_add():\n    assert add(2, 3) == 5\n"},
+        "calc.py",
+        "wrong",
+    ),
+    # a skipif on the brick's own attribute: every test skipped passes pytest
+    "skips_every_test": (
+        "READY = False\n\ndef add(a, b):\n    return 0\n",
+        {
+            "pytest": "import pytest\nimport calc\n\n\n@pytest.mark.skipif(not calc.READY, reason='not ready')\n"
+            "def test_add():\n    assert calc.add(2, 3) == 5\n"
+        },
+        "calc.py",
+        "wrong",
+    ),
+    # an honest exception class named like a runner's outcome is no accusation
+    "an_honest_failed": (
+        "class Failed(Exception):\n    pass\n\ndef f():\n    raise Failed('no')\n",
+        {"pytest": "from f import f\n\n\ndef test_f():\n    f()\n"},
+        "f.py",
+        "wrong",
+    ),
+    # field names that would be the stand-in's own methods are not taken
+    "fields_named_like_methods": (
+        "class T(tuple):\n    _fields = ('__eq__', 'count')\n\ndef f():\n    return T((1, 2))\n",
+        python("assert candidate() == (1, 2) and candidate().count(1) == 1"),
+        "f.py",
+        "correct",
+    ),
+    # an exception the brick raised, passed back by the check: the brick's doing, never a harness fault
+    "its_exception_passed_back": (
+        "class E(Exception):\n    pass\n\ndef f():\n    raise E('x')\n\ndef g(e):\n    return 1\n",
+        {
+            "pytest": "import pytest\nfrom f import f, g\n\n\ndef test_f():\n    with pytest.raises(Exception) as info:\n"
+            "        f()\n    assert g(info.value) == 1\n"
+        },
+        "f.py",
+        "wrong",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", RED_TEAM)
+def test_what_a_red_team_got_through_is_closed(tmp_path, case):
+    brick, check, name, verdict = RED_TEAM[case]
+    result = judged(tmp_path, brick, check, name)
+    assert result.verdict == verdict, (result.detail, result.output[-2000:])

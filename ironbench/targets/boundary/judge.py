@@ -443,13 +443,7 @@ class _Tally:
         # a test runner's outcome raised by the brick (unittest.SkipTest, pytest's skip) arrives
         # as a class of its own, so it fails the test; that it tried is evidence
         value = call.excinfo.value if call.excinfo is not None else None
-        runner = str(type(value).__module__).partition(".")[0] in remote.RUNNER_MODULES
-        if (
-            value is not None
-            and vars(value).get(remote.BRICK_RAISED)
-            and runner
-            and type(value).__name__ in remote.OUTCOMES
-        ):
+        if value is not None and vars(value).get(remote.BRICK_RAISED) and remote.runner_outcome(type(value)):
             self.judge.findings.add("tampered", f"the brick raised {type(value).__name__}, a test runner's own outcome")
 
     def pytest_runtest_logreport(self, report) -> None:

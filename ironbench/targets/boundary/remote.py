@@ -64,6 +64,16 @@ OUTCOMES = frozenset({"SkipTest", "Skipped", "XFailed", "Exit", "Failed", "Outco
 BRICK_RAISED = "_ironbench_brick_raised"  # marks an exception the brick raised, as made here
 
 
+def runner_outcome(cls: type) -> bool:
+    """Whether a class mirrored from the brick is a test runner's outcome: named so, and from a
+    runner's module (pytest's say `builtins`, which no real built-in of that name is)."""
+    module = str(cls.__module__)
+    from_runner = module.partition(".")[0] in RUNNER_MODULES or (
+        module == "builtins" and codec.BUILTIN_CLASSES.get(cls.__name__) is not cls
+    )
+    return from_runner and cls.__name__ in OUTCOMES
+
+
 class CheckTimeout(BaseException):
     """The check's time is up (a BaseException: no `except Exception` in a check swallows it)."""
 

@@ -58,6 +58,7 @@ DECOY = "def test_hidden():\n    assert True\n"
 HOST_START_SECONDS = 60.0  # the host server forks a host in milliseconds; a loaded machine is slow
 EXIT_REPORT_SECONDS = 2.0  # a host that has ended: the time the server gets to report how
 HOST_FOLDER = "brick"  # the brick's copies: the host's working folder, the only one it writes
+NAME_MAX = 255  # bytes of a file's name (Linux)
 
 
 @dataclass
@@ -269,7 +270,9 @@ class Judge:
         self.module = copied.name.removesuffix(".py")
         decoys = self.folder / DECOY_FOLDER
         decoys.mkdir()
-        decoy = decoys / f"test_{self.module}.py"
+        decoy = (
+            decoys / f"{f'test_{self.module}'[: NAME_MAX - 3]}.py"
+        )  # (a brick's name may be as long as a name can be)
         decoy.write_text(DECOY, encoding="utf-8")
         self.decoys = [str(decoy)]
         self.watch = Watch(self.decoys)

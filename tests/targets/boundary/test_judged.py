@@ -323,6 +323,9 @@ RED_TEAM = {
         "f.py",
         "tampered",
     ),
+    # a name as long as a file's name can be: the decoy beside it (`test_` + the name) must not
+    # fail the judge (a harness fault of the brick's choosing)
+    "the_longest_name": ("def f():\n    return 2\n", python("assert candidate() == 1"), "f" * 248 + ".py", "wrong"),
     # field names that would be the stand-in's own methods are not taken
     "fields_named_like_methods": (
         "class T(tuple):\n    _fields = ('__eq__', 'count')\n\ndef f():\n    return T((1, 2))\n",

@@ -71,9 +71,9 @@ class CheckPlan:
         return self.at(group.case_id, group.level)
 
     def only(self, slots: Iterable[Slot]) -> "CheckPlan":
-        """The plan of some of its slots (what a recheck's bricks need)."""
-        kept = {slot: self.slots[slot] for slot in slots if slot in self.slots}
-        return CheckPlan(kept, self.stress)
+        """The plan of some of its slots (what a recheck's bricks need), in the suite's order."""
+        wanted = set(slots)
+        return CheckPlan({slot: planned for slot, planned in self.slots.items() if slot in wanted}, self.stress)
 
     def slot(self, case_id: str, level: int | None) -> Slot:
         """Which slot a case's runs at a level are checked by."""

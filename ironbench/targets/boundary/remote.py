@@ -122,15 +122,6 @@ class Findings:
         if name not in self.missing and len(self.missing) < FACTS_CAP:
             self.missing.append(name)
 
-    @property
-    def tampered(self) -> list[str]:
-        return [f.line for f in self.facts if f.verdict == "tampered"]
-
-
-def _short(value: object, size: int = 60) -> str:
-    text = repr(value) if not isinstance(value, RemoteObject) else f"<{value._qualname} object>"
-    return text if len(text) <= size else text[: size - 3] + "..."
-
 
 class _BrickValue(codec.Unencodable):
     """A value made of what the brick gave (an exception it raised) that cannot go back to it."""

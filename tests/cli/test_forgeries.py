@@ -182,10 +182,14 @@ def gallery_suite(folder: Path) -> Path:
 @pytest.fixture(scope="module")
 def gallery(tmp_path_factory) -> tuple[Path, str]:
     folder = tmp_path_factory.mktemp("gallery")
-    suite = gallery_suite(folder)
-    out = folder / "out"
-    target = f"{sys.executable} {FORGERY_TARGET} {{instruction}}"
-    result = cli("run", str(suite), "--target", target, "--out", str(out), "-q", "--no-report", "--jobs", "2")
+    return run_gallery(gallery_suite(folder), FORGERY_TARGET)
+
+
+def run_gallery(suite: Path, target: Path) -> tuple[Path, str]:
+    """`ironbench run` of a gallery's suite with its target: the output folder and the run's id."""
+    out = suite.parent / "out"
+    argv = f"{sys.executable} {target} {{instruction}}"
+    result = cli("run", str(suite), "--target", argv, "--out", str(out), "-q", "--no-report", "--jobs", "2")
     assert result.returncode in (0, 1), result.stderr
     return out, result.stdout.strip()
 
@@ -207,8 +211,9 @@ def test_no_forgery_is_correct_and_each_gets_its_verdict(gallery):
 
 
 @pytest.mark.slow
-def test_checking_the_run_again_gives_the_same_verdicts(gallery):
-    out, run_id = gallery
+@pytest.mark.parametrize("which", ["gallery", "choosers"])
+def test_checking_the_run_again_gives_the_same_verdicts(which, request):
+    out, run_id = request.getfixturevalue(which)
     before = {case: verdict for case, (verdict, _) in verdicts(out).items()}
     cli("check", run_id, "--out", str(out), "--jobs", "2", check=True)
     assert {case: verdict for case, (verdict, _) in verdicts(out).items()} == before
@@ -330,13 +335,7 @@ def choosers(tmp_path_factory) -> tuple[Path, str]:
     cases = [{"id": case, "instruction": f"Write the brick {case}.", "check": check} for case, check in checks.items()]
     suite = {"suite_id": "choosers", "mode": "baseline", "timeout_seconds": 60, "stop": {"rule": "fixed", "runs": 1}}
     (folder / "suite.yaml").write_text(yaml.safe_dump({**suite, "cases": cases}, sort_keys=False))
-    out = folder / "out"
-    target = f"{sys.executable} {VERDICT_TARGET} {{instruction}}"
-    result = cli(
-        "run", str(folder / "suite.yaml"), "--target", target, "--out", str(out), "-q", "--no-report", "--jobs", "2"
-    )
-    assert result.returncode in (0, 1), result.stderr
-    return out, result.stdout.strip()
+    return run_gallery(folder / "suite.yaml", VERDICT_TARGET)
 
 
 @pytest.mark.slow
@@ -364,11 +363,3 @@ def test_honest_value_types_are_correct_and_no_honest_brick_is_tampered(choosers
     page = Path(cli("report", run_id, "--out", str(out), check=True).stdout.strip()).read_text()
     said = page.split('class="verified-but-wrong"')[1].split("</p>")[0]
     assert f"Correct: {len(VALUE_TYPES)} of {counted} runs" in said and "1 check could not run" in said
-
-
-@pytest.mark.slow
-def test_checking_the_choosers_again_gives_the_same_verdicts(choosers):
-    out, run_id = choosers
-    before = {case: verdict for case, (verdict, _) in verdicts(out).items()}
-    cli("check", run_id, "--out", str(out), "--jobs", "2", check=True)
-    assert {case: verdict for case, (verdict, _) in verdicts(out).items()} == before

@@ -11,12 +11,19 @@
     ratio (goal <= 1.1: the check's own process, nothing more).
 (c) One check at a time: run_check on N canonical bricks in a row, the wall time per check
     (median of the repeats' means) and the CPU time per check of the harness and every
-    process it started (the trusted processes' own start counted apart).
+    process it started (the trusted processes' own start counted apart). With `--before DIR`,
+    that tree's own (c) runs in a process of its own in the same repeats (A B A B), and the
+    ratio of wall times per check is given with its spread.
+(d) Value types: N checks of a brick answering a plain tuple, a named tuple, an enum member
+    and a dataclass (`==` decided in the judge: the value types made there from their data,
+    the dataclass's fields asked of the host), the wall time per check of each against the
+    plain tuple's, measured in turn in the same repeats.
 """
 
 import argparse
 import json
 import os
+import re
 import resource
 import statistics
 import subprocess
@@ -191,13 +198,83 @@ def bench_per_check(workdir: Path, n: int, repeats: int) -> None:
     )
 
 
+def bench_per_check_side_by_side(before: Path, n: int, repeats: int) -> None:
+    """(c) here and in `before`, each in a process of its own, alternating."""
+    walls: dict[str, list[float]] = {"now": [], "before": []}
+    said = re.compile(r"(\d+) ms wall and ([\d.]+) ms CPU per check")
+    for _ in range(repeats):
+        for tag, tree in (("now", REPO), ("before", before.resolve())):
+            argv = [sys.executable, str(tree / "tests/perf/bench_checks.py"), "--only", "c", "--repeats", "1"]
+            result = subprocess.run(
+                [*argv, "--invocations", str(n)],
+                capture_output=True,
+                text=True,
+                check=True,
+                cwd=tree,
+                env={**os.environ, "PYTHONPATH": str(tree)},
+            )
+            found = said.search(result.stdout)
+            assert found is not None, result.stdout + result.stderr
+            walls[tag].append(float(found.group(1)))
+    ratios = [a / b for a, b in zip(walls["now"], walls["before"], strict=True)]
+    print(
+        f"(c) side by side, {n} checks one at a time, {repeats} repeats: now {statistics.median(walls['now']):.0f} ms "
+        f"per check, before {statistics.median(walls['before']):.0f} ms; ratio {statistics.median(ratios):.2f} "
+        f"(spread {min(ratios):.2f}-{max(ratios):.2f})"
+    )
+
+
+VALUE_BRICKS = {
+    "plain tuple": ("def f(n):\n    return (n, n + 1)\n", "assert candidate(3) == (3, 4)"),
+    "named tuple": (
+        "from typing import NamedTuple\nclass P(NamedTuple):\n    a: int\n    b: int\ndef f(n):\n    return P(n, n + 1)\n",
+        "assert candidate(3) == (3, 4)",
+    ),
+    "enum member": (
+        "import enum\nclass E(enum.IntEnum):\n    A = 3\ndef f(n):\n    return E.A\n",
+        "assert candidate(3) == 3",
+    ),
+    "dataclass": (
+        "from dataclasses import dataclass\n@dataclass\nclass P:\n    a: int\n    b: int\ndef f(n):\n    return P(n, n + 1)\n",
+        "from mod import P\n    assert candidate(3) == P(3, 4)",
+    ),
+}
+
+
+def bench_value_types(workdir: Path, n: int, repeats: int) -> None:
+    """(d) the cost of an answer that crosses as a value type, against a plain tuple's."""
+    work = {}
+    for kind, (source, body) in VALUE_BRICKS.items():
+        folder = workdir / "values" / kind.replace(" ", "_")
+        folder.mkdir(parents=True)
+        (folder / "mod.py").write_text(source)
+        material = CheckMaterial.of({"python": f"def check(candidate):\n    {body}\n", "entry_point": "f"})
+        work[kind] = (material, take_brick(folder, "mod.py"))
+    walls: dict[str, list[float]] = {kind: [] for kind in work}
+    run_check(*work["plain tuple"], 60)  # a warm trusted process, as in a run
+    for _ in range(repeats):
+        for kind, (material, brick) in work.items():
+            began = time.perf_counter()
+            verdicts = [run_check(material, brick, 60).verdict for _ in range(n)]
+            walls[kind].append((time.perf_counter() - began) / n)
+            assert verdicts == ["correct"] * n, (kind, verdicts)
+    plain = statistics.median(walls["plain tuple"])
+    print(
+        f"(d) value types, {n} checks each, median of {repeats}: "
+        + "; ".join(
+            f"{kind} {1000 * statistics.median(w):.0f} ms per check ({statistics.median(w) / plain:.2f}x)"
+            for kind, w in walls.items()
+        )
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--invocations", type=int, default=60)
-    parser.add_argument("--only", choices=("a", "b", "c"))
-    parser.add_argument("--before", type=Path, help="an earlier source tree to measure side by side in (a)")
+    parser.add_argument("--only", choices=("a", "b", "c", "d"))
+    parser.add_argument("--before", type=Path, help="an earlier source tree to measure side by side in (a) and (c)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         workdir = Path(tmp)
@@ -207,7 +284,12 @@ def main() -> None:
         if args.only in (None, "b"):
             bench_added_cost(workdir, data, args.invocations, args.jobs, args.repeats)
         if args.only in (None, "c"):
-            bench_per_check(workdir, args.invocations, args.repeats)
+            if args.before:
+                bench_per_check_side_by_side(args.before, args.invocations, args.repeats)
+            else:
+                bench_per_check(workdir, args.invocations, args.repeats)
+        if args.only in (None, "d"):
+            bench_value_types(workdir, min(args.invocations, 30), args.repeats)
 
 
 if __name__ == "__main__":

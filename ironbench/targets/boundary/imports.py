@@ -15,6 +15,7 @@ import importlib
 import importlib.util
 import sys
 from collections.abc import Iterable
+from functools import cached_property
 
 from ironbench.targets.boundary.protocol import Fact, Op
 from ironbench.targets.boundary.remote import RemoteObject, Session
@@ -31,13 +32,26 @@ def has_module(name: str) -> bool:
 
 
 class Imported:
-    """What a check's sources import (read, never run): the modules by their top-level names,
-    and the names `import` statements bind (`import a.b` binds a, `import a as b` binds b)."""
+    """What a check's sources import (read, never run; parsed only when asked: most checks never
+    need it): the modules by their top-level names, and the names `import` statements bind
+    (`import a.b` binds a, `import a as b` binds b)."""
 
     def __init__(self, sources: Iterable[str]) -> None:
+        self.sources = tuple(sources)
+
+    @property
+    def modules(self) -> frozenset[str]:
+        return self._parsed[0]
+
+    @property
+    def bound(self) -> frozenset[str]:
+        return self._parsed[1]
+
+    @cached_property
+    def _parsed(self) -> tuple[frozenset[str], frozenset[str]]:
         modules: set[str] = set()
         bound: set[str] = set()
-        for source in sources:
+        for source in self.sources:
             try:
                 tree = ast.parse(source)
             except (SyntaxError, ValueError):
@@ -51,8 +65,7 @@ class Imported:
                     modules.add(node.module.partition(".")[0])
                 elif isinstance(node, ast.Call) and _imports_by_name(node):
                     modules.add(node.args[0].value.partition(".")[0])  # type: ignore[attr-defined]
-        self.modules = frozenset(modules)
-        self.bound = frozenset(bound)
+        return frozenset(modules), frozenset(bound)
 
 
 def _imports_by_name(node: ast.Call) -> bool:

@@ -280,6 +280,10 @@ class Judge:
             self.start_host()  # the host waiting for this check ended before it had a brick: a fresh one
         return None
 
+    def _bound(self) -> frozenset[str]:
+        """The names the check's `import` statements bind (read when a star import needs them)."""
+        return self.imported.bound
+
     def _alarm(self, signum: int, frame: object) -> None:
         self.findings.timed_out = True
         raise CheckTimeout("the check's time ran out")
@@ -324,7 +328,7 @@ class Judge:
         if not isinstance(candidate, RemoteCallable):
             return Ran("no_entry_point", f"module {self.module} defines no callable {entry}")
         remote.scoped_import(
-            self.module, proxy, lambda g: g is not None and g.get("__name__") == "__check__", self.imported.bound
+            self.module, proxy, lambda g: g is not None and g.get("__name__") == "__check__", self._bound
         )
         namespace: dict = {
             "__name__": "__check__",
@@ -375,7 +379,7 @@ class Judge:
             self.module,
             proxy,
             lambda g: g is not None and str(g.get("__file__", "")).startswith(prefix),
-            self.imported.bound,
+            self._bound,
         )
         tally = _Tally(self, files)
         for path in [*folders.opened(), *files.opened()]:

@@ -781,24 +781,25 @@ class BrickModule(types.ModuleType):
             )
         return [n for n in names if n not in planted]
 
-    def exported(self, bound: dict, imported: frozenset[str]) -> dict[str, object]:
+    def exported(self, bound: dict, imported: Callable[[], frozenset[str]]) -> dict[str, object]:
         """What `from BRICK import *` binds in a module whose names are `bound`: only what the
         brick defines (no module, no class or function it imported), never a name the module
         (or the builtins) already binds. A brick object exported under the name of a module
         the check imports is evidence of tampering."""
         session, handle = vars(self)["_ironbench_remote"]
         found = {}
+        imported_names = imported()
         for name in self._public(session, handle):
             if name.startswith("__") and name.endswith("__"):
                 continue  # a module's own machinery (`__getattr__` would answer pytest's probes of the test module)
             taken = name in bound or name in vars(builtins)
-            if taken and name not in imported:
+            if taken and name not in imported_names:
                 continue
             value = getattr(self, name)
             kind, origin = _kind_of(value)
             if kind == "module":
                 continue  # the check has its own imports
-            if name in imported and kind is not None and kind != "function":
+            if name in imported_names and kind is not None and kind != "function":
                 qualname = object.__getattribute__(value, "_qualname")
                 session.findings.add(
                     "tampered", f"the brick exports a {qualname} as {name}, the name of a module the check imports"
@@ -829,7 +830,7 @@ def _kind_of(value: object) -> tuple[str | None, str]:
 
 
 def scoped_import(
-    brick: str, module: BrickModule, is_check: Callable[[dict | None], bool], imported: frozenset[str]
+    brick: str, module: BrickModule, is_check: Callable[[dict | None], bool], imported: Callable[[], frozenset[str]]
 ) -> None:
     """`import BRICK` (or `importlib.import_module`) in the check's own code gives the brick's
     module (and `from BRICK import *` what `BrickModule.exported` allows); every other import,

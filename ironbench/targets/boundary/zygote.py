@@ -10,8 +10,8 @@ the server fork its host, then waits; when a check comes, the waiting judge gets
 one is forked at once, so neither a judge nor a host costs a check its start. Each judge writes
 its output in a private folder and its answer on a pipe of its own (no brick ever holds
 either); the zygote keeps the check's deadline and watches the host server (killed during a
-check: the brick did it), adds what it saw to the judge's facts, and after each check kills whatever else is left among its children
-(it is a subreaper). It and its judges are not dumpable: a brick's process (same user) can
+check: the brick did it), adds what it saw to the judge's facts, and after each check kills
+whatever else is left among its children (it is a subreaper). It and its judges are not dumpable: a brick's process (same user) can
 neither trace them nor read their memory, descriptors or folders through /proc.
 """
 
@@ -114,11 +114,7 @@ def _child(judge_of: Callable[[Path, Path], Judge], folder: Path, private: Path,
             answer = judge.run(order)
             sys.stdout.flush()
             sys.stderr.flush()
-            kept_output = kept(private / "output.txt")
-            send(
-                result_w,
-                Answer(answer.facts, answer.notes, answer.passed, answer.failed, answer.duration_ms, kept_output),
-            )
+            send(result_w, replace(answer, output=kept(private / "output.txt")))
     except BaseException:  # noqa: BLE001 (the judge's own failure: the zygote reports it)
         traceback.print_exc()
         sys.stderr.flush()

@@ -266,9 +266,10 @@ def correctness_lines(found: Correctness | None) -> list[str]:
         lines.append(f"correct: {counted}; {could_not_run(checks.harness_faults, checks.fault_causes)}")
     elif checks:
         wrong = checks.verified_but_wrong
+        faults = f"; {could_not_run(checks.harness_faults, {})} (in no rate)" if checks.harness_faults else ""
         lines.append(
             f"VERIFIED BUT WRONG: {len(wrong)} of {checks.verified_and_checked} verified and checked runs "
-            "(the target said verified; the harness's check says not)"
+            f"(the target said verified; the harness's check says not){faults}"
         )
         for row in wrong:
             variant = "" if row.variant_id in ("base", "baseline") else f" {row.variant_id}"

@@ -142,6 +142,7 @@ class FieldNumbers:
     pass_k_correct: PassKFigures | None = None
     robustness_correct: Robustness | None = None
     survival: Survival | None = None
+    correct_faults: int = 0  # runs of checked cases whose check the harness could not run: in neither figure
 
     def to_dict(self) -> dict[str, Any]:
         """As `show --format json` prints them: the modes the run has."""
@@ -154,6 +155,8 @@ class FieldNumbers:
         ):
             if value is not None:
                 out[name] = value if isinstance(value, dict) else value.to_dict()
+        if self.pass_k_correct is not None or self.robustness_correct is not None:
+            out["correct_harness_faults"] = self.correct_faults
         if self.survival is not None:
             out["survival"] = {scorer: found.to_dict() for scorer, found in self.survival.items()}
         return out
@@ -241,21 +244,27 @@ def field_numbers(store_path: Path, run_id: str) -> FieldNumbers:
     return FieldNumbers(
         _baseline(suite, groups, decisions),
         _adversarial(groups, decisions),
-        None if checked is None else _baseline(suite, *checked),
-        None if checked is None else _adversarial(*checked),
+        None if checked is None else _baseline(suite, *checked[:2]),
+        None if checked is None else _adversarial(*checked[:2]),
         survival,
+        0 if checked is None else checked[2],
     )
 
 
-def _on_correctness(suite: Suite, groups: list[_Group], decisions: Decisions) -> tuple[list[_Group], Decisions] | None:
+def _on_correctness(
+    suite: Suite, groups: list[_Group], decisions: Decisions
+) -> tuple[list[_Group], Decisions, int] | None:
     """The checked groups with each run's success replaced by the harness's verdict (a run
-    without a brick is not correct; one whose check the harness could not run is left out),
-    and the references judged on it: the figures below, drawn on correctness. None: no checks."""
+    without a brick is not correct; one whose check the harness could not run is left out, and
+    counted), and the references judged on it: the figures below, drawn on correctness. None:
+    no checks."""
     checked: list[_Group] = []
+    faults = 0
     for group in groups:
         if not any(r.check_verdict is not None for r in group.runs) and not suite.checked(group.first.case_id):
             continue
         kept = [replace(r, success=bool(r.correct)) for r in group.runs if r.check_verdict != "harness_fault"]
+        faults += len(group.runs) - len(kept)
         if kept:
             checked.append(replace(group, runs=kept))
     if not checked:
@@ -267,7 +276,7 @@ def _on_correctness(suite: Suite, groups: list[_Group], decisions: Decisions) ->
             found = judged_reference(decision, group.runs)
             if found is not None:
                 judged[group.path] = replace(decision, reference=found.reference, successes=found.successes, n=found.n)
-    return checked, judged
+    return checked, judged, faults
 
 
 def _baseline(suite: Suite, groups: list[_Group], decisions: Decisions) -> PassKFigures | None:
@@ -327,9 +336,11 @@ def format_field(numbers: FieldNumbers, width: int | None = None) -> list[str]:
     conversations break (primary scorer first)."""
     lines: list[str] = []
     lines += _pass_k_lines(numbers.pass_k, "self-reported success", width)
-    lines += _pass_k_lines(numbers.pass_k_correct, "correctness, by the harness's checks", width)
+    faults = numbers.correct_faults
+    beside = f" ({faults} check{'s' if faults != 1 else ''} could not run, in no rate)" if faults else ""
+    lines += _pass_k_lines(numbers.pass_k_correct, f"correctness, by the harness's checks{beside}", width)
     lines += _robustness_lines(numbers.robustness, "self-reported success", width)
-    lines += _robustness_lines(numbers.robustness_correct, "correctness", width)
+    lines += _robustness_lines(numbers.robustness_correct, f"correctness{beside}", width)
     lines += _survival_lines(numbers.survival, width)
     return lines
 

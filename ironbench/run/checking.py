@@ -1,13 +1,15 @@
-"""Checks of saved bricks: which check each group's runs get, and the events they make.
+"""Checks of saved bricks: the check plan (which check each case's runs get, with the case's own
+timeout), proving its checks on their references, and the events they make.
 
-A run's checks run in its invocations' tasks (executors.run_invocation), where the brick was
-saved; `recheck.py` checks the bricks of an existing run again.
+The plan is built once from a suite and shared by a run (its invocations' tasks check where
+the brick was saved: executors.run_invocation), `ironbench check RUN` (recheck.py) and proving
+(`ironbench check --references`, proving.py).
 """
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from ironbench.core.events import CheckCompleted, CheckProven, InvocationCompleted
 from ironbench.core.kinds import reference_is_file
@@ -17,35 +19,100 @@ from ironbench.sandbox import Fence
 from ironbench.suite import PytestCheck, StressCase, Suite, current_check
 from ironbench.targets import CALIBRATION, CheckMaterial, CheckResult, check_timeout, prove
 
-MAX_CHECK_SECONDS = 60  # a check's timeout when no case says one (check_timeout's ceiling)
+
+@dataclass(frozen=True, slots=True)
+class PlannedCheck:
+    """The check of one case's runs (at one stress level), and its timeout: the case's own."""
+
+    case_id: str
+    material: CheckMaterial
+    timeout_s: float
 
 
-def check_material(
-    suite: Suite, case_id: str, level: int | None, cache: dict[str, CheckMaterial]
-) -> CheckMaterial | None:
-    case = next((c for c in suite.cases if c.id == case_id), None)
-    if case is None:
-        return None
-    check = suite.check_of(case, level if isinstance(case, StressCase) else None)
-    if check is None:
-        return None
-    spec = current_check(check.model_dump(mode="json"))  # a run recorded before HumanEval's helpers
-    key = json.dumps(spec, sort_keys=True)
-    if key not in cache:
-        cache[key] = CheckMaterial.of(spec)
-    return cache[key]
+Slot = tuple[str, int | None]  # a case, and a stress level with a check of its own (else None)
 
 
-def group_checks(suite: Suite, groups: Sequence[Group]) -> dict[str, CheckMaterial]:
-    """The check of each group's runs, by group path (groups without one are absent); a
-    pytest check's files are read here, once per check, before any invocation starts."""
-    cache: dict[str, CheckMaterial] = {}
-    found = {}
-    for group in groups:
-        material = check_material(suite, group.case_id, group.level, cache)
-        if material is not None:
-            found[group.path] = material
-    return found
+class CheckPlan:
+    """A suite's checks, built once: each case's check (and each stress level's own, which may be
+    none) with the case's own timeout (`check_timeout`), a check read once however many cases
+    share it; what their proofs on their references found, once proven."""
+
+    def __init__(self, slots: dict[Slot, PlannedCheck | None], stress: frozenset[str]) -> None:
+        self.slots = slots
+        self.stress = stress  # the stress cases: their levels may have checks of their own
+
+    @classmethod
+    def of(cls, suite: Suite) -> "CheckPlan":
+        """Every check the suite names, read now (SuiteError when one cannot be)."""
+        read: dict[str, CheckMaterial] = {}
+        slots: dict[Slot, PlannedCheck | None] = {}
+        for case in suite.cases:
+            timeout = check_timeout(suite.case_timeout(case))
+            levels = [None, *case.level_checks] if isinstance(case, StressCase) else [None]
+            for level in levels:
+                check = suite.check_of(case, level)
+                if check is None:
+                    slots[(case.id, level)] = None
+                    continue
+                spec = current_check(check.model_dump(mode="json"))  # a run recorded before HumanEval's helpers
+                key = json.dumps(spec, sort_keys=True)
+                if key not in read:
+                    read[key] = CheckMaterial.of(spec)
+                slots[(case.id, level)] = PlannedCheck(case.id, read[key], timeout)
+        return cls(slots, frozenset(case.id for case in suite.cases if isinstance(case, StressCase)))
+
+    def at(self, case_id: str, level: int | None = None) -> PlannedCheck | None:
+        """The check of a case's runs at a stress level (None: the case has none, or is no case here)."""
+        if case_id in self.stress and (case_id, level) in self.slots:
+            return self.slots[(case_id, level)]
+        return self.slots.get((case_id, None))
+
+    def of_group(self, group: Group) -> PlannedCheck | None:
+        return self.at(group.case_id, group.level)
+
+    def only(self, slots: Iterable[Slot]) -> "CheckPlan":
+        """The plan of some of its slots (what a recheck's bricks need), in the suite's order."""
+        wanted = set(slots)
+        return CheckPlan({slot: planned for slot, planned in self.slots.items() if slot in wanted}, self.stress)
+
+    def slot(self, case_id: str, level: int | None) -> Slot:
+        """Which slot a case's runs at a level are checked by."""
+        return (case_id, level) if case_id in self.stress and (case_id, level) in self.slots else (case_id, None)
+
+    def cases(self) -> dict[str, list[str]]:
+        """The cases each check (by digest) checks, in the suite's order."""
+        found: dict[str, list[str]] = {}
+        for planned in self.slots.values():
+            if planned is not None and planned.case_id not in found.setdefault(planned.material.sha256, []):
+                found[planned.material.sha256].append(planned.case_id)
+        return found
+
+    def checks(self) -> dict[str, tuple[CheckMaterial, float]]:
+        """Each check once, by digest, with the longest timeout of the cases it checks."""
+        found: dict[str, tuple[CheckMaterial, float]] = {}
+        for planned in self.slots.values():
+            if planned is not None:
+                material = planned.material
+                known = found.get(material.sha256)
+                found[material.sha256] = (material, max(planned.timeout_s, known[1] if known else 0.0))
+        return found
+
+    def with_proofs(self, proofs: dict[str, CheckProven]) -> "CheckPlan":
+        """The plan with what its checks' recorded proofs found: why each broken one is broken, and
+        each reference's time (what a machine that cannot run the reference itself calibrates by)."""
+        slots: dict[Slot, PlannedCheck | None] = {}
+        for slot, planned in self.slots.items():
+            proof = proofs.get(planned.material.sha256) if planned is not None else None
+            if planned is not None and proof is not None:
+                material = replace(planned.material, broken=proof.reason(), reference_ms=proof.duration_ms)
+                planned = replace(planned, material=material)
+            slots[slot] = planned
+        return CheckPlan(slots, self.stress)
+
+
+def suite_checks(suite: Suite) -> CheckPlan:
+    """Read every check a suite names (SuiteError when one cannot be): before a run writes anything."""
+    return CheckPlan.of(suite)
 
 
 def suite_check_paths(suite: Suite) -> list[str]:
@@ -60,15 +127,6 @@ def suite_check_paths(suite: Suite) -> list[str]:
         if check is not None and check.reference and reference_is_file(check.reference)
     }
     return sorted(found)
-
-
-def suite_checks(suite: Suite) -> None:
-    """Read every check a suite names (SuiteError when one cannot be): before a run writes anything."""
-    cache: dict[str, CheckMaterial] = {}
-    for case in suite.cases:
-        levels = [None, *case.level_checks] if isinstance(case, StressCase) else [None]
-        for level in levels:
-            check_material(suite, case.id, level, cache)
 
 
 def check_event(
@@ -99,32 +157,24 @@ def check_event(
     )
 
 
-def material_cases(groups: Sequence[Group], checks: dict[str, CheckMaterial]) -> dict[str, list[str]]:
-    """The cases each check (by digest) checks the runs of, in the groups' order."""
-    found: dict[str, list[str]] = {}
-    for group in groups:
-        material = checks.get(group.path)
-        if material is not None and group.case_id not in found.setdefault(material.sha256, []):
-            found[material.sha256].append(group.case_id)
-    return found
-
-
 def prove_checks(
-    checks: dict[str, CheckMaterial],
-    cases: dict[str, list[str]],
-    timeouts: dict[str, float],
+    plan: CheckPlan,
     fence: Fence | None,
     redactor: Redactor | None = None,
     recheck: bool = False,
     jobs: int = 1,
+    proven: Iterable[str] = (),
 ) -> list[CheckProven]:
-    """Each check with a reference run on it (once per check, within its timeout by digest, on
-    `jobs` threads), fenced like any check: the proofs, as events."""
-    unique = list({m.sha256: m for m in checks.values() if m.reference is not None}.values())
+    """Each check of `plan` with a reference run on it (once per check, within the longest timeout
+    of its cases, on `jobs` threads; none whose digest is in `proven`), fenced like any check:
+    the proofs, as events."""
+    done = set(proven)
+    cases = plan.cases()
+    unique = [(m, t) for digest, (m, t) in plan.checks().items() if m.reference is not None and digest not in done]
 
-    def proven(material: CheckMaterial) -> CheckProven:
+    def proof(check: tuple[CheckMaterial, float]) -> CheckProven:
+        material, timeout = check
         assert material.reference is not None
-        timeout = timeouts.get(material.sha256) or check_timeout(MAX_CHECK_SECONDS)
         result = prove(material, timeout, redactor, None, fence)
         return CheckProven(
             check_sha256=material.sha256,
@@ -145,18 +195,6 @@ def prove_checks(
         )
 
     if jobs <= 1 or len(unique) <= 1:
-        return [proven(m) for m in unique]
+        return [proof(check) for check in unique]
     with ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="ironbench-proof") as pool:
-        return list(pool.map(proven, unique))
-
-
-def with_proofs(checks: dict[str, CheckMaterial], proofs: dict[str, CheckProven]) -> dict[str, CheckMaterial]:
-    """The checks with what their recorded proofs found: why each broken one is broken, and each
-    reference's time (what a machine that cannot run the reference itself calibrates by)."""
-    out = {}
-    for path, material in checks.items():
-        proof = proofs.get(material.sha256)
-        if proof is not None:
-            material = replace(material, broken=proof.reason(), reference_ms=proof.duration_ms)
-        out[path] = material
-    return out
+        return list(pool.map(proof, unique))

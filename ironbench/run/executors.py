@@ -24,6 +24,7 @@ from ironbench.core.model_calls import backend_failure
 from ironbench.core.outcome import INFRA_STAGE, UNKNOWN, Outcome, parse_outcome, recorded_rules
 from ironbench.core.redact import Redactor
 from ironbench.gateway import GatewayError, GatewayLink, new_token, worker_link
+from ironbench.run.checking import PlannedCheck
 from ironbench.run.options import RunOptions
 from ironbench.run.planner import Group
 from ironbench.sandbox import Endpoint, Fence, fence_for
@@ -35,7 +36,6 @@ from ironbench.targets import (
     ProcessResult,
     TargetSpec,
     TargetVersion,
-    check_timeout,
     ensure_fresh_dir,
     invoke,
     preflight,
@@ -108,7 +108,7 @@ def run_invocation(
     argv: list[str],
     env: dict[str, str],
     replay: list[dict[str, Any]] | None = None,
-    check: CheckMaterial | None = None,
+    check: PlannedCheck | None = None,
 ) -> Ran:
     """One invocation, wherever it runs: a fresh directory, the target contained and timed
     out there, its outcome parsed, the causes of its failed validations read from its debug
@@ -165,7 +165,7 @@ def run_invocation(
     found = tuple(read_causes(causes, workdir)) if causes is not None and not result.harness_error else ()
     checked = None
     if check is not None and taken is not None:
-        checked = run_check(check, taken, check_timeout(work.group.timeout_seconds), redactor, fence=fence)
+        checked = run_check(check.material, taken, check.timeout_s, redactor, fence=fence)
     if not remote:
         return Ran(result, outcome, debug_present, str(workdir), brick, calls, found, checked, refused=refused)
     host = socket.gethostname()

@@ -18,7 +18,7 @@ from ironbench.core.labels import group_of
 from ironbench.core.redact import Redactor
 from ironbench.projections.readmodel import ReadModel
 from ironbench.projections.tree import OutputTree
-from ironbench.run.checking import check_event, check_material, prove_checks, with_proofs
+from ironbench.run.checking import CheckPlan, PlannedCheck, check_event, prove_checks
 from ironbench.run.executors import DEBUG_DIR, DaskCluster, InvocationSetup, SchedulerError, check_saved_brick
 from ironbench.run.fencing import fenced
 from ironbench.run.options import DEFAULT_OPTIONS
@@ -27,7 +27,7 @@ from ironbench.run.session import RUN_STREAM, appender
 from ironbench.sandbox import Fence, fence_for
 from ironbench.store import Pending, open_store
 from ironbench.suite import Suite
-from ironbench.targets import CheckMaterial, CheckResult, check_timeout, prepare_checks, run_check, take_brick
+from ironbench.targets import CheckResult, prepare_checks, run_check, take_brick
 
 APPEND_BATCH = 32
 
@@ -57,13 +57,12 @@ class Checked:
 
 @dataclass(frozen=True, slots=True)
 class _Brick:
-    """A saved brick to check: its invocation, its check, and where it is."""
+    """A saved brick to check: its invocation, its check (with its case's own timeout), and where it is."""
 
     group: str
     event: InvocationCompleted
-    material: CheckMaterial
+    check: PlannedCheck
     workdir: Path  # the working folder it was saved in (its path, event.brick_path, is taken from there)
-    timeout: float
     host: str | None  # the host of the Dask worker that saved it; None: this machine's threads did
 
     @property
@@ -83,6 +82,7 @@ def _saved_at(debug_path: str) -> tuple[str | None, Path]:
 
 def _proven(
     work: list[_Brick],
+    plan: CheckPlan,
     fence: Fence,
     redactor: Redactor | None,
     jobs: int,
@@ -93,23 +93,19 @@ def _proven(
     """The checks with a reference proven on it first, here (recorded, each broken one named): a
     broken check gives its bricks no verdict, and a worker calibrates by the time measured here
     when the reference does not pass there."""
-    checks = {b.material.sha256: b.material for b in work}
-    cases: dict[str, list[str]] = {}
-    timeouts: dict[str, float] = {}
-    for brick in work:
-        digest = brick.material.sha256
-        if brick.event.case_id not in cases.setdefault(digest, []):
-            cases[digest].append(brick.event.case_id)
-        timeouts[digest] = max(timeouts.get(digest, 0.0), brick.timeout)
-    proofs = prove_checks(checks, cases, timeouts, fence, redactor, recheck=True, jobs=max(1, jobs))
+    proofs = prove_checks(plan, fence, redactor, recheck=True, jobs=max(1, jobs))
     if not proofs:
         return work
     append([Pending(RUN_STREAM, proof) for proof in proofs])
     for proof in proofs:
         if proof.broken:
             note(f"{run_id}: broken check: {proof.line()}")
-    carried = with_proofs(checks, {p.check_sha256: p for p in proofs})
-    return [replace(b, material=carried[b.material.sha256]) for b in work]
+    proven = plan.with_proofs({p.check_sha256: p for p in proofs})
+    return [replace(b, check=proven.at(b.check.case_id, _level(b.event)) or b.check) for b in work]
+
+
+def _level(event: InvocationCompleted) -> int | None:
+    return event.level if event.mode == "stress" else None
 
 
 def _open_cluster(
@@ -204,18 +200,18 @@ def check_run(
                 event = recorded.event
                 if isinstance(event, InvocationCompleted) and not event.surplus:
                     live[event.key] = (group_of(recorded.stream), event)  # a re-run supersedes its slot's attempt
-            cache: dict[str, CheckMaterial] = {}
+            plan = CheckPlan.of(suite)
             work: list[_Brick] = []
             done = Checked(run_id)
             for group, event in live.values():
                 if event.brick_path is None or event.infra_error is not None:
                     continue
-                material = check_material(suite, event.case_id, event.level if event.mode == "stress" else None, cache)
-                if material is None:
+                planned = plan.at(event.case_id, _level(event))
+                if planned is None:
                     continue
                 host, workdir = _saved_at(event.debug_path)
-                timeout = check_timeout(suite.timeout_seconds)
-                work.append(_Brick(group, event, material, workdir, timeout, host))
+                work.append(_Brick(group, event, planned, workdir, host))
+            plan = plan.only({plan.slot(b.check.case_id, _level(b.event)) for b in work})
             if not work:
                 note(f"{run_id}: no saved brick has a check (the suite names none, or no run saved a brick)")
             tree = OutputTree(store, paths.out_dir)
@@ -225,7 +221,7 @@ def check_run(
             setup = InvocationSetup(options, started.rules, suite.debug_enabled, redactor or None, None)
             cluster = _open_cluster(run_id, scheduler or None, started, any(b.host for b in work), note)
             try:
-                _check(work, cluster, setup, fence, jobs, appender(store, tree, run_id), note, done)
+                _check(work, plan, cluster, setup, fence, jobs, appender(store, tree, run_id), note, done)
             finally:
                 if cluster is not None:
                     cluster[0].close()
@@ -237,6 +233,7 @@ def check_run(
 
 def _check(
     work: list[_Brick],
+    plan: CheckPlan,
     cluster: tuple[DaskCluster, dict[str, list[str]]] | None,
     setup: InvocationSetup,
     fence: Fence,
@@ -248,16 +245,16 @@ def _check(
     """Prove the checks, then check each brick where it is (here, in `fence`, on `jobs` threads;
     on the cluster, in the fence its worker makes from `setup`), appending the verdicts in the
     bricks' order, a batch per transaction (an interrupted check keeps what it appended)."""
-    if any(b.host is None or cluster is None for b in work) or any(b.material.reference for b in work):
+    if any(b.host is None or cluster is None for b in work) or any(b.check.material.reference for b in work):
         prepare_checks(max(1, jobs), None, fence)  # the checks' trusted processes here, in the run's fence
-    work = _proven(work, fence, setup.redactor, jobs, append, done.run_id, note)
+    work = _proven(work, plan, fence, setup.redactor, jobs, append, done.run_id, note)
     here, there = _placed(work, cluster, done)
     futures: dict[int, Future[CheckResult]] = {}
     if cluster is not None and there:
         done.cluster = cluster[0].scheduler
         for brick, workers in there:
             key = f"check-{brick.event.key}.{brick.event.rerun}"
-            args = (setup, brick.material, str(brick.workdir), brick.event.brick_path, brick.timeout)
+            args = (setup, brick.check.material, str(brick.workdir), brick.event.brick_path, brick.check.timeout_s)
             futures[id(brick)] = cluster[0].submit_on(workers, key, check_saved_brick, *args)
     pending: list[Pending] = []
     try:
@@ -265,7 +262,7 @@ def _check(
             for brick in here:
                 taken = take_brick(brick.workdir, brick.event.brick_path or "", fence.policy.hidden)
                 futures[id(brick)] = pool.submit(
-                    run_check, brick.material, taken, brick.timeout, setup.redactor, None, fence
+                    run_check, brick.check.material, taken, brick.check.timeout_s, setup.redactor, None, fence
                 )
             for brick in work:
                 future = futures.get(id(brick))
@@ -280,7 +277,7 @@ def _check(
                     continue
                 if brick.host is not None and cluster is not None:
                     done.on_cluster += 1
-                event = check_event(brick.event, brick.group, brick.material, result, recheck=True)
+                event = check_event(brick.event, brick.group, brick.check.material, result, recheck=True)
                 pending.append(Pending(f"{brick.group}/run_{brick.event.run_index:03d}", event))
                 done.verdicts[result.verdict] = done.verdicts.get(result.verdict, 0) + 1
                 if len(pending) >= APPEND_BATCH:

@@ -24,13 +24,7 @@ from ironbench.core.model_calls import CallTotals, by_hash, retry_after
 from ironbench.core.outcome import Outcome
 from ironbench.gateway import GatewayProcess
 from ironbench.projections.tree import OutputTree
-from ironbench.run.checking import (
-    check_event,
-    group_checks,
-    material_cases,
-    prove_checks,
-    with_proofs,
-)
+from ironbench.run.checking import CheckPlan, check_event, prove_checks
 from ironbench.run.executors import DEBUG_DIR, InvocationExecutor, InvocationSetup, Ran, Work, run_invocation
 from ironbench.run.gated_run import GateState
 from ironbench.run.guards import Backoff, RunGuard, resume_command
@@ -55,7 +49,7 @@ from ironbench.run.stopping import (
 from ironbench.sandbox import fence_for
 from ironbench.store import EventStore, Pending
 from ironbench.suite import Suite
-from ironbench.targets import TargetSpec, cap_output, check_timeout, containment
+from ironbench.targets import TargetSpec, cap_output, containment
 
 RUN_STREAM = "run"
 # Appends events (None entries skipped), projects them, and returns them as recorded.
@@ -153,7 +147,7 @@ class Session:
         if gate is not None:  # every case runs the gate's rounds, up to where it must decide
             tracks = [replace(t, groups=tuple(replace(g, max_runs=gate.design.end) for g in t.groups)) for t in tracks]
         self.tracks = [_TrackState(track, k) for k, track in enumerate(tracks)]
-        self.checks = group_checks(suite, [g for t in self.tracks for g in t.track.groups])
+        self.check_plan = CheckPlan.of(suite)  # each case's check and timeout, shared with its proofs
         self.proofs: dict[str, events.CheckProven] = {}  # each check's proof on its reference, by digest
         # What each track waits to start, in turns; only a track whose outcomes changed is
         # planned again (`_due`), so the loop costs what the suite runs, not tracks x runs.
@@ -496,7 +490,7 @@ class Session:
             self.target.argv(group.instruction),
             self._env(group, work.run_index, work.rerun),
             replays.get((group.path, work.run_index), []) if replays is not None else None,
-            self.checks.get(group.path),
+            self.check_plan.of_group(group),
         )
         running[future] = (state, work)
         self._started_at[future] = self.guard.clock()
@@ -600,38 +594,28 @@ class Session:
 
     def _check_event(self, work: Work, ran: Ran, completed: events.InvocationCompleted) -> Pending | None:
         """The check of the brick the invocation saved, recorded right after it (None: none ran)."""
-        material, result = self.checks.get(work.group.path), ran.check
-        if material is None or result is None or completed.brick_path is None:
+        planned, result = self.check_plan.of_group(work.group), ran.check
+        if planned is None or result is None or completed.brick_path is None:
             return None
         suffix = f"/rerun_{work.rerun}" if work.rerun else ""
         return Pending(
             work.group.stream(work.run_index),
-            check_event(completed, work.group.path, material, result),
+            check_event(completed, work.group.path, planned.material, result),
             idempotency_key=f"check:{work.key}{suffix}",
         )
 
     def _proven(self, jobs: int) -> list[Pending]:
-        """Each check with a reference run on it here, fenced like any check (a resumed run keeps
-        the proofs it recorded): the checks carry what their proofs found, and each broken one is
-        named. Returns the new proofs' events."""
-        groups = [g for t in self.tracks for g in t.track.groups]
-        unproven = {p: m for p, m in self.checks.items() if m.reference is not None and m.sha256 not in self.proofs}
+        """Each check of the plan with a reference run on it here, fenced like any check (a resumed
+        run keeps the proofs it recorded): the plan carries what the proofs found, and each broken
+        check is named. Returns the new proofs' events."""
+        fence = fence_for(self.options.sandbox)
+        jobs = max(1, min(jobs, os.cpu_count() or 1))  # here, on the coordinator
         made = []
-        if unproven:
-            timeouts: dict[str, float] = {}
-            for group in groups:
-                material = unproven.get(group.path)
-                if material is not None:
-                    timeout = check_timeout(group.timeout_seconds)
-                    timeouts[material.sha256] = max(timeouts.get(material.sha256, 0.0), timeout)
-            fence = fence_for(self.options.sandbox)
-            cases = material_cases(groups, self.checks)
-            jobs = max(1, min(jobs, os.cpu_count() or 1))  # here, on the coordinator
-            for proof in prove_checks(unproven, cases, timeouts, fence, self.io.store.redactor, jobs=jobs):
-                self.proofs[proof.check_sha256] = proof
-                key = f"proof:{self.io.run_id}/{proof.check_sha256}"
-                made.append(Pending(RUN_STREAM, proof, idempotency_key=key))
-        self.checks = with_proofs(self.checks, self.proofs)
+        for proof in prove_checks(self.check_plan, fence, self.io.store.redactor, jobs=jobs, proven=self.proofs):
+            self.proofs[proof.check_sha256] = proof
+            key = f"proof:{self.io.run_id}/{proof.check_sha256}"
+            made.append(Pending(RUN_STREAM, proof, idempotency_key=key))
+        self.check_plan = self.check_plan.with_proofs(self.proofs)
         for proof in self.proofs.values():
             if proof.broken:
                 self.io.reporter.note(f"broken check: {proof.line()}")
@@ -641,7 +625,7 @@ class Session:
         """Whether the group's rule compares correctness: a baseline whose suite adds `correct`
         to its `equivalence`, any adversarial group (a correctness flip is material); each only
         with a check."""
-        if group.path not in self.checks:
+        if self.check_plan.of_group(group) is None:
             return False
         return group.policy in ("reference", "variant") or (
             group.policy == "baseline" and "correct" in self.suite.equivalence

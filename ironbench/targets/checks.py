@@ -8,11 +8,12 @@ two talk in plain data (boundary/codec.py) or handles. The verdict goes from the
 harness on a channel the brick cannot write. A `command` check runs the checker with the brick,
 contained like a target (`command.invoke`): its verdict is as trustworthy as the checker.
 
-What it concludes is a verdict: correct, wrong, no_entry_point, import_error, timeout,
-tampered (evidence that the brick gamed its check), or harness_fault (the harness could not run
-it, or the boundary could not carry what the check passed: no evidence about the brick). The
-check travels with everything it reads inline (`CheckMaterial`), so it runs wherever the brick
-is, a Dask worker included.
+What it concludes is a verdict: correct, wrong, no_brick, no_entry_point, import_error,
+timeout, tampered (evidence that the brick gamed its check), or harness_fault (a fault of the
+harness or of the check itself, never one the brick can choose: no evidence about the brick).
+Every layer adds what it found as facts, and the verdict is decided once, here, from all of
+them (boundary/verdict.py). The check travels with everything it reads inline
+(`CheckMaterial`), so it runs wherever the brick is, a Dask worker included.
 """
 
 import hashlib
@@ -29,12 +30,14 @@ from functools import cache
 from pathlib import Path
 
 from ironbench.core.errors import SuiteError
-from ironbench.core.kinds import CHECK_VERDICTS, reference_is_file
+from ironbench.core.kinds import reference_is_file
 from ironbench.core.redact import Redactor
 from ironbench.sandbox import Fence
 from ironbench.targets.boundary import pool, tamper
 from ironbench.targets.boundary.judge import copy_brick
 from ironbench.targets.boundary.launch import FENCED
+from ironbench.targets.boundary.protocol import Answer, CheckOrder, Fact, Setup
+from ironbench.targets.boundary.verdict import decide
 from ironbench.targets.brick import Brick, NoBrick
 from ironbench.targets.command import cap_output, invoke
 
@@ -146,11 +149,16 @@ def run_check(
     its check says. A check with a reference gets at least CALIBRATION times its reference's
     time on this machine (`calibrated_timeout`); a check that failed its reference gives no
     verdict on a brick (harness_fault, saying why)."""
+    found: list[Fact] = []
+    if isinstance(brick, NoBrick):
+        found.append(Fact("tampered" if brick.tampered else "no_brick", brick.reason, "harness"))
+    else:
+        found += _planted(brick)
     if material.broken:
         why = f"the check is broken: it fails its reference solution ({material.broken})"
-        return CheckResult("harness_fault", 0, detail=why)
-    if isinstance(brick, NoBrick):
-        return CheckResult("tampered" if brick.tampered else "no_brick", 0, detail=brick.reason)
+        found.append(Fact("harness_fault", why, "harness"))
+    if isinstance(brick, NoBrick) or material.broken:
+        return _result(Answer(tuple(found)), redactor)
     timeout_s = calibrated_timeout(material, timeout_s, redactor, root, fence)
     return _checked(material, brick, timeout_s, redactor, root, fence)
 
@@ -164,14 +172,28 @@ def _checked(
     fence: Fence | None,
 ) -> CheckResult:
     if material.kind == "command":
-        result = _command(material, brick, timeout_s, redactor, root, fence)
+        answer = _command(material, brick, timeout_s, redactor, root, fence)
     else:
-        result = _judged(material, brick, timeout_s, redactor, root, fence)
+        answer = _judged(material, brick, timeout_s, root, fence)
+    return replace(_result(answer.adding(*_planted(brick)), redactor), timeout_ms=round(timeout_s * 1000))
+
+
+def _planted(brick: Brick) -> list[Fact]:
     planted = tamper.planted(brick.neighbours)
-    if planted:
-        why = f"the brick's folder holds {', '.join(planted)}, which a test runner or Python loads on its own"
-        result = replace(result, verdict="tampered", detail=f"{why} (the check said {result.verdict})")
-    return replace(result, timeout_ms=round(timeout_s * 1000))
+    if not planted:
+        return []
+    why = f"the brick's folder holds {', '.join(planted)}, which a test runner or Python loads on its own"
+    return [Fact("tampered", why, "harness")]
+
+
+def _result(answer: Answer, redactor: Redactor | None) -> CheckResult:
+    """The verdict the facts make (decided here, once), with the check's output and counts."""
+    decided = decide(answer.facts, answer.notes)
+    output, detail = answer.output, decided.detail
+    if redactor:
+        output, detail = redactor.text(output), redactor.text(detail)
+    kept, truncated = cap_output(output.strip("\n"), CHECK_OUTPUT_CAP)
+    return CheckResult(decided.verdict, answer.duration_ms or 0, kept, truncated, answer.passed, answer.failed, detail)
 
 
 def prove(
@@ -229,35 +251,22 @@ def calibrated_timeout(
     return timeout_s if measured is None else max(timeout_s, CALIBRATION * measured / 1000)
 
 
-def _judged(
-    material: CheckMaterial,
-    brick: Brick,
-    timeout_s: float,
-    redactor: Redactor | None,
-    root: str | None,
-    fence: Fence | None,
-) -> CheckResult:
+def _judged(material: CheckMaterial, brick: Brick, timeout_s: float, root: str | None, fence: Fence | None) -> Answer:
     """A python or pytest check: judged in the trusted process, the brick in its host."""
-    request = {
-        "kind": material.kind,
-        "source": material.source,
-        "entry_point": material.entry_point,
-        "files": material.files,
-        "brick": brick.to_wire(),
-        "timeout": float(timeout_s),
-        **_setup(root, fence),
-    }
+    order = CheckOrder(
+        material.kind,
+        brick.to_wire(),
+        float(timeout_s),
+        _setup(root, fence),
+        source=material.source,
+        entry_point=material.entry_point,
+        files=material.files,
+    )
     started = time.monotonic()
-    answer = pool.judge(request, timeout_s)
-    verdict = answer.get("verdict")
-    output, detail = str(answer.get("output", "")), str(answer.get("detail", ""))
-    if redactor:
-        output, detail = redactor.text(output), redactor.text(detail)
-    kept, truncated = cap_output(output.strip("\n"), CHECK_OUTPUT_CAP)
-    duration_ms = int(answer.get("duration_ms") or (time.monotonic() - started) * 1000)
-    if verdict not in CHECK_VERDICTS:
-        return CheckResult("harness_fault", duration_ms, kept, truncated, detail=f"an unknown verdict {verdict!r}")
-    return CheckResult(verdict, duration_ms, kept, truncated, answer.get("passed"), answer.get("failed"), detail)
+    answer = pool.judge(order)
+    if answer.duration_ms is None:
+        answer = replace(answer, duration_ms=int((time.monotonic() - started) * 1000))
+    return answer
 
 
 def _command(
@@ -267,7 +276,7 @@ def _command(
     redactor: Redactor | None,
     root: str | None,
     fence: Fence | None,
-) -> CheckResult:
+) -> Answer:
     """A command check: the checker runs with the brick, on copies, contained like a target."""
     folder = Path(tempfile.mkdtemp(prefix="ironbench-check-", dir=root))
     try:
@@ -278,13 +287,13 @@ def _command(
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     output = result.stdout + (f"\n{result.stderr}" if result.stderr.strip() else "")
-    kept, truncated = cap_output(output.strip("\n"), CHECK_OUTPUT_CAP)
     if result.harness_error:
-        return CheckResult("harness_fault", result.duration_ms, kept, truncated, detail=result.harness_error)
-    if result.timed_out:
-        return CheckResult("timeout", result.duration_ms, kept, truncated, detail=f"killed after {timeout_s:g} s")
-    verdict = "correct" if result.exit_code == 0 else "wrong"
-    return CheckResult(verdict, result.duration_ms, kept, truncated, detail=f"exit code {result.exit_code}")
+        fact = Fact("harness_fault", result.harness_error, "harness")
+    elif result.timed_out:
+        fact = Fact("timeout", f"killed after {timeout_s:g} s", "check")
+    else:
+        fact = Fact("correct" if result.exit_code == 0 else "wrong", f"exit code {result.exit_code}", "check")
+    return Answer((fact,), duration_ms=result.duration_ms, output=output)
 
 
 @cache
@@ -294,12 +303,15 @@ def _site_paths() -> list[str]:
     still imports what is installed (numpy)."""
     import site
 
-    # never the user's own site-packages: a target running as the same user could write there
-    folders = [*site.getsitepackages(), *os.environ.get("PYTHONPATH", "").split(os.pathsep)]
-    return [f for f in dict.fromkeys(folders) if f and os.path.isdir(f)]
+    # never the user's own site-packages: a target running as the same user could write there;
+    # the site folders a .pth of this environment adds (a virtualenv over another's packages) are its own
+    user = site.getusersitepackages() if site.ENABLE_USER_SITE else None
+    added = [p for p in sys.path if os.path.basename(p) in ("site-packages", "dist-packages") and p != user]
+    folders = [*site.getsitepackages(), *added, *os.environ.get("PYTHONPATH", "").split(os.pathsep)]
+    return [f for f in dict.fromkeys(folders) if f and os.path.isdir(f) and f != user]
 
 
-def _setup(root: str | None, fence: Fence | None = None) -> dict:
+def _setup(root: str | None, fence: Fence | None = None) -> Setup:
     """What a check's trusted side needs before the check: where its folder goes, the
     interpreter and site folders of the brick's host, the launcher that starts it (inside the
     run's fence, when it has one: the hosts' folders then in a folder of their own, the only
@@ -308,7 +320,7 @@ def _setup(root: str | None, fence: Fence | None = None) -> dict:
     if fence is not None and fence.level != "none":
         launcher = FENCED + fence.policy.to_wire()
         root = root or _bricks_root()
-    return {"root": root, "python": sys.executable, "paths": _site_paths(), "launcher": launcher}
+    return Setup(root, sys.executable, tuple(_site_paths()), launcher)
 
 
 @cache

@@ -2,6 +2,7 @@
 
 import json
 import sqlite3
+import sys
 from pathlib import Path
 
 import pytest
@@ -289,3 +290,35 @@ def test_an_adversarial_generators_aggregate_has_its_robustness_on_correctness(t
     before = (out / run_id / "adversarial/one/whitespace_noise/aggregate.json").read_text()
     cli("project", "--rebuild", run_id, "--out", str(out), check=True)
     assert (out / run_id / "adversarial/one/whitespace_noise/aggregate.json").read_text() == before
+
+
+@pytest.mark.slow
+def test_a_recheck_gives_each_case_its_own_timeout(tmp_path):
+    target = tmp_path / "spinner.py"
+    target.write_text(
+        "from pathlib import Path\nPath('verified_bricks').mkdir()\n"
+        "Path('verified_bricks/spin.py').write_text('def spin():\\n    while True:\\n        pass\\n')\n"
+        "print('[SUCCESS] Verified brick saved to: verified_bricks/spin.py')\n"
+    )
+    check = {"python": "def check(candidate):\n    candidate()\n", "entry_point": "spin"}
+    cases = [
+        {"id": "two", "instruction": "Write spin.", "timeout_seconds": 2, "check": dict(check)},
+        {"id": "three", "instruction": "Write spin again.", "timeout_seconds": 3, "check": dict(check)},
+    ]
+    suite = tmp_path / "suite.yaml"
+    fixed = {"rule": "fixed", "runs": 1}
+    suite.write_text(
+        yaml.safe_dump({"suite_id": "spin", "mode": "baseline", "timeout_seconds": 40, "stop": fixed, "cases": cases})
+    )
+    out = tmp_path / "out"
+    run_id = run(out, str(suite), f"{sys.executable} {target} {{instruction}}", "--jobs", "2")
+    cli("check", run_id, "--out", str(out), "--jobs", "2", check=True)
+    payload = "json_extract(payload, '$.{}')".format
+    fields = ", ".join(payload(f) for f in ("case_id", "recheck", "verdict", "timeout_ms"))
+    found = rows(out, f"SELECT {fields} FROM events WHERE type = 'check_completed' ORDER BY 1, 2")
+    assert found == [
+        ("three", 0, "timeout", 3000),
+        ("three", 1, "timeout", 3000),
+        ("two", 0, "timeout", 2000),
+        ("two", 1, "timeout", 2000),
+    ]

@@ -1,19 +1,24 @@
-"""A gallery of bricks that game their check, through the front door: a target saves each (or an
+"""Galleries of bricks that game their check, through the front door: a target saves each (or an
 honest one), `ironbench run` checks it with a python, pytest or command check, and no forgery
 is ever `correct`: `tampered` where the harness can tell, else `wrong`. Honest bricks stay
-`correct`."""
+`correct`. The second gallery (issue 46) is of bricks that try to choose their verdict class:
+the check's imports, its values, its loop, a harness fault of their own making; and of honest
+value types (a dataclass, a named tuple, enums) that must be `correct`, never `tampered`."""
 
 import sqlite3
 import sys
+import time
 from pathlib import Path
 
 import pytest
 import yaml
 
-from ironbench.suite.humaneval import problems
+from ironbench.suite.humaneval import check_source, problems
 from tests.conftest import cli
+from tests.view.served import Served
 
 FORGERY_TARGET = Path(__file__).resolve().parents[1] / "fixtures" / "forgery_target.py"
+VERDICT_TARGET = Path(__file__).resolve().parents[1] / "fixtures" / "verdict_target.py"
 
 ADD = {
     "python": "def check(candidate):\n    assert candidate(2, 3) == 5\n    assert candidate(-1, 1) == 0\n",
@@ -86,12 +91,14 @@ FORGERIES = {
     "printed_verdicts": (ADD, "tampered"),
     "always_equal": (ADD, "tampered"),
     "always_equal_method": ({"pytest": "calc"}, "tampered"),
+    # its own __bool__ is not consulted (a brick's object is true here): wrong, with that note; an
+    # object whose truth is its own is no evidence of tampering (an honest Result type has one)
     "bool_override": (
         {
             "python": "def check(candidate):\n    assert candidate(4)\n    assert not candidate(3)\n",
             "entry_point": "is_even",
         },
-        "tampered",
+        "wrong",
     ),
     "hash_override": (
         {"python": "def check(candidate):\n    assert candidate(2, 3) in {5}\n", "entry_point": "add"},
@@ -127,6 +134,9 @@ FORGERIES = {
     # it still encodes with the suite's encode_cyclic, not the one the brick redefines
     "redefined_helper": ({"python": problems()[38]["test"], "entry_point": "decode_cyclic"}, "wrong"),
     "command_check_with_pth": ({"command": COMMAND}, "tampered"),
+    # a brick saved as statistics.py for a check that imports `statistics`: the check's imports
+    # are the judge's own, so the check would test the standard module in the brick's place
+    "named_after_its_checks_module": ({"pytest": "statistics"}, "tampered"),
 }
 HONEST = {
     "honest_function": ADD,
@@ -143,7 +153,6 @@ HONEST = {
         "    assert xs == [1, 2, 3] and index == {1: 0, 2: 1, 3: 2}\n",
         "entry_point": "sort_in_place",
     },
-    "honest_statistics": {"pytest": "statistics"},
     "honest_generator": {
         "python": "def check(candidate):\n    assert list(candidate(3)) == [0, 1, 2]\n"
         "    endless = candidate(10 ** 12)\n    assert next(endless) == 0 and next(endless) == 1\n",
@@ -175,10 +184,14 @@ def gallery_suite(folder: Path) -> Path:
 @pytest.fixture(scope="module")
 def gallery(tmp_path_factory) -> tuple[Path, str]:
     folder = tmp_path_factory.mktemp("gallery")
-    suite = gallery_suite(folder)
-    out = folder / "out"
-    target = f"{sys.executable} {FORGERY_TARGET} {{instruction}}"
-    result = cli("run", str(suite), "--target", target, "--out", str(out), "-q", "--no-report", "--jobs", "2")
+    return run_gallery(gallery_suite(folder), FORGERY_TARGET)
+
+
+def run_gallery(suite: Path, target: Path) -> tuple[Path, str]:
+    """`ironbench run` of a gallery's suite with its target: the output folder and the run's id."""
+    out = suite.parent / "out"
+    argv = f"{sys.executable} {target} {{instruction}}"
+    result = cli("run", str(suite), "--target", argv, "--out", str(out), "-q", "--no-report", "--jobs", "2")
     assert result.returncode in (0, 1), result.stderr
     return out, result.stdout.strip()
 
@@ -200,8 +213,9 @@ def test_no_forgery_is_correct_and_each_gets_its_verdict(gallery):
 
 
 @pytest.mark.slow
-def test_checking_the_run_again_gives_the_same_verdicts(gallery):
-    out, run_id = gallery
+@pytest.mark.parametrize("which", ["gallery", "choosers"])
+def test_checking_the_run_again_gives_the_same_verdicts(which, request):
+    out, run_id = request.getfixturevalue(which)
     before = {case: verdict for case, (verdict, _) in verdicts(out).items()}
     cli("check", run_id, "--out", str(out), "--jobs", "2", check=True)
     assert {case: verdict for case, (verdict, _) in verdicts(out).items()} == before
@@ -239,3 +253,122 @@ def test_a_checked_run_says_correctness_first_then_its_forgeries_then_self_repor
     shown = cli("show", run_id, "--out", str(out), check=True).stdout
     assert "tampered" in page.split('<li data-mode="correctness">')[2].split("</li>")[0]
     assert shown.index("VERIFIED BUT WRONG") < shown.index("case_id")
+
+
+# -- issue 46: a brick cannot choose its verdict class; honest value types are correct ----------
+
+
+def humaneval(number: int) -> dict:
+    problem = problems()[number]
+    return {"python": check_source(problem), "entry_point": problem["entry_point"]}
+
+
+def python(body: str, entry: str) -> dict:
+    return {
+        "python": "def check(candidate):\n" + "".join(f"    {line}\n" for line in body.splitlines()),
+        "entry_point": entry,
+    }
+
+
+MEMBERSHIP = "for x in (1, 2, 3, 4, 6, 12):\n    assert x in candidate(12)"
+SQUARE = "assert candidate(3) == 9\nassert candidate(-2) == 4"
+CHOOSERS_TESTS = {
+    "divisors": "from divisors import divisors\n\n\ndef test_divisors():\n"
+    "    for x in (1, 2, 3, 4, 6, 12):\n        assert x in divisors(12)\n",
+    "geometry": "import math\n\nimport pytest\nfrom geometry import *  # noqa: F403\n\n\ndef test_area():\n"
+    "    assert math.isclose(area(1), 3.14159, rel_tol=1e-3)  # noqa: F405\n\n\ndef test_negative():\n"
+    "    with pytest.raises(ValueError):\n        area(-1)  # noqa: F405\n",
+    "shop": "from shop import Item, cheapest\n\n\ndef test_cheapest():\n"
+    "    assert cheapest([Item(2.5, 'b'), Item(1.5, 'a')]) == Item(1.5, 'a')\n"
+    "    assert Item(1.5, 'a') < Item(2.5, 'b') and len({Item(1.5, 'a'), Item(1.5, 'a')}) == 1\n",
+}
+# case: (its check, the verdict it must get, what its detail says)
+CHOOSERS = {
+    "random_module_53": (humaneval(53), "tampered", "a module the check imports (random)"),
+    "random_module_38": (humaneval(38), "tampered", "a module the check imports (random)"),
+    "math_module_32": (humaneval(32), "tampered", "a module the check imports (math)"),
+    "spy_membership": (python(MEMBERSHIP, "divisors"), "wrong", "AssertionError"),
+    "spy_membership_pytest": ({"pytest": "divisors"}, "wrong", "assert 1 in"),
+    "star_shadows_the_tests_imports": ({"pytest": "geometry"}, "tampered", "exports a _Always as math"),
+    "stop_iteration_ends_the_check": (
+        python("cases = [(3, 9), (-2, 4)]\nassert all(map(lambda c: candidate(c[0]) == c[1], cases))", "square"),
+        "wrong",
+        "RuntimeError",
+    ),
+    "self_containing_answer": (python(SQUARE, "square"), "wrong", "cannot cross"),
+    "too_deep_answer": (python(SQUARE, "square"), "wrong", "nested deeper"),
+    "always_ordered": (python("assert not candidate(3) < 9", "square"), "tampered", "a fresh object"),
+}
+VALUE_TYPES = {
+    "honest_dataclass": {"pytest": "shop"},
+    "honest_namedtuple": python(
+        "from pairs import Pair\nassert candidate(5, 2) == (2, 5) == Pair(2, 5)\nassert candidate(1, 9).high == 9",
+        "ordered",
+    ),
+    "honest_enum": python(
+        "from levels import Color, Level, color\nassert candidate(30) == Level.HIGH == 2 and candidate(3) < Level.HIGH\n"
+        "assert color(True) is Color.RED and color(False) == Color.BLUE and color(True).value == 'red'",
+        "level",
+    ),
+}
+# honest, but not what the check asks for: never accused
+NOT_ACCUSED = {
+    "honest_money": (python("assert candidate([250, 150]) == 400", "total"), "wrong", "its own __eq__, which was not"),
+    "named_like_a_module": (python("assert candidate([1]) == 1", "first"), "no_brick", "saved as queue.py"),
+    "check_passes_a_callback": (
+        python("assert candidate(lambda x: x + 1, 1) == 2", "apply"),
+        "harness_fault",
+        "callback from the check into the brick",
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def choosers(tmp_path_factory) -> tuple[Path, str]:
+    folder = tmp_path_factory.mktemp("choosers")
+    for name, text in CHOOSERS_TESTS.items():
+        (folder / name).mkdir()
+        (folder / name / f"test_{name}.py").write_text(text)
+    checks = {
+        **{case: check for case, (check, _, _) in CHOOSERS.items()},
+        **VALUE_TYPES,
+        **{case: check for case, (check, _, _) in NOT_ACCUSED.items()},
+    }
+    cases = [{"id": case, "instruction": f"Write the brick {case}.", "check": check} for case, check in checks.items()]
+    suite = {"suite_id": "choosers", "mode": "baseline", "timeout_seconds": 60, "stop": {"rule": "fixed", "runs": 1}}
+    (folder / "suite.yaml").write_text(yaml.safe_dump({**suite, "cases": cases}, sort_keys=False))
+    return run_gallery(folder / "suite.yaml", VERDICT_TARGET)
+
+
+@pytest.mark.slow
+def test_no_brick_chooses_its_verdict_class(choosers):
+    out, _ = choosers
+    found = verdicts(out)
+    for case, (_, verdict, said) in {**CHOOSERS, **NOT_ACCUSED}.items():
+        assert found[case][0] == verdict and said in found[case][1], (case, found[case])
+    # the only harness fault is the check's own doing
+    assert [case for case, (verdict, _) in found.items() if verdict == "harness_fault"] == ["check_passes_a_callback"]
+
+
+@pytest.mark.slow
+def test_honest_value_types_are_correct_and_no_honest_brick_is_tampered(choosers):
+    out, run_id = choosers
+    found = verdicts(out)
+    assert {case: found[case] for case in VALUE_TYPES} == {case: ("correct", "") for case in VALUE_TYPES}
+    assert all(found[case][0] != "tampered" for case in NOT_ACCUSED)
+    # the rate counts every run but the harness fault, which is said beside it
+    counted = len(CHOOSERS) + len(VALUE_TYPES) + len(NOT_ACCUSED) - 1
+    show = cli("show", run_id, "--out", str(out), check=True).stdout
+    assert f"correct: {len(VALUE_TYPES)} of {counted} runs" in show
+    assert "1 check could not run: the check passes the brick a function" in show
+    assert show.splitlines()[0].endswith("; 1 check could not run (in no rate)")
+    page = Path(cli("report", run_id, "--out", str(out), check=True).stdout.strip()).read_text()
+    said = page.split('class="verified-but-wrong"')[1].split("</p>")[0]
+    assert f"Correct: {len(VALUE_TYPES)} of {counted} runs" in said and "1 check could not run" in said
+    with Served(out / "ironbench.db") as viewer:  # the viewer's run page: the report's own sections
+        deadline = time.monotonic() + 60
+        while 'class="verified-but-wrong"' not in (shown := viewer.get(f"/runs/{run_id}").body):
+            assert time.monotonic() < deadline, "the viewer never rendered the run's report"
+            time.sleep(0.5)
+    said = shown.split('class="verified-but-wrong"')[1].split("</p>")[0]
+    assert f"Correct: {len(VALUE_TYPES)} of {counted} runs" in said and "1 check could not run" in said

@@ -1,6 +1,7 @@
 """Verified but wrong first: the runs the target verified whose brick the harness's check found
 not correct, each with its check's output one click away; then correctness and why validation failed."""
 
+from ironbench.analysis.correctness import could_not_run
 from ironbench.report.markup import Markup, el
 from ironbench.report.records import ChecksSection
 from ironbench.report.widgets import Col, section, table
@@ -19,13 +20,15 @@ def checks(found: ChecksSection) -> Markup:
         wrong = checked.verified_but_wrong
         low, high = checked.correct_rate_wilson_95
         verdicts = ", ".join(f"{verdict} {n}" for verdict, n in checked.verdicts.items()) or "none ran"
+        faults = checked.harness_faults
+        beside = f" ({could_not_run(faults, checked.fault_causes)}, in no rate)" if faults else ""
         parts.append(
             el(
                 "p",
                 {"class": "verified-but-wrong"},
                 el("b", None, f"Verified but wrong: {len(wrong)} of {checked.verified_and_checked}"),
                 f" verified and checked runs. Correct: {checked.correct} of {checked.runs} runs "
-                f"({checked.correct_rate:.1%}, Wilson 95% {low:.1%}–{high:.1%}); checks: {verdicts}.",
+                f"({checked.correct_rate:.1%}, Wilson 95% {low:.1%}–{high:.1%}){beside}; checks: {verdicts}.",
             )
         )
         if wrong:

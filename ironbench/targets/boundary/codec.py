@@ -15,6 +15,8 @@ nothing but `struct` and `sys` up front. A value is one tag byte and its payload
     h <int>            a handle sent back (check -> host), by its id
     r <int>            an argument container changed in place, by its position (copy-back)
 
+How a message is framed, and what a request or a reply holds, is protocol.py's.
+
 Decoding builds exact built-in values and runs no code: no pickle, no marshal, no eval, no
 class the sender names (a built-in class is looked up in a fixed table, a handle is made by the
 receiver's own factory). Every length is checked against the bytes that are left, nesting is
@@ -38,7 +40,6 @@ _Q = struct.Struct("<q")
 _D = struct.Struct("<d")
 _DD = struct.Struct("<dd")
 _N = struct.Struct("<I")
-HEADER = _N  # a frame: the payload's length, then the payload
 _SMALL = 1 << 63
 # The built-in classes a `K` may name, taken before any other code runs in this process.
 BUILTIN_CLASSES: dict[str, type] = {}
@@ -59,7 +60,11 @@ class Unencodable(TypeError):
 
 
 class TooLarge(Unencodable):
-    pass
+    """A value larger than a message may be."""
+
+
+class TooDeep(Unencodable):
+    """A value nested deeper than a message may be (or inside itself)."""
 
 
 # What a fallback returns for a value the encoder has no tag for: a handle's descriptor (`H`),
@@ -69,6 +74,9 @@ Fallback = Callable[[object], tuple[bytes | None, object]]
 
 # A subclass of a plain type, when the sender trusts its own objects: sent as that type.
 _PLAIN_BASES = (int, float, complex, str, bytes, bytearray, list, tuple, dict, set, frozenset)
+# A class whose instances stand for an object the other side keeps (an enum member, a named
+# tuple made here from the host's): whatever it subclasses, the fallback sends it (as its handle).
+STAND_IN = "_boundary_stand_in"
 
 
 class _Encoder:
@@ -150,7 +158,7 @@ class _Encoder:
             self.integer(self.refs[id(value)])
             return
         if depth >= self.max_depth:
-            raise Unencodable(f"nested deeper than {self.max_depth} containers (or inside itself)")
+            raise TooDeep(f"nested deeper than {self.max_depth} containers (or inside itself)")
         if self.track is not None and kind in (list, dict, set, bytearray):
             self.track.append(value)
         if kind is bytearray:
@@ -181,8 +189,8 @@ class _Encoder:
             self.integer(value.numerator)
             self.integer(value.denominator)
         elif name in (("pathlib", "PosixPath"), ("pathlib", "PurePosixPath")):
-            self.blob(b"P" if name[1] == "PosixPath" else b"p", str(value).encode("utf-8", "surrogateescape"))
-        elif self.subclasses and isinstance(value, _PLAIN_BASES):
+            self.blob(b"P" if name[1] == "PosixPath" else b"p", str(value).encode("utf-8", "surrogatepass"))
+        elif self.subclasses and isinstance(value, _PLAIN_BASES) and not getattr(kind, STAND_IN, False):
             base: Any = next(b for b in _PLAIN_BASES if isinstance(value, b))
             if base in (list, tuple, dict, set, frozenset, bytearray):
                 self.container(value, base, depth)  # tracked as itself: changes come back to it
@@ -308,7 +316,7 @@ class _Decoder:
         if tag in (b"P", b"p"):
             import pathlib
 
-            text = self.raw().decode("utf-8", "surrogateescape")
+            text = self.raw().decode("utf-8", "surrogatepass")
             return pathlib.PosixPath(text) if tag == b"P" else pathlib.PurePosixPath(text)
         if tag == b"K":
             name = self.raw().decode("ascii")
@@ -375,8 +383,3 @@ def decode(
     if decoder.pos != len(data):
         raise CodecError(f"{len(data) - decoder.pos} bytes after the value")
     return value
-
-
-def frame(payload: bytes) -> bytes:
-    """A message as it travels: its length, then its bytes."""
-    return HEADER.pack(len(payload)) + payload

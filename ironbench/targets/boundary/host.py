@@ -2,32 +2,32 @@
 
     python -s -S -P host.pyc --serve CONTROL_FD MARK
 
-A program, never imported by ironbench: the harness compiles it and codec.py and gives the
-program its own copy of both (host.py and codec.py run as they are too). It starts as the *host
+A program, never imported by ironbench: the harness compiles it, codec.py and protocol.py and
+gives the program its own copy of each (they run as they are too). It starts as the *host
 server*: a clean interpreter that imports the standard modules bricks use, then forks one host
-per brick when asked on CONTROL_FD (a Unix seqpacket socket: a message with the host's folder
+per brick when asked on CONTROL_FD (a Unix seqpacket socket: a HostOrder with the host's folder
 and environment, and its request, reply, stdout, stderr and status descriptors). The server
 never runs a brick's code; each host is a fresh fork that serves exactly one brick and ends.
 On the status descriptor the server writes the host's pid, then, once it has ended, its exit
 code (negative: the signal that killed it). It is a subreaper: what a brick's process leaves
 behind comes back to it, and is killed.
 
-A host reads requests on its request descriptor and answers each on its reply descriptor, both
-framed by codec.py: import the brick by its path, then get an attribute, call, call a method,
-len, iterate, index, str/repr... of an object it holds. Plain values are answered by value; any other object stays here and is answered as a
-handle (an id and a description of its type). An exception is answered as its class, message,
-arguments and traceback; the containers a request's arguments brought are compared before and
-after, and those changed in place are sent back. MARK is a honeypot: nothing uses it, so a brick
-that prints it read this command line. Everything a host runs may be rewritten by its brick:
-the check trusts none of it beyond what the codec lets through.
+A host answers the requests on its request descriptor on its reply descriptor (protocol.py's
+operations and shapes, codec.py's values): import the brick by its path, then get an attribute,
+call, call a method, len, iterate, index, str/repr... of an object it holds. Plain values are
+answered by value; a named tuple, an enum member or a dataclass (whose `__eq__` is the generated
+one) by its handle and its value; any other object stays here and is answered as a handle (an
+id and a description of its type). An exception is answered as its class, message, arguments
+and traceback; the containers a request's arguments brought are compared before and after, and
+those changed in place are sent back. The only comparison a host makes is PROBE: its object
+against a fresh object made for the purpose, never a value of the check's. MARK is a honeypot:
+nothing uses it, so a brick that prints it read this command line. Everything a host runs may be
+rewritten by its brick: the check trusts none of it beyond what the codec lets through.
 """
 
 import os
 import sys
 
-# What a type may override to pass a comparison: reported with each handle, as evidence only.
-COMPARED = ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__hash__", "__bool__", "__len__")
-CLAIMS = ("eq", "ne", "lt", "le", "gt", "ge")
 TRACE_CAP = 8000
 # What bricks import, imported once by the server: a host starts with them (HumanEval's
 # prompts import typing, which alone costs more than starting an interpreter).
@@ -56,13 +56,26 @@ def _load(name, path):
     return module
 
 
-def _codec():
+def _beside(name):
+    """codec.py or protocol.py: the compiled copy beside this program, else the source."""
     here = os.path.dirname(os.path.abspath(sys.argv[0]))
-    compiled = os.path.join(here, "codec.pyc")
-    return _load("_ironbench_boundary_codec", compiled if os.path.exists(compiled) else os.path.join(here, "codec.py"))
+    compiled = os.path.join(here, f"{name}.pyc")
+    return _load(
+        f"_ironbench_boundary_{name}", compiled if os.path.exists(compiled) else os.path.join(here, f"{name}.py")
+    )
 
 
-codec = None  # codec.py (or its compiled copy beside this file), loaded by main()
+codec = None  # codec.py, loaded by main()
+protocol = None  # protocol.py, loaded by main()
+
+
+class _Fresh:
+    """What PROBE compares a brick's object with: made anew each time, never seen by the check."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        return "<a fresh object>"
 
 
 class Host:
@@ -93,7 +106,7 @@ class Host:
             return None, dict(dict.items(value))
         return b"H", self.describe(value)
 
-    def describe(self, value):
+    def handle_of(self, value):
         key = id(value)
         handle = self.ids.get(key)
         if handle is None:
@@ -101,8 +114,14 @@ class Host:
             self.next_id += 1
             self.objects[handle] = value
             self.ids[key] = handle
+        return handle
+
+    def describe(self, value):
+        """The handle's descriptor (protocol.HANDLE_KINDS): a value type's with its value."""
+        handle = self.handle_of(value)
         bases = ()
         overrides = ()
+        extra = ()
         if isinstance(value, type):
             named = value
             if issubclass(value, BaseException):
@@ -112,14 +131,44 @@ class Host:
                 kind = "class"
         else:
             named = type(value)
-            kind = "module" if isinstance(value, type(sys)) else "callable" if callable(value) else "object"
+            kind, extra = self.value_kind(value, named)
+            if not kind:
+                kind = "module" if isinstance(value, type(sys)) else "callable" if callable(value) else "object"
+                if kind == "callable" and isinstance(value, _function_types()):
+                    kind = "function"
             found = set()
             for klass in named.__mro__:
                 if klass.__module__ != "builtins":
-                    found.update(name for name in COMPARED if name in vars(klass))
+                    found.update(name for name in protocol.COMPARED if name in vars(klass))
             overrides = tuple(sorted(found))
-        module = getattr(value, "__name__", "") if kind == "module" else getattr(named, "__module__", "")
-        return (handle, kind, str(module), str(getattr(named, "__qualname__", "?")), overrides, bases)
+        if kind in ("module", "function"):  # where it comes from: a function's own module
+            module = getattr(value, "__name__" if kind == "module" else "__module__", "")
+        else:
+            module = getattr(named, "__module__", "")
+        return (handle, kind, str(module), str(getattr(named, "__qualname__", "?")), overrides, bases, extra)
+
+    @staticmethod
+    def value_kind(value, named):
+        """A value type's kind and value: an enum member (its name, value and mixed-in type), a
+        tuple subclass (its field names and items), a dataclass whose __eq__ is generated (how it
+        orders and hashes); ("", ()) for any other object."""
+        enum = sys.modules.get("enum")
+        if enum is not None and isinstance(value, enum.Enum):
+            mixin = getattr(named, "_member_type_", object)
+            plain = mixin.__name__ if mixin in (int, str, float, bytes) else ""
+            name = value._name_
+            return "enum", (named, name if type(name) is str else None, value._value_, plain)
+        if isinstance(value, tuple):
+            fields = getattr(named, "_fields", None)
+            if not (type(fields) is tuple and all(type(f) is str for f in fields)):
+                fields = None
+            return "tuple", (named, fields, tuple.__getitem__(value, slice(None)))
+        dataclasses = sys.modules.get("dataclasses")
+        if dataclasses is not None and dataclasses.is_dataclass(named) and _generated(named, "__eq__"):
+            params = named.__dataclass_params__
+            hashing = "none" if named.__hash__ is None else "fields" if _generated(named, "__hash__") else "identity"
+            return "dataclass", (named, bool(params.order and _generated(named, "__lt__")), hashing)
+        return "", ()
 
     def encode(self, value, refs=None):
         return codec.encode(value, self.fallback, refs=refs)
@@ -135,22 +184,26 @@ class Host:
         containers = []
         try:
             op, target, args, kwargs = codec.decode(payload, self.resolve, containers=containers)
-        except codec.CodecError as exc:
-            return codec.encode(("refused", f"the host cannot read the request: {exc}"))
+            if op not in protocol.OPS:
+                raise codec.CodecError(f"no operation {op!r}")
+        except (codec.CodecError, TypeError, ValueError) as exc:
+            return codec.encode((protocol.REFUSED, f"the host cannot read the request: {exc}"))
         refs = {id(c): k for k, c in enumerate(containers)}
         before = [self.shallow(c, refs) for c in containers]
         try:
             result = self.run(op, target, args, kwargs)
-            answer = ("ok", result)
+            answer = (protocol.OK, result)
         except BaseException as exc:  # noqa: BLE001 (whatever the brick raises is the answer)
-            answer = ("raised", self.raised(exc))
+            answer = (protocol.RAISED, self.raised(exc))
         try:
             updates = tuple((k, self.copy(c)) for k, c in enumerate(containers) if self.shallow(c, refs) != before[k])
             # a container the brick returns or keeps inside another, if it was an argument,
             # goes back as its position: the caller gets its own object, updated
             return codec.encode((*answer, updates), self.fallback, refs=refs)
         except codec.Unencodable as exc:
-            return codec.encode(("refused", str(exc)))
+            return codec.encode((protocol.REFUSED, str(exc)))
+        except Exception as exc:  # noqa: BLE001 (an object of the brick's that breaks while it is described)
+            return codec.encode((protocol.REFUSED, f"describing it failed: {type(exc).__name__}"))
 
     @staticmethod
     def copy(container):
@@ -176,99 +229,102 @@ class Host:
             message = str(exc)
         except BaseException:  # noqa: BLE001
             message = f"<{type(exc).__name__}: str() failed>"
-        args = exc.args if type(exc.args) is tuple else ()
+        if type(message) is not str:
+            message = f"<{type(exc).__name__}>"
         try:
+            args = exc.args if type(exc.args) is tuple else ()
             self.encode(args)
-        except codec.Unencodable:
+        except Exception:  # noqa: BLE001 (arguments that cannot cross, or break while described)
             args = None
         return (type(exc), message, args, trace)
 
     def run(self, op, target, args, kwargs):
-        if op == "import":
+        ops = protocol.Op
+        if op == ops.IMPORT:
             return self.load(*args)
-        if op == "getattr":
+        if op == ops.GETATTR:
             return getattr(target, args[0])
-        if op == "call":
+        if op == ops.CALL:
             return target(*args, **kwargs)
-        if op == "callmethod":
+        if op == ops.CALLMETHOD:
             return getattr(target, args[0])(*args[1:], **kwargs)
-        if op == "setattr":
+        if op == ops.SETATTR:
             return setattr(target, args[0], args[1])
-        if op == "delattr":
+        if op == ops.DELATTR:
             return delattr(target, args[0])
-        if op == "len":
+        if op == ops.LEN:
             return len(target)
-        if op == "iter":
+        if op == ops.ITER:
             return iter(target)
-        if op == "next":
+        if op == ops.NEXT:
             return next(target)
-        if op == "contains":
-            return args[0] in target
-        if op == "getitem":
+        if op == ops.GETITEM:
             return target[args[0]]
-        if op == "setitem":
+        if op == ops.SETITEM:
             target[args[0]] = args[1]
             return None
-        if op == "delitem":
+        if op == ops.DELITEM:
             del target[args[0]]
             return None
-        if op in ("str", "repr"):
-            text = (str if op == "str" else repr)(target)
+        if op in (ops.STR, ops.REPR):
+            text = (str if op == ops.STR else repr)(target)
             return str.__str__(text) if isinstance(text, str) else text
-        if op == "format":
+        if op == ops.FORMAT:
             return format(target, args[0])
-        if op == "dir":
+        if op == ops.DIR:
             return sorted(str(name) for name in dir(target))
-        if op == "isinstance":
+        if op == ops.ISINSTANCE:
             return isinstance(args[0], target)
-        if op == "issubclass":
+        if op == ops.ISSUBCLASS:
             return issubclass(args[0], target)
-        if op == "copy":
+        if op == ops.COPY:
             import copy
 
             return (copy.deepcopy if args[0] else copy.copy)(target)
-        if op == "claim":
-            return self.claim(target, *args)
+        if op == ops.FIELDS:
+            import dataclasses
+
+            return tuple((f.name, getattr(target, f.name)) for f in dataclasses.fields(target) if f.compare)
+        if op == ops.PROBE:
+            return self.probe(target, args[0])
         raise ValueError(f"unknown request {op!r}")
 
     @staticmethod
-    def claim(target, name, other=None):
-        """What the brick's own type says of a comparison the check decided otherwise (evidence only)."""
+    def probe(target, name):
+        """What the brick's object says of itself against a fresh object (True, False, or None
+        when it raises): an object equal to something it has never seen is equal to anything."""
         import operator
 
-        try:
-            if name == "bool":
-                return bool(target)
-            if name in CLAIMS:
-                return bool(getattr(operator, name)(target, other))
-        except BaseException:  # noqa: BLE001 (a claim that raises claims nothing)
+        if name not in protocol.PROBED:
             return None
-        return None
+        try:
+            return bool(getattr(operator, name)(target, _Fresh()))
+        except BaseException:  # noqa: BLE001 (a comparison that raises says nothing)
+            return None
 
     def load(self, path, name, paths, folder, entry=""):
-        """The brick, imported by its path under its own name (a brick named like a standard
-        module is still the brick; the site folders and its own come after the standard
-        library), with its entry point when one is named (None when it has none)."""
+        """The brick, imported by its path under its own name (the judge refuses a name of a
+        module it has; the site folders and the brick's own come after the standard library),
+        with its entry point when one is named (None when it has none)."""
         sys.path[:] = [*sys.path, *paths, folder]
         module = _load(name, path)
         return (module, getattr(module, entry, None) if entry else None)
 
 
-def _read(fd, n):
-    chunks = []
-    while n:
-        chunk = os.read(fd, min(n, 1 << 20))
-        if not chunk:
-            return None
-        chunks.append(chunk)
-        n -= len(chunk)
-    return b"".join(chunks)
+def _function_types():
+    import types
+
+    return (types.FunctionType, types.BuiltinFunctionType, types.MethodType)
 
 
-def _write(fd, data):
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
+def _generated(kind, name):
+    """Whether `kind`'s `name` (the first in its MRO) is one the dataclass decorator wrote."""
+    for klass in kind.__mro__:
+        if name in vars(klass):
+            method = vars(klass)[name]
+            code = getattr(method, "__code__", None)
+            return "__dataclass_params__" in vars(klass) and getattr(code, "co_filename", None) == "<string>"
+    return False
 
 
 def serve_one(request_fd, reply_fd):
@@ -276,14 +332,13 @@ def serve_one(request_fd, reply_fd):
     sys.dont_write_bytecode = True
     host = Host()
     while True:
-        header = _read(request_fd, codec.HEADER.size)
-        if header is None:
+        try:
+            payload = protocol.read_frame(request_fd)
+        except protocol.FrameError:
             break
-        (size,) = codec.HEADER.unpack(header)
-        payload = _read(request_fd, size) if size <= codec.MAX_BYTES else None
         if payload is None:
             break
-        _write(reply_fd, codec.frame(host.serve(payload)))
+        protocol.write_all(reply_fd, protocol.frame(host.serve(payload)))
     os._exit(0)  # the brick's own exit handlers never run: its streams are unbuffered
 
 
@@ -316,7 +371,7 @@ class Server:
                     break
                 try:
                     self.fork(message, fds)
-                except (OSError, ValueError):  # a fork the machine refused: its judge sees its pipe close
+                except (OSError, ValueError):  # a fork refused (or no order): its judge sees its pipe close
                     for fd in fds:
                         try:
                             os.close(fd)
@@ -328,10 +383,8 @@ class Server:
         os._exit(0)
 
     def fork(self, message, fds):
-        import json
-
-        order = json.loads(message)
-        if len(fds) != 5:
+        order = protocol.decode_message(message)
+        if not isinstance(order, protocol.HostOrder) or len(fds) != 5:
             for fd in fds:
                 os.close(fd)
             return
@@ -368,8 +421,8 @@ class Server:
                 except OSError:
                     continue
         os.environ.clear()
-        os.environ.update(order["env"])
-        os.chdir(order["folder"])
+        os.environ.update(order.env)
+        os.chdir(order.folder)
         serve_one(request_fd, reply_fd)
 
     def reap(self):
@@ -388,9 +441,9 @@ class Server:
 
     @staticmethod
     def tell(fd, number):
-        """One line on a host's status pipe (whose reader may have gone: its judge is done)."""
+        """One frame on a host's status pipe (whose reader may have gone: its judge is done)."""
         try:
-            _write(fd, f"{number}\n".encode())
+            protocol.write_all(fd, protocol.frame(str(number).encode("ascii")))
         except OSError:
             return
 
@@ -435,8 +488,9 @@ def _harden():
 
 
 def main():
-    global codec
-    codec = _codec()
+    global codec, protocol
+    codec = _beside("codec")
+    protocol = _beside("protocol")
     if sys.argv[1] != "--serve":
         raise SystemExit(f"usage: host.pyc --serve CONTROL_FD MARK (got {sys.argv[1:]})")
     _harden()

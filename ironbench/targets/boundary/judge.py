@@ -1,17 +1,17 @@
 """One check, judged: the brick's host forked by the host server, the check's own code run
-here (a process forked from the zygote, which never imports what the target wrote), and the
-verdict concluded from what the check did and what the session found.
+here (a process forked from the zygote, which never imports what the target wrote), and what
+each found sent back as facts (the verdict is decided once, from them: verdict.decide).
 
 A python check's source runs in a namespace of its own whose builtins are the real ones; a name
 it uses and does not define is looked up in the brick's module, as a remote value (old checks
 call helpers their brick defines; HumanEval's suite gives its own copy of the helpers its tests
 call). A pytest check's files run from a private folder with a private ini, no conftest, no
 plugin autoload, no cache; `import BRICK` in them gives the brick's module over the boundary.
+Every other import is the judge's own (imports.py): a brick saved under the name of a module the
+judge has is refused before it runs.
 """
 
-import builtins
 import contextlib
-import json
 import linecache
 import os
 import select
@@ -24,7 +24,19 @@ import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
-from ironbench.targets.boundary import remote
+from ironbench.core.kinds import CheckVerdict
+from ironbench.targets.boundary import imports, remote
+from ironbench.targets.boundary.protocol import (
+    Answer,
+    CheckOrder,
+    Fact,
+    FrameError,
+    Frames,
+    HostOrder,
+    Op,
+    Setup,
+    encode_message,
+)
 from ironbench.targets.boundary.remote import (
     BoundaryRefused,
     BrickGone,
@@ -46,35 +58,20 @@ DECOY = "def test_hidden():\n    assert True\n"
 HOST_START_SECONDS = 60.0  # the host server forks a host in milliseconds; a loaded machine is slow
 EXIT_REPORT_SECONDS = 2.0  # a host that has ended: the time the server gets to report how
 HOST_FOLDER = "brick"  # the brick's copies: the host's working folder, the only one it writes
+NAME_MAX = 255  # bytes of a file's name (Linux)
 
 
 @dataclass
 class Ran:
-    """What the check's own code concluded, before the session's findings are weighed."""
+    """What the check's own code concluded (one fact among the others the judge found)."""
 
-    verdict: str
+    verdict: CheckVerdict
     detail: str = ""
     passed: int | None = None
     failed: int | None = None
 
-
-def conclude(ran: Ran, findings: Findings) -> tuple[str, str]:
-    """The verdict: evidence of tampering first, then the deadline, then what could not cross,
-    then the check's own verdict (its failure is tampering when the brick's type claimed the
-    comparison the check lost)."""
-    if findings.tampered or findings.exited:
-        return "tampered", "; ".join([*findings.tampered, *([findings.exited] if findings.exited else [])])
-    if findings.timed_out:
-        return "timeout", ran.detail or "the check's time ran out"
-    if findings.refused:
-        return "harness_fault", "the boundary cannot carry " + "; ".join(findings.refused)
-    if ran.verdict == "correct":
-        return "correct", ""
-    if ran.verdict in ("wrong", "no_entry_point") and findings.claims:
-        return "tampered", "; ".join(findings.claims) + f" (the check then failed: {ran.detail})"
-    if ran.verdict == "wrong" and findings.crashed:
-        return "wrong", findings.crashed
-    return ran.verdict, ran.detail
+    def fact(self) -> Fact:
+        return Fact(self.verdict, self.detail, "check")
 
 
 def host_env(folder: str) -> dict[str, str]:
@@ -90,17 +87,6 @@ def host_env(folder: str) -> dict[str, str]:
         "PYTHONUNBUFFERED": "1",
         "PYTHONIOENCODING": "utf-8",
     }
-
-
-@dataclass(frozen=True)
-class Setup:
-    """What the judges and their host server need before a check is known: where checks'
-    folders go, the interpreter, the site folders a brick imports from, the launcher."""
-
-    root: str | None
-    python: str
-    paths: tuple[str, ...]
-    launcher: str
 
 
 def copy_brick(brick: Brick, folder: Path) -> Path:
@@ -119,17 +105,23 @@ class ForkedHost:
 
     def __init__(self, status_fd: int, wait_s: float) -> None:
         self.fd = status_fd
-        self.buffer = b""
+        self.frames = Frames(64)
         self.gone = False  # the pipe closed: no more news
         self.returncode: int | None = None
-        line = self._line(wait_s)
-        if line is None:
+        told = self._told(wait_s)
+        if told is None:
             raise OSError("the host server did not start a host")
-        self.pid = int(line)
+        self.pid = told
 
-    def _line(self, wait_s: float) -> bytes | None:
+    def _told(self, wait_s: float) -> int | None:
         deadline = time.monotonic() + wait_s
-        while b"\n" not in self.buffer:
+        while True:
+            try:
+                payload = self.frames.next()
+            except FrameError:
+                payload, self.gone = None, True
+            if payload is not None:
+                return int(payload)
             if self.gone:
                 return None
             ready, _, _ = select.select([self.fd], [], [], max(0.0, deadline - time.monotonic()))
@@ -138,24 +130,17 @@ class ForkedHost:
             chunk = os.read(self.fd, 64)
             if not chunk:
                 self.gone = True
-                return None
-            self.buffer += chunk
-        line, _, self.buffer = self.buffer.partition(b"\n")
-        return line
+            self.frames.feed(chunk)
 
     def poll(self) -> int | None:
         if self.returncode is None:
-            line = self._line(0)
-            if line is not None:
-                self.returncode = int(line)
+            self.returncode = self._told(0)
         return self.returncode
 
     def wait(self, timeout: float | None = None) -> int | None:
         if self.returncode is None:
-            line = self._line(3600.0 if timeout is None else timeout)
-            if line is not None:
-                self.returncode = int(line)
-            elif not self.gone:
+            self.returncode = self._told(3600.0 if timeout is None else timeout)
+            if self.returncode is None and not self.gone:
                 raise subprocess.TimeoutExpired("host", timeout or 0.0)
         return self.returncode
 
@@ -172,7 +157,8 @@ class Judge:
         self.private = private  # the judge's own: the check's files, its output
         self.host_dir = folder / HOST_FOLDER
         self.module = ""  # the brick's module name, once it is copied in
-        self.request: dict = {}
+        self.order: CheckOrder | None = None
+        self.imported = imports.Imported(())
         self.findings = Findings()
         self.started = time.monotonic()
         self.deadline = self.started + 3600.0
@@ -197,7 +183,7 @@ class Judge:
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
         status_r, status_w = os.pipe()
-        order = json.dumps({"folder": folder, "env": host_env(folder)}).encode("utf-8")
+        order = encode_message(HostOrder(folder, host_env(folder)))
         try:
             socket.send_fds(self.server, [order], [request_r, reply_w, out_w, err_w, status_w])
         finally:
@@ -220,8 +206,9 @@ class Judge:
         if status is None and _ended(process.pid):  # ended, not yet reaped by the server: its status comes
             with contextlib.suppress(subprocess.TimeoutExpired):
                 status = process.wait(EXIT_REPORT_SECONDS)
-        if status is not None and status >= 0 and not self.findings.exited and session.dead is None and self.request:
-            self.findings.exited = f"the brick's process exited (status {status}) before the check finished"
+        if status is not None and status >= 0 and not self.findings.ended and session.dead is None and self.order:
+            line = f"the brick's process exited (status {status}) before the check finished"
+            self.findings.add("tampered", line, "host")
         if status is None:  # not reaped yet: its pid (its group's) is still its own
             try:
                 os.killpg(process.pid, signal.SIGKILL)
@@ -230,55 +217,72 @@ class Judge:
         session.drain(0.0)  # what it printed is in the pipes already; the server reaps it
         for capture, stream in zip(self.captures, ("stdout", "stderr"), strict=True):
             for line in capture.evidence(stream):
-                self.findings.note("tampered", line)
+                self.findings.add("tampered", line, "host")
 
     # -- the check ----------------------------------------------------------------------------
 
-    def run(self, request: dict) -> dict:
-        self.request = request
+    def run(self, order: CheckOrder) -> Answer:
+        """The check of `order`'s brick: the facts the check and its host gave (never a verdict)."""
+        self.order = order
+        self.imported = imports.Imported([order.source, *order.files.values()])
         self.started = time.monotonic()
-        self.deadline = self.started + float(request["timeout"])
+        self.deadline = self.started + float(order.timeout)
         if self.session is not None:
             self.session.deadline = self.deadline
         sys.dont_write_bytecode = True  # the check's files are compiled in a folder removed after
         signal.signal(signal.SIGALRM, self._alarm)
         signal.setitimer(signal.ITIMER_REAL, max(0.01, self.deadline - time.monotonic()) + ALARM_GRACE)
+        ran: Ran | None = None
         try:
-            ran = self._placed()
-            if ran is None:
+            refused = self._placed()
+            if refused is not None:
+                self.findings.facts.append(refused)
+            else:
                 ran = self._run()
         except CheckTimeout:
-            ran = Ran("timeout", f"killed after {request['timeout']:g} s")
+            ran = None
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
         self.stop_host()
         for path in self.watch.opened():
             self._opened(path)
         self.watch.close()
-        verdict, detail = conclude(ran, self.findings)
-        if verdict == "timeout":
-            detail = f"killed after {request['timeout']:g} s"
-        return {
-            "verdict": verdict,
-            "detail": " ".join(detail.split())[:500],
-            "passed": ran.passed,
-            "failed": ran.failed,
-            "duration_ms": int((time.monotonic() - self.started) * 1000),
-        }
+        if self.findings.timed_out:
+            self.findings.add("timeout", f"killed after {order.timeout:g} s")
+        facts = [*self.findings.facts, *([ran.fact()] if ran is not None else [])]
+        return Answer(
+            tuple(facts),
+            tuple(self.findings.notes),
+            ran.passed if ran else None,
+            ran.failed if ran else None,
+            int((time.monotonic() - self.started) * 1000),
+        )
 
-    def _placed(self) -> Ran | None:
-        """The brick copied in beside its host, the decoys laid and watched; a Ran when it cannot be."""
-        copied = copy_brick(Brick.from_wire(self.request["brick"]), self.host_dir)
+    def _placed(self) -> Fact | None:
+        """The brick copied in beside its host, the decoys laid and watched; why not, when its
+        name is one of the judge's modules."""
+        assert self.order is not None
+        brick = Brick.from_wire(self.order.brick)
+        refused = imports.refusal(brick.module, self.imported)
+        if refused is not None:
+            return refused
+        copied = copy_brick(brick, self.host_dir)
         self.module = copied.name.removesuffix(".py")
         decoys = self.folder / DECOY_FOLDER
         decoys.mkdir()
-        decoy = decoys / f"test_{self.module}.py"
+        decoy = (
+            decoys / f"{f'test_{self.module}'[: NAME_MAX - 3]}.py"
+        )  # (a brick's name may be as long as a name can be)
         decoy.write_text(DECOY, encoding="utf-8")
         self.decoys = [str(decoy)]
         self.watch = Watch(self.decoys)
         if self.session is not None and self.session.process.poll() is not None:
             self.start_host()  # the host waiting for this check ended before it had a brick: a fresh one
         return None
+
+    def _bound(self) -> frozenset[str]:
+        """The names the check's `import` statements bind (read when a star import needs them)."""
+        return self.imported.bound
 
     def _alarm(self, signum: int, frame: object) -> None:
         self.findings.timed_out = True
@@ -288,23 +292,22 @@ class Judge:
         folder = str(self.folder)
         if path in self.decoys or path.startswith(folder):
             name = os.path.relpath(path, folder)
-            self.findings.note("tampered", f"the brick opened {name}, where a check would be (a decoy)")
+            self.findings.add("tampered", f"the brick opened {name}, where a check would be (a decoy)")
         else:
             shown = os.path.relpath(path, self.private) if path.startswith(str(self.private)) else path
-            self.findings.note("tampered", f"the brick opened the check's own {shown}")
+            self.findings.add("tampered", f"the brick opened the check's own {shown}")
 
     def _run(self) -> Ran:
-        session = self.session
-        assert session is not None  # prepared
-        request = self.request
+        session, order = self.session, self.order
+        assert session is not None and order is not None  # prepared
         brick = str(self.host_dir / f"{self.module}.py")
-        entry = request["entry_point"] if request["kind"] == "python" else ""
+        entry = order.entry_point if order.kind == "python" else ""
         try:  # the entry point comes with the module: one exchange fewer
             answer = session.request(
-                "import", None, (brick, self.module, list(self.setup.paths), str(self.host_dir), entry)
+                Op.IMPORT, None, (brick, self.module, list(self.setup.paths), str(self.host_dir), entry)
             )
         except (BrickGone, BoundaryRefused) as exc:
-            return Ran("import_error" if not self.findings.crashed else "wrong", str(exc))
+            return Ran("import_error", str(exc))
         except CheckTimeout:
             raise
         except BaseException as exc:  # noqa: BLE001 (the brick's exception at import is its verdict)
@@ -314,26 +317,37 @@ class Judge:
             return Ran("import_error", "the brick's import answered no module")
         module, candidate = answer
         proxy = BrickModule(self.module, session, module)
-        if request["kind"] == "python":
+        if order.kind == "python":
             return self.python(session, module, proxy, candidate)
         return self.pytest(proxy)
 
     def python(self, session: Session, module: RemoteObject, proxy: BrickModule, candidate: object) -> Ran:
-        request = self.request
-        entry = request["entry_point"]
+        order = self.order
+        assert order is not None
+        entry = order.entry_point
         if not isinstance(candidate, RemoteCallable):
             return Ran("no_entry_point", f"module {self.module} defines no callable {entry}")
-        remote.scoped_import(self.module, proxy, lambda g: g is not None and g.get("__name__") == "__check__")
-        namespace: dict = {"__name__": "__check__", "__builtins__": _Builtins(session, module), entry: candidate}
-        source = request["source"]
+        remote.scoped_import(
+            self.module, proxy, lambda g: g is not None and g.get("__name__") == "__check__", self._bound
+        )
+        namespace: dict = {
+            "__name__": "__check__",
+            "__builtins__": imports.CheckBuiltins(session, module),
+            entry: candidate,
+        }
+        source = order.source
         linecache.cache[CHECK_FILENAME] = (len(source), None, source.splitlines(True), CHECK_FILENAME)
+        asked = session.asked
         try:
             exec(compile(source, CHECK_FILENAME, "exec"), namespace)  # noqa: S102 (the suite's own check, trusted)
             check = namespace["check"]
         except (CheckTimeout, BrickGone, BoundaryRefused):
             raise
-        except BaseException:  # noqa: BLE001 (a check source that does not run is the harness's fault)
-            return Ran("harness_fault", f"the check's source does not define check(candidate): {_failed()}")
+        except BaseException:  # noqa: BLE001 (a check source that does not run: the check's fault, unless the brick took part)
+            why = _failed()
+            if session.asked != asked:  # it failed on a name it asked of the brick: the brick's answer
+                return Ran("wrong", why)
+            return Ran("harness_fault", f"the check's source does not define check(candidate): {why}")
         try:
             check(candidate)
         except CheckTimeout:
@@ -345,13 +359,14 @@ class Judge:
     def pytest(self, proxy: BrickModule) -> Ran:
         import pytest as pytest_
 
-        request = self.request
+        order = self.order
+        assert order is not None
         checks = self.private / "checks"
-        for name, text in request["files"].items():
-            path = checks / name
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
-            self.check_files[str(path)] = text
+        for name, text in order.files.items():
+            written = checks / name
+            written.parent.mkdir(parents=True, exist_ok=True)
+            written.write_text(text, encoding="utf-8")
+            self.check_files[str(written)] = text
         ini = self.private / "pytest.ini"
         ini.write_text("[pytest]\n", encoding="utf-8")
         # the check's own files, watched whenever the check is not reading them (before its run,
@@ -361,17 +376,18 @@ class Judge:
         files = Watch(list(self.check_files))
         prefix = str(checks) + os.sep
         remote.scoped_import(
-            self.module, proxy, lambda g: g is not None and str(g.get("__file__", "")).startswith(prefix)
+            self.module,
+            proxy,
+            lambda g: g is not None and str(g.get("__file__", "")).startswith(prefix),
+            self._bound,
         )
-        if _free(self.module):
-            sys.modules[self.module] = proxy  # importlib.import_module, monkeypatch's "add.name"
         tally = _Tally(self, files)
         for path in [*folders.opened(), *files.opened()]:
             self._opened(path)
         folders.close()
         args = [
             "-c", str(ini), "--rootdir", str(self.private), "-p", "no:cacheprovider", "--noconftest",
-            "-q", "--color=no", "--basetemp", str(self.folder / "scratch"), *_collected(checks, request["files"]),
+            "-q", "--color=no", "--basetemp", str(self.folder / "scratch"), *_collected(checks, order.files),
         ]  # fmt: skip
         os.environ.pop("PYTEST_ADDOPTS", None)
         try:
@@ -381,6 +397,8 @@ class Judge:
                 self._opened(path)
             files.close()
         passed, failed = tally.passed, tally.failed
+        if code == 0 and not passed:  # every test skipped (a brick's attribute may decide a skipif)
+            return Ran("wrong", "no test passed: every test collected was skipped", passed, failed)
         if code == 0:
             return Ran("correct", "", passed, failed)
         if code == 5:
@@ -432,10 +450,8 @@ class _Tally:
         # a test runner's outcome raised by the brick (unittest.SkipTest, pytest's skip) arrives
         # as a class of its own, so it fails the test; that it tried is evidence
         value = call.excinfo.value if call.excinfo is not None else None
-        if value is not None and vars(value).get(remote.BRICK_RAISED) and type(value).__name__ in remote.OUTCOMES:
-            self.judge.findings.note(
-                "tampered", f"the brick raised {type(value).__name__}, a test runner's own outcome"
-            )
+        if value is not None and vars(value).get(remote.BRICK_RAISED) and remote.runner_outcome(type(value)):
+            self.judge.findings.add("tampered", f"the brick raised {type(value).__name__}, a test runner's own outcome")
 
     def pytest_runtest_logreport(self, report) -> None:
         if report.when == "call":
@@ -450,21 +466,6 @@ class _Tally:
             self.first_failure = f"{report.nodeid}: {crash.message}" if crash is not None else report.nodeid
 
 
-class _Builtins(dict):
-    """A python check's builtins: the real ones; a name found nowhere is the brick module's."""
-
-    def __init__(self, session: Session, module: RemoteObject) -> None:
-        super().__init__(vars(builtins))  # after scoped_import: its __import__
-        self.session = session
-        self.module = module
-
-    def __missing__(self, name: str) -> object:
-        try:
-            return self.session.request("getattr", self.module, (name,))
-        except AttributeError:
-            raise KeyError(name) from None
-
-
 def _ended(pid: int) -> bool:
     """Whether `pid` has ended and waits to be reaped (a zombie)."""
     try:
@@ -473,18 +474,6 @@ def _ended(pid: int) -> bool:
     except OSError:
         return False
     return raw[raw.rfind(b")") + 2 : raw.rfind(b")") + 3] in (b"Z", b"X")
-
-
-def _free(name: str) -> bool:
-    """Whether no module here has the brick's name (then the brick's module may take it)."""
-    import importlib.util
-
-    if name in sys.modules or name in sys.stdlib_module_names:
-        return False
-    try:
-        return importlib.util.find_spec(name) is None
-    except (ImportError, ValueError):
-        return False
 
 
 def _failed() -> str:

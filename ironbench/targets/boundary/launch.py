@@ -80,14 +80,14 @@ def launch_host(launch: HostLaunch, launcher: str = "plain") -> "subprocess.Pope
 
 @cache
 def host_program() -> dict[str, bytes]:
-    """What the host server runs: host.py and codec.py compiled (hash-based .pyc, unchecked:
+    """What the host server runs: host.py, codec.py and protocol.py compiled (hash-based .pyc, unchecked:
     the copy is the program), once per process; each server gets its own copy."""
     import importlib.util
     import marshal
 
     here = Path(__file__).parent
     compiled = {}
-    for name in ("host", "codec"):
+    for name in ("host", "codec", "protocol"):
         source = (here / f"{name}.py").read_bytes()
         code = compile(source, str(here / f"{name}.py"), "exec", dont_inherit=True)
         header = importlib.util.MAGIC_NUMBER + (1).to_bytes(4, "little") + importlib.util.source_hash(source)

@@ -1,15 +1,15 @@
 """The harness's side of the trusted process: zygotes started on demand, one check at a time
 each, kept warm between checks (a thread of the harness takes an idle one, gives it back).
 
-A zygote is the harness's own child, spared by containment's sweeps. Its answer is the check's
-verdict: it never passes through anything a brick can write. A zygote that dies during a check
-was killed (it does not end on its own while it waits for a judge): when by a signal, the only
-processes in a position to send it are the brick's, and the check is `tampered`.
+A zygote is the harness's own child, spared by containment's sweeps. Its answer holds the
+facts the check's verdict is decided from: it never passes through anything a brick can write.
+A zygote that dies during a check was killed (it does not end on its own while it waits for a
+judge): when by a signal, the only processes in a position to send it are the brick's, and
+that is evidence of tampering.
 """
 
 import atexit
 import contextlib
-import json
 import os
 import select
 import signal
@@ -21,6 +21,20 @@ import time
 
 from ironbench.targets import containment
 from ironbench.targets.boundary import procs
+from ironbench.targets.boundary.protocol import (
+    Answer,
+    CheckOrder,
+    Fact,
+    FrameError,
+    Frames,
+    Message,
+    Ready,
+    Setup,
+    Warm,
+    decode_message,
+    encode_message,
+    frame,
+)
 from ironbench.targets.boundary.zygote import JUDGE_GRACE
 
 START_SECONDS = 120.0  # a zygote imports pytest once; a loaded machine may take a while
@@ -30,13 +44,12 @@ CLOSE_SECONDS = 5.0  # an idle zygote told to close cleans up first
 
 
 class ZygoteLost(Exception):
-    """The zygote could not answer: `verdict` and `detail` say what that makes of the check;
-    `before` when it was gone before the check was sent (a fresh one may take it)."""
+    """The zygote could not answer: `fact` says what that makes of the check; `before` when it
+    was gone before the check was sent (a fresh one may take it)."""
 
-    def __init__(self, verdict: str, detail: str, before: bool = False) -> None:
-        super().__init__(detail)
-        self.verdict = verdict
-        self.detail = detail
+    def __init__(self, fact: Fact, before: bool = False) -> None:
+        super().__init__(fact.line)
+        self.fact = fact
         self.before = before
 
 
@@ -49,7 +62,7 @@ def zygote_env() -> dict[str, str]:
 
 
 class Zygote:
-    def __init__(self, setup: dict | None = None) -> None:
+    def __init__(self, setup: Setup | None = None) -> None:
         self.log = tempfile.TemporaryFile()  # noqa: SIM115 (its stderr, read when it fails)
         argv = [sys.executable, "-s", "-P", "-m", "ironbench.targets.boundary.zygote"]
         self.process = containment.start_spared(
@@ -66,36 +79,37 @@ class Zygote:
         )
         self.ready = False
         self.closed = False  # it closed its side: it has ended, or is ending
+        self.frames = Frames()
         if setup is not None:  # its host server and first judge start before any check comes
-            self._send({"warm": setup})
+            self._send(Warm(setup))
 
-    def _send(self, message: dict) -> None:
-        data = json.dumps(message).encode("utf-8")
+    def _send(self, message: Message) -> None:
         assert self.process.stdin is not None
-        self.process.stdin.write(len(data).to_bytes(4, "little") + data)
+        self.process.stdin.write(frame(encode_message(message)))
         self.process.stdin.flush()
 
-    def _receive(self, deadline: float) -> dict | None:
+    def _receive(self, deadline: float) -> Message | None:
         """One message, or None when the zygote closed its side (`self.closed`) or the deadline passed."""
         assert self.process.stdout is not None
         fd = self.process.stdout.fileno()
-        data = bytearray()
-        need = 4
         while True:
-            if len(data) >= 4:
-                need = 4 + int.from_bytes(data[:4], "little")
-                if len(data) >= need:
-                    return json.loads(bytes(data[4:need]))
+            try:
+                payload = self.frames.next()
+            except FrameError:
+                self.closed = True
+                return None
+            if payload is not None:
+                return decode_message(payload)
             left = deadline - time.monotonic()
             if left <= 0:
                 return None
             ready, _, _ = select.select([fd], [], [], left)
             if ready:
-                chunk = os.read(fd, max(need - len(data), 1 << 16))
+                chunk = os.read(fd, 1 << 16)
                 if not chunk:
                     self.closed = True
                     return None
-                data += chunk
+                self.frames.feed(chunk)
 
     def _lost(self, before: bool) -> ZygoteLost:
         try:
@@ -104,32 +118,33 @@ class Zygote:
             status = None
         if status is not None and status < 0 and not before:
             name = signal.Signals(-status).name if -status in signal.valid_signals() else f"signal {-status}"
-            return ZygoteLost("tampered", f"the check's trusted process was killed by {name} while the brick ran")
+            line = f"the check's trusted process was killed by {name} while the brick ran"
+            return ZygoteLost(Fact("tampered", line, "harness"))
         self.log.seek(0)
         tail = self.log.read()[-2000:].decode("utf-8", "replace").strip().splitlines()[-1:] or [f"status {status}"]
-        return ZygoteLost("harness_fault", f"the check's trusted process ended: {tail[0]}", before)
+        return ZygoteLost(Fact("harness_fault", f"the check's trusted process ended: {tail[0]}", "harness"), before)
 
     def wait_ready(self) -> None:
         """Until it has started (ZygoteLost when it cannot)."""
         if not self.ready:
             hello = self._receive(time.monotonic() + START_SECONDS)
-            if hello is None:
+            if not isinstance(hello, Ready):
                 self.close()
                 raise self._lost(before=True)
             self.ready = True
 
-    def ask(self, request: dict, timeout_s: float) -> dict:
-        """The verdict of one check (ZygoteLost when the zygote cannot give one)."""
+    def ask(self, order: CheckOrder) -> Answer:
+        """What one check found (ZygoteLost when the zygote cannot say)."""
         self.wait_ready()
         try:
-            self._send(request)
+            self._send(order)
         except (BrokenPipeError, OSError):
             raise self._lost(before=True) from None
-        answer = self._receive(time.monotonic() + timeout_s + JUDGE_GRACE + ANSWER_GRACE)
-        if answer is None:
+        answer = self._receive(time.monotonic() + order.timeout + JUDGE_GRACE + ANSWER_GRACE)
+        if not isinstance(answer, Answer):
             if not self.closed:  # it did not answer in time: it and everything below it go
                 self.close()
-                raise ZygoteLost("timeout", f"killed after {timeout_s:g} s")
+                raise ZygoteLost(Fact("timeout", f"killed after {order.timeout:g} s", "harness"))
             raise self._lost(before=False)  # (its end is seen before its exit status is)
         return answer
 
@@ -178,7 +193,7 @@ class _Pool:
                 return
         zygote.close()
 
-    def prestart(self, count: int, setup: dict) -> None:
+    def prestart(self, count: int, setup: Setup) -> None:
         """Start zygotes up to `count` idle ones now, so that their start overlaps other work."""
         with self.lock:
             missing = count - len(self.idle) if self.pid == os.getpid() else 0
@@ -199,23 +214,23 @@ _POOL = _Pool()
 atexit.register(_POOL.close)
 
 
-def judge(request: dict, timeout_s: float) -> dict:
-    """One check's verdict from a warm zygote (a fresh one if the one taken had died)."""
+def judge(order: CheckOrder) -> Answer:
+    """What one check found, from a warm zygote (a fresh one if the one taken had died)."""
     for attempt in (1, 2):
         zygote = _POOL.take()
         try:
-            answer = zygote.ask(request, timeout_s)
+            answer = zygote.ask(order)
         except ZygoteLost as lost:
             zygote.close()
             if lost.before and attempt == 1:
                 continue
-            return {"verdict": lost.verdict, "detail": lost.detail}
+            return Answer((lost.fact,))
         _POOL.give(zygote)
         return answer
     raise AssertionError("unreachable")
 
 
-def prestart(count: int, setup: dict) -> None:
+def prestart(count: int, setup: Setup) -> None:
     """Have `count` trusted processes starting, each with its host server for `setup` (checks
     are coming on that many threads)."""
     _POOL.prestart(min(count, MAX_IDLE), setup)

@@ -2,19 +2,24 @@
 
 Requests go to the host one at a time; while one waits, the host's stdout and stderr are read
 (capped) and the deadline is kept. An answer is decoded by codec.py into plain values, or into
-handles made here: a `RemoteObject` (or `RemoteCallable`, `RemoteClass`) for an object that
-stays in the host, a mirrored exception class for the brick's exception classes. What a handle
-does is decided here: it equals only itself, hashes by identity and is true; attribute access,
-calls, len, iteration, indexing, str and repr are asked of the host; it has no operators and no
-numeric conversions (a result the check computes with must arrive as plain data). Membership
-(`x in handle`) iterates the host's object and compares here.
+objects made here for what stays in the host: a `RemoteObject` (or `RemoteCallable`,
+`RemoteClass`, `RemoteDataclass`), a named tuple or an enum member as a value made here (values.py),
+a mirrored exception class for the brick's exception classes. What a handle does is decided
+here: it equals only itself (a dataclass whose `__eq__` is generated: field by field, here),
+hashes by identity and is true; attribute access, calls, len, iteration, indexing, str and repr
+are asked of the host; it has no operators and no numeric conversions (a result the check
+computes with must arrive as plain data). Membership (`x in handle`) iterates the host's object
+and compares here. No value of the check's is ever sent to be compared: when a brick's type
+has its own comparison, the host is asked what it says against a fresh object (PROBE), and an
+object equal to what it never saw is evidence of tampering.
 
-What the session learns about the brick is kept in `Findings`: the host ended (how), the
-deadline passed, something could not cross, evidence of tampering.
+What the session learns about the brick is kept in `Findings`: facts for verdict.decide (the
+host ended, how; an answer that cannot cross; evidence of tampering), notes, the deadline.
 """
 
 import builtins
 import codecs
+import importlib
 import os
 import selectors
 import signal
@@ -27,13 +32,25 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ironbench.targets.boundary import codec
+from ironbench.core.kinds import CheckVerdict
+from ironbench.targets.boundary import codec, values
+from ironbench.targets.boundary.protocol import (
+    ENDS_ITERATION,
+    OK,
+    RAISED,
+    REFUSED,
+    Fact,
+    FrameError,
+    Frames,
+    Op,
+    frame,
+)
 from ironbench.targets.boundary.tamper import Capture
 
-REPLY_SLACK = 1024 * 1024  # a reply's frame around a value of at most codec.MAX_BYTES
 ECHO_CAP = 1024 * 1024  # bytes of each of the host's streams printed as the check's own
 EXIT_WAIT_SECONDS = 2.0  # the host closed its reply channel: the time it gets to finish exiting
 DRAIN_READING = 0.05  # after a check, what a leftover of the brick keeps printing is read this long
+FACTS_CAP = 20  # facts of one verdict kept (and notes)
 # What the check never asks the host for: pytest's collection probes every name a test module
 # holds (a brick could answer `__test__ = True` and have its function run as a test).
 LOCAL_ONLY = frozenset({"__test__", "pytestmark", "__wrapped__", "__signature__", "__pytest_wrapped__"})
@@ -45,6 +62,16 @@ _ORDER = {"lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 RUNNER_MODULES = ("unittest", "bdb", "doctest", "_pytest", "pytest")
 OUTCOMES = frozenset({"SkipTest", "Skipped", "XFailed", "Exit", "Failed", "OutcomeException", "BdbQuit"})
 BRICK_RAISED = "_ironbench_brick_raised"  # marks an exception the brick raised, as made here
+
+
+def runner_outcome(cls: type) -> bool:
+    """Whether a class mirrored from the brick is a test runner's outcome: named so, and from a
+    runner's module (pytest's say `builtins`, which no real built-in of that name is)."""
+    module = str(cls.__module__)
+    from_runner = module.partition(".")[0] in RUNNER_MODULES or (
+        module == "builtins" and codec.BUILTIN_CLASSES.get(cls.__name__) is not cls
+    )
+    return from_runner and cls.__name__ in OUTCOMES
 
 
 class CheckTimeout(BaseException):
@@ -72,25 +99,32 @@ class HostProcess(Protocol):
 
 @dataclass
 class Findings:
-    """What the check's side learnt of the brick while the check ran."""
+    """What the check's side learnt of the brick while the check ran: facts (verdict.decide
+    weighs them with the check's own conclusion), notes said beside a verdict that is not
+    correct, the names the check imported that the brick lacks."""
 
+    facts: list[Fact] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
     timed_out: bool = False
-    exited: str = ""  # the host ended with an exit status while it owed an answer: tampered
-    crashed: str = ""  # the host was killed by a signal: a crash (wrong)
-    refused: list[str] = field(default_factory=list)  # what could not cross: harness_fault
-    tampered: list[str] = field(default_factory=list)  # evidence, whatever the check concluded
-    claims: list[str] = field(default_factory=list)  # evidence that counts when the check failed
-    missing: list[str] = field(default_factory=list)  # names the check imported that the brick lacks
+    ended: bool = False  # the host ended (exited, or was killed) while it owed an answer
 
-    def note(self, kind: str, line: str) -> None:
-        kept = getattr(self, kind)
-        if line not in kept and len(kept) < 20:
-            kept.append(line)
+    def add(self, verdict: CheckVerdict, line: str, layer: str = "judge") -> None:
+        same = [f for f in self.facts if f.verdict == verdict]
+        if len(same) < FACTS_CAP and all(f.line != line for f in same):
+            self.facts.append(Fact(verdict, line, layer))
+
+    def note(self, line: str) -> None:
+        if line not in self.notes and len(self.notes) < FACTS_CAP:
+            self.notes.append(line)
+
+    def lacking(self, name: str) -> None:
+        if name not in self.missing and len(self.missing) < FACTS_CAP:
+            self.missing.append(name)
 
 
-def _short(value: object, size: int = 60) -> str:
-    text = repr(value) if not isinstance(value, RemoteObject) else f"<{value._qualname} object>"
-    return text if len(text) <= size else text[: size - 3] + "..."
+class _BrickValue(codec.Unencodable):
+    """A value made of what the brick gave (an exception it raised) that cannot go back to it."""
 
 
 def _refusal(value: object) -> str:
@@ -124,9 +158,11 @@ class Session:
         self.deadline = deadline
         self.findings = findings
         self.dead: BaseException | None = None
+        self.asked = 0  # requests sent: a failure of the check's own code after one may be the brick's doing
         self.handles: dict[int, object] = {}  # host id -> its handle (or mirrored exception class)
         self.class_ids: dict[type, int] = {}  # a mirrored exception class -> its host id
         self.types: dict[tuple[str, str, str], type] = {}
+        self.probed: dict[tuple[int, str], object] = {}  # (handle id, operator) -> what the host said
         self.selector = selectors.DefaultSelector()
         os.set_blocking(request_fd, False)
         os.set_blocking(reply_fd, False)
@@ -144,48 +180,51 @@ class Session:
         try:
             payload = codec.encode((op, target, args, kwargs or {}), self._fallback, track=track, subclasses=True)
         except codec.Unencodable as exc:
-            self.findings.note("refused", f"{op}: {exc}")
+            if isinstance(exc, codec.TooLarge | codec.TooDeep | _BrickValue):  # it may be the brick's making
+                self.findings.add("wrong", f"what the check passes to the brick ({op}) cannot cross: {exc}")
+            else:  # what the check itself made: a check this boundary cannot run
+                self.findings.add(
+                    "harness_fault", f"the check passes the brick {exc} ({op}): the boundary cannot carry it"
+                )
             raise BoundaryRefused(f"cannot pass to the brick: {exc}") from None
+        self.asked += 1
         with self.lock:
-            reply = self._exchange(codec.frame(payload), op)
+            reply = self._exchange(frame(payload), op)
         try:
             answer = codec.decode(reply, self._handle, ref=lambda k: track[k] if 0 <= k < len(track) else self._bad(k))
-            return self._answer(answer, track)
+            return self._answer(answer, track, op)
         except codec.CodecError as exc:
             return self._broken(f"the brick's process answered {op} with a malformed reply: {exc}")
 
-    def evidence(self, name: str, handle: "RemoteObject", other: object = None) -> object:
-        """What the brick's own type says of a comparison (never raises, never counts as refused)."""
-        if self.dead is not None:
-            return None
-        try:
-            payload = codec.encode(("claim", handle, (name, other), {}), self._fallback, subclasses=True)
-        except codec.Unencodable:
-            return None
-        try:
-            with self.lock:
-                reply = self._exchange(codec.frame(payload), "claim")
-            answer = codec.decode(reply, self._handle)
-        except codec.CodecError:
-            return None
-        return answer[1] if type(answer) is tuple and len(answer) == 3 and answer[0] == "ok" else None
+    def probe(self, handle: "RemoteObject", name: str) -> object:
+        """What the brick's own type says of its object against a fresh one (True, False, None),
+        asked once per object and operator; the host's end while it answers is its own evidence."""
+        key = (object.__getattribute__(handle, "_id"), name)
+        if key not in self.probed:
+            try:
+                self.probed[key] = self.request(Op.PROBE, handle, (name,))
+            except (BrickGone, BoundaryRefused):
+                self.probed[key] = None
+            except Exception:  # noqa: BLE001 (a probe that raises says nothing)
+                self.probed[key] = None
+        return self.probed[key]
 
     def _bad(self, k: int) -> object:
         raise codec.CodecError(f"no argument container {k}")
 
-    def _answer(self, answer: object, track: list) -> object:
+    def _answer(self, answer: object, track: list, op: str) -> object:
         if type(answer) is not tuple or not answer:
             raise codec.CodecError("a reply is a tuple")
-        if answer[0] == "refused" and len(answer) == 2 and type(answer[1]) is str:
-            self.findings.note("refused", answer[1])
+        if answer[0] == REFUSED and len(answer) == 2 and type(answer[1]) is str:
+            self.findings.add("wrong", f"the brick's answer to {op} cannot cross: {answer[1]}", "host")
             raise BoundaryRefused(f"the brick's answer cannot cross: {answer[1]}")
-        if len(answer) != 3 or answer[0] not in ("ok", "raised") or type(answer[2]) is not tuple:
+        if len(answer) != 3 or answer[0] not in (OK, RAISED) or type(answer[2]) is not tuple:
             raise codec.CodecError("a reply is (ok|raised, value, updates)")
         for update in answer[2]:
             self._update(update, track)
-        if answer[0] == "ok":
+        if answer[0] == OK:
             return answer[1]
-        raise self._exception(answer[1])
+        raise self._exception(answer[1], op)
 
     @staticmethod
     def _update(update: object, track: list) -> None:
@@ -207,8 +246,7 @@ class Session:
         view = memoryview(data)
         selector.register(self.request_fd, selectors.EVENT_WRITE)
         selector.register(self.reply_fd, selectors.EVENT_READ)
-        received = bytearray()
-        expected: int | None = None
+        frames = Frames()
         self.echo = True
         try:
             while True:
@@ -230,16 +268,16 @@ class Session:
                         chunk = os.read(fd, 1 << 20)
                         if not chunk:
                             return self._ended(op)
-                        received += chunk
-                        if expected is None and len(received) >= codec.HEADER.size:
-                            (expected,) = codec.HEADER.unpack_from(received)
-                            if expected > codec.MAX_BYTES + REPLY_SLACK:
-                                return self._broken(f"the brick's process announced a reply of {expected:,} bytes")
-                        if expected is not None and len(received) >= codec.HEADER.size + expected:
-                            if len(received) > codec.HEADER.size + expected:
+                        frames.feed(chunk)
+                        try:
+                            reply = frames.next()
+                        except FrameError as exc:
+                            return self._broken(f"the brick's process announced a reply over the limit: {exc}")
+                        if reply is not None:
+                            if frames.buffer:
                                 return self._broken("the brick's process answered more than it was asked")
                             self._pump_ready()
-                            return bytes(received[codec.HEADER.size :])
+                            return reply
                     else:
                         self._pump(fd)
         finally:
@@ -290,25 +328,28 @@ class Session:
             return self._broken(f"the brick's process closed its reply channel while answering {op}")
         if status is None:
             return self._broken(f"the brick's process ended while answering {op}, and the process that forked it too")
+        self.findings.ended = True
         if status < 0:
             name = signal.Signals(-status).name if -status in signal.valid_signals() else f"signal {-status}"
-            self.findings.crashed = f"the brick's process was killed by {name} while answering {op}"
-            self.dead = BrickGone(self.findings.crashed)
+            line = f"the brick's process was killed by {name} while answering {op}"
+            self.findings.add("wrong", line, "host")  # a crash (out of memory, a segfault): its answer
         else:
-            self.findings.exited = f"the brick's process exited (status {status}) while answering {op}"
-            self.dead = BrickGone(self.findings.exited)
+            line = f"the brick's process exited (status {status}) while answering {op}"
+            self.findings.add("tampered", line, "host")  # it ended its own process instead of answering
+        self.dead = BrickGone(line)
         raise self.dead
 
     def _broken(self, why: str) -> bytes:
-        self.findings.note("tampered", why)
+        self.findings.add("tampered", why, "host")
         self.dead = BrickGone(why)
         raise self.dead
 
     # -- what crosses -------------------------------------------------------------------------
 
     def _fallback(self, value: object) -> tuple[bytes | None, object]:
-        if isinstance(value, RemoteObject) and object.__getattribute__(value, "_session") is self:
-            return b"h", object.__getattribute__(value, "_id")
+        session = _session_of(value)
+        if session is self:
+            return b"h", _id_of(value)
         if isinstance(value, type):
             if codec.BUILTIN_CLASSES.get(value.__name__) is value:
                 return b"K", value.__name__
@@ -317,26 +358,32 @@ class Session:
         numpy = sys.modules.get("numpy")
         if numpy is not None and isinstance(value, numpy.generic):
             return None, value.item()
+        if isinstance(value, BaseException) and vars(value).get(BRICK_RAISED):
+            raise _BrickValue(f"a {type(value).__qualname__} the brick raised")
         raise codec.Unencodable(_refusal(value))
 
     def _handle(self, descriptor: object) -> object:
         if (
             type(descriptor) is not tuple
-            or len(descriptor) != 6
+            or len(descriptor) != 7
             or type(descriptor[0]) is not int
             or not all(type(part) is str for part in descriptor[1:4])
             or type(descriptor[4]) is not tuple
             or type(descriptor[5]) is not tuple
+            or type(descriptor[6]) is not tuple
         ):
-            raise codec.CodecError("a handle is (id, kind, module, qualname, overrides, bases)")
-        hid, kind, module, qualname, overrides, bases = descriptor
+            raise codec.CodecError("a handle is (id, kind, module, qualname, overrides, bases, extra)")
+        hid, kind, module, qualname, overrides, bases, extra = descriptor
         known = self.handles.get(hid)
         if known is not None:
             return known
+        made: object
         if kind == "exception_class":
-            made: object = self._exception_class(hid, module, qualname, bases)
-        elif kind in ("object", "callable", "class", "module"):
-            made = self._type(kind, module, qualname)(self, hid, qualname, frozenset(map(str, overrides)))
+            made = self._exception_class(hid, module, qualname, bases)
+        elif kind in ("tuple", "enum"):
+            made = values.made(self, hid, kind, module, qualname, extra)
+        elif kind in ("object", "callable", "function", "class", "module", "dataclass"):
+            made = self._type(kind, module, qualname)(self, hid, qualname, frozenset(map(str, overrides)), extra)
         else:
             raise codec.CodecError(f"a handle of kind {kind!r}")
         self.handles[hid] = made
@@ -347,9 +394,17 @@ class Session:
         key = (kind, module, qualname)
         made = self.types.get(key)
         if made is None:
-            base = {"object": RemoteObject, "callable": RemoteCallable, "class": RemoteClass, "module": RemoteObject}
+            base = {
+                "object": RemoteObject,
+                "callable": RemoteCallable,
+                "function": RemoteCallable,
+                "class": RemoteClass,
+                "module": RemoteObject,
+                "dataclass": RemoteDataclass,
+            }
             name = qualname.rpartition(".")[2] or "object"
-            made = type(name if name.isidentifier() else "object", (base[kind],), {"__slots__": ()})
+            namespace = {"__slots__": (), "_boundary_kind": kind}
+            made = type(name if name.isidentifier() else "object", (base[kind],), namespace)
             made.__qualname__ = qualname
             made.__module__ = f"brick:{module}"
             self.types[key] = made
@@ -380,7 +435,7 @@ class Session:
         self.class_ids[made] = hid
         return made
 
-    def _exception(self, info: object) -> BaseException:
+    def _exception(self, info: object, op: str) -> BaseException:
         if (
             type(info) is not tuple
             or len(info) != 4
@@ -396,7 +451,27 @@ class Session:
         vars(exc)[BRICK_RAISED] = True
         if trace:
             exc.add_note(f"(raised in the brick's process)\n{trace.rstrip()}")
+        if isinstance(exc, StopIteration | StopAsyncIteration) and op not in ENDS_ITERATION:
+            # PEP 479: a StopIteration escaping a call would end the check's own loop (`all(map(...))`)
+            stopped = RuntimeError(f"the brick raised {type(exc).__name__} ({op}): it arrives as RuntimeError")
+            stopped.__cause__ = exc
+            vars(stopped)[BRICK_RAISED] = True
+            return stopped
         return exc
+
+
+def _session_of(value: object) -> Session | None:
+    if isinstance(value, RemoteObject):
+        return object.__getattribute__(value, "_session")
+    if getattr(type(value), codec.STAND_IN, False):
+        return values.session_of(value)
+    return None
+
+
+def _id_of(value: object) -> int:
+    if isinstance(value, RemoteObject):
+        return object.__getattribute__(value, "_id")
+    return values.id_of(value)
 
 
 def _safe_base(cls: type) -> type:
@@ -442,13 +517,14 @@ _STAND_INS: dict[type, type] = {
 class RemoteObject:
     """An object that stays in the brick's host. Equal only to itself, hashed by identity, true."""
 
-    __slots__ = ("__weakref__", "_id", "_overrides", "_qualname", "_session")
+    __slots__ = ("__weakref__", "_extra", "_id", "_overrides", "_qualname", "_session")
 
-    def __init__(self, session: Session, hid: int, qualname: str, overrides: frozenset[str]) -> None:
+    def __init__(self, session: Session, hid: int, qualname: str, overrides: frozenset[str], extra: tuple) -> None:
         object.__setattr__(self, "_session", session)
         object.__setattr__(self, "_id", hid)
         object.__setattr__(self, "_qualname", qualname)
         object.__setattr__(self, "_overrides", overrides)
+        object.__setattr__(self, "_extra", extra)
 
     def _ask(self, op: str, *args: object, **kwargs: object) -> object:
         return object.__getattribute__(self, "_session").request(op, self, args, kwargs)
@@ -456,48 +532,52 @@ class RemoteObject:
     def __getattr__(self, name: str) -> object:
         if name in LOCAL_ONLY or name.startswith("_pytest"):
             raise AttributeError(name)
-        return self._ask("getattr", name)
+        return self._ask(Op.GETATTR, name)
 
     def __setattr__(self, name: str, value: object) -> None:
-        self._ask("setattr", name, value)
+        self._ask(Op.SETATTR, name, value)
 
     def __delattr__(self, name: str) -> None:
-        self._ask("delattr", name)
+        self._ask(Op.DELATTR, name)
 
     def __dir__(self) -> list[str]:
-        names = self._ask("dir")
+        names = self._ask(Op.DIR)
         return [n for n in names if type(n) is str] if type(names) is list else []
 
-    # comparisons are decided here; the brick's own type is asked only for evidence
-    def _claim(self, name: str, dunders: tuple[str, ...], other: object, suspicious: object, says: str) -> None:
-        """When the brick's type overrides one of `dunders`, ask what it says of the comparison
-        the check just decided; if it says `suspicious` (the check's contrary), that is evidence."""
+    # comparisons are decided here; the brick's own type is only probed, with a fresh object
+    def _unconsulted(self, dunder: str, probe: str, suspicious: bool, says: str) -> None:
+        """The check compared this object by `dunder`, which its type defines and which was not
+        consulted: noted; and if the type says `suspicious` of its object against a fresh one
+        (equal to what it never saw), that is evidence of tampering."""
         overrides = object.__getattribute__(self, "_overrides")
-        if not any(d in overrides for d in dunders):
+        if dunder not in overrides:
             return
-        session = object.__getattribute__(self, "_session")
-        if session.evidence(name, self, other) is suspicious:
-            shown = says.format(self=_short(self), other=_short(other))
-            line = f"the brick's {self._qualname} says {shown} (its type overrides {dunders[0]})"
-            session.findings.note("claims", line)
+        session: Session = object.__getattribute__(self, "_session")
+        qualname = object.__getattribute__(self, "_qualname")
+        session.findings.note(
+            f"the brick's {qualname} has its own {dunder}, which was not consulted: a brick's object "
+            "equals only itself (a dataclass's generated __eq__ is compared field by field)"
+            if dunder in ("__eq__", "__ne__")
+            else f"the brick's {qualname} has its own {dunder}, which was not consulted"
+        )
+        if probe and session.probe(self, probe) is suspicious:
+            session.findings.add("tampered", f"the brick's {qualname} says it {says} a fresh object it was never shown")
 
     def __eq__(self, other: object) -> bool:
         if other is self:
             return True
-        if not isinstance(other, RemoteObject):
-            self._claim("eq", ("__eq__",), other, True, "{self} == {other}")
+        self._unconsulted("__eq__", "eq", True, "equals")
         return False
 
     def __ne__(self, other: object) -> bool:
         if other is self:
             return False
-        if not isinstance(other, RemoteObject):
-            self._claim("ne", ("__ne__", "__eq__"), other, False, "{self} != {other} is false")
+        overrides = object.__getattribute__(self, "_overrides")
+        self._unconsulted("__ne__" if "__ne__" in overrides else "__eq__", "ne", False, "is not unequal to")
         return True
 
     def _order(self, name: str, other: object) -> object:
-        if not isinstance(other, RemoteObject):
-            self._claim(name, (f"__{name}__",), other, True, "{self} " + _ORDER[name] + " {other}")
+        self._unconsulted(f"__{name}__", name, True, f"is {_ORDER[name]}")
         return NotImplemented
 
     def __lt__(self, other: object) -> object:
@@ -516,35 +596,36 @@ class RemoteObject:
         return object.__hash__(self)
 
     def __bool__(self) -> bool:
-        self._claim("bool", ("__bool__", "__len__"), None, False, "{self} is false")
+        overrides = object.__getattribute__(self, "_overrides")
+        self._unconsulted("__bool__" if "__bool__" in overrides else "__len__", "", False, "")
         return True
 
     def __len__(self) -> int:
-        size = self._ask("len")
+        size = self._ask(Op.LEN)
         if type(size) is not int or size < 0:
             raise TypeError(f"the brick's {self._qualname} gave a length that is not an int >= 0")
         return size
 
     def __iter__(self) -> "RemoteObject":
-        iterator = self._ask("iter")
+        iterator = self._ask(Op.ITER)
         if not isinstance(iterator, RemoteObject):
             raise TypeError(f"iter() of the brick's {self._qualname} returned no iterator")
         return iterator
 
     def __next__(self) -> object:
-        return self._ask("next")
+        return self._ask(Op.NEXT)
 
     def __contains__(self, item: object) -> bool:
         return any(element is item or element == item for element in self)
 
     def __getitem__(self, key: object) -> object:
-        return self._ask("getitem", key)
+        return self._ask(Op.GETITEM, key)
 
     def __setitem__(self, key: object, value: object) -> None:
-        self._ask("setitem", key, value)
+        self._ask(Op.SETITEM, key, value)
 
     def __delitem__(self, key: object) -> None:
-        self._ask("delitem", key)
+        self._ask(Op.DELITEM, key)
 
     def _text(self, op: str, *args: object) -> str:
         text = self._ask(op, *args)
@@ -553,29 +634,29 @@ class RemoteObject:
         return text
 
     def __str__(self) -> str:
-        return self._text("str")
+        return self._text(Op.STR)
 
     def __repr__(self) -> str:
         try:
-            return self._text("repr")
+            return self._text(Op.REPR)
         except Exception:  # noqa: BLE001 (pytest's reports repr what failed: they must not fail)
             return f"<the brick's {self._qualname} object>"
 
     def __format__(self, spec: str) -> str:
-        return self._text("format", spec)
+        return self._text(Op.FORMAT, spec)
 
     def __enter__(self) -> object:
-        return self._ask("callmethod", "__enter__")
+        return self._ask(Op.CALLMETHOD, "__enter__")
 
     def __exit__(self, kind: object, value: object, trace: object) -> object:
         sent = kind if isinstance(kind, type) and codec.BUILTIN_CLASSES.get(kind.__name__) is kind else None
-        return self._ask("callmethod", "__exit__", sent, None, None)
+        return self._ask(Op.CALLMETHOD, "__exit__", sent, None, None)
 
     def __copy__(self) -> object:
-        return self._ask("copy", False)
+        return self._ask(Op.COPY, False)
 
     def __deepcopy__(self, memo: object) -> object:
-        return self._ask("copy", True)
+        return self._ask(Op.COPY, True)
 
     def __reduce_ex__(self, protocol: object) -> str:
         raise TypeError(f"the brick's {self._qualname} stays in the brick's process: it cannot be pickled")
@@ -587,19 +668,81 @@ class RemoteCallable(RemoteObject):
     __slots__ = ()
 
     def __call__(self, *args: object, **kwargs: object) -> object:
-        return object.__getattribute__(self, "_session").request("call", self, args, kwargs)
+        return object.__getattribute__(self, "_session").request(Op.CALL, self, args, kwargs)
 
 
 class RemoteClass(RemoteCallable):
-    """A class of the brick: calling it makes an instance that stays in the host."""
+    """A class of the brick: calling it makes an instance that stays in the host. Whether a value
+    is an instance is asked of the host with the value's handle, or a plain value's built-in
+    class: never the check's value itself."""
 
     __slots__ = ()
 
     def __instancecheck__(self, instance: object) -> bool:
-        return self._ask("isinstance", instance) is True
+        session: Session = object.__getattribute__(self, "_session")
+        if _session_of(instance) is session:
+            return session.request(Op.ISINSTANCE, self, (instance,)) is True
+        kind = type(instance)
+        return codec.BUILTIN_CLASSES.get(kind.__name__) is kind and self.__subclasscheck__(kind)
 
     def __subclasscheck__(self, subclass: object) -> bool:
-        return self._ask("issubclass", subclass) is True
+        session: Session = object.__getattribute__(self, "_session")
+        known = isinstance(subclass, type) and (
+            codec.BUILTIN_CLASSES.get(subclass.__name__) is subclass or subclass in session.class_ids
+        )
+        if not (known or _session_of(subclass) is session):
+            return False
+        return session.request(Op.ISSUBCLASS, self, (subclass,)) is True
+
+
+class RemoteDataclass(RemoteObject):
+    """A dataclass instance of the brick whose `__eq__` is the generated one: compared with
+    another of its class field by field here (the fields asked of the host each time: it may
+    have changed), ordered so when its class orders, hashed by its fields when its class does."""
+
+    __slots__ = ()
+
+    def _fields(self) -> tuple:
+        found = self._ask(Op.FIELDS)
+        if type(found) is not tuple or not all(type(f) is tuple and len(f) == 2 for f in found):
+            raise TypeError(f"the brick's {self._qualname} gave fields that are not (name, value) pairs")
+        return tuple(value for _, value in found)
+
+    def _same_class(self, other: object) -> bool:
+        mine = object.__getattribute__(self, "_extra")
+        return (
+            isinstance(other, RemoteDataclass)
+            and object.__getattribute__(other, "_session") is object.__getattribute__(self, "_session")
+            and object.__getattribute__(other, "_extra")[:1] == mine[:1]
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if other is self:
+            return True
+        if not self._same_class(other):
+            return NotImplemented
+        assert isinstance(other, RemoteDataclass)
+        return self._fields() == other._fields()
+
+    def __ne__(self, other: object) -> bool:
+        equal = self.__eq__(other)
+        return equal if equal is NotImplemented else not equal
+
+    def _order(self, name: str, other: object) -> object:
+        if not (object.__getattribute__(self, "_extra")[1] and self._same_class(other)):
+            return NotImplemented
+        assert isinstance(other, RemoteDataclass)
+        mine, theirs = self._fields(), other._fields()
+        return {"lt": mine < theirs, "le": mine <= theirs, "gt": mine > theirs, "ge": mine >= theirs}[name]
+
+    def __hash__(self) -> int:
+        hashing = object.__getattribute__(self, "_extra")[2]
+        if hashing == "none":
+            raise TypeError(f"unhashable type: '{self._qualname}'")
+        return hash(self._fields()) if hashing == "fields" else object.__hash__(self)
+
+    def __bool__(self) -> bool:
+        return RemoteObject.__bool__(self)
 
 
 class BrickModule(types.ModuleType):
@@ -616,45 +759,101 @@ class BrickModule(types.ModuleType):
         if name == "__all__":
             return self._public(session, handle)
         try:
-            return session.request("getattr", handle, (name,))
+            return session.request(Op.GETATTR, handle, (name,))
         except AttributeError:
             if not name.startswith("__"):
-                session.findings.note("missing", name)
+                session.findings.lacking(name)
             raise
 
     def _public(self, session: Session, handle: RemoteObject) -> list[str]:
         names: object
         try:
-            names = session.request("getattr", handle, ("__all__",))
+            names = session.request(Op.GETATTR, handle, ("__all__",))
         except AttributeError:
-            listed = session.request("dir", handle)
+            listed = session.request(Op.DIR, handle)
             names = [n for n in listed if type(n) is str and not n.startswith("_")] if type(listed) is list else []
         if not isinstance(names, list | tuple) or not all(type(n) is str for n in names):
             raise TypeError(f"the brick {self.__name__}'s __all__ is not a list of names")
         planted = sorted(n for n in names if n in RESERVED or n.startswith("pytest_"))
         if planted:
-            session.findings.note(
+            session.findings.add(
                 "tampered", f"the brick exports {', '.join(planted)} (pytest reads these in a test module)"
             )
         return [n for n in names if n not in planted]
 
+    def exported(self, bound: dict, imported: Callable[[], frozenset[str]]) -> dict[str, object]:
+        """What `from BRICK import *` binds in a module whose names are `bound`: only what the
+        brick defines (no module, no class or function it imported), never a name the module
+        (or the builtins) already binds. A brick object exported under the name of a module
+        the check imports is evidence of tampering."""
+        session, handle = vars(self)["_ironbench_remote"]
+        found = {}
+        imported_names = imported()
+        for name in self._public(session, handle):
+            if name.startswith("__") and name.endswith("__"):
+                continue  # a module's own machinery (`__getattr__` would answer pytest's probes of the test module)
+            taken = name in bound or name in vars(builtins)
+            if taken and name not in imported_names:
+                continue
+            value = getattr(self, name)
+            kind, origin = _kind_of(value)
+            if kind == "module":
+                continue  # the check has its own imports
+            if name in imported_names and kind is not None and kind != "function":
+                qualname = object.__getattribute__(value, "_qualname")
+                session.findings.add(
+                    "tampered", f"the brick exports a {qualname} as {name}, the name of a module the check imports"
+                )
+                continue
+            if taken or (kind in ("class", "function", "exception_class") and origin != self.__name__):
+                continue
+            found[name] = value
+        return found
+
     def __setattr__(self, name: str, value: object) -> None:
         session, handle = vars(self)["_ironbench_remote"]
-        session.request("setattr", handle, (name, value))
+        session.request(Op.SETATTR, handle, (name, value))
 
     def __delattr__(self, name: str) -> None:
         session, handle = vars(self)["_ironbench_remote"]
-        session.request("delattr", handle, (name,))
+        session.request(Op.DELATTR, handle, (name,))
 
 
-def scoped_import(brick: str, module: BrickModule, is_check: Callable[[dict | None], bool]) -> None:
-    """`import BRICK` in the check's own code gives the brick's module; everywhere else (pytest,
-    the standard library: a brick may be named `statistics`) imports go on as before."""
+def _kind_of(value: object) -> tuple[str | None, str]:
+    """A value's kind as the host described it, and the module it comes from (None: a plain
+    value, or a value made here of one: it is the brick's)."""
+    if isinstance(value, RemoteObject):
+        return getattr(type(value), "_boundary_kind", "object"), type(value).__module__.removeprefix("brick:")
+    if isinstance(value, type):  # the brick's exception class as mirrored here, or a built-in class
+        return "exception_class", value.__module__
+    return None, ""
+
+
+def scoped_import(
+    brick: str, module: BrickModule, is_check: Callable[[dict | None], bool], imported: Callable[[], frozenset[str]]
+) -> None:
+    """`import BRICK` (or `importlib.import_module`) in the check's own code gives the brick's
+    module (and `from BRICK import *` what `BrickModule.exported` allows); every other import,
+    the check's and everyone else's, is the judge's own. The brick is never in `sys.modules`:
+    a library that looks a module up there (pytest's approx looks for numpy) never finds it."""
     original = builtins.__import__
+    import_module = importlib.import_module
 
-    def imported(name, globals=None, locals=None, fromlist=(), level=0):
+    def imported_by(name, globals=None, locals=None, fromlist=(), level=0):
         if level == 0 and name == brick and is_check(globals):
+            if fromlist and "*" in fromlist:
+                star = types.ModuleType(brick)
+                exported = module.exported(globals or {}, imported)
+                vars(star).update(exported)
+                star.__all__ = list(exported)
+                return star
             return module
         return original(name, globals, locals, fromlist, level)
 
-    builtins.__import__ = imported
+    def imported_by_name(name: str, package: str | None = None) -> types.ModuleType:
+        if name == brick and is_check(sys._getframe(1).f_globals):
+            return module
+        return import_module(name, package)
+
+    builtins.__import__ = imported_by
+    importlib.import_module = imported_by_name

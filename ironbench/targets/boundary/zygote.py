@@ -3,28 +3,26 @@ has come), a judge forked per check.
 
     python -s -P -m ironbench.targets.boundary.zygote
 
-It talks to the harness on its stdin and stdout (each message: its length, then JSON), one
+It talks to the harness on its stdin and stdout (protocol.py's messages and framing), one
 check at a time: single-threaded, so forking is safe. It starts the *host server* (host.py)
 through the launch seam, and a judge ahead of each check: the judge lays out its folder and has
 the server fork its host, then waits; when a check comes, the waiting judge gets it and the next
 one is forked at once, so neither a judge nor a host costs a check its start. Each judge writes
-its output in a private folder and its verdict on a pipe of its own (no brick ever holds
+its output in a private folder and its answer on a pipe of its own (no brick ever holds
 either); the zygote keeps the check's deadline and watches the host server (killed during a
-check: the brick did it), and after each check kills whatever else is left among its children
-(it is a subreaper). It and its judges are not dumpable: a brick's process (same user) can
+check: the brick did it), adds what it saw to the judge's facts, and after each check kills
+whatever else is left among its children (it is a subreaper). It and its judges are not dumpable: a brick's process (same user) can
 neither trace them nor read their memory, descriptors or folders through /proc.
 """
 
 import contextlib
 import ctypes
 import importlib
-import json
 import os
 import select
 import shutil
 import signal
 import socket
-import struct
 import subprocess
 import sys
 import tempfile
@@ -32,47 +30,34 @@ import time
 import traceback
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ironbench.targets.boundary import procs
-from ironbench.targets.boundary.judge import Judge, Setup, host_env
+from ironbench.targets.boundary.judge import Judge, host_env
 from ironbench.targets.boundary.launch import HostLaunch, host_program, launch_host
+from ironbench.targets.boundary.protocol import (
+    Answer,
+    CheckOrder,
+    Fact,
+    FrameError,
+    Frames,
+    HostStarted,
+    Ready,
+    Setup,
+    Warm,
+    decode_message,
+    receive,
+    send,
+)
 from ironbench.targets.boundary.tamper import MARK_PREFIX
 
 JUDGE_GRACE = 5.0  # past the check's timeout, a judge that has not answered is killed
 OUTPUT_KEPT = 64 * 1024  # characters of a judge's output sent back (head and tail)
 PR_SET_DUMPABLE = 4
 PR_SET_CHILD_SUBREAPER = 36
-_LENGTH = struct.Struct("<I")
 # What HumanEval's checks import: imported once here, before any fork.
 _WARM = ("math", "random", "copy", "re", "string", "hashlib", "itertools", "collections", "fractions", "decimal")
-
-
-def send(fd: int, message: dict) -> None:
-    data = json.dumps(message).encode("utf-8")
-    view = memoryview(_LENGTH.pack(len(data)) + data)
-    while view:
-        view = view[os.write(fd, view) :]
-
-
-def receive(fd: int) -> dict | None:
-    header = _read(fd, _LENGTH.size)
-    if header is None:
-        return None
-    data = _read(fd, _LENGTH.unpack(header)[0])
-    return None if data is None else json.loads(data)
-
-
-def _read(fd: int, n: int) -> bytes | None:
-    chunks = []
-    while n:
-        chunk = os.read(fd, min(n, 1 << 20))
-        if not chunk:
-            return None
-        chunks.append(chunk)
-        n -= len(chunk)
-    return b"".join(chunks)
 
 
 def _harden() -> None:
@@ -121,15 +106,15 @@ def _child(judge_of: Callable[[Path, Path], Judge], folder: Path, private: Path,
         judge = judge_of(folder, private)
         judge.prepare()
         assert judge.session is not None
-        send(result_w, {"host": judge.session.process.pid})
-        request = receive(order_r)
-        if request is None:  # never given a check: its host goes, and it
+        send(result_w, HostStarted(judge.session.process.pid))
+        order = receive(order_r)
+        if not isinstance(order, CheckOrder):  # never given a check: its host goes, and it
             judge.stop_host()
         else:
-            result = judge.run(request)
+            answer = judge.run(order)
             sys.stdout.flush()
             sys.stderr.flush()
-            send(result_w, {**result, "output": kept(private / "output.txt")})
+            send(result_w, replace(answer, output=kept(private / "output.txt")))
     except BaseException:  # noqa: BLE001 (the judge's own failure: the zygote reports it)
         traceback.print_exc()
         sys.stderr.flush()
@@ -260,16 +245,15 @@ class Zygote:
         os.close(waiting.result_r)
         os.waitpid(waiting.pid, 0)
 
-    def warm(self, setup: dict) -> None:
+    def warm(self, setup: Setup) -> None:
         """Before any check: the host server and the first judge started."""
-        known = Setup(setup["root"], setup["python"], tuple(setup["paths"]), setup["launcher"])
-        self.ensure(known)
+        self.ensure(setup)
         if self.waiting is None:
-            self.waiting = self.fork(known)
+            self.waiting = self.fork(setup)
 
-    def check(self, request: dict) -> dict:
-        setup = Setup(request["root"], request["python"], tuple(request["paths"]), request["launcher"])
-        if request["kind"] == "pytest" and not self.pytest:
+    def check(self, order: CheckOrder) -> Answer:
+        setup = order.setup
+        if order.kind == "pytest" and not self.pytest:
             warm_pytest()  # judges forked from now on have it
             self.pytest = True
         self.ensure(setup)
@@ -280,39 +264,41 @@ class Zygote:
             judge = self.fork(setup)
         started = time.monotonic()
         try:
-            send(judge.order_w, request)
+            send(judge.order_w, order)
         except OSError:  # it died waiting: a fresh one
             self.discard(judge)
             judge = self.fork(setup)
-            send(judge.order_w, request)
+            send(judge.order_w, order)
         os.close(judge.order_w)
         self.waiting = self.fork(setup, judge)  # the next check's judge starts its host meanwhile
-        answer = self.wait(judge, started + float(request["timeout"]) + JUDGE_GRACE)
-        answer.setdefault("duration_ms", int((time.monotonic() - started) * 1000))
-        if self.server_lost and answer.get("verdict") != "tampered":
-            detail = f"the brick's parent (the process that forked it) was {self.server_lost} while the brick ran"
-            answer.update(verdict="tampered", detail=f"{detail} (the check said {answer.get('verdict')})")
+        answer = self.wait(judge, started + float(order.timeout) + JUDGE_GRACE, order.timeout)
+        if answer.duration_ms is None:
+            answer = replace(answer, duration_ms=int((time.monotonic() - started) * 1000))
+        if self.server_lost:
+            line = f"the brick's parent (the process that forked it) was {self.server_lost} while the brick ran"
+            answer = answer.adding(Fact("tampered", line, "zygote"))
         return answer
 
-    def wait(self, judge: Waiting, deadline: float) -> dict:
-        """The judge's verdict (or what its end says), watching the host server meanwhile."""
-        data = bytearray()
+    def wait(self, judge: Waiting, deadline: float, timeout: float) -> Answer:
+        """The judge's answer (or what its end says), watching the host server meanwhile."""
+        frames = Frames()
         timed_out = False
-        result: dict | None = None
+        answer: Answer | None = None
         server = self.server
         watched: list = [judge.result_r, *([server.control] if server is not None else [])]
         self.server_lost = ""
-        while result is None:
-            while len(data) >= _LENGTH.size and len(data) >= _LENGTH.size + _LENGTH.unpack_from(data)[0]:
-                size = _LENGTH.size + _LENGTH.unpack_from(data)[0]
-                message = json.loads(bytes(data[_LENGTH.size : size]))
-                del data[:size]
-                if "host" in message:
-                    judge.host = int(message["host"])
-                else:
-                    result = message
-                    break
-            if result is not None:
+        while answer is None:
+            try:
+                while (payload := frames.next()) is not None:
+                    message = decode_message(payload)
+                    if isinstance(message, HostStarted):
+                        judge.host = message.pid
+                    elif isinstance(message, Answer):
+                        answer = message
+                        break
+            except FrameError:
+                break  # (the judge's own channel: no brick holds it) its end is read below
+            if answer is not None:
                 break
             left = deadline - time.monotonic()
             if left <= 0:
@@ -327,22 +313,22 @@ class Zygote:
                 chunk = os.read(judge.result_r, 1 << 16)
                 if not chunk:
                     break
-                data += chunk
+                frames.feed(chunk)
         os.close(judge.result_r)
-        if result is not None:
+        if answer is not None:
             self.done = (judge, None)
-            return result
+            return answer
         _, status = os.waitpid(judge.pid, 0)
         output = kept(judge.private / "output.txt")
         self.done = (judge, status)
         if timed_out:
-            return {"verdict": "timeout", "detail": "killed after the check's timeout", "output": output}
+            return Answer((Fact("timeout", f"killed after {timeout:g} s", "zygote"),), output=output)
         if os.WIFSIGNALED(status):
             name = signal.Signals(os.WTERMSIG(status)).name
-            detail = f"the check's own process was killed by {name} while the brick ran"
-            return {"verdict": "tampered", "detail": detail, "output": output}
+            line = f"the check's own process was killed by {name} while the brick ran"
+            return Answer((Fact("tampered", line, "zygote"),), output=output)
         last = output.strip().splitlines()[-1:] or [""]
-        return {"verdict": "harness_fault", "detail": f"the check's process failed: {last[0]}", "output": output}
+        return Answer((Fact("harness_fault", f"the check's process failed: {last[0]}", "zygote"),), output=output)
 
     @staticmethod
     def _server_end(server: HostServer) -> str:
@@ -414,13 +400,13 @@ def main() -> None:
         importlib.import_module(name)
     zygote = Zygote((channel_in, channel_out))
     try:
-        send(channel_out, {"ready": os.getpid()})
-        while (request := receive(channel_in)) is not None:
-            if "warm" in request:
-                zygote.warm(request["warm"])
-                continue
-            send(channel_out, zygote.check(request))
-            zygote.after()
+        send(channel_out, Ready(os.getpid()))
+        while (message := receive(channel_in)) is not None:
+            if isinstance(message, Warm):
+                zygote.warm(message.setup)
+            elif isinstance(message, CheckOrder):
+                send(channel_out, zygote.check(message))
+                zygote.after()
     finally:
         zygote.close()
 

@@ -1,6 +1,7 @@
 """What crosses between the brick's host and the check's judge, and what the judge makes of it:
 exact plain values, handles decided on the check's side, the brick's exceptions as its types,
-changes in place copied back, what cannot cross refused, the host's end told apart."""
+changes in place copied back, what cannot cross refused (the check's doing a harness fault, the
+brick's answer wrong), the host's end told apart."""
 
 from pathlib import Path
 
@@ -47,7 +48,7 @@ def test_numpy_scalars_arrive_as_python_numbers(tmp_path):
 def test_a_handle_is_decided_on_the_checks_side(tmp_path):
     brick = (
         "class Box:\n    def __init__(self):\n        self.items = [1, 2]\n    def size(self):\n        return len(self.items)\n"
-        "    def __eq__(self, other):\n        return True\n    def __hash__(self):\n        return 1\n"
+        "    def __eq__(self, other):\n        return isinstance(other, list)\n    def __hash__(self):\n        return 1\n"
         "    def __bool__(self):\n        return False\n    def __len__(self):\n        return 2\n"
         "    def __iter__(self):\n        return iter(self.items)\n    def __getitem__(self, i):\n        return self.items[i]\n"
         "    def __repr__(self):\n        return 'Box!'\n\nONE = Box()\n\ndef f():\n    return ONE\n"
@@ -103,18 +104,29 @@ def test_changes_in_place_come_back_into_the_callers_objects(tmp_path):
     [
         ("def f(g):\n    return g(1)\n", "    assert candidate(lambda x: x) == 1\n", "callback"),
         ("def f(xs):\n    return sum(xs)\n", "    assert candidate(x for x in [1, 2]) == 3\n", "generator or iterator"),
-        (
-            "def f():\n    deep = []\n    for _ in range(500):\n        deep = [deep]\n    return deep\n",
-            "    assert candidate()\n",
-            "nested deeper",
-        ),
     ],
 )
-def test_what_cannot_cross_is_the_harness_fault_never_correct(tmp_path, brick, check, named):
+def test_what_the_check_passes_and_cannot_cross_is_a_harness_fault_never_correct(tmp_path, brick, check, named):
     # the check swallows what went wrong: the refusal still counts
     guarded = f"    try:\n        {check.strip()}\n    except BaseException:\n        pass\n"
     result = checked(tmp_path, brick, guarded)
     assert result.verdict == "harness_fault" and named in result.detail, result.detail
+
+
+@pytest.mark.parametrize(
+    ("returned", "named"),
+    [
+        ("deep = []\n    for _ in range(500):\n        deep = [deep]\n    return deep", "nested deeper"),
+        ("me = []\n    me.append(me)\n    return me", "inside itself"),
+        ("me = {}\n    me['me'] = [me]\n    return me", "inside itself"),
+        ("return 'x' * (65 * 1024 * 1024)", "larger than a message"),
+    ],
+)
+def test_what_the_brick_answers_and_cannot_cross_is_wrong_with_the_reason(tmp_path, returned, named):
+    # a wrong brick cannot take itself out of the rate: its answer is its answer
+    guarded = "    try:\n        candidate()\n    except BaseException:\n        pass\n"
+    result = checked(tmp_path, f"def f():\n    {returned}\n", guarded)
+    assert result.verdict == "wrong" and named in result.detail, result.detail
 
 
 def test_a_host_killed_by_a_signal_is_wrong_and_one_that_exits_is_tampered(tmp_path):
@@ -148,11 +160,15 @@ def test_a_call_that_never_returns_times_out(tmp_path):
     assert result.verdict == "timeout" and 1400 <= result.duration_ms < 10_000
 
 
-def test_a_brick_named_like_a_standard_module_is_imported_by_its_path(tmp_path):
+def test_a_brick_named_like_a_module_the_judge_has_is_refused(tmp_path):
     result = checked(
         tmp_path, "def mean(xs):\n    return 42\n", "    assert candidate([1]) == 42\n", "mean", "statistics.py"
     )
-    assert result.verdict == "correct", result.output
+    assert result.verdict == "no_brick" and "statistics.py, the name of a module" in result.detail, result.detail
+    # the check imports that name: the brick meant to be tested in its place
+    imports = "    import statistics\n    assert statistics.mean([1, 3]) == 2 and candidate([1]) == 42\n"
+    result = checked(tmp_path, "def mean(xs):\n    return 42\n", imports, "mean", "statistics.py")
+    assert result.verdict == "tampered" and "a module the check imports (statistics)" in result.detail
 
 
 def test_a_humaneval_check_calls_the_suites_helper_never_the_bricks(tmp_path):

@@ -12,6 +12,7 @@ import pytest
 import yaml
 from hypothesis import settings
 
+from ironbench.core.kinds import FENCE_LEVELS
 from ironbench.run.runner import RunPaths
 from ironbench.suite.models import parse_suite
 from ironbench.targets.brick import take_brick
@@ -19,6 +20,30 @@ from ironbench.targets.brick import take_brick
 SCRIPTED = Path(__file__).parent / "fixtures" / "scripted_ironclad.py"
 SCRIPTED_TARGET = [sys.executable, str(SCRIPTED), "{instruction}"]
 REPO = Path(__file__).resolve().parents[1]
+
+
+def _fence_level() -> str:
+    """The level a run's fence takes on this machine, as the tests run: the highest the machine
+    allows, capped by IRONBENCH_FENCE_LEVEL (how CI runs the default tier again at `partial`)."""
+    from ironbench.sandbox import SandboxPolicy, machine_fence
+    from ironbench.sandbox.plan import make_plan
+
+    return make_plan(SandboxPolicy(), machine_fence()).level
+
+
+FENCE_LEVEL = _fence_level()
+
+
+def needs_fence(level: str):
+    """Skip a test below the fence `level` it needs, saying which level this run has."""
+    below = FENCE_LEVELS.index(FENCE_LEVEL) < FENCE_LEVELS.index(level)
+    return pytest.mark.skipif(below, reason=f"needs the {level} fence; this run has {FENCE_LEVEL}")
+
+
+def past_fence(lines: list[str]) -> list[str]:
+    """What `show` says after its fence line, where it has one (below full the fence comes first)."""
+    return lines[1:] if lines and lines[0].startswith("fence ") else lines
+
 
 # Properties are about behaviour, never about time: a loaded machine (CI, -n 2 beside other
 # work) makes an example slow, not wrong, so no example has a deadline.

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.conftest import SCRIPTED_TARGET, cli
+from tests.conftest import SCRIPTED_TARGET, cli, past_fence
 from tests.fixtures.humaneval_target import target, write_data
 
 
@@ -40,7 +40,7 @@ def test_canonical_solutions_are_correct_on_all_164(canonical):
     assert rows(out, "SELECT count(*), sum(success), sum(correct) FROM invocations") == [(164, 164, 164)]
     assert rows(out, "SELECT verdict, count(*) FROM checks GROUP BY 1") == [("correct", 164)]
     show = cli("show", run_id, "--out", str(out), check=True).stdout
-    assert show.splitlines()[0].startswith("VERIFIED BUT WRONG: 0 of 164 ")
+    assert past_fence(show.splitlines())[0].startswith("VERIFIED BUT WRONG: 0 of 164 ")
     assert "correct: 164 of 164 runs (100.0%" in show
 
 
@@ -93,7 +93,7 @@ def test_exactly_the_broken_bricks_are_verified_but_wrong(data, tmp_path):
     )
     assert found == [(f"humaneval_{n}", BROKEN[kind]) for n, kind in broken.items()]
     assert rows(out, "SELECT count(*), sum(correct) FROM invocations") == [(10, 6)]
-    show = cli("show", run_id, "--out", str(out), check=True).stdout.splitlines()
+    show = past_fence(cli("show", run_id, "--out", str(out), check=True).stdout.splitlines())
     assert show[0].startswith("VERIFIED BUT WRONG: 4 of 10 ")
     assert sorted(line.split()[0] for line in show[1:5]) == sorted(f"humaneval_{n}" for n in broken)
     output = rows(out, "SELECT output FROM checks WHERE verdict = 'import_error'")[0][0]
@@ -211,7 +211,7 @@ def test_why_validation_failed_from_the_debug_files(tmp_path, monkeypatch):
     assert aggregate["failed_attempt_causes"] == {"assertions_failed": 3, "import_error": 3, "syntax_error": 3}
     assert rows(out, "SELECT count(*) FROM failure_causes") == [(9,)]
     show = cli("show", run_id, "--out", str(out), check=True).stdout
-    assert show.splitlines()[0].startswith(
+    assert past_fence(show.splitlines())[0].startswith(
         "why validation failed: last attempt of each failed run: assertions_failed 3"
     )
 

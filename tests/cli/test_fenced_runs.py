@@ -11,12 +11,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ironbench.sandbox import machine_fence
-from tests.conftest import SCRIPTED_TARGET, cli
+from tests.conftest import FENCE_LEVEL, SCRIPTED_TARGET, cli, needs_fence
 
 ESCAPING = Path(__file__).resolve().parents[1] / "fixtures" / "escaping_target.py"
-LEVEL = machine_fence().level
-needs_full = pytest.mark.skipif(LEVEL != "full", reason=f"this machine allows the {LEVEL} fence only")
+LEVEL = FENCE_LEVEL
+needs_full = needs_fence("full")
 
 
 def _suite(folder: Path, runs: int = 2, target: list[str] | None = None) -> Path:
@@ -103,7 +102,7 @@ def test_on_refuses_to_start_below_full_and_writes_nothing(tmp_path):
     "level",
     [
         pytest.param("full", marks=needs_full),
-        pytest.param("partial", marks=pytest.mark.skipif(LEVEL == "none", reason="this machine allows no fence")),
+        pytest.param("partial", marks=needs_fence("partial")),
     ],
 )
 def test_a_target_run_by_ironbench_finds_every_way_out_shut(tmp_path, level):

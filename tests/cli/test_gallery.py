@@ -11,20 +11,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ironbench.sandbox import machine_fence
-from tests.conftest import cli
+from tests.conftest import cli, needs_fence
 
-LEVELS = ("none", "partial", "full")
-MACHINE = machine_fence().level
-LEVEL_PARAMS = [
-    pytest.param(
-        level,
-        marks=pytest.mark.skipif(
-            LEVELS.index(MACHINE) < LEVELS.index(level), reason=f"this machine allows the {MACHINE} fence only"
-        ),
-    )
-    for level in ("full", "partial")
-]
+LEVEL_PARAMS = [pytest.param(level, marks=needs_fence(level)) for level in ("full", "partial")]
 REFERENCE = "def add(a, b):\n    return a + b\n"
 WRONG = "def add(a, b):\n    return 0\n"
 # The gaming agent: what it does is its case's (IRONBENCH_CASE_ID); every one claims success.

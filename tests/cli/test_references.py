@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.conftest import SCRIPTED_TARGET, cli
+from tests.conftest import SCRIPTED_TARGET, cli, past_fence
 
 REFERENCE = "def brick():\n    return 1\n"
 
@@ -90,7 +90,7 @@ def test_one_broken_check_is_named_first_and_its_cases_are_harness_faults(tmp_pa
     (detail,) = {d for (d,) in rows(out, "SELECT detail FROM checks WHERE case_id = 'typo'")}
     assert detail.startswith("the check is broken: it fails its reference solution (reference.py: wrong: NameError")
     # in no rate: 6 of 6 correct, the 3 faults apart, with their cause
-    show = cli("show", run_id, "--out", str(out), check=True).stdout.splitlines()
+    show = past_fence(cli("show", run_id, "--out", str(out), check=True).stdout.splitlines())
     assert show[0].startswith("BROKEN CHECK: the python check of typo fails its reference")
     assert "correct: 6 of 6 runs" in show[2] and "3 checks could not run: the check is broken" in show[2]
     assert "none saved a brick" not in "\n".join(show)
@@ -168,5 +168,5 @@ def test_check_run_proves_the_checks_again_first(tmp_path):
     assert result.stdout.strip() == f"{run_id}: checked 9 saved bricks (6 correct, 3 harness_fault)"
     again = [(p["cases"], p["verdict"]) for p in payloads(out, "check_proven") if p["recheck"]]
     assert again == [(["one"], "correct"), (["typo"], "wrong"), (["cmd"], "correct")]
-    show = cli("show", run_id, "--out", str(out), check=True).stdout.splitlines()
+    show = past_fence(cli("show", run_id, "--out", str(out), check=True).stdout.splitlines())
     assert show[0].startswith("BROKEN CHECK: the python check of typo")

@@ -12,8 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from ironbench.sandbox import machine_fence
-from tests.conftest import SCRIPTED_TARGET, cli, make_suite, write_suite
+from tests.conftest import FENCE_LEVEL, SCRIPTED_TARGET, cli, make_suite, write_suite
 from tests.fixtures.dask_cluster import LoopbackCluster
 
 pytest.importorskip("distributed")
@@ -105,7 +104,7 @@ def test_a_suite_on_the_cluster_decides_as_one_local_job(cluster, tmp_path):
         fences = [json.loads(p) for (p,) in conn.execute("SELECT payload FROM events WHERE type = 'sandbox_applied'")]
     workers = {fence["worker"] for fence in fences}
     assert len(workers) == 2 and "coordinator" not in workers, workers
-    assert {fence["level"] for fence in fences} == {machine_fence().level}
+    assert {fence["level"] for fence in fences} == {FENCE_LEVEL}
 
 
 @pytest.mark.slow

@@ -15,6 +15,7 @@ import pytest
 from ironbench.core.errors import SandboxError
 from ironbench.sandbox import Endpoint, Fence, SandboxPolicy, machine_fence
 from ironbench.sandbox.fence import LEVEL_CAP_VARIABLE
+from tests.conftest import FENCE_LEVEL, needs_fence
 
 ESCAPING = Path(__file__).resolve().parents[1] / "fixtures" / "escaping_target.py"
 LEVELS = ("none", "partial", "full")
@@ -37,8 +38,8 @@ SHUT_AT_EVERY_LEVEL = (
     "SysV shared memory another process made",
 )
 _libc = ctypes.CDLL(None, use_errno=True)
-FULL = machine_fence().level == "full"
-needs_full = pytest.mark.skipif(not FULL, reason=f"this machine allows the {machine_fence().level} fence only")
+needs_full = needs_fence("full")
+needs_partial = needs_fence("partial")
 
 
 class Listener:
@@ -182,6 +183,7 @@ def test_at_full_every_way_out_is_stopped_and_what_the_run_allows_works(layout, 
     assert said["signal the parent"][0] in ("sent", "stopped")
 
 
+@needs_partial
 def test_at_partial_the_answer_key_stays_out_of_reach_and_the_missing_fences_are_named(layout, monkeypatch):
     monkeypatch.setenv(LEVEL_CAP_VARIABLE, "partial")
     if machine_fence().landlock_abi < 6:
@@ -211,8 +213,8 @@ def _untouched(layout: dict) -> None:
 def test_an_answer_key_inside_what_is_read_back_stays_hidden(tmp_path, monkeypatch, level):
     """The agent's folder holds the suite and the output folder: the fence reads the folder
     back for the agent's script, and hides the answer key inside it again."""
-    if LEVELS.index(machine_fence().level) < LEVELS.index(level):
-        pytest.skip(f"this machine allows the {machine_fence().level} fence only")
+    if LEVELS.index(FENCE_LEVEL) < LEVELS.index(level):
+        pytest.skip(f"needs the {level} fence; this run has {FENCE_LEVEL}")
     monkeypatch.setenv(LEVEL_CAP_VARIABLE, level)
     agent = tmp_path / "agent"
     suite, out = agent / "suite", agent / "out"
@@ -241,12 +243,14 @@ def test_off_is_no_fence_at_all(layout):
     assert said["read store"][0] == "escaped"  # the test's ways out are real ones
 
 
+@needs_partial
 def test_on_refuses_below_full_naming_each_missing_fence(layout, monkeypatch):
     monkeypatch.setenv(LEVEL_CAP_VARIABLE, "partial")
     with pytest.raises(SandboxError, match=r"^--sandbox on: this machine allows the partial fence only: processes:"):
         Fence(_policy(layout, mode="on"))
 
 
+@needs_partial  # with no fence a program gets the harness's whole environment, as the levels' table says
 def test_a_fenced_target_gets_only_the_variables_it_needs(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-not-for-the-target")
     monkeypatch.setenv("MY_AGENT_CONFIG", "passed")
@@ -384,6 +388,7 @@ print(json.dumps({"said": said, "refused": refused}))
 """
 
 
+@needs_partial
 def test_at_partial_a_program_keeps_what_it_may_do_to_its_own_files_and_sockets(tmp_path, monkeypatch):
     monkeypatch.setenv(LEVEL_CAP_VARIABLE, "partial")
     if machine_fence().landlock_abi < 6:

@@ -1,5 +1,6 @@
 """A check runs on copies of a saved brick, contained like a target, and says what it found."""
 
+import uuid
 from pathlib import Path
 
 import pytest
@@ -7,7 +8,7 @@ import pytest
 from ironbench.core.errors import SuiteError
 from ironbench.targets.boundary import pool
 from ironbench.targets.checks import CheckMaterial, run_check
-from tests.conftest import taken
+from tests.conftest import needs_fence, taken
 
 CHECK = "def check(candidate):\n    assert candidate(2, 3) == 5\n    assert candidate(-1, 1) == 0\n"
 
@@ -147,7 +148,14 @@ def test_a_pytest_path_that_cannot_be_read_is_a_suite_error(tmp_path):
 
 # A brick that looks for the check: every file whose name says "check" outside its own folder,
 # in the machine's temporary folder (where the judges' private folders are) and the suite's.
-LOOKING = """import os
+def _looking(marker: str) -> str:
+    """A brick that counts the files outside its own folder holding `marker` (which only the
+    check's files hold: the brick's source spells it in two halves), under /tmp and SUITE_DIR."""
+    half = len(marker) // 2
+    return f"""import os
+
+MARKER = {marker[:half]!r} + {marker[half:]!r}
+
 
 def add(a, b):
     found = []
@@ -155,25 +163,33 @@ def add(a, b):
         for root, _, names in os.walk(top):
             if os.path.realpath(root).startswith(os.path.realpath(os.getcwd())):
                 continue
-            found += [os.path.join(root, n) for n in names if "check" in n]
+            for name in names:
+                if not name.endswith(".py"):
+                    continue
+                try:
+                    with open(os.path.join(root, name), encoding="utf-8", errors="replace") as handle:
+                        if MARKER in handle.read(1 << 20):
+                            found.append(os.path.join(root, name))
+                except OSError:
+                    pass
     return len(found)
 """
 
 
+@needs_fence("full")
 def test_a_fenced_brick_cannot_see_the_checks_that_judge_it(tmp_path):
-    from ironbench.sandbox import SandboxPolicy, fence_for, machine_fence
+    from ironbench.sandbox import SandboxPolicy, fence_for
 
-    if machine_fence().level != "full":
-        pytest.skip(f"this machine allows the {machine_fence().level} fence only")
+    marker = f"planted-{uuid.uuid4().hex}"  # in this check's file only: from any folder, nothing else holds it
     suite = tmp_path / "suite"
     suite.mkdir()
     (suite / "test_check_add.py").write_text(
-        "from add import add\n\ndef test_nothing_found():\n    assert add(0, 0) == 0\n"
+        f"from add import add\n\n# {marker}\ndef test_nothing_found():\n    assert add(0, 0) == 0\n"
     )
     material = CheckMaterial.of({"pytest": str(suite / "test_check_add.py")})
-    brick = saved(tmp_path, LOOKING)
+    brick = saved(tmp_path, _looking(marker))
     unfenced = run_check(material, taken(brick), 60)
-    assert unfenced.verdict == "wrong"  # in plain sight: the judges' folders under /tmp hold check files
+    assert unfenced.verdict == "wrong"  # in plain sight: the judges' folders under /tmp hold the check's copy
     fence = fence_for(SandboxPolicy(mode="auto", hidden=(str(suite),)))
     fenced = run_check(material, taken(brick), 60, fence=fence)
     assert fenced.verdict == "correct", fenced.detail

@@ -33,6 +33,9 @@ AI_REWRITE = "ai_rewrite"
 REWRITE_GUARD = "rewrite_guard"
 ENGINE = "engine"
 CALLERS = (TARGET, AI_REWRITE, REWRITE_GUARD, ENGINE)
+# The system under test's calls (a gauntlet's engines are what it measures); the rest are
+# ironbench's own, whose share of a run's cost is said apart.
+SUBJECT = frozenset({TARGET, ENGINE})
 _TABLE_PACKAGE = "genai-prices"
 # The price keys a call's tokens reach (input, cached input, output). A flat price over these
 # (and keys our calls never use, so count 0) is linear in the tokens: priced here directly,

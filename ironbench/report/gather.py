@@ -28,6 +28,7 @@ from ironbench.report.records import (
     CompareSection,
     ComplexityRow,
     ConversationCell,
+    CostSection,
     Decision,
     EngineTotal,
     GauntletSection,
@@ -231,12 +232,27 @@ def gather(store_path: Path, run_id: str, compare_base: str | None = None, alpha
     )
     if data.run.imported:
         data = _imported(store_path, run_id, data)
+    data = replace(data, cost=_cost(store_path, run_id))
     if compare_base is None:
         return data
     from ironbench.analysis.compare import compare_runs
 
     comparison = compare_runs(store_path, compare_base, run_id, alpha)
     return replace(data, compare=CompareSection(comparison, comparison.cases))
+
+
+def _cost(store_path: Path, run_id: str) -> CostSection | None:
+    """What the run's calls cost, and its suite's priced runs on the cost–correctness plane (the
+    rate on correctness where this run was checked)."""
+    from ironbench.analysis.compare.cost import pareto, plane
+    from ironbench.analysis.costs import run_cost
+
+    spent = run_cost(store_path, run_id)
+    if spent is None:
+        return None
+    on = "correct" if spent.target.correct is not None else "success"
+    found = from_json(CostSection, {**spent.to_dict(), "summary": spent.header(), "on": on})
+    return replace(found, plane=pareto(plane(store_path, run_id, on)))
 
 
 def _imported(store_path: Path, run_id: str, data: ReportData) -> ReportData:

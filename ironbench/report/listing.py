@@ -20,6 +20,7 @@ from ironbench.report.records import (
     BaselineCase,
     BaselineSection,
     CompareSection,
+    CostSection,
     GauntletSection,
     Ladder,
     LadderLine,
@@ -55,6 +56,7 @@ def listed(data: ReportData) -> ReportData:
         gauntlet=data.gauntlet and _gauntlet(data.gauntlet, run),
         compare=data.compare and _compare(data.compare),
         model=data.model and _model(data.model, run),
+        cost=data.cost and _cost(data.cost, run),
     )
     cut = [s for s in (out.baseline, out.adversarial, out.stress) if s is not None and s.left_out is not None]
     if not cut:
@@ -254,6 +256,21 @@ def _model(section: ModelSection, run: str) -> ModelSection:
         "`ironbench query "
         '"SELECT case_id, count(*) AS calls, sum(prompt_tokens), sum(completion_tokens) FROM model_calls GROUP BY 1" '
         f"--run {run}` (every case's calls and tokens)",
+    )
+
+
+def _cost(section: CostSection, run: str) -> CostSection:
+    cases = section.cases
+    if len(cases) <= LISTED_CASES:
+        return section
+    return _cut(
+        section,
+        "cases",
+        cases,
+        LISTED_CASES,
+        lambda case: (-case.usd, case.case_id),
+        "the dearest",
+        f"`ironbench show {run} --format json` (cost.cases), or `ironbench query cost_per_case.sql --run {run}`",
     )
 
 

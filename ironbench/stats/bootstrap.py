@@ -100,3 +100,19 @@ def ratio_difference(
         return RatioDifference(ra, rb, rb - ra, None, None, cases, paired, resamples)
     low, high = np.quantile(finite, expanded_quantiles(cases))
     return RatioDifference(ra, rb, rb - ra, float(low), float(high), cases, paired, resamples)
+
+
+def ratio_interval(
+    pairs: Sequence[tuple[float, float]], resamples: int = RESAMPLES, seed: int = SEED
+) -> tuple[float, float, float] | None:
+    """One run's Σ numerators / Σ denominators over its cases with its 95% expanded percentile
+    interval, cases resampled whole; None when the denominators sum to 0."""
+    numerators, denominators = (np.array([p[i] for p in pairs], dtype=float) for i in (0, 1))
+    if not len(pairs) or not denominators.sum():
+        return None
+    estimate = float(numerators.sum() / denominators.sum())
+    index = np.random.default_rng(seed).integers(0, len(pairs), size=(resamples, len(pairs)))
+    draws = _ratio(numerators[index], denominators[index])
+    finite = draws[np.isfinite(draws)]
+    low, high = np.quantile(finite, expanded_quantiles(len(pairs))) if len(finite) else (estimate, estimate)
+    return estimate, float(low), float(high)

@@ -15,8 +15,7 @@ from typing import Any, Literal
 from ironbench.analysis.costs import CaseCost, RunCost, run_cost
 from ironbench.analysis.query import connect
 from ironbench.core.prices import usd
-from ironbench.stats import wilson_interval
-from ironbench.stats.bootstrap import RatioDifference, ratio_difference
+from ironbench.stats import RatioDifference, ratio_difference, wilson_interval
 
 # Every run of a suite with priced calls, as a point: the target's cost per invocation (every
 # attempt) and its success and correct counts over the runs that are evidence.

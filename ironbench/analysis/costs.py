@@ -54,8 +54,8 @@ FROM turn_scores GROUP BY 1
 """
 
 
-def _per(cost: Decimal, count: int | None) -> Decimal | None:
-    return cost / count if count else None
+def _per(cost: Decimal | None, count: int | None) -> Decimal | None:
+    return cost / count if cost is not None and count else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,19 +96,25 @@ class CaseCost:
         )
 
     @property
+    def known(self) -> Decimal | None:
+        """What its calls cost as far as prices tell (None: none was priced; never 0 then)."""
+        return None if self.calls and self.unpriced == self.calls else self.usd
+
+    @property
     def per_invocation(self) -> Decimal | None:
-        return _per(self.usd, self.attempts)
+        return _per(self.known, self.attempts)
 
     @property
     def per_success(self) -> Decimal | None:
-        return _per(self.usd, self.successes)
+        return _per(self.known, self.successes)
 
     @property
     def per_correct(self) -> Decimal | None:
-        return _per(self.usd, self.correct)
+        return _per(self.known, self.correct)
 
     def to_dict(self) -> dict[str, Any]:
         data = {k: money(v) if isinstance(v, Decimal) else v for k, v in asdict(self).items()}
+        data["usd"] = money(self.known)
         return {**data, **{k: money(getattr(self, k)) for k in ("per_invocation", "per_success", "per_correct")}}
 
 
@@ -174,7 +180,7 @@ class RunCost:
     def to_dict(self) -> dict[str, Any]:
         """As `show --format json` gives it."""
         return {
-            "usd": money(self.usd),
+            "usd": None if self.unpriced == self.calls else money(self.usd),
             "calls": self.calls,
             "unpriced_calls": self.unpriced,
             "own_usd": money(self.own),
@@ -190,10 +196,11 @@ class RunCost:
         """`show`'s cost line: the run's cost, the target's per invocation and per correct brick
         (per success where nothing is checked), and the share spent on ironbench's own calls."""
         target = self.target
+        calls = f"{self.calls} model call{'s' if self.calls != 1 else ''}"
+        if self.unpriced == self.calls:
+            return f"unpriced ({calls}, no price for their models: give one with --price MODEL=IN/OUT)"
         unpriced = f" + {self.unpriced} unpriced call{'s' if self.unpriced != 1 else ''}" if self.unpriced else ""
-        parts = [
-            f"{usd(self.usd)}{unpriced} ({self.calls} model call{'s' if self.calls != 1 else ''}; {self.priced_by})"
-        ]
+        parts = [f"{usd(self.usd)}{unpriced} ({calls}; {self.priced_by})"]
         if target.attempts:
             parts.append(f"{usd(target.per_invocation)} per invocation")
         parts.append(per_brick(target))
@@ -207,7 +214,7 @@ class RunCost:
             {
                 "case_id": c.case_id,
                 "kind": "cost",
-                "text": f"{usd(c.usd)} by {c.attempts} invocation{'s' if c.attempts != 1 else ''}"
+                "text": f"{usd(c.known)} by {c.attempts} invocation{'s' if c.attempts != 1 else ''}"
                 f" ({usd(c.per_invocation)} each), {per_brick(c)}"
                 + (f"; {c.unpriced} call{'s' if c.unpriced != 1 else ''} unpriced" if c.unpriced else ""),
             }

@@ -188,8 +188,9 @@ def _flat(model_price: Any) -> _Flat | None:
 class PriceBook:
     """How a run prices its calls: `given` rates first (by model id; the suite's, then --price's,
     each naming its source), then `local` models (cost 0: their seconds are their cost), then the
-    table; whatever none of them knows is unpriced. Lookups are kept, so a call costs a dict read
-    and a few multiplications once its model has been seen (tests/perf/bench_prices.py)."""
+    table; whatever none of them knows, and a call whose model reported no tokens, is unpriced.
+    Lookups are kept, so a call costs a dict read and a few multiplications once its model has
+    been seen (tests/perf/bench_prices.py)."""
 
     given: Mapping[str, tuple[Rate, str]] = field(default_factory=dict)
     local: frozenset[str] = frozenset()
@@ -206,14 +207,16 @@ class PriceBook:
         at: datetime | None = None,
     ) -> Price:
         """A call of `model` with these tokens (None: the model reported none), at `at` (now)."""
+        if model in self.local and model not in self.given:
+            return Price(LOCAL, Decimal(0))
+        if input_tokens is None and output_tokens is None:  # the model said nothing of its tokens
+            return Price(UNPRICED, None)
         given = self.given.get(model)
         if given is not None:
             rate, source = given
             return Price(GIVEN, rate.cost(input_tokens, output_tokens, cached_tokens), source)
-        if model in self.local:
-            return Price(LOCAL, Decimal(0))
         found = self._lookup(model)
-        if found is None or (input_tokens is None and output_tokens is None):
+        if found is None:
             return Price(UNPRICED, None)
         provider, info = found
         at = at or datetime.now(UTC)

@@ -52,10 +52,17 @@ class Cost:
             self.local_seconds + other.local_seconds,
         )
 
+    @property
+    def known(self) -> Decimal | None:
+        """What the calls cost, as far as prices tell: None when none of them was priced
+        (unpriced is never 0), else the priced ones' (a lower bound with any unpriced)."""
+        return None if self.calls and self.unpriced == self.calls else self.usd
+
     def to_dict(self) -> dict[str, Any]:
-        """As summary.json shows an invocation's: USD (a lower bound when some calls are
-        unpriced), calls, unpriced calls, and a local model's seconds where it answered."""
-        data: dict[str, Any] = {"usd": money(self.usd), "calls": self.calls, "unpriced_calls": self.unpriced}
+        """As summary.json shows an invocation's: USD (None: no call was priced; a lower bound
+        when some are unpriced), calls, unpriced calls, and a local model's seconds where it
+        answered."""
+        data: dict[str, Any] = {"usd": money(self.known), "calls": self.calls, "unpriced_calls": self.unpriced}
         if self.local_seconds:
             data["local_model_seconds"] = round(self.local_seconds, 6)
         return data
@@ -64,10 +71,12 @@ class Cost:
 def per_unit(cost: Cost, invocations: int, successes: int, correct: int | None) -> dict[str, Any]:
     """A group's or a run's cost beside its rates: in all, per invocation (every attempt), per
     success, and per correct brick where its runs are checked (None: nothing to divide by)."""
-    data = {**cost.to_dict(), "invocations": invocations, "per_invocation": ratio(cost.usd, invocations)}
-    data["per_success"] = ratio(cost.usd, successes)
+    known = cost.known
+    data = {**cost.to_dict(), "invocations": invocations}
+    data["per_invocation"] = None if known is None else ratio(known, invocations)
+    data["per_success"] = None if known is None else ratio(known, successes)
     if correct is not None:
-        data["per_correct"] = ratio(cost.usd, correct)
+        data["per_correct"] = None if known is None else ratio(known, correct)
     return data
 
 

@@ -888,8 +888,8 @@ class CostRow:
 
     case_id: str
     """Its case (`(all cases)`: the whole run)."""
-    usd: float
-    """What its priced calls cost."""
+    usd: float | None
+    """What its priced calls cost (None: none was priced)."""
     calls: int
     """Its model calls, every attempt's."""
     unpriced: int
@@ -935,8 +935,8 @@ class CostSection:
 
     summary: str
     """The run's cost in one line, as `show` says it."""
-    usd: float
-    """Every call's, ironbench's own included."""
+    usd: float | None
+    """Every call's, ironbench's own included (None: none was priced)."""
     own_usd: float
     """ironbench's own calls' (AI rewrites, the rewrite guard)."""
     own_share: float | None

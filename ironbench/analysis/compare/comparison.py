@@ -185,4 +185,4 @@ class Comparison:
         return self.overall.p_regression
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        return {**asdict(self), "cost": None if self.cost is None else self.cost.to_dict()}

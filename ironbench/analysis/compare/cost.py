@@ -175,7 +175,8 @@ def cost_comparison(store_path: Path, run_a: str, run_b: str) -> CostComparison 
     costs = [run_cost(store_path, run_a), run_cost(store_path, run_b)]
     if costs[0] is None and costs[1] is None:
         return None
-    a, b = (c if c is not None else RunCost([], []) for c in costs)
+    # a run none of whose target's calls was priced has no cost to compare (unpriced is never 0)
+    a, b = (c if c is not None and c.target.known is not None else RunCost([], []) for c in costs)
     on: Literal["correct", "success"] = (
         "correct" if a.target.correct is not None and b.target.correct is not None else "success"
     )
@@ -190,7 +191,7 @@ def cost_comparison(store_path: Path, run_a: str, run_b: str) -> CostComparison 
     points = pareto(plane(store_path, run_a, on))
     if not any(p.run_id == run_b for p in points) or not any(p.run_id == run_a for p in points):
         points = pareto([p for p in (_point(run_a, a, on), _point(run_b, b, on)) if p is not None])
-    unpriced = {run: c.unpriced for run, c in ((run_a, a), (run_b, b)) if c.unpriced}
+    unpriced = {run: c.unpriced for run, c in zip((run_a, run_b), costs, strict=True) if c is not None and c.unpriced}
     return CostComparison(on, differences[0], differences[1], points, unpriced)
 
 
@@ -213,7 +214,7 @@ def plane(store_path: Path, run_id: str, on: str) -> list[CostPoint]:
         con.close()
     points = []
     for run, label, spent, unpriced, attempts, n, successes, correct in rows[-MAX_POINTS:]:
-        if not attempts or (on == "correct" and correct is None):  # a run not checked has no place on it
+        if spent is None or not attempts or (on == "correct" and correct is None):  # unpriced, or not checked
             continue
         hits = (correct or 0) if on == "correct" else successes
         low, high = wilson_interval(hits, n)

@@ -268,7 +268,7 @@ def _cost(section: CostSection, run: str) -> CostSection:
         "cases",
         cases,
         LISTED_CASES,
-        lambda case: (-case.usd, case.case_id),
+        lambda case: (-(case.usd or 0.0), case.case_id),
         "the dearest",
         f"`ironbench show {run} --format json` (cost.cases), or `ironbench query cost_per_case.sql --run {run}`",
     )

@@ -113,9 +113,21 @@ class CaseCost:
         return _per(self.known, self.correct)
 
     def to_dict(self) -> dict[str, Any]:
-        data = {k: money(v) if isinstance(v, Decimal) else v for k, v in asdict(self).items()}
-        data["usd"] = money(self.known)
-        return {**data, **{k: money(getattr(self, k)) for k in ("per_invocation", "per_success", "per_correct")}}
+        """As `show --format json` gives it (built by hand: a large run has thousands)."""
+        return {
+            "case_id": self.case_id,
+            "variant_id": self.variant_id,
+            "usd": money(self.known),
+            "calls": self.calls,
+            "unpriced": self.unpriced,
+            "attempts": self.attempts,
+            "runs": self.runs,
+            "successes": self.successes,
+            "correct": self.correct,
+            "per_invocation": money(self.per_invocation),
+            "per_success": money(self.per_success),
+            "per_correct": money(self.per_correct),
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -230,21 +242,23 @@ def per_brick(cost: CaseCost) -> str:
     return f"{usd(cost.per_success)} per success" if cost.successes else "no success"
 
 
-def run_cost(store_path: Path, run_id: str) -> RunCost | None:
+def run_cost(store_path: Path, run_id: str, con: Any = None) -> RunCost | None:
     """The run's cost; None when none of its calls was priced (a run before prices, or without
-    model calls)."""
-    con = connect(store_path, run_id)
-    try:
-        callers = [CallerCost(*row) for row in con.execute(_CALLERS).fetchall()]
-        if not callers:
-            return None
-        mode = con.execute("SELECT mode FROM runs").fetchone()[0]
-        if mode == "gauntlet":
-            variants = _scenarios(con)
-        else:
-            variants = [CaseCost(*row) for row in con.execute(_VARIANTS).fetchall()]
-    finally:
-        con.close()
+    model calls). `con`: a connection made for this run (`connect(store_path, run_id)`) to read
+    with, else one is opened and closed here."""
+    if con is None:
+        con = connect(store_path, run_id)
+        try:
+            return run_cost(store_path, run_id, con)
+        finally:
+            con.close()
+    callers = [CallerCost(*row) for row in con.execute(_CALLERS).fetchall()]
+    if not callers:
+        return None
+    if con.execute("SELECT mode FROM runs").fetchone()[0] == "gauntlet":
+        variants = _scenarios(con)
+    else:
+        variants = [CaseCost(*row) for row in con.execute(_VARIANTS).fetchall()]
     variants.sort(key=lambda c: (natural_key(c.case_id), natural_key(c.variant_id or "")))
     return RunCost(variants, callers)
 

@@ -247,12 +247,16 @@ def _cost(store_path: Path, run_id: str) -> CostSection | None:
     from ironbench.analysis.compare.cost import pareto, plane
     from ironbench.analysis.costs import run_cost
 
-    spent = run_cost(store_path, run_id)
-    if spent is None:
-        return None
-    on = "correct" if spent.target.correct is not None else "success"
-    found = from_json(CostSection, {**spent.to_dict(), "summary": spent.header(), "on": on})
-    return replace(found, plane=pareto(plane(store_path, run_id, on)))
+    con = connect(store_path, run_id)  # one connection for both: opening one costs more than the reads
+    try:
+        spent = run_cost(store_path, run_id, con)
+        if spent is None:
+            return None
+        on = "correct" if spent.target.correct is not None else "success"
+        points = pareto(plane(store_path, run_id, on, con))
+    finally:
+        con.close()
+    return CostSection.of(spent, on, points)
 
 
 def _imported(store_path: Path, run_id: str, data: ReportData) -> ReportData:

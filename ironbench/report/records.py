@@ -13,12 +13,14 @@ from typing import Any, Self, TypeVar, Union, get_args, get_origin, get_type_hin
 
 from ironbench.analysis.compare import CaseComparison, Comparison
 from ironbench.analysis.compare.cost import CostPoint
+from ironbench.analysis.costs import CaseCost, RunCost
 from ironbench.analysis.field import Survival
 from ironbench.analysis.gate_verdict import GateVerdict
 from ironbench.analysis.model_traffic import ModelTraffic, Traffic
 from ironbench.analysis.recorded import FenceSeen
 from ironbench.core.events import GroupDecision
 from ironbench.core.outcome_codes import EXCLUDED_CODES
+from ironbench.projections.costs import money
 from ironbench.projections.gauntlet_summary import EngineComparison
 
 
@@ -909,6 +911,22 @@ class CostRow:
     per_correct: float | None
     """Its cost over its correct bricks (None: none, or none checked)."""
 
+    @classmethod
+    def of(cls, found: CaseCost) -> "CostRow":
+        return cls(
+            found.case_id,
+            money(found.known),
+            found.calls,
+            found.unpriced,
+            found.attempts,
+            found.runs,
+            found.successes,
+            found.correct,
+            money(found.per_invocation),
+            money(found.per_success),
+            money(found.per_correct),
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class CallerCostRow:
@@ -953,6 +971,24 @@ class CostSection:
     """The suite's priced runs (this one marked), with their Pareto frontier."""
     left_out: LeftOut | None = None
     """Cases a run too large does not list."""
+
+    @classmethod
+    def of(cls, spent: RunCost, on: str, plane: list[CostPoint]) -> "CostSection":
+        """A run's cost as the section draws it (`on`: what the plane's rate counts)."""
+        return cls(
+            spent.header(),
+            None if spent.unpriced == spent.calls else money(spent.usd),
+            float(money(spent.own) or 0.0),
+            money(spent.own_share),
+            CostRow.of(spent.target),
+            [
+                CallerCostRow(c.caller, float(money(c.usd) or 0.0), c.calls, c.unpriced, c.local_seconds, c.priced_by)
+                for c in spent.callers
+            ],
+            [CostRow.of(case) for case in spent.cases],
+            on,
+            plane,
+        )
 
 
 R = TypeVar("R")

@@ -205,13 +205,16 @@ def _point(run_id: str, cost: RunCost, on: str) -> CostPoint | None:
     return CostPoint(run_id, None, float(target.usd / target.attempts), rate, low, high, target.runs, cost.unpriced)
 
 
-def plane(store_path: Path, run_id: str, on: str) -> list[CostPoint]:
-    """Every priced run of `run_id`'s suite as a point (the latest MAX_POINTS)."""
-    con = connect(store_path)
-    try:
-        rows = con.execute(_PLANE, [run_id]).fetchall()
-    finally:
-        con.close()
+def plane(store_path: Path, run_id: str, on: str, con: Any = None) -> list[CostPoint]:
+    """Every priced run of `run_id`'s suite as a point (the latest MAX_POINTS); `con`: an open
+    connection to read with (it reads the store's tables, whatever run its views show)."""
+    if con is None:
+        con = connect(store_path)
+        try:
+            return plane(store_path, run_id, on, con)
+        finally:
+            con.close()
+    rows = con.execute(_PLANE, [run_id]).fetchall()
     points = []
     for run, label, spent, unpriced, attempts, n, successes, correct in rows[-MAX_POINTS:]:
         if spent is None or not attempts or (on == "correct" and correct is None):  # unpriced, or not checked

@@ -463,6 +463,14 @@ class ModelCallPriced(_Event):
     provider: str | None = None  # the table's provider and model for it
     priced_model: str | None = None
 
+    def to_dict(self) -> dict[str, Any]:
+        # every field a scalar, read as it is: asdict copies each one, and a run records one of
+        # these per model call (tests/perf/bench_prices.py)
+        return {name: getattr(self, name) for name in _PRICED_FIELDS}
+
+
+_PRICED_FIELDS = tuple(f.name for f in fields(ModelCallPriced))
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PricingSet(_Event):

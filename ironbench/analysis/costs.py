@@ -17,28 +17,41 @@ from ironbench.core.labels import natural_key
 from ironbench.core.prices import SUBJECT, usd
 from ironbench.projections.costs import money
 
-# Per case and variant (a gauntlet's: per scenario): the target's cost and calls, every attempt,
-# its runs that are evidence, their successes and correct bricks (NULL: none of them was checked).
-_VARIANTS = """
+
+def counted(keys: str, run: bool) -> str:
+    """The CTEs `runs` and `spent`, by `keys` (columns), over the store's tables (`run`: of one
+    run, its id the query's first two parameters): every attempt recorded (those a re-run
+    superseded and those past a decision too, they were paid for), the runs that are evidence,
+    their successes and correct bricks (NULL: none was checked); the target's cost (exact),
+    calls and unpriced calls."""
+    where, and_where = ("WHERE run_id = ?", "AND run_id = ?") if run else ("", "")
+    return f"""
 WITH attempts AS (
-    SELECT case_id, variant_id, infra_error, success, correct FROM invocations
-    UNION ALL SELECT case_id, variant_id, 'superseded', false, NULL FROM superseded_invocations
-    UNION ALL SELECT case_id, variant_id, 'surplus', false, NULL FROM surplus_invocations
+    SELECT run_id, case_id, variant_id, infra_error, success::BOOLEAN AS success, correct::BOOLEAN AS correct
+    FROM store.invocations
+    UNION ALL SELECT run_id, case_id, variant_id, 'superseded', false, NULL FROM store.superseded_invocations
+    UNION ALL SELECT run_id, case_id, variant_id, 'surplus', false, NULL FROM store.surplus_invocations
 ), runs AS (
-    SELECT case_id, variant_id, count(*) AS attempts,
-           count(*) FILTER (WHERE infra_error IS NULL) AS runs,
+    SELECT {keys}, count(*) AS attempts, count(*) FILTER (WHERE infra_error IS NULL) AS runs,
            count(*) FILTER (WHERE infra_error IS NULL AND success) AS successes,
            CASE WHEN count(correct) > 0 THEN count(*) FILTER (WHERE infra_error IS NULL AND correct) END AS correct
-    FROM attempts GROUP BY 1, 2
+    FROM attempts {where} GROUP BY {keys}
 ), spent AS (
-    SELECT case_id, variant_id, sum(cost::DECIMAL(38, 18)) AS usd, count(*) AS calls,
+    SELECT {keys}, sum(cost::DECIMAL(38, 18)) AS usd, count(*) AS calls,
            count(*) FILTER (WHERE pricing = 'unpriced') AS unpriced
-    FROM costs WHERE caller = 'target' GROUP BY 1, 2
-)
+    FROM store.call_costs WHERE caller = 'target' {and_where} GROUP BY {keys}
+)"""
+
+
+# Per case and variant: its counts and the target's cost (a gauntlet's scenarios: `_scenarios`).
+_VARIANTS = (
+    counted("case_id, variant_id", run=True)
+    + """
 SELECT case_id, variant_id, coalesce(s.usd, 0), coalesce(s.calls, 0), coalesce(s.unpriced, 0), r.attempts, r.runs,
        r.successes, r.correct
 FROM runs r LEFT JOIN spent s USING (case_id, variant_id)
 """
+)
 # The whole run by who called: the target, or ironbench itself (AI rewrites, the rewrite guard,
 # gauntlet engines); how each was priced, and what priced it.
 _CALLERS = """
@@ -258,7 +271,7 @@ def run_cost(store_path: Path, run_id: str, con: Any = None) -> RunCost | None:
     if con.execute("SELECT mode FROM runs").fetchone()[0] == "gauntlet":
         variants = _scenarios(con)
     else:
-        variants = [CaseCost(*row) for row in con.execute(_VARIANTS).fetchall()]
+        variants = [CaseCost(*row) for row in con.execute(_VARIANTS, [run_id, run_id]).fetchall()]
     variants.sort(key=lambda c: (natural_key(c.case_id), natural_key(c.variant_id or "")))
     return RunCost(variants, callers)
 

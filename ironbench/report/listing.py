@@ -242,15 +242,18 @@ def _gauntlet(section: GauntletSection, run: str) -> GauntletSection:
     )
 
 
-def _model(section: ModelSection, run: str) -> ModelSection:
-    cases = section.cases
+def _cases(section: S, run: str, need: Callable[[Any], Any], which: str, see: str) -> S:
+    """A section of rows by case (model traffic, cost), cut to the LISTED_CASES that `need` ranks first."""
+    cases = section.cases  # type: ignore[attr-defined]
     if len(cases) <= LISTED_CASES:
         return section
-    return _cut(
+    return _cut(section, "cases", cases, LISTED_CASES, need, which, see)
+
+
+def _model(section: ModelSection, run: str) -> ModelSection:
+    return _cases(
         section,
-        "cases",
-        cases,
-        LISTED_CASES,
+        run,
         lambda case: (-case.calls, case.case_id),
         "those that made the most model calls",
         "`ironbench query "
@@ -260,14 +263,9 @@ def _model(section: ModelSection, run: str) -> ModelSection:
 
 
 def _cost(section: CostSection, run: str) -> CostSection:
-    cases = section.cases
-    if len(cases) <= LISTED_CASES:
-        return section
-    return _cut(
+    return _cases(
         section,
-        "cases",
-        cases,
-        LISTED_CASES,
+        run,
         lambda case: (-(case.usd or 0.0), case.case_id),
         "the dearest",
         f"`ironbench show {run} --format json` (cost.cases), or `ironbench query cost_per_case.sql --run {run}`",

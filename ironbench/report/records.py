@@ -913,19 +913,7 @@ class CostRow:
 
     @classmethod
     def of(cls, found: CaseCost) -> "CostRow":
-        return cls(
-            found.case_id,
-            money(found.known),
-            found.calls,
-            found.unpriced,
-            found.attempts,
-            found.runs,
-            found.successes,
-            found.correct,
-            money(found.per_invocation),
-            money(found.per_success),
-            money(found.per_correct),
-        )
+        return from_json(cls, found.to_dict())
 
 
 @dataclass(frozen=True, slots=True)

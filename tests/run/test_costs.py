@@ -7,38 +7,23 @@ price is checked against genai-prices called here directly."""
 import json
 import shutil
 import sqlite3
-import sys
 from decimal import Decimal
 from pathlib import Path
 
 import genai_prices
 import pytest
-import yaml
 from genai_prices import Usage, calc_price
 
 from tests.conftest import REPO, cli
+from tests.run.test_model_gateway import agent_suite as gateway_suite
 
-AGENT = REPO / "tests" / "fixtures" / "gateway_agent.py"
 ENV = {"IRONBENCH_LLM_PLUGINS": "tests.fixtures.llm_scripted", "PYTHONPATH": str(REPO)}
 PRICED = "claude-haiku-4-5"  # Anthropic's, in the bundled table
 
 
 def agent_suite(tmp_path: Path, cases: dict[str, tuple[int, int]], **fields) -> Path:
-    """A suite of the agent: {case: (repairs its candidate needs, runs)}."""
-    data = {
-        "suite_id": "costs",
-        "mode": "baseline",
-        "timeout_seconds": 60,
-        "target": [sys.executable, str(AGENT), "{instruction}"],
-        "cases": [
-            {"id": case, "instruction": f"Write solve. It needs {repairs} repairs.", "runs": runs}
-            for case, (repairs, runs) in cases.items()
-        ],
-        **fields,
-    }
-    path = tmp_path / "suite.yaml"
-    path.write_text(yaml.safe_dump(data, sort_keys=False))
-    return path
+    """The model gateway tests' suite of the agent: {case: (repairs its candidate needs, runs)}."""
+    return gateway_suite(tmp_path, cases, suite_id="costs", **fields)
 
 
 def run(out: Path, suite: Path, *args: str):

@@ -12,33 +12,22 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any, Literal
 
-from ironbench.analysis.costs import CaseCost, RunCost, run_cost
+from ironbench.analysis.costs import CaseCost, RunCost, counted, run_cost
 from ironbench.analysis.query import connect
 from ironbench.core.prices import usd
 from ironbench.stats import RatioDifference, ratio_difference, wilson_interval
 
 # Every run of a suite with priced calls, as a point: the target's cost per invocation (every
 # attempt) and its success and correct counts over the runs that are evidence.
-_PLANE = """
-WITH attempts AS (
-    SELECT run_id, infra_error, success, correct FROM store.invocations
-    UNION ALL SELECT run_id, 'superseded', false, NULL FROM store.superseded_invocations
-    UNION ALL SELECT run_id, 'surplus', false, NULL FROM store.surplus_invocations
-), runs AS (
-    SELECT run_id, count(*) AS attempts, count(*) FILTER (WHERE infra_error IS NULL) AS n,
-           count(*) FILTER (WHERE infra_error IS NULL AND success::BOOLEAN) AS successes,
-           CASE WHEN count(correct) > 0 THEN count(*) FILTER (WHERE infra_error IS NULL AND correct::BOOLEAN) END
-             AS correct
-    FROM attempts GROUP BY 1
-), spent AS (
-    SELECT run_id, sum(cost::DECIMAL(38, 18)) AS usd, count(*) FILTER (WHERE pricing = 'unpriced') AS unpriced
-    FROM store.call_costs WHERE caller = 'target' GROUP BY 1
-)
-SELECT r.run_id, x.label, s.usd, s.unpriced, r.attempts, r.n, r.successes, r.correct
+_PLANE = (
+    counted("run_id", run=False)
+    + """
+SELECT r.run_id, x.label, s.usd, s.unpriced, r.attempts, r.runs, r.successes, r.correct
 FROM runs r JOIN spent s USING (run_id) JOIN store.runs x USING (run_id)
 WHERE x.suite_id = (SELECT suite_id FROM store.runs WHERE run_id = ?)
 ORDER BY x.started_utc
 """
+)
 MAX_POINTS = 200  # a plane of more runs than this draws the latest ones
 
 

@@ -98,6 +98,10 @@ def plan_cost(store_path: Path, suite, target_argv: list[str], from_run: str | N
     run of that target in the store)."""
     from ironbench.run.planner import ai_entries, plan
 
+    if suite.mode == "gauntlet":
+        raise IronbenchError(
+            "plan: a gauntlet's engines call their models themselves; its cost is in `show` after a run"
+        )
     target = " ".join(target_argv)
     con = connect(store_path)
     try:

@@ -145,8 +145,9 @@ class Price:
         }
 
 
-FREE_REPLAYED = Price(REPLAYED, Decimal(0))
-FREE_CACHED = Price(CACHED, Decimal(0))
+FREE_REPLAYED = Price(REPLAYED, Decimal(0), "the recording")
+FREE_CACHED = Price(CACHED, Decimal(0), "the model-call cache")
+LOCAL_PRICE = Price(LOCAL, Decimal(0), "local model")
 
 
 def table_version() -> str:
@@ -208,7 +209,7 @@ class PriceBook:
     ) -> Price:
         """A call of `model` with these tokens (None: the model reported none), at `at` (now)."""
         if model in self.local and model not in self.given:
-            return Price(LOCAL, Decimal(0))
+            return LOCAL_PRICE
         if input_tokens is None and output_tokens is None:  # the model said nothing of its tokens
             return Price(UNPRICED, None)
         given = self.given.get(model)

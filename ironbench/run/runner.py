@@ -191,6 +191,11 @@ def _money(value: Decimal | None) -> str | None:
     return None if value is None else format(value, "f")
 
 
+def _given(options: RunOptions) -> dict[str, dict[str, str]]:
+    """The --price rates as a pricing_set event records them."""
+    return {model: rate.to_dict() for model, rate in options.prices}
+
+
 def _spending(suite: Suite, options: RunOptions) -> tuple[Spending, Pending | None]:
     """A new run's spending: the suite's prices under --price, its budget (--budget, else the
     suite's), and the pricing_set event that records what the command line gave."""
@@ -202,7 +207,7 @@ def _spending(suite: Suite, options: RunOptions) -> tuple[Spending, Pending | No
         return spending, None
     pricing = PricingSet(
         by="run",
-        prices={model: rate.to_dict() for model, rate in options.prices},
+        prices=_given(options),
         budget=_money(limit),
         budget_source=None if limit is None else "--budget" if given is not None else "suite",
     )
@@ -224,7 +229,7 @@ def _resumed_spending(
         spending.limit, spending.stopped = spending.spent + more, False
     pricing = PricingSet(
         by="resume",
-        prices={model: rate.to_dict() for model, rate in options.prices},
+        prices=_given(options),
         budget=_money(spending.limit),
         budget_source="--budget" if more is not None else None,
         spent=format(spending.spent, "f"),

@@ -569,12 +569,20 @@ class Session:
         return Pending(group.stream(work.run_index), completed, idempotency_key=f"completed:{work.key}{suffix}")
 
     def _call_events(self, work: Work, ran: Ran) -> list[Pending]:
-        """An invocation's model calls, each an event on its stream, and the long texts they
-        hold, each recorded once per run (the store keeps one whatever appends it again)."""
+        """An invocation's model calls, each an event on its stream with its price after it, and
+        the long texts they hold, each recorded once per run (the store keeps one whatever appends
+        it again)."""
         group = work.group
         stream = group.stream(work.run_index)
         suffix = f"/rerun_{work.rerun}" if work.rerun else ""
         pending: list[Pending] = []
+        where = {  # whose calls these are
+            "key": work.key,
+            "rerun": work.rerun,
+            "case_id": group.case_id,
+            "variant_id": group.variant_id,
+            "run_index": work.run_index,
+        }
         for call in ran.calls or ():
             held, texts = by_hash(call)
             for sha256, text in texts.items():
@@ -585,8 +593,6 @@ class Session:
                         f"model_text:{self.io.run_id}/{sha256}",
                     )
                 )
-            where = {"key": work.key, "rerun": work.rerun, "case_id": group.case_id, "variant_id": group.variant_id}
-            where["run_index"] = work.run_index
             pending.append(
                 Pending(
                     stream,

@@ -18,34 +18,36 @@ from ironbench.core.prices import SUBJECT, usd
 from ironbench.projections.costs import money
 
 
-def counted(keys: str, run: bool) -> str:
-    """The CTEs `runs` and `spent`, by `keys` (columns), over the store's tables (`run`: of one
-    run, its id the query's first two parameters): every attempt recorded (those a re-run
-    superseded and those past a decision too, they were paid for), the runs that are evidence,
-    their successes and correct bricks (NULL: none was checked); the target's cost (exact),
-    calls and unpriced calls."""
-    where, and_where = ("WHERE run_id = ?", "AND run_id = ?") if run else ("", "")
+def counted(keys: str, scope: str) -> str:
+    """The CTEs `runs` and `spent`, by `keys` (columns), over the store's tables for the runs
+    `scope` selects (a condition on store.runs: `run_id = ?`, a suite's): every attempt recorded
+    (those a re-run superseded and those past a decision too, they were paid for), the runs that
+    are evidence, their successes and correct bricks (NULL: none was checked); the target's cost
+    (exact), calls and unpriced calls. Only the scope's rows are read, however large the store."""
     return f"""
-WITH attempts AS (
+WITH scope AS (SELECT run_id FROM store.runs WHERE {scope}),
+attempts AS (
     SELECT run_id, case_id, variant_id, infra_error, success::BOOLEAN AS success, correct::BOOLEAN AS correct
-    FROM store.invocations
+    FROM store.invocations WHERE run_id IN (SELECT run_id FROM scope)
     UNION ALL SELECT run_id, case_id, variant_id, 'superseded', false, NULL FROM store.superseded_invocations
+    WHERE run_id IN (SELECT run_id FROM scope)
     UNION ALL SELECT run_id, case_id, variant_id, 'surplus', false, NULL FROM store.surplus_invocations
+    WHERE run_id IN (SELECT run_id FROM scope)
 ), runs AS (
     SELECT {keys}, count(*) AS attempts, count(*) FILTER (WHERE infra_error IS NULL) AS runs,
            count(*) FILTER (WHERE infra_error IS NULL AND success) AS successes,
            CASE WHEN count(correct) > 0 THEN count(*) FILTER (WHERE infra_error IS NULL AND correct) END AS correct
-    FROM attempts {where} GROUP BY {keys}
+    FROM attempts GROUP BY {keys}
 ), spent AS (
     SELECT {keys}, sum(cost::DECIMAL(38, 18)) AS usd, count(*) AS calls,
            count(*) FILTER (WHERE pricing = 'unpriced') AS unpriced
-    FROM store.call_costs WHERE caller = 'target' {and_where} GROUP BY {keys}
+    FROM store.call_costs WHERE caller = 'target' AND run_id IN (SELECT run_id FROM scope) GROUP BY {keys}
 )"""
 
 
 # Per case and variant: its counts and the target's cost (a gauntlet's scenarios: `_scenarios`).
 _VARIANTS = (
-    counted("case_id, variant_id", run=True)
+    counted("case_id, variant_id", "run_id = ?")
     + """
 SELECT case_id, variant_id, coalesce(s.usd, 0), coalesce(s.calls, 0), coalesce(s.unpriced, 0), r.attempts, r.runs,
        r.successes, r.correct
@@ -271,7 +273,7 @@ def run_cost(store_path: Path, run_id: str, con: Any = None) -> RunCost | None:
     if con.execute("SELECT mode FROM runs").fetchone()[0] == "gauntlet":
         variants = _scenarios(con)
     else:
-        variants = [CaseCost(*row) for row in con.execute(_VARIANTS, [run_id, run_id]).fetchall()]
+        variants = [CaseCost(*row) for row in con.execute(_VARIANTS, [run_id]).fetchall()]
     variants.sort(key=lambda c: (natural_key(c.case_id), natural_key(c.variant_id or "")))
     return RunCost(variants, callers)
 

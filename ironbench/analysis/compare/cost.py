@@ -20,11 +20,10 @@ from ironbench.stats import RatioDifference, ratio_difference, wilson_interval
 # Every run of a suite with priced calls, as a point: the target's cost per invocation (every
 # attempt) and its success and correct counts over the runs that are evidence.
 _PLANE = (
-    counted("run_id", run=False)
+    counted("run_id", "suite_id = (SELECT suite_id FROM store.runs WHERE run_id = ?)")
     + """
 SELECT r.run_id, x.label, s.usd, s.unpriced, r.attempts, r.runs, r.successes, r.correct
 FROM runs r JOIN spent s USING (run_id) JOIN store.runs x USING (run_id)
-WHERE x.suite_id = (SELECT suite_id FROM store.runs WHERE run_id = ?)
 ORDER BY x.started_utc
 """
 )

@@ -164,6 +164,8 @@ class RunCost:
 
     variants: list[CaseCost]
     callers: list[CallerCost]
+    gauntlet: bool = False
+    """A gauntlet's: its invocations are turns, a success a turn without a violation."""
 
     @property
     def cases(self) -> list[CaseCost]:
@@ -229,11 +231,15 @@ class RunCost:
         unpriced = f" + {self.unpriced} unpriced call{'s' if self.unpriced != 1 else ''}" if self.unpriced else ""
         parts = [f"{usd(self.usd)}{unpriced} ({calls}; {self.priced_by})"]
         if target.attempts:
-            parts.append(f"{usd(target.per_invocation)} per invocation")
-        parts.append(per_brick(target))
+            parts.append(f"{usd(target.per_invocation)} per {self.unit}")
+        parts.append(per_brick(target, self.gauntlet))
         if self.own:
             parts.append(f"ironbench's own calls {usd(self.own)} ({float(self.own_share or 0):.0%})")
         return ", ".join(parts)
+
+    @property
+    def unit(self) -> str:
+        return "turn" if self.gauntlet else "invocation"
 
     def case_lines(self) -> list[dict]:
         """A verdict line per case with calls: its cost, per invocation and per correct brick."""
@@ -241,8 +247,8 @@ class RunCost:
             {
                 "case_id": c.case_id,
                 "kind": "cost",
-                "text": f"{usd(c.known)} by {c.attempts} invocation{'s' if c.attempts != 1 else ''}"
-                f" ({usd(c.per_invocation)} each), {per_brick(c)}"
+                "text": f"{usd(c.known)} by {c.attempts} {self.unit}{'s' if c.attempts != 1 else ''}"
+                f" ({usd(c.per_invocation)} each), {per_brick(c, self.gauntlet)}"
                 + (f"; {c.unpriced} call{'s' if c.unpriced != 1 else ''} unpriced" if c.unpriced else ""),
             }
             for c in self.cases
@@ -250,11 +256,13 @@ class RunCost:
         ]
 
 
-def per_brick(cost: CaseCost) -> str:
-    """Cost per correct brick where the runs were checked, else per success; none: said so."""
+def per_brick(cost: CaseCost, gauntlet: bool = False) -> str:
+    """Cost per correct brick where the runs were checked, else per success (a gauntlet's: per
+    turn without a violation); none: said so."""
     if cost.correct is not None:
         return f"{usd(cost.per_correct)} per correct brick" if cost.correct else "no correct brick"
-    return f"{usd(cost.per_success)} per success" if cost.successes else "no success"
+    success = "turn without a violation" if gauntlet else "success"
+    return f"{usd(cost.per_success)} per {success}" if cost.successes else f"no {success}"
 
 
 def run_cost(store_path: Path, run_id: str, con: Any = None) -> RunCost | None:
@@ -270,12 +278,13 @@ def run_cost(store_path: Path, run_id: str, con: Any = None) -> RunCost | None:
     callers = [CallerCost(*row) for row in con.execute(_CALLERS).fetchall()]
     if not callers:
         return None
-    if con.execute("SELECT mode FROM runs").fetchone()[0] == "gauntlet":
+    gauntlet = con.execute("SELECT mode FROM runs").fetchone()[0] == "gauntlet"
+    if gauntlet:
         variants = _scenarios(con)
     else:
         variants = [CaseCost(*row) for row in con.execute(_VARIANTS, [run_id]).fetchall()]
     variants.sort(key=lambda c: (natural_key(c.case_id), natural_key(c.variant_id or "")))
-    return RunCost(variants, callers)
+    return RunCost(variants, callers, gauntlet)
 
 
 def _scenarios(con: Any) -> list[CaseCost]:

@@ -959,6 +959,8 @@ class CostSection:
     """The suite's priced runs (this one marked), with their Pareto frontier."""
     left_out: LeftOut | None = None
     """Cases a run too large does not list."""
+    unit: str = "invocation"
+    """What a case's runs are: invocations, or a gauntlet's turns."""
 
     @classmethod
     def of(cls, spent: RunCost, on: str, plane: list[CostPoint]) -> "CostSection":
@@ -976,6 +978,7 @@ class CostSection:
             [CostRow.of(case) for case in spent.cases],
             on,
             plane,
+            unit=spent.unit,
         )
 
 

@@ -7,6 +7,7 @@ from decimal import Decimal
 
 import pytest
 
+from ironbench.analysis.show import run_summary
 from ironbench.core.errors import BudgetExhausted
 from ironbench.core.events import BudgetReached, ModelCallPriced, TurnAnswered
 from ironbench.core.prices import Rate
@@ -99,3 +100,5 @@ def test_a_gauntlets_engine_calls_are_priced_and_its_budget_stops_it_between_con
     turns = events(paths, run_id, TurnAnswered)
     assert sorted({t.conversation for t in turns}) == [1, 2, 3]
     assert len(events(paths, run_id, ModelCallPriced)) == len(turns)
+    [line] = run_summary(paths.store_path, run_id)  # a gauntlet's runs are turns
+    assert line.startswith("cost: $0.") and "per turn, $" in line and "per turn without a violation" in line

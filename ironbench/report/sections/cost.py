@@ -44,8 +44,8 @@ def cost(found: CostSection, compared: CompareSection | None = None) -> Markup:
         Col("cost", True, "what its priced calls cost, every attempt's (a lower bound with unpriced calls)"),
         Col("calls", True),
         Col("unpriced", True, "calls no price counted: the model is in no price table; give one with --price"),
-        Col("invocations", True, "every attempt: superseded and surplus ones too (they were paid for)"),
-        Col("per invocation", True),
+        Col(f"{found.unit}s", True, "every attempt: superseded and surplus ones too (they were paid for)"),
+        Col(f"per {found.unit}", True),
         Col(brick, True, "the cost over its correct bricks" if checked else "the cost over its successes"),
     ]
     callers = [

@@ -191,6 +191,11 @@ VIEW_NOTES = {
     "slot: API, requested and served model, messages, answer, tokens, latency, error; texts of 1,024 characters "
     "or more held by their sha256 (`model_texts`).",
     "model_texts": "The long texts of a run's model calls, once each, by sha256.",
+    "costs": "What every model call of a run cost, priced when it was recorded: the target's calls through the "
+    "gateway (`caller` target, with the invocation's key, attempt and call index) and ironbench's own "
+    "(`ai_rewrite`, `rewrite_guard`, `engine`); tokens (input counts cached ones, `cached_tokens` apart), "
+    "model seconds, `pricing` (table, given, local, unpriced, replayed, cached), `cost_usd` (null: unpriced; "
+    "`cost` the same exactly, as text) and what priced it (`price_table`, `provider`, `priced_model`).",
     "gates": "Per run made with `run --against`: the reference run, the margin, alpha and power, A's planning "
     "rate, the cap (the fixed design's runs per case), the last round the design can run, and whether its "
     "boundaries meet there.",

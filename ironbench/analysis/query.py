@@ -50,6 +50,8 @@ _VIEWS = {
     # The calls targets made to a run's model gateway (--serve-model), and their long texts.
     "model_calls": "SELECT * REPLACE (stream::BOOLEAN AS stream) FROM store.gateway_calls",
     "model_texts": "SELECT * FROM store.gateway_texts",
+    # What every model call cost: the target's through the gateway and ironbench's own (caller).
+    "costs": "SELECT * FROM store.call_costs",
     "gates": "SELECT * REPLACE (met::BOOLEAN AS met) FROM store.gates",
     "gate_looks": "SELECT * REPLACE (failed::BOOLEAN AS failed) FROM store.gate_looks",
     "events": "SELECT seq, event_id, run_id, stream, type, schema_version, timestamp_utc, payload FROM store.events",

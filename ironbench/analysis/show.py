@@ -5,6 +5,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ironbench.analysis.costs import run_cost
 from ironbench.analysis.model_traffic import model_traffic
 from ironbench.analysis.query import QueryResult, connect, run_sql, shipped_queries
 from ironbench.analysis.recorded import run_fences
@@ -238,6 +239,10 @@ def show_run(store_path: Path, run_id: str) -> tuple[dict, QueryResult, list[dic
         if traffic is not None:  # every attempt counted: one whose backend failed was paid for too
             header["model"] = traffic.run.sentence()
             verdicts += [{"case_id": case.case_id, "kind": "model", "text": case.sentence()} for case in traffic.cases]
+        spent = run_cost(store_path, run_id)
+        if spent is not None:  # what the calls cost: beside the rates, ironbench's own apart
+            header["cost"] = spent.header()
+            verdicts += spent.case_lines()
         verdicts.sort(key=lambda v: natural_key(v["case_id"]))  # stable: each case's reference, then the rest
         fenced: list[dict] = []
         if "imported" not in header:
@@ -447,12 +452,15 @@ def run_summary(store_path: Path, run_id: str) -> list[str]:
     (nothing for a gauntlet: its table says what it did)."""
     from ironbench.analysis.correctness import correctness, correctness_lines
 
+    spent = run_cost(store_path, run_id)
+    cost = [f"cost: {spent.header()}"] if spent is not None else []
     if run_sql(store_path, "SELECT mode FROM runs", run_id).rows[0][0] == "gauntlet":
-        return []
+        return cost
     return [
         *summary_lines(
             run_id, run_sql(store_path, _SUMMARY_INVOCATIONS, run_id).rows[0], ai_acceptance(store_path, run_id)
         ),
+        *cost,
         *correctness_lines(correctness(store_path, run_id)),
     ]
 
@@ -501,6 +509,7 @@ def show_json(store_path: Path, run_id: str) -> dict:
 
     numbers = field_numbers(store_path, run_id).to_dict()
     checked = correctness(store_path, run_id) if header["mode"] != "gauntlet" else None
+    spent = run_cost(store_path, run_id) if "cost" in header else None
     return {
         **header,
         **(checked.to_dict() if checked else {}),
@@ -508,6 +517,7 @@ def show_json(store_path: Path, run_id: str) -> dict:
         "verdicts": verdicts,
         **extra,
         **({"field": numbers} if numbers else {}),
+        **({"cost": spent.to_dict()} if spent is not None else {}),
     }
 
 

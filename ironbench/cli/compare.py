@@ -122,15 +122,55 @@ def report(
 
 
 def plan(
-    p: Annotated[float, typer.Option("--p", min=0.0, max=1.0, help="Success rate today (A).")],
-    drop: Annotated[float, typer.Option("--drop", min=0.0, max=1.0, help="The drop to detect, e.g. 0.2.")],
+    suite: Annotated[
+        str | None,
+        typer.Argument(
+            metavar="[SUITE]",
+            help="Estimate what running this suite costs, from a stored run of the same target (its cost "
+            "per invocation times the most invocations the suite can take).",
+        ),
+    ] = None,
+    p: Annotated[float | None, typer.Option("--p", min=0.0, max=1.0, help="Success rate today (A).")] = None,
+    drop: Annotated[
+        float | None, typer.Option("--drop", min=0.0, max=1.0, help="The drop to detect, e.g. 0.2.")
+    ] = None,
     cases: Annotated[int, typer.Option("--cases", min=1, help="Cases, each dropping by the same amount.")] = 1,
     alpha: Annotated[float, typer.Option("--alpha", min=0.0, max=1.0, help="Significance level.")] = 0.05,
     power: Annotated[float, typer.Option("--power", min=0.0, max=1.0, help="Chance to detect it.")] = 0.8,
     gate: Annotated[Gate, typer.Option("--gate", help="The compare gate you will use.")] = Gate.overall,
+    target: Annotated[
+        str | None,
+        typer.Option("--target", help="With SUITE: the target it will run (as `run --target`); default the suite's."),
+    ] = None,
+    from_run: Annotated[
+        str | None,
+        typer.Option(
+            "--from",
+            metavar="RUN",
+            help="With SUITE: estimate from this stored run [default: the latest priced run of the same target].",
+        ),
+    ] = None,
     format: Annotated[ReportFormat, typer.Option("--format", "-f")] = ReportFormat.table,
+    out: OutOption = DEFAULT_OUT,
+    store: StoreOption = None,
 ) -> None:
-    """How many runs per case does compare need to detect a drop from p to p − drop?"""
+    """How many runs per case does compare need to detect a drop from p to p − drop (--p, --drop)?
+    With SUITE: what will running it cost, estimated from a stored run of the same target?"""
+    if suite is not None:
+        from ironbench.analysis.cost_plan import plan_cost
+        from ironbench.suite import open_suite
+        from ironbench.targets import resolve_target
+
+        loaded = open_suite(suite)[0]
+        argv = list(resolve_target(target if target is not None else loaded.target).argv_template)
+        estimate = plan_cost(run_paths(out, store).store_path, loaded, argv, from_run)
+        if format is ReportFormat.json:
+            typer.echo(json.dumps(estimate.to_dict(), indent=2))
+        else:
+            say("\n".join(estimate.lines()))
+        return
+    if p is None or drop is None:
+        raise typer.BadParameter("give --p and --drop (runs per case to detect a drop), or a SUITE (its cost)")
     from ironbench.analysis.compare import format_plan
     from ironbench.stats import plan_runs
 

@@ -69,6 +69,26 @@ MaxOutageOption = Annotated[
         "at least a 429's Retry-After). Resume re-runs what failed.",
     ),
 ]
+BudgetOption = Annotated[
+    float | None,
+    typer.Option(
+        "--budget",
+        metavar="USD",
+        min=0.000001,
+        show_default="the suite's budget, else none",
+        help="Stop the run once its recorded cost reaches this many USD: no invocation starts, those running "
+        "finish and are recorded (exit 3). With resume: spend this much more.",
+    ),
+]
+PriceOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--price",
+        metavar="MODEL=IN/OUT",
+        help="Price a model's calls at IN and OUT USD per million input and output tokens (IN/OUT/CACHED for "
+        "cached input; repeatable): a local or private model, or one the price table prices otherwise.",
+    ),
+]
 RedactOption = Annotated[
     list[str] | None,
     typer.Option(

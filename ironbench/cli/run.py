@@ -13,6 +13,7 @@ from ironbench.cli.options import (
     AllowNetOption,
     AllowReadOption,
     AllowWriteOption,
+    BudgetOption,
     JobsOption,
     MaxFailuresOption,
     MaxInfraErrorsOption,
@@ -21,6 +22,7 @@ from ironbench.cli.options import (
     NoReportOption,
     OutOption,
     PassEnvOption,
+    PriceOption,
     QuietOption,
     RedactOption,
     SandboxOption,
@@ -33,6 +35,19 @@ from ironbench.core.errors import RunInterrupted
 from ironbench.run.guards import MAX_OUTAGE_SECONDS
 
 DEFAULT_DROP = 0.1  # run.options.DEFAULT_DROP, kept here so that `--help` imports none of the run package
+
+
+def _usd(budget: float | None):
+    """--budget as the exact amount typed (0.1 stays 0.1, not the float nearest it)."""
+    from decimal import Decimal
+
+    return None if budget is None else Decimal(str(budget))
+
+
+def _prices(values: list[str] | None) -> tuple:
+    from ironbench.core.prices import parse_price
+
+    return tuple(parse_price(value) for value in values or ())
 
 
 def _finish(paths, run_id: str, quiet: bool, no_report: bool) -> bool:
@@ -200,6 +215,8 @@ def run(
     allow_net: AllowNetOption = None,
     pass_env: PassEnvOption = None,
     memory: MemoryOption = None,
+    budget: BudgetOption = None,
+    price: PriceOption = None,
 ) -> None:
     """Run a suite against its target; prints the run id (the verdict and the report's path go to stderr).
     With --against, exits 1 when the run regressed against that run (a CI gate).
@@ -224,8 +241,9 @@ def run(
         serve_model=parse_serving(serve_model, EMBEDDED_MODEL) if serve_model else None,
         replay_of=replay,
         against=Against(against, drop, alpha, power) if against is not None else None,
-        limits=Limits(max_failures, max_infra_errors, max_outage),
+        limits=Limits(max_failures, max_infra_errors, max_outage, _usd(budget)),
         sandbox=fence,
+        prices=_prices(price),
     )
     loaded, suite_path = open_suite(suite, sample, seed, complexity=filter)
     with _running(out, store, quiet) as (paths, reporter):
@@ -258,9 +276,11 @@ def resume(
     quiet: QuietOption = False,
     no_report: NoReportOption = False,
     redact: RedactOption = None,
+    budget: BudgetOption = None,
+    price: PriceOption = None,
 ) -> None:
     """Continue an interrupted or stopped run: nothing completed is lost or repeated; invocations
-    whose backend failed run again."""
+    whose backend failed run again. A run its budget stopped continues with --budget MORE."""
     from ironbench.run.options import Limits, RunOptions
     from ironbench.run.runner import resume_run
 
@@ -269,7 +289,8 @@ def resume(
         jobs=jobs,
         scheduler=scheduler,
         redact=tuple(redact or ()),
-        limits=Limits(max_failures, max_infra_errors, max_outage),
+        limits=Limits(max_failures, max_infra_errors, max_outage, _usd(budget)),
+        prices=_prices(price),
     )
     with _running(out, store, quiet) as (paths, reporter):
         status = resume_run(run_id, paths, options, reporter)

@@ -58,6 +58,15 @@ class RunStopped(IronbenchError):
     exit_code = 1
 
 
+class BudgetExhausted(IronbenchError):
+    """A run's recorded cost reached its budget (--budget, a suite's `budget:`): no invocation
+    started after it, those running finished and were recorded; `ironbench resume RUN --budget
+    MORE` continues it."""
+
+    exit_code = 3
+    prefix = ""
+
+
 class RunInterrupted(IronbenchError):
     """Ctrl-C (SIGINT), or SIGTERM, stopped a run. Every completed invocation is kept; `ironbench
     resume` continues it. The CLI words the message (what was kept, the exact resume command)."""

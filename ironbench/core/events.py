@@ -438,6 +438,67 @@ class ModelText(_Event):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class ModelCallPriced(_Event):
+    """What one model call cost, priced once when it was recorded (core/prices.py): a call of
+    the target's through the gateway (`key`, `rerun` and `index` name its model_called), or one
+    of ironbench's own (`caller`: an AI rewrite, the rewrite guard's judge, a gauntlet engine)."""
+
+    event: ClassVar[Literal["model_call_priced"]] = "model_call_priced"
+    caller: str  # target | ai_rewrite | rewrite_guard | engine
+    model: str  # the model id that answered (the served one)
+    key: str | None = None  # the target's invocation
+    rerun: int = 0
+    index: int | None = None  # the call's, among its invocation's
+    case_id: str | None = None  # the case (a gauntlet's: the scenario)
+    variant_id: str | None = None  # the variant (a gauntlet's: the engine)
+    run_index: int | None = None
+    input_tokens: int | None = None  # every input token, cached ones included
+    output_tokens: int | None = None
+    cached_tokens: int | None = None
+    model_seconds: float = 0.0
+    pricing: str  # table | given | local | unpriced | replayed | cached
+    cost: str | None = None  # in `currency`, exactly (a decimal's text); None: unpriced
+    currency: str = "USD"
+    table: str | None = None  # what priced it: "genai-prices 0.2.3", "suite", "--price"
+    provider: str | None = None  # the table's provider and model for it
+    priced_model: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        # every field a scalar, read as it is: asdict copies each one, and a run records one of
+        # these per model call (tests/perf/bench_prices.py)
+        return {name: getattr(self, name) for name in _PRICED_FIELDS}
+
+
+_PRICED_FIELDS = tuple(f.name for f in fields(ModelCallPriced))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PricingSet(_Event):
+    """The prices (`--price`) and the budget a run was given when it started or was resumed: the
+    budget is a cap on the run's total recorded cost (a resume's --budget MORE: what it had spent
+    then, and MORE); a resume without either keeps the latest."""
+
+    event: ClassVar[Literal["pricing_set"]] = "pricing_set"
+    by: str  # run | resume
+    prices: dict = field(default_factory=dict)  # model -> {input, output, cached}: USD per million tokens
+    budget: str | None = None  # USD, exactly; None: no budget
+    budget_source: str | None = None  # --budget | suite
+    spent: str = "0"  # the run's recorded cost when it was set
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BudgetReached(_Event):
+    """The run's recorded cost reached its budget: no invocation started after it; those running
+    finished and were recorded. `ironbench resume RUN --budget MORE` continues it."""
+
+    event: ClassVar[Literal["budget_reached"]] = "budget_reached"
+    budget: str  # USD, exactly
+    spent: str
+    invocations: int  # recorded by then (every attempt)
+    unpriced: int = 0  # calls no price counted: the budget cannot see them
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class GateDesigned(_Event):
     """`run --against A`: the sequential gate B runs under, fixed before B's first run from
     A's runs per case and the margin (stats/regression_gate.py)."""
@@ -555,6 +616,9 @@ Event: TypeAlias = (
     | ScenarioFinished
     | ModelCalled
     | ModelText
+    | ModelCallPriced
+    | PricingSet
+    | BudgetReached
     | GateDesigned
     | GateLooked
     | RunFinished
@@ -580,6 +644,9 @@ EventType = Literal[
     "scenario_finished",
     "model_called",
     "model_text",
+    "model_call_priced",
+    "pricing_set",
+    "budget_reached",
     "gate_designed",
     "gate_looked",
     "run_finished",

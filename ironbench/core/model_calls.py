@@ -128,6 +128,22 @@ class CallTotals:
         }
 
 
+def counted_tokens(
+    input_tokens: int | None, output_tokens: int | None, details: Mapping[str, Any] | None
+) -> tuple[int | None, int | None, int | None]:
+    """A model's usage as a price reads it (llm's `Usage`: input, output, details): every input
+    token, cached ones included, the output, and the cached input. OpenAI's plugin counts cached
+    tokens inside its input (details.prompt_tokens_details.cached_tokens); Anthropic's reports
+    cache reads apart (details.cache_read_input_tokens), so they are added to the input."""
+    details = details or {}
+    nested = details.get("prompt_tokens_details")
+    cached = nested.get("cached_tokens") if isinstance(nested, Mapping) else details.get("cached_tokens")
+    apart = details.get("cache_read_input_tokens")
+    if isinstance(apart, int) and apart > 0:
+        return (input_tokens or 0) + apart, output_tokens, apart
+    return input_tokens, output_tokens, cached if isinstance(cached, int) and cached > 0 else None
+
+
 def backend_failure(calls: Sequence[Mapping[str, Any]]) -> str | None:
     """The first backend error the gateway observed among an invocation's calls, worded as
     the invocation's infrastructure error; None when the backend answered every call."""

@@ -5,10 +5,10 @@ call against the invocation that made it."""
 from typing import TYPE_CHECKING
 
 from ironbench import lazy_exports
-from ironbench.gateway.backends import Serving
+from ironbench.gateway.backends import REPLAY_MODEL, Serving
 from ironbench.gateway.process import GatewayConfig, GatewayError, GatewayLink, GatewayProcess, worker_link
 
-__all__ = ["GatewayConfig", "GatewayError", "GatewayLink", "GatewayProcess", "Serving", "worker_link"]
+__all__ = ["REPLAY_MODEL", "GatewayConfig", "GatewayError", "GatewayLink", "GatewayProcess", "Serving", "worker_link"]
 
 # Named for the rest of the package, loaded on first use (importing the face stays cheap).
 if TYPE_CHECKING:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
 from typing import Any
 
+from ironbench.core.model_calls import counted_tokens
 from ironbench.gateway.protocol import ModelRequest, Usage, generation_options
 
 REPLAY_MODEL = "replay"  # the served model of a call answered from a recording
@@ -169,7 +170,8 @@ class LlmBackend:
                 usage = response.usage()
             except Exception as exc:
                 raise backend_error(exc) from exc
-            answer.usage = Usage(usage.input, usage.output, time.perf_counter() - started)
+            prompt, completion, cached = counted_tokens(usage.input, usage.output, usage.details)
+            answer.usage = Usage(prompt, completion, time.perf_counter() - started, cached)
 
         answer.pieces = pieces()
         return answer
@@ -200,5 +202,5 @@ def replayed_answer(recorded: Mapping[str, Any]) -> Answer:
         raise ReplayMissing(
             f"the recorded call {recorded.get('index')} has no answer to give ({recorded.get('error')})"
         )
-    usage = Usage(recorded.get("prompt_tokens"), recorded.get("completion_tokens"), 0.0)
+    usage = Usage(recorded.get("prompt_tokens"), recorded.get("completion_tokens"), 0.0, recorded.get("cached_tokens"))
     return Answer(REPLAY_MODEL, dict(recorded.get("applied") or {}), iter([text] if text else []), usage)

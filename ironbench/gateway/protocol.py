@@ -147,6 +147,7 @@ class Usage:
     prompt_tokens: int | None
     completion_tokens: int | None
     seconds: float
+    cached_tokens: int | None = None  # of the prompt's: what a price charges less for
 
 
 def _now_iso() -> str:

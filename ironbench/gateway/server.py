@@ -262,7 +262,7 @@ class Handler(BaseHTTPRequestHandler):
         except BackendError as exc:
             return self._failed(book, index, api, record, exc)
         usage = answer.usage or protocol.Usage(None, None, 0.0)
-        record.update(answer=text, prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens)
+        record.update(answer=text, **_tokens(usage))
         gateway.finish(book, index, record)
         self._send(200, protocol.whole_answer(request, text, usage, call_id))
 
@@ -310,7 +310,7 @@ class Handler(BaseHTTPRequestHandler):
                 parts.append(piece)
                 self._chunk(protocol.stream_chunk(request, piece, call_id, False))
             usage = answer.usage or protocol.Usage(None, None, 0.0)
-            record.update(prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens)
+            record.update(_tokens(usage))
             self._chunk(protocol.stream_end(request, usage, call_id))
         except BackendError as exc:
             record.update(error=str(exc), error_kind=BACKEND, status=exc.status)
@@ -324,6 +324,13 @@ class Handler(BaseHTTPRequestHandler):
             self._chunk(b"")
         except OSError:
             pass
+
+
+def _tokens(usage: protocol.Usage) -> dict[str, int | None]:
+    """A call's token counts as its record keeps them (cached ones only where the model said:
+    the price of the call reads them; the model_called event does not)."""
+    counts = {"prompt_tokens": usage.prompt_tokens, "completion_tokens": usage.completion_tokens}
+    return counts if usage.cached_tokens is None else {**counts, "cached_tokens": usage.cached_tokens}
 
 
 class GatewayServer(ThreadingHTTPServer):

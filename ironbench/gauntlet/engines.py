@@ -13,14 +13,16 @@ import shlex
 import subprocess
 import tempfile
 import threading
+import time
 import uuid
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Protocol
 
 from ironbench.core.errors import IronbenchError
 from ironbench.generators import seeded_rng
-from ironbench.llms import ModelError, applicable_options, get_model
+from ironbench.llms import Meter, ModelError, applicable_options, get_model, usage_of
 from ironbench.suite import CommandEngineSpec, GuardedEngineSpec, LlmEngineSpec, PythonEngineSpec
 from ironbench.targets import containment
 
@@ -40,11 +42,22 @@ class _ModelEngine:
     """An engine answering with an llm model: the spec's options over the defaults, and a seed
     per prompt drawn from the engine's seed parts and where the prompt stands."""
 
-    def __init__(self, spec: LlmEngineSpec | GuardedEngineSpec, seed_parts: tuple) -> None:
+    def __init__(self, spec: LlmEngineSpec | GuardedEngineSpec, seed_parts: tuple, meter: Meter | None = None) -> None:
         self.model = get_model(spec.model)
+        self.model_id = spec.model
         self.options = {**DEFAULT_OPTIONS, **spec.options}
         self.seed_parts = seed_parts
+        self.meter = meter  # told of every model call (the run prices them)
         self.reset()
+
+    def _text(self, prompt: Callable[[], object]) -> str:
+        """A prompt's answer, its usage told to the meter."""
+        started = time.perf_counter()
+        response = prompt()
+        text: str = response.text()  # type: ignore[attr-defined]
+        if self.meter is not None:
+            self.meter(usage_of(self.model_id, response, time.perf_counter() - started))
+        return text
 
     def reset(self) -> None:
         raise NotImplementedError
@@ -58,9 +71,9 @@ class _ModelEngine:
 class LlmEngine(_ModelEngine):
     """A plain llm model; one conversation per scenario."""
 
-    def __init__(self, spec: LlmEngineSpec, seed_parts: tuple) -> None:
+    def __init__(self, spec: LlmEngineSpec, seed_parts: tuple, meter: Meter | None = None) -> None:
         self.system = spec.system
-        super().__init__(spec, seed_parts)
+        super().__init__(spec, seed_parts, meter)
 
     def reset(self) -> None:
         self.conversation = self.model.conversation()
@@ -68,7 +81,8 @@ class LlmEngine(_ModelEngine):
 
     def answer(self, text: str) -> str:
         self.turn += 1
-        return self.conversation.prompt(text, system=self.system, **self._seeded(self.turn)).text()
+        options = self._seeded(self.turn)
+        return self._text(lambda: self.conversation.prompt(text, system=self.system, **options))
 
 
 GUARD_SYSTEM = (
@@ -90,9 +104,9 @@ class GuardedEngine(_ModelEngine):
     turn, and the one most consistent with the other candidates and with the
     conversation's earlier answers is kept (self-consistency)."""
 
-    def __init__(self, spec: GuardedEngineSpec, seed_parts: tuple) -> None:
+    def __init__(self, spec: GuardedEngineSpec, seed_parts: tuple, meter: Meter | None = None) -> None:
         self.candidates = spec.candidates
-        super().__init__(spec, seed_parts)
+        super().__init__(spec, seed_parts, meter)
 
     def reset(self) -> None:
         self.history: list[tuple[str, str]] = []
@@ -106,7 +120,7 @@ class GuardedEngine(_ModelEngine):
         candidates = []
         for index in range(self.candidates):
             options = self._seeded(len(self.history), index)
-            candidates.append(self.model.prompt(prompt, system=GUARD_SYSTEM, **options).text().strip())
+            candidates.append(self._text(partial(self.model.prompt, prompt, system=GUARD_SYSTEM, **options)).strip())
         chosen = select_consistent(candidates, [a for _, a in self.history])
         self.history.append((text, chosen))
         return chosen
@@ -248,11 +262,12 @@ class CommandEngine:
         self.workdir.cleanup()
 
 
-def build_engine(spec, seed_parts: tuple, timeout_seconds: float = 300) -> Engine:
+def build_engine(spec, seed_parts: tuple, timeout_seconds: float = 300, meter: Meter | None = None) -> Engine:
+    """An engine for `spec`; a model engine tells `meter` of every call it makes."""
     if isinstance(spec, LlmEngineSpec):
-        return LlmEngine(spec, seed_parts)
+        return LlmEngine(spec, seed_parts, meter)
     if isinstance(spec, GuardedEngineSpec):
-        return GuardedEngine(spec, seed_parts)
+        return GuardedEngine(spec, seed_parts, meter)
     if isinstance(spec, PythonEngineSpec):
         return PythonEngine(spec)
     return CommandEngine(spec, timeout_seconds)

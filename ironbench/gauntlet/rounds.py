@@ -4,7 +4,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ironbench.core.errors import IronbenchError
+from ironbench.core.errors import BudgetExhausted, IronbenchError
 from ironbench.core.events import (
     RecordedEvent,
     RunFinished,
@@ -13,8 +13,11 @@ from ironbench.core.events import (
     TurnAnswered,
     TurnScored,
 )
+from ironbench.core.prices import ENGINE
+from ironbench.core.spending import Spending
 from ironbench.gauntlet.engines import EngineError, build_engine, close_engine
 from ironbench.gauntlet.scoring import DEFAULT_SCORERS, get_scorer
+from ironbench.llms import CallUsage
 from ironbench.store import Pending
 from ironbench.suite import Suite
 
@@ -27,11 +30,17 @@ def _stream(engine: str, scenario: str, conversation: int = 1) -> str:
 
 
 def run_gauntlet(
-    suite: Suite, run_id: str, append: Append, note: Callable[[str], None], history: Sequence[RecordedEvent] = ()
+    suite: Suite,
+    run_id: str,
+    append: Append,
+    note: Callable[[str], None],
+    history: Sequence[RecordedEvent] = (),
+    spending: Spending | None = None,
 ) -> str:
     """Scenario by scenario and conversation by conversation, every engine side by side; a
     resumed run redoes only the conversations an engine had not finished (from turn 1:
-    conversation state is not kept)."""
+    conversation state is not kept). Every model call of an engine is priced (`spending`);
+    once the recorded cost reaches its budget no conversation starts (BudgetExhausted)."""
 
     def slot(event: ScenarioStarted | ScenarioFinished | TurnScored) -> tuple[str, str, int]:
         return event.engine, event.scenario, event.conversation
@@ -58,16 +67,23 @@ def run_gauntlet(
                 key = (spec.name, scenario.name, conversation)
                 if key in finished:
                     continue
+                if spending is not None and spending.reached:
+                    done = sum(1 for e in history if isinstance(e.event, TurnAnswered)) + sum(clean.values())
+                    append([Pending("run", spending.reached_event(done))])
+                    raise BudgetExhausted(spending.line(run_id, done))
                 clean[key] = _run_scenario(
-                    suite, run_id, spec, scenario, conversation, attempts.get(key, 0) + 1, append, note
+                    suite, run_id, spec, scenario, conversation, attempts.get(key, 0) + 1, append, note, spending
                 )
     ended = RunFinished(invocations=turns, successes=sum(clean.values()))
     append([Pending("run", ended, idempotency_key=f"finished:{run_id}")])
     return "finished"
 
 
-def _run_scenario(suite, run_id, spec, scenario, conversation: int, attempt: int, append: Append, note) -> int:
-    """One conversation; returns how many turns had no (negation-aware) violation."""
+def _run_scenario(
+    suite, run_id, spec, scenario, conversation: int, attempt: int, append: Append, note, spending: Spending | None
+) -> int:
+    """One conversation; returns how many turns had no (negation-aware) violation. Each turn's
+    model calls are recorded priced, with the turn."""
     clean = 0
     stream = _stream(spec.name, scenario.name, conversation)
     # which conversation every event of it belongs to
@@ -79,7 +95,8 @@ def _run_scenario(suite, run_id, spec, scenario, conversation: int, attempt: int
     # A new engine per conversation, then reset(): no memory of any other conversation
     # survives. Conversation 1 keeps the seeds runs had before conversations existed.
     seed_parts = ("gauntlet", suite.suite_id, scenario.name) + ((conversation,) if conversation > 1 else ())
-    engine = build_engine(spec, seed_parts, suite.timeout_seconds)
+    calls: list[CallUsage] = []
+    engine = build_engine(spec, seed_parts, suite.timeout_seconds, calls.append if spending is not None else None)
     label = scenario.name if conversation == 1 else f"{scenario.name} #{conversation}"
     try:
         engine.reset()
@@ -104,6 +121,26 @@ def _run_scenario(suite, run_id, spec, scenario, conversation: int, attempt: int
                 forbidden_phrase=scenario.forbidden_phrase,
             )
             pending = [Pending(f"{stream}/turn_{turn:02d}", answered, idempotency_key=f"turn:{key}")]
+            if spending is not None:
+                pending += [
+                    Pending(
+                        f"{stream}/turn_{turn:02d}",
+                        spending.priced(
+                            ENGINE,
+                            call.model,
+                            call.input_tokens,
+                            call.output_tokens,
+                            call.cached_tokens,
+                            call.seconds,
+                            case_id=scenario.name,
+                            variant_id=spec.name,
+                            index=index,
+                        ),
+                        idempotency_key=f"priced:{key}/{index}",
+                    )
+                    for index, call in enumerate(calls, start=1)
+                ]
+                calls.clear()
             verdicts = []
             for name in DEFAULT_SCORERS:
                 scorer = get_scorer(name)

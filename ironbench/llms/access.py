@@ -8,9 +8,12 @@ import hashlib
 import json
 import sqlite3
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from ironbench.core.errors import IronbenchError
+from ironbench.core.model_calls import counted_tokens
 from ironbench.store import ModelCall
 
 EMBEDDED_MODEL = "ironbench-smollm2"
@@ -37,6 +40,32 @@ def applicable_options(model, options: dict) -> dict:
     return {k: v for k, v in options.items() if k in fields and v is not None}
 
 
+@dataclass(frozen=True, slots=True)
+class CallUsage:
+    """What one model call of ironbench's own used, as its price reads it: tokens (input counts
+    cached ones), seconds, and whether the store's cache answered it (no model was called)."""
+
+    model: str
+    input_tokens: int | None
+    output_tokens: int | None
+    cached_tokens: int | None
+    seconds: float
+    from_cache: bool = False
+
+
+# Told of every call a client or engine makes (ironbench's own calls are priced by the run).
+Meter = Callable[[CallUsage], None]
+
+
+def usage_of(model_id: str, response: Any, seconds: float) -> CallUsage:
+    """An llm response's usage (after its text was read) as a CallUsage."""
+    try:
+        usage = response.usage()
+    except Exception:  # noqa: BLE001 (a plugin whose response reports no usage: no tokens, still a call)
+        return CallUsage(model_id, None, None, None, seconds)
+    return CallUsage(model_id, *counted_tokens(usage.input, usage.output, usage.details), seconds)
+
+
 @dataclass(frozen=True)
 class Reply:
     text: str
@@ -57,12 +86,15 @@ class ModelClient:
     secret-looking environment variables) are replaced in what is stored and returned;
     the key is a hash of the call as made."""
 
-    def __init__(self, model_id: str, cache: sqlite3.Connection | None = None, redactor=None) -> None:
+    def __init__(
+        self, model_id: str, cache: sqlite3.Connection | None = None, redactor=None, meter: Meter | None = None
+    ) -> None:
         from ironbench.core.redact import Redactor
 
         self.model_id = model_id
         self.cache = cache
         self.redactor = redactor if redactor is not None else Redactor.from_environ()
+        self.meter = meter  # told of every call, the cache's answers too
         self._model = None
 
     def model(self):
@@ -75,15 +107,21 @@ class ModelClient:
         if self.cache is not None:
             row = self.cache.execute(_CACHED, (key,)).fetchone()
             if row is not None:
+                if self.meter is not None:
+                    self.meter(CallUsage(self.model_id, None, None, None, 0.0, from_cache=True))
                 return Reply(row[0], True, row[1], applicable_options(self.model(), options))
         model = self.model()
         applied = applicable_options(model, options)
         started = time.perf_counter()
         try:
-            text = model.prompt(prompt, system=system, **applied).text()
+            response = model.prompt(prompt, system=system, **applied)
+            text = response.text()
         except Exception as exc:  # a plugin's own errors: one line, never a traceback
             raise ModelError(f"model {self.model_id!r} failed: {exc}") from exc
-        duration_ms = int((time.perf_counter() - started) * 1000)
+        seconds = time.perf_counter() - started
+        duration_ms = int(seconds * 1000)
+        if self.meter is not None:
+            self.meter(usage_of(self.model_id, response, seconds))
         text = self.redactor.text(text)
         if self.cache is not None:
             from ironbench.store import utc_now

@@ -15,6 +15,7 @@ from ironbench.core import events
 from ironbench.core.events import RecordedEvent
 from ironbench.core.keys import instruction_hash, invocation_key
 from ironbench.store import (
+    CallCostRow,
     CheckRow,
     DecisionRow,
     FailureCauseRow,
@@ -52,6 +53,7 @@ READ_MODEL_ROWS: tuple[type[Row], ...] = (
     TurnScoreRow,
     GatewayCallRow,
     GatewayTextRow,
+    CallCostRow,
     GateRow,
     GateLookRow,
     RunRow,
@@ -132,6 +134,8 @@ class ReadModel:
                     self._model_called(conn, recorded, event)
                 case events.ModelText() as event:
                     self._model_text(conn, recorded, event)
+                case events.ModelCallPriced() as event:
+                    self._model_call_priced(conn, recorded, event)
                 case events.GateLooked() as event:
                     self._gate_looked(conn, recorded, event)
                 case events.RunFinished() | events.RunAborted() as event:
@@ -421,6 +425,35 @@ class ReadModel:
     def _model_text(self, conn: sqlite3.Connection, recorded: RecordedEvent, event: events.ModelText) -> None:
         row = GatewayTextRow(run_id=recorded.run_id, sha256=event.sha256, text=event.text, chars=len(event.text))
         conn.execute(GatewayTextRow.replace, row.values())
+
+    def _model_call_priced(
+        self, conn: sqlite3.Connection, recorded: RecordedEvent, event: events.ModelCallPriced
+    ) -> None:
+        row = CallCostRow(
+            **self._at(conn, recorded),
+            stream=recorded.stream,
+            caller=event.caller,
+            model=event.model,
+            invocation_key=event.key,
+            rerun=event.rerun,
+            call_index=event.index,
+            case_id=event.case_id,
+            variant_id=event.variant_id,
+            run_index=event.run_index,
+            group_path=recorded.stream.rsplit("/", 1)[0] if event.key is not None else None,
+            input_tokens=event.input_tokens,
+            output_tokens=event.output_tokens,
+            cached_tokens=event.cached_tokens,
+            model_seconds=event.model_seconds,
+            pricing=event.pricing,
+            cost_usd=None if event.cost is None else float(event.cost),
+            cost=event.cost,
+            currency=event.currency,
+            price_table=event.table,
+            provider=event.provider,
+            priced_model=event.priced_model,
+        )
+        conn.execute(CallCostRow.replace, row.values())
 
     def _run_ended(
         self, conn: sqlite3.Connection, recorded: RecordedEvent, event: events.RunFinished | events.RunAborted

@@ -7,6 +7,7 @@ from typing import Any
 
 from ironbench.core.events import CheckCompleted, DecisionTaken, InvocationCompleted, RecordedEvent, run_started
 from ironbench.core.model_calls import CallTotals
+from ironbench.projections.costs import Cost
 from ironbench.projections.figures import bricks, pass_k, pass_k_dict, signature
 from ironbench.stats import CaseRobustness, StoppingRule, estimate_pass_k, percentile, wilson_interval
 
@@ -27,12 +28,13 @@ def summary(
     timestamp_utc: str,
     surplus: bool = False,
     check: CheckCompleted | None = None,
+    cost: Cost | None = None,
 ) -> dict:
     """summary.json of a run's invocation (`started`: the run's first event): the seed's fields
     in the seed's format (`run_id` is the run's sequential number within its group), then
     ironbench's own; `"surplus": true` for a run past its group's decision (--speculate),
-    which counts in nothing; then, where there are any, why its validation attempts failed
-    and the harness's `check` of its brick."""
+    which counts in nothing; then, where there are any, why its validation attempts failed,
+    the harness's `check` of its brick, and what its model calls `cost`."""
     run = run_started(started)
     return {
         "run_id": f"run_{completed.run_index:03d}",
@@ -70,6 +72,7 @@ def summary(
             else {}
         ),
         **({"check": check_summary(check)} if check is not None else {}),
+        **({"cost": cost.to_dict()} if cost is not None else {}),
     }
 
 

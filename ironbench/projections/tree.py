@@ -20,6 +20,7 @@ from ironbench.core.events import RecordedEvent, run_started
 from ironbench.core.files import is_partial, write_atomic
 from ironbench.core.kinds import lowest_fence
 from ironbench.core.labels import group_of, track_of
+from ironbench.projections.costs import Cost, RunCosts, per_unit
 from ironbench.projections.figures import Reference, case_robustness, judged_reference
 from ironbench.projections.gauntlet_summary import ScenarioRecord, TurnRecord
 from ironbench.projections.gauntlet_summary import results as gauntlet_results
@@ -100,6 +101,8 @@ class _RunState:
     checks: Checks = field(default_factory=Checks)  # the latest check of each brick
     checked_groups: set[str] = field(default_factory=set)  # groups with a check event (a re-check may add one)
     fences: dict[str, events.SandboxApplied] = field(default_factory=dict)  # by worker: the fence it gave
+    costs: RunCosts = field(default_factory=RunCosts)  # what its model calls cost
+    attempts: dict[str, int] = field(default_factory=dict)  # by group: invocations recorded, every attempt
 
     @property
     def run(self) -> events.RunStarted:
@@ -189,8 +192,11 @@ class OutputTree:
         match recorded.event:
             case events.InvocationCompleted(surplus=True):
                 state.surplus.add(recorded.stream)
+                group = group_of(recorded.stream)
+                state.attempts[group] = state.attempts.get(group, 0) + 1
             case events.InvocationCompleted() as event:
                 group = group_of(recorded.stream)
+                state.attempts[group] = state.attempts.get(group, 0) + 1
                 state.groups.setdefault(group, {})[event.run_index] = event  # a re-run supersedes its slot's attempt
                 if event.mode == "adversarial" and event.generator is not None:
                     state.variants.setdefault(event.case_id, {}).setdefault(event.generator, {})[group] = None
@@ -237,6 +243,8 @@ class OutputTree:
                 }
             case events.SandboxApplied() as event:
                 state.fences[event.worker] = event
+            case events.ModelCallPriced() as event:
+                state.costs.add(event, recorded.stream)
             case events.RunFinished():
                 state.status = {"status": "finished", "finished_utc": recorded.timestamp_utc}
             case events.RunAborted() as event:
@@ -334,8 +342,19 @@ class OutputTree:
             **({"sandbox": _sandbox(started, state.fences.values())} if started.sandbox or state.fences else {}),
             **state.imported,
             **state.status,
+            **({"cost": self._run_cost(state)} if state.costs.priced else {}),
         }
         self._write(self._file(state, "metadata.json"), _json(metadata))
+
+    @staticmethod
+    def _run_cost(state: _RunState) -> dict:
+        """The run's cost beside its rates (its live runs' successes, and correct bricks where any
+        was checked), and the share spent on ironbench's own calls."""
+        live = [run for runs in state.groups.values() for run in runs.values() if run.infra_error is None]
+        correct = None
+        if state.checks.latest:
+            correct = sum(1 for run in live if (c := state.checks.of(run)) is not None and c.verdict == "correct")
+        return state.costs.run(sum(state.attempts.values()), sum(1 for run in live if run.success), correct)
 
     def _write_invocation(
         self,
@@ -348,7 +367,8 @@ class OutputTree:
         """A run's folder: summary.json, instruction.txt, debug_ref.txt (only the summary when a
         check of its brick arrives: nothing else changed)."""
         folder = self._file(state, stream)
-        record = summary(state.started, event, timestamp, stream in state.surplus, state.checks.of(event))
+        cost = state.costs.attempts.get((event.key, event.rerun))
+        record = summary(state.started, event, timestamp, stream in state.surplus, state.checks.of(event), cost)
         if only_summary:
             self._write(os.path.join(folder, "summary.json"), _json(record))
             return
@@ -365,7 +385,8 @@ class OutputTree:
         """Runs that completed before their group's decision turned out to lie past it."""
         for index, event in sorted(state.moved.items()):
             stream = f"{decision.group}/run_{index:03d}"
-            record = summary(state.started, event, state.stamps[stream], True, state.checks.of(event))
+            cost = state.costs.attempts.get((event.key, event.rerun))
+            record = summary(state.started, event, state.stamps[stream], True, state.checks.of(event), cost)
             self._write(self._file(state, stream, "summary.json"), _json(record))
 
     def _write_ai_failure(self, state: _RunState, slot: str) -> None:
@@ -425,8 +446,25 @@ class OutputTree:
             rule,
             state.checks if checked else None,
         )
+        self._cost(state, data, [group], runs, checked)
         self._write(self._file(state, group, "aggregate.json"), _json(data))
         return first
+
+    @staticmethod
+    def _cost(
+        state: _RunState, data: dict, groups: list[str], runs: list[events.InvocationCompleted], checked: bool
+    ) -> None:
+        """An aggregate's `cost`, where its groups' calls were priced: beside its rates."""
+        priced = [state.costs.groups[g] for g in groups if g in state.costs.groups]
+        if not priced:
+            return
+        cost = Cost()
+        for one in priced:
+            cost = cost.merge(one)
+        live = [run for run in runs if run.infra_error is None]
+        correct = sum(1 for run in live if (c := state.checks.of(run)) is not None and c.verdict == "correct")
+        attempts = sum(state.attempts.get(g, 0) for g in groups)
+        data["cost"] = per_unit(cost, attempts, sum(1 for run in live if run.success), correct if checked else None)
 
     def _write_generator(self, state: _RunState, case_id: str, generator: str) -> None:
         """adversarial/<case>/<generator>/aggregate.json, rewritten as its variants run and are decided."""
@@ -451,6 +489,7 @@ class OutputTree:
                 judged_base = judged_reference(reference, reference_runs) or reference
             on_correctness = case_robustness(case_id, generator, judged_base, judged)
         data = generator_aggregate(state.run.suite_id, case_id, generator, live, cell, checked, on_correctness)
+        self._cost(state, data, sorted(state.variants[case_id][generator]), live, checked)
         self._write(self._file(state, prefix, "aggregate.json"), _json(data))
 
     def _write_ladder(self, state: _RunState, verdict: events.DecisionTaken) -> None:

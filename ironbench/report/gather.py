@@ -28,6 +28,7 @@ from ironbench.report.records import (
     CompareSection,
     ComplexityRow,
     ConversationCell,
+    CostSection,
     Decision,
     EngineTotal,
     GauntletSection,
@@ -197,6 +198,7 @@ class Raw:
     transcripts: Rows
     gate: Rows
     shortfalls: Rows
+    cost: CostSection | None = None  # what its model calls cost (analysis/costs.py reads it)
 
 
 def query(store_path: Path, run_id: str) -> Raw:
@@ -206,7 +208,7 @@ def query(store_path: Path, run_id: str) -> Raw:
         for name, sql in SQL.items():
             cursor = con.execute(sql)
             found[name] = Rows([d[0] for d in cursor.description], cursor.fetchall())
-        return Raw(**found)
+        return Raw(**found, cost=_cost(store_path, run_id, con))
     finally:
         con.close()
 
@@ -237,6 +239,20 @@ def gather(store_path: Path, run_id: str, compare_base: str | None = None, alpha
 
     comparison = compare_runs(store_path, compare_base, run_id, alpha)
     return replace(data, compare=CompareSection(comparison, comparison.cases))
+
+
+def _cost(store_path: Path, run_id: str, con: Any) -> CostSection | None:
+    """What the run's calls cost, and its suite's priced runs on the cost–correctness plane (the
+    rate on correctness where this run was checked), read on the page's connection (opening one
+    costs more than these reads)."""
+    from ironbench.analysis.compare.cost import pareto, plane
+    from ironbench.analysis.costs import run_cost
+
+    spent = run_cost(store_path, run_id, con)
+    if spent is None:
+        return None
+    on = "correct" if spent.target.correct is not None else "success"
+    return CostSection.of(spent, on, pareto(plane(store_path, run_id, on, con)))
 
 
 def _imported(store_path: Path, run_id: str, data: ReportData) -> ReportData:
@@ -335,7 +351,7 @@ def shape(raw: Raw, recorded: Suite) -> ReportData:
     gate = GateVerdict.of(
         run.run_id, [event_from_dict(kind, json.loads(payload), version) for kind, version, payload in raw.gate.rows]
     )
-    return ReportData(run, suite, outcomes, baseline, adversarial, stress, gauntlet, gate=gate)
+    return ReportData(run, suite, outcomes, baseline, adversarial, stress, gauntlet, gate=gate, cost=raw.cost)
 
 
 def _run_meta(found: Rows) -> tuple[RunMeta, dict[str, Any]]:

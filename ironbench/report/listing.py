@@ -20,6 +20,7 @@ from ironbench.report.records import (
     BaselineCase,
     BaselineSection,
     CompareSection,
+    CostSection,
     GauntletSection,
     Ladder,
     LadderLine,
@@ -55,6 +56,7 @@ def listed(data: ReportData) -> ReportData:
         gauntlet=data.gauntlet and _gauntlet(data.gauntlet, run),
         compare=data.compare and _compare(data.compare),
         model=data.model and _model(data.model, run),
+        cost=data.cost and _cost(data.cost, run),
     )
     cut = [s for s in (out.baseline, out.adversarial, out.stress) if s is not None and s.left_out is not None]
     if not cut:
@@ -240,20 +242,33 @@ def _gauntlet(section: GauntletSection, run: str) -> GauntletSection:
     )
 
 
-def _model(section: ModelSection, run: str) -> ModelSection:
-    cases = section.cases
+def _cases(section: S, run: str, need: Callable[[Any], Any], which: str, see: str) -> S:
+    """A section of rows by case (model traffic, cost), cut to the LISTED_CASES that `need` ranks first."""
+    cases = section.cases  # type: ignore[attr-defined]
     if len(cases) <= LISTED_CASES:
         return section
-    return _cut(
+    return _cut(section, "cases", cases, LISTED_CASES, need, which, see)
+
+
+def _model(section: ModelSection, run: str) -> ModelSection:
+    return _cases(
         section,
-        "cases",
-        cases,
-        LISTED_CASES,
+        run,
         lambda case: (-case.calls, case.case_id),
         "those that made the most model calls",
         "`ironbench query "
         '"SELECT case_id, count(*) AS calls, sum(prompt_tokens), sum(completion_tokens) FROM model_calls GROUP BY 1" '
         f"--run {run}` (every case's calls and tokens)",
+    )
+
+
+def _cost(section: CostSection, run: str) -> CostSection:
+    return _cases(
+        section,
+        run,
+        lambda case: (-(case.usd or 0.0), case.case_id),
+        "the dearest",
+        f"`ironbench show {run} --format json` (cost.cases), or `ironbench query cost_per_case.sql --run {run}`",
     )
 
 

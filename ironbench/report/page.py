@@ -20,6 +20,7 @@ from ironbench.report.sections.adversarial import adversarial
 from ironbench.report.sections.baseline import baseline
 from ironbench.report.sections.compare import compare
 from ironbench.report.sections.correctness import checks
+from ironbench.report.sections.cost import cost
 from ironbench.report.sections.gate import gate
 from ironbench.report.sections.gauntlet import gauntlet
 from ironbench.report.sections.imported import imported
@@ -74,6 +75,7 @@ SECTIONS = (
     Part("compare", "Compare", lambda d: _present(compare, d.compare)),
     Part("outcomes", "Outcomes", lambda d: _present(outcomes, d.outcomes)),
     Part("model", "Model traffic", lambda d: _present(model, d.model)),
+    Part("cost", "Cost", lambda d: cost(d.cost, d.compare) if d.cost else None),
     Part("baseline", "Baseline", lambda d: _present(baseline, d.baseline)),
     Part("adversarial", "Adversarial", lambda d: _present(adversarial, d.adversarial)),
     Part("robustness", "Robustness", lambda d: _present(robustness, d.robustness)),

@@ -12,12 +12,15 @@ from dataclasses import dataclass, field, is_dataclass
 from typing import Any, Self, TypeVar, Union, get_args, get_origin, get_type_hints
 
 from ironbench.analysis.compare import CaseComparison, Comparison
+from ironbench.analysis.compare.cost import CostPoint
+from ironbench.analysis.costs import CaseCost, RunCost
 from ironbench.analysis.field import Survival
 from ironbench.analysis.gate_verdict import GateVerdict
 from ironbench.analysis.model_traffic import ModelTraffic, Traffic
 from ironbench.analysis.recorded import FenceSeen
 from ironbench.core.events import GroupDecision
 from ironbench.core.outcome_codes import EXCLUDED_CODES
+from ironbench.projections.costs import money
 from ironbench.projections.gauntlet_summary import EngineComparison
 
 
@@ -880,6 +883,105 @@ class ChecksSection:
     """Its failure causes (none when none were read)."""
 
 
+@dataclass(frozen=True, slots=True)
+class CostRow:
+    """A case's (or the run's) model calls: what they cost (USD, a lower bound with unpriced
+    calls), beside its runs, per invocation, per success and per correct brick."""
+
+    case_id: str
+    """Its case (`(all cases)`: the whole run)."""
+    usd: float | None
+    """What its priced calls cost (None: none was priced)."""
+    calls: int
+    """Its model calls, every attempt's."""
+    unpriced: int
+    """Calls no price counted."""
+    attempts: int
+    """Invocations recorded, every attempt."""
+    runs: int
+    """Runs that are evidence."""
+    successes: int
+    """Of those, successes."""
+    correct: int | None
+    """Of those, correct bricks (None: none was checked)."""
+    per_invocation: float | None
+    """Its cost over every attempt."""
+    per_success: float | None
+    """Its cost over its successes (None: none)."""
+    per_correct: float | None
+    """Its cost over its correct bricks (None: none, or none checked)."""
+
+    @classmethod
+    def of(cls, found: CaseCost) -> "CostRow":
+        return from_json(cls, found.to_dict())
+
+
+@dataclass(frozen=True, slots=True)
+class CallerCostRow:
+    """The calls of one caller: the target (a gauntlet's engines), or one of ironbench's own."""
+
+    caller: str
+    """target, engine, ai_rewrite or rewrite_guard."""
+    usd: float
+    """What its priced calls cost."""
+    calls: int
+    """Its calls."""
+    unpriced: int
+    """Calls no price counted."""
+    local_seconds: float
+    """Seconds a local model spent on them."""
+    priced_by: str | None
+    """What priced them (the table and its version, suite, --price)."""
+
+
+@dataclass(frozen=True, slots=True)
+class CostSection:
+    """What the run's model calls cost (analysis.costs.run_cost, as `show --format json` gives
+    it), and its suite's priced runs on the cost–correctness plane."""
+
+    summary: str
+    """The run's cost in one line, as `show` says it."""
+    usd: float | None
+    """Every call's, ironbench's own included (None: none was priced)."""
+    own_usd: float
+    """ironbench's own calls' (AI rewrites, the rewrite guard)."""
+    own_share: float | None
+    """Their share of the run's cost."""
+    target: CostRow
+    """The target's calls (a gauntlet's engines), the whole run."""
+    callers: list[CallerCostRow]
+    """Each caller's calls."""
+    cases: list[CostRow]
+    """Each case's (a run too large: the dearest)."""
+    on: str = "success"
+    """What the plane's rate counts: correct bricks (the run was checked) or successes."""
+    plane: list[CostPoint] = field(default_factory=list)
+    """The suite's priced runs (this one marked), with their Pareto frontier."""
+    left_out: LeftOut | None = None
+    """Cases a run too large does not list."""
+    unit: str = "invocation"
+    """What a case's runs are: invocations, or a gauntlet's turns."""
+
+    @classmethod
+    def of(cls, spent: RunCost, on: str, plane: list[CostPoint]) -> "CostSection":
+        """A run's cost as the section draws it (`on`: what the plane's rate counts)."""
+        return cls(
+            spent.header(),
+            None if spent.unpriced == spent.calls else money(spent.usd),
+            float(money(spent.own) or 0.0),
+            money(spent.own_share),
+            CostRow.of(spent.target),
+            [
+                CallerCostRow(c.caller, float(money(c.usd) or 0.0), c.calls, c.unpriced, c.local_seconds, c.priced_by)
+                for c in spent.callers
+            ],
+            [CostRow.of(case) for case in spent.cases],
+            on,
+            plane,
+            unit=spent.unit,
+        )
+
+
 R = TypeVar("R")
 _HINTS: dict[type, dict[str, Any]] = {}
 
@@ -946,3 +1048,5 @@ class ReportData:
     """Its model traffic, when it served a model."""
     fence: FenceSeen | None = None
     """The fences its targets ran in (None: an imported run, fenced or not where it ran)."""
+    cost: CostSection | None = None
+    """What its model calls cost, when any was priced."""

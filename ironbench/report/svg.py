@@ -698,3 +698,80 @@ def sequential_gate(steps: Sequence[GateStep], title: str, width: int = 600, hei
             if s.z is not None
         ]
     return _svg(width, height, title, *parts)
+
+
+# -- the cost–correctness plane ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PlanePoint:
+    """A run on the cost–correctness plane: cost per invocation (x), its rate with its interval
+    (y), whether it is on the Pareto frontier, and its mark (A, B, this run: named on the chart)."""
+
+    label: str
+    cost: float
+    rate: float
+    low: float
+    high: float
+    frontier: bool
+    mark: str = ""
+
+
+def cost_plane(points: Sequence[PlanePoint], title: str, y_label: str, width: int = 600, height: int = 300) -> Markup:
+    """Runs by cost per invocation and rate, each rate's 95% interval as a whisker; the Pareto
+    frontier (no run cheaper and at least as good) joined as a staircase, its runs filled."""
+    from ironbench.core.prices import usd
+
+    left, right, top, bottom = 52, 24, 14, 40
+    plot_w, plot_h = width - left - right, height - top - bottom
+    most = max((p.cost for p in points), default=0.0) or 1.0
+    x_max = most * 1.1
+
+    def px(value: float) -> float:
+        return left + value / x_max * plot_w
+
+    def py(value: float) -> float:
+        return top + (1 - value) * plot_h
+
+    ticks = [x_max * k / 4 for k in range(5)]
+    parts: list[Markup] = [
+        _grid([f"M{_n(left)} {_n(py(t))}H{_n(left + plot_w)}" for t in (0, 0.25, 0.5, 0.75, 1)]),
+        _labels("end", [_text(left - 4, py(t) + 4, _pct(t)) for t in (0, 0.25, 0.5, 0.75, 1)]),
+        _grid([f"M{_n(px(t))} {_n(top)}V{_n(top + plot_h)}" for t in ticks]),
+        _labels("middle", [_text(px(t), top + plot_h + FONT + 2, usd(t, 2)) for t in ticks]),
+        _text(left + plot_w / 2, height - 4, "cost per invocation (USD)", "middle", fill=MUTED),
+        _text(12, top + plot_h / 2, y_label, "middle", fill=MUTED, transform=f"rotate(-90 12 {_n(top + plot_h / 2)})"),
+    ]
+    frontier = sorted((p for p in points if p.frontier), key=lambda p: p.cost)
+    if len(frontier) > 1:
+        steps = [f"M{_n(px(frontier[0].cost))} {_n(py(frontier[0].rate))}"]
+        for p in frontier[1:]:
+            steps.append(f"H{_n(px(p.cost))}V{_n(py(p.rate))}")
+        parts.append(
+            leaf(
+                "path",
+                {"d": "".join(steps), "stroke": POINT, "stroke-dasharray": "4 3", "fill": "none", "class": "frontier"},
+            )
+        )
+    for p in points:
+        x, y = px(p.cost), py(p.rate)
+        colour = ALARM if p.mark == "B" else POINT
+        tip = (
+            f"{p.label}{f' ({p.mark})' if p.mark else ''}: {usd(p.cost)} per invocation, {_pct(p.rate)} "
+            f"[{_pct(p.low)}, {_pct(p.high)}]{'; on the Pareto frontier' if p.frontier else ''}"
+        )
+        shape = el(
+            "circle",
+            {
+                "cx": _n(x),
+                "cy": _n(y),
+                "r": 5 if p.mark else 4,
+                "fill": colour if p.frontier else "#fff",
+                "stroke": colour,
+                "stroke-width": 2,
+                "class": "frontier-point" if p.frontier else "point",
+            },
+        )
+        mark = _text(x + 7, y - 6, p.mark, fill=colour, **{"font-weight": "bold"}) if p.mark else None
+        parts.append(_titled(tip, _whisker(py(p.low), py(p.high), x, colour, vertical=True), shape, mark))
+    return _svg(width, height, title, *parts)

@@ -11,6 +11,8 @@ from typing import Any
 
 from ironbench.core.errors import IronbenchError
 from ironbench.core.events import AiOutputRejected, VariantGenerated
+from ironbench.core.prices import AI_REWRITE, REWRITE_GUARD
+from ironbench.core.spending import Spending
 from ironbench.generators import (
     JUDGE_OPTIONS,
     JUDGE_SYSTEM,
@@ -23,7 +25,7 @@ from ironbench.generators import (
     seeded_rng,
     validate_rewrite,
 )
-from ironbench.llms import ModelClient, ModelError, get_model
+from ironbench.llms import CallUsage, ModelClient, ModelError, get_model
 from ironbench.run.planner import AiVariants, Variant, ai_entries, generator_of
 from ironbench.store import EventStore, Pending
 from ironbench.suite import Suite
@@ -79,9 +81,51 @@ def generate_ai_variants(
     append: Callable[[list[Pending]], object],
     max_failures: int | None = None,
     note: Callable[[str], None] = lambda _: None,
+    spending: Spending | None = None,
 ) -> AiVariants:
+    """Every AI generator's variants, each attempt's rewrite (and the judge's answers) recorded
+    with the price of its model calls (`spending`; answers from the store's cache cost nothing)."""
     variants: dict[tuple[str, str], list[Variant]] = {}
-    clients: dict[str, ModelClient] = {}
+    clients: dict[tuple[str, str], ModelClient] = {}
+    calls: list[tuple[str, CallUsage]] = []  # this attempt's model calls, by who made them
+
+    def client(model: str, caller: str) -> ModelClient:
+        def meter(usage: CallUsage) -> None:
+            calls.append((caller, usage))
+
+        found = clients.get((model, caller))
+        if found is None:
+            found = clients[(model, caller)] = ModelClient(model, store.conn, store.redactor, meter)
+        return found
+
+    def priced(stream: str, attempt: int, case_id: str, variant_id: str) -> list[Pending]:
+        """The attempt's model calls, priced (none when no run prices them)."""
+        made = (
+            []
+            if spending is None
+            else [
+                Pending(
+                    stream,
+                    spending.priced(
+                        caller,
+                        usage.model,
+                        usage.input_tokens,
+                        usage.output_tokens,
+                        usage.cached_tokens,
+                        usage.seconds,
+                        from_cache=usage.from_cache,
+                        case_id=case_id,
+                        variant_id=variant_id,
+                        index=index,
+                    ),
+                    idempotency_key=f"priced:{run_id}/{stream}/{attempt}/{index}",
+                )
+                for index, (caller, usage) in enumerate(calls, start=1)
+            ]
+        )
+        calls.clear()
+        return made
+
     attempts: dict[str, int] = {}
     accepted: dict[str, int] = {}
     failures = 0
@@ -89,11 +133,9 @@ def generate_ai_variants(
         generator = generator_of(entry.generator)
         params = entry.params
         assert isinstance(params, AiParams)  # (ai_entries yields AI generators' entries)
-        client = clients.setdefault(params.model, ModelClient(params.model, store.conn, store.redactor))
+        rewriter = client(params.model, AI_REWRITE)
         judge_model = suite.ai_judge_of(entry)
-        judge = None
-        if judge_model is not None:
-            judge = clients.setdefault(judge_model, ModelClient(judge_model, store.conn, store.redactor))
+        judge = client(judge_model, REWRITE_GUARD) if judge_model is not None else None
         terms = requirement_terms(params)
         made = variants.setdefault((case.id, entry.generator), [])
         seen = {case.instruction}
@@ -114,7 +156,7 @@ def generate_ai_variants(
                     "seed": seed,
                     "grammar": one_sentence_grammar(case.instruction, openings),
                 }
-                reply = client.complete(prompt, options, attempt=attempt)
+                reply = rewriter.complete(prompt, options, attempt=attempt)
                 attempts[entry.generator] = attempts.get(entry.generator, 0) + 1
                 text = normalise_output(reply.text)
                 reasons = validate_rewrite(case.instruction, text, generator.rules, terms)
@@ -145,7 +187,12 @@ def generate_ai_variants(
                         options=options,
                         judge=None if verdict is None else verdict.to_dict(),
                     )
-                    append([Pending(stream, rejected, idempotency_key=f"rejected:{run_id}/{stream}/{attempt}")])
+                    append(
+                        [
+                            *priced(stream, attempt, case.id, variant_id),
+                            Pending(stream, rejected, idempotency_key=f"rejected:{run_id}/{stream}/{attempt}"),
+                        ]
+                    )
                     note(f"  {case.id} {variant_id} attempt {attempt}: rejected ({reasons[0]})")
                     if max_failures is not None and failures >= max_failures:
                         raise MaxFailuresReached(
@@ -190,7 +237,7 @@ def generate_ai_variants(
                     metadata=metadata,
                 )
                 key = f"variant:{run_id}/adversarial/{case.id}/{variant_id}"
-                append([Pending(stream, generated, idempotency_key=key)])
+                append([*priced(stream, attempt, case.id, variant_id), Pending(stream, generated, idempotency_key=key)])
                 accepted[entry.generator] = accepted.get(entry.generator, 0) + 1
                 note(f"  {case.id} {variant_id} attempt {attempt}: accepted")
                 break

@@ -10,8 +10,10 @@ runs with what it recorded there, and with the resume's own jobs, scheduler and 
 from collections.abc import Callable
 from concurrent.futures import Executor
 from dataclasses import dataclass, field, replace
+from decimal import Decimal
 
 from ironbench.core.events import RunStarted
+from ironbench.core.prices import Rate
 from ironbench.gateway import Serving
 from ironbench.run.guards import MAX_OUTAGE_SECONDS
 from ironbench.sandbox import SandboxPolicy
@@ -52,6 +54,11 @@ class Limits:
     max_outage: float = MAX_OUTAGE_SECONDS
     """Seconds the target's backend may fail before the run stops (--max-outage); until then, after an
     infrastructure error nothing starts until a backoff has passed."""
+    budget: Decimal | None = None
+    """USD this start or resume may spend on model calls (--budget): a new run's cap on its recorded cost
+    (None: the suite's `budget:`, if it sets one); a resume's cap is what the run had spent, and this. Once
+    the recorded cost reaches the cap no invocation starts; the run stops (exit 3) and `resume` continues
+    it. None on a resume: the cap the run last recorded."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +96,9 @@ class RunOptions:
     """The fence around every target and check (--sandbox, --allow-read, --allow-write, --allow-net,
     --pass-env, --memory; the suite's `sandbox:`); the run adds its answer key to what is hidden. A
     resumed run is fenced as it recorded."""
+    prices: tuple[tuple[str, Rate], ...] = ()
+    """Prices of models by id, USD per million tokens (--price MODEL=IN/OUT): over the suite's `prices:`
+    and the price table. A resume adds to those the run was given."""
     pool: Callable[[int], Executor] | None = None
     """Makes the pool of local threads for `jobs` (a test's own executor); None: a ThreadPoolExecutor.
     Never used with a scheduler."""

@@ -12,12 +12,14 @@ from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from decimal import Decimal
 from pathlib import Path
 
 from ironbench import __version__
 from ironbench.core.errors import IronbenchError, RunNotFound, StoreFull
 from ironbench.core.events import (
     GateDesigned,
+    PricingSet,
     RecordedEvent,
     RunFinished,
     RunImported,
@@ -26,7 +28,9 @@ from ironbench.core.events import (
     run_started,
 )
 from ironbench.core.outcome import DEFAULT_RULES, RuleSet, load_rules
+from ironbench.core.prices import PriceBook
 from ironbench.core.redact import Redactor
+from ironbench.core.spending import Spending, given_prices
 from ironbench.gateway import GatewayConfig, GatewayProcess, Serving
 from ironbench.projections.readmodel import ReadModel
 from ironbench.projections.tree import OutputTree
@@ -161,6 +165,7 @@ def _session(
     options: RunOptions,
     model_side: ModelSide,
     gate: GateState | None,
+    spending: Spending,
 ) -> Session:
     """The run's session, its AI variants made first (here, on the coordinator, whatever executes
     the invocations)."""
@@ -170,9 +175,79 @@ def _session(
 
         io.reporter.note(f"{io.run_id}: generating AI variants")
         ai_variants = generate_ai_variants(
-            suite, io.run_id, io.store, io.append, options.limits.max_failures, io.reporter.note
+            suite, io.run_id, io.store, io.append, options.limits.max_failures, io.reporter.note, spending
         )
-    return Session(io, started, suite, options, model_side, gate, ai_variants)
+    return Session(io, started, suite, options, model_side, gate, ai_variants, spending)
+
+
+def _local_models() -> tuple[str, ...]:
+    """Models that run on this machine: their seconds are their cost."""
+    from ironbench.llms import EMBEDDED_MODEL
+
+    return (EMBEDDED_MODEL,)
+
+
+def _money(value: Decimal | None) -> str | None:
+    return None if value is None else format(value, "f")
+
+
+def _given(options: RunOptions) -> dict[str, dict[str, str]]:
+    """The --price rates as a pricing_set event records them."""
+    return {model: rate.to_dict() for model, rate in options.prices}
+
+
+def _spending(suite: Suite, options: RunOptions) -> tuple[Spending, Pending | None]:
+    """A new run's spending: the suite's prices under --price, its budget (--budget, else the
+    suite's), and the pricing_set event that records what the command line gave."""
+    book = PriceBook.of(suite.given_prices(), options.prices, _local_models())
+    given = options.limits.budget
+    limit = given if given is not None else (Decimal(str(suite.budget)) if suite.budget is not None else None)
+    spending = Spending(book, limit)
+    if not options.prices and limit is None:
+        return spending, None
+    pricing = PricingSet(
+        by="run",
+        prices=_given(options),
+        budget=_money(limit),
+        budget_source=None if limit is None else "--budget" if given is not None else "suite",
+    )
+    return spending, Pending(RUN_STREAM, pricing)
+
+
+def _resumed_spending(
+    suite: Suite, options: RunOptions, history: list[RecordedEvent]
+) -> tuple[Spending, Pending | None]:
+    """A resumed run's spending: what it recorded (its prices, its cost so far, its latest cap),
+    with this resume's --price added and its --budget MORE on top of what it has spent."""
+    book = PriceBook.of(suite.given_prices(), [*given_prices(history), *options.prices], _local_models())
+    spending = Spending(book)
+    spending.restore(history)
+    more = options.limits.budget
+    if more is None and not options.prices:
+        return spending, None
+    if more is not None:
+        spending.limit, spending.stopped = spending.spent + more, False
+    pricing = PricingSet(
+        by="resume",
+        prices=_given(options),
+        budget=_money(spending.limit),
+        budget_source="--budget" if more is not None else None,
+        spent=format(spending.spent, "f"),
+    )
+    return spending, Pending(RUN_STREAM, pricing)
+
+
+def _unpriced_note(spending: Spending, options: RunOptions, reporter: Reporter) -> None:
+    """Say, before anything runs, which served model no price knows (its calls will be unpriced)."""
+    if options.serve_model is None or options.replay_of is not None:
+        return
+    for model in options.serve_model.model_ids():
+        if not spending.book.known(model):
+            budget = "; the budget cannot count them" if spending.limit is not None else ""
+            reporter.note(
+                f"note: {model} has no price (not in the price table): its calls are unpriced{budget}; "
+                f"give one with --price {model}=IN/OUT (USD per million tokens)"
+            )
 
 
 def _redacting(reporter: Reporter | None, names: Sequence[str]) -> tuple[Reporter, Redactor]:
@@ -237,6 +312,8 @@ def start_run(
     # an unknown model id, a recording that is not there, a check that cannot be read are each one
     # clear error.
     suite_checks(suite)
+    spending, pricing = _spending(suite, options)
+    _unpriced_note(spending, options, reporter)
     options = fenced(options, paths, suite_path, suite)
     gateway = _gateway(options, paths)
     try:
@@ -261,8 +338,8 @@ def start_run(
                     started = _begin(
                         io.append, suite, suite_path, options, _Invoked(target, version, ruleset), executor
                     )
-                    io.append(fences)
-                    _session(io, started, suite, options, model_side, gate).execute(executor)
+                    io.append([*fences, pricing])
+                    _session(io, started, suite, options, model_side, gate, spending).execute(executor)
         finally:
             executor.close()
     finally:
@@ -312,6 +389,7 @@ def _start_gauntlet(
 
     # unknown models, classes and commands: before anything is written
     preflight_engines(suite.engines, suite_path or "suite")
+    spending, pricing = _spending(suite, options)
     store = open_store(paths.store_path, [ReadModel()], redactor=redactor)
     with store:
         run_id = new_run_id(store)  # the first write: a store that cannot take one stops here
@@ -320,15 +398,16 @@ def _start_gauntlet(
             # its conversations run here, one at a time: of the options, its label and redactions apply
             gauntlet_options = RunOptions(label=options.label, redact=options.redact)
             _begin(io.append, suite, suite_path, gauntlet_options, _NO_TARGET, None)
-            _gauntlet(suite, io, [])
+            io.append([pricing])
+            _gauntlet(suite, io, [], spending)
     return run_id
 
 
-def _gauntlet(suite: Suite, io: RunIO, history: list[RecordedEvent]) -> str:
+def _gauntlet(suite: Suite, io: RunIO, history: list[RecordedEvent], spending: Spending) -> str:
     """Gauntlet engines are model conversations: they run here, on the coordinator."""
     from ironbench.gauntlet import run_gauntlet
 
-    status = run_gauntlet(suite, io.run_id, io.append, io.reporter.note, history)
+    status = run_gauntlet(suite, io.run_id, io.append, io.reporter.note, history, spending)
     io.tree.flush()
     io.reporter.finished(io.run_id, status)
     return status
@@ -371,12 +450,15 @@ def _resume(run_id: str, paths: RunPaths, store: EventStore, options: RunOptions
         reporter.finished(run_id, "already finished")
         return "already finished"
     suite = Suite.from_dict(started.suite)
+    spending, pricing = _resumed_spending(suite, options, history)
     if suite.mode == "gauntlet":
         with _running(store, paths, run_id, reporter) as io:
             io.tree.catch_up()
-            return _gauntlet(suite, io, history)
+            io.append([pricing])
+            return _gauntlet(suite, io, history, spending)
     target = TargetSpec("recorded", tuple(started.target_argv))
     backoff = Backoff.from_environ()
+    _unpriced_note(spending, options, reporter)
     options = fenced(options, paths, started.suite_path, suite)
     # the model the run served (or the recording it replayed), as it was started with
     gateway = _gateway(options, paths)
@@ -390,9 +472,9 @@ def _resume(run_id: str, paths: RunPaths, store: EventStore, options: RunOptions
             fences = _fences(executor, _setup(options, started.rules, suite, redactor, executor, gateway), target)
             with _running(store, paths, run_id, reporter) as io:
                 io.tree.catch_up()
-                io.append(fences)
+                io.append([*fences, pricing])
                 gate = _recorded_gate(store, suite, history, options.against)
-                session = _session(io, started, suite, options, model_side, gate)
+                session = _session(io, started, suite, options, model_side, gate, spending)
                 session.restore(history)
                 return session.execute(executor)
         finally:

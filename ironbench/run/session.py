@@ -16,13 +16,15 @@ from functools import partial
 from typing import Any
 
 from ironbench.core import events, waits
-from ironbench.core.errors import IronbenchError, RunInterrupted, RunStopped, StoreError, StoreFull
+from ironbench.core.errors import BudgetExhausted, IronbenchError, RunInterrupted, RunStopped, StoreError, StoreFull
 from ironbench.core.events import RecordedEvent
 from ironbench.core.keys import instruction_hash, invocation_key
 from ironbench.core.labels import group_of, group_path
 from ironbench.core.model_calls import CallTotals, by_hash, retry_after
 from ironbench.core.outcome import Outcome
-from ironbench.gateway import GatewayProcess
+from ironbench.core.prices import TARGET, PriceBook
+from ironbench.core.spending import Spending
+from ironbench.gateway import REPLAY_MODEL, GatewayProcess
 from ironbench.projections.tree import OutputTree
 from ironbench.run.checking import CheckPlan, check_event, prove_checks
 from ironbench.run.executors import DEBUG_DIR, InvocationExecutor, InvocationSetup, Ran, Work, run_invocation
@@ -135,6 +137,7 @@ class Session:
         model_side: ModelSide,
         gate: GateState | None = None,
         ai_variants: AiVariants | None = None,
+        spending: Spending | None = None,
     ) -> None:
         self.io = io
         self.started = started
@@ -143,6 +146,8 @@ class Session:
         self.target = TargetSpec("recorded", tuple(started.target_argv))  # the command it recorded
         self.model_side = model_side
         self.gate = gate
+        # what the run has spent on model calls, and may (every call is priced as it is recorded)
+        self.spending = spending if spending is not None else Spending(PriceBook())
         tracks = plan_tracks(suite, ai_variants)
         if gate is not None:  # every case runs the gate's rounds, up to where it must decide
             tracks = [replace(t, groups=tuple(replace(g, max_runs=gate.design.end) for g in t.groups)) for t in tracks]
@@ -558,12 +563,20 @@ class Session:
         return Pending(group.stream(work.run_index), completed, idempotency_key=f"completed:{work.key}{suffix}")
 
     def _call_events(self, work: Work, ran: Ran) -> list[Pending]:
-        """An invocation's model calls, each an event on its stream, and the long texts they
-        hold, each recorded once per run (the store keeps one whatever appends it again)."""
+        """An invocation's model calls, each an event on its stream with its price after it, and
+        the long texts they hold, each recorded once per run (the store keeps one whatever appends
+        it again)."""
         group = work.group
         stream = group.stream(work.run_index)
         suffix = f"/rerun_{work.rerun}" if work.rerun else ""
         pending: list[Pending] = []
+        where = {  # whose calls these are
+            "key": work.key,
+            "rerun": work.rerun,
+            "case_id": group.case_id,
+            "variant_id": group.variant_id,
+            "run_index": work.run_index,
+        }
         for call in ran.calls or ():
             held, texts = by_hash(call)
             for sha256, text in texts.items():
@@ -577,20 +590,29 @@ class Session:
             pending.append(
                 Pending(
                     stream,
-                    events.ModelCalled.from_dict(
-                        {
-                            **held,
-                            "key": work.key,
-                            "rerun": work.rerun,
-                            "case_id": group.case_id,
-                            "variant_id": group.variant_id,
-                            "run_index": work.run_index,
-                        }
-                    ),
+                    events.ModelCalled.from_dict({**held, **where}),
                     idempotency_key=f"model_call:{work.key}{suffix}/{call['index']}",
                 )
             )
+            if call.get("served_model"):  # (none: refused before any model was asked)
+                priced = self._priced(call, where)
+                pending.append(Pending(stream, priced, idempotency_key=f"priced:{work.key}{suffix}/{call['index']}"))
         return pending
+
+    def _priced(self, call: dict, where: dict[str, Any]) -> events.ModelCallPriced:
+        """A call's price: its served model's, from its tokens (none reported: unpriced); a call
+        the recording answered paid for nothing."""
+        return self.spending.priced(
+            TARGET,
+            call["served_model"],
+            call.get("prompt_tokens"),
+            call.get("completion_tokens"),
+            call.get("cached_tokens"),
+            call.get("latency_ms", 0.0) / 1000,
+            replayed=call["served_model"] == REPLAY_MODEL,
+            index=call["index"],
+            **where,
+        )
 
     def _check_event(self, work: Work, ran: Ran, completed: events.InvocationCompleted) -> Pending | None:
         """The check of the brick the invocation saved, recorded right after it (None: none ran)."""
@@ -665,8 +687,10 @@ class Session:
                 # one transaction: what completed, the decisions it allows, what starts next
                 decided = self.plan()
                 hold = self.guard.hold()  # the backend is failing: nothing starts until it has waited
-                started = [] if hold else self._start(executor, running, 0, executor.capacity() - len(running))
-                started += [] if hold else self._start(executor, running, 1, executor.capacity() - len(running))
+                # the budget is spent: nothing starts; what runs finishes and is recorded
+                closed = hold or self.spending.reached
+                started = [] if closed else self._start(executor, running, 0, executor.capacity() - len(running))
+                started += [] if closed else self._start(executor, running, 1, executor.capacity() - len(running))
                 self.io.append([*pending, *decided, *started])
                 pending = []
                 self._report(reports)
@@ -734,6 +758,8 @@ class Session:
                 future.cancel()
             self._started_at.clear()
         unfinished = [s.track.path for s in self.tracks if active_groups(s.track, s.decisions) is not None]
+        if unfinished and self.spending.reached:
+            self._budget_reached()
         if unfinished:
             raise IronbenchError(f"{self.io.run_id}: nothing left to run, but {', '.join(unfinished)} undecided")
         outcomes = [o for t in self.tracks for v in t.outcomes.values() for o in v.values()]
@@ -749,6 +775,12 @@ class Session:
         self.io.tree.flush()
         self.io.reporter.finished(self.io.run_id, "finished")
         return "finished"
+
+    def _budget_reached(self) -> None:
+        """The run's recorded cost reached its budget with work left: recorded, and the run stops."""
+        done = self.done_invocations
+        self.io.append([Pending(RUN_STREAM, self.spending.reached_event(done))])
+        raise BudgetExhausted(self.spending.line(self.io.run_id, done))
 
     def _report(self, reports: list[tuple[Work, events.InvocationCompleted]]) -> None:
         for work, event in reports:

@@ -121,6 +121,9 @@ __all__ = [
 
 # Named for the rest of the package, loaded on first use (importing the face stays cheap).
 if TYPE_CHECKING:
+    from ironbench.stats.bootstrap import RatioDifference as RatioDifference
+    from ironbench.stats.bootstrap import ratio_difference as ratio_difference
+    from ironbench.stats.bootstrap import ratio_interval as ratio_interval
     from ironbench.stats.power import MAX_RUNS as MAX_RUNS
     from ironbench.stats.power import RunsPlan as RunsPlan
     from ironbench.stats.regression_gate import GateDesign as GateDesign
@@ -130,6 +133,9 @@ if TYPE_CHECKING:
 
 _EXPORTS = {
     "GateDesign": "regression_gate",
+    "RatioDifference": "bootstrap",
+    "ratio_difference": "bootstrap",
+    "ratio_interval": "bootstrap",
     "MAX_RUNS": "power",
     "RunsPlan": "power",
     "Stratum": "survival",

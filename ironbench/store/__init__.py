@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from ironbench.store.migrate import SCHEMA_HEAD as SCHEMA_HEAD
     from ironbench.store.migrate import current_revision as current_revision
     from ironbench.store.rows import Row as Row
+    from ironbench.store.tables import CallCostRow as CallCostRow
     from ironbench.store.tables import CheckRow as CheckRow
     from ironbench.store.tables import DecisionRow as DecisionRow
     from ironbench.store.tables import FailureCauseRow as FailureCauseRow
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
 
 _EXPORTS = {
     "COLUMNS": "chain",
+    "CallCostRow": "tables",
     "CheckRow": "tables",
     "DecisionRow": "tables",
     "FailureCauseRow": "tables",

@@ -9,7 +9,7 @@ from ironbench.core.shipped import shipped
 
 # The newest revision in migrations/versions; a test keeps it equal to alembic's head
 # so opening an up-to-date store costs one SELECT instead of loading alembic.
-SCHEMA_HEAD = "0015_model_calls"
+SCHEMA_HEAD = "0016_call_costs"
 if TYPE_CHECKING:
     from alembic.config import Config
     from sqlalchemy import Connection

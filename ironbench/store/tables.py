@@ -251,6 +251,38 @@ class GatewayCallRow(Row, table="gateway_calls"):
     timestamp_utc: str
 
 
+class CallCostRow(Row, table="call_costs"):
+    """What each model call of a run cost (a model_call_priced event): the target's calls through
+    the gateway and ironbench's own (`caller`), priced when recorded. `ironbench query` shows it
+    as the view `costs`."""
+
+    seq: int = column(primary_key=True)
+    run_id: str = column(index=True)
+    suite_id: str
+    stream: str
+    caller: str  # target | ai_rewrite | rewrite_guard | engine
+    model: str
+    invocation_key: str | None = column(index=True)  # the target's invocation
+    rerun: int
+    call_index: int | None
+    case_id: str | None
+    variant_id: str | None
+    run_index: int | None
+    group_path: str | None  # the target's invocation's group
+    input_tokens: int | None
+    output_tokens: int | None
+    cached_tokens: int | None
+    model_seconds: float
+    pricing: str  # table | given | local | unpriced | replayed | cached
+    cost_usd: float | None  # NULL: unpriced
+    cost: str | None  # the same, exactly (a decimal's text)
+    currency: str
+    price_table: str | None  # genai-prices and its version, suite, --price
+    provider: str | None
+    priced_model: str | None
+    timestamp_utc: str
+
+
 class GatewayTextRow(Row, table="gateway_texts"):
     """The long texts of a run's model calls, once each, by sha256."""
 

@@ -417,6 +417,27 @@ class ServeModel(_Strict):
     models: dict[Annotated[str, Field(min_length=1)], Annotated[str, Field(min_length=1)]] = {}
 
 
+class ModelPrice(_Strict):
+    """A model's price, USD per million tokens: input, output and cached input (absent: as input)."""
+
+    input: Annotated[float, Field(ge=0)]
+    output: Annotated[float, Field(ge=0)]
+    cached: Annotated[float, Field(ge=0)] | None = None
+
+
+def _price_text(value: str) -> str:
+    from ironbench.core.prices import PriceError, Rate
+
+    try:
+        Rate.parse(value, "price")
+    except PriceError as exc:
+        raise ValueError(str(exc).removeprefix("price: ")) from None
+    return value
+
+
+PriceText = Annotated[str, AfterValidator(_price_text)]
+
+
 @dataclass(frozen=True)
 class Settings:
     """How a suite's invocations ran; None where its record states nothing (a run imported
@@ -532,6 +553,23 @@ class Suite(_Strict):
         ),
     ] = None
     sandbox: SuiteSandbox | None = None  # the fence around its targets and checks
+    budget: Annotated[
+        float | None,
+        Field(
+            gt=0,
+            description="USD the run may spend on model calls: once its recorded cost reaches this, no invocation "
+            "starts, those running finish, and the run stops (exit 3; `ironbench resume RUN --budget MORE` "
+            "continues it); --budget overrides it",
+        ),
+    ] = None
+    prices: Annotated[
+        dict[Annotated[str, Field(min_length=1)], PriceText | ModelPrice],
+        Field(
+            description="prices of models the price table does not know (local, private) or that you pay "
+            "otherwise, by model id: IN/OUT or IN/OUT/CACHED, or {input, output, cached}, USD per million tokens; "
+            "--price overrides them",
+        ),
+    ] = {}
     _written: object = PrivateAttr(default=None)  # the file's data, for errors in its own words
     _by_id: tuple[list, dict[str, "BaselineCase | AdversarialCase | StressCase"]] | None = PrivateAttr(default=None)
 
@@ -732,6 +770,10 @@ class Suite(_Strict):
         if "ai_judge" in getattr(params, "model_fields_set", ()):
             return getattr(params, "ai_judge", None)
         return self.ai_judge
+
+    def given_prices(self) -> dict[str, object]:
+        """The suite's `prices:` by model id, each IN/OUT text or {input, output, cached}."""
+        return {m: p if isinstance(p, str) else p.model_dump(exclude_none=True) for m, p in self.prices.items()}
 
     def serving(self) -> dict | None:
         """What the model gateway serves, as a run records it (None: no gateway)."""

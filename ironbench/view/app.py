@@ -125,7 +125,7 @@ class Viewer:
             turns = reader.suite(run_id).planned_turns
             remaining = (turns or 0) - row.turns
             pace = eta(reader.recent_completions(run_id), remaining) if status == LIVE and turns else None
-            return Progress("turns", row.turns, turns, 0, 0, pace)
+            return Progress("turns", row.turns, turns, 0, 0, pace, row.cost_usd)
         live = status in (LIVE, "interrupted")
         plan = self.plans.get(run_id)
         if plan is None and live:  # an ended run took what it took: no plan needed
@@ -140,7 +140,7 @@ class Viewer:
             planned = most_to_take(plan, counts, decided, live=True)
         remaining = (planned or 0) - row.invocations
         pace = eta(reader.recent_completions(run_id), remaining) if status == LIVE and planned else None
-        return Progress("invocations", row.invocations, planned, row.successes, decisions, pace)
+        return Progress("invocations", row.invocations, planned, row.successes, decisions, pace, row.cost_usd)
 
     def pace(self, run_id: str) -> float:
         """Seconds between two renderings of a running run's report on an open page."""
@@ -336,7 +336,10 @@ def create_app(viewer: Viewer, hosts: set[str], token: str | None, wait: float =
                 except target_files.NotServed as exc:
                     debug = str(exc)
             calls = reader.model_calls(recorded, event) if event.model_calls is not None else []
-            return pages.invocation_page(viewer.label, recorded, superseded, surplus, base, served, debug, calls)
+            prices = reader.call_prices(recorded, event) if calls else {}
+            return pages.invocation_page(
+                viewer.label, recorded, superseded, surplus, base, served, debug, calls, prices
+            )
 
         return _html(await viewer.read(read))
 

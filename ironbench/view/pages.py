@@ -4,8 +4,9 @@ comparison, and errors. Pure; every text goes through report.markup, which escap
 """
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from urllib.parse import urlencode
 
 from ironbench import __version__
@@ -15,6 +16,7 @@ from ironbench.core.events import (
     DecisionTaken,
     InvocationCompleted,
     ModelCalled,
+    ModelCallPriced,
     RecordedEvent,
     VariantDropped,
     VariantGenerated,
@@ -260,8 +262,19 @@ def run_row(row: RunRow, verdict: str) -> Markup:
             f" (+{row.infra_errors} infra)" if row.infra_errors else None,
         ),
         el("td", {"class": "num", "data-v": row.successes if not gauntlet else -1}, rate),
+        _cost_cell(row),
         el("td", {"class": "text"}, verdict),
     )
+
+
+def _cost_cell(row: RunRow) -> Markup:
+    """What the run's priced model calls cost ("+ N unpriced" where some were not)."""
+    from ironbench.core.prices import usd
+
+    if row.cost_usd is None:
+        return el("td", {"class": "num", "data-v": -1}, "–")
+    unpriced = f" + {row.unpriced_calls} unpriced" if row.unpriced_calls else None
+    return el("td", {"class": "num", "data-v": round(row.cost_usd * 1e9)}, usd(row.cost_usd), unpriced)
 
 
 RUN_COLUMNS = [
@@ -273,6 +286,7 @@ RUN_COLUMNS = [
     Col("Started (UTC)"),
     Col("Invocations", True, "invocations recorded (gauntlet: turns); infrastructure errors apart"),
     Col("Successes", True),
+    Col("Cost", True, "what the run's priced model calls cost (the costs view of `ironbench query`)"),
     Col("Verdict", help="the run's decisions in one line; its page states each verdict with its evidence"),
 ]
 
@@ -798,8 +812,23 @@ def _exchange(call: ModelCalled) -> Markup:
     return el("details", {"class": "exchange"}, el("summary", None, summary), *said, *options, *answer, *diverged)
 
 
-def _model_calls(event: InvocationCompleted, calls: Sequence[ModelCalled]) -> Markup | None:
-    """The invocation's calls to the run's model gateway, in order (None: the run served no model)."""
+def _price(priced: ModelCallPriced | None) -> tuple[str, int]:
+    """A call's cost as the table shows it (how it was priced, when not by money: local, unpriced)."""
+    from ironbench.core.prices import usd
+
+    if priced is None:
+        return "–", -1
+    if priced.cost is None:
+        return priced.pricing, -1
+    shown = usd(Decimal(priced.cost)) + ("" if priced.pricing in ("table", "given") else f" ({priced.pricing})")
+    return shown, round(float(priced.cost) * 1e9)
+
+
+def _model_calls(
+    event: InvocationCompleted, calls: Sequence[ModelCalled], prices: Mapping[int, ModelCallPriced]
+) -> Markup | None:
+    """The invocation's calls to the run's model gateway, in order, each with its cost (None: the
+    run served no model)."""
     if event.model_calls is None:
         return None
     rows = [
@@ -813,6 +842,7 @@ def _model_calls(event: InvocationCompleted, calls: Sequence[ModelCalled]) -> Ma
             ("–" if call.prompt_tokens is None else f"{call.prompt_tokens:,}", call.prompt_tokens),
             ("–" if call.completion_tokens is None else f"{call.completion_tokens:,}", call.completion_tokens),
             (number(call.latency_ms, 1), call.latency_ms),
+            _price(prices.get(call.index)),
             Td(
                 f"{call.error_kind or 'error'} (HTTP {call.status})"
                 + (f", retry after {number(call.retry_after, 1)} s" if call.retry_after is not None else "")
@@ -846,6 +876,7 @@ def _model_calls(event: InvocationCompleted, calls: Sequence[ModelCalled]) -> Ma
                 Col("Prompt tokens", True),
                 Col("Completion tokens", True),
                 Col("Latency ms", True),
+                Col("Cost", True, "priced from its tokens when it was recorded (the costs view)"),
                 Col("Error"),
                 Col("Messages and answer"),
             ],
@@ -865,6 +896,7 @@ def invocation_page(
     served: Sequence[str],
     debug: list[DebugFile] | str,
     calls: Sequence[ModelCalled] = (),
+    prices: Mapping[int, ModelCallPriced] | None = None,
 ) -> str:
     """One invocation: its facts, its instruction as a word diff against the base, what it
     printed (`served`: the streams whose whole file is served, too), its calls to the run's
@@ -960,7 +992,7 @@ def invocation_page(
                 _output(event, run_id, seq, "stdout", "stdout" in served),
                 _output(event, run_id, seq, "stderr", "stderr" in served),
             ),
-            _model_calls(event, calls),
+            _model_calls(event, calls, prices or {}),
             section(
                 "debug",
                 "Debug files",

@@ -30,12 +30,17 @@ class Progress:
     successes: int
     decisions: int
     eta_seconds: float | None
+    cost_usd: float | None = None  # what its priced model calls cost so far (None: none priced)
 
     def text(self, status: str) -> str:
-        """`120 of at most 400 invocations, 97 succeeded, 31 decisions · about 2 min left`."""
+        """`120 of at most 400 invocations, 97 succeeded, 31 decisions · $0.42 spent · about 2 min left`."""
         parts = [f"{self.done} of at most {self.planned} {self.unit}" if self.planned else f"{self.done} {self.unit}"]
         if self.unit == "invocations":
             parts[0] += f", {self.successes} succeeded, {self.decisions} decision{'s' if self.decisions != 1 else ''}"
+        if self.cost_usd is not None:
+            from ironbench.core.prices import usd
+
+            parts.append(f"{usd(self.cost_usd)} spent")
         if status == LIVE and self.eta_seconds is not None:
             parts.append(f"about {duration(self.eta_seconds)} left at the recent pace")
         return " · ".join(parts)

@@ -20,6 +20,7 @@ from ironbench.core.events import (
     EventType,
     InvocationCompleted,
     ModelCalled,
+    ModelCallPriced,
     RecordedEvent,
     VariantGenerated,
 )
@@ -36,7 +37,7 @@ from ironbench.view.facts import ai_rewrite
 _RUNS = """
 SELECT r.run_id, r.suite_id, r.mode, r.status, r.label, r.started_utc, r.finished_utc,
        coalesce(i.invocations, 0), coalesce(i.successes, 0), coalesce(i.infra_errors, 0) + coalesce(s.superseded, 0),
-       coalesce(t.turns, 0), r.imported
+       coalesce(t.turns, 0), r.imported, c.cost, c.unpriced
 FROM runs r
 LEFT JOIN (SELECT run_id, count(*) FILTER (WHERE infra_error IS NULL) AS invocations,
                   count(*) FILTER (WHERE infra_error IS NULL AND success) AS successes,
@@ -45,6 +46,8 @@ LEFT JOIN (SELECT run_id, count(*) FILTER (WHERE infra_error IS NULL) AS invocat
 LEFT JOIN (SELECT run_id, count(*) AS superseded FROM superseded_invocations {where} GROUP BY run_id) s
        ON s.run_id = r.run_id
 LEFT JOIN (SELECT run_id, count(*) AS turns FROM turns {where} GROUP BY run_id) t ON t.run_id = r.run_id
+LEFT JOIN (SELECT run_id, sum(cost_usd) AS cost, count(*) FILTER (WHERE pricing = 'unpriced') AS unpriced
+           FROM call_costs {where} GROUP BY run_id) c ON c.run_id = r.run_id
 {run_where}
 ORDER BY r.started_utc, r.run_id
 """
@@ -66,6 +69,8 @@ class RunRow:
     infra_errors: int  # and the attempts a re-run superseded
     turns: int
     imported: str | None  # where an imported run came from: outputs or store
+    cost_usd: float | None = None  # what its priced model calls cost (None: none was priced)
+    unpriced_calls: int | None = None  # its calls no price counted
 
     @property
     def gauntlet(self) -> bool:
@@ -169,7 +174,7 @@ class Reader:
             sql = _RUNS.format(where="", run_where="")
         else:
             sql = _RUNS.format(where="WHERE run_id = ?", run_where="WHERE r.run_id = ?")
-            params = (run_id,) * 4
+            params = (run_id,) * 5
         rows = [RunRow(*row) for row in self.rows(sql, params)]
         leases = self._leases(run_id)
         # an imported run's status is as recorded: no coordinator here held it
@@ -310,6 +315,17 @@ class Reader:
         )
         made = [ModelCalled.from_dict(resolved(call.to_dict(), texts)) for call in calls]
         return sorted(made, key=lambda call: call.index)
+
+    def call_prices(self, recorded: RecordedEvent, invocation: InvocationCompleted) -> dict[int, ModelCallPriced]:
+        """What each call of one attempt of an invocation cost, by the call's index."""
+        found = self.events(0, None, recorded.run_id, None, types=("model_call_priced",), stream_prefix=recorded.stream)
+        return {
+            f.event.index: f.event
+            for f in found
+            if isinstance(f.event, ModelCallPriced)
+            and f.event.index is not None
+            and (f.event.key, f.event.rerun) == (invocation.key, invocation.rerun)
+        }
 
     def conversation(self, run_id: str, engine: str, scenario: str, conversation: int) -> Thread:
         """One gauntlet conversation turn by turn with every scorer's verdict (the report's record)."""

@@ -6,6 +6,11 @@ store with its read model: real plans, real generators, real stopping decisions;
 the target's outcomes are drawn at random. Then times `write_report` (gathering and
 rendering separately) and the whole `ironbench report` command, and reports the
 page's size. Goals: <= 3 MB and <= 5 s for 10,000 invocations.
+
+With --costs: what pricing adds to the report's build. The same mixed run twice, one with
+two priced model calls per invocation (model_call_priced events, as `--serve-model` records
+them) and one without; gather and render of each timed alternately (A B A B ...), the ratio of
+the medians with the spread of the pairwise ratios.
 """
 
 import argparse
@@ -24,6 +29,7 @@ from ironbench.core.events import (
     DecisionTaken,
     InvocationCompleted,
     InvocationStarted,
+    ModelCallPriced,
     RunFinished,
     RunStarted,
     ScenarioFinished,
@@ -119,8 +125,9 @@ OUTAGE = "[!] Error connecting to Ollama: Connection error"
 class _Recorder:
     """Appends a run's events in batches, as the runner's one writer would."""
 
-    def __init__(self, store, run_id: str) -> None:
+    def __init__(self, store, run_id: str, priced: bool = False) -> None:
         self.store, self.run_id, self.pending, self.invocations = store, run_id, [], 0
+        self.priced = priced  # two priced model calls per attempt
 
     def add(self, stream: str, event, key: str | None = None) -> None:
         if self.store is None:  # a dry run, counting invocations only
@@ -154,6 +161,28 @@ class _Recorder:
         )
         attempts = [(Outcome(False, "infra_error", 0, 0), OUTAGE)] if rng.random() < 0.01 else []
         for rerun, (result, infra) in enumerate(attempts + [(outcome, None)]):
+            for index in (1, 2) if self.priced else ():
+                tokens = rng.randrange(200, 4000), rng.randrange(50, 800)
+                self.add(
+                    stream,
+                    ModelCallPriced(
+                        caller="target",
+                        model="claude-haiku-4-5",
+                        key=key,
+                        rerun=rerun,
+                        index=index,
+                        case_id=group.case_id,
+                        variant_id=group.variant_id,
+                        run_index=run_index,
+                        input_tokens=tokens[0],
+                        output_tokens=tokens[1],
+                        pricing="table",
+                        cost=str((tokens[0] + 5 * tokens[1]) / 1_000_000),
+                        table="genai-prices 0.2.3",
+                        provider="anthropic",
+                        priced_model="claude-haiku-4-5",
+                    ),
+                )
             self.add(
                 stream,
                 InvocationCompleted(
@@ -295,7 +324,9 @@ def _play(suite, recorder: _Recorder, seed: int, target: int) -> list[str]:
     return played
 
 
-def build_mixed_run(store_path: Path, invocations: int = 10_000, seed: int = 11) -> tuple[str, int]:
+def build_mixed_run(
+    store_path: Path, invocations: int = 10_000, seed: int = 11, priced: bool = False
+) -> tuple[str, int]:
     """One finished mixed run of about `invocations` invocations (its last case is played
     to its decision); returns its id and its invocation count."""
     suite = mixed_suite(
@@ -309,7 +340,7 @@ def build_mixed_run(store_path: Path, invocations: int = 10_000, seed: int = 11)
     )
     run_id = "run_perf_mixed"
     with open_store(store_path, [ReadModel()]) as store:
-        recorder = _Recorder(store, run_id)
+        recorder = _Recorder(store, run_id, priced)
         recorder.add(
             "run",
             RunStarted(
@@ -432,12 +463,48 @@ def _time_report(store: Path, out: Path, run_id: str, repeats: int) -> None:
     )
 
 
+def _build(store: Path, run_id: str) -> float:
+    from ironbench.report.gather import gather
+    from ironbench.report.page import render
+    from ironbench.report.verdict import verdicts
+
+    started = time.perf_counter()
+    data = gather(store, run_id)
+    render(data, verdicts(data))
+    return time.perf_counter() - started
+
+
+def costs(invocations: int, rounds: int) -> None:
+    """The report's build (gather + render) of the same run with priced calls (A) and without (B),
+    alternately; what pricing adds is A / B."""
+    with tempfile.TemporaryDirectory() as tmp:
+        priced, plain = Path(tmp) / "priced.db", Path(tmp) / "plain.db"
+        run_id, count = build_mixed_run(priced, invocations, priced=True)
+        build_mixed_run(plain, invocations)
+        print(f"mixed run of {count:,} invocations, 2 priced calls each (A) and unpriced (B)")
+        _build(priced, run_id), _build(plain, run_id)  # warm: imports, DuckDB's extension
+        a, b = [], []
+        for _ in range(rounds):
+            a.append(_build(priced, run_id))
+            b.append(_build(plain, run_id))
+        ratios = sorted(x / y for x, y in zip(a, b, strict=True))
+        print(
+            f"    report build, median of {rounds}: with costs {statistics.median(a):.3f} s, without "
+            f"{statistics.median(b):.3f} s; ratio {statistics.median(a) / statistics.median(b):.3f} "
+            f"(pairwise {ratios[0]:.3f}–{ratios[-1]:.3f})"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--invocations", type=int, default=10_000)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--keep", type=Path, help="Build the store here and keep it (for screenshots).")
+    parser.add_argument("--costs", action="store_true", help="What pricing adds to the report's build (A B A B).")
     args = parser.parse_args()
+    if args.costs:
+        costs(args.invocations, max(args.repeats, 5))
+        return
     with tempfile.TemporaryDirectory() as tmp:
         out = args.keep or Path(tmp)
         store = out / "ironbench.db"

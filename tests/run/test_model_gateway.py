@@ -21,7 +21,7 @@ from tests.conftest import REPO, cli, host_pid
 
 AGENT = REPO / "tests" / "fixtures" / "gateway_agent.py"
 ENV = {"IRONBENCH_LLM_PLUGINS": "tests.fixtures.llm_scripted", "PYTHONPATH": str(REPO)}
-# The summary fields the Ironclad benchmark spec names come first; the model's after them.
+# The summary fields the Ironclad benchmark spec names come first; the model's and its cost after them.
 SPEC_FIELDS = ["run_id", "harness_run_id", "suite", "case_id", "variant_id", "run_index", "instruction_hash"]
 
 
@@ -86,7 +86,7 @@ def test_every_call_is_recorded_against_its_invocation_under_four_jobs(tmp_path)
         assert seconds == pytest.approx(sum(m[7] for m in made) / 1000, abs=1e-5)
     tree = tmp_path / "out" / run_id / "baseline" / "two"
     summary = json.loads((tree / "run_002" / "summary.json").read_text())
-    assert list(summary)[: len(SPEC_FIELDS)] == SPEC_FIELDS and list(summary)[-1] == "model"
+    assert list(summary)[: len(SPEC_FIELDS)] == SPEC_FIELDS and list(summary)[-2:] == ["model", "cost"]
     assert summary["model"]["calls"] == 3 and summary["model"]["completion_tokens"] > 0
     aggregate = json.loads((tree / "aggregate.json").read_text())
     assert aggregate["model"]["calls"] == 6 and aggregate["model"]["calls_per_run"] == 3.0

@@ -4,7 +4,7 @@ the secondary shifts and the comparison itself (what `decide` returns, `prose` w
 
 from collections import Counter
 from dataclasses import asdict, dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from ironbench.core.kinds import CaseVerdict, FailOn, Gate, Unit, Verdict
 from ironbench.stats import percentile, wilson_interval
@@ -173,6 +173,8 @@ class Comparison:
     engines: list[str] = field(default_factory=list)  # gauntlet: one sentence per engine
     # adversarial: per generator, did sensitivity to rewording change (sensitivity.py); reported only
     sensitivity: list = field(default_factory=list)
+    # what B costs against A where their calls were priced (cost.py's CostComparison); reported only
+    cost: Any = None
 
     @property
     def regressed(self) -> bool:
@@ -183,4 +185,4 @@ class Comparison:
         return self.overall.p_regression
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        return {**asdict(self), "cost": None if self.cost is None else self.cost.to_dict()}

@@ -88,6 +88,8 @@ def format_comparison(comparison: Comparison, width: int | None = None) -> str:
         prose.append(f"{s.name}: A {s.a} → B {s.b}: {s.direction}, p = {p(s.p_value)}{adjusted}{note}")
     prose += [f"engine {sentence}" for sentence in comparison.engines]
     prose += [f"sensitivity {change.sentence}" for change in comparison.sensitivity]
+    if comparison.cost is not None:
+        prose += comparison.cost.lines(comparison.run_a, comparison.run_b)
     prose += [f"warning: {w}" for w in comparison.warnings]
     shown = comparison.verdict.upper() if comparison.failed else comparison.verdict
     prose.append(f"verdict: {shown}. {comparison.reason}")

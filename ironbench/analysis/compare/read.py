@@ -4,6 +4,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from ironbench.analysis.compare.comparison import Comparison, Evidence, Gating, Runs
+from ironbench.analysis.compare.cost import cost_comparison
 from ironbench.analysis.compare.decide import CannotCompare, decide, engine_sentences
 from ironbench.analysis.compare.sensitivity import cells_from_decisions, compare_sensitivity
 from ironbench.analysis.query import connect
@@ -168,6 +169,9 @@ def compare_runs(
         comparison = Comparison(
             **{**comparison.__dict__, "sensitivity": compare_sensitivity(cells[0], cells[1], alpha)}
         )
+    cost = cost_comparison(store_path, run_a, run_b)
+    if cost is not None:
+        comparison = Comparison(**{**comparison.__dict__, "cost": cost})
     return comparison
 
 

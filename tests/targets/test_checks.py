@@ -149,8 +149,9 @@ def test_a_pytest_path_that_cannot_be_read_is_a_suite_error(tmp_path):
 # A brick that looks for the check: every file whose name says "check" outside its own folder,
 # in the machine's temporary folder (where the judges' private folders are) and the suite's.
 def _looking(marker: str) -> str:
-    """A brick that counts the files outside its own folder holding `marker` (which only the
-    check's files hold: the brick's source spells it in two halves), under /tmp and SUITE_DIR."""
+    """A brick that counts the files named `<marker>.py` outside its own folder that hold
+    `marker` (only the check's files do: the brick's source spells it in two halves), under
+    /tmp and SUITE_DIR; it opens nothing else (a decoy of its check stays unopened)."""
     half = len(marker) // 2
     return f"""import os
 
@@ -164,7 +165,7 @@ def add(a, b):
             if os.path.realpath(root).startswith(os.path.realpath(os.getcwd())):
                 continue
             for name in names:
-                if not name.endswith(".py"):
+                if name != MARKER + ".py":
                     continue
                 try:
                     with open(os.path.join(root, name), encoding="utf-8", errors="replace") as handle:
@@ -180,13 +181,13 @@ def add(a, b):
 def test_a_fenced_brick_cannot_see_the_checks_that_judge_it(tmp_path):
     from ironbench.sandbox import SandboxPolicy, fence_for
 
-    marker = f"planted-{uuid.uuid4().hex}"  # in this check's file only: from any folder, nothing else holds it
+    marker = f"test_planted_{uuid.uuid4().hex}"  # this check's file only: from any folder, nothing else holds it
     suite = tmp_path / "suite"
     suite.mkdir()
-    (suite / "test_check_add.py").write_text(
+    (suite / f"{marker}.py").write_text(
         f"from add import add\n\n# {marker}\ndef test_nothing_found():\n    assert add(0, 0) == 0\n"
     )
-    material = CheckMaterial.of({"pytest": str(suite / "test_check_add.py")})
+    material = CheckMaterial.of({"pytest": str(suite / f"{marker}.py")})
     brick = saved(tmp_path, _looking(marker))
     unfenced = run_check(material, taken(brick), 60)
     # in plain sight the judges' folders under /tmp hold the check's copy: found (wrong), or read while

@@ -356,6 +356,13 @@ def check(
             help="Check the bricks Dask workers saved on this cluster, each by a worker on its host.",
         ),
     ] = None,
+    prove: Annotated[
+        bool,
+        typer.Option(
+            "--prove",
+            help="Prove every check on its reference again first, also those the run proved as they are now.",
+        ),
+    ] = False,
     out: OutOption = DEFAULT_OUT,
     store: StoreOption = None,
     jobs: JobsOption = None,
@@ -377,7 +384,8 @@ def check(
         raise typer.BadParameter("name the RUN whose bricks to check (or --references SUITE)")
     loaded = open_suite(suite)[0] if suite is not None else None
     paths = run_paths(out, store)
-    done = check_run(run_id, paths, loaded, jobs or 1, (lambda line: None) if quiet else _note, scheduler or None)
+    say = (lambda line: None) if quiet else _note
+    done = check_run(run_id, paths, loaded, jobs or 1, say, scheduler or None, prove)
     verdicts = ", ".join(f"{n} {verdict}" for verdict, n in sorted(done.verdicts.items())) or "none"
     where = f", {done.on_cluster} on the Dask cluster at {done.cluster}" if done.on_cluster else ""
     skipped = sum(len(bricks) for bricks in done.skipped.values())

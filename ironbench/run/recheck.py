@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ironbench.core.errors import IronbenchError, RunNotFound
-from ironbench.core.events import InvocationCompleted, RunStarted, run_started
+from ironbench.core.events import CheckProven, InvocationCompleted, RunStarted, run_started
 from ironbench.core.labels import group_of
 from ironbench.core.redact import Redactor
 from ironbench.projections.readmodel import ReadModel
@@ -27,7 +27,7 @@ from ironbench.run.session import RUN_STREAM, appender
 from ironbench.sandbox import Fence, fence_for
 from ironbench.store import Pending, open_store
 from ironbench.suite import Suite
-from ironbench.targets import CheckResult, prepare_checks, run_check, take_brick
+from ironbench.targets import CheckResult, adopt_reference_time, prepare_checks, run_check, take_brick
 
 APPEND_BATCH = 32
 
@@ -83,6 +83,7 @@ def _saved_at(debug_path: str) -> tuple[str | None, Path]:
 def _proven(
     work: list[_Brick],
     plan: CheckPlan,
+    recorded: dict[str, CheckProven],
     fence: Fence,
     redactor: Redactor | None,
     jobs: int,
@@ -90,18 +91,36 @@ def _proven(
     run_id: str,
     note: Callable[[str], None],
 ) -> list[_Brick]:
-    """The checks with a reference proven on it first, here (recorded, each broken one named): a
-    broken check gives its bricks no verdict, and a worker calibrates by the time measured here
-    when the reference does not pass there."""
-    proofs = prove_checks(plan, fence, redactor, recheck=True, jobs=max(1, jobs))
-    if not proofs:
-        return work
-    append([Pending(RUN_STREAM, proof) for proof in proofs])
+    """The checks with a reference proven on it first, here (recorded, each broken one named),
+    but for those the run proved as they are now (`recorded`: the same check and reference,
+    passed), whose proof and reference time stand: a broken check gives its bricks no verdict,
+    and a worker calibrates by the time measured here when the reference does not pass there."""
+    reused = {
+        digest: proof
+        for digest, (material, _timeout) in plan.checks().items()
+        if (proof := recorded.get(digest)) is not None
+        and not proof.broken
+        and material.reference is not None
+        and proof.reference_sha256 == material.reference.sha256
+    }
+    proofs = prove_checks(plan, fence, redactor, recheck=True, jobs=max(1, jobs), proven=reused)
+    if proofs:
+        append([Pending(RUN_STREAM, proof) for proof in proofs])
     for proof in proofs:
         if proof.broken:
             note(f"{run_id}: broken check: {proof.line()}")
-    proven = plan.with_proofs({p.check_sha256: p for p in proofs})
-    return [replace(b, check=proven.at(b.check.case_id, _level(b.event)) or b.check) for b in work]
+    if reused:
+        note(
+            f"{run_id}: {len(reused)} check{'s' if len(reused) != 1 else ''} proven by the run as they are now (--prove proves them again)"
+        )
+    if not proofs and not reused:
+        return work
+    proven = plan.with_proofs({**reused, **{p.check_sha256: p for p in proofs}})
+    checks = [proven.at(b.check.case_id, _level(b.event)) or b.check for b in work]
+    for planned in checks:
+        if planned.material.sha256 in reused:
+            adopt_reference_time(planned.material)
+    return [replace(b, check=planned) for b, planned in zip(work, checks, strict=True)]
 
 
 def _level(event: InvocationCompleted) -> int | None:
@@ -177,11 +196,13 @@ def check_run(
     jobs: int = 1,
     note: Callable[[str], None] = lambda line: None,
     scheduler: str | None = None,
+    prove: bool = False,
 ) -> Checked:
     """Check the bricks run `run_id` saved, with its recorded suite's checks (or `suite`'s),
     on `jobs` threads here and, for the bricks Dask workers saved, on the cluster at `scheduler`
     (default: the run's, when it can be used now) by a worker on the brick's host; each verdict
-    is appended as a CheckCompleted (recheck) event and projected. No target is invoked."""
+    is appended as a CheckCompleted (recheck) event and projected. No target is invoked. A
+    check the run proved on its reference as it is now is not proven again, unless `prove`."""
     store = open_store(paths.store_path, [ReadModel()], create=False)
     cluster: tuple[DaskCluster, dict[str, list[str]]] | None = None
     with store:
@@ -196,10 +217,13 @@ def check_run(
             if suite.mode == "gauntlet":
                 raise IronbenchError(f"{run_id} is a gauntlet run: it saved no bricks to check")
             live: dict[str, tuple[str, InvocationCompleted]] = {}
+            proofs: dict[str, CheckProven] = {}
             for recorded in events:
                 event = recorded.event
                 if isinstance(event, InvocationCompleted) and not event.surplus:
                     live[event.key] = (group_of(recorded.stream), event)  # a re-run supersedes its slot's attempt
+                elif isinstance(event, CheckProven) and not prove:
+                    proofs[event.check_sha256] = event  # the latest proof of a check is the one that stands
             plan = CheckPlan.of(suite)
             work: list[_Brick] = []
             done = Checked(run_id)
@@ -221,7 +245,7 @@ def check_run(
             setup = InvocationSetup(options, started.rules, suite.debug_enabled, redactor or None, None)
             cluster = _open_cluster(run_id, scheduler or None, started, any(b.host for b in work), note)
             try:
-                _check(work, plan, cluster, setup, fence, jobs, appender(store, tree, run_id), note, done)
+                _check(work, plan, proofs, cluster, setup, fence, jobs, appender(store, tree, run_id), note, done)
             finally:
                 if cluster is not None:
                     cluster[0].close()
@@ -234,6 +258,7 @@ def check_run(
 def _check(
     work: list[_Brick],
     plan: CheckPlan,
+    recorded: dict[str, CheckProven],
     cluster: tuple[DaskCluster, dict[str, list[str]]] | None,
     setup: InvocationSetup,
     fence: Fence,
@@ -247,7 +272,7 @@ def _check(
     bricks' order, a batch per transaction (an interrupted check keeps what it appended)."""
     if any(b.host is None or cluster is None for b in work) or any(b.check.material.reference for b in work):
         prepare_checks(max(1, jobs), None, fence)  # the checks' trusted processes here, in the run's fence
-    work = _proven(work, plan, fence, setup.redactor, jobs, append, done.run_id, note)
+    work = _proven(work, plan, recorded, fence, setup.redactor, jobs, append, done.run_id, note)
     here, there = _placed(work, cluster, done)
     futures: dict[int, Future[CheckResult]] = {}
     if cluster is not None and there:

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from ironbench.targets.checks import CALIBRATION as CALIBRATION
     from ironbench.targets.checks import CheckMaterial as CheckMaterial
     from ironbench.targets.checks import CheckResult as CheckResult
+    from ironbench.targets.checks import adopt_reference_time as adopt_reference_time
     from ironbench.targets.checks import check_timeout as check_timeout
     from ironbench.targets.checks import prepare_checks as prepare_checks
     from ironbench.targets.checks import prove as prove
@@ -35,6 +36,7 @@ _EXPORTS = {
     "NoBrick": "brick",
     "take_brick": "brick",
     "CALIBRATION": "checks",
+    "adopt_reference_time": "checks",
     "CheckMaterial": "checks",
     "CheckResult": "checks",
     "ProcessResult": "command",

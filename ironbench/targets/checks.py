@@ -223,6 +223,16 @@ _reference_ms: dict[tuple[str, str], int | None] = {}  # this process's referenc
 _timing = threading.Lock()
 
 
+def adopt_reference_time(material: CheckMaterial) -> None:
+    """Take the reference's time `material` carries (its proof's, recorded by the run) as this
+    process's own, so that its check is not run on the reference again here: a recheck of a
+    check the run proved as it is now times out as the run did."""
+    if material.reference is None or material.reference_ms is None or material.broken:
+        return
+    with _timing:
+        _reference_ms.setdefault((material.sha256, material.reference.sha256), material.reference_ms)
+
+
 def calibrated_timeout(
     material: CheckMaterial,
     timeout_s: float,

@@ -156,17 +156,24 @@ def test_humanevals_canonical_solutions_prove_its_164_checks(tmp_path):
     assert result.stdout.strip().startswith("humaneval: 164 of 164 checks pass their references (")
 
 
-def test_check_run_proves_the_checks_again_first(tmp_path):
+def test_check_run_proves_first_the_checks_the_run_did_not_prove_as_they_are(tmp_path):
     fine, broken = tmp_path / "fine", tmp_path / "broken"
     fine.mkdir()
     broken.mkdir()
     out = tmp_path / "out"
     run_id, _ = run(out, proven_suite(fine, typo=False))
     assert {p["verdict"] for p in payloads(out, "check_proven")} == {"correct"}
-    result = cli("check", run_id, "--suite", str(proven_suite(broken)), "--out", str(out), check=True)
+    # the suite's typo check changed since the run: proven again (broken); the two others stand as proven
+    changed = proven_suite(broken)
+    result = cli("check", run_id, "--suite", str(changed), "--out", str(out), check=True)
     assert "broken check: the python check of typo fails its reference" in result.stderr
+    assert f"{run_id}: 2 checks proven by the run as they are now (--prove proves them again)" in result.stderr
     assert result.stdout.strip() == f"{run_id}: checked 9 saved bricks (6 correct, 3 harness_fault)"
     again = [(p["cases"], p["verdict"]) for p in payloads(out, "check_proven") if p["recheck"]]
-    assert again == [(["one"], "correct"), (["typo"], "wrong"), (["cmd"], "correct")]
+    assert again == [(["typo"], "wrong")]
+    # --prove proves every one again
+    cli("check", run_id, "--suite", str(changed), "--out", str(out), "--prove", check=True)
+    again = [(p["cases"], p["verdict"]) for p in payloads(out, "check_proven") if p["recheck"]]
+    assert again[1:] == [(["one"], "correct"), (["typo"], "wrong"), (["cmd"], "correct")]
     show = past_fence(cli("show", run_id, "--out", str(out), check=True).stdout.splitlines())
     assert show[0].startswith("BROKEN CHECK: the python check of typo")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
-from ironbench.core.kinds import FAILURE_CAUSES, FailureCause
+from ironbench.core.kinds import FAILURE_CAUSES, AttemptCauseName
 
 MAX_DEBUG_BYTES = 4 * 1024 * 1024  # a debug file is a test run's output: a larger one is read up to here
 MAX_DEBUG_FILES = 64
@@ -29,7 +29,7 @@ def _compiles(value: str) -> str:
 
 class CauseRule(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
-    cause: FailureCause
+    cause: AttemptCauseName
     pattern: str
 
     @field_validator("pattern")
@@ -72,7 +72,7 @@ class FailureCauseRules(BaseModel):
         return {name: re.compile(value, re.MULTILINE) for name, value in fields.items() if value is not None}
 
     @cached_property
-    def cause_patterns(self) -> list[tuple[str, re.Pattern]]:  # (a FailureCause, its pattern)
+    def cause_patterns(self) -> list[tuple[str, re.Pattern]]:  # (an AttemptCauseName, its pattern)
         return [(rule.cause, re.compile(rule.pattern, re.MULTILINE)) for rule in self.causes]
 
 

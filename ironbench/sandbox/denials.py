@@ -89,6 +89,10 @@ CREDENTIAL_STORES = (
     ".pgpass", ".password-store", ".local/share/keyrings", ".mozilla", ".config/google-chrome",
     ".config/chromium", ".config/gh", ".pypirc", ".npmrc",
 )  # fmt: skip
+SYSTEM_TREES = (
+    "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/boot", "/sys", "/proc", "/dev",
+    "/var/lib", "/var/cache", "/var/log", "/snap", "/nix",
+)  # fmt: skip
 _CREDENTIAL_NAME = re.compile(
     r"(?:^|_)(?:API_?KEY|KEY|TOKEN|SECRET|SECRET_KEY|PASSWORD|PASSWD|PASSPHRASE|CREDENTIALS?|"
     r"ACCESS_KEY(?:_ID)?|PRIVATE_KEY|AUTH)$"
@@ -269,8 +273,11 @@ def _path_denial(plan: FencePlan, path: str, read_only: bool, home: str) -> Deni
     hidden = any(under(path, tree) for tree in plan.hidden)
     if hidden and _exists(path):
         option, target = "--allow-read", _folder_or_file(path, plan, home)
-    elif read_only and not hidden and plan.level == "full" and (_exists(path) or _exists(os.path.dirname(path))):
-        option, target = "--allow-write", path if _exists(path) else os.path.dirname(path)
+    elif read_only and not hidden and plan.level == "full" and not _system(path):
+        target = path if _exists(path) else os.path.dirname(path)
+        if not _exists(target) or not os.access(target, os.W_OK, follow_symlinks=False):
+            return None  # read-only here too: not the fence's doing
+        option = "--allow-write"
     else:
         return None
     if _credential_store(path, home):
@@ -396,6 +403,11 @@ def _folder_or_file(path: str, plan: FencePlan, home: str) -> str:
     roots = {*plan.hidden, home, "/"}
     holds_store = any(under(os.path.join(home, store), folder) for store in CREDENTIAL_STORES)
     return path if folder in roots or holds_store or not _is_folder(folder) else folder
+
+
+def _system(path: str) -> bool:
+    """The machine's own trees, read-only to every target: a write there is never suggested."""
+    return any(under(path, tree) for tree in SYSTEM_TREES)
 
 
 def _credential_store(path: str, home: str) -> bool:

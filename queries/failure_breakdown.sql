@@ -12,10 +12,10 @@ SELECT
         WHEN timed_out THEN 'timeout'
         ELSE coalesce(failure_stage, 'unknown')
     END AS failure_stage,
-    failure_cause,
     count(*) AS failures,
-    round(count(*) / sum(count(*)) OVER (PARTITION BY suite_id, case_id), 3) AS share_of_failures
+    round(count(*) / sum(count(*)) OVER (PARTITION BY suite_id, case_id), 3) AS share_of_failures,
+    failure_cause
 FROM invocations
 WHERE NOT success AND infra_error IS NULL
-GROUP BY 1, 2, 3, 4
+GROUP BY 1, 2, 3, 6
 ORDER BY suite_id, case_id, failures DESC, failure_stage, failure_cause;

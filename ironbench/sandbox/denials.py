@@ -267,11 +267,11 @@ def _paths(plan: FencePlan, lines: list[str], workdir: str, home: str) -> list[D
 
 
 def _path_denial(plan: FencePlan, path: str, read_only: bool, home: str) -> Denial | None:
-    shown = _tilde(path, home)
+    shown, exists = _tilde(path, home), _exists(path)
     if any(under(path, key) for key in plan.answer_key):
-        return Denial("path", shown, None, "output", True, "the run's own answer key: never allowed")
+        return Denial("path", shown, None, "output", True, "the run's own answer key: never allowed") if exists else None
     hidden = any(under(path, tree) for tree in plan.hidden)
-    if hidden and _exists(path):
+    if hidden and exists:
         option, target = "--allow-read", _folder_or_file(path, plan, home)
     elif read_only and not hidden and plan.level == "full" and not _system(path):
         target = path if _exists(path) else os.path.dirname(path)

@@ -124,6 +124,8 @@ def test_the_answer_key_and_a_credential_store_get_no_flag(home, tmp_path):
     plan = plan_for(home, answer_key=(str(suite),))
     (key,) = denied(plan, program(f"No such file or directory: '{suite}/check_add.py'"), home)
     assert key.flag is None and "answer key" in key.line() and fence_caused([key])
+    # a file the suite's folder does not hold (a target named by a path that is not there): its own
+    assert denied(plan, program(f"python: can't open file '{suite}/agent.py': [Errno 2] No such file"), home) == ()
     (ssh,) = denied(plan, program("No such file or directory: '/tmp/home/.ssh/id_rsa'"), home)
     assert (ssh.what, ssh.flag) == ("~/.ssh/id_rsa", None) and "credential store" in ssh.line()
 

@@ -111,9 +111,9 @@ def write_suite(path: Path, suite) -> Path:
     return path
 
 
-def cli(*args: str, env: dict | None = None, cwd: Path | None = None, check: bool = False):
+def cli(*args: str, env: dict | None = None, cwd: Path | None = None, check: bool = False, stdin: str | None = None):
     """The real console entry point, in a subprocess (tables at their natural width unless
-    `env` sets COLUMNS, whatever the shell running the tests exports)."""
+    `env` sets COLUMNS, whatever the shell running the tests exports), `stdin` its input."""
     inherited = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
     result = subprocess.run(
         [sys.executable, "-m", "ironbench.cli.main", *args],
@@ -123,6 +123,7 @@ def cli(*args: str, env: dict | None = None, cwd: Path | None = None, check: boo
         cwd=cwd or REPO,
         timeout=300,
         check=False,
+        input=stdin,
     )
     if check and result.returncode != 0:
         raise AssertionError(f"ironbench {' '.join(args)} failed ({result.returncode}):\n{result.stderr}")

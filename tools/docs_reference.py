@@ -172,8 +172,8 @@ VIEW_NOTES = {
     "invocations": "One row per invocation slot's live attempt: the outcome and how it was reached. Filter "
     "`infra_error IS NULL` for rates. `correct` is the harness's check of the brick it saved (null: not "
     "checked), `check_verdict` that check's verdict (`correct`, `wrong`, `no_entry_point`, `import_error`, "
-    "`timeout`, `tampered`, `harness_fault`), `failure_cause` why the last failed validation attempt "
-    "of a failed run failed.",
+    "`timeout`, `tampered`, `harness_fault`), `failure_cause` why a failed run failed: `fence` when what "
+    "its fence withheld is why (`fence_denials` says what), else its last failed validation attempt's cause.",
     "superseded_invocations": "Attempts a re-run replaced (their backend failed): kept, never evidence.",
     "surplus_invocations": "Runs past their group's decision (`--speculate`): kept, counted in nothing.",
     "checks": "The latest check of each saved brick (a re-check by `ironbench check` replaces it): kind, "
@@ -206,6 +206,11 @@ VIEW_NOTES = {
     "were asked and made, why no more (the generator's own account: no safe site for a shuffle, no word of the "
     "synonym map, ...), the distinct wordings it can make of the instruction where it says, and the candidates "
     "dropped for the single-string contract.",
+    "fence_denials": "What the fence withheld from each invocation, one row per denial: its kind (`variable`, "
+    "`path`, `endpoint`, `missing`: an allowed path the machine did not have), what, the flag that allows it "
+    "(null: none is suggested, `note` says why), how it is known (`output`, or the fence's `network`, "
+    "`supervisor`), whether the output shows the invocation failed for it (`explains`) and whether it did "
+    "(`caused`: its `failure_cause` is `fence`).",
     "decision_kinds": "Every decision kind: what it decides (baseline, variant, level, ladder), whether it is a "
     "judged variant, and whether a material one. Count by it: `JOIN decision_kinds USING (decision)`.",
     "outcome_codes": "Every outcome code of a run strip: its name, colour, mark, whether it is evidence about "

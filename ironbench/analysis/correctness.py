@@ -247,8 +247,9 @@ def correctness(store_path: Path, run_id: str) -> Correctness | None:
             fault_causes,
             [proof.line() for proof in run_proofs(store_path, run_id) if proof.broken],
         )
-    found = Correctness(checks, FailureCauses(causes, attempts) if attempts else None)
-    return found if checks is not None or attempts else None
+    # a run's causes: its attempts' (debug files), or the fence's alone
+    found = Correctness(checks, FailureCauses(causes, attempts) if attempts or causes else None)
+    return found if checks is not None or found.failure_causes is not None else None
 
 
 def correctness_lines(found: Correctness | None) -> list[str]:
@@ -285,9 +286,17 @@ def correctness_lines(found: Correctness | None) -> list[str]:
                 else ""
             )
         )
-    causes = found.failure_causes
-    if causes:
-        last = ", ".join(f"{c} {n}" for c, n in causes.last_failed_attempt.items()) or "none"
-        every = ", ".join(f"{c} {n}" for c, n in causes.every_failed_attempt.items())
-        lines.append(f"why validation failed: last attempt of each failed run: {last}; every failed attempt: {every}")
-    return lines
+    said = causes_line(found.failure_causes)
+    return [*lines, said] if said else lines
+
+
+def causes_line(causes: FailureCauses | None) -> str | None:
+    """Why runs failed, in one line: each failed run's cause (its last failed attempt's, or
+    `fence`), then every failed attempt's (none read: the fence's alone)."""
+    if not causes:
+        return None
+    last = ", ".join(f"{c} {n}" for c, n in causes.last_failed_attempt.items()) or "none"
+    if not causes.every_failed_attempt:
+        return f"why runs failed: {last} (fence: what the fence withheld, said above with the flag that allows it)"
+    every = ", ".join(f"{c} {n}" for c, n in causes.every_failed_attempt.items())
+    return f"why validation failed: last attempt of each failed run: {last}; every failed attempt: {every}"

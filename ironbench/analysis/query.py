@@ -66,6 +66,18 @@ _VIEWS = {
         "json_extract(payload, '$.dropped')::BIGINT AS dropped, timestamp_utc "
         "FROM store.events WHERE type = 'variant_shortfall'"
     ),
+    # What the fence withheld from each invocation, one row per denial, with the flag that allows
+    # it; `caused`: the invocation failed for it (its failure_cause is `fence`). Few rows: events.
+    "fence_denials": (
+        "SELECT e.seq, e.run_id, json_extract_string(e.payload, '$.key') AS invocation_key, "
+        "json_extract(e.payload, '$.rerun')::BIGINT AS rerun, json_extract_string(e.payload, '$.case_id') AS case_id, "
+        "json_extract_string(e.payload, '$.variant_id') AS variant_id, "
+        "json_extract(e.payload, '$.run_index')::BIGINT AS run_index, "
+        "json_extract(e.payload, '$.caused')::BOOLEAN AS caused, d.kind, d.what, d.flag, d.seen, d.explains, "
+        "d.note, e.timestamp_utc FROM store.events e, unnest(from_json(json_extract(e.payload, '$.denials'), "
+        '\'[{"kind": "VARCHAR", "what": "VARCHAR", "flag": "VARCHAR", "seen": "VARCHAR", '
+        '"explains": "BOOLEAN", "note": "VARCHAR"}]\')) AS t(d) WHERE e.type = \'fence_denied\''
+    ),
 }
 
 

@@ -1,12 +1,14 @@
 """A stored run as it recorded itself: its first event, typed, through the store's one event read
 path (`EventStore.read`), and the suite it ran as the typed Suite (`ironbench.suite.recorded`)."""
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from ironbench.core.errors import RunNotFound
-from ironbench.core.events import CheckProven, RecordedEvent, RunStarted, SandboxApplied
+from ironbench.core.events import CheckProven, FenceDenied, RecordedEvent, RunStarted, SandboxApplied
 from ironbench.core.kinds import lowest_fence
+from ironbench.sandbox import Denial
 from ironbench.store import EventStore, open_read_only
 from ironbench.suite import Suite, suite_of_run
 
@@ -33,12 +35,60 @@ def run_suite(store_path: Path, run_id: str) -> Suite:
     return suite_of_run(run_started(store_path, run_id))
 
 
+MAX_DENIALS_SAID = 5  # a sentence names this many denials, then counts the rest
+
+
+@dataclass(frozen=True)
+class Withheld:
+    """One thing the fence withheld in a run (a `Denial`), in how many invocations, and in how
+    many of them it explains the failure."""
+
+    denial: Denial
+    invocations: int
+    failures: int
+
+    def to_dict(self) -> dict:
+        return {
+            **self.denial.to_dict(),
+            "line": self.denial.line(),
+            "invocations": self.invocations,
+            "failures": self.failures,
+        }
+
+
 @dataclass(frozen=True)
 class FenceSeen:
-    """The fences a run's targets ran in: what it asked for and what each machine gave."""
+    """The fences a run's targets ran in: what it asked for and what each machine gave; and
+    what they withheld (`withheld`, the most failures first) and how many failed invocations
+    they caused (`caused`)."""
 
     mode: str | None  # auto | on | off; None: recorded before runs were fenced
     machines: tuple[SandboxApplied, ...]
+    withheld: tuple[Withheld, ...] = ()
+    caused: int = 0
+
+    def denied_sentence(self) -> str | None:
+        """What the fence withheld that failed invocations, each with its flag (None: nothing)."""
+        failing = [w for w in self.withheld if w.failures]
+        if not self.caused or not failing:
+            return None
+        said = [f"{w.denial.line()} in {w.failures}" for w in failing[:MAX_DENIALS_SAID]]
+        more = f'; and {len(failing) - MAX_DENIALS_SAID} more (`ironbench query "SELECT * FROM fence_denials"`)'
+        return (
+            f"The fence caused {self.caused} failed invocation{'s' if self.caused != 1 else ''}: it withheld what "
+            f"{'they' if self.caused != 1 else 'it'} needed: {'; '.join(said)}"
+            + (more if len(failing) > MAX_DENIALS_SAID else "")
+            + "."
+        )
+
+    def denied_evidence(self) -> str:
+        """How each denial is known (the fence saw it, or the target's output shows it)."""
+        seen = sorted({w.denial.seen for w in self.withheld if w.failures})
+        return (
+            "read from "
+            + " and ".join("the target's output" if s == "output" else f"the fence's {s}" for s in seen)
+            + "; a target's output is its own word: allow only what you mean it to have"
+        )
 
     @property
     def level(self) -> str | None:
@@ -70,15 +120,42 @@ class FenceSeen:
         return "; ".join(f"{m.worker}: {m.mechanism}, level {m.level}" for m in self.machines) or "no machine recorded"
 
 
-def fences_of(store: EventStore, run_id: str) -> FenceSeen:
-    """What a run asked of its fence and what each machine gave (each machine's latest word)."""
+def fences_of(store: EventStore, run_id: str, denials: bool = True) -> FenceSeen:
+    """What a run asked of its fence and what each machine gave (each machine's latest word);
+    with `denials`, what the fence withheld (each invocation's latest attempt's)."""
     started = started_event(store, run_id).event
     assert isinstance(started, RunStarted)
     machines = {}
-    for recorded in store.read(run_id, types=("sandbox_applied",)):
-        if isinstance(recorded.event, SandboxApplied):
-            machines[recorded.event.worker] = recorded.event
-    return FenceSeen((started.sandbox or {}).get("mode"), tuple(machines.values()))
+    latest: dict[str, FenceDenied] = {}
+    for recorded in store.read(run_id, types=("sandbox_applied", "fence_denied") if denials else ("sandbox_applied",)):
+        event = recorded.event
+        if isinstance(event, SandboxApplied):
+            machines[event.worker] = event
+        elif isinstance(event, FenceDenied) and (event.key not in latest or latest[event.key].rerun <= event.rerun):
+            latest[event.key] = event
+    return FenceSeen(
+        (started.sandbox or {}).get("mode"),
+        tuple(machines.values()),
+        withheld(latest.values()),
+        sum(1 for event in latest.values() if event.caused),
+    )
+
+
+def withheld(recorded: Iterable[FenceDenied]) -> tuple[Withheld, ...]:
+    """What the fence withheld over these invocations, the denials that explain the most
+    failures first (each denial once: its flag, how many invocations, how many failures)."""
+    counts: dict[tuple[str, str], list] = {}
+    for event in recorded:
+        for data in event.denials:
+            denial = Denial.from_dict(data)
+            found = counts.setdefault((denial.kind, denial.what), [denial, 0, 0])
+            found[1] += 1
+            if event.caused and denial.explains:
+                found[2] += 1
+                if not found[0].explains:
+                    found[0] = denial
+    kept = [Withheld(d, n, failures) for d, n, failures in counts.values()]
+    return tuple(sorted(kept, key=lambda w: (-w.failures, -w.invocations, w.denial.what)))
 
 
 def run_proofs(store_path: Path, run_id: str) -> list[CheckProven]:

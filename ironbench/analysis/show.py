@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from ironbench.analysis.costs import run_cost
 from ironbench.analysis.model_traffic import model_traffic
 from ironbench.analysis.query import QueryResult, connect, run_sql, shipped_queries
-from ironbench.analysis.recorded import run_fences
+from ironbench.analysis.recorded import run_fences, run_proofs
 from ironbench.console.numbers import percent
 from ironbench.console.printable import printable
 from ironbench.core.errors import RunNotFound
@@ -254,9 +254,12 @@ def show_run(store_path: Path, run_id: str) -> tuple[dict, QueryResult, list[dic
 
 def fence_verdicts(store_path: Path, run_id: str) -> tuple[str, list[dict]]:
     """The fence its targets ran in, a word or two for the header; below full, the first
-    verdict line saying so."""
+    verdict line saying so; then what it withheld that failed invocations, with the flags."""
     fence = run_fences(store_path, run_id)
     said = [{"case_id": "(all cases)", "kind": "fence", "text": fence.sentence()}] if fence.below_full else []
+    denied = fence.denied_sentence()
+    if denied is not None:
+        said.append({"case_id": "(all cases)", "kind": "fence", "text": denied})
     return fence.short(), said
 
 
@@ -448,21 +451,49 @@ FROM invocations
 
 def run_summary(store_path: Path, run_id: str) -> list[str]:
     """What a finished baseline/adversarial/stress run did, before its verdicts: invocations,
-    successes, failures by stage and, with AI generators, how many rewrites were accepted
-    (nothing for a gauntlet: its table says what it did)."""
+    successes, failures by stage, every invocation failed (the fence's doing first) and, with AI
+    generators, how many rewrites were accepted (nothing for a gauntlet: its table says what it did)."""
     from ironbench.analysis.correctness import correctness, correctness_lines
 
     spent = run_cost(store_path, run_id)
     cost = [f"cost: {spent.header()}"] if spent is not None else []
     if run_sql(store_path, "SELECT mode FROM runs", run_id).rows[0][0] == "gauntlet":
         return cost
+    invocations = run_sql(store_path, _SUMMARY_INVOCATIONS, run_id).rows[0]
+    failed = every_failed(run_id, invocations[0], invocations[1], run_fences(store_path, run_id).caused)
     return [
-        *summary_lines(
-            run_id, run_sql(store_path, _SUMMARY_INVOCATIONS, run_id).rows[0], ai_acceptance(store_path, run_id)
-        ),
+        *summary_lines(run_id, invocations, ai_acceptance(store_path, run_id)),
+        *([failed] if failed else []),
         *cost,
         *correctness_lines(correctness(store_path, run_id)),
     ]
+
+
+def every_failed(run_id: str, total: int, successes: int, fenced: int) -> str | None:
+    """`every invocation failed`, and where to look first: what the fence withheld (its verdict
+    names it with the flag) when it caused them, else what the invocations printed (None: one
+    succeeded, or none ran)."""
+    if not total or successes:
+        return None
+    said = f"{run_id}: every invocation failed ({total} of {total})"
+    if fenced:
+        return f"{said}; the fence caused {fenced}: what it withheld is said with the flag that allows it"
+    return f"{said}; `ironbench log {run_id} CASE` shows what each printed"
+
+
+def run_problems(store_path: Path, run_id: str) -> list[str]:
+    """What a run says even when quiet: its fence below full, what the fence withheld that
+    failed invocations, each broken check, and every invocation failed."""
+    fence = run_fences(store_path, run_id)
+    lines = [f"fence: {fence.sentence()}"] if fence.below_full else []
+    denied = fence.denied_sentence()
+    lines += [f"fence: {denied}"] if denied else []
+    lines += [f"BROKEN CHECK: {proof.line()}" for proof in run_proofs(store_path, run_id) if proof.broken]
+    if run_sql(store_path, "SELECT mode FROM runs", run_id).rows[0][0] != "gauntlet":
+        invocations = run_sql(store_path, _SUMMARY_INVOCATIONS, run_id).rows[0]
+        failed = every_failed(run_id, invocations[0], invocations[1], fence.caused)
+        lines += [failed] if failed else []
+    return lines
 
 
 def summary_lines(run_id: str, invocations: tuple, acceptance: QueryResult) -> list[str]:
@@ -510,9 +541,11 @@ def show_json(store_path: Path, run_id: str) -> dict:
     numbers = field_numbers(store_path, run_id).to_dict()
     checked = correctness(store_path, run_id) if header["mode"] != "gauntlet" else None
     spent = run_cost(store_path, run_id) if "cost" in header else None
+    withheld = run_fences(store_path, run_id).withheld if "imported" not in header else ()
     return {
         **header,
         **(checked.to_dict() if checked else {}),
+        **({"fence_denials": [w.to_dict() for w in withheld]} if withheld else {}),
         "cases": [dict(zip(cases.columns, r, strict=True)) for r in cases.rows],
         "verdicts": verdicts,
         **extra,

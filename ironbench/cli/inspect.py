@@ -80,7 +80,7 @@ def query(
     out: OutOption = DEFAULT_OUT,
     store: StoreOption = None,
 ) -> None:
-    """Run a SQL query in DuckDB over the store (read-only). Views: runs, invocations, superseded_invocations, surplus_invocations, decisions, variants, rejections, turns, turn_scores, model_calls, model_texts, events."""
+    """Run a SQL query in DuckDB over the store (read-only). Views: runs, invocations, superseded_invocations, surplus_invocations, decisions, variants, rejections, turns, turn_scores, model_calls, model_texts, fence_denials, events."""
     from ironbench.analysis.query import format_result, run_query
 
     result = format_result(run_query(run_paths(out, store).store_path, name, run_id), format.value, width(format))

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from ironbench.cli import compare, gauntlet, history, inspect, run, store, suite, view
+from ironbench.cli import compare, gauntlet, history, inspect, run, sandbox, store, suite, view
 from ironbench.core.errors import IronbenchError
 
 HELP = "Benchmark harness for LLM-driven systems: every invocation an event, every answer a query."
@@ -60,6 +60,7 @@ for command in (
     compare.compare,
     compare.report,
     view.view,
+    sandbox.sandbox,
     compare.plan,
     gauntlet.rescore,
     suite.variants,
@@ -91,7 +92,11 @@ def main() -> None:
         print("ironbench: aborted", file=sys.stderr)
         sys.exit(130)
     except IronbenchError as exc:  # an interruption or a full disk is no mistake: no "error:"
-        print(f"ironbench: {exc.prefix}{printable(str(exc))}", file=sys.stderr)
+        from ironbench.core.errors import RunStopped
+
+        # a run that stopped itself quotes what its target printed, line by line
+        said = printable(str(exc), keep_newlines=isinstance(exc, RunStopped))
+        print(f"ironbench: {exc.prefix}{said}", file=sys.stderr)
         sys.exit(exc.exit_code)
     sys.exit(code if isinstance(code, int) else 0)
 

@@ -52,25 +52,31 @@ def _prices(values: list[str] | None) -> tuple:
 
 def _finish(paths, run_id: str, quiet: bool, no_report: bool) -> bool:
     """End of a run, on stderr: what it did (invocations, failures by stage, AI rewrites accepted),
-    its verdict sentences (the report's header) and the report's path. A run made with --against
-    always ends with its gate's verdict (even quiet: it is what a CI log needs); returns whether
-    the gate failed it."""
+    its verdict sentences (the report's header) and the report's path. Quiet, only its problems
+    (a fence below full, what the fence withheld, a broken check, every invocation failed). A run
+    made with --against always ends with its gate's verdict (even quiet: it is what a CI log
+    needs); returns whether the gate failed it."""
     from ironbench.analysis.gate_verdict import gate_verdict
+    from ironbench.console.printable import printable
 
     gate = gate_verdict(paths.store_path, run_id)  # None for a run without --against
-    if quiet and no_report and gate is None:
-        return False  # nothing to show or write: the store is not opened again
+    if quiet:
+        from ironbench.analysis.show import run_problems
+
+        for line in run_problems(paths.store_path, run_id):
+            typer.echo(printable(line), err=True)
+        if no_report and gate is None:
+            return False  # nothing more to show or write
     import shutil
 
     from ironbench.analysis.show import run_summary
-    from ironbench.console.printable import printable
     from ironbench.report import write_report
 
     report = write_report(paths.store_path, paths.out_dir, run_id, write=not no_report)
     width = min(100, shutil.get_terminal_size((100, 24)).columns)
     if not quiet:
         typer.echo(printable("\n".join(run_summary(paths.store_path, run_id)), keep_newlines=True), err=True)
-    shown = report.console(width, only=("fence", "gate") if quiet else None)
+    shown = report.console(width, only=("gate",) if quiet else None)
     if shown:
         typer.echo(printable(shown, keep_newlines=True), err=True)
     if report.path is not None:

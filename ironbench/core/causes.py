@@ -4,19 +4,29 @@ The rules live beside the outcome rules (`failure_causes:` in a rules YAML): whi
 a validation attempt's output, which of them record a failure, the cause patterns tried in
 order, and the patterns that count tests. A target with another format gets its own rules
 file; nothing here knows pytest.
+
+The debug files are the target's, so they are data (as targets/brick.py takes a brick): their
+folder is opened beneath the working folder one component at a time without following a link,
+each file opened from that folder's descriptor without following one, regular files only, each
+read up to a cap, and no more names listed than a cap allows.
 """
 
+import os
 import re
+import stat
 from dataclasses import asdict, dataclass
 from functools import cached_property
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
-from ironbench.core.kinds import FAILURE_CAUSES, FailureCause
+from ironbench.core.kinds import FAILURE_CAUSES, AttemptCauseName
 
 MAX_DEBUG_BYTES = 4 * 1024 * 1024  # a debug file is a test run's output: a larger one is read up to here
 MAX_DEBUG_FILES = 64
+MAX_DEBUG_NAMES = 10_000  # a debug folder holding more names is not read: no causes
+_OPEN_FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_OPEN_FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOCTTY", 0)
 
 
 def _compiles(value: str) -> str:
@@ -29,7 +39,7 @@ def _compiles(value: str) -> str:
 
 class CauseRule(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
-    cause: FailureCause
+    cause: AttemptCauseName
     pattern: str
 
     @field_validator("pattern")
@@ -72,7 +82,7 @@ class FailureCauseRules(BaseModel):
         return {name: re.compile(value, re.MULTILINE) for name, value in fields.items() if value is not None}
 
     @cached_property
-    def cause_patterns(self) -> list[tuple[str, re.Pattern]]:  # (a FailureCause, its pattern)
+    def cause_patterns(self) -> list[tuple[str, re.Pattern]]:  # (an AttemptCauseName, its pattern)
         return [(rule.cause, re.compile(rule.pattern, re.MULTILINE)) for rule in self.causes]
 
 
@@ -122,29 +132,86 @@ def classify(rules: FailureCauseRules, text: str) -> tuple[str, int | None, int 
 
 def read_causes(rules: FailureCauseRules, workdir: Path) -> list[AttemptCause]:
     """Every failed attempt recorded under the working directory's debug folder, by attempt
-    number (a later file of the same attempt wins). Unreadable files are skipped: the target
-    is hostile until proven otherwise, and its debug files are its own."""
-    folder = workdir / rules.directory
-    try:
-        names = sorted(entry.name for entry in folder.iterdir() if entry.is_file() and not entry.is_symlink())
-    except OSError:
+    number (a later file of the same attempt wins), read as data (see the module's docstring).
+    What cannot be read so is skipped: the target is hostile until proven otherwise, and its
+    debug files are its own."""
+    folder = _debug_folder(workdir, rules.directory)
+    if folder is None:
         return []
-    found: dict[int, AttemptCause] = {}
-    for name in names[: MAX_DEBUG_FILES * 4]:
-        match = rules.compiled["files"].fullmatch(name)
-        if match is None:
-            continue
-        try:
-            with (folder / name).open("rb") as handle:
-                text = handle.read(MAX_DEBUG_BYTES).decode("utf-8", errors="replace")
-        except OSError:
-            continue
-        if "failed_when" in rules.compiled and not rules.compiled["failed_when"].search(text):
-            continue
-        attempt = int(match.group("attempt"))
-        cause, passed, failed = classify(rules, text)
-        found[attempt] = AttemptCause(attempt, cause, passed, failed, name)
+    try:
+        names = _names(folder)
+        found: dict[int, AttemptCause] = {}
+        for name in names[: MAX_DEBUG_FILES * 4]:
+            match = rules.compiled["files"].fullmatch(name)
+            if match is None:
+                continue
+            data = _read(folder, name)
+            if data is None:
+                continue
+            text = data.decode("utf-8", errors="replace")
+            if "failed_when" in rules.compiled and not rules.compiled["failed_when"].search(text):
+                continue
+            attempt = int(match.group("attempt"))
+            cause, passed, failed = classify(rules, text)
+            found[attempt] = AttemptCause(attempt, cause, passed, failed, name)
+    finally:
+        os.close(folder)
     return [found[k] for k in sorted(found)][:MAX_DEBUG_FILES]
+
+
+def _debug_folder(workdir: Path, directory: str) -> int | None:
+    """A descriptor of the rules' debug folder beneath `workdir`, each component opened from
+    the last without following a link (None: not there, not a plain folder, or climbing out)."""
+    parts = [part for part in PurePosixPath(directory).parts if part not in ("", ".")]
+    if PurePosixPath(directory).is_absolute() or ".." in parts:
+        return None
+    try:
+        fd = os.open(workdir, _OPEN_FOLDER)
+    except OSError:
+        return None
+    for part in parts:
+        try:
+            following = os.open(part, _OPEN_FOLDER, dir_fd=fd)
+        except OSError:
+            os.close(fd)
+            return None
+        os.close(fd)
+        fd = following
+    return fd
+
+
+def _names(folder: int) -> list[str]:
+    """The folder's names, sorted (none when it holds more than MAX_DEBUG_NAMES)."""
+    found: list[str] = []
+    with os.scandir(folder) as entries:
+        for entry in entries:
+            found.append(entry.name)
+            if len(found) > MAX_DEBUG_NAMES:
+                return []
+    return sorted(found)
+
+
+def _read(folder: int, name: str) -> bytes | None:
+    """A regular file of `folder` of one name, opened without following a link, up to
+    MAX_DEBUG_BYTES (None: not one, or unreadable)."""
+    try:
+        fd = os.open(name, _OPEN_FILE, dir_fd=folder)
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:  # a hard link: a file of elsewhere
+            return None
+        os.set_blocking(fd, True)
+        chunks, size = [], 0
+        while size < MAX_DEBUG_BYTES and (chunk := os.read(fd, min(1 << 20, MAX_DEBUG_BYTES - size))):
+            chunks.append(chunk)
+            size += len(chunk)
+        return b"".join(chunks)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 __all__ = ["FAILURE_CAUSES", "AttemptCause", "FailureCauseRules", "classify", "read_causes", "test_counts"]

@@ -143,7 +143,8 @@ class InvocationCompleted(_Event):
     disagrees: list[str] | None = None
     # Why each failed validation attempt failed, read from the debug files by the rules'
     # failure_causes (attempt, cause, passed, failed, file); and the last one's cause when
-    # the run failed. None: no rules for it (or recorded before causes were read).
+    # the run failed, or `fence` when what its fence withheld is why (a fence_denied event
+    # follows it). None: no rules for it (or recorded before causes were read).
     failure_causes: list[dict] | None = None
     failure_cause: str | None = None
 
@@ -561,6 +562,26 @@ class SandboxApplied(_Event):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class FenceDenied(_Event):
+    """What the fence withheld from one invocation's target, each with the flag that allows it:
+    what the fence saw it try (a refused connection, a look-up, a unix socket, an allowed path
+    missing) and, when it failed, what its output shows it lacked (a variable not passed, a
+    hidden path, an endpoint not allowed). Recorded right after the invocation; its
+    `failure_cause` is `fence` when `caused` (sandbox/denials.py)."""
+
+    event: ClassVar[Literal["fence_denied"]] = "fence_denied"
+    key: str  # the invocation's
+    rerun: int = 0
+    group: str
+    case_id: str
+    variant_id: str
+    run_index: int
+    # each {kind, what, flag, seen, explains, note}: variable | path | endpoint | missing
+    denials: list[dict] = field(default_factory=list)
+    caused: bool = False  # its failure is the fence's: a denial explains it
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RunFinished(_Event):
     event: ClassVar[Literal["run_finished"]] = "run_finished"
     invocations: int
@@ -626,6 +647,7 @@ Event: TypeAlias = (
     | ReportWritten
     | RunImported
     | SandboxApplied
+    | FenceDenied
 )
 EventType = Literal[
     "run_started",
@@ -654,6 +676,7 @@ EventType = Literal[
     "report_written",
     "run_imported",
     "sandbox_applied",
+    "fence_denied",
 ]
 EVENT_TYPES: dict[str, type[Event]] = {cls.event: cls for cls in get_args(Event)}
 assert set(EVENT_TYPES) == set(get_args(EventType)), "EventType must name every event class"

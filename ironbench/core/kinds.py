@@ -93,8 +93,14 @@ def reference_is_file(reference: str) -> bool:
 
 
 # Why one validation attempt failed, read from the target's debug files (core/causes.py).
-FailureCause = Literal["syntax_error", "import_error", "no_tests_collected", "assertions_failed", "timeout", "other"]
-FAILURE_CAUSES: tuple[str, ...] = get_args(FailureCause)
+AttemptCauseName = Literal[
+    "syntax_error", "import_error", "no_tests_collected", "assertions_failed", "timeout", "other"
+]
+# Why a failed invocation failed: its last failed attempt's cause, or `fence`: what its fence
+# withheld is why (sandbox/denials.py), which outranks its attempts' (they failed for it).
+FailureCause = AttemptCauseName | Literal["fence"]
+FENCE_CAUSE: Literal["fence"] = "fence"
+FAILURE_CAUSES: tuple[str, ...] = (*get_args(AttemptCauseName), FENCE_CAUSE)
 
 # A fence's levels, lowest first (`sandbox_applied.level`; a run's level is its lowest machine's).
 FenceLevel = Literal["none", "partial", "full"]

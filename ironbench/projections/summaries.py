@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ironbench.core.events import CheckCompleted, DecisionTaken, InvocationCompleted, RecordedEvent, run_started
+from ironbench.core.kinds import FENCE_CAUSE
 from ironbench.core.model_calls import CallTotals
 from ironbench.projections.costs import Cost
 from ironbench.projections.figures import bricks, pass_k, pass_k_dict, signature
@@ -68,7 +69,7 @@ def summary(
         **({"model": totals_of(completed).to_dict()} if completed.model_calls is not None else {}),
         **(
             {"failure_cause": completed.failure_cause, "failure_causes": completed.failure_causes}
-            if completed.failure_causes is not None
+            if completed.failure_causes is not None or completed.failure_cause == FENCE_CAUSE
             else {}
         ),
         **({"check": check_summary(check)} if check is not None else {}),
@@ -140,9 +141,10 @@ def correctness(runs: Sequence[InvocationCompleted], checks: Checks, rule: Stopp
 
 
 def causes(runs: Sequence[InvocationCompleted]) -> dict | None:
-    """Why validation failed: the last failed attempt's cause per failed run, and every
-    failed attempt's; None when no run's causes were read."""
-    if all(r.failure_causes is None for r in runs):
+    """Why validation failed: the last failed attempt's cause per failed run (`fence`: what its
+    fence withheld), and every failed attempt's; None when no run's causes were read and no
+    run failed for its fence."""
+    if all(r.failure_causes is None and r.failure_cause != FENCE_CAUSE for r in runs):
         return None
     last = Counter(r.failure_cause for r in runs if not r.success and r.failure_cause)
     every = Counter(c["cause"] for r in runs for c in r.failure_causes or ())

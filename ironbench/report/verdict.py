@@ -78,6 +78,9 @@ def verdicts(data: ReportData) -> list[Verdict]:
     out: list[Verdict] = []
     if data.fence is not None and data.fence.below_full:  # first: what every verdict below rests on
         out.append(Verdict("fence", data.fence.sentence(), data.fence.evidence()))
+    denied = data.fence.denied_sentence() if data.fence is not None else None
+    if denied is not None and data.fence is not None:  # failures that say nothing of the target
+        out.append(Verdict("fence", denied, data.fence.denied_evidence()))
     ran_elsewhere = data.imported is not None and data.imported.format == "outputs"
     if data.imported:
         out.append(_imported(data.imported))

@@ -27,7 +27,7 @@ from ironbench.gateway import GatewayError, GatewayLink, new_token, worker_link
 from ironbench.run.checking import PlannedCheck
 from ironbench.run.options import RunOptions
 from ironbench.run.planner import Group
-from ironbench.sandbox import Endpoint, Fence, fence_for
+from ironbench.sandbox import Denial, Endpoint, Fence, fence_caused, fence_for
 from ironbench.targets import (
     Brick,
     CheckMaterial,
@@ -82,6 +82,12 @@ class Ran:
     # The fence it ran under, the first time a worker's fence is used (a sandbox_applied event's fields)
     fence: dict[str, Any] | None = None
     refused: str | None = None  # why the brick its outcome names was not taken (targets/brick.py)
+    denied: tuple[Denial, ...] = ()  # what its fence withheld, with the flag that allows each
+
+    @property
+    def fenced_out(self) -> bool:
+        """It failed, and its fence is the cause (sandbox/denials.py)."""
+        return not self.outcome.success and fence_caused(self.denied)
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,12 +154,17 @@ def run_invocation(
         if redactor:
             calls = tuple(redactor.value(call) for call in calls)
     ruleset = recorded_rules(setup.rules)
+    denied: tuple[Denial, ...] = ()
     if result.harness_error:
         outcome = UNKNOWN
     else:  # a timed-out run keeps what it printed before the kill
         outcome = parse_outcome(
             result.exit_code, result.stdout, ruleset, timed_out=result.timed_out, backend=replay is None
         )
+        output = f"{result.stdout}\n{result.stderr}"
+        denied = fence.denials(output, work.group.instruction, not outcome.success, workdir, env, result.fence_seen)
+        if outcome.infra_error is not None and fence_caused(denied):  # its fence kept it from its backend
+            outcome = parse_outcome(result.exit_code, result.stdout, ruleset, timed_out=result.timed_out, backend=False)
         observed = lost or (backend_failure(calls or ()) if replay is None else None)
         if observed is not None:
             outcome = replace(outcome, success=False, failure_stage=INFRA_STAGE, brick_path=None, infra_error=observed)
@@ -167,11 +178,11 @@ def run_invocation(
     if check is not None and taken is not None:
         checked = run_check(check.material, taken, check.timeout_s, redactor, fence=fence)
     if not remote:
-        return Ran(result, outcome, debug_present, str(workdir), brick, calls, found, checked, refused=refused)
+        return Ran(result, outcome, debug_present, str(workdir), brick, calls, found, checked, None, refused, denied)
     host = socket.gethostname()
     named = replace(result, stdout_path=f"{host}:{result.stdout_path}", stderr_path=f"{host}:{result.stderr_path}")
     told = _first_use(fence, argv)
-    return Ran(named, outcome, debug_present, f"{host}:{workdir}", brick, calls, found, checked, told, refused)
+    return Ran(named, outcome, debug_present, f"{host}:{workdir}", brick, calls, found, checked, told, refused, denied)
 
 
 def worker_root() -> str:

@@ -22,6 +22,7 @@ from ironbench.core.errors import IronbenchError, RunStopped
 
 if TYPE_CHECKING:  # the CLI reads this module's defaults, and must start fast
     from ironbench.core.outcome import Outcome
+    from ironbench.sandbox import Denial
     from ironbench.targets import ProcessResult
 
 MAX_OUTAGE_SECONDS = 300.0  # how long a backend may fail before the run stops
@@ -105,6 +106,7 @@ class RunGuard:
     draw: Callable[[], float] = random.random
     infra_streak: list[str] = field(default_factory=list)
     first_results: "list[ProcessResult | None]" = field(default_factory=list)  # None: not a blind failure
+    fenced_out: "dict[str, Denial]" = field(default_factory=dict)  # what the fence withheld from them
     outage: Outage | None = None
 
     def hold(self) -> float:
@@ -122,10 +124,12 @@ class RunGuard:
         outcome: "Outcome",
         started: float | None = None,
         retry_after: float | None = None,
+        fenced_out: "tuple[Denial, ...]" = (),
     ) -> RunStopped | None:
         """Why the run must stop after this completion (`where`: group and run), if it must.
         `started`: when the invocation started, on the guard's clock; `retry_after`: the
-        longest wait its backend asked for."""
+        longest wait its backend asked for; `fenced_out`: what its fence withheld that explains
+        its failure (none: the fence is not its cause)."""
         if outcome.infra_error is not None:
             self.infra_streak.append(f"{outcome.infra_error!r} ({where})")
             stop = self._failed(f"{outcome.infra_error!r} ({where})", started, retry_after)
@@ -144,6 +148,8 @@ class RunGuard:
 
             blind = result.exit_code not in (0, None) and outcome.failure_stage == UNKNOWN_STAGE
             self.first_results.append(result if blind else None)
+            for denial in fenced_out if blind else ():
+                self.fenced_out.setdefault(denial.line(), denial)
             if len(self.first_results) == CANNOT_START_RUNS and all(self.first_results):
                 return self._cannot_start(case_id, argv)
         return None
@@ -192,6 +198,21 @@ class RunGuard:
         codes = ", ".join(str(c) for c in sorted({r.exit_code for r in blind if r.exit_code is not None}))
         tail = blind[-1].stderr.rstrip().splitlines()[-STDERR_TAIL_LINES:]
         shown = "\n".join(f"    {line}" for line in tail) or "    (nothing)"
+        if self.fenced_out:  # the fence's doing, not the command's: what it withheld comes first
+            withheld = "\n".join(f"    {line}" for line in list(self.fenced_out)[:STDERR_TAIL_LINES])
+            flags = " ".join(d.flag for d in self.fenced_out.values() if d.flag)
+            return RunStopped(
+                f"{self.run_id} stopped: the fence withheld what the target needs. Its first {CANNOT_START_RUNS} "
+                f"invocations exited with code {codes} and printed none of the markers the outcome rules know; "
+                f"what they lacked:\n{withheld}\nIts stderr ended with:\n{shown}\n"
+                + (
+                    f"Hint: run it again with {flags}"
+                    if flags
+                    else "Hint: no flag allows that: the target must do without it"
+                )
+                + f"; `ironbench sandbox --target ...` shows what a target sees; `ironbench log {self.run_id} {case_id}` "
+                "shows each invocation's output."
+            )
         return RunStopped(
             f"{self.run_id} stopped: the target cannot start. Its first {CANNOT_START_RUNS} invocations exited with "
             f"code {codes} and printed none of the markers the outcome rules know. Its stderr ended with:\n{shown}\n"

@@ -54,7 +54,7 @@ from ironbench.run.session import (
     appender,
     stopped_on_full_disk,
 )
-from ironbench.sandbox import close_fences
+from ironbench.sandbox import close_fences, credentials_line, withheld_credentials
 from ironbench.store import EventStore, Lease, Pending, open_store
 from ironbench.suite import Suite
 from ironbench.targets import TargetSpec, TargetVersion, resolve_target
@@ -134,6 +134,16 @@ def _fences(executor: InvocationExecutor, setup: InvocationSetup, target: Target
     written: one cannot have the fence the run asks for), as the events that record them."""
     described = executor.fences(setup, list(target.argv_template))
     return [Pending(RUN_STREAM, SandboxApplied(**fence)) for fence in described]
+
+
+def _say_withheld(reporter: Reporter, options: RunOptions, fences: list[Pending]) -> None:
+    """Before the first invocation: the variables of this environment that look like
+    credentials and a fenced target will not get (names only), with what passes them."""
+    if all(isinstance(p.event, SandboxApplied) and p.event.level == "none" for p in fences):
+        return  # no fence: a target gets the whole environment
+    line = credentials_line(withheld_credentials(options.sandbox, os.environ))
+    if line is not None:
+        reporter.note(line)
 
 
 @contextmanager
@@ -339,6 +349,7 @@ def start_run(
                         io.append, suite, suite_path, options, _Invoked(target, version, ruleset), executor
                     )
                     io.append([*fences, pricing])
+                    _say_withheld(io.reporter, options, fences)
                     _session(io, started, suite, options, model_side, gate, spending).execute(executor)
         finally:
             executor.close()
@@ -473,6 +484,7 @@ def _resume(run_id: str, paths: RunPaths, store: EventStore, options: RunOptions
             with _running(store, paths, run_id, reporter) as io:
                 io.tree.catch_up()
                 io.append([*fences, pricing])
+                _say_withheld(io.reporter, options, fences)
                 gate = _recorded_gate(store, suite, history, options.against)
                 session = _session(io, started, suite, options, model_side, gate, spending)
                 session.restore(history)

@@ -19,6 +19,7 @@ from ironbench.core import events, waits
 from ironbench.core.errors import BudgetExhausted, IronbenchError, RunInterrupted, RunStopped, StoreError, StoreFull
 from ironbench.core.events import RecordedEvent
 from ironbench.core.keys import instruction_hash, invocation_key
+from ironbench.core.kinds import FENCE_CAUSE
 from ironbench.core.labels import group_of, group_path
 from ironbench.core.model_calls import CallTotals, by_hash, retry_after
 from ironbench.core.outcome import Outcome
@@ -555,7 +556,9 @@ class Session:
             model_seconds=totals.model_seconds if totals else None,
             complexity=group.complexity,
             failure_causes=[c.to_dict() for c in ran.causes] if ran.causes else None,
-            failure_cause=ran.causes[-1].cause if ran.causes and not outcome.success else None,
+            failure_cause=FENCE_CAUSE
+            if ran.fenced_out
+            else (ran.causes[-1].cause if ran.causes and not outcome.success else None),
         )
         # Recorded exactly once per attempt of the slot: the first attempt keeps the
         # slot's key, a re-run adds its number.
@@ -612,6 +615,26 @@ class Session:
             replayed=call["served_model"] == REPLAY_MODEL,
             index=call["index"],
             **where,
+        )
+
+    def _denied_event(self, work: Work, ran: Ran) -> Pending | None:
+        """What the invocation's fence withheld, recorded right after it (None: nothing)."""
+        if not ran.denied:
+            return None
+        suffix = f"/rerun_{work.rerun}" if work.rerun else ""
+        return Pending(
+            work.group.stream(work.run_index),
+            events.FenceDenied(
+                key=work.key,
+                rerun=work.rerun,
+                group=work.group.path,
+                case_id=work.group.case_id,
+                variant_id=work.group.variant_id,
+                run_index=work.run_index,
+                denials=[d.to_dict() for d in ran.denied],
+                caused=ran.fenced_out,
+            ),
+            idempotency_key=f"fence_denied:{work.key}{suffix}",
         )
 
     def _check_event(self, work: Work, ran: Ran, completed: events.InvocationCompleted) -> Pending | None:
@@ -728,7 +751,12 @@ class Session:
                     assert isinstance(completed.event, events.InvocationCompleted)
                     if ran.fence is not None:  # a worker that joined after the run started: its fence
                         pending.append(Pending(RUN_STREAM, events.SandboxApplied(**ran.fence)))
-                    pending += [*self._call_events(work, ran), completed, self._check_event(work, ran, completed.event)]
+                    pending += [
+                        *self._call_events(work, ran),
+                        completed,
+                        self._denied_event(work, ran),
+                        self._check_event(work, ran, completed.event),
+                    ]
                     reports.append((work, completed.event))
                     where = f"{work.group.path} run {work.run_index}"
                     stop = self.guard.after(
@@ -739,6 +767,7 @@ class Session:
                         ran.outcome,
                         started_at,
                         retry_after(ran.calls or ()),
+                        fenced_out=tuple(d for d in ran.denied if d.explains) if ran.fenced_out else (),
                     )
                     if stop is not None:
                         self.io.append(pending)

@@ -6,6 +6,8 @@ from typing import TYPE_CHECKING
 
 from ironbench import lazy_exports
 from ironbench.sandbox.backend import BACKENDS, Backend, Started, register_backend
+from ironbench.sandbox.denials import Denial, credentials_line, withheld_credentials
+from ironbench.sandbox.denials import caused as fence_caused
 from ironbench.sandbox.fence import Fence, close_fences, fence_for
 from ironbench.sandbox.machine import MachineFence, machine_fence
 from ironbench.sandbox.plan import FencePlan
@@ -24,6 +26,7 @@ __all__ = [
     "FENCE_LEVELS",
     "SANDBOX_MODES",
     "Backend",
+    "Denial",
     "Endpoint",
     "Fence",
     "FencePlan",
@@ -31,10 +34,13 @@ __all__ = [
     "SandboxPolicy",
     "Started",
     "close_fences",
+    "credentials_line",
+    "fence_caused",
     "fence_for",
     "machine_fence",
     "policy_from_options",
     "register_backend",
+    "withheld_credentials",
 ]
 
 # Named for the rest of the package, loaded on first use (importing the face stays cheap).

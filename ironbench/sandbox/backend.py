@@ -9,7 +9,7 @@ import resource
 import subprocess
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
 
@@ -17,21 +17,25 @@ from ironbench.sandbox.machine import MachineFence
 from ironbench.sandbox.plan import FencePlan
 from ironbench.sandbox.policy import SandboxPolicy
 from ironbench.sandbox.seccomp import Rule
+from ironbench.sandbox.watch import Sightings
 
 
 @dataclass(frozen=True, slots=True)
 class Started:
-    """A fenced program, started: its process and what ends its fence once it has ended."""
+    """A fenced program, started: its process, what ends its fence once it has ended, and what
+    its fence saw it try and refused (complete once `release` has run)."""
 
     process: subprocess.Popen[bytes]
     release: Callable[[], None]
+    seen: Sightings = field(default_factory=Sightings)
 
 
 @dataclass(frozen=True, slots=True)
 class Launch:
     """One program to start: its command, working folder, whole environment, standard streams
     (subprocess's DEVNULL, PIPE...), the descriptors it inherits, and what it needs to read
-    (its executable, the files its command names, its interpreter's folders: `Fence.needs`)."""
+    (its executable, the files its command names, its interpreter's folders: `Fence.needs`),
+    and where its backend records what it refuses it."""
 
     argv: list[str]
     workdir: Path
@@ -39,6 +43,7 @@ class Launch:
     pipes: tuple[int, int, int]
     pass_fds: tuple[int, ...]
     needs: tuple[str, ...]
+    seen: Sightings = field(default_factory=Sightings)
 
 
 class Backend:
@@ -99,7 +104,9 @@ def cap_memory(pid: int, memory_mb: int) -> None:
         ) from None
 
 
-def started_capped(process: subprocess.Popen[bytes], memory_mb: int, release: Callable[[], None]) -> Started:
+def started_capped(
+    process: subprocess.Popen[bytes], memory_mb: int, release: Callable[[], None], seen: Sightings
+) -> Started:
     """`process` capped now; when the cap cannot be set it is killed, and the error raised."""
     try:
         cap_memory(process.pid, memory_mb)
@@ -108,7 +115,7 @@ def started_capped(process: subprocess.Popen[bytes], memory_mb: int, release: Ca
         process.wait()
         release()
         raise
-    return Started(process, release)
+    return Started(process, release, seen)
 
 
 def pipe_of(data: bytes, fds: list[int]) -> int:
@@ -148,4 +155,4 @@ class Unfenced(Backend):
             launch.argv, cwd=launch.workdir, env=launch.env, stdin=launch.pipes[0], stdout=launch.pipes[1],
             stderr=launch.pipes[2], start_new_session=True, pass_fds=launch.pass_fds,
         )  # fmt: skip
-        return started_capped(process, self.plan.memory_mb, lambda: None)
+        return started_capped(process, self.plan.memory_mb, lambda: None, launch.seen)

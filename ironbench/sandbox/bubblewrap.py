@@ -19,23 +19,25 @@ import threading
 
 from ironbench.sandbox.backend import Backend, Launch, Started, cap_memory, pipe_of, register_backend
 from ironbench.sandbox.machine import MachineFence
-from ironbench.sandbox.network import Namespaces, Network, inside
+from ironbench.sandbox.network import Namespaces, Network, inside, made_here
 from ironbench.sandbox.plan import FencePlan, under
 from ironbench.sandbox.policy import Endpoint, SandboxPolicy
 from ironbench.sandbox.seccomp import Rule, assemble, base_rules
+from ironbench.sandbox.watch import drain
 
 # The machine's shared folders: the program gets empty, private, writable ones (its /dev, with
 # its own /dev/shm, is bubblewrap's); the answer key's are empty and read-only.
 PRIVATE_HIDDEN = ("/tmp", "/var/tmp", "/run", "/home", "/root")
 OWN_DEV = ("/dev/shm",)
+HOME = "/tmp/home"  # the program's own (Fence.environment), in its private /tmp
 # (no --disable-userns: the seccomp filter refuses every way to a new namespace)
 NAMESPACES = (
     "--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
     "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--as-pid-1",
 )  # fmt: skip
 # A fence that starts more programs than this (a run's, not a check's host server), as root, takes
-# their empty network namespaces made ahead by a thread of its own, entered by the starting thread,
-# instead of having bubblewrap make one on each start.
+# their empty network namespaces made ahead by a thread of its own, entered by the starting thread;
+# before, it makes each on the starting thread (as root: a namespace of its own, with its watch).
 PREFETCH_AFTER = 2
 
 
@@ -66,7 +68,7 @@ def options(plan: FencePlan, needs: tuple[str, ...], workdir: str, existing: tup
             continue
         if not any(under(hidden, tree) and hidden != tree for tree in trees if tree not in PRIVATE_HIDDEN):
             hide(hidden)
-    found += ["--dir", "/tmp/home"]
+    found += ["--dir", HOME]
     for path in readbacks:
         found += ["--ro-bind-try", path, path]
     again: list[str] = []  # what a read-back tree holds of the hidden is hidden again (a tree once)
@@ -78,6 +80,8 @@ def options(plan: FencePlan, needs: tuple[str, ...], workdir: str, existing: tup
     found += ["--bind", workdir, workdir]
     for path in plan.writable:
         found += ["--bind-try", path, path]
+    for path, mirror, writable in plan.in_home(HOME):
+        found += ["--bind-try" if writable else "--ro-bind-try", path, mirror]
     for hidden in sealed:
         found += ["--remount-ro", hidden]
     return [*found, "--chdir", workdir]
@@ -143,16 +147,18 @@ class Bubblewrap(Backend):
         prefix: list[str] = []
         net: int | None = None
         made: int | None = None
+        seen: int | None = None  # its network's watch (watch.py), read once it has ended
         if self.endpoints:
             network = self._network()
-            given, net = network.take()
+            given, net, seen = network.take()
             lease = (network, given)
             prefix = network.enter(net)
             hosts = network.hosts_file()
             if hosts is not None:
                 found += ["--ro-bind-data", str(pipe_of(hosts, fds)), "/etc/hosts"]
         else:
-            made = net = self._namespace()
+            made, seen = self._namespace()
+            net = made
             if net is None:
                 found.append("--unshare-net")
         found += ["--seccomp", str(pipe_of(self.filter, fds))]
@@ -171,6 +177,10 @@ class Bubblewrap(Backend):
             )  # fmt: skip
 
         def release() -> None:
+            nonlocal seen
+            if seen is not None:
+                watched, seen = seen, None
+                drain(watched, launch.seen)
             if lease is not None:
                 lease[0].drop(lease[1])
 
@@ -194,7 +204,7 @@ class Bubblewrap(Backend):
             process.wait()
             release()
             raise
-        return Started(process, release)
+        return Started(process, release, launch.seen)
 
     def _cap_and_go(self, info_read: int, block_write: int) -> None:
         """The program waits (--block-fd) until its memory is capped: everything it starts
@@ -216,19 +226,21 @@ class Bubblewrap(Backend):
             os.close(info_read)
             os.close(block_write)
 
-    def _namespace(self) -> int | None:
-        """An empty network namespace made ahead, for a fence that starts many programs (as root:
-        None otherwise, and bubblewrap makes one)."""
+    def _namespace(self) -> tuple[int | None, int | None]:
+        """An empty network namespace of the harness's (as root) and its watch: one made ahead
+        for a fence that starts many programs, else made now. Not root: (None, None), and
+        bubblewrap makes one (with no watch: what the program tries is known from its output)."""
+        if os.geteuid() != 0:
+            return None, None
         with self.lock:
             self.starts += 1
-            if self.starts <= PREFETCH_AFTER or os.geteuid() != 0:
-                return None
-            if self.namespaces is None:
+            if self.starts > PREFETCH_AFTER and self.namespaces is None:
                 self.namespaces = Namespaces()
+            namespaces = self.namespaces
         try:
-            return self.namespaces.take()
+            return namespaces.take() if namespaces is not None else made_here()
         except OSError:
-            return None  # none can be made here: bubblewrap makes its own
+            return None, None  # none can be made here: bubblewrap makes its own
 
     def _network(self) -> Network:
         with self.lock:

@@ -23,9 +23,11 @@ from typing import Any
 
 from ironbench.sandbox import bubblewrap, landlock  # noqa: F401  (they register their backends)
 from ironbench.sandbox.backend import BACKENDS, Launch, Started
+from ironbench.sandbox.denials import Denial, Program, explain
 from ironbench.sandbox.machine import MachineFence, machine_fence
 from ironbench.sandbox.plan import LEVEL_CAP_VARIABLE, LEVELS, SYSTEM_HIDDEN, FencePlan, make_plan  # noqa: F401
 from ironbench.sandbox.policy import SandboxPolicy
+from ironbench.sandbox.watch import Seen, Sightings
 
 _PYTHON = re.compile(r"python[0-9.]*$")
 _INTERPRETER_PROBE = (
@@ -103,7 +105,7 @@ class Fence:
         then the harness's `env`; unfenced, the harness's whole environment and `env`."""
         if not self.plan.fenced:
             return {**os.environ, **env}
-        home = home or "/tmp/home"
+        home = home or bubblewrap.HOME
         tmp = "/tmp" if self.level == "full" else home
         return {**self.policy.environment(dict(os.environ)), "HOME": home, "TMPDIR": tmp, **env}
 
@@ -140,9 +142,24 @@ class Fence:
     ) -> Started:
         """Start `argv` in `workdir` in a session of its own, under this fence, its standard
         streams as `pipes` says (subprocess's DEVNULL, PIPE...), `pass_fds` inherited (OSError:
-        it could not be started, or fenced as the plan says)."""
+        it could not be started, or fenced as the plan says). What the fence refuses it is in
+        the result's `seen` once its `release` has run (an allowed path missing now, already)."""
         needs = self.needs(argv) if self.plan.fenced else ()
-        return self.backend.start(Launch(argv, Path(workdir), env, pipes, pass_fds, needs))
+        seen = Sightings()
+        for path in (*self.plan.read_back, *self.plan.writable):
+            if not os.path.lexists(path):
+                seen.add("missing", path, "fence")
+        return self.backend.start(Launch(argv, Path(workdir), env, pipes, pass_fds, needs, seen))
+
+    def denials(
+        self, output: str, instruction: str, failed: bool, workdir: Path, env: dict[str, str], seen: tuple[Seen, ...]
+    ) -> tuple[Denial, ...]:
+        """What this fence denied a program it started with the harness's `env` added (what it
+        printed, its instruction, whether it failed, what the fence saw): denials.explain."""
+        if not self.plan.fenced:
+            return ()
+        program = Program(output, instruction, failed, str(workdir), frozenset(self.environment(env)), seen)
+        return explain(self.plan, program, os.environ)
 
     def close(self) -> None:
         self.backend.close()

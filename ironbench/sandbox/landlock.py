@@ -132,10 +132,16 @@ class Landlock(Backend):
 
     def start(self, launch: Launch) -> Started:
         private = tempfile.mkdtemp(prefix="ironbench-fenced-")
+        for path, mirror, _writable in self.plan.in_home(private):  # a link: Landlock decides what it leads to
+            try:
+                os.makedirs(os.path.dirname(mirror), exist_ok=True)
+                os.symlink(path, mirror)
+            except OSError:
+                pass  # the program finds it at its own path only
         env = {**launch.env, "HOME": private, "TMPDIR": private}
         workdir = os.path.realpath(launch.workdir)
         ruleset = rules(self.plan, self._allowed(), launch.needs, workdir, private, self.abi)
-        supervisor = Supervisor(ruleset.write, ruleset.connect)  # here: its thread holds no filter
+        supervisor = Supervisor(ruleset.write, ruleset.connect, launch.seen)  # here: its thread holds no filter
 
         def fence_thread() -> None:
             kernel.landlock(ruleset)
@@ -159,4 +165,4 @@ class Landlock(Backend):
         except BaseException:
             release()
             raise
-        return started_capped(process, self.plan.memory_mb, release)
+        return started_capped(process, self.plan.memory_mb, release, launch.seen)

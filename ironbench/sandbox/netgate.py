@@ -15,8 +15,14 @@ connection to the real endpoint on the host. Nothing else leaves the namespace: 
 port, UDP, another invocation, the harness's own sockets are not there to be reached. A
 namespace lives while its descriptors do; dropping an invocation closes them.
 
+Each namespace also has its watch (watch.py: a packet socket on its loopback, with the filter
+the fence sends in its config), made by the maker inside it and handed to the fence with the
+namespace, which reads it once its program has ended: the connections refused there, the
+names looked up (the machine's name servers are on its loopback, so a query is seen and fails
+at once).
+
 Control messages (SOCK_SEQPACKET, JSON): the fence sends {"op": "take"} and gets
-{"id": N} with the namespace's descriptor; {"op": "drop", "id": N} (no answer) closes it
+{"id": N} with the namespace's descriptor and its watch's; {"op": "drop", "id": N} (no answer) closes it
 and every connection made through it. At start this process sends {"ready": true, "userns": bool}
 with the maker's user namespace descriptor when it has one. It ends when the fence's end
 of the control socket closes, or when its parent dies.
@@ -40,6 +46,8 @@ SIOCGIFFLAGS = 0x8913
 SIOCSIFFLAGS = 0x8914
 SIOCSIFADDR = 0x8916
 IFF_UP = 0x1
+SO_ATTACH_FILTER = 26
+ETH_P_IP = 0x0800
 PREFETCH = 2
 BUFFER = 65536
 
@@ -73,6 +81,25 @@ def _alias(index: int, address: str) -> None:
     _interface_up(name)
 
 
+def _watch(program: bytes) -> int | None:
+    """The namespace's watch: a packet socket on its loopback with the fence's filter (None:
+    none can be made here)."""
+    try:
+        sock = socket.socket(socket.AF_PACKET, socket.SOCK_DGRAM | socket.SOCK_NONBLOCK, socket.htons(ETH_P_IP))
+    except OSError:
+        return None
+    try:
+        code = ctypes.create_string_buffer(program, len(program))
+        sock.setsockopt(
+            socket.SOL_SOCKET, SO_ATTACH_FILTER, struct.pack("HL", len(program) // 8, ctypes.addressof(code))
+        )
+        sock.bind(("lo", ETH_P_IP))
+    except OSError:
+        sock.close()
+        return None
+    return sock.detach()
+
+
 def _map_own_ids() -> None:
     uid, gid = os.getuid(), os.getgid()
     _unshare(CLONE_NEWUSER)
@@ -103,14 +130,18 @@ def maker(channel: socket.socket, config: dict) -> None:
         for index, address in enumerate(config["aliases"], start=1):
             _alias(index, address)
         net = os.open("/proc/self/ns/net", os.O_RDONLY)
+        seen = _watch(bytes.fromhex(config.get("watch", "")))
         listeners = []
         for endpoint in config["endpoints"]:
             listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
             listener.bind(tuple(endpoint["listen"]))
             listener.listen(64)
             listeners.append(listener)
-        socket.send_fds(channel, [b"net"], [net, *(s.fileno() for s in listeners)])
+        watched = [] if seen is None else [seen]
+        socket.send_fds(channel, [b"netw" if watched else b"net"], [net, *watched, *(s.fileno() for s in listeners)])
         os.close(net)
+        for fd in watched:
+            os.close(fd)
         for listener in listeners:
             listener.close()
 
@@ -123,7 +154,7 @@ class Gate:
         self.makers = makers
         self.destinations = [tuple(endpoint["to"]) for endpoint in config["endpoints"]]
         self.count = len(self.destinations)
-        self.ready: list[tuple[int, list[socket.socket]]] = []
+        self.ready: list[tuple[list[int], list[socket.socket]]] = []  # (the namespace and its watch, listeners)
         self.asked = 0
         self.given: dict[int, tuple[int, list[socket.socket]]] = {}
         self.connections: dict[int, set[socket.socket]] = {}
@@ -137,17 +168,18 @@ class Gate:
             self.asked += 1
 
     def made(self) -> None:
-        message, fds, _flags, _address = socket.recv_fds(self.makers, 16, 1 + self.count)
-        if message != b"net" or len(fds) != 1 + self.count:
+        message, fds, _flags, _address = socket.recv_fds(self.makers, 16, 2 + self.count)
+        own = 2 if message == b"netw" else 1
+        if message not in (b"net", b"netw") or len(fds) != own + self.count:
             raise SystemExit(f"netgate: the namespace maker failed ({message!r})")
         self.asked -= 1
-        self.ready.append((fds[0], [socket.socket(fileno=fd) for fd in fds[1:]]))
+        self.ready.append((fds[:own], [socket.socket(fileno=fd) for fd in fds[own:]]))
 
     def take(self) -> None:
         while not self.ready:
             self.refill()
             self.made()
-        net, listeners = self.ready.pop(0)
+        (net, *watched), listeners = self.ready.pop(0)
         self.next_id += 1
         given = self.next_id
         self.given[given] = (net, listeners)
@@ -156,7 +188,9 @@ class Gate:
         for index, listener in enumerate(listeners):
             listener.setblocking(False)
             self.selector.register(listener, selectors.EVENT_READ, (given, index))
-        socket.send_fds(self.control, [json.dumps({"id": given}).encode()], [net])
+        socket.send_fds(self.control, [json.dumps({"id": given}).encode()], [net, *watched])
+        for fd in watched:  # the fence's to read
+            os.close(fd)
         self.refill()
 
     def drop(self, given: int) -> None:

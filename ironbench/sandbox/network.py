@@ -18,12 +18,13 @@ from pathlib import Path
 from typing import TypeVar
 
 from ironbench.core.errors import SandboxError
+from ironbench.sandbox import watch
 from ironbench.sandbox.policy import Endpoint
 
 NETGATE = Path(__file__).with_name("netgate.py")
 HOSTNAME_BASE = "127.77.0."  # a hostname endpoint listens at its own loopback address inside
 CLONE_NEWNET = 0x40000000
-SIOCGIFFLAGS, SIOCSIFFLAGS, IFF_UP = 0x8913, 0x8914, 0x1
+SIOCGIFFLAGS, SIOCSIFFLAGS, SIOCSIFADDR, IFF_UP = 0x8913, 0x8914, 0x8916, 0x1
 HELPERS: set[int] = set()  # the fence's own processes (netgates): never a target's leftovers
 _libc = ctypes.CDLL(None, use_errno=True)
 T = TypeVar("T")
@@ -45,7 +46,8 @@ class Network:
             else:
                 address = self.hostnames.setdefault(endpoint.host, f"{HOSTNAME_BASE}{len(self.hostnames) + 1}")
             listening.append({"listen": [address, endpoint.port], "to": [endpoint.host, endpoint.port]})
-        config = {"userns": self.userns, "aliases": aliases, "endpoints": listening}
+        aliases += [server for server in watch.nameservers() if server not in aliases]
+        config = {"userns": self.userns, "aliases": aliases, "endpoints": listening, "watch": watch.FILTER.hex()}
         self.control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
             self.process = subprocess.Popen(
@@ -65,16 +67,17 @@ class Network:
         self.held: dict[int, int] = {}
         atexit.register(self.close)
 
-    def take(self) -> tuple[int, int]:
-        """A fresh namespace: its id and this process's descriptor of it."""
+    def take(self) -> tuple[int, int, int | None]:
+        """A fresh namespace: its id, this process's descriptor of it, and its watch (watch.py;
+        None: none could be made there), the caller's to drain."""
         with self.lock:
             self.control.send(b'{"op": "take"}')
-            message, fds, _flags, _address = socket.recv_fds(self.control, 4096, 1)
+            message, fds, _flags, _address = socket.recv_fds(self.control, 4096, 2)
             if not message or not fds:
                 raise SandboxError("the fence's network ended")
             given = int(json.loads(message)["id"])
             self.held[given] = fds[0]
-            return given, fds[0]
+            return given, fds[0], fds[1] if len(fds) > 1 else None
 
     def enter(self, net: int) -> list[str]:
         """The command that starts what follows it inside the namespace (it execs: no process of
@@ -152,22 +155,54 @@ def on_thread(prepare: Callable[[], None], start: Callable[[], T]) -> T:
     return done[0]
 
 
+def fresh_namespace(own: int) -> tuple[int, int | None]:
+    """A new network namespace made by the calling thread, which is then back in `own` (a
+    descriptor of its namespace): its loopback up with the machine's name servers on it, and
+    its watch (watch.py; None: none can be made). OSError: no namespace can be made here."""
+    if _libc.unshare(CLONE_NEWNET) != 0:
+        code = ctypes.get_errno()
+        raise OSError(code, os.strerror(code))
+    seen: int | None = None
+    try:
+        net = os.open("/proc/thread-self/ns/net", os.O_RDONLY | os.O_CLOEXEC)
+        loopback_up()
+        try:
+            for index, server in enumerate(watch.nameservers(), start=1):
+                _alias(index, server)
+            seen = watch.open_watch()
+        except OSError:
+            pass  # no watch: what the program tries is known from its output only
+    finally:
+        _setns(own)
+    return net, seen
+
+
+def made_here() -> tuple[int, int | None]:
+    """`fresh_namespace` made now, on the calling thread (OSError: none can be made here)."""
+    own = os.open("/proc/thread-self/ns/net", os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        return fresh_namespace(own)
+    finally:
+        os.close(own)
+
+
 class Namespaces:
-    """Empty network namespaces (their loopback up), made ahead on a thread of this process, so
+    """Empty network namespaces (`fresh_namespace`), made ahead on a thread of this process, so
     that a program's start takes one ready instead of making it (root only: no user namespace
     is needed to make one). The thread makes the next while the last one taken is in use."""
 
     def __init__(self, ahead: int = 2) -> None:
         self.ahead = ahead
-        self.ready: list[int] = []
+        self.ready: list[tuple[int, int | None]] = []
         self.failed: OSError | None = None
         self.closed = False
         self.condition = threading.Condition()
         self.thread = threading.Thread(target=self._make, name="ironbench-netns", daemon=True)
         self.thread.start()
 
-    def take(self) -> int:
-        """A fresh namespace's descriptor, the caller's to close (OSError: none can be made)."""
+    def take(self) -> tuple[int, int | None]:
+        """A fresh namespace's descriptor and its watch's, the caller's to close (OSError: none
+        can be made)."""
         with self.condition:
             while not self.ready and self.failed is None:
                 self.condition.wait()
@@ -187,21 +222,14 @@ class Namespaces:
                     if self.closed:
                         return
                 try:
-                    if _libc.unshare(CLONE_NEWNET) != 0:
-                        code = ctypes.get_errno()
-                        raise OSError(code, os.strerror(code))
-                    try:
-                        net = os.open("/proc/thread-self/ns/net", os.O_RDONLY | os.O_CLOEXEC)
-                        loopback_up()
-                    finally:
-                        _setns(own)
+                    made = fresh_namespace(own)
                 except OSError as exc:
                     with self.condition:
                         self.failed = exc
                         self.condition.notify_all()
                     return
                 with self.condition:
-                    self.ready.append(net)
+                    self.ready.append(made)
                     self.condition.notify_all()
         finally:
             os.close(own)
@@ -211,16 +239,27 @@ class Namespaces:
             self.closed = True
             ready, self.ready = self.ready, []
             self.condition.notify_all()
-        for net in ready:
+        for net, seen in ready:
             os.close(net)
+            if seen is not None:
+                os.close(seen)
 
 
-def loopback_up() -> None:
-    """The calling thread's network namespace with its loopback up."""
+def loopback_up(name: bytes = b"lo") -> None:
+    """The calling thread's network namespace with its loopback (or the alias `name`) up."""
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
-        request = struct.pack("16sh22x", b"lo", 0)
+        request = struct.pack("16sh22x", name, 0)
         flags = struct.unpack("16sh22x", fcntl.ioctl(probe.fileno(), SIOCGIFFLAGS, request))[1]
-        fcntl.ioctl(probe.fileno(), SIOCSIFFLAGS, struct.pack("16sh22x", b"lo", flags | IFF_UP))
+        fcntl.ioctl(probe.fileno(), SIOCSIFFLAGS, struct.pack("16sh22x", name, flags | IFF_UP))
+
+
+def _alias(index: int, address: str) -> None:
+    """`address` (IPv4) on the calling thread's loopback, as lo:N (netgate.py does the same)."""
+    name = f"lo:{index}".encode()
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        sockaddr = struct.pack("HH4s8x", socket.AF_INET, 0, socket.inet_aton(address))
+        fcntl.ioctl(probe.fileno(), SIOCSIFADDR, struct.pack("16s16s8x", name, sockaddr))
+    loopback_up(name)
 
 
 def _setns(net: int) -> None:

@@ -6,7 +6,9 @@ A plan names paths, never what lies in them: `hidden` (the answer key, the machi
 temporary and runtime folders, homes), `read_back` (what a program needs from a hidden tree, and
 each --allow-read), `writable` (each --allow-write; every program also writes its own working
 folder and a private temporary one), the endpoints it reaches, the names of the variables it
-gets, its memory, the system calls it is refused, and each gap of the level, named.
+gets, its memory, the system calls it is refused, and each gap of the level, named. What it
+allows beneath the user's home is also where the program's own home has it (`in_home`): a
+program reads `~/.config/agent` as the user does.
 """
 
 import os
@@ -45,6 +47,7 @@ class FencePlan:
     memory_mb: int  # the address-space cap programs get
     memory: str  # how and when it is set, or why it is not what the run asked
     refused: tuple[dict, ...] = field(default=())  # seccomp's rules: {call, action, why}
+    home: str = ""  # the user's home (hidden), whose allowed paths the program's own home has too
 
     @property
     def fenced(self) -> bool:
@@ -52,6 +55,19 @@ class FencePlan:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+    def in_home(self, home: str) -> list[tuple[str, str, bool]]:
+        """Each allowed path beneath the user's home, where the program's own home (`home`) has
+        it too, and whether it is writable: (path, its place beneath `home`, writable). Not one
+        that holds part of the answer key (that stays at its own path, hidden again there)."""
+        if not self.home or self.home == "/":
+            return []
+        found: list[tuple[str, str, bool]] = []
+        for paths, writable in ((self.read_back, False), (self.writable, True)):
+            for path in paths:
+                if path != self.home and under(path, self.home) and not any(under(k, path) for k in self.answer_key):
+                    found.append((path, os.path.join(home, os.path.relpath(path, self.home)), writable))
+        return found
 
     @classmethod
     def from_dict(cls, data: dict) -> "FencePlan":
@@ -120,6 +136,7 @@ def make_plan(policy: SandboxPolicy, machine: MachineFence) -> FencePlan:
         memory_mb=memory_mb,
         memory=memory,
         refused=tuple(rule.to_dict() for rule in chosen.seccomp_rules()),
+        home=os.path.realpath(os.path.expanduser("~")) if level != "none" else "",
     )
 
 

@@ -15,7 +15,9 @@ it holds, checks where that is, and acts on that descriptor:
   may write and owned by its user; ownership only kept (no capability to give a file away);
   extended attributes of the `user.` namespace only.
 
-Everything else is refused with the errno the kernel would give a program without the right.
+Everything else is refused with the errno the kernel would give a program without the right. A
+refused connect is recorded (watch.py: the endpoint, the unix socket's path), for the fence's
+account of what it denied.
 """
 
 import contextlib
@@ -31,6 +33,7 @@ from collections.abc import Callable
 
 from ironbench.sandbox.plan import under
 from ironbench.sandbox.seccomp import numbers
+from ironbench.sandbox.watch import Sightings
 
 _libc = ctypes.CDLL(None, use_errno=True)
 _libc.syscall.restype = ctypes.c_long
@@ -139,6 +142,16 @@ class _Call:
             os.close(folder)
 
 
+def _host(family: int, address: bytes, port: int) -> str:
+    """HOST:PORT of an AF_INET or AF_INET6 address as the program gave it."""
+    try:
+        if family == socket.AF_INET:
+            return f"{socket.inet_ntop(socket.AF_INET, address[4:8])}:{port}"
+        return f"[{socket.inet_ntop(socket.AF_INET6, address[8:24])}]:{port}"
+    except (OSError, ValueError):
+        return f"?:{port}"
+
+
 def _opened(opening: Callable[[], int]) -> int:
     try:
         return opening()
@@ -149,11 +162,12 @@ def _opened(opening: Callable[[], int]) -> int:
 class Supervisor:
     """The supervisor of one fenced program and what it starts (see the module's docstring):
     `writable`, the trees it may write (resolved); `ports`, the TCP ports it may reach (None:
-    any, where Landlock does not fence TCP). Made on a thread of the harness that no filter
-    holds (a thread inherits its maker's), it serves once `listen` gives it the filter's
-    listener."""
+    any, where Landlock does not fence TCP); `seen`, where it records the connects it refuses.
+    Made on a thread of the harness that no filter holds (a thread inherits its maker's), it
+    serves once `listen` gives it the filter's listener."""
 
-    def __init__(self, writable: tuple[str, ...], ports: tuple[int, ...] | None) -> None:
+    def __init__(self, writable: tuple[str, ...], ports: tuple[int, ...] | None, seen: Sightings | None = None) -> None:
+        self.seen = seen if seen is not None else Sightings()
         self.listener = -1
         self.given = threading.Event()
         self.writable = tuple(os.path.realpath(p) for p in writable)
@@ -281,6 +295,7 @@ class Supervisor:
         if family in (socket.AF_INET, socket.AF_INET6):
             port = struct.unpack_from("!H", address, 2)[0] if len(address) >= 4 else 0
             if self.ports is not None and port not in self.ports:
+                self.seen.add("endpoint", _host(family, address, port), "supervisor")
                 raise Refused(errno.EACCES)
             return self._on_socket(call, _libc.connect, address)
         if family == socket.AF_UNSPEC:
@@ -293,9 +308,18 @@ class Supervisor:
                 raise Refused(errno.ECONNREFUSED)
             return self._on_socket(call, _libc.connect, address)
         path = name.split(b"\0", 1)[0]
-        target = call.open(AT_FDCWD, path, follow=True)
         try:
-            self._mine(target, owned=False)
+            target = call.open(AT_FDCWD, path, follow=True)
+            try:
+                self._mine(target, owned=False)
+            except Refused:
+                os.close(target)
+                raise
+        except Refused as refused:
+            if refused.code in (errno.EACCES, errno.EPERM):
+                self.seen.add("path", path.decode(errors="replace"), "supervisor")
+            raise
+        try:
             return self._on_socket(call, _libc.connect, _unix(f"/proc/self/fd/{target}".encode()))
         finally:
             os.close(target)

@@ -36,6 +36,7 @@ class ProcessResult:
     harness_error: str | None
     stdout_path: str | None = None  # the whole stream (up to capture.FILE_CAP), redacted
     stderr_path: str | None = None
+    fence_seen: tuple = ()  # what its fence saw it try and refused (sandbox.watch.Seen)
 
 
 def cap_output(text: str, cap: int = OUTPUT_CAP) -> tuple[str, bool]:
@@ -111,10 +112,11 @@ def invoke(
     except OSError as exc:
         _raise_if_full(workdir, exc)
         return ProcessResult(None, "", "", 0, False, f"cannot write output files in {workdir}: {exc.strerror}")
-    paths = tuple(str(c.path) for c in captures)
+    paths = (str(captures[0].path), str(captures[1].path))
     containment.enter()
     started = time.perf_counter()
     release = _nothing
+    fenced = None
     try:
         pipes = subprocess.DEVNULL, subprocess.PIPE, subprocess.PIPE
         if fence is not None:
@@ -151,7 +153,9 @@ def invoke(
             pass  # killed but not yet gone (uninterruptible I/O): nothing left to wait for
     out, err = (capture.finish() for capture in captures)
     exit_code = None if timed_out else process.returncode
-    return ProcessResult(exit_code, out, err, int((ended - started) * 1000), timed_out, None, *paths)
+    seen = fenced.seen.items() if fenced is not None else ()
+    duration_ms = int((ended - started) * 1000)
+    return ProcessResult(exit_code, out, err, duration_ms, timed_out, None, *paths, seen)
 
 
 def _nothing() -> None:

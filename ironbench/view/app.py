@@ -117,7 +117,8 @@ class Viewer:
             below = fence.short() if fence is not None and fence.below_full else None
             if row.status != LIVE:  # a live run's late workers may still say theirs
                 self.below_full[run_id] = below
-        return Decided(reader.tallies(run_id).get(run_id, {}), engines, below)
+        fenced_out = reader.fenced_out(run_id) if not row.gauntlet else 0
+        return Decided(reader.tallies(run_id).get(run_id, {}), engines, below, fenced_out)
 
     def progress(self, reader: Reader, row: RunRow) -> Progress:
         run_id, status = row.run_id, row.status

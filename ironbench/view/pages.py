@@ -198,6 +198,8 @@ def verdict_line(decided: Decided) -> str:
     """A run's decisions in one line (its page states each verdict with its evidence):
     `baseline: 3 stable, 1 exhausted · adversarial: 2 of 14 variants changed the outcome`."""
     parts = [f"fence below full: {decided.below_full}"] if decided.below_full else []
+    if decided.fenced_out:  # failures that say nothing of the target: its page names what, and the flag
+        parts.append(f"the fence caused {decided.fenced_out} failure{'s' if decided.fenced_out != 1 else ''}")
     engines = decided.engines
     for mode in ("baseline", "adversarial", "stress"):
         counts = decided.tallies.get(mode) or {}

@@ -100,6 +100,9 @@ FROM turn_scores WHERE scorer = ? {and_where} GROUP BY 1, 2 ORDER BY 1, 2
 """
 
 
+_FENCED_OUT = "SELECT count(*) FROM invocations WHERE run_id = ? AND failure_cause = 'fence'"
+
+
 @dataclass(frozen=True, slots=True)
 class Decided:
     """A run's decisions as the runs table sums them up: per mode, how many of each kind; and, of
@@ -109,6 +112,7 @@ class Decided:
     tallies: dict[str, dict[str, int]]  # mode -> decision -> how many
     engines: Sequence[tuple[str, int, int]] = ()  # (engine, conversations, conversations violated)
     below_full: str | None = None  # the fence its targets ran in, when below full (its level or "unfenced")
+    fenced_out: int = 0  # its invocations that failed for what their fence withheld (failure_cause fence)
 
     @property
     def decisions(self) -> int:
@@ -200,6 +204,10 @@ class Reader:
         for run, mode, decision, count in self.rows(_TALLIES.format(where=where), (run_id,) if run_id else ()):
             out.setdefault(run, {}).setdefault(mode, {})[decision] = count
         return out
+
+    def fenced_out(self, run_id: str) -> int:
+        """The run's invocations that failed for what their fence withheld."""
+        return int(self.rows(_FENCED_OUT, (run_id,))[0][0])
 
     def violations(self, scorer: str, run_id: str | None = None) -> dict[str, list[tuple[str, int, int]]]:
         """run -> [(engine, conversations, conversations with a violation)]."""

@@ -129,9 +129,10 @@ def test_acceptance_per_generator_in_the_query_the_summary_and_show(paths, scrip
 
     lines = run_summary(paths.store_path, run_id)
     assert lines[0].startswith(f"{run_id}: ") and "failures by stage: validation" in lines[0]
-    assert lines[-1] == (
-        "AI rewrites: ai_rewrite 2 of 3 accepted, ai_semantic_restatement 0 of 1 accepted; 2 accepted variants run"
-    )
+    assert lines[1:] == [
+        "AI rewrites: ai_rewrite 2 of 3 accepted, ai_semantic_restatement 0 of 1 accepted; 2 accepted variants run",
+        "cost: unpriced (4 model calls, no price for their models: give one with --price MODEL=IN/OUT)",
+    ]
 
     out = ["--out", str(paths.out_dir), "--store", str(paths.store_path)]
     shown = CliRunner().invoke(app, ["show", run_id, *out])

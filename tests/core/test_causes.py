@@ -1,5 +1,6 @@
 """Why a validation failed, read from debug files holding pytest's real output."""
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -122,3 +123,43 @@ def test_rules_without_an_attempt_group_are_refused():
 
     with pytest.raises(ValueError, match="attempt"):
         FailureCauseRules(directory=".", files=r"validate_(\d+)\.txt", causes=[])
+
+
+def test_debug_files_are_data_a_linked_folder_or_file_is_not_followed(tmp_path):
+    """The target made its debug folder: a symbolic link on the way to it, a link in it, a hard
+    link to a file elsewhere, a FIFO (which would block an open for reading) are each read as
+    nothing; a plain file beside them is read."""
+    elsewhere = tmp_path / "elsewhere"
+    debug_file(elsewhere, "x", 1, "E   SyntaxError: invalid syntax\n")
+    linked_folder = tmp_path / "folder_linked"
+    (linked_folder / "build").mkdir(parents=True)
+    (linked_folder / "build" / ".ironclad_debug").symlink_to(elsewhere)
+    assert read_causes(RULES, linked_folder) == []
+    linked_build = tmp_path / "build_linked"
+    linked_build.mkdir()
+    (elsewhere / ".ironclad_debug").mkdir()
+    debug_file(elsewhere / ".ironclad_debug", "x", 1, "E   SyntaxError: invalid syntax\n")
+    (linked_build / "build").symlink_to(elsewhere)
+    assert read_causes(RULES, linked_build) == []
+
+    mixed = tmp_path / "mixed"
+    debug = mixed / "build" / ".ironclad_debug"
+    debug_file(debug, "x", 4, "===== 1 failed, 2 passed in 0.01s =====\n")
+    (debug / "validate_x_attempt1.txt").symlink_to(next(elsewhere.glob("validate_*")))
+    os.link(next((elsewhere / ".ironclad_debug").glob("validate_*")), debug / "validate_x_attempt2.txt")
+    os.mkfifo(debug / "validate_x_attempt3.txt")
+    found = read_causes(RULES, mixed)
+    assert [(c.attempt, c.cause) for c in found] == [(4, "assertions_failed")]
+
+
+def test_a_debug_folder_of_too_many_names_is_not_listed(tmp_path, monkeypatch):
+    from ironbench.core import causes
+
+    debug = tmp_path / "build" / ".ironclad_debug"
+    debug_file(debug, "x", 1, "E   SyntaxError: invalid syntax\n")
+    for index in range(5):
+        (debug / f"filler_{index}.txt").write_text("")
+    monkeypatch.setattr(causes, "MAX_DEBUG_NAMES", 5)
+    assert read_causes(RULES, tmp_path) == []
+    monkeypatch.setattr(causes, "MAX_DEBUG_NAMES", 6)
+    assert [c.cause for c in read_causes(RULES, tmp_path)] == ["syntax_error"]

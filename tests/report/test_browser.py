@@ -18,7 +18,7 @@ pytestmark = [
 
 SECTIONS = {
     "baseline": ["verdict", "outcomes", "baseline", "metadata"],
-    "adversarial": ["verdict", "outcomes", "adversarial", "robustness", "metadata"],
+    "adversarial": ["verdict", "outcomes", "cost", "adversarial", "robustness", "metadata"],
     "stress": ["verdict", "outcomes", "stress", "metadata"],
     "gauntlet": ["verdict", "gauntlet", "survival", "metadata"],
     "compare": ["verdict", "compare", "outcomes", "baseline", "metadata"],

@@ -55,7 +55,7 @@ def test_the_section_counts_every_call_the_store_holds(tmp_path):
     assert result.returncode == 0, result.stderr
     out = tmp_path / "out"
     text = report(out, run_id)
-    assert SECTIONS.findall(text) == ["verdict", "outcomes", "model", "baseline", "metadata"]
+    assert SECTIONS.findall(text) == ["verdict", "outcomes", "model", "cost", "baseline", "metadata"]
     figures = store_figures(out, run_id)
     assert [f["case_id"] for f in figures] == ["none", "two"]
     shown = shown_rows(text)

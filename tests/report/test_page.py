@@ -39,7 +39,7 @@ def records(embedded_list) -> list[dict]:
 def test_each_kind_of_run_gets_its_sections_and_no_others(examples):
     expected = {
         examples.baseline: ["verdict", "outcomes", "baseline", "metadata"],
-        examples.adversarial: ["verdict", "outcomes", "adversarial", "robustness", "metadata"],
+        examples.adversarial: ["verdict", "outcomes", "cost", "adversarial", "robustness", "metadata"],
         examples.stress: ["verdict", "outcomes", "stress", "metadata"],
         examples.gauntlet: ["verdict", "gauntlet", "survival", "metadata"],
     }

@@ -48,13 +48,18 @@ def checks(found: ChecksSection) -> Markup:
     if causes:
         last = ", ".join(f"{c} {n}" for c, n in causes.last_failed_attempt.items()) or "none"
         every = ", ".join(f"{c} {n}" for c, n in causes.every_failed_attempt.items())
+        fenced = (
+            " (fence: what the fence withheld, named at the top of the page with the flag that allows it)"
+            if "fence" in causes.last_failed_attempt
+            else ""
+        )
         parts.append(
             el(
                 "p",
                 None,
-                el("b", None, "Why validation failed"),
-                f" (read from the target's debug files): the last failed attempt of each failed run: {last}; "
-                f"every failed attempt: {every}.",
+                el("b", None, "Why runs failed"),
+                f" (read from the target's debug files and the fence): each failed run's cause: {last}{fenced}"
+                + (f"; every failed attempt: {every}." if every else "."),
             )
         )
     return section("checks", "Verified but wrong", intro, *parts)

@@ -85,7 +85,8 @@ def _watch(program: bytes) -> int | None:
     """The namespace's watch: a packet socket on its loopback with the fence's filter (None:
     none can be made here)."""
     try:
-        sock = socket.socket(socket.AF_PACKET, socket.SOCK_DGRAM | socket.SOCK_NONBLOCK, socket.htons(ETH_P_IP))
+        # no protocol until bind (watch.py's open_watch says why: a replaced hook waits ~15 ms)
+        sock = socket.socket(socket.AF_PACKET, socket.SOCK_DGRAM | socket.SOCK_NONBLOCK, 0)
     except OSError:
         return None
     try:

@@ -14,6 +14,7 @@ query sent to a name server of the machine, which the fence puts on the program'
 import ctypes
 import ipaddress
 import os
+import queue
 import socket
 import struct
 import threading
@@ -93,7 +94,10 @@ FILTER = _program()
 def open_watch() -> int:
     """A packet socket on the loopback of the calling thread's network namespace, filtered to
     what `drain` reads, non-blocking: its descriptor (OSError: it cannot be made here)."""
-    sock = socket.socket(socket.AF_PACKET, socket.SOCK_DGRAM | socket.SOCK_NONBLOCK, socket.htons(ETH_P_IP))
+    # made with no protocol, so that no packet hook exists until bind adds the one it needs: a
+    # hook replaced (a socket made with ETH_P_IP, then bound) waits for the kernel's RCU grace
+    # period, some 15 ms on each invocation's path
+    sock = socket.socket(socket.AF_PACKET, socket.SOCK_DGRAM | socket.SOCK_NONBLOCK, 0)
     try:
         code = ctypes.create_string_buffer(FILTER, len(FILTER))
         program = struct.pack("HL", len(FILTER) // 8, ctypes.addressof(code))
@@ -104,6 +108,27 @@ def open_watch() -> int:
     except BaseException:
         sock.close()
         raise
+
+
+def _close_each(fds: "queue.SimpleQueue[int]") -> None:
+    while True:
+        os.close(fds.get())
+
+
+_closing: tuple[int, "queue.SimpleQueue[int]"] | None = None  # (the process it serves, its queue)
+_closing_lock = threading.Lock()
+
+
+def _close_later(fd: int) -> None:
+    """Close a read watch on a thread of this process's own: closing a packet socket waits for
+    the kernel's RCU grace period (some 12 ms), which no invocation should wait for."""
+    global _closing
+    with _closing_lock:
+        if _closing is None or _closing[0] != os.getpid():  # (a forked process starts its own)
+            fds: queue.SimpleQueue[int] = queue.SimpleQueue()
+            threading.Thread(target=_close_each, args=(fds,), name="ironbench-watch-closer", daemon=True).start()
+            _closing = (os.getpid(), fds)
+        _closing[1].put(fd)
 
 
 def drain(fd: int, seen: Sightings, by: str = "network") -> None:
@@ -122,7 +147,7 @@ def drain(fd: int, seen: Sightings, by: str = "network") -> None:
                 break
             _parse(packet, syns, resets, names)
     finally:
-        os.close(fd)
+        _close_later(fd)
     for source, sport, destination, dport, ack in resets:
         first = syns.get((destination, dport, source, sport))
         if first is not None and ack == (first + 1) & 0xFFFFFFFF:

@@ -7,7 +7,11 @@ whether a path exists (never through a link) and whether a local port has a list
 
 What a program prints is its own claim: a denial read from it names what the plan withheld and
 the machine has, never that the program needed it. So the flag is a suggestion, and none is
-given for a credential store or for the run's own answer key.
+given where a target's word could steer the user into handing it something: the run's own
+answer key, a credential store or a shell's history in the home, a path outside the home (the
+machine's temporary and runtime trees hold other programs' sockets and other runs), a folder
+holding an ironbench store, a unix socket or a folder holding one (connecting to a socket is
+not writing, so a read-only allowance at `full` would let it connect).
 """
 
 import os
@@ -23,6 +27,9 @@ from ironbench.sandbox.watch import Seen
 
 MAX_DENIALS = 16  # an invocation's denials kept
 MAX_CANDIDATES = 64  # paths and endpoints of an output looked at
+# What of a failed program's output is read for what it lacked: its last lines, each cut (a
+# program's output is the target's, and its length is its choice: the reading stays bounded)
+MAX_LINES, MAX_LINE, MAX_TAIL = 400, 1000, 64 * 1024
 # The program's home inside the fence (full: /tmp/home; partial: a private folder of its own):
 # a path printed beneath it is the user's home's, as the flag names it.
 _FENCED_HOME = re.compile(r"^(?:/tmp/home|/\S*?/ironbench-fenced-[A-Za-z0-9_]+)(?=/|$)")
@@ -87,8 +94,12 @@ _SCHEME_PORTS = {"http": 80, "ws": 80, "https": 443, "wss": 443}
 CREDENTIAL_STORES = (
     ".ssh", ".gnupg", ".aws", ".azure", ".config/gcloud", ".kube", ".docker", ".netrc", ".git-credentials",
     ".pgpass", ".password-store", ".local/share/keyrings", ".mozilla", ".config/google-chrome",
-    ".config/chromium", ".config/gh", ".pypirc", ".npmrc",
+    ".config/chromium", ".config/gh", ".pypirc", ".npmrc", ".claude", ".claude.json", ".codex", ".gemini",
+    ".config/openai", ".config/anthropic", ".config/claude", ".config/github-copilot", ".config/op", ".vault-token",
+    ".bash_history", ".zsh_history", ".python_history", ".psql_history", ".mysql_history", ".node_repl_history",
+    ".local/share/fish", ".config/fish/fish_history", ".lesshst", ".viminfo", ".ironbench",
 )  # fmt: skip
+STORE_FILE = "ironbench.db"  # a folder holding one holds runs: never suggested
 SYSTEM_TREES = (
     "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/boot", "/sys", "/proc", "/dev",
     "/var/lib", "/var/cache", "/var/log", "/snap", "/nix",
@@ -210,8 +221,8 @@ def _failing_lines(output: str) -> dict[str, list[str]]:
     """The lines of `output` that say a variable is missing, a file cannot be had, a look-up or
     a connection failed (each kind's)."""
     found: dict[str, list[str]] = {"unset": [], "file": [], "lookup": [], "connection": []}
-    for line in output.splitlines()[-2000:]:
-        line = line[:2000]
+    for line in output[-MAX_TAIL:].splitlines()[-MAX_LINES:]:
+        line = line[:MAX_LINE]
         for kind, pattern in (
             ("unset", _UNSET), ("file", _NO_FILE), ("lookup", _NO_LOOKUP), ("connection", _NO_CONNECTION)
         ):  # fmt: skip
@@ -282,9 +293,52 @@ def _path_denial(plan: FencePlan, path: str, read_only: bool, home: str) -> Deni
         option = "--allow-write"
     else:
         return None
-    if _credential_store(path, home):
-        return Denial("path", shown, None, "output", True, "a credential store: ironbench suggests no flag for it")
+    unsuggested = _unsuggested(path, target, home)
+    if unsuggested:
+        return Denial("path", shown, None, "output", True, f"{unsuggested}: ironbench suggests no flag for it")
     return Denial("path", shown, f"{option} {_tilde(target, home)}", "output", True)
+
+
+def _unsuggested(path: str, target: str, home: str) -> str:
+    """Why no flag is suggested for a path a program's output named ("": one is), allowing `target`."""
+    if _credential_store(path, home):
+        return "a credential store or a shell's history"
+    if not under(path, home) or home in ("", "/"):
+        return "outside your home"
+    if _holds_socket(target):
+        return "a unix socket, or a folder holding one"
+    if _near_store(target, home):
+        return "a folder holding an ironbench store"
+    return ""
+
+
+def _holds_socket(path: str) -> bool:
+    """Whether `path` is a unix socket or a folder whose own entries include one (never through a link)."""
+    try:
+        info = os.lstat(path)
+        if stat.S_ISSOCK(info.st_mode):
+            return True
+        if not stat.S_ISDIR(info.st_mode):
+            return False
+        with os.scandir(path) as entries:
+            for index, entry in enumerate(entries):
+                if index >= 4096:
+                    return True  # too many to look at: not known, so no flag
+                if stat.S_ISSOCK(entry.stat(follow_symlinks=False).st_mode):
+                    return True
+    except OSError:
+        return False
+    return False
+
+
+def _near_store(path: str, home: str) -> bool:
+    """Whether `path`, a folder on its way up to the home, or its own entries hold an ironbench store."""
+    folder = path if _is_folder(path) else os.path.dirname(path)
+    while under(folder, home) and folder != home:
+        if _exists(os.path.join(folder, STORE_FILE)):
+            return True
+        folder = os.path.dirname(folder)
+    return False
 
 
 def _endpoints(

@@ -130,6 +130,52 @@ def test_the_answer_key_and_a_credential_store_get_no_flag(home, tmp_path):
     assert (ssh.what, ssh.flag) == ("~/.ssh/id_rsa", None) and "credential store" in ssh.line()
 
 
+@pytest.mark.parametrize(
+    ("make", "printed", "why"),
+    [
+        (".claude/.credentials.json", "~/.claude/.credentials.json", "credential store"),
+        (".bash_history", "~/.bash_history", "history"),
+        (".config/openai/key", "~/.config/openai/key", "credential store"),
+        ("agent-sock/agent.1", "~/agent-sock/agent.1", "unix socket"),
+        ("project/outputs/run_1/add.py", "~/project/outputs/run_1/add.py", "ironbench store"),
+    ],
+)
+def test_a_path_a_target_could_steer_the_user_into_allowing_gets_no_flag(home, make, printed, why):
+    """A failing target's output is its word: it names a path to be handed it, and the advice must
+    not hand it a credential, a shell's history, a socket (at full a read-only allowance lets it
+    connect) or another run's store."""
+    path = home / make
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if "sock" in make:
+        import socket
+
+        with socket.socket(socket.AF_UNIX) as listener:
+            listener.bind(str(path))
+            (found,) = denied(plan_for(home), program(f"No such file or directory: '{path}'"), home)
+    else:
+        path.write_text("secret")
+        if "outputs" in make:
+            (home / "project" / "outputs" / "ironbench.db").write_text("")
+        (found,) = denied(plan_for(home), program(f"No such file or directory: '{path}'"), home)
+    assert (found.what, found.flag, found.explains) == (printed, None, True) and why in found.line()
+
+
+def test_a_hidden_path_outside_the_home_gets_no_flag(home, tmp_path):
+    """The machine's temporary and runtime trees hold other runs and other programs' sockets."""
+    other_run = tmp_path / "elsewhere" / "out"
+    other_run.mkdir(parents=True)
+    (other_run / "ironbench.db").write_text("")
+    (found,) = denied(plan_for(home), program(f"No such file or directory: '{other_run}/ironbench.db'"), home)
+    assert found.flag is None and "outside your home" in found.line()
+
+
+def test_only_the_end_of_a_long_output_is_read(home):
+    early = "Error: OPENAI_API_KEY is not set\n"
+    filler = ("x" * 99 + "\n") * 1000  # more than is read of an output, less than was read before
+    assert denied(plan_for(home), program(early + filler), home) == ()
+    assert denied(plan_for(home), program(filler + early), home)[0].flag == "--pass-env OPENAI_API_KEY"
+
+
 def test_a_folder_that_holds_a_credential_store_is_never_suggested(home):
     (home / ".config" / "gh").mkdir()
     (home / ".config" / "settings.json").write_text("{}")

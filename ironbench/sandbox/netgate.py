@@ -50,6 +50,7 @@ SO_ATTACH_FILTER = 26
 ETH_P_IP = 0x0800
 PREFETCH = 2
 BUFFER = 65536
+MAX_CONNECTIONS = 64  # open at once through one invocation's namespace: beyond, closed at once (2 threads and 2 descriptors each here)
 
 _libc = ctypes.CDLL(None, use_errno=True)
 
@@ -159,6 +160,7 @@ class Gate:
         self.asked = 0
         self.given: dict[int, tuple[int, list[socket.socket]]] = {}
         self.connections: dict[int, set[socket.socket]] = {}
+        self.open: dict[int, int] = {}  # connections accepted and not yet ended, per namespace
         self.lock = threading.Lock()
         self.next_id = 0
         self.selector = selectors.DefaultSelector()
@@ -203,6 +205,7 @@ class Gate:
             os.close(net)
         with self.lock:
             connections = self.connections.pop(given, set())
+            self.open.pop(given, None)
         for connection in connections:
             _close(connection)
 
@@ -211,8 +214,21 @@ class Gate:
             inside, _ = listener.accept()
         except OSError:
             return
+        with self.lock:
+            if given not in self.connections or self.open.get(given, 0) >= MAX_CONNECTIONS:
+                _close(inside)  # a target holds as many as it may: this one is refused
+                return
+            self.open[given] = self.open.get(given, 0) + 1
         inside.setblocking(True)
-        threading.Thread(target=self.carry, args=(inside, given, index), daemon=True).start()
+        threading.Thread(target=self.carrying, args=(inside, given, index), daemon=True).start()
+
+    def carrying(self, inside: socket.socket, given: int, index: int) -> None:
+        try:
+            self.carry(inside, given, index)
+        finally:
+            with self.lock:
+                if given in self.open:
+                    self.open[given] -= 1
 
     def carry(self, inside: socket.socket, given: int, index: int) -> None:
         host, port = self.destinations[index]
@@ -231,8 +247,16 @@ class Gate:
                 _close(outside)
                 return
             held.update((inside, outside))
-        threading.Thread(target=_pump, args=(outside, inside), daemon=True).start()
+        back = threading.Thread(target=_pump, args=(outside, inside), daemon=True)
+        back.start()
         _pump(inside, outside)
+        back.join()
+        with self.lock:  # both ways ended: its descriptors go now, not when the invocation ends
+            held = self.connections.get(given)
+            if held is not None:
+                held.difference_update((inside, outside))
+        _close(inside)
+        _close(outside)
 
     def serve(self) -> None:
         self.selector.register(self.control, selectors.EVENT_READ, "control")

@@ -416,3 +416,53 @@ def test_at_partial_a_program_keeps_what_it_may_do_to_its_own_files_and_sockets(
         "abstract socket of another": 111,  # ECONNREFUSED
         "listen on TCP": 13,  # EACCES
     }
+
+
+HOLD_MANY = """
+import json, socket, sys
+held, answered = [], 0
+for _ in range(int(sys.argv[2])):
+    conn = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=10)
+    held.append(conn)
+for conn in held:
+    try:
+        answered += conn.recv(2) == b"ok"
+    except OSError:
+        pass
+print(json.dumps({"answered": answered}))
+"""
+
+
+@needs_full
+def test_a_target_holds_at_most_so_many_connections_through_the_fence(tmp_path):
+    """Each connection through the fence's network costs the harness two threads and two
+    descriptors: a target holding hundreds must not drive it out of descriptors."""
+    from ironbench.sandbox.netgate import MAX_CONNECTIONS
+
+    kept: list[socket.socket] = []
+    server = socket.create_server(("127.0.0.1", 0), backlog=256)
+
+    def answer() -> None:
+        while True:
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            kept.append(conn)
+            conn.sendall(b"ok")  # and held open
+
+    threading.Thread(target=answer, daemon=True).start()
+    port = server.getsockname()[1]
+    workdir = tmp_path / "work"
+    workdir.mkdir()
+    fence = Fence(SandboxPolicy(hidden=(str(tmp_path / "key"),), allow_net=(Endpoint("127.0.0.1", port),)))
+    try:
+        argv = [sys.executable, "-c", HOLD_MANY, str(port), str(MAX_CONNECTIONS + 20)]
+        started = fence.start(argv, workdir, fence.environment({}))
+        out, err = started.process.communicate(timeout=120)
+        started.release()
+    finally:
+        fence.close()
+        server.close()
+    assert json.loads(out.decode().strip().splitlines()[-1]) == {"answered": MAX_CONNECTIONS}, err.decode()
+    assert len(kept) == MAX_CONNECTIONS

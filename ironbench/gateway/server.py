@@ -2,6 +2,7 @@
 own path (/i/<token>/...), and the control endpoints its coordinator opens and closes
 invocations with. Every model call is kept in its invocation's book, in the order received."""
 
+import contextlib
 import hmac
 import json
 import secrets
@@ -43,6 +44,7 @@ class Book:
     pending: dict[int, dict[str, Any]] = field(default_factory=dict)
     started: dict[int, float] = field(default_factory=dict)
     count: int = 0
+    closed: bool = False  # the invocation has ended: an answer still coming is stopped
 
 
 class Gateway:
@@ -66,13 +68,17 @@ class Gateway:
             book = self.books.pop(token, None)
             if book is None:
                 return []
-            pending = list(book.pending.items())
+            book.closed = True
+            pending = [(index, dict(record)) for index, record in book.pending.items()]
             calls = list(book.calls)
         now = time.perf_counter()
         for index, record in pending:
+            if self.redactor is not None:
+                record = self.redactor.value(record)
             calls.append(
                 {
                     **record,
+                    **_estimated(record),
                     "latency_ms": round((now - book.started[index]) * 1000, 3),
                     "error": "the invocation ended before the answer",
                     "error_kind": ABANDONED,
@@ -92,10 +98,17 @@ class Gateway:
             return book, book.count
 
     def note(self, book: Book, index: int, record: dict[str, Any]) -> None:
-        """What a call asked, kept while it is answered (it is reported if the invocation ends first)."""
+        """What a call asked, kept while it is answered (reported, as it stands then, if the
+        invocation ends first: the record itself is kept, so what the answer adds shows)."""
         with self.lock:
             if index in book.pending:
-                book.pending[index] = dict(record)
+                book.pending[index] = record
+
+    def served_for(self, book: Book, request: ModelRequest) -> str:
+        """The model that answers `request`, known before it is asked."""
+        if book.replay is not None or self.serving is None:
+            return REPLAY_MODEL
+        return self.serving.served_for(request.model)
 
     def finish(self, book: Book, index: int, record: dict[str, Any]) -> None:
         if self.redactor is not None:
@@ -239,7 +252,7 @@ class Handler(BaseHTTPRequestHandler):
             return self._refuse(book, index, api, record, message, 400, REQUEST)
         record.update(
             requested_model=request.model,
-            served_model=REPLAY_MODEL if book.replay is not None else "",
+            served_model=gateway.served_for(book, request),
             stream=request.stream,
             messages=request.messages,
             options=request.options,
@@ -257,10 +270,17 @@ class Handler(BaseHTTPRequestHandler):
         if request.stream:
             self._stream(request, answer, first, pieces, book, index, record, call_id)
             return
+        parts = [first or ""]
         try:
-            text = (first or "") + "".join(pieces)
+            for piece in pieces:
+                if book.closed:  # nobody waits for the rest: the model is not asked for it
+                    _stop(pieces)
+                    return
+                parts.append(piece)
+                record["answered_chars"] = record.get("answered_chars", 0) + len(piece)
         except BackendError as exc:
             return self._failed(book, index, api, record, exc)
+        text = "".join(parts)
         usage = answer.usage or protocol.Usage(None, None, 0.0)
         record.update(answer=text, **_tokens(usage))
         gateway.finish(book, index, record)
@@ -307,7 +327,11 @@ class Handler(BaseHTTPRequestHandler):
                 parts.append(first)
                 self._chunk(protocol.stream_chunk(request, first, call_id, True))
             for piece in pieces:
+                if book.closed:  # the invocation has ended: the model is not asked for the rest
+                    _stop(pieces)
+                    break
                 parts.append(piece)
+                record["answered_chars"] = record.get("answered_chars", 0) + len(piece)
                 self._chunk(protocol.stream_chunk(request, piece, call_id, False))
             usage = answer.usage or protocol.Usage(None, None, 0.0)
             record.update(_tokens(usage))
@@ -324,6 +348,26 @@ class Handler(BaseHTTPRequestHandler):
             self._chunk(b"")
         except OSError:
             pass
+
+
+def _stop(pieces: Iterator[str]) -> None:
+    """Stop an answer's generation (a generator's close ends the model's stream)."""
+    close = getattr(pieces, "close", None)
+    if close is not None:
+        with contextlib.suppress(Exception):  # a backend that fails on closing has stopped
+            close()
+
+
+def _estimated(record: dict[str, Any]) -> dict[str, Any]:
+    """Token counts to price a call the invocation ended before its answer, when its model
+    counted none (`estimated_tokens`: input, output; the call's own counts stay unknown): its
+    prompt's characters and what was answered so far, four to a token, at least what it cost
+    (what a model went on to make after it was stopped is not seen). Nothing for a call no
+    model was asked for."""
+    if not record.get("served_model") or record.get("prompt_tokens") is not None:
+        return {}
+    asked = sum(len(str(m.get("content", ""))) for m in record.get("messages", []) if isinstance(m, dict))
+    return {"estimated_tokens": [-(-asked // 4), -(-int(record.get("answered_chars", 0)) // 4)]}
 
 
 def _tokens(usage: protocol.Usage) -> dict[str, int | None]:

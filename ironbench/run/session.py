@@ -605,17 +605,21 @@ class Session:
     def _priced(self, call: dict, where: dict[str, Any]) -> events.ModelCallPriced:
         """A call's price: its served model's, from its tokens (none reported: unpriced); a call
         the recording answered paid for nothing."""
-        return self.spending.priced(
+        estimated = call.get("estimated_tokens")  # abandoned before its model counted: the gateway's estimate
+        priced = self.spending.priced(
             TARGET,
             call["served_model"],
-            call.get("prompt_tokens"),
-            call.get("completion_tokens"),
+            call.get("prompt_tokens") if not estimated else estimated[0],
+            call.get("completion_tokens") if not estimated else estimated[1],
             call.get("cached_tokens"),
             call.get("latency_ms", 0.0) / 1000,
             replayed=call["served_model"] == REPLAY_MODEL,
             index=call["index"],
             **where,
         )
+        if estimated and priced.table:
+            priced = replace(priced, table=f"{priced.table}; tokens estimated (the invocation ended before the answer)")
+        return priced
 
     def _denied_event(self, work: Work, ran: Ran) -> Pending | None:
         """What the invocation's fence withheld, recorded right after it (None: nothing)."""

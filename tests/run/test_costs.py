@@ -218,3 +218,49 @@ def test_plan_estimates_a_suites_cost_from_a_stored_run_of_its_target(two_runs, 
     assert found["estimate_usd"] == pytest.approx(found["per_invocation"] * 24)
     said = cli("plan", str(bigger), "--out", str(out), check=True).stdout
     assert "at most 24 invocations" in said and "estimated cost: at most $" in said
+
+
+def test_calls_a_target_leaves_before_their_answer_are_priced_and_stopped(tmp_path):
+    """A target that hangs up on a streamed answer, or leaves before a whole one, still pays
+    for what it asked (estimated: its prompt's characters and what was answered, four to a
+    token), and the model is not kept generating for nobody."""
+    import sys
+
+    import yaml
+
+    log = tmp_path / "words.log"
+    agent = REPO / "tests" / "fixtures" / "abandoning_agent.py"
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(
+        yaml.safe_dump(
+            {
+                "suite_id": "abandon",
+                "mode": "baseline",
+                "timeout_seconds": 30,
+                "target": [sys.executable, str(agent), "{instruction}"],
+                "cases": [
+                    {"id": "stream", "instruction": "Write add. stream", "runs": 1},
+                    {"id": "fire", "instruction": "Write add. fire", "runs": 1},
+                ],
+            }
+        )
+    )
+    out = tmp_path / "out"
+    env = {**ENV, "IRONBENCH_LLM_PLUGINS": "tests.fixtures.llm_slow", "SLOW_MODEL_LOG": str(log)}
+    result = cli("run", str(suite), "--out", str(out), "-q", "--no-report", "--serve-model", "gpt-4o-mini", env=env)
+    assert result.returncode in (0, 1), result.stderr
+    calls = rows(
+        out,
+        "SELECT g.served_model, g.status, c.input_tokens, c.output_tokens, c.cost, c.pricing, c.price_table "
+        "FROM gateway_calls g JOIN call_costs c ON c.invocation_key = g.invocation_key "
+        "AND c.call_index = g.call_index AND c.rerun = g.rerun",
+    )
+    assert len(calls) == 2, calls
+    for served, status, input_tokens, _output, cost, pricing, table in calls:
+        assert (served, status, pricing) == ("gpt-4o-mini", 499, "table")
+        assert input_tokens >= 200 and Decimal(cost) > 0 and "tokens estimated" in table
+    import time
+
+    time.sleep(1.0)  # a model still generating would go on writing
+    made = log.read_text().splitlines() if log.exists() else []
+    assert len(made) < 2 * 20, "the model went on answering calls nobody waits for"

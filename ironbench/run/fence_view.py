@@ -15,7 +15,7 @@ from ironbench.run.options import RunOptions
 from ironbench.run.paths import RunPaths
 from ironbench.sandbox import Fence, SandboxPolicy, credentials_line, withheld_credentials
 from ironbench.suite import Suite, open_suite
-from ironbench.targets import resolve_target
+from ironbench.targets import containment, resolve_target
 
 SHELL_PROMPT = "(ironbench sandbox) $ "
 
@@ -121,11 +121,21 @@ def fence_shell(fence: Fence) -> int:
         shell = "/bin/sh"
     workdir = tempfile.mkdtemp(prefix="ironbench-sandbox-")
     interrupt = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    mark = containment.new_mark()  # what the shell started ends with it, as a target's does
+    environment = fence.environment({"PS1": SHELL_PROMPT, containment.CONTAINMENT_VAR: mark})
     try:
-        started = fence.start([shell], Path(workdir), fence.environment({"PS1": SHELL_PROMPT}), (0, 1, 2))
+        containment.enter()
+        try:
+            started = fence.start([shell], Path(workdir), environment, (0, 1, 2))
+        except BaseException:
+            containment.abandoned()
+            raise
+        containment.started(started.process.pid, mark)
         try:
             return started.process.wait()
         finally:
+            containment.finish(started.process.pid)
+            containment.reaped(started.process.pid)
             started.release()
     except OSError as exc:
         raise IronbenchError(f"the shell could not start inside the fence: {exc.strerror or exc}") from None

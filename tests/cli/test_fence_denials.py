@@ -5,6 +5,7 @@ a run whose failures are its own never says `fence`; a quiet run keeps its probl
 credential line; `ironbench sandbox` and its shell. No secret's value is ever printed or stored."""
 
 import json
+import os
 import socket
 import sqlite3
 import sys
@@ -256,3 +257,24 @@ def test_ironbench_sandbox_shell_runs_inside_that_fence(tmp_path, home, level):
     )  # fmt: skip
     assert allowed.returncode == 7 and "CONFIG-READ" in allowed.stdout and f"key=[{SECRET}]" in allowed.stdout
     assert "SUITE-READ" not in allowed.stdout
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_nothing_the_shell_started_outlives_it(tmp_path, home, level):
+    """A daemon the shell left (its own session, its streams closed) ends with the shell, as a
+    target's does with its invocation."""
+    import subprocess
+    import time
+    import uuid
+
+    tag = f"ironbench-left-{uuid.uuid4().hex[:8]}"
+    script = f"setsid sh -c 'exec -a {tag} sleep 300' </dev/null >/dev/null 2>&1 &\nsleep 0.3\nexit 0\n"
+    env = {"HOME": str(home), "IRONBENCH_FENCE_LEVEL": level, "SHELL": "/bin/sh"}
+    shell = cli("sandbox", "--target", "agent {instruction}", "--shell", "--out", str(tmp_path / "out"), env=env,
+                stdin=script)  # fmt: skip
+    assert shell.returncode == 0, shell.stderr
+    time.sleep(0.5)
+    left = subprocess.run(["pgrep", "-f", tag], check=False, capture_output=True, text=True).stdout.split()
+    for pid in left:
+        os.kill(int(pid), 9)
+    assert left == []

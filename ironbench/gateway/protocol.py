@@ -230,12 +230,22 @@ def _openai_chunk(request: ModelRequest, call_id: str, choices: list) -> dict[st
     }
 
 
+def as_json(body: Any) -> bytes:
+    """`body` as UTF-8 JSON; a text with a lone surrogate (a prompt may carry one, and the
+    model echo it) escaped as JSON escapes it, never a failure to answer."""
+    text = json.dumps(body, ensure_ascii=False)
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(body).encode("ascii")
+
+
 def _line(body: dict) -> bytes:
-    return json.dumps(body, ensure_ascii=False).encode("utf-8") + b"\n"
+    return as_json(body) + b"\n"
 
 
 def _event(body: dict) -> bytes:
-    return b"data: " + json.dumps(body, ensure_ascii=False).encode("utf-8") + b"\n\n"
+    return b"data: " + as_json(body) + b"\n\n"
 
 
 def error_body(api: str | None, message: str, status: int) -> dict[str, Any]:

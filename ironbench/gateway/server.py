@@ -5,6 +5,7 @@ invocations with. Every model call is kept in its invocation's book, in the orde
 import contextlib
 import hmac
 import json
+import re
 import secrets
 import socket
 import threading
@@ -73,6 +74,7 @@ class Gateway:
             calls = list(book.calls)
         now = time.perf_counter()
         for index, record in pending:
+            record = _clean(record)
             if self.redactor is not None:
                 record = self.redactor.value(record)
             calls.append(
@@ -87,14 +89,19 @@ class Gateway:
             )
         return sorted(calls, key=lambda c: c["index"])
 
-    def begin(self, token: str) -> tuple[Book, int] | None:
+    def begin(self, token: str, api: str) -> tuple[Book, int] | None:
         with self.lock:
             book = self.books.get(token)
             if book is None:
                 return None
             book.count += 1
             book.started[book.count] = time.perf_counter()
-            book.pending[book.count] = {"index": book.count}
+            # what is known before the request is read: a call the invocation ends before (a
+            # request still being parsed) is recorded as that, whole
+            book.pending[book.count] = {
+                "index": book.count, "api": api, "requested_model": "", "served_model": "", "messages": [],
+                "options": {},
+            }  # fmt: skip
             return book, book.count
 
     def note(self, book: Book, index: int, record: dict[str, Any]) -> None:
@@ -111,6 +118,7 @@ class Gateway:
         return self.serving.served_for(request.model)
 
     def finish(self, book: Book, index: int, record: dict[str, Any]) -> None:
+        record = _clean(record)
         if self.redactor is not None:
             record = self.redactor.value(record)
         with self.lock:
@@ -151,12 +159,14 @@ class Handler(BaseHTTPRequestHandler):
 
     def _body(self) -> bytes:
         length = int(self.headers.get("Content-Length") or 0)
+        if length < 0:  # read(-1) would read to the end, past any cap
+            raise RequestError(f"a Content-Length of {length}")
         if length > MAX_BODY:
             raise RequestError(f"request body of {length} bytes; at most {MAX_BODY}")
         return self.rfile.read(length) if length else b""
 
     def _send(self, status: int, body: Any, headers: dict[str, str] | None = None, text: bool = False) -> None:
-        data = body.encode("utf-8") if text else json.dumps(body, ensure_ascii=False).encode("utf-8")
+        data = body.encode("utf-8") if text else protocol.as_json(body)
         self.send_response(status)
         self.send_header("Content-Type", "text/plain; charset=utf-8" if text else "application/json")
         self.send_header("Content-Length", str(len(data)))
@@ -185,7 +195,8 @@ class Handler(BaseHTTPRequestHandler):
         return token, "/" + rest
 
     def _control(self) -> bool:
-        return hmac.compare_digest(self.headers.get(SECRET_HEADER, ""), self.server.gateway.secret)
+        given = self.headers.get(SECRET_HEADER, "").encode("utf-8", "surrogateescape")
+        return hmac.compare_digest(given, self.server.gateway.secret.encode())
 
     # -- verbs ------------------------------------------------------------------------------
 
@@ -222,7 +233,7 @@ class Handler(BaseHTTPRequestHandler):
         api = protocol.MODEL_PATHS.get(routed[1]) if routed else None
         if routed is None or api is None:
             return self._send(404, {"error": f"{self.path}: not served by the ironbench model gateway"})
-        begun = gateway.begin(routed[0])
+        begun = gateway.begin(routed[0], api)
         if begun is None:
             return self._send(404, protocol.error_body(api, "not an invocation of this run", 404))
         self._call(api, body, *begun, call_id=f"{routed[0]}-{begun[1]}")
@@ -246,7 +257,7 @@ class Handler(BaseHTTPRequestHandler):
         record: dict[str, Any] = {"index": index, "api": api, "status": 200}
         try:
             request = protocol.parse_request(api, json.loads(body or b"null"))
-        except (RequestError, ValueError) as exc:
+        except (RequestError, ValueError, RecursionError) as exc:  # (RecursionError: nested past the parser's depth)
             message = f"the request was refused: {exc}"
             record.update(requested_model="", served_model="", messages=[], options={}, error=message)
             return self._refuse(book, index, api, record, message, 400, REQUEST)
@@ -348,6 +359,29 @@ class Handler(BaseHTTPRequestHandler):
             self._chunk(b"")
         except OSError:
             pass
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _clean(value: Any) -> Any:
+    """A call's record with every lone surrogate (a JSON request may carry "\\udcff") as U+FFFD:
+    what cannot be written as UTF-8 would fail the record's way to the store."""
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value) if _lone(value) else value
+    if isinstance(value, dict):
+        return {_clean(k): _clean(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_clean(v) for v in value]
+    return value
+
+
+def _lone(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def _stop(pieces: Iterator[str]) -> None:

@@ -142,3 +142,55 @@ def test_a_secret_in_a_call_is_redacted_before_it_is_recorded(invocation):
     assert SECRET not in json.dumps(call)
     assert call["messages"][0]["content"] == "key [REDACTED:MY_SECRET]"
     assert call["answer"] == "echo: key [REDACTED:MY_SECRET]"
+
+
+def _raw(path: str, body: bytes, headers: dict[str, str] | None = None) -> tuple[int, bytes]:
+    """POST `body` to the invocation's OLLAMA_HOST + path as it is, with the headers given."""
+    netloc, _, prefix = os.environ["OLLAMA_HOST"].removeprefix("http://").partition("/")
+    connection = http.client.HTTPConnection(netloc, timeout=30)
+    connection.putrequest("POST", f"/{prefix}{path}")
+    for name, value in {"Content-Length": str(len(body)), **(headers or {})}.items():
+        connection.putheader(name, value)
+    connection.endheaders()
+    connection.send(body)
+    response = connection.getresponse()
+    return response.status, response.read()
+
+
+def test_a_request_nested_past_the_parser_is_refused_and_recorded_whole(invocation):
+    """A body of 100,000 open brackets stopped the handler before its call was recorded: the
+    invocation's record came back without the fields a call has, and the run aborted."""
+    status, _ = _raw("/api/chat", b"[" * 100_000)
+    assert status == 400
+    [call] = invocation()
+    assert (call["error_kind"], call["status"], call["api"], call["served_model"]) == (
+        "request",
+        400,
+        "ollama.chat",
+        "",
+    )
+
+
+def test_a_lone_surrogate_in_a_request_never_costs_the_invocation_its_record(invocation):
+    """The record of a call whose prompt holds "\\udcff" could not be sent back: every call of
+    the invocation was lost. The surrogate is recorded as U+FFFD."""
+    ollama.Client().chat(model="m", messages=[{"role": "user", "content": "first"}])
+    body = b'{"model": "m", "messages": [{"role": "user", "content": "x\\udcffy"}], "stream": false}'
+    status, _ = _raw("/api/chat", body)
+    assert status == 200
+    calls = invocation()
+    assert [c["messages"][0]["content"] for c in calls] == ["first", "x\ufffdy"]
+
+
+def test_a_negative_content_length_is_refused_not_read_to_the_end(invocation):
+    status, answer = _raw("/api/chat", b"{}" * 1000, {"Content-Length": "-1"})
+    assert status == 400 and b"Content-Length" in answer
+
+
+def test_a_control_request_with_a_secret_no_ascii_can_say_is_refused(gateway):
+    netloc = gateway.link().env(new_token())["OLLAMA_HOST"].removeprefix("http://").partition("/")[0]
+    connection = http.client.HTTPConnection(netloc, timeout=10)
+    connection.putrequest("GET", "/_ironbench/ping")
+    connection.putheader("X-Ironbench-Secret", "\u00e9t\u00e9".encode().decode("latin-1"))
+    connection.endheaders()
+    assert connection.getresponse().status == 403

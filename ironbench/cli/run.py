@@ -1,5 +1,6 @@
 """Commands that run suites: `run` and `resume`."""
 
+import math
 import signal
 import sys
 import threading
@@ -41,6 +42,8 @@ def _usd(budget: float | None):
     """--budget as the exact amount typed (0.1 stays 0.1, not the float nearest it)."""
     from decimal import Decimal
 
+    if budget is not None and not math.isfinite(budget):
+        raise typer.BadParameter(f"{budget} is no amount: a budget is a finite number of USD", param_hint="--budget")
     return None if budget is None else Decimal(str(budget))
 
 

@@ -206,7 +206,8 @@ class RunGuard:
                 f"invocations exited with code {codes} and printed none of the markers the outcome rules know; "
                 f"what they lacked:\n{withheld}\nIts stderr ended with:\n{shown}\n"
                 + (
-                    f"Hint: run it again with {flags}"
+                    f"Hint: run it again with {flags} (read from what the target printed, its own word: allow "
+                    "only what you mean it to have)"
                     if flags
                     else "Hint: no flag allows that: the target must do without it"
                 )

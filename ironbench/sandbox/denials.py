@@ -17,6 +17,7 @@ not writing, so a read-only allowance at `full` would let it connect).
 import os
 import re
 import stat
+import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -303,6 +304,8 @@ def _unsuggested(path: str, target: str, home: str) -> str:
     """Why no flag is suggested for a path a program's output named ("": one is), allowing `target`."""
     if _credential_store(path, home):
         return "a credential store or a shell's history"
+    if any(under(path, tree) or under(tree, path) for tree in _harness_code()):
+        return "ironbench's own interpreter and code"
     if not under(path, home) or home in ("", "/"):
         return "outside your home"
     if _holds_socket(target):
@@ -310,6 +313,14 @@ def _unsuggested(path: str, target: str, home: str) -> str:
     if _near_store(target, home):
         return "a folder holding an ironbench store"
     return ""
+
+
+def _harness_code() -> tuple[str, ...]:
+    """Where the harness's own interpreter and imports live (a target that may write there
+    writes what ironbench, its judge and its gateway run unfenced)."""
+    trees = {sys.prefix, sys.base_prefix, sys.exec_prefix}
+    trees.update(entry for entry in sys.path if entry and os.path.isabs(entry) and entry != os.getcwd())
+    return tuple(os.path.realpath(tree) for tree in trees)
 
 
 def _holds_socket(path: str) -> bool:

@@ -88,11 +88,28 @@ def level_cap(policy: SandboxPolicy) -> tuple[str, str | None]:
     return "full", None
 
 
+def _writes_beside_the_key(policy: SandboxPolicy) -> None:
+    """SandboxError when a folder the target may write holds a hidden path, or lies in one: what
+    it may write it may also read, and no fence can hide a file inside a folder it lets a
+    program write (a read allowance re-hides them; a write allowance cannot)."""
+    for allowed in policy.allow_write:
+        where = os.path.realpath(allowed)
+        for hidden in policy.hidden:
+            if under(hidden, where) or under(where, hidden):
+                raise SandboxError(
+                    f"--allow-write {allowed}: {'holds' if under(hidden, where) else 'lies in'} {hidden}, which a "
+                    "target must not reach (the run's suite, checks, output folder or store): allow a folder "
+                    "beside them"
+                )
+
+
 def make_plan(policy: SandboxPolicy, machine: MachineFence) -> FencePlan:
     """The plan of `policy` on `machine`: the highest registered backend the machine allows,
     below the cap (SandboxError: `--sandbox on` below full, or the run's level not reachable)."""
     from ironbench.sandbox.backend import BACKENDS
 
+    if policy.fenced:
+        _writes_beside_the_key(policy)
     cap, capped = level_cap(policy)
     gaps: list[str] = []
     chosen = BACKENDS["none"]

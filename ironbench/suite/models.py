@@ -557,6 +557,7 @@ class Suite(_Strict):
         float | None,
         Field(
             gt=0,
+            allow_inf_nan=False,
             description="USD the run may spend on model calls: once its recorded cost reaches this, no invocation "
             "starts, those running finish, and the run stops (exit 3; `ironbench resume RUN --budget MORE` "
             "continues it); --budget overrides it",

@@ -98,6 +98,26 @@ def test_on_refuses_to_start_below_full_and_writes_nothing(tmp_path):
     assert not list(out.glob("run_*"))
 
 
+@pytest.mark.parametrize("level", ["full", "partial"])
+def test_a_folder_the_target_may_write_never_holds_the_answer_key(tmp_path, level):
+    """A project folder holding the suite and the outputs, given with --allow-write: at partial
+    the target rewrote its check (wrong, then correct); at full no target could start. Refused
+    at start, in one line, nothing written."""
+    project = tmp_path / "project"
+    suite = _suite(project / "suites")
+    out = project / "outputs"
+    for allowed in (project, out / "scratch"):
+        env = {"IRONBENCH_FENCE_LEVEL": level}
+        result = cli("run", str(suite), "--out", str(out), "--allow-write", str(allowed), env=env)
+        assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
+        assert len(result.stderr.strip().splitlines()) == 1 and f"--allow-write {allowed}" in result.stderr
+        assert not out.exists()
+    beside = tmp_path / "scratch"
+    beside.mkdir()
+    ok = cli("run", str(suite), "--out", str(out), "-q", "--no-report", "--allow-write", str(beside))
+    assert ok.returncode == 0, ok.stderr
+
+
 @pytest.mark.parametrize(
     "level",
     [

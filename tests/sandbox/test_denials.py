@@ -160,6 +160,22 @@ def test_a_path_a_target_could_steer_the_user_into_allowing_gets_no_flag(home, m
     assert (found.what, found.flag, found.explains) == (printed, None, True) and why in found.line()
 
 
+def test_the_harness_s_own_code_is_never_suggested_for_writing(home, tmp_path, monkeypatch):
+    """A target printing a read-only error for ironbench's own site-packages (where the fence
+    hides nothing) was told to ask for --allow-write there: what ironbench, its judge and its
+    gateway import, unfenced."""
+    import dataclasses
+    import sys
+
+    packages = tmp_path / "venv" / "lib" / "python3.11" / "site-packages"
+    packages.mkdir(parents=True)
+    monkeypatch.setattr(sys, "path", [*sys.path, str(packages)])
+    plan = dataclasses.replace(plan_for(home), hidden=(str(home),))  # the venv's tree is not hidden
+    line = f"OSError: [Errno 30] Read-only file system: '{packages}/sitecustomize.py'"
+    (found,) = denied(plan, program(line), home)
+    assert (found.flag, found.explains) == (None, True) and "suggests no flag" in found.line()
+
+
 def test_a_hidden_path_outside_the_home_gets_no_flag(home, tmp_path):
     """The machine's temporary and runtime trees hold other runs and other programs' sockets."""
     other_run = tmp_path / "elsewhere" / "out"

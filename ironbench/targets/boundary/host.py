@@ -307,6 +307,9 @@ class Host:
         module it has; the site folders and the brick's own come after the standard library),
         with its entry point when one is named (None when it has none)."""
         sys.path[:] = [*sys.path, *paths, folder]
+        # the host starts in the check's folder; the brick's is made for it once the check came
+        os.chdir(folder)
+        os.environ["HOME"] = os.environ["TMPDIR"] = folder
         module = _load(name, path)
         return (module, getattr(module, entry, None) if entry else None)
 
@@ -487,12 +490,36 @@ def _harden():
         return
 
 
+def _below_init(control_fd):
+    """Where the fence starts the server as the first process of its namespace (pid 1, whose
+    signals the kernel drops unless it handles them): that process stays a bare init and the
+    server is its child, so a brick's signal to its parent reaches the server (and ends it,
+    which the trusted side sees as the server's end while the brick ran: tampering) instead of
+    being dropped unseen. The init ends as its server does; the namespace's rest goes with it."""
+    if os.getpid() != 1:
+        return
+    server = os.fork()
+    if server == 0:
+        return
+    os.close(control_fd)
+    while True:
+        try:
+            pid, status = os.wait()
+        except ChildProcessError:
+            os._exit(0)
+        except InterruptedError:
+            continue
+        if pid == server:
+            os._exit(os.waitstatus_to_exitcode(status) % 256 if os.WIFEXITED(status) else 128 + os.WTERMSIG(status))
+
+
 def main():
     global codec, protocol
     codec = _beside("codec")
     protocol = _beside("protocol")
     if sys.argv[1] != "--serve":
         raise SystemExit(f"usage: host.pyc --serve CONTROL_FD MARK (got {sys.argv[1:]})")
+    _below_init(int(sys.argv[2]))
     _harden()
     import importlib
 

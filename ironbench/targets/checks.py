@@ -30,6 +30,7 @@ from functools import cache
 from pathlib import Path
 
 from ironbench.core.errors import SuiteError
+from ironbench.core.files import escaped
 from ironbench.core.kinds import reference_is_file
 from ironbench.core.redact import Redactor
 from ironbench.sandbox import Fence
@@ -188,9 +189,11 @@ def _planted(brick: Brick) -> list[Fact]:
 
 
 def _result(answer: Answer, redactor: Redactor | None) -> CheckResult:
-    """The verdict the facts make (decided here, once), with the check's output and counts."""
+    """The verdict the facts make (decided here, once), with the check's output and counts: its
+    texts as UTF-8 holds them (a brick's message may carry a lone surrogate), where they enter
+    the harness's events."""
     decided = decide(answer.facts, answer.notes)
-    output, detail = answer.output, decided.detail
+    output, detail = escaped(answer.output), escaped(decided.detail)
     if redactor:
         output, detail = redactor.text(output), redactor.text(detail)
     kept, truncated = cap_output(output.strip("\n"), CHECK_OUTPUT_CAP)

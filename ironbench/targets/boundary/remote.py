@@ -56,6 +56,12 @@ FACTS_CAP = 20  # facts of one verdict kept (and notes)
 LOCAL_ONLY = frozenset({"__test__", "pytestmark", "__wrapped__", "__signature__", "__pytest_wrapped__"})
 # Names a star import from the brick never brings into a check module: pytest reads them there.
 RESERVED = frozenset({"pytestmark", "pytest_plugins", "__test__"})
+# What a test runner calls in a test module by its name, with the module or a test function (the
+# check's own, which cannot cross): a brick's function of that name is never bound by a star
+# import (else the check would fail on what the brick chose, as the harness's fault).
+XUNIT = frozenset(
+    {"setup_module", "teardown_module", "setUpModule", "tearDownModule", "setup_function", "teardown_function"}
+)
 _ORDER = {"lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 # Modules whose exception classes are a test runner's outcomes (a skip, a quit): the brick's
 # are never taken for them, and raising one is evidence.
@@ -783,14 +789,14 @@ class BrickModule(types.ModuleType):
 
     def exported(self, bound: dict, imported: Callable[[], frozenset[str]]) -> dict[str, object]:
         """What `from BRICK import *` binds in a module whose names are `bound`: only what the
-        brick defines (no module, no class or function it imported), never a name the module
-        (or the builtins) already binds. A brick object exported under the name of a module
+        brick defines (no module, no class or function it imported, no test runner's hook),
+        never a name the module (or the builtins) already binds. A brick object exported under the name of a module
         the check imports is evidence of tampering."""
         session, handle = vars(self)["_ironbench_remote"]
         found = {}
         imported_names = imported()
         for name in self._public(session, handle):
-            if name.startswith("__") and name.endswith("__"):
+            if (name.startswith("__") and name.endswith("__")) or name in XUNIT:
                 continue  # a module's own machinery (`__getattr__` would answer pytest's probes of the test module)
             taken = name in bound or name in vars(builtins)
             if taken and name not in imported_names:

@@ -31,3 +31,28 @@ def test_a_star_exported_test_runner_hook_is_never_the_checks_fault(tmp_path, ho
     verdict, detail = verdicts(out)[hook]
     assert verdict == "wrong", detail
     assert "assert -1 == 5" in detail
+
+
+COMMAND = (
+    'python -c "import subprocess, sys; r = subprocess.run([sys.executable, sys.argv[1]], capture_output=True, '
+    "text=True); sys.exit(0 if r.stdout.strip() == '5' else 1)\" {brick}"
+)
+
+
+def test_a_command_checks_checker_never_imports_the_brick(tmp_path):
+    """A brick saved as subprocess.py is not what the checker's `import subprocess` gets (it runs
+    from a folder of the judge's, the brick's copy in a folder below): refused, tampered as the
+    checker imports that name; an honest brick is correct."""
+    bricks = {
+        "shadow": {"subprocess.py": "import os\nos._exit(0)\n"},
+        "honest": {"add.py": "print(2 + 3)\n"},
+        "wrong": {"add.py": "print(4)\n"},
+    }
+    out, _ = run(tmp_path, suite(tmp_path, list(bricks), {"command": COMMAND}), target(tmp_path, bricks))
+    found = verdicts(out)
+    assert {case: verdict for case, (verdict, _) in found.items()} == {
+        "honest": "correct",
+        "shadow": "tampered",
+        "wrong": "wrong",
+    }, found
+    assert "subprocess.py" in found["shadow"][1]

@@ -102,8 +102,8 @@ class Host:
             ):
                 if isinstance(value, kinds):
                     return None, base(value)
-        if (getattr(kind, "__module__", ""), getattr(kind, "__qualname__", "")) in codec.DICT_LIKE:
-            return None, dict(dict.items(value))
+        if isinstance(value, (str, int, float)) and _plain_subclass(kind):  # a str subclass: its value
+            return None, next(base for base in (str, int, float) if isinstance(value, base))(value)
         return b"H", self.describe(value)
 
     def handle_of(self, value):
@@ -312,6 +312,16 @@ class Host:
         os.environ["HOME"] = os.environ["TMPDIR"] = folder
         module = _load(name, path)
         return (module, getattr(module, entry, None) if entry else None)
+
+
+def _plain_subclass(kind):
+    """Whether a subclass of str, int or float is its value: no enum, no comparison of its own."""
+    enum = sys.modules.get("enum")
+    if enum is not None and issubclass(kind, enum.Enum):
+        return False
+    return not any(
+        name in vars(klass) for klass in kind.__mro__ if klass.__module__ != "builtins" for name in protocol.COMPARED
+    )
 
 
 def _function_types():

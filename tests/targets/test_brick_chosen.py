@@ -56,3 +56,43 @@ def test_a_command_checks_checker_never_imports_the_brick(tmp_path):
         "wrong": "wrong",
     }, found
     assert "subprocess.py" in found["shadow"][1]
+
+
+UNCARRIED = {
+    # what the check itself passes and the boundary cannot carry: the check's fault
+    "deep_argument": (
+        "def f(x):\n    return 1\n",
+        "    x = []\n    for _ in range(300):\n        x = [x]\n    assert candidate(x) == 1",
+        "harness_fault",
+    ),
+    "large_argument": (
+        "def f(x):\n    return 1\n",
+        "    assert candidate('a' * (65 * 1024 * 1024)) == 1",
+        "harness_fault",
+    ),
+    # too deep by the brick's making (its answer, passed back): the brick's
+    "deep_by_the_brick": (
+        (
+            "def f(x):\n    if x is None:\n        y = []\n        for _ in range(190):\n            y = [y]\n        return y\n"
+            "    return 1\n"
+        ),
+        "    made = candidate(None)\n    for _ in range(20):\n        made = [made]\n    assert candidate(made) == 1",
+        "wrong",
+    ),
+}
+
+
+def test_what_the_check_passes_and_cannot_cross_is_the_checks_fault_never_the_bricks_choice(tmp_path):
+    import yaml
+
+    cases = [
+        {"id": case, "instruction": case, "check": {"python": f"def check(candidate):\n{body}\n", "entry_point": "f"}}
+        for case, (_, body, _) in UNCARRIED.items()
+    ]
+    path = tmp_path / "suite.yaml"
+    body = {"suite_id": "uncarried", "mode": "baseline", "timeout_seconds": 60, "stop": {"rule": "fixed", "runs": 1}}
+    path.write_text(yaml.safe_dump({**body, "cases": cases}, sort_keys=False))
+    bricks = {case: {"values.py": brick} for case, (brick, _, _) in UNCARRIED.items()}
+    out, _ = run(tmp_path, path, target(tmp_path, bricks))
+    found = verdicts(out)
+    assert {case: found[case][0] for case in UNCARRIED} == {case: v for case, (_, _, v) in UNCARRIED.items()}, found

@@ -305,9 +305,10 @@ def encode(
 
 
 class _Decoder:
-    __slots__ = ("containers", "data", "handle", "max_depth", "pos", "ref")
+    __slots__ = ("containers", "data", "handle", "made", "max_depth", "pos", "ref")
 
-    def __init__(self, data: bytes, handle, ref, containers, max_depth: int) -> None:
+    def __init__(self, data: bytes, handle, ref, containers, max_depth: int, made=None) -> None:
+        self.made = made
         self.data = data
         self.pos = 0
         self.handle = handle
@@ -413,6 +414,12 @@ class _Decoder:
         raise CodecError(f"unexpected tag {tag!r} at byte {self.pos - 1}")
 
     def container(self, tag: bytes, depth: int) -> object:
+        made = self.made_container(tag, depth)
+        if self.made is not None:
+            self.made.add(id(made))
+        return made
+
+    def made_container(self, tag: bytes, depth: int) -> object:
         n = self.count()
         inner = depth + 1
         if tag == b"t":
@@ -447,13 +454,15 @@ def decode(
     ref: Callable[[int], object] | None = None,
     containers: list | None = None,
     max_depth: int = MAX_DEPTH,
+    made: set[int] | None = None,
 ) -> object:
     """The value `data` holds (CodecError when it holds none). `handle` makes the receiver's
     object of a handle (`H`, `h`; refused without it); `ref` resolves a copy-back position
-    (`r`); `containers` collects the mutable containers made, in the order `encode` tracked them."""
+    (`r`); `containers` collects the mutable containers made, in the order `encode` tracked them;
+    `made` the ids of every container made (what came from the other side)."""
     if len(data) > MAX_BYTES:
         raise CodecError(f"a message of {len(data):,} bytes (at most {MAX_BYTES:,})")
-    decoder = _Decoder(data, handle, ref, containers, max_depth)
+    decoder = _Decoder(data, handle, ref, containers, max_depth, made)
     try:
         value = decoder.value(0)
     except CodecError:

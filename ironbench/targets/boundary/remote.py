@@ -169,6 +169,9 @@ class Session:
         self.class_ids: dict[type, int] = {}  # a mirrored exception class -> its host id
         self.types: dict[tuple[str, str, str], type] = {}
         self.probed: dict[tuple[int, str], object] = {}  # (handle id, operator) -> what the host said
+        # ids of the containers made of the brick's answers (an id reused by a container of the
+        # check's once one is gone counts as the brick's: the check's fault is never presumed)
+        self.made: set[int] = set()
         self.selector = selectors.DefaultSelector()
         os.set_blocking(request_fd, False)
         os.set_blocking(reply_fd, False)
@@ -186,7 +189,8 @@ class Session:
         try:
             payload = codec.encode((op, target, args, kwargs or {}), self._fallback, track=track, subclasses=True)
         except codec.Unencodable as exc:
-            if isinstance(exc, codec.TooLarge | codec.TooDeep | _BrickValue):  # it may be the brick's making
+            brick_made = isinstance(exc, codec.TooLarge | codec.TooDeep) and self._holds_the_bricks((args, kwargs))
+            if isinstance(exc, _BrickValue) or brick_made:  # the brick's making: its answer
                 self.findings.add("wrong", f"what the check passes to the brick ({op}) cannot cross: {exc}")
             else:  # what the check itself made: a check this boundary cannot run
                 self.findings.add(
@@ -197,10 +201,32 @@ class Session:
         with self.lock:
             reply = self._exchange(frame(payload), op)
         try:
-            answer = codec.decode(reply, self._handle, ref=lambda k: track[k] if 0 <= k < len(track) else self._bad(k))
+            answer = codec.decode(
+                reply, self._handle, ref=lambda k: track[k] if 0 <= k < len(track) else self._bad(k), made=self.made
+            )
             return self._answer(answer, track, op)
         except codec.CodecError as exc:
             return self._broken(f"the brick's process answered {op} with a malformed reply: {exc}")
+
+    def _holds_the_bricks(self, value: object) -> bool:
+        """Whether `value` holds a container made of the brick's answers or an object of the
+        brick's (what it passes back may be too large or too deep by the brick's making, never
+        by the check's alone)."""
+        seen: set[int] = set()
+        stack = [value]
+        while stack:
+            item = stack.pop()
+            if id(item) in seen:
+                continue
+            seen.add(id(item))
+            if id(item) in self.made or _session_of(item) is self:
+                return True
+            if isinstance(item, dict):
+                stack.extend(dict.keys(item))
+                stack.extend(dict.values(item))
+            elif isinstance(item, list | tuple | set | frozenset):
+                stack.extend(item)
+        return False
 
     def probe(self, handle: "RemoteObject", name: str) -> object:
         """What the brick's own type says of its object against a fresh one (True, False, None),

@@ -59,6 +59,33 @@ CASES = {
         ),
         "correct",
     ),
+    "empty_by_its_length": (
+        (
+            "class Stack:\n    def __init__(self):\n        self.items = []\n    def __len__(self):\n"
+            "        return len(self.items)\ndef f():\n    return Stack()\n"
+        ),
+        "    assert not candidate() and len(candidate()) == 0",
+        "correct",
+    ),
+    "exception_attributes": (
+        (
+            "class ParseError(ValueError):\n    def __init__(self, message, line):\n        super().__init__(message)\n"
+            "        self.line = line\ndef f():\n    raise ParseError('bad', 3)\n"
+        ),
+        (
+            "    try:\n        candidate()\n    except ValueError as error:\n        assert error.line == 3\n"
+            "    else:\n        raise AssertionError('no error')"
+        ),
+        "correct",
+    ),
+    "flag": (
+        "import enum\nclass Perm(enum.Flag):\n    R = 1\n    W = 2\n    X = 4\ndef f():\n    return Perm.R | Perm.W\n",
+        (
+            "    p = candidate()\n    assert p == Perm.R | Perm.W and Perm.R in p and Perm.X not in p\n"
+            "    assert p & Perm.W == Perm.W and ~Perm.X == Perm.R | Perm.W"
+        ),
+        "correct",
+    ),
     "str_subclass": (
         "class Name(str):\n    pass\ndef f():\n    return Name('ada')\n",
         "    assert candidate() == 'ada' and candidate().upper() == 'ADA'",

@@ -414,37 +414,36 @@ class _Decoder:
         raise CodecError(f"unexpected tag {tag!r} at byte {self.pos - 1}")
 
     def container(self, tag: bytes, depth: int) -> object:
-        made = self.made_container(tag, depth)
-        if self.made is not None:
-            self.made.add(id(made))
-        return made
-
-    def made_container(self, tag: bytes, depth: int) -> object:
         n = self.count()
         inner = depth + 1
+        made: object
         if tag == b"t":
-            return tuple([self.value(inner) for _ in range(n)])
-        if tag == b"z":
-            return frozenset([self.value(inner) for _ in range(n)])
-        if tag == b"l":
+            made = tuple([self.value(inner) for _ in range(n)])
+        elif tag == b"z":
+            made = frozenset([self.value(inner) for _ in range(n)])
+        elif tag == b"l":
             items: list = []
             if self.containers is not None:
                 self.containers.append(items)
             items.extend(self.value(inner) for _ in range(n))
-            return items
-        if tag == b"S":
+            made = items
+        elif tag == b"S":
             found: set = set()
             if self.containers is not None:
                 self.containers.append(found)
             found.update(self.value(inner) for _ in range(n))
-            return found
-        mapping: dict = {}
-        if self.containers is not None:
-            self.containers.append(mapping)
-        for _ in range(n):
-            key = self.value(inner)
-            mapping[key] = self.value(inner)
-        return mapping
+            made = found
+        else:
+            mapping: dict = {}
+            if self.containers is not None:
+                self.containers.append(mapping)
+            for _ in range(n):
+                key = self.value(inner)
+                mapping[key] = self.value(inner)
+            made = mapping
+        if self.made is not None:
+            self.made.add(id(made))
+        return made
 
 
 def decode(

@@ -236,7 +236,21 @@ class Host:
             self.encode(args)
         except Exception:  # noqa: BLE001 (arguments that cannot cross, or break while described)
             args = None
-        return (type(exc), message, args, trace)
+        return (type(exc), message, args, trace, self.attributes(exc))
+
+    def attributes(self, exc):
+        """An exception's own attributes that are plain values (`err.code`), those that cross."""
+        found = {}
+        try:
+            own = dict(vars(exc))
+        except Exception:  # noqa: BLE001 (an exception with no __dict__, or a broken one)
+            return found
+        for name, value in own.items():
+            if type(name) is not str or name.startswith("_"):
+                continue
+            if _crosses(value):
+                found[name] = value
+        return found
 
     def run(self, op, target, args, kwargs):
         ops = protocol.Op
@@ -312,6 +326,15 @@ class Host:
         os.environ["HOME"] = os.environ["TMPDIR"] = folder
         module = _load(name, path)
         return (module, getattr(module, entry, None) if entry else None)
+
+
+def _crosses(value):
+    """Whether a value crosses as a value (no handle: nothing of the brick's kept for it)."""
+    try:
+        codec.encode(value)
+    except Exception:  # noqa: BLE001 (a value that does not cross as a value, or breaks while read)
+        return False
+    return True
 
 
 def _plain_subclass(kind):

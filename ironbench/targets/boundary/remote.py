@@ -19,6 +19,7 @@ host ended, how; an answer that cannot cross; evidence of tampering), notes, the
 
 import builtins
 import codecs
+import contextlib
 import importlib
 import os
 import selectors
@@ -470,16 +471,21 @@ class Session:
     def _exception(self, info: object, op: str) -> BaseException:
         if (
             type(info) is not tuple
-            or len(info) != 4
+            or len(info) != 5
             or not (isinstance(info[0], type) and issubclass(info[0], BaseException))
             or type(info[1]) is not str
             or not (info[2] is None or type(info[2]) is tuple)
             or type(info[3]) is not str
+            or type(info[4]) is not dict
         ):
-            raise codec.CodecError("an exception is (class, message, args, traceback)")
-        cls, message, args, trace = info
+            raise codec.CodecError("an exception is (class, message, args, traceback, attributes)")
+        cls, message, args, trace, attributes = info
         cls = _safe_base(cls)
         exc = _instance(cls, args, message)
+        for name, value in attributes.items():  # its own plain attributes (`err.code`), never machinery
+            if type(name) is str and name.isidentifier() and not name.startswith("_") and not hasattr(cls, name):
+                with contextlib.suppress(AttributeError, TypeError):
+                    setattr(exc, name, value)
         vars(exc)[BRICK_RAISED] = True
         if trace:
             exc.add_note(f"(raised in the brick's process)\n{trace.rstrip()}")
@@ -628,8 +634,15 @@ class RemoteObject:
         return object.__hash__(self)
 
     def __bool__(self) -> bool:
+        """True, as any object, unless its type has a length and no __bool__ of its own: then
+        its length says, as len() does (a brick's answer like any other). Its own __bool__ is
+        not consulted (noted)."""
         overrides = object.__getattribute__(self, "_overrides")
-        self._unconsulted("__bool__" if "__bool__" in overrides else "__len__", "", False, "")
+        if "__bool__" in overrides:
+            self._unconsulted("__bool__", "", False, "")
+            return True
+        if "__len__" in overrides:
+            return len(self) != 0
         return True
 
     def __len__(self) -> int:

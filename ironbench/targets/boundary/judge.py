@@ -14,6 +14,7 @@ judge has is refused before it runs.
 import contextlib
 import linecache
 import os
+import secrets
 import select
 import signal
 import socket
@@ -407,7 +408,7 @@ class Judge:
         folders.close()
         args = [
             "-c", str(ini), "--rootdir", str(self.private), "-p", "no:cacheprovider", "--noconftest",
-            "-q", "--color=no", "--basetemp", str(self.host_dir.parent / "scratch"), *_collected(checks_path, order.files),
+            "-q", "--color=no", "--basetemp", str(self.host_dir.parent / f"scratch-{secrets.token_hex(8)}"), *_collected(checks_path, order.files),
         ]  # fmt: skip
         os.environ.pop("PYTEST_ADDOPTS", None)
         try:

@@ -66,3 +66,14 @@ def _remove(partial: str) -> None:
         os.unlink(partial)
     except FileNotFoundError:
         pass
+
+
+def escaped(text: str) -> str:
+    """`text` as UTF-8 can hold it: a lone surrogate (Python keeps one in a string a program
+    made: a brick's exception message, a file name decoded with surrogateescape) written as
+    its escape (`\\udcff`), everything else as it is."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text

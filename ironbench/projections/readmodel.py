@@ -13,6 +13,7 @@ from typing import Any
 
 from ironbench.core import events
 from ironbench.core.events import RecordedEvent
+from ironbench.core.files import escaped
 from ironbench.core.keys import instruction_hash, invocation_key
 from ironbench.store import (
     CallCostRow,
@@ -78,6 +79,16 @@ _RESTARTED = tuple(row.delete("run_id", "engine", "scenario", "conversation") fo
 _EVIDENCE = tuple(f.name for f in fields(events.StopDecision))
 # A look's row holds every field of its event but `drop` (the row's `success_drop`), where it stands.
 _LOOK = tuple(f.name for f in fields(events.GateLooked) if f.name != "drop")
+
+
+def _put(conn: sqlite3.Connection, statement: str, values: tuple[Any, ...]) -> None:
+    """A row written; a text holding a lone surrogate (a brick's exception message may: Python
+    keeps it, SQLite stores only UTF-8) written with it escaped, as backslashreplace writes it
+    (binding fails before the statement runs: nothing is written twice)."""
+    try:
+        conn.execute(statement, values)
+    except UnicodeEncodeError:
+        conn.execute(statement, tuple(escaped(v) if isinstance(v, str) else v for v in values))
 
 
 def _slot(event: events.InvocationCompleted | events.CheckCompleted) -> dict[str, Any]:
@@ -169,7 +180,7 @@ class ReadModel:
             imported=None,  # a run_imported event says where it came from
             imported_from=None,
         )
-        conn.execute(RunRow.replace, row.values())
+        _put(conn, RunRow.replace, row.values())
 
     def _invocation_completed(
         self, conn: sqlite3.Connection, recorded: RecordedEvent, event: events.InvocationCompleted
@@ -213,7 +224,7 @@ class ReadModel:
             model_seconds=event.model_seconds,
             rerun=event.rerun,
         )
-        conn.execute(table.replace, row.values())
+        _put(conn, table.replace, row.values())
         for cause in event.failure_causes or ():  # each as core.causes.AttemptCause records it, every key set
             failed = FailureCauseRow(
                 **at,
@@ -224,7 +235,7 @@ class ReadModel:
                 failed=cause["failed"],
                 file=cause["file"],
             )
-            conn.execute(FailureCauseRow.replace, failed.values())
+            _put(conn, FailureCauseRow.replace, failed.values())
 
     def _check_completed(self, conn: sqlite3.Connection, recorded: RecordedEvent, event: events.CheckCompleted) -> None:
         correct = None if event.verdict == "harness_fault" else event.verdict == "correct"
@@ -245,7 +256,7 @@ class ReadModel:
             brick_path=event.brick_path,
             brick_sha256=event.brick_sha256,
         )
-        conn.execute(CheckRow.replace, row.values())
+        _put(conn, CheckRow.replace, row.values())
         for statement in _CHECKED:  # the row of the attempt that saved the brick, wherever it lives now
             conn.execute(statement, (correct, event.verdict, event.key, event.rerun))
 
@@ -264,7 +275,7 @@ class ReadModel:
             reference_source=event.reference_source,
             complexity=event.complexity,
         )
-        conn.execute(DecisionRow.replace, row.values())
+        _put(conn, DecisionRow.replace, row.values())
         for index in event.surplus_runs or ():
             key = invocation_key(recorded.run_id, suite_id, event.case_id, event.variant_id, index)
             conn.execute(_TO_SURPLUS, (key,))
@@ -284,13 +295,13 @@ class ReadModel:
             answer=event.answer,
             duration_ms=event.duration_ms,
         )
-        conn.execute(TurnRow.replace, row.values())
+        _put(conn, TurnRow.replace, row.values())
 
     def _turn_scored(self, conn: sqlite3.Connection, recorded: RecordedEvent, event: events.TurnScored) -> None:
         row = TurnScoreRow(
             **self._turn(conn, recorded, event), scorer=event.scorer, violated=event.violated, detail=event.detail
         )
-        conn.execute(TurnScoreRow.replace, row.values())
+        _put(conn, TurnScoreRow.replace, row.values())
 
     def _turn(
         self, conn: sqlite3.Connection, recorded: RecordedEvent, event: events.TurnAnswered | events.TurnScored
@@ -330,7 +341,7 @@ class ReadModel:
             failure_reasons=json.dumps(event.failure_reasons),
             reason_count=len(event.failure_reasons),
         )
-        conn.execute(RejectionRow.replace, row.values())
+        _put(conn, RejectionRow.replace, row.values())
 
     def _variant_generated(
         self, conn: sqlite3.Connection, recorded: RecordedEvent, event: events.VariantGenerated
@@ -364,7 +375,7 @@ class ReadModel:
             dropped=dropped is not None,
             reason=dropped,
         )
-        conn.execute(VariantRow.replace, row.values())
+        _put(conn, VariantRow.replace, row.values())
 
     def _gate_designed(self, conn: sqlite3.Connection, recorded: RecordedEvent, event: events.GateDesigned) -> None:
         row = GateRow(
@@ -380,7 +391,7 @@ class ReadModel:
             end_round=event.looks[-1],
             met=event.met,
         )
-        conn.execute(GateRow.replace, row.values())
+        _put(conn, GateRow.replace, row.values())
 
     def _gate_looked(self, conn: sqlite3.Connection, recorded: RecordedEvent, event: events.GateLooked) -> None:
         row = GateLookRow(
@@ -390,7 +401,7 @@ class ReadModel:
             run_id=recorded.run_id,
             timestamp_utc=recorded.timestamp_utc,
         )
-        conn.execute(GateLookRow.replace, row.values())
+        _put(conn, GateLookRow.replace, row.values())
 
     def _model_called(self, conn: sqlite3.Connection, recorded: RecordedEvent, event: events.ModelCalled) -> None:
         answer = event.answer
@@ -420,11 +431,11 @@ class ReadModel:
             retry_after=event.retry_after,
             divergence=event.divergence,
         )
-        conn.execute(GatewayCallRow.replace, row.values())
+        _put(conn, GatewayCallRow.replace, row.values())
 
     def _model_text(self, conn: sqlite3.Connection, recorded: RecordedEvent, event: events.ModelText) -> None:
         row = GatewayTextRow(run_id=recorded.run_id, sha256=event.sha256, text=event.text, chars=len(event.text))
-        conn.execute(GatewayTextRow.replace, row.values())
+        _put(conn, GatewayTextRow.replace, row.values())
 
     def _model_call_priced(
         self, conn: sqlite3.Connection, recorded: RecordedEvent, event: events.ModelCallPriced
@@ -453,7 +464,7 @@ class ReadModel:
             provider=event.provider,
             priced_model=event.priced_model,
         )
-        conn.execute(CallCostRow.replace, row.values())
+        _put(conn, CallCostRow.replace, row.values())
 
     def _run_ended(
         self, conn: sqlite3.Connection, recorded: RecordedEvent, event: events.RunFinished | events.RunAborted

@@ -36,6 +36,7 @@ from ironbench.targets import (
     ProcessResult,
     TargetSpec,
     TargetVersion,
+    as_recorded,
     ensure_fresh_dir,
     invoke,
     preflight,
@@ -199,13 +200,19 @@ def _worker_redactor(setup: InvocationSetup) -> Redactor | None:
 
 
 def check_saved_brick(
-    setup: InvocationSetup, material: CheckMaterial, workdir: str, brick_path: str, timeout_s: float
+    setup: InvocationSetup,
+    material: CheckMaterial,
+    workdir: str,
+    brick_path: str,
+    timeout_s: float,
+    brick_sha256: str | None = None,
 ) -> CheckResult:
     """On a worker: the check of a brick an earlier invocation saved on this machine (`ironbench
-    check RUN --scheduler`), taken from its working folder as the run took it, in the run's
-    fence as this worker makes it for its invocations, the worker's own secrets redacted too."""
+    check RUN --scheduler`), taken from its working folder as the run took it (only with the
+    bytes the run recorded: `as_recorded`), in the run's fence as this worker makes it for its
+    invocations, the worker's own secrets redacted too."""
     fence = invocation_fence(setup, None, worker_root())
-    taken = take_brick(workdir, brick_path, fence.policy.hidden)
+    taken = as_recorded(take_brick(workdir, brick_path, fence.policy.hidden), brick_sha256)
     return run_check(material, taken, timeout_s, _worker_redactor(setup), fence=fence)
 
 

@@ -27,7 +27,14 @@ from ironbench.run.session import RUN_STREAM, appender
 from ironbench.sandbox import Fence, fence_for
 from ironbench.store import Pending, open_store
 from ironbench.suite import Suite
-from ironbench.targets import CheckResult, adopt_reference_time, prepare_checks, run_check, take_brick
+from ironbench.targets import (
+    CheckResult,
+    adopt_reference_time,
+    as_recorded,
+    prepare_checks,
+    run_check,
+    take_brick,
+)
 
 APPEND_BATCH = 32
 
@@ -279,13 +286,21 @@ def _check(
         done.cluster = cluster[0].scheduler
         for brick, workers in there:
             key = f"check-{brick.event.key}.{brick.event.rerun}"
-            args = (setup, brick.check.material, str(brick.workdir), brick.event.brick_path, brick.check.timeout_s)
+            args = (
+                setup,
+                brick.check.material,
+                str(brick.workdir),
+                brick.event.brick_path,
+                brick.check.timeout_s,
+                brick.event.brick_sha256,
+            )
             futures[id(brick)] = cluster[0].submit_on(workers, key, check_saved_brick, *args)
     pending: list[Pending] = []
     try:
         with ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="ironbench-check") as pool:
             for brick in here:
                 taken = take_brick(brick.workdir, brick.event.brick_path or "", fence.policy.hidden)
+                taken = as_recorded(taken, brick.event.brick_sha256)
                 futures[id(brick)] = pool.submit(
                     run_check, brick.check.material, taken, brick.check.timeout_s, setup.redactor, None, fence
                 )

@@ -14,6 +14,7 @@ __all__ = ["DEFAULT_TARGET", "TargetSpec", "register_target", "registered_target
 if TYPE_CHECKING:
     from ironbench.targets.brick import Brick as Brick
     from ironbench.targets.brick import NoBrick as NoBrick
+    from ironbench.targets.brick import as_recorded as as_recorded
     from ironbench.targets.brick import take_brick as take_brick
     from ironbench.targets.checks import CALIBRATION as CALIBRATION
     from ironbench.targets.checks import CheckMaterial as CheckMaterial
@@ -35,6 +36,7 @@ _EXPORTS = {
     "Brick": "brick",
     "NoBrick": "brick",
     "take_brick": "brick",
+    "as_recorded": "brick",
     "CALIBRATION": "checks",
     "adopt_reference_time": "checks",
     "CheckMaterial": "checks",

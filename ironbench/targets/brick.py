@@ -117,6 +117,19 @@ def take_brick(workdir: Path | str, named: str, answer_key: tuple[str, ...] = ()
     return Brick(named, parts[-1], content, tuple(beside), neighbours)
 
 
+def as_recorded(taken: Brick | NoBrick, recorded_sha256: str | None) -> Brick | NoBrick:
+    """A brick taken again after its run (`ironbench check RUN`), only when its bytes are the
+    ones the run took (its recorded digest): a brick changed since is not the run's, and is no
+    brick, with both digests (None recorded: a run from before digests, taken as it is)."""
+    if isinstance(taken, NoBrick) or not recorded_sha256 or taken.sha256 == recorded_sha256:
+        return taken
+    return NoBrick(
+        taken.path,
+        f"the brick {taken.path} is not the one the run saved: its bytes changed since the run "
+        f"(sha256 {taken.sha256}, the run recorded {recorded_sha256})",
+    )
+
+
 def _parts(workdir: Path, named: str) -> list[str]:
     """The components of `named` below `workdir`: refused when absolute outside it, climbing
     (`..`), empty or holding a NUL."""

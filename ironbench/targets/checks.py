@@ -30,12 +30,14 @@ from functools import cache
 from pathlib import Path
 
 from ironbench.core.errors import SuiteError
+from ironbench.core.files import escaped
 from ironbench.core.kinds import reference_is_file
 from ironbench.core.redact import Redactor
 from ironbench.sandbox import Fence
-from ironbench.targets.boundary import pool, tamper
+from ironbench.targets.boundary import imports, pool, tamper
 from ironbench.targets.boundary.judge import copy_brick
 from ironbench.targets.boundary.launch import FENCED
+from ironbench.targets.boundary.placing import Folder
 from ironbench.targets.boundary.protocol import Answer, CheckOrder, Fact, Setup
 from ironbench.targets.boundary.verdict import decide
 from ironbench.targets.brick import Brick, NoBrick
@@ -187,9 +189,11 @@ def _planted(brick: Brick) -> list[Fact]:
 
 
 def _result(answer: Answer, redactor: Redactor | None) -> CheckResult:
-    """The verdict the facts make (decided here, once), with the check's output and counts."""
+    """The verdict the facts make (decided here, once), with the check's output and counts: its
+    texts as UTF-8 holds them (a brick's message may carry a lone surrogate), where they enter
+    the harness's events."""
     decided = decide(answer.facts, answer.notes)
-    output, detail = answer.output, decided.detail
+    output, detail = escaped(answer.output), escaped(decided.detail)
     if redactor:
         output, detail = redactor.text(output), redactor.text(detail)
     kept, truncated = cap_output(output.strip("\n"), CHECK_OUTPUT_CAP)
@@ -209,6 +213,8 @@ def prove(
     if reference is None:
         raise ValueError("a check without a reference has nothing to be proven on")
     brick = Brick(reference.name, reference.name, reference.text.encode("utf-8"))
+    if root is None and _fenced(fence):  # never where bricks' hosts write (a resumed run proves between bricks)
+        root = _bricks_root("proofs")
     result = _checked(material, brick, timeout_s, redactor, root, fence)
     if result.verdict == "correct":
         with _timing:
@@ -287,10 +293,17 @@ def _command(
     root: str | None,
     fence: Fence | None,
 ) -> Answer:
-    """A command check: the checker runs with the brick, on copies, contained like a target."""
+    """A command check: the checker runs with the brick, on copies, contained like a target,
+    from a folder of the judge's (the brick's copies in a folder of their own below it: a brick
+    saved as `subprocess.py` is never first on the checker's path); a brick saved under the name
+    of a module the checker's interpreter has is refused, as for a python check."""
+    refused = imports.refusal(brick.module, imports.Imported(_python_of(material.command)))
+    if refused is not None:
+        return Answer((refused,))
     folder = Path(tempfile.mkdtemp(prefix="ironbench-check-", dir=root))
     try:
-        copied = copy_brick(brick, folder)
+        with Folder.open(folder) as made:
+            copied = copy_brick(brick, made.fresh())
         env = {"PYTHONDONTWRITEBYTECODE": "1", "PYTHONHASHSEED": "0", "PYTHONPATH": os.pathsep.join(_site_paths())}
         argv = [part.replace("{brick}", str(copied)) for part in shlex.split(material.command)]
         result = invoke(argv, folder, timeout_s, env, redactor, fence)
@@ -304,6 +317,12 @@ def _command(
     else:
         fact = Fact("correct" if result.exit_code == 0 else "wrong", f"exit code {result.exit_code}", "check")
     return Answer((fact,), duration_ms=result.duration_ms, output=output)
+
+
+def _python_of(command: str) -> list[str]:
+    """The python source a command check runs inline (`python -c SOURCE`), to read its imports."""
+    parts = shlex.split(command)
+    return [parts[i + 1] for i, part in enumerate(parts[:-1]) if part == "-c"]
 
 
 @cache
@@ -327,18 +346,24 @@ def _setup(root: str | None, fence: Fence | None = None) -> Setup:
     run's fence, when it has one: the hosts' folders then in a folder of their own, the only
     one a host writes)."""
     launcher = "plain"
-    if fence is not None and fence.level != "none":
+    if _fenced(fence):
+        assert fence is not None
         launcher = FENCED + fence.policy.to_wire()
-        root = root or _bricks_root()
+        root = root or _bricks_root("bricks")
     return Setup(root, sys.executable, tuple(_site_paths()), launcher)
 
 
+def _fenced(fence: Fence | None) -> bool:
+    return fence is not None and fence.level != "none"
+
+
 @cache
-def _bricks_root() -> str:
-    """This process's folder for fenced hosts' folders (nothing else of the harness is in it)."""
+def _bricks_root(kind: str) -> str:
+    """This process's folder for fenced hosts' folders, one per kind: the bricks', the
+    references' (no host of a brick's writes where a reference is copied)."""
     import atexit
 
-    folder = tempfile.mkdtemp(prefix="ironbench-bricks-")
+    folder = tempfile.mkdtemp(prefix=f"ironbench-{kind}-")
     atexit.register(shutil.rmtree, folder, True)
     return folder
 

@@ -11,6 +11,7 @@ nothing but `struct` and `sys` up front. A value is one tag byte and its payload
     G <3 ints>  X <3 values>  D <str>  Q <2 ints>  P p <str>
                        range, slice, Decimal, Fraction, PosixPath, PurePosixPath
     K <str>            a built-in class, by its name in `builtins`
+    V <str> <value>    a standard library value type (VALUE_TYPES), by its name and plain form
     H <descriptor>     an object that stays in the host (host -> check): a handle
     h <int>            a handle sent back (check -> host), by its id
     r <int>            an argument container changed in place, by its position (copy-back)
@@ -47,8 +48,69 @@ for _name, _value in vars(sys.modules["builtins"]).items():
     if isinstance(_value, type):
         BUILTIN_CLASSES[_name] = _value
 del _name, _value
-# Subclasses of dict from the standard library that compare and read as dicts: by value.
-DICT_LIKE = {("collections", "OrderedDict"), ("collections", "defaultdict"), ("collections", "Counter")}
+
+
+def _module(name: str):
+    """A standard module, imported when a value of one of its types first crosses."""
+    import importlib
+
+    return importlib.import_module(name)
+
+
+def _tz(tz):
+    """A datetime's or time's zone as it crosses: none, or a fixed offset (`datetime.timezone`)."""
+    if tz is None:
+        return None
+    if type(tz) is not _module("datetime").timezone:
+        raise Unencodable(f"a time in a zone of {type(tz).__qualname__} (only fixed offsets cross)")
+    return tz
+
+
+def _defaultdict(factory, items):
+    if factory is not None and BUILTIN_CLASSES.get(getattr(factory, "__name__", "")) is not factory:
+        raise CodecError("a defaultdict's factory is a built-in class or none")
+    return _module("collections").defaultdict(factory, items)
+
+
+def _factory(value):
+    """A defaultdict's factory as it crosses: a built-in class (list, int, set...) or none (any
+    other factory is code, which never crosses: a missing key is then a KeyError)."""
+    factory = value.default_factory
+    return factory if isinstance(factory, type) and BUILTIN_CLASSES.get(factory.__name__) is factory else None
+
+
+# The standard library's value types that cross as values, each of exactly that type (a subclass
+# is an object of its own): (module, name) -> (its plain form, the value from that form). The
+# receiver builds the real type from plain data: no code of the sender's runs.
+VALUE_TYPES: dict[tuple[str, str], tuple[Callable[[Any], Any], Callable[[Any], Any]]] = {
+    ("collections", "OrderedDict"): (
+        lambda v: tuple(dict.items(v)),
+        lambda p: _module("collections").OrderedDict(p),
+    ),
+    ("collections", "Counter"): (lambda v: dict(dict.items(v)), lambda p: _module("collections").Counter(dict(p))),
+    ("collections", "defaultdict"): (lambda v: (_factory(v), dict(dict.items(v))), lambda p: _defaultdict(*p)),
+    ("collections", "deque"): (lambda v: (list(v), v.maxlen), lambda p: _module("collections").deque(*p)),
+    ("collections", "UserList"): (lambda v: list(v.data), lambda p: _module("collections").UserList(p)),
+    ("collections", "UserDict"): (lambda v: dict(v.data), lambda p: _module("collections").UserDict(p)),
+    ("collections", "UserString"): (lambda v: str(v.data), lambda p: _module("collections").UserString(p)),
+    ("datetime", "date"): (lambda v: (v.year, v.month, v.day), lambda p: _module("datetime").date(*p)),
+    ("datetime", "datetime"): (
+        lambda v: (v.year, v.month, v.day, v.hour, v.minute, v.second, v.microsecond, _tz(v.tzinfo), v.fold),
+        lambda p: _module("datetime").datetime(*p[:8], fold=p[8]),
+    ),
+    ("datetime", "time"): (
+        lambda v: (v.hour, v.minute, v.second, v.microsecond, _tz(v.tzinfo), v.fold),
+        lambda p: _module("datetime").time(*p[:5], fold=p[5]),
+    ),
+    ("datetime", "timedelta"): (
+        lambda v: (v.days, v.seconds, v.microseconds),
+        lambda p: _module("datetime").timedelta(*p),
+    ),
+    ("datetime", "timezone"): (
+        lambda v: (v.utcoffset(None), v.tzname(None)),
+        lambda p: _module("datetime").timezone(*p),
+    ),
+}
 
 
 class CodecError(ValueError):
@@ -190,6 +252,10 @@ class _Encoder:
             self.integer(value.denominator)
         elif name in (("pathlib", "PosixPath"), ("pathlib", "PurePosixPath")):
             self.blob(b"P" if name[1] == "PosixPath" else b"p", str(value).encode("utf-8", "surrogatepass"))
+        elif name in VALUE_TYPES and _exactly(kind, name):
+            self.out += b"V"
+            self.blob(b"s", ".".join(name).encode("ascii"))
+            self.value(VALUE_TYPES[name][0](value), depth + 1)
         elif self.subclasses and isinstance(value, _PLAIN_BASES) and not getattr(kind, STAND_IN, False):
             base: Any = next(b for b in _PLAIN_BASES if isinstance(value, b))
             if base in (list, tuple, dict, set, frozenset, bytearray):
@@ -213,6 +279,12 @@ class _Encoder:
                 self.value(payload, depth + 1)
 
 
+def _exactly(kind: type, name: tuple[str, str]) -> bool:
+    """Whether `kind` is the standard type it is named after (not a class that calls itself so)."""
+    module = sys.modules.get(name[0])
+    return module is not None and getattr(module, name[1], None) is kind
+
+
 def encode(
     value: object,
     fallback: Fallback | None = None,
@@ -233,9 +305,10 @@ def encode(
 
 
 class _Decoder:
-    __slots__ = ("containers", "data", "handle", "max_depth", "pos", "ref")
+    __slots__ = ("containers", "data", "handle", "made", "max_depth", "pos", "ref")
 
-    def __init__(self, data: bytes, handle, ref, containers, max_depth: int) -> None:
+    def __init__(self, data: bytes, handle, ref, containers, max_depth: int, made=None) -> None:
+        self.made = made
         self.data = data
         self.pos = 0
         self.handle = handle
@@ -318,6 +391,15 @@ class _Decoder:
 
             text = self.raw().decode("utf-8", "surrogatepass")
             return pathlib.PosixPath(text) if tag == b"P" else pathlib.PurePosixPath(text)
+        if tag == b"V":
+            if self.data[self.pos : self.pos + 1] != b"s":
+                raise CodecError("a value type's name expected")
+            self.pos += 1
+            module, _, qualname = self.raw().decode("ascii").partition(".")
+            rebuild = VALUE_TYPES.get((module, qualname))
+            if rebuild is None:
+                raise CodecError(f"{module}.{qualname} is no value type")
+            return rebuild[1](self.value(depth + 1))
         if tag == b"K":
             name = self.raw().decode("ascii")
             if name not in BUILTIN_CLASSES:
@@ -334,29 +416,34 @@ class _Decoder:
     def container(self, tag: bytes, depth: int) -> object:
         n = self.count()
         inner = depth + 1
+        made: object
         if tag == b"t":
-            return tuple([self.value(inner) for _ in range(n)])
-        if tag == b"z":
-            return frozenset([self.value(inner) for _ in range(n)])
-        if tag == b"l":
+            made = tuple([self.value(inner) for _ in range(n)])
+        elif tag == b"z":
+            made = frozenset([self.value(inner) for _ in range(n)])
+        elif tag == b"l":
             items: list = []
             if self.containers is not None:
                 self.containers.append(items)
             items.extend(self.value(inner) for _ in range(n))
-            return items
-        if tag == b"S":
+            made = items
+        elif tag == b"S":
             found: set = set()
             if self.containers is not None:
                 self.containers.append(found)
             found.update(self.value(inner) for _ in range(n))
-            return found
-        mapping: dict = {}
-        if self.containers is not None:
-            self.containers.append(mapping)
-        for _ in range(n):
-            key = self.value(inner)
-            mapping[key] = self.value(inner)
-        return mapping
+            made = found
+        else:
+            mapping: dict = {}
+            if self.containers is not None:
+                self.containers.append(mapping)
+            for _ in range(n):
+                key = self.value(inner)
+                mapping[key] = self.value(inner)
+            made = mapping
+        if self.made is not None:
+            self.made.add(id(made))
+        return made
 
 
 def decode(
@@ -366,13 +453,15 @@ def decode(
     ref: Callable[[int], object] | None = None,
     containers: list | None = None,
     max_depth: int = MAX_DEPTH,
+    made: set[int] | None = None,
 ) -> object:
     """The value `data` holds (CodecError when it holds none). `handle` makes the receiver's
     object of a handle (`H`, `h`; refused without it); `ref` resolves a copy-back position
-    (`r`); `containers` collects the mutable containers made, in the order `encode` tracked them."""
+    (`r`); `containers` collects the mutable containers made, in the order `encode` tracked them;
+    `made` the ids of every container made (what came from the other side)."""
     if len(data) > MAX_BYTES:
         raise CodecError(f"a message of {len(data):,} bytes (at most {MAX_BYTES:,})")
-    decoder = _Decoder(data, handle, ref, containers, max_depth)
+    decoder = _Decoder(data, handle, ref, containers, max_depth, made)
     try:
         value = decoder.value(0)
     except CodecError:

@@ -102,8 +102,8 @@ class Host:
             ):
                 if isinstance(value, kinds):
                     return None, base(value)
-        if (getattr(kind, "__module__", ""), getattr(kind, "__qualname__", "")) in codec.DICT_LIKE:
-            return None, dict(dict.items(value))
+        if isinstance(value, (str, int, float)) and _plain_subclass(kind):  # a str subclass: its value
+            return None, next(base for base in (str, int, float) if isinstance(value, base))(value)
         return b"H", self.describe(value)
 
     def handle_of(self, value):
@@ -236,7 +236,21 @@ class Host:
             self.encode(args)
         except Exception:  # noqa: BLE001 (arguments that cannot cross, or break while described)
             args = None
-        return (type(exc), message, args, trace)
+        return (type(exc), message, args, trace, self.attributes(exc))
+
+    def attributes(self, exc):
+        """An exception's own attributes that are plain values (`err.code`), those that cross."""
+        found = {}
+        try:
+            own = dict(vars(exc))
+        except Exception:  # noqa: BLE001 (an exception with no __dict__, or a broken one)
+            return found
+        for name, value in own.items():
+            if type(name) is not str or name.startswith("_"):
+                continue
+            if _crosses(value):
+                found[name] = value
+        return found
 
     def run(self, op, target, args, kwargs):
         ops = protocol.Op
@@ -307,8 +321,30 @@ class Host:
         module it has; the site folders and the brick's own come after the standard library),
         with its entry point when one is named (None when it has none)."""
         sys.path[:] = [*sys.path, *paths, folder]
+        # the host starts in the check's folder; the brick's is made for it once the check came
+        os.chdir(folder)
+        os.environ["HOME"] = os.environ["TMPDIR"] = folder
         module = _load(name, path)
         return (module, getattr(module, entry, None) if entry else None)
+
+
+def _crosses(value):
+    """Whether a value crosses as a value (no handle: nothing of the brick's kept for it)."""
+    try:
+        codec.encode(value)
+    except Exception:  # noqa: BLE001 (a value that does not cross as a value, or breaks while read)
+        return False
+    return True
+
+
+def _plain_subclass(kind):
+    """Whether a subclass of str, int or float is its value: no enum, no comparison of its own."""
+    enum = sys.modules.get("enum")
+    if enum is not None and issubclass(kind, enum.Enum):
+        return False
+    return not any(
+        name in vars(klass) for klass in kind.__mro__ if klass.__module__ != "builtins" for name in protocol.COMPARED
+    )
 
 
 def _function_types():
@@ -487,12 +523,36 @@ def _harden():
         return
 
 
+def _below_init(control_fd):
+    """Where the fence starts the server as the first process of its namespace (pid 1, whose
+    signals the kernel drops unless it handles them): that process stays a bare init and the
+    server is its child, so a brick's signal to its parent reaches the server (and ends it,
+    which the trusted side sees as the server's end while the brick ran: tampering) instead of
+    being dropped unseen. The init ends as its server does; the namespace's rest goes with it."""
+    if os.getpid() != 1:
+        return
+    server = os.fork()
+    if server == 0:
+        return
+    os.close(control_fd)
+    while True:
+        try:
+            pid, status = os.wait()
+        except ChildProcessError:
+            os._exit(0)
+        except InterruptedError:
+            continue
+        if pid == server:
+            os._exit(os.waitstatus_to_exitcode(status) % 256 if os.WIFEXITED(status) else 128 + os.WTERMSIG(status))
+
+
 def main():
     global codec, protocol
     codec = _beside("codec")
     protocol = _beside("protocol")
     if sys.argv[1] != "--serve":
         raise SystemExit(f"usage: host.pyc --serve CONTROL_FD MARK (got {sys.argv[1:]})")
+    _below_init(int(sys.argv[2]))
     _harden()
     import importlib
 

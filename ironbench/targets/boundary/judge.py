@@ -14,6 +14,7 @@ judge has is refused before it runs.
 import contextlib
 import linecache
 import os
+import secrets
 import select
 import signal
 import socket
@@ -26,6 +27,7 @@ from pathlib import Path
 
 from ironbench.core.kinds import CheckVerdict
 from ironbench.targets.boundary import imports, remote
+from ironbench.targets.boundary.placing import Folder, Planted, place
 from ironbench.targets.boundary.protocol import (
     Answer,
     CheckOrder,
@@ -59,6 +61,7 @@ HOST_START_SECONDS = 60.0  # the host server forks a host in milliseconds; a loa
 EXIT_REPORT_SECONDS = 2.0  # a host that has ended: the time the server gets to report how
 HOST_FOLDER = "brick"  # the brick's copies: the host's working folder, the only one it writes
 NAME_MAX = 255  # bytes of a file's name (Linux)
+PLACE_TRIES = 3  # a folder laid out again when a name in it was taken as it was written
 
 
 @dataclass
@@ -89,14 +92,21 @@ def host_env(folder: str) -> dict[str, str]:
     }
 
 
-def copy_brick(brick: Brick, folder: Path) -> Path:
+def copy_brick(brick: Brick, folder: Folder) -> Path:
     """The brick's copy in `folder`, and the files taken beside it (its own test), written from
-    the bytes the harness took (targets/brick.py): nothing is read from the target's folder here."""
-    copied = folder / brick.name
-    copied.write_bytes(brick.content)
+    the bytes the harness took (targets/brick.py): nothing is read from the target's folder
+    here, and nothing is written through a name that was there before (placing.py)."""
+    copied = folder.write(brick.name, brick.content)
     for name, data in brick.beside:
-        (folder / name).write_bytes(data)
+        folder.write(name, data)
     return copied
+
+
+def decoy_name(module: str) -> str:
+    """The decoy test's file name for a brick's module: `test_MODULE.py`, cut to a name's
+    bytes (a brick's name may be as long as a name can be, in any script)."""
+    name = f"test_{module}".encode()[: NAME_MAX - 3].decode("utf-8", "ignore")
+    return f"{name}.py"
 
 
 class ForkedHost:
@@ -155,7 +165,7 @@ class Judge:
         self.mark = mark  # the host server's honeypot (on its command line, which its hosts share)
         self.folder = folder  # the check's folder: the host's, decoys, pytest's scratch
         self.private = private  # the judge's own: the check's files, its output
-        self.host_dir = folder / HOST_FOLDER
+        self.host_dir = folder  # the brick's folder once placed (a fresh one: `_placed`)
         self.module = ""  # the brick's module name, once it is copied in
         self.order: CheckOrder | None = None
         self.imported = imports.Imported(())
@@ -171,13 +181,13 @@ class Judge:
     # -- the host -----------------------------------------------------------------------------
 
     def prepare(self) -> None:
-        """The folder laid out and the host started, waiting for its first request."""
-        self.host_dir.mkdir()
+        """The host started, waiting for its first request (in the check's folder: nothing is
+        written there before the check comes, and then only in a folder made for it)."""
         self.start_host()
 
     def start_host(self) -> Session:
         """Ask the host server for a fresh host in this check's folder, on pipes of its own."""
-        folder = str(self.host_dir)
+        folder = str(self.folder)
         request_r, request_w = os.pipe()
         reply_r, reply_w = os.pipe()
         out_r, out_w = os.pipe()
@@ -266,19 +276,32 @@ class Judge:
         refused = imports.refusal(brick.module, self.imported)
         if refused is not None:
             return refused
-        copied = copy_brick(brick, self.host_dir)
-        self.module = copied.name.removesuffix(".py")
-        decoys = self.folder / DECOY_FOLDER
-        decoys.mkdir()
-        decoy = (
-            decoys / f"{f'test_{self.module}'[: NAME_MAX - 3]}.py"
-        )  # (a brick's name may be as long as a name can be)
-        decoy.write_text(DECOY, encoding="utf-8")
+        self.module = brick.module
+        self.host_dir = self._lay_out(brick)
+        decoy = self.host_dir.parent / DECOY_FOLDER / decoy_name(self.module)
         self.decoys = [str(decoy)]
         self.watch = Watch(self.decoys)
         if self.session is not None and self.session.process.poll() is not None:
             self.start_host()  # the host waiting for this check ended before it had a brick: a fresh one
         return None
+
+    def _lay_out(self, brick: Brick) -> Path:
+        """The brick's folder (its copies) beside the decoys' folder, laid out where no brick
+        reaches and moved into the check's folder under a fresh name: the brick's folder. A
+        name found taken (another brick's process planted it as the judge wrote) and the folder
+        is laid out again under another fresh name."""
+
+        def lay_out(folder: Folder) -> None:
+            copy_brick(brick, folder.folder(HOST_FOLDER))
+            folder.folder(DECOY_FOLDER).write(decoy_name(brick.module), DECOY.encode())
+
+        for attempt in range(PLACE_TRIES):
+            try:
+                return place(self.private, self.folder, lay_out) / HOST_FOLDER
+            except Planted:
+                if attempt == PLACE_TRIES - 1:
+                    raise
+        raise AssertionError("unreachable")
 
     def _bound(self) -> frozenset[str]:
         """The names the check's `import` statements bind (read when a star import needs them)."""
@@ -361,20 +384,18 @@ class Judge:
 
         order = self.order
         assert order is not None
-        checks = self.private / "checks"
-        for name, text in order.files.items():
-            written = checks / name
-            written.parent.mkdir(parents=True, exist_ok=True)
-            written.write_text(text, encoding="utf-8")
-            self.check_files[str(written)] = text
-        ini = self.private / "pytest.ini"
-        ini.write_text("[pytest]\n", encoding="utf-8")
+        with Folder.open(self.private) as private:
+            checks = private.folder("checks")
+            for name, text in order.files.items():
+                self.check_files[str(checks.write(name, text.encode("utf-8")))] = text
+            ini = private.write("pytest.ini", b"[pytest]\n")
+            checks_path = checks.path
         # the check's own files, watched whenever the check is not reading them (before its run,
         # and after pytest collected them); its folders only before its run (once on sys.path,
         # any import lists them)
-        folders = Watch([str(self.private), str(checks)])
+        folders = Watch([str(self.private), str(checks_path)])
         files = Watch(list(self.check_files))
-        prefix = str(checks) + os.sep
+        prefix = str(checks_path) + os.sep
         remote.scoped_import(
             self.module,
             proxy,
@@ -387,7 +408,7 @@ class Judge:
         folders.close()
         args = [
             "-c", str(ini), "--rootdir", str(self.private), "-p", "no:cacheprovider", "--noconftest",
-            "-q", "--color=no", "--basetemp", str(self.folder / "scratch"), *_collected(checks, order.files),
+            "-q", "--color=no", "--basetemp", str(self.host_dir.parent / f"scratch-{secrets.token_hex(8)}"), *_collected(checks_path, order.files),
         ]  # fmt: skip
         os.environ.pop("PYTEST_ADDOPTS", None)
         try:

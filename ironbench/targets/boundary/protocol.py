@@ -92,7 +92,8 @@ class Op:
     """What a judge asks of a host. A request is (op, target, args, kwargs): `target` a handle
     (None for IMPORT); the reply is (OK, value, updates), (RAISED, exception, updates) or
     (REFUSED, why). `updates`: the argument containers the brick changed in place, as
-    (position, contents); an exception: (class, message, args, traceback)."""
+    (position, contents); an exception: (class, message, args, traceback, its own
+    attributes that cross as values)."""
 
     IMPORT = "import"  # args (path, module name, site folders, folder, entry point): (module, entry or None)
     GETATTR = "getattr"  # (name,)

@@ -19,6 +19,7 @@ host ended, how; an answer that cannot cross; evidence of tampering), notes, the
 
 import builtins
 import codecs
+import contextlib
 import importlib
 import os
 import selectors
@@ -56,6 +57,12 @@ FACTS_CAP = 20  # facts of one verdict kept (and notes)
 LOCAL_ONLY = frozenset({"__test__", "pytestmark", "__wrapped__", "__signature__", "__pytest_wrapped__"})
 # Names a star import from the brick never brings into a check module: pytest reads them there.
 RESERVED = frozenset({"pytestmark", "pytest_plugins", "__test__"})
+# What a test runner calls in a test module by its name, with the module or a test function (the
+# check's own, which cannot cross): a brick's function of that name is never bound by a star
+# import (else the check would fail on what the brick chose, as the harness's fault).
+XUNIT = frozenset(
+    {"setup_module", "teardown_module", "setUpModule", "tearDownModule", "setup_function", "teardown_function"}
+)
 _ORDER = {"lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 # Modules whose exception classes are a test runner's outcomes (a skip, a quit): the brick's
 # are never taken for them, and raising one is evidence.
@@ -163,6 +170,9 @@ class Session:
         self.class_ids: dict[type, int] = {}  # a mirrored exception class -> its host id
         self.types: dict[tuple[str, str, str], type] = {}
         self.probed: dict[tuple[int, str], object] = {}  # (handle id, operator) -> what the host said
+        # ids of the containers made of the brick's answers (an id reused by a container of the
+        # check's once one is gone counts as the brick's: the check's fault is never presumed)
+        self.made: set[int] = set()
         self.selector = selectors.DefaultSelector()
         os.set_blocking(request_fd, False)
         os.set_blocking(reply_fd, False)
@@ -180,7 +190,8 @@ class Session:
         try:
             payload = codec.encode((op, target, args, kwargs or {}), self._fallback, track=track, subclasses=True)
         except codec.Unencodable as exc:
-            if isinstance(exc, codec.TooLarge | codec.TooDeep | _BrickValue):  # it may be the brick's making
+            brick_made = isinstance(exc, codec.TooLarge | codec.TooDeep) and self._holds_the_bricks((args, kwargs))
+            if isinstance(exc, _BrickValue) or brick_made:  # the brick's making: its answer
                 self.findings.add("wrong", f"what the check passes to the brick ({op}) cannot cross: {exc}")
             else:  # what the check itself made: a check this boundary cannot run
                 self.findings.add(
@@ -191,10 +202,32 @@ class Session:
         with self.lock:
             reply = self._exchange(frame(payload), op)
         try:
-            answer = codec.decode(reply, self._handle, ref=lambda k: track[k] if 0 <= k < len(track) else self._bad(k))
+            answer = codec.decode(
+                reply, self._handle, ref=lambda k: track[k] if 0 <= k < len(track) else self._bad(k), made=self.made
+            )
             return self._answer(answer, track, op)
         except codec.CodecError as exc:
             return self._broken(f"the brick's process answered {op} with a malformed reply: {exc}")
+
+    def _holds_the_bricks(self, value: object) -> bool:
+        """Whether `value` holds a container made of the brick's answers or an object of the
+        brick's (what it passes back may be too large or too deep by the brick's making, never
+        by the check's alone)."""
+        seen: set[int] = set()
+        stack = [value]
+        while stack:
+            item = stack.pop()
+            if id(item) in seen:
+                continue
+            seen.add(id(item))
+            if id(item) in self.made or _session_of(item) is self:
+                return True
+            if isinstance(item, dict):
+                stack.extend(dict.keys(item))
+                stack.extend(dict.values(item))
+            elif isinstance(item, list | tuple | set | frozenset):
+                stack.extend(item)
+        return False
 
     def probe(self, handle: "RemoteObject", name: str) -> object:
         """What the brick's own type says of its object against a fresh one (True, False, None),
@@ -438,16 +471,21 @@ class Session:
     def _exception(self, info: object, op: str) -> BaseException:
         if (
             type(info) is not tuple
-            or len(info) != 4
+            or len(info) != 5
             or not (isinstance(info[0], type) and issubclass(info[0], BaseException))
             or type(info[1]) is not str
             or not (info[2] is None or type(info[2]) is tuple)
             or type(info[3]) is not str
+            or type(info[4]) is not dict
         ):
-            raise codec.CodecError("an exception is (class, message, args, traceback)")
-        cls, message, args, trace = info
+            raise codec.CodecError("an exception is (class, message, args, traceback, attributes)")
+        cls, message, args, trace, attributes = info
         cls = _safe_base(cls)
         exc = _instance(cls, args, message)
+        for name, value in attributes.items():  # its own plain attributes (`err.code`), never machinery
+            if type(name) is str and name.isidentifier() and not name.startswith("_") and not hasattr(cls, name):
+                with contextlib.suppress(AttributeError, TypeError):
+                    setattr(exc, name, value)
         vars(exc)[BRICK_RAISED] = True
         if trace:
             exc.add_note(f"(raised in the brick's process)\n{trace.rstrip()}")
@@ -596,8 +634,15 @@ class RemoteObject:
         return object.__hash__(self)
 
     def __bool__(self) -> bool:
+        """True, as any object, unless its type has a length and no __bool__ of its own: then
+        its length says, as len() does (a brick's answer like any other). Its own __bool__ is
+        not consulted (noted)."""
         overrides = object.__getattribute__(self, "_overrides")
-        self._unconsulted("__bool__" if "__bool__" in overrides else "__len__", "", False, "")
+        if "__bool__" in overrides:
+            self._unconsulted("__bool__", "", False, "")
+            return True
+        if "__len__" in overrides:
+            return len(self) != 0
         return True
 
     def __len__(self) -> int:
@@ -783,14 +828,14 @@ class BrickModule(types.ModuleType):
 
     def exported(self, bound: dict, imported: Callable[[], frozenset[str]]) -> dict[str, object]:
         """What `from BRICK import *` binds in a module whose names are `bound`: only what the
-        brick defines (no module, no class or function it imported), never a name the module
-        (or the builtins) already binds. A brick object exported under the name of a module
+        brick defines (no module, no class or function it imported, no test runner's hook),
+        never a name the module (or the builtins) already binds. A brick object exported under the name of a module
         the check imports is evidence of tampering."""
         session, handle = vars(self)["_ironbench_remote"]
         found = {}
         imported_names = imported()
         for name in self._public(session, handle):
-            if name.startswith("__") and name.endswith("__"):
+            if (name.startswith("__") and name.endswith("__")) or name in XUNIT:
                 continue  # a module's own machinery (`__getattr__` would answer pytest's probes of the test module)
             taken = name in bound or name in vars(builtins)
             if taken and name not in imported_names:

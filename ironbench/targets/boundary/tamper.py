@@ -23,6 +23,7 @@ _VERDICT_LINE = re.compile(
     rb"IRONBENCH-CHECK-[0-9a-f]{32} (correct|wrong|no_entry_point|import_error|timeout|harness_fault|tampered)\b"
 )
 _IN_OPEN = 0x20
+_IN_DONT_FOLLOW = 0x02000000  # a decoy swapped for a link watches nothing else
 _IN_NONBLOCK = 0o4000
 _IN_CLOEXEC = 0o2000000
 _EVENT = struct.Struct("iIII")
@@ -111,7 +112,7 @@ class Watch:
             return
         self.fd = fd
         for path in paths:
-            wd = libc.inotify_add_watch(fd, os.fsencode(path), _IN_OPEN)
+            wd = libc.inotify_add_watch(fd, os.fsencode(path), _IN_OPEN | _IN_DONT_FOLLOW)
             if wd >= 0:
                 self.paths[wd] = path
 

@@ -74,6 +74,38 @@ class RemoteEnum(_Made):
         text = session_of(self).request(Op.FORMAT, self, (spec,))
         return text if type(text) is str else repr(self)
 
+    def _combined(self, name: str, other: object = None, unary: bool = False) -> object:
+        """A flag's combination with another member of its class (`|`, `&`, `^`, `~`, `in`),
+        as its class makes it (the brick's, as in plain Python: its own members); a member of
+        an enum that is no flag has none."""
+        if not unary and type(other) is not type(self):
+            return NotImplemented
+        try:
+            return session_of(self).request(Op.CALLMETHOD, self, (name,) if unary else (name, other))
+        except AttributeError:
+            return NotImplemented
+
+    def __or__(self, other: object) -> object:
+        return self._combined("__or__", other)
+
+    def __and__(self, other: object) -> object:
+        return self._combined("__and__", other)
+
+    def __xor__(self, other: object) -> object:
+        return self._combined("__xor__", other)
+
+    def __invert__(self) -> object:
+        found = self._combined("__invert__", unary=True)
+        if found is NotImplemented:
+            raise TypeError(f"bad operand type for unary ~: {type(self).__qualname__!r}")
+        return found
+
+    def __contains__(self, other: object) -> bool:
+        found = self._combined("__contains__", other)
+        if found is NotImplemented or type(found) is not bool:
+            raise TypeError(f"argument of type {type(self).__qualname__!r} is not a container of its members")
+        return found
+
 
 def session_of(value: object) -> "Session":
     return vars(value)[_SESSION]

@@ -147,6 +147,7 @@ class HostServer:
     control: socket.socket
     mark: str
     program: Path
+    folders: Path  # where its hosts' folders are made: its own, shared with no other server's hosts
 
 
 class Zygote:
@@ -171,6 +172,10 @@ class Zygote:
         for name, code in host_program().items():
             (program / name).write_bytes(code)
         mark = f"{MARK_PREFIX}{uuid.uuid4().hex}"
+        # a folder of its own for its hosts' folders: a brick of another zygote's check (run at the
+        # same time) cannot list, open or plant in this one's (a decoy opened by another brick
+        # would be evidence against the wrong one)
+        folders = Path(tempfile.mkdtemp(prefix="ironbench-hosts-", dir=setup.root))
         launch = HostLaunch(
             argv=(setup.python, "-s", "-S", "-P", str(program / "host.pyc"), "--serve", str(theirs.fileno()), mark),
             cwd=str(program),
@@ -179,13 +184,13 @@ class Zygote:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             reads=(str(program), *setup.paths),
-            writes=(setup.root or tempfile.gettempdir(),),
+            writes=(str(folders),),
         )
         try:
             process = launch_host(launch, setup.launcher)
         finally:
             theirs.close()
-        return HostServer(process, mine, mark, program)
+        return HostServer(process, mine, mark, program, folders)
 
     def stop_server(self) -> None:
         server, self.server = self.server, None
@@ -198,6 +203,7 @@ class Zygote:
             procs.kill_tree(server.process.pid)
             server.process.wait()
         shutil.rmtree(server.program, ignore_errors=True)
+        shutil.rmtree(server.folders, ignore_errors=True)
 
     def ensure(self, setup: Setup) -> HostServer:
         """A host server for `setup` (a new one when the setup changed or the last one ended)."""
@@ -216,7 +222,7 @@ class Zygote:
 
     def fork(self, setup: Setup, running: Waiting | None = None) -> Waiting:
         server = self.ensure(setup)
-        folder = Path(tempfile.mkdtemp(prefix="ironbench-check-", dir=setup.root))
+        folder = Path(tempfile.mkdtemp(prefix="ironbench-check-", dir=server.folders))
         private = Path(tempfile.mkdtemp(dir=self.root))
         order_r, order_w = os.pipe()
         result_r, result_w = os.pipe()

@@ -1,6 +1,7 @@
 """Checks through the front door: `ironbench run humaneval`, a suite's own checks, `ironbench check`."""
 
 import json
+import shlex
 import sqlite3
 import sys
 from pathlib import Path
@@ -228,7 +229,7 @@ def test_a_bad_check_is_one_line_and_nothing_written(tmp_path, check, message):
     suite = tmp_path / "suite.yaml"
     cases = [{"id": "one", "instruction": "Write a function named one.", "check": check}]
     suite.write_text(yaml.safe_dump({"suite_id": "bad", "mode": "baseline", "cases": cases}))
-    result = cli("run", str(suite), "--target", " ".join(SCRIPTED_TARGET), "--out", str(tmp_path / "out"), "-q")
+    result = cli("run", str(suite), "--target", shlex.join(SCRIPTED_TARGET), "--out", str(tmp_path / "out"), "-q")
     assert result.returncode == 2, result.stderr
     assert len(result.stderr.strip().splitlines()) == 1 and message in result.stderr
     assert not (tmp_path / "out").exists()

@@ -1,4 +1,5 @@
 import json
+import shlex
 import sqlite3
 
 import pytest
@@ -173,7 +174,14 @@ def test_a_target_that_cannot_start_stops_the_run_with_its_stderr(tmp_path):
     suite = write_suite(tmp_path / "s.yaml", make_suite({"a": 3, "b": 3}))
     out = tmp_path / "out"
     missing = tmp_path / "missing.py"
-    result = cli("run", str(suite), "--target", f"{sys.executable} {missing} {{instruction}}", "--out", str(out))
+    result = cli(
+        "run",
+        str(suite),
+        "--target",
+        f"{shlex.join([sys.executable, str(missing)])} {{instruction}}",
+        "--out",
+        str(out),
+    )
     assert result.returncode == 1, result.stderr
     assert "Traceback" not in result.stderr
     assert "the target cannot start. Its first 3 invocations exited with code 2" in result.stderr

@@ -6,6 +6,7 @@ credential line; `ironbench sandbox` and its shell. No secret's value is ever pr
 
 import json
 import os
+import shlex
 import socket
 import sqlite3
 import sys
@@ -182,7 +183,7 @@ def test_quiet_names_a_broken_check(tmp_path):
     folder = tmp_path / "suite"
     folder.mkdir()
     result = cli(
-        "run", str(proven_suite(folder)), "--target", " ".join(SCRIPTED_TARGET), "--out", str(tmp_path / "out"),
+        "run", str(proven_suite(folder)), "--target", shlex.join(SCRIPTED_TARGET), "--out", str(tmp_path / "out"),
         "-q", "--no-report",
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
@@ -223,7 +224,13 @@ def test_ironbench_sandbox_says_what_a_target_would_see(tmp_path, home):
     assert SECRET not in text and "fast" not in text  # names, never values
     seen = json.loads(
         cli(
-            "sandbox", "--target", f"{sys.executable} {AGENT} {{instruction}}", *args, "--json", env=env, check=True
+            "sandbox",
+            "--target",
+            f"{shlex.join([sys.executable, str(AGENT)])} {{instruction}}",
+            *args,
+            "--json",
+            env=env,
+            check=True,
         ).stdout
     )
     assert seen["level"] == LEVEL and seen["target"][:2] == [sys.executable, str(AGENT)]

@@ -5,6 +5,7 @@ is ever `correct`: `tampered` where the harness can tell, else `wrong`. Honest b
 the check's imports, its values, its loop, a harness fault of their own making; and of honest
 value types (a dataclass, a named tuple, enums) that must be `correct`, never `tampered`."""
 
+import shlex
 import sqlite3
 import sys
 import time
@@ -190,7 +191,7 @@ def gallery(tmp_path_factory) -> tuple[Path, str]:
 def run_gallery(suite: Path, target: Path) -> tuple[Path, str]:
     """`ironbench run` of a gallery's suite with its target: the output folder and the run's id."""
     out = suite.parent / "out"
-    argv = f"{sys.executable} {target} {{instruction}}"
+    argv = f"{shlex.join([sys.executable, str(target)])} {{instruction}}"
     result = cli("run", str(suite), "--target", argv, "--out", str(out), "-q", "--no-report", "--jobs", "2")
     assert result.returncode in (0, 1), result.stderr
     return out, result.stdout.strip()

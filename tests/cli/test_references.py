@@ -2,6 +2,7 @@
 verdicts harness faults, `ironbench check --references`, timeouts calibrated on the reference."""
 
 import json
+import shlex
 import sqlite3
 from pathlib import Path
 
@@ -64,7 +65,7 @@ def proven_suite(folder: Path, typo: bool = True, **fields) -> Path:
 
 
 def run(out: Path, suite: Path, *args: str) -> tuple[str, str]:
-    result = cli("run", str(suite), "--target", " ".join(SCRIPTED_TARGET), "--out", str(out), "--no-report", *args)
+    result = cli("run", str(suite), "--target", shlex.join(SCRIPTED_TARGET), "--out", str(out), "--no-report", *args)
     assert result.returncode == 0, result.stderr
     return result.stdout.strip().splitlines()[-1], result.stderr
 

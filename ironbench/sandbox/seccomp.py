@@ -176,6 +176,13 @@ def partial_rules(supervised: bool) -> list[Rule]:
     return rules
 
 
+def host_rules() -> list[Rule]:
+    """What a check's host (the brick's process) is refused besides its host server's fence:
+    binding a socket. At partial the supervisor binds a unix socket for the program, outside the
+    host's own Landlock domain, anywhere the host server may write: in a sibling's folder too."""
+    return _refuse("bind", "a socket's file would be made outside the host's own folder", "EACCES")
+
+
 def numbers(machine: str = MACHINE) -> dict[str, int]:
     """The system calls' numbers on `machine`."""
     return _NR[machine]

@@ -71,6 +71,25 @@ def _alive(pid: int) -> bool:
     return raw[raw.rfind(b")") + 2 : raw.rfind(b")") + 3] not in (b"Z", b"X")
 
 
+def stopped(pid: int) -> bool:
+    """Whether `pid` is stopped (SIGSTOP, SIGTSTP..., or a tracer's stop): it runs nothing until
+    it is continued."""
+    try:
+        with open(f"{_PROC}/{pid}/stat", "rb") as handle:
+            raw = handle.read()
+    except OSError:
+        return False
+    return raw[raw.rfind(b")") + 2 : raw.rfind(b")") + 3] in (b"T", b"t")
+
+
+def children(pid: int) -> list[int]:
+    """`pid`'s children (from one scan of /proc where the kernel has no children file)."""
+    found = _children(pid)
+    if found is None:
+        return [child for child, parent in _parents().items() if parent == pid]
+    return found
+
+
 def _scanned(pid: int) -> list[int]:
     """Every live process below `pid`, from one scan of /proc (zombies are not counted)."""
     children: dict[int, list[int]] = {}

@@ -501,11 +501,9 @@ def contain(folder, host_filter):
     host; then `host_filter` (seccomp.host_rules, assembled by the harness). OSError when the
     kernel refuses; a kernel without Landlock gets the filter only."""
     import ctypes
-    import platform
     import struct
 
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.syscall.restype = ctypes.c_long
+    libc = _libc()
 
     def check(result, what):
         if result < 0:
@@ -544,7 +542,7 @@ def contain(folder, host_filter):
 
         buffer = ctypes.create_string_buffer(host_filter, len(host_filter))
         program = Program(len(host_filter) // 8, ctypes.cast(buffer, ctypes.c_void_p))
-        check(libc.syscall(_SECCOMP[platform.machine()], 1, 0, ctypes.byref(program)), "seccomp")
+        check(libc.syscall(_SECCOMP[os.uname().machine], 1, 0, ctypes.byref(program)), "seccomp")
 
 
 def _harden():
@@ -576,8 +574,25 @@ def main():
         here = os.path.dirname(os.path.abspath(sys.argv[0]))
         with open(os.path.join(here, HOST_FILTER), "rb") as handle:
             host_filter = handle.read()
+        _libc()  # loaded here, once: a host only uses it
+        import struct  # noqa: F401  (imported here, once, for the same reason)
+
         _can_contain(here, host_filter)
     Server(int(sys.argv[2]), contained, host_filter).run()
+
+
+_LIBC = []
+
+
+def _libc():
+    """The C library, loaded once by the server (each host, a fork, has it loaded)."""
+    if not _LIBC:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.syscall.restype = ctypes.c_long
+        _LIBC.append(libc)
+    return _LIBC[0]
 
 
 def _can_contain(folder, host_filter):

@@ -581,7 +581,7 @@ def main():
     Server(int(sys.argv[2]), contained, host_filter).run()
 
 
-_LIBC = []
+_LIBC: list = []  # the C library, once loaded
 
 
 def _libc():

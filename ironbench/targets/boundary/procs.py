@@ -62,24 +62,24 @@ def descendants(pid: int) -> list[int]:
     return [child for child in found if _alive(child)]
 
 
-def _alive(pid: int) -> bool:
+def state(pid: int) -> bytes:
+    """`pid`'s state letter in /proc (R, S, T, Z...; b"" when there is no such process)."""
     try:
         with open(f"{_PROC}/{pid}/stat", "rb") as handle:
             raw = handle.read()
     except OSError:
-        return False
-    return raw[raw.rfind(b")") + 2 : raw.rfind(b")") + 3] not in (b"Z", b"X")
+        return b""
+    return raw[raw.rfind(b")") + 2 : raw.rfind(b")") + 3]
+
+
+def _alive(pid: int) -> bool:
+    return state(pid) not in (b"", b"Z", b"X")
 
 
 def stopped(pid: int) -> bool:
     """Whether `pid` is stopped (SIGSTOP, SIGTSTP..., or a tracer's stop): it runs nothing until
     it is continued."""
-    try:
-        with open(f"{_PROC}/{pid}/stat", "rb") as handle:
-            raw = handle.read()
-    except OSError:
-        return False
-    return raw[raw.rfind(b")") + 2 : raw.rfind(b")") + 3] in (b"T", b"t")
+    return state(pid) in (b"T", b"t")
 
 
 def children(pid: int) -> list[int]:

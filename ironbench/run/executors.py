@@ -168,14 +168,9 @@ def run_invocation(
         )
         output = f"{result.stdout}\n{result.stderr}"
         denied = fence.denials(output, work.group.instruction, not outcome.success, workdir, env, result.fence_seen)
-        if outcome.infra_error is not None:
-            seen = None if fence_caused(denied) else backend_unreachable(fence)  # else its fence kept it from it
-            if seen is None:  # the harness reaches its backend: the failure is the target's own
-                outcome = parse_outcome(
-                    result.exit_code, result.stdout, ruleset, timed_out=result.timed_out, backend=False
-                )
-            else:
-                outcome = replace(outcome, infra_error=f"{outcome.infra_error} ({seen})")
+        if outcome.infra_error is not None and (fence_caused(denied) or backend_unreachable(fence) is None):
+            # its fence kept it from its backend, or ironbench reaches that backend: its own failure
+            outcome = parse_outcome(result.exit_code, result.stdout, ruleset, timed_out=result.timed_out, backend=False)
         observed = lost or (backend_failure(calls or ()) if replay is None else None)
         if observed is not None:
             outcome = replace(outcome, success=False, failure_stage=INFRA_STAGE, brick_path=None, infra_error=observed)

@@ -15,6 +15,8 @@ import pytest
 import yaml
 
 from ironbench.gateway.backends import backend_error
+from ironbench.run.executors import backend_unreachable
+from ironbench.sandbox import Endpoint, SandboxPolicy, fence_for
 from tests.conftest import REPO, cli
 
 ADD = {"entry_point": "add", "python": "def check(candidate):\n    assert candidate(2, 3) == 5\n"}
@@ -89,11 +91,11 @@ def test_a_printed_connection_error_with_its_backend_down_is_an_infrastructure_e
     closed.bind(("127.0.0.1", 0))
     port = closed.getsockname()[1]
     closed.close()  # nothing listens there
+    assert backend_unreachable(fence_for(SandboxPolicy(allow_net=(Endpoint("127.0.0.1", port),)))) is not None
     runs, superseded = _run(tmp_path, "--allow-net", f"127.0.0.1:{port}")
     [(infra_error, stage)] = superseded
     assert stage == "infra_error"
-    assert infra_error.startswith("[!] Error connecting to Ollama")
-    assert f"ironbench could not reach 127.0.0.1:{port} either" in infra_error
+    assert infra_error == "[!] Error connecting to Ollama: Connection error"
     assert runs == [(None, None)]  # the re-run succeeded
 
 

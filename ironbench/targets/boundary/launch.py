@@ -109,11 +109,3 @@ def host_program() -> dict[str, bytes]:
         header = importlib.util.MAGIC_NUMBER + (1).to_bytes(4, "little") + importlib.util.source_hash(source)
         compiled[f"{name}.pyc"] = header + marshal.dumps(code)
     return compiled
-
-
-@cache
-def host_filter() -> bytes:
-    """The seccomp filter each host of a fenced host server adds to its own (seccomp.host_rules)."""
-    from ironbench.sandbox.seccomp import assemble, host_rules
-
-    return assemble(host_rules())

@@ -40,7 +40,6 @@ from ironbench.targets.boundary.launch import (
     FENCED,
     HOST_FILTER,
     HostLaunch,
-    host_filter,
     host_program,
     launch_host,
 )
@@ -204,6 +203,8 @@ class Zygote:
         mark = f"{MARK_PREFIX}{uuid.uuid4().hex}"
         contain: tuple[str, ...] = ()
         if setup.launcher.startswith(FENCED):  # each host fenced in its own folder as well
+            from ironbench.sandbox import host_filter
+
             (program / HOST_FILTER).write_bytes(host_filter())
             contain = (CONTAIN,)
         serve = ("--serve", str(theirs.fileno()), mark, *contain)

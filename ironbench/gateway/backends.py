@@ -1,6 +1,7 @@
 """Who answers a request: an `llm` model (the served one, or the one a requested name maps
 to), or an invocation's recorded calls, in order. llm is imported only to serve a model."""
 
+import re
 import threading
 import time
 from collections.abc import Iterator, Mapping
@@ -8,7 +9,7 @@ from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
 from typing import Any
 
-from ironbench.core.model_calls import counted_tokens
+from ironbench.core.model_calls import BACKEND, REQUEST, counted_tokens
 from ironbench.gateway.protocol import ModelRequest, Usage, generation_options
 
 REPLAY_MODEL = "replay"  # the served model of a call answered from a recording
@@ -65,12 +66,25 @@ class ReplayMissing(Exception):
 
 
 class BackendError(Exception):
-    """The model failed to answer: an infrastructure error for the invocation that asked."""
+    """The model failed to answer: an infrastructure error for the invocation that asked, unless
+    it refused the request for what the request holds (`request`: the target's own failure)."""
 
-    def __init__(self, message: str, status: int = 502, retry_after: float | None = None) -> None:
+    def __init__(
+        self, message: str, status: int = 502, retry_after: float | None = None, request: bool = False
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.retry_after = retry_after
+        self.request = request
+
+
+# What a backend answers about the request itself: malformed (400), too large (413), not
+# processable (422), or a prompt beyond the model's context (a local model says so without a
+# status: "Requested tokens (40031) exceed context window of 2048").
+REQUEST_STATUSES = (400, 413, 422)
+_BEYOND_CONTEXT = re.compile(
+    r"context (window|length)|maximum context|too many tokens|prompt is too long|input is too long", re.IGNORECASE
+)
 
 
 def _retry_after(exc: BaseException) -> float | None:
@@ -96,12 +110,16 @@ def _retry_after(exc: BaseException) -> float | None:
 
 def backend_error(exc: BaseException) -> BackendError:
     """Any exception of a model plugin as a BackendError: a 429 stays a 429 (with its
-    Retry-After), anything else is 502: the gateway's upstream failed."""
+    Retry-After); a refusal of what the request holds (REQUEST_STATUSES, a prompt beyond the
+    context) is the request's (400 unless the backend said which); anything else is 502: the
+    gateway's upstream failed."""
     status = getattr(exc, "status_code", None) or getattr(getattr(exc, "response", None), "status_code", None)
     text = " ".join(str(exc).split())[:500] or "no detail"
     message = f"{type(exc).__name__}: {text}"
     if status == 429:
         return BackendError(message, 429, _retry_after(exc))
+    if status in REQUEST_STATUSES or (status is None and _BEYOND_CONTEXT.search(text)):
+        return BackendError(message, status if status in REQUEST_STATUSES else 400, request=True)
     return BackendError(message)
 
 
@@ -195,8 +213,10 @@ def _accepted(model: Any, wanted: dict[str, Any]) -> dict[str, Any]:
 
 def replayed_answer(recorded: Mapping[str, Any]) -> Answer:
     """A recorded call's answer, served again; a call that failed fails the same way."""
-    if recorded.get("error_kind") == "backend":
-        raise BackendError(str(recorded.get("error")), int(recorded.get("status") or 502), recorded.get("retry_after"))
+    kind = recorded.get("error_kind")
+    if kind in (BACKEND, REQUEST):
+        status = int(recorded.get("status") or 502)
+        raise BackendError(str(recorded.get("error")), status, recorded.get("retry_after"), request=kind == REQUEST)
     text = recorded.get("answer")
     if not isinstance(text, str):
         raise ReplayMissing(

@@ -298,10 +298,11 @@ class Handler(BaseHTTPRequestHandler):
         self._send(200, protocol.whole_answer(request, text, usage, call_id))
 
     def _failed(self, book: Book, index: int, api: str, record: dict[str, Any], exc: BackendError) -> None:
-        """The backend failed before the answer began: its status (a 429 with its Retry-After) to the target."""
+        """The backend failed before the answer began: its status (a 429 with its Retry-After) to
+        the target; a refusal of the request's own content is the request's failure, not the backend's."""
         record.update(retry_after=exc.retry_after)
         headers = {"Retry-After": f"{exc.retry_after:g}"} if exc.retry_after is not None else {}
-        self._refuse(book, index, api, record, str(exc), exc.status, BACKEND, headers)
+        self._refuse(book, index, api, record, str(exc), exc.status, REQUEST if exc.request else BACKEND, headers)
 
     def _refuse(
         self,
@@ -348,7 +349,7 @@ class Handler(BaseHTTPRequestHandler):
             record.update(_tokens(usage))
             self._chunk(protocol.stream_end(request, usage, call_id))
         except BackendError as exc:
-            record.update(error=str(exc), error_kind=BACKEND, status=exc.status)
+            record.update(error=str(exc), error_kind=REQUEST if exc.request else BACKEND, status=exc.status)
             self._chunk(protocol.stream_error(request.api, str(exc)))
         except OSError:  # the target hung up: what it was sent is what it got
             record.update(error="the target closed the connection", error_kind=ABANDONED)

@@ -123,11 +123,16 @@ def run_invocation(
     own root (IRONBENCH_WORKDIRS or ./ironbench-workdirs); then the worker's own secrets are
     redacted too, and the directory is named with the worker's host.
 
-    With a `setup.gateway` the target's environment points its model clients at an address of
-    this invocation's own, and its calls come back with it; a backend error the gateway saw
-    makes the invocation an infrastructure error, whatever the target printed. `replay`
-    (the recorded calls, in order) answers them instead of a model: then no backend can
-    fail, and no printed line makes an infrastructure error."""
+    An infrastructure error is the harness's own evidence, never what the target printed
+    alone. With a `setup.gateway` the target's environment points its model clients at an
+    address of this invocation's own, and its calls come back with it: a backend error the
+    gateway saw makes the invocation an infrastructure error, whatever the target printed, and
+    a printed one makes none (a refusal of the request's own content is the target's). `replay`
+    (the recorded calls, in order) answers them instead of a model: then no backend can fail.
+    Without a gateway, a line the rules call a backend failure counts only when the harness
+    cannot reach the target's backend either as the invocation ends (`backend_unreachable`);
+    otherwise, and when the fence kept the target from it, the failure is the target's, by its
+    stage."""
     remote = setup.root is None
     root, redactor = setup.root, setup.redactor
     if root is None:
@@ -160,11 +165,12 @@ def run_invocation(
         outcome = UNKNOWN
     else:  # a timed-out run keeps what it printed before the kill
         outcome = parse_outcome(
-            result.exit_code, result.stdout, ruleset, timed_out=result.timed_out, backend=replay is None
+            result.exit_code, result.stdout, ruleset, timed_out=result.timed_out, backend=gateway is None
         )
         output = f"{result.stdout}\n{result.stderr}"
         denied = fence.denials(output, work.group.instruction, not outcome.success, workdir, env, result.fence_seen)
-        if outcome.infra_error is not None and fence_caused(denied):  # its fence kept it from its backend
+        if outcome.infra_error is not None and (fence_caused(denied) or backend_unreachable(fence) is None):
+            # its fence kept it from its backend, or ironbench reaches that backend: its own failure
             outcome = parse_outcome(result.exit_code, result.stdout, ruleset, timed_out=result.timed_out, backend=False)
         observed = lost or (backend_failure(calls or ()) if replay is None else None)
         if observed is not None:
@@ -184,6 +190,34 @@ def run_invocation(
     named = replace(result, stdout_path=f"{host}:{result.stdout_path}", stderr_path=f"{host}:{result.stderr_path}")
     told = _first_use(fence, argv)
     return Ran(named, outcome, debug_present, f"{host}:{workdir}", brick, calls, found, checked, told, refused, denied)
+
+
+OLLAMA_HOST = "OLLAMA_HOST"  # where Ollama's clients find it (default OLLAMA_DEFAULT)
+OLLAMA_DEFAULT = Endpoint("127.0.0.1", 11434)
+PROBE_SECONDS = 2.0
+
+
+def backend_endpoints(fence: Fence) -> tuple[Endpoint, ...]:
+    """Where a target without the gateway finds its backend: the endpoints the run allows it,
+    else Ollama's (this process's OLLAMA_HOST, else its default port on this machine)."""
+    if fence.policy.allow_net:
+        return fence.policy.allow_net
+    named = os.environ.get(OLLAMA_HOST, "").strip()
+    try:
+        return (Endpoint.of_url(named if "://" in named else f"http://{named}") if named else OLLAMA_DEFAULT,)
+    except IronbenchError:
+        return (OLLAMA_DEFAULT,)
+
+
+def backend_unreachable(fence: Fence) -> str | None:
+    """The harness's own evidence that the target's backend was down as its invocation ended:
+    the first of `backend_endpoints` it cannot connect to either, said (None: every one answers)."""
+    for endpoint in backend_endpoints(fence):
+        try:
+            socket.create_connection((endpoint.host, endpoint.port), timeout=PROBE_SECONDS).close()
+        except OSError as exc:
+            return f"ironbench could not reach {endpoint} either: {exc.strerror or type(exc).__name__}"
+    return None
 
 
 def worker_root() -> str:

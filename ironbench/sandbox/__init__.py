@@ -47,10 +47,12 @@ __all__ = [
 if TYPE_CHECKING:
     from ironbench.sandbox.kernel import not_dumpable as not_dumpable
     from ironbench.sandbox.network import HELPERS as HELPERS
+    from ironbench.sandbox.seccomp import host_filter as host_filter
 
 _EXPORTS = {
     "HELPERS": "network",
     "not_dumpable": "kernel",
+    "host_filter": "seccomp",
 }
 __getattr__ = lazy_exports(__name__, _EXPORTS)
 __all__ += list(_EXPORTS)

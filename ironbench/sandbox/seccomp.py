@@ -12,6 +12,7 @@ import platform
 import socket
 import struct
 from dataclasses import dataclass
+from functools import cache
 
 MACHINE = platform.machine()
 # AUDIT_ARCH_* the filter checks first: a call through another ABI of the machine is refused
@@ -174,6 +175,20 @@ def partial_rules(supervised: bool) -> list[Rule]:
             NOTIFY,
         )
     return rules
+
+
+def host_rules() -> list[Rule]:
+    """What a check's host (the brick's process) is refused besides its host server's fence:
+    binding a socket. At partial the supervisor binds a unix socket for the program, outside the
+    host's own Landlock domain, anywhere the host server may write: in a sibling's folder too."""
+    return _refuse("bind", "a socket's file would be made outside the host's own folder", "EACCES")
+
+
+@cache
+def host_filter() -> bytes:
+    """`host_rules` assembled for this machine (once per process): what each host of a fenced
+    host server adds to its own fence."""
+    return assemble(host_rules())
 
 
 def numbers(machine: str = MACHINE) -> dict[str, int]:

@@ -1,6 +1,6 @@
 """The brick's side of a check: the only processes where the brick's code runs (untrusted).
 
-    python -s -S -P host.pyc --serve CONTROL_FD MARK
+    python -s -S -P host.pyc --serve CONTROL_FD MARK [--contain]
 
 A program, never imported by ironbench: the harness compiles it, codec.py and protocol.py and
 gives the program its own copy of each (they run as they are too). It starts as the *host
@@ -10,7 +10,9 @@ and environment, and its request, reply, stdout, stderr and status descriptors).
 never runs a brick's code; each host is a fresh fork that serves exactly one brick and ends.
 On the status descriptor the server writes the host's pid, then, once it has ended, its exit
 code (negative: the signal that killed it). It is a subreaper: what a brick's process leaves
-behind comes back to it, and is killed.
+behind comes back to it, and is killed. With --contain (a fenced server), each host fences
+itself before its brick is imported (`contain`): it writes only its check's folder, reaches no
+TCP port, binds no socket, and signals neither the server nor a sibling host.
 
 A host answers the requests on its request descriptor on its reply descriptor (protocol.py's
 operations and shapes, codec.py's values): import the brick by its path, then get an attribute,
@@ -38,6 +40,14 @@ WARM = (
 )  # fmt: skip
 PR_SET_DUMPABLE = 4
 PR_SET_CHILD_SUBREAPER = 36
+PR_SET_NO_NEW_PRIVS = 38
+CONTAIN = "--contain"  # after MARK: each host gets a fence of its own (contain())
+HOST_FILTER = "host-filter.bpf"  # beside this program: the seccomp filter each host adds (seccomp.host_rules)
+# Landlock (the same numbers on x86-64 and aarch64): create_ruleset, add_rule, restrict_self; seccomp
+_LANDLOCK = (444, 445, 446)
+_SECCOMP = {"x86_64": 317, "aarch64": 277}
+_FS_READ = 1 | 4 | 8  # execute, read a file, read a folder
+_FS_FILE = 1 | 2 | 4 | (1 << 14) | (1 << 15)  # what a rule on a file may grant: execute, write, read, truncate, ioctl
 
 
 def _load(name, path):
@@ -381,11 +391,13 @@ def serve_one(request_fd, reply_fd):
 class Server:
     """Forks hosts on request; reports each one's pid and end; kills what they leave behind."""
 
-    def __init__(self, control_fd):
+    def __init__(self, control_fd, contained=False, host_filter=b""):
         import signal
         import socket
 
         self.control = socket.socket(fileno=control_fd)
+        self.contained = contained  # each host fenced in its own folder (contain())
+        self.filter = host_filter
         self.hosts = {}  # pid -> its status descriptor
         self.wake_r, wake_w = os.pipe()
         os.set_blocking(wake_w, False)
@@ -459,6 +471,12 @@ class Server:
         os.environ.clear()
         os.environ.update(order.env)
         os.chdir(order.folder)
+        if self.contained:
+            try:
+                contain(os.path.dirname(order.folder), self.filter)
+            except OSError as exc:  # never a brick outside its own fence: no host (its judge says so)
+                os.write(2, f"ironbench: the host could not fence itself: {exc}\n".encode())
+                os._exit(70)
         serve_one(request_fd, reply_fd)
 
     def reap(self):
@@ -511,6 +529,58 @@ class Server:
             return
 
 
+def contain(folder, host_filter):
+    """In a host, before its brick is imported: a Landlock domain of its own, nested in the
+    server's (which only narrows it), that writes only `folder` (the check's: the brick's copy,
+    pytest's scratch) and /dev/null, reaches no TCP port, and signals nothing outside itself
+    (where the kernel scopes signals: Landlock ABI 6), so neither the host server nor a sibling
+    host; then `host_filter` (seccomp.host_rules, assembled by the harness). OSError when the
+    kernel refuses; a kernel without Landlock gets the filter only."""
+    import ctypes
+    import struct
+
+    libc = _libc()
+
+    def check(result, what):
+        if result < 0:
+            code = ctypes.get_errno()
+            raise OSError(code, f"{what}: {os.strerror(code)}")
+        return result
+
+    check(libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
+    create, add, restrict = _LANDLOCK
+    abi = libc.syscall(create, None, ctypes.c_size_t(0), ctypes.c_uint32(1))
+    if abi >= 1:
+        handled = (1 << 16) - 1
+        for below, right in ((5, 1 << 15), (3, 1 << 14), (2, 1 << 13)):  # ioctl on devices, truncate, refer
+            if abi < below:
+                handled &= ~right
+        net = 1 | 2 if abi >= 4 else 0  # binding and connecting TCP: no port allowed
+        scoped = 1 | 2 if abi >= 6 else 0  # abstract unix sockets and signals
+        size = 8 if abi < 4 else 16 if abi < 6 else 24
+        attr = ctypes.create_string_buffer(struct.pack("QQQ", handled, net, scoped)[:size], size)
+        ruleset = check(libc.syscall(create, attr, ctypes.c_size_t(size), ctypes.c_uint32(0)), "landlock ruleset")
+        try:
+            for path, rights in (("/", _FS_READ), (folder, handled), ("/dev/null", _FS_FILE)):
+                fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+                try:
+                    rule = ctypes.create_string_buffer(struct.pack("=Qi", rights & handled, fd), 12)
+                    check(libc.syscall(add, ruleset, 1, rule, 0), f"landlock rule {path}")
+                finally:
+                    os.close(fd)
+            check(libc.syscall(restrict, ruleset, 0), "landlock_restrict_self")
+        finally:
+            os.close(ruleset)
+    if host_filter:
+
+        class Program(ctypes.Structure):
+            _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+        buffer = ctypes.create_string_buffer(host_filter, len(host_filter))
+        program = Program(len(host_filter) // 8, ctypes.cast(buffer, ctypes.c_void_p))
+        check(libc.syscall(_SECCOMP[os.uname().machine], 1, 0, ctypes.byref(program)), "seccomp")
+
+
 def _harden():
     """Not dumpable (a brick cannot trace the server or its sibling hosts), and a subreaper."""
     try:
@@ -551,14 +621,56 @@ def main():
     codec = _beside("codec")
     protocol = _beside("protocol")
     if sys.argv[1] != "--serve":
-        raise SystemExit(f"usage: host.pyc --serve CONTROL_FD MARK (got {sys.argv[1:]})")
+        raise SystemExit(f"usage: host.pyc --serve CONTROL_FD MARK [{CONTAIN}] (got {sys.argv[1:]})")
     _below_init(int(sys.argv[2]))
     _harden()
     import importlib
 
     for name in WARM:
         importlib.import_module(name)
-    Server(int(sys.argv[2])).run()
+    contained = sys.argv[4:5] == [CONTAIN]
+    host_filter = b""
+    if contained:
+        here = os.path.dirname(os.path.abspath(sys.argv[0]))
+        with open(os.path.join(here, HOST_FILTER), "rb") as handle:
+            host_filter = handle.read()
+        _libc()  # loaded here, once: a host only uses it
+        import struct  # noqa: F401  (imported here, once, for the same reason)
+
+        _can_contain(here, host_filter)
+    Server(int(sys.argv[2]), contained, host_filter).run()
+
+
+_LIBC: list = []  # the C library, once loaded
+
+
+def _libc():
+    """The C library, loaded once by the server (each host, a fork, has it loaded)."""
+    if not _LIBC:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.syscall.restype = ctypes.c_long
+        _LIBC.append(libc)
+    return _LIBC[0]
+
+
+def _can_contain(folder, host_filter):
+    """A host fenced once, before any brick: a server whose hosts cannot fence themselves ends
+    here (the harness's fault, each check's judge gets no host), never a brick's host later
+    (whose end would be that brick's)."""
+    pid = os.fork()
+    if pid == 0:
+        code = 0
+        try:
+            contain(folder, host_filter)
+        except BaseException as exc:  # noqa: BLE001 (said, and this fork ends)
+            os.write(2, f"ironbench: a host cannot fence itself here: {exc}\n".encode())
+            code = 1
+        os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    if status != 0:
+        raise SystemExit(1)
 
 
 if __name__ == "__main__":

@@ -15,6 +15,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ironbench.sandbox import SandboxPolicy
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,19 +51,27 @@ def plain(launch: HostLaunch) -> "subprocess.Popen[bytes]":
     )
 
 
-def fenced(launch: HostLaunch, wire: str) -> "subprocess.Popen[bytes]":
-    """Inside the run's fence (`SandboxPolicy.to_wire`), as its targets run: the answer key
-    hidden, no network, nothing of the harness's to see or signal. It reads what the launch
-    says it reads (its program, the site folders) and writes only where the hosts' folders
-    are made, which is also its working folder."""
-    from ironbench.sandbox import SandboxPolicy, fence_for
+def host_policy(launch: HostLaunch, wire: str) -> "SandboxPolicy":
+    """The run's fence (`SandboxPolicy.to_wire`) as the host server gets it: the answer key
+    hidden and the level the run took, as its targets have them; what the launch says it reads
+    (its program, the site folders) read back; and nothing else the run allows its targets:
+    no --allow-write folder (a brick would leave there what the next target reads), no
+    --allow-net endpoint and no model gateway (no network at all)."""
+    from ironbench.sandbox import SandboxPolicy
 
     policy = SandboxPolicy.from_wire(wire)
-    policy = replace(
-        policy,
-        allow_read=(*policy.allow_read, *launch.reads),
-        allow_write=(*policy.allow_write, *launch.writes),
+    return replace(
+        policy, allow_read=(*policy.allow_read, *launch.reads), allow_write=launch.writes, allow_net=(), gateway=None
     )
+
+
+def fenced(launch: HostLaunch, wire: str) -> "subprocess.Popen[bytes]":
+    """Inside the run's fence (`host_policy`): the answer key hidden, no network, nothing of
+    the harness's to see or signal; it writes only where the hosts' folders are made, which is
+    also its working folder (and each host only its own folder: host.py)."""
+    from ironbench.sandbox import fence_for
+
+    policy = host_policy(launch, wire)
     fence = fence_for(policy)
     workdir = Path(launch.writes[0] if launch.writes else launch.cwd)
     pipes = (subprocess.DEVNULL, launch.stdout, launch.stderr)
@@ -68,6 +80,10 @@ def fenced(launch: HostLaunch, wire: str) -> "subprocess.Popen[bytes]":
 
 LAUNCHERS: dict[str, Launcher] = {"plain": plain}
 FENCED = "fenced:"  # a launcher named so carries the fence's policy after the colon
+# host.py's own words (it imports nothing of ironbench): a fenced server fences each host too,
+# adding the filter it finds beside itself under this name
+CONTAIN = "--contain"
+HOST_FILTER = "host-filter.bpf"
 
 
 def launch_host(launch: HostLaunch, launcher: str = "plain") -> "subprocess.Popen[bytes]":

@@ -62,13 +62,44 @@ def descendants(pid: int) -> list[int]:
     return [child for child in found if _alive(child)]
 
 
-def _alive(pid: int) -> bool:
+def state(pid: int) -> bytes:
+    """`pid`'s state letter in /proc (R, S, T, Z...; b"" when there is no such process)."""
     try:
         with open(f"{_PROC}/{pid}/stat", "rb") as handle:
             raw = handle.read()
     except OSError:
-        return False
-    return raw[raw.rfind(b")") + 2 : raw.rfind(b")") + 3] not in (b"Z", b"X")
+        return b""
+    return raw[raw.rfind(b")") + 2 : raw.rfind(b")") + 3]
+
+
+def _alive(pid: int) -> bool:
+    return state(pid) not in (b"", b"Z", b"X")
+
+
+def stopped(pid: int) -> bool:
+    """Whether `pid` is stopped (SIGSTOP, SIGTSTP..., or a tracer's stop): it runs nothing until
+    it is continued."""
+    return state(pid) in (b"T", b"t")
+
+
+def first_in_namespace(pid: int) -> bool:
+    """Whether `pid` is the first process (pid 1) of its own pid namespace."""
+    try:
+        with open(f"{_PROC}/{pid}/status", "rb") as handle:
+            for line in handle:
+                if line.startswith(b"NSpid:"):
+                    return line.split()[-1] == b"1"
+    except OSError:
+        pass
+    return False
+
+
+def children(pid: int) -> list[int]:
+    """`pid`'s children (from one scan of /proc where the kernel has no children file)."""
+    found = _children(pid)
+    if found is None:
+        return [child for child, parent in _parents().items() if parent == pid]
+    return found
 
 
 def _scanned(pid: int) -> list[int]:

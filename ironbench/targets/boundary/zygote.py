@@ -35,7 +35,14 @@ from pathlib import Path
 
 from ironbench.targets.boundary import procs
 from ironbench.targets.boundary.judge import Judge, host_env
-from ironbench.targets.boundary.launch import HostLaunch, host_program, launch_host
+from ironbench.targets.boundary.launch import (
+    CONTAIN,
+    FENCED,
+    HOST_FILTER,
+    HostLaunch,
+    host_program,
+    launch_host,
+)
 from ironbench.targets.boundary.protocol import (
     Answer,
     CheckOrder,
@@ -53,6 +60,7 @@ from ironbench.targets.boundary.protocol import (
 from ironbench.targets.boundary.tamper import MARK_PREFIX
 
 JUDGE_GRACE = 5.0  # past the check's timeout, a judge that has not answered is killed
+WATCH_SECONDS = 0.2  # how often the host server is looked at while a check runs (stopped: replaced)
 OUTPUT_KEPT = 64 * 1024  # characters of a judge's output sent back (head and tail)
 PR_SET_DUMPABLE = 4
 PR_SET_CHILD_SUBREAPER = 36
@@ -148,6 +156,32 @@ class HostServer:
     mark: str
     program: Path
     folders: Path  # where its hosts' folders are made: its own, shared with no other server's hosts
+    pid: int = 0  # the server's own process, once known (inside bubblewrap: its monitor's child)
+
+    def serving(self) -> int:
+        """The server's own pid (0: not known yet): the process started, or, when that is
+        bubblewrap's monitor, the one child it starts; and when that is its namespace's first
+        process (host.py's bare init), the one child it forks, the server."""
+        if not self.pid:
+            pid = self.process.pid
+            try:
+                with open(f"/proc/{pid}/comm", "rb") as handle:
+                    wrapped = handle.read().strip() == b"bwrap"
+            except OSError:
+                return 0
+            if wrapped:
+                found = procs.children(pid)
+                pid = found[0] if len(found) == 1 else 0
+            if pid and procs.first_in_namespace(pid):
+                found = procs.children(pid)
+                pid = found[0] if len(found) == 1 else 0
+            self.pid = pid
+        return self.pid
+
+    def stopped(self) -> bool:
+        """Whether the server is stopped: it forks no host and kills nothing until continued."""
+        pid = self.serving()
+        return bool(pid) and procs.stopped(pid)
 
 
 class Zygote:
@@ -176,8 +210,15 @@ class Zygote:
         # same time) cannot list, open or plant in this one's (a decoy opened by another brick
         # would be evidence against the wrong one)
         folders = Path(tempfile.mkdtemp(prefix="ironbench-hosts-", dir=setup.root))
+        contain: tuple[str, ...] = ()
+        if setup.launcher.startswith(FENCED):  # each host fenced in its own folder as well
+            from ironbench.sandbox import host_filter
+
+            (program / HOST_FILTER).write_bytes(host_filter())
+            contain = (CONTAIN,)
+        serve = ("--serve", str(theirs.fileno()), mark, *contain)
         launch = HostLaunch(
-            argv=(setup.python, "-s", "-S", "-P", str(program / "host.pyc"), "--serve", str(theirs.fileno()), mark),
+            argv=(setup.python, "-s", "-S", "-P", str(program / "host.pyc"), *serve),
             cwd=str(program),
             env=host_env(str(program)),
             pass_fds=(theirs.fileno(),),
@@ -196,6 +237,8 @@ class Zygote:
         server, self.server = self.server, None
         if server is None:
             return
+        if server.stopped():  # it would never read its control's end: at once, with its hosts
+            procs.kill_tree(server.process.pid)
         server.control.close()  # it kills its hosts and ends
         try:
             server.process.wait(5)
@@ -206,9 +249,13 @@ class Zygote:
         shutil.rmtree(server.folders, ignore_errors=True)
 
     def ensure(self, setup: Setup) -> HostServer:
-        """A host server for `setup` (a new one when the setup changed or the last one ended)."""
-        alive = self.server is not None and self.server.process.poll() is None
-        if self.server is None or not alive or self.setup != setup:
+        """A host server for `setup` (a new one when the setup changed, or the last one ended or
+        is stopped)."""
+        server = self.server
+        alive = server is not None and server.process.poll() is None and not server.stopped()
+        if server is None or not alive or self.setup != setup:
+            if server is not None and not alive:  # the judge waiting for a host from it ends at once
+                procs.kill_tree(server.process.pid)
             if self.waiting is not None:
                 judge, self.waiting = self.waiting, None
                 self.discard(judge)
@@ -278,6 +325,8 @@ class Zygote:
         os.close(judge.order_w)
         self.waiting = self.fork(setup, judge)  # the next check's judge starts its host meanwhile
         answer = self.wait(judge, started + float(order.timeout) + JUDGE_GRACE, order.timeout)
+        if not self.server_lost and self.server is not None and self.server.stopped():
+            self.server_lost = self._lose(self.server)  # stopped as the check ended
         if answer.duration_ms is None:
             answer = replace(answer, duration_ms=int((time.monotonic() - started) * 1000))
         if self.server_lost:
@@ -311,10 +360,14 @@ class Zygote:
                 timed_out = True
                 os.kill(judge.pid, signal.SIGKILL)
                 break
-            ready, _, _ = select.select(watched, [], [], left)
-            if server is not None and server.control in ready:
-                watched.remove(server.control)
-                self.server_lost = self._server_end(server)
+            ready, _, _ = select.select(watched, [], [], min(left, WATCH_SECONDS))
+            if server is not None and server.control in watched:
+                if server.control in ready:
+                    watched.remove(server.control)
+                    self.server_lost = self._server_end(server)
+                elif server.stopped():
+                    watched.remove(server.control)
+                    self.server_lost = self._lose(server)
             if judge.result_r in ready:
                 chunk = os.read(judge.result_r, 1 << 16)
                 if not chunk:
@@ -335,6 +388,13 @@ class Zygote:
             return Answer((Fact("tampered", line, "zygote"),), output=output)
         last = output.strip().splitlines()[-1:] or [""]
         return Answer((Fact("harness_fault", f"the check's process failed: {last[0]}", "zygote"),), output=output)
+
+    @staticmethod
+    def _lose(server: HostServer) -> str:
+        """A stopped server killed now, with its hosts (the check's own among them): the judges
+        waiting on it learn at once, and the next check gets a fresh one."""
+        procs.kill_tree(server.process.pid)
+        return "stopped"
 
     @staticmethod
     def _server_end(server: HostServer) -> str:

@@ -89,17 +89,17 @@ def level_cap(policy: SandboxPolicy) -> tuple[str, str | None]:
 
 
 def _writes_beside_the_key(policy: SandboxPolicy) -> None:
-    """SandboxError when a folder the target may write holds a hidden path, or lies in one: what
-    it may write it may also read, and no fence can hide a file inside a folder it lets a
-    program write (a read allowance re-hides them; a write allowance cannot)."""
+    """SandboxError when a folder the target may write holds a hidden path (or is one): what it
+    may write it may also read, and no fence hides a file inside a folder it lets a program
+    write (a read allowance re-hides them; a write allowance cannot). A folder inside a hidden
+    one is fine: only it is given."""
     for allowed in policy.allow_write:
         where = os.path.realpath(allowed)
         for hidden in policy.hidden:
-            if under(hidden, where) or under(where, hidden):
+            if under(hidden, where):
                 raise SandboxError(
-                    f"--allow-write {allowed}: {'holds' if under(hidden, where) else 'lies in'} {hidden}, which a "
-                    "target must not reach (the run's suite, checks, output folder or store): allow a folder "
-                    "beside them"
+                    f"--allow-write {allowed}: holds {hidden}, which a target must not reach (the run's suite, "
+                    "checks, output folder or store): allow a folder beside them"
                 )
 
 

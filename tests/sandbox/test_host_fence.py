@@ -149,7 +149,9 @@ def test_a_brick_reaches_no_endpoint_the_run_allows_its_targets(tmp_path):
 # a socket bound there (the partial fence's supervisor binds outside the host's own domain).
 SIBLINGS = """
 import glob, os, socket, tempfile, time
-mine = os.path.dirname(os.getcwd())
+parts = os.getcwd().split(os.sep)  # .../ironbench-hosts-*/<its check's folder>/...
+at = max(i for i, part in enumerate(parts) if part.startswith("ironbench-hosts-"))
+mine = os.sep.join(parts[: at + 2])
 wrote = []
 with tempfile.NamedTemporaryFile() as handle:  # its own folder: $TMPDIR
     handle.write(b"mine")
@@ -254,7 +256,10 @@ def _servers_and_hosts(pid: int) -> tuple[list[int], list[int]]:
         program = cmdline[0].endswith(b"bwrap")  # bubblewrap's monitor names the program too
         if not program and b"--serve" in cmdline and any(part.endswith(b"host.pyc") for part in cmdline):
             found.append(child)
-    return [child for child in found if _parent(child) not in found], [h for h in found if _parent(h) in found]
+    # at full the fence's first process is a bare init running the same program: the server is its child
+    inits = {child for child in found if procs.first_in_namespace(child)}
+    servers = [c for c in found if c not in inits and (_parent(c) not in found or _parent(c) in inits)]
+    return servers, [h for h in found if _parent(h) in servers]
 
 
 def _parent(pid: int) -> int:

@@ -473,7 +473,7 @@ class Server:
         os.chdir(order.folder)
         if self.contained:
             try:
-                contain(os.path.dirname(order.folder), self.filter)
+                contain(order.folder, self.filter)  # the check's folder: its copies, decoys, scratch
             except OSError as exc:  # never a brick outside its own fence: no host (its judge says so)
                 os.write(2, f"ironbench: the host could not fence itself: {exc}\n".encode())
                 os._exit(70)

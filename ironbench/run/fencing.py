@@ -9,12 +9,13 @@ from ironbench.run.options import RunOptions
 from ironbench.run.paths import RunPaths
 from ironbench.sandbox import Fence, fence_for
 from ironbench.suite import Suite, humaneval
+from ironbench.targets import judges_root
 
 
 def answer_key(paths: RunPaths, suite_path: str | None, suite: Suite) -> tuple[str, ...]:
     """What a run's targets and checks must not read: the output folder with the store and every
     working directory, the store wherever it is, the suite's folder and every check's, and what
-    a shipped suite was built from (HumanEval's data)."""
+    a shipped suite was built from (HumanEval's data), and the judges' own folder."""
     found = [str(paths.out_dir), str(paths.store_path.parent)]
     found += [f"{paths.store_path}{suffix}" for suffix in ("", "-wal", "-shm")]
     if suite_path is not None and Path(suite_path).exists():
@@ -23,6 +24,7 @@ def answer_key(paths: RunPaths, suite_path: str | None, suite: Suite) -> tuple[s
         found += humaneval.sources()
     checks = suite_check_paths(suite)
     found += [*checks, *(str(Path(check).parent) for check in checks if Path(check).is_file())]
+    found.append(judges_root())  # where each check's files are written for its judge
     return tuple(found)
 
 

@@ -99,7 +99,7 @@ def _writes_beside_the_key(policy: SandboxPolicy) -> None:
             if under(hidden, where):
                 raise SandboxError(
                     f"--allow-write {allowed}: holds {hidden}, which a target must not reach (the run's suite, "
-                    "checks, output folder or store): allow a folder beside them"
+                    "checks, output folder, store, or the judges' own folder): allow a folder beside them"
                 )
 
 

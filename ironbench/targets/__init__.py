@@ -12,6 +12,7 @@ __all__ = ["DEFAULT_TARGET", "TargetSpec", "register_target", "registered_target
 
 # Named for the rest of the package, loaded on first use (importing the face stays cheap).
 if TYPE_CHECKING:
+    from ironbench.targets.boundary.pool import judges_root as judges_root
     from ironbench.targets.brick import Brick as Brick
     from ironbench.targets.brick import NoBrick as NoBrick
     from ironbench.targets.brick import as_recorded as as_recorded
@@ -45,6 +46,7 @@ _EXPORTS = {
     "TargetVersion": "version",
     "cap_output": "command",
     "check_timeout": "checks",
+    "judges_root": "boundary.pool",
     "prepare_checks": "checks",
     "prove": "checks",
     "ensure_fresh_dir": "command",

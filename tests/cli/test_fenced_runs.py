@@ -174,3 +174,68 @@ def test_a_target_run_by_ironbench_finds_every_way_out_shut(tmp_path, level):
     ):
         assert said[attempt][0] == "stopped", attempt
     assert oct((suite_folder / "check_add.py").stat().st_mode & 0o777) == "0o644"
+
+
+SEEKER = """
+import os, sys, time
+root, marker = sys.argv[1], sys.argv[2]
+deadline = time.monotonic() + 4
+while time.monotonic() < deadline:
+    for folder, _, files in os.walk(root):
+        for name in files:
+            try:
+                with open(os.path.join(folder, name), errors="replace") as handle:
+                    if marker in handle.read(100_000):
+                        print("FOUND", os.path.join(folder, name))
+                        deadline = 0
+            except OSError:
+                pass
+    time.sleep(0.05)
+os.makedirs("verified_bricks", exist_ok=True)
+with open("verified_bricks/add.py", "w") as handle:
+    handle.write("def add(a, b):\\n    return a + b\\n")
+print("[SUCCESS] Verified brick saved to: verified_bricks/add.py")
+"""
+
+
+@pytest.mark.parametrize(
+    "level", [pytest.param("full", marks=needs_full), pytest.param("partial", marks=needs_fence("partial"))]
+)
+def test_a_target_allowed_the_temporary_folder_never_reaches_a_check_being_judged(tmp_path, level):
+    """The judges wrote each check's file in the harness's temporary folder: a target given it
+    to read (or whose own script sat there) read the check of an invocation beside it, and given
+    it to write, rewrote it (run by the judge, unfenced). The judges' folder is the run's answer
+    key now."""
+    import uuid
+
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    marker = f"HIDDEN-{uuid.uuid4().hex}"
+    folder = tmp_path / "suite"
+    folder.mkdir()
+    (folder / "check_add.py").write_text(
+        f"# {marker}\nfrom add import add\n\ndef test_add():\n    assert add(2, 3) == 5\n"
+    )
+    seeker = tmp_path / "agent" / "seeker.py"
+    seeker.parent.mkdir()
+    seeker.write_text(SEEKER)
+    data = {
+        "suite_id": "seek",
+        "mode": "baseline",
+        "timeout_seconds": 60,
+        "target": [sys.executable, str(seeker), str(temporary), marker, "{instruction}"],
+        "check": {"pytest": "check_add.py"},
+        "cases": [{"id": f"c{i}", "instruction": "Write add.", "runs": 1} for i in range(3)],
+    }
+    suite = folder / "suite.yaml"
+    suite.write_text(yaml.safe_dump(data, sort_keys=False))
+    env = {"IRONBENCH_FENCE_LEVEL": level, "TMPDIR": str(temporary)}
+    out = tmp_path / "out"
+    ran = cli("run", str(suite), "--out", str(out), "-q", "--no-report", "--jobs", "2", "--allow-read",
+              str(temporary), env=env)  # fmt: skip
+    assert ran.returncode == 0, ran.stderr
+    run_id = ran.stdout.strip().splitlines()[-1].split()[0]
+    said = "".join(cli("log", run_id, f"c{i}", "--out", str(out), check=True).stdout for i in range(3))
+    assert "[SUCCESS]" in said and "FOUND" not in said
+    writes = cli("run", str(suite), "--out", str(tmp_path / "out2"), "--allow-write", str(temporary), env=env)
+    assert writes.returncode == 2 and "judges" in writes.stderr and "Traceback" not in writes.stderr

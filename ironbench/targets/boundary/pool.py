@@ -10,8 +10,10 @@ that is evidence of tampering.
 
 import atexit
 import contextlib
+import functools
 import os
 import select
+import shutil
 import signal
 import subprocess
 import sys
@@ -53,12 +55,24 @@ class ZygoteLost(Exception):
         self.before = before
 
 
+@functools.cache
+def judges_root() -> str:
+    """This process's folder for its zygotes' own (the judges' private folders, where each
+    check's files are written before they are imported, and the host servers' programs): the
+    zygotes' temporary folder, and part of every run's answer key, so that no target reads or
+    writes it, whatever the run allows of the temporary folder it lies in."""
+    folder = tempfile.mkdtemp(prefix="ironbench-judges-")
+    atexit.register(shutil.rmtree, folder, True)
+    return folder
+
+
 def zygote_env() -> dict[str, str]:
     """The zygote's whole environment: none of the harness's PYTHON* or PYTEST_* variables
-    (no -p from the environment, no plugin autoload), reproducible hashing. Bytecode is
-    written as usual: the zygote imports only the environment's own packages."""
-    env = {name: os.environ[name] for name in ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "TZ") if name in os.environ}
-    return {**env, "PYTHONHASHSEED": "0", "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    (no -p from the environment, no plugin autoload), reproducible hashing, its temporary
+    folder the judges' own (`judges_root`). Bytecode is written as usual: the zygote imports
+    only the environment's own packages."""
+    env = {name: os.environ[name] for name in ("PATH", "HOME", "LANG", "LC_ALL", "TZ") if name in os.environ}
+    return {**env, "TMPDIR": judges_root(), "PYTHONHASHSEED": "0", "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
 
 
 class Zygote:

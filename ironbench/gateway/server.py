@@ -256,7 +256,8 @@ class Handler(BaseHTTPRequestHandler):
         gateway = self.server.gateway
         record: dict[str, Any] = {"index": index, "api": api, "status": 200}
         try:
-            request = protocol.parse_request(api, json.loads(body or b"null"))
+            # a lone surrogate ("\\udcff") is no text a model takes: U+FFFD before any backend sees it
+            request = protocol.parse_request(api, _clean(json.loads(body or b"null")))
         except (RequestError, ValueError, RecursionError) as exc:  # (RecursionError: nested past the parser's depth)
             message = f"the request was refused: {exc}"
             record.update(requested_model="", served_model="", messages=[], options={}, error=message)
@@ -351,8 +352,9 @@ class Handler(BaseHTTPRequestHandler):
         except BackendError as exc:
             record.update(error=str(exc), error_kind=REQUEST if exc.request else BACKEND, status=exc.status)
             self._chunk(protocol.stream_error(request.api, str(exc)))
-        except OSError:  # the target hung up: what it was sent is what it got
-            record.update(error="the target closed the connection", error_kind=ABANDONED)
+        except OSError:  # the target hung up: what it was sent is what it got, and its price
+            _stop(pieces)
+            record.update(error="the target closed the connection", error_kind=ABANDONED, **_estimated(record))
         finally:
             record["answer"] = "".join(parts)
             self.server.gateway.finish(book, index, record)
@@ -415,9 +417,29 @@ def _tokens(usage: protocol.Usage) -> dict[str, int | None]:
 class GatewayServer(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 128
+    max_connections = 256  # open at once (a thread each): beyond, a connection is closed unanswered
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        with self.counting:
+            full = self.open >= self.max_connections
+            if not full:
+                self.open += 1
+        if full:  # a target holding hundreds open cannot drive the run's gateway out of threads
+            self.shutdown_request(request)
+            return
+        super().process_request(request, client_address)
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            with self.counting:
+                self.open -= 1
 
     def __init__(self, gateway: Gateway, port: int = 0) -> None:
         self.gateway = gateway
+        self.counting = threading.Lock()
+        self.open = 0
         super().__init__(("127.0.0.1", port), Handler)
 
 

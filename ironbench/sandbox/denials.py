@@ -99,6 +99,9 @@ CREDENTIAL_STORES = (
     ".config/openai", ".config/anthropic", ".config/claude", ".config/github-copilot", ".config/op", ".vault-token",
     ".bash_history", ".zsh_history", ".python_history", ".psql_history", ".mysql_history", ".node_repl_history",
     ".local/share/fish", ".config/fish/fish_history", ".lesshst", ".viminfo", ".ironbench",
+    ".cache/huggingface", ".huggingface", ".kaggle", ".cargo/credentials", ".cargo/credentials.toml",
+    ".config/rclone", ".terraform.d", ".s3cfg", ".boto", ".m2/settings.xml", ".databrickscfg",
+    ".config/hub", ".config/op", ".config/gh-copilot", ".netlify", ".vercel", ".fly", ".wrangler",
 )  # fmt: skip
 STORE_FILE = "ironbench.db"  # a folder holding one holds runs: never suggested
 SYSTEM_TREES = (
@@ -304,6 +307,8 @@ def _unsuggested(path: str, target: str, home: str) -> str:
     """Why no flag is suggested for a path a program's output named ("": one is), allowing `target`."""
     if _credential_store(path, home):
         return "a credential store or a shell's history"
+    if target == home or any(under(os.path.join(home, store), target) for store in CREDENTIAL_STORES):
+        return "a folder holding a credential store (a read allowance over it would give them all)"
     if any(under(path, tree) or under(tree, path) for tree in _harness_code()):
         return "ironbench's own interpreter and code"
     if not under(path, home) or home in ("", "/"):

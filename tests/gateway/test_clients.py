@@ -176,8 +176,8 @@ def test_a_lone_surrogate_in_a_request_never_costs_the_invocation_its_record(inv
     the invocation was lost. The surrogate is recorded as U+FFFD."""
     ollama.Client().chat(model="m", messages=[{"role": "user", "content": "first"}])
     body = b'{"model": "m", "messages": [{"role": "user", "content": "x\\udcffy"}], "stream": false}'
-    status, _ = _raw("/api/chat", body)
-    assert status == 200
+    status, answer = _raw("/api/chat", body)
+    assert status == 200 and json.loads(answer)["message"]["content"] == "echo: x\ufffdy"  # no model sees it
     calls = invocation()
     assert [c["messages"][0]["content"] for c in calls] == ["first", "x\ufffdy"]
 
@@ -194,3 +194,37 @@ def test_a_control_request_with_a_secret_no_ascii_can_say_is_refused(gateway):
     connection.putheader("X-Ironbench-Secret", "\u00e9t\u00e9".encode().decode("latin-1"))
     connection.endheaders()
     assert connection.getresponse().status == 403
+
+
+def test_connections_held_open_past_the_cap_are_closed_unanswered():
+    """1,500 idle connections from a target at partial (no netgate there) gave the run's gateway
+    1,500 threads; past its cap a connection is closed at once, and those within it still work."""
+    import socket
+    import threading
+    import time
+
+    from ironbench.gateway.server import Gateway, GatewayServer
+
+    server = GatewayServer(Gateway("s", None))
+    server.max_connections = 4
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        held = [socket.create_connection(server.server_address, timeout=5) for _ in range(6)]
+        time.sleep(0.3)
+        closed = []
+        for conn in held:
+            conn.settimeout(0.3)
+            try:
+                closed.append(conn.recv(1) == b"")
+            except TimeoutError:
+                closed.append(False)  # open, waiting for its request
+        assert closed == [False] * 4 + [True] * 2
+        for conn in held:
+            conn.close()
+        time.sleep(0.3)
+        with socket.create_connection(server.server_address, timeout=5) as again:
+            again.sendall(b"GET /_ironbench/ping HTTP/1.1\r\nHost: x\r\n\r\n")
+            assert again.recv(100).startswith(b"HTTP/1.1 403")
+    finally:
+        server.shutdown()
+        server.server_close()

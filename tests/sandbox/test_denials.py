@@ -176,6 +176,18 @@ def test_the_harness_s_own_code_is_never_suggested_for_writing(home, tmp_path, m
     assert (found.flag, found.explains) == (None, True) and "suggests no flag" in found.line()
 
 
+@pytest.mark.parametrize("printed", ["/tmp/home", "~/.cache/huggingface/token", "~/.kaggle/kaggle.json"])
+def test_a_folder_whose_allowance_would_give_a_credential_store_is_never_suggested(home, printed):
+    """`--allow-read ~` was suggested for a target that printed its own home missing, and
+    following it gave ~/.ssh; the stores of other tools are credential stores too."""
+    (home / ".cache" / "huggingface").mkdir(parents=True)
+    (home / ".cache" / "huggingface" / "token").write_text("hf_x")
+    (home / ".kaggle").mkdir()
+    (home / ".kaggle" / "kaggle.json").write_text("{}")
+    found = denied(plan_for(home), program(f"No such file or directory: '{printed}'"), home)
+    assert found and all(d.flag is None for d in found), found
+
+
 def test_a_hidden_path_outside_the_home_gets_no_flag(home, tmp_path):
     """The machine's temporary and runtime trees hold other runs and other programs' sockets."""
     other_run = tmp_path / "elsewhere" / "out"

@@ -24,6 +24,7 @@ from ironbench.core.kinds import FAILURE_CAUSES, AttemptCauseName
 
 MAX_DEBUG_BYTES = 4 * 1024 * 1024  # a debug file is a test run's output: a larger one is read up to here
 MAX_DEBUG_FILES = 64
+MAX_DEBUG_TOTAL = 8 * 1024 * 1024  # read of an invocation's debug files, all told: the rest is not read
 MAX_DEBUG_NAMES = 10_000  # a debug folder holding more names is not read: no causes
 _OPEN_FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _OPEN_FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | getattr(os, "O_NOCTTY", 0)
@@ -100,33 +101,62 @@ class AttemptCause:
         return asdict(self)
 
 
-def _count(pattern: re.Pattern | None, text: str) -> int | None:
+MAX_LINE = 1024  # characters of a line a rule reads
+MAX_RUN = 64  # a run of spaces or tabs longer than this reads as this long
+_LONG_RUN = re.compile(rf"[ \t]{{{MAX_RUN + 1},}}")
+
+
+def as_lines(text: str) -> list[str]:
+    """`text` as the lines its rules read, one at a time: each cut, its trailing blanks and its
+    long runs of blanks shortened. The rules are line rules (`^`...`$`), and a target's output
+    is its own: matched whole, a pattern such as `^E?\\s*Error` crosses every newline of a
+    file of newlines, and `(?P<path>.+?)\\s*$` every blank of a long line, in time that grows
+    with the square of the text (minutes of the harness's processor for a few kilobytes)."""
+    lines = []
+    for line in text.splitlines():
+        line = line[:MAX_LINE].rstrip()
+        lines.append(_LONG_RUN.sub(" " * MAX_RUN, line) if "  " in line or "\t" in line else line)
+    return lines
+
+
+def first_match(pattern: re.Pattern, lines: list[str]) -> re.Match | None:
+    """The first line's match of `pattern` (None: no line matches)."""
+    for line in lines:
+        found = pattern.search(line)
+        if found is not None:
+            return found
+    return None
+
+
+def _count(pattern: re.Pattern | None, lines: list[str]) -> int | None:
     if pattern is None:
         return None
-    found = pattern.search(text)
+    found = first_match(pattern, lines)
     return int(found.group(1)) if found else None
 
 
-def test_counts(rules: FailureCauseRules, text: str) -> tuple[int | None, int | None]:
+def test_counts(rules: FailureCauseRules, text: str | list[str]) -> tuple[int | None, int | None]:
     """(passed, failed) from the last summary line (the whole text without a summary rule);
     a summary without one of them counts it as 0."""
     patterns = rules.compiled
-    where = text
+    where = as_lines(text) if isinstance(text, str) else text
     if "summary" in patterns:
-        lines = [m.group(0) for m in patterns["summary"].finditer(text)]
-        if not lines:
+        summaries = [line for line in where if patterns["summary"].search(line)]
+        if not summaries:
             return None, None
-        where = lines[-1]
+        where = summaries[-1:]
     passed, failed = _count(patterns.get("passed"), where), _count(patterns.get("failed"), where)
     if "summary" in patterns:
         passed, failed = passed or 0, failed or 0
     return passed, failed
 
 
-def classify(rules: FailureCauseRules, text: str) -> tuple[str, int | None, int | None]:
-    """The cause of one failed attempt from its recorded output, and its test counts."""
-    cause = next((c for c, p in rules.cause_patterns if p.search(text)), "other")
-    passed, failed = test_counts(rules, text)
+def classify(rules: FailureCauseRules, text: str, lines: list[str] | None = None) -> tuple[str, int | None, int | None]:
+    """The cause of one failed attempt from its recorded output (`lines`: as_lines of it, when
+    the caller has them), and its test counts."""
+    lines = as_lines(text) if lines is None else lines
+    cause = next((c for c, p in rules.cause_patterns if first_match(p, lines)), "other")
+    passed, failed = test_counts(rules, lines)
     return cause, passed, failed
 
 
@@ -141,18 +171,21 @@ def read_causes(rules: FailureCauseRules, workdir: Path) -> list[AttemptCause]:
     try:
         names = _names(folder)
         found: dict[int, AttemptCause] = {}
+        left = MAX_DEBUG_TOTAL
         for name in names[: MAX_DEBUG_FILES * 4]:
             match = rules.compiled["files"].fullmatch(name)
-            if match is None:
+            if match is None or left <= 0:
                 continue
             data = _read(folder, name)
             if data is None:
                 continue
+            left -= len(data)
             text = data.decode("utf-8", errors="replace")
-            if "failed_when" in rules.compiled and not rules.compiled["failed_when"].search(text):
+            lines = as_lines(text)
+            if "failed_when" in rules.compiled and not first_match(rules.compiled["failed_when"], lines):
                 continue
             attempt = int(match.group("attempt"))
-            cause, passed, failed = classify(rules, text)
+            cause, passed, failed = classify(rules, text, lines)
             found[attempt] = AttemptCause(attempt, cause, passed, failed, name)
     finally:
         os.close(folder)

@@ -13,7 +13,7 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
 
-from ironbench.core.causes import FailureCauseRules
+from ironbench.core.causes import FailureCauseRules, as_lines, first_match
 from ironbench.core.errors import IronbenchError
 
 RULES_DIR = resources.files("ironbench.core") / "rules"
@@ -224,12 +224,15 @@ def _count(rule: CountRule, counts: dict[str, int]) -> int:
     return (counts.get(rule.count, 0) if rule.count else 0) + plus
 
 
-def _first_line(patterns: list[re.Pattern], stdout: str) -> str | None:
-    """The earliest line any of `patterns` matches, without its line ending."""
-    matches = [m for m in (p.search(stdout) for p in patterns) if m]
-    if not matches:
-        return None
-    return min(matches, key=lambda m: m.start()).group(0).strip()
+def _first_line(patterns: list[re.Pattern], lines: list[str]) -> str | None:
+    """The earliest line any of `patterns` matches (what it matched)."""
+    if patterns:
+        for line in lines:
+            for pattern in patterns:
+                found = pattern.search(line)
+                if found is not None:
+                    return found.group(0).strip()
+    return None
 
 
 def parse_outcome(
@@ -249,9 +252,10 @@ def parse_outcome(
     """
     ruleset = load_rules(rules) if isinstance(rules, str) else rules
     definition, patterns = ruleset.rules, ruleset.patterns
-    counts = {name: len(pattern.findall(stdout)) for name, pattern in patterns.items()}
+    lines = as_lines(stdout)  # read a line at a time (causes.as_lines says why)
+    counts = {name: sum(len(pattern.findall(line)) for line in lines) for name, pattern in patterns.items()}
     infra_patterns = [patterns[name] for name in definition.infra_errors] if backend else []
-    infra_error = _first_line(infra_patterns, stdout)
+    infra_error = _first_line(infra_patterns, lines)
     if definition.needs_markers and not any(counts.values()) and not timed_out:
         return UNKNOWN
     success = (
@@ -262,7 +266,7 @@ def parse_outcome(
     )
     brick_path = None
     if definition.brick_path:
-        match = patterns[definition.brick_path].search(stdout)
+        match = first_match(patterns[definition.brick_path], lines)
         if match and match.groupdict().get("path"):
             brick_path = match.group("path")
     stage = None

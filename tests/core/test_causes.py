@@ -163,3 +163,32 @@ def test_a_debug_folder_of_too_many_names_is_not_listed(tmp_path, monkeypatch):
     assert read_causes(RULES, tmp_path) == []
     monkeypatch.setattr(causes, "MAX_DEBUG_NAMES", 6)
     assert [c.cause for c in read_causes(RULES, tmp_path)] == ["syntax_error"]
+
+
+def test_a_target_s_output_is_read_a_line_at_a_time(tmp_path):
+    """A debug file of 30,000 newlines cost 47 s of the harness's processor, and a brick line
+    ending in 60,000 blanks and a letter 74 s: the rules matched the whole text, `\\s*` crossing
+    every newline and every blank. Read a line at a time, each cut and its long runs of blanks
+    shortened, both take a moment, and what they say stays what an honest output says."""
+    import signal
+
+    from ironbench.core.outcome import parse_outcome
+
+    def too_long(*_):
+        raise TimeoutError("a rule read the target's output in more than linear time")
+
+    previous = signal.signal(signal.SIGALRM, too_long)
+    signal.alarm(20)
+    try:
+        folder = tmp_path / "build" / ".ironclad_debug"
+        debug_file(folder, "add", 1, "\n" * 30_000)
+        debug_file(folder, "add", 2, "E     \n" * 30_000 + "SyntaxError: invalid syntax\n")
+        assert [(c.attempt, c.cause) for c in read_causes(RULES, tmp_path)] == [(1, "other"), (2, "syntax_error")]
+        line = "[SUCCESS] Verified brick saved to: verified_bricks/add.py" + " " * 60_000 + "x\n"
+        parsed = parse_outcome(0, line * 3)
+        assert parsed.brick_path is not None and parsed.brick_path.startswith("verified_bricks/add.py")
+        honest = parse_outcome(0, "[SUCCESS] Verified brick saved to: verified_bricks/add.py   \n")
+        assert honest.brick_path == "verified_bricks/add.py"
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)

@@ -270,7 +270,6 @@ def test_ironbench_sandbox_shell_runs_inside_that_fence(tmp_path, home, level):
 def test_nothing_the_shell_started_outlives_it(tmp_path, home, level):
     """A daemon the shell left (its own session, its streams closed) ends with the shell, as a
     target's does with its invocation."""
-    import subprocess
     import time
     import uuid
 
@@ -281,7 +280,13 @@ def test_nothing_the_shell_started_outlives_it(tmp_path, home, level):
                 stdin=script)  # fmt: skip
     assert shell.returncode == 0, shell.stderr
     time.sleep(0.5)
-    left = subprocess.run(["pgrep", "-f", tag], check=False, capture_output=True, text=True).stdout.split()
+    left = []
+    for entry in os.listdir("/proc"):
+        try:
+            if entry.isdigit() and tag.encode() in Path(f"/proc/{entry}/cmdline").read_bytes():
+                left.append(int(entry))
+        except OSError:
+            continue
     for pid in left:
-        os.kill(int(pid), 9)
+        os.kill(pid, 9)
     assert left == []

@@ -5,7 +5,6 @@ invocations with. Every model call is kept in its invocation's book, in the orde
 import contextlib
 import hmac
 import json
-import re
 import secrets
 import socket
 import threading
@@ -15,6 +14,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from ironbench.core.files import escaped
 from ironbench.core.model_calls import ABANDONED, BACKEND, REPLAY, REQUEST, request_diff
 from ironbench.core.redact import Redactor
 from ironbench.gateway import protocol
@@ -364,27 +364,17 @@ class Handler(BaseHTTPRequestHandler):
             pass
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
 def _clean(value: Any) -> Any:
-    """A call's record with every lone surrogate (a JSON request may carry "\\udcff") as U+FFFD:
-    what cannot be written as UTF-8 would fail the record's way to the store."""
+    """A request's or a call's data with every lone surrogate (a JSON request may carry
+    "\\udcff") written as its escape (core.files.escaped): what cannot be written as UTF-8
+    would fail the record's way to the store, and no model takes it."""
     if isinstance(value, str):
-        return _SURROGATE.sub("\ufffd", value) if _lone(value) else value
+        return escaped(value)
     if isinstance(value, dict):
         return {_clean(k): _clean(v) for k, v in value.items()}
     if isinstance(value, list):
         return [_clean(v) for v in value]
     return value
-
-
-def _lone(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return True
-    return False
 
 
 def _stop(pieces: Iterator[str]) -> None:

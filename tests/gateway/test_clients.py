@@ -173,13 +173,13 @@ def test_a_request_nested_past_the_parser_is_refused_and_recorded_whole(invocati
 
 def test_a_lone_surrogate_in_a_request_never_costs_the_invocation_its_record(invocation):
     """The record of a call whose prompt holds "\\udcff" could not be sent back: every call of
-    the invocation was lost. The surrogate is recorded as U+FFFD."""
+    the invocation was lost. The surrogate is recorded, and given to the model, as its escape."""
     ollama.Client().chat(model="m", messages=[{"role": "user", "content": "first"}])
     body = b'{"model": "m", "messages": [{"role": "user", "content": "x\\udcffy"}], "stream": false}'
     status, answer = _raw("/api/chat", body)
-    assert status == 200 and json.loads(answer)["message"]["content"] == "echo: x\ufffdy"  # no model sees it
+    assert status == 200 and json.loads(answer)["message"]["content"] == "echo: x\\udcffy"  # escaped: no model sees one
     calls = invocation()
-    assert [c["messages"][0]["content"] for c in calls] == ["first", "x\ufffdy"]
+    assert [c["messages"][0]["content"] for c in calls] == ["first", "x\\udcffy"]
 
 
 def test_a_negative_content_length_is_refused_not_read_to_the_end(invocation):

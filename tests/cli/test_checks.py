@@ -312,7 +312,7 @@ def test_a_recheck_gives_each_case_its_own_timeout(tmp_path):
         yaml.safe_dump({"suite_id": "spin", "mode": "baseline", "timeout_seconds": 40, "stop": fixed, "cases": cases})
     )
     out = tmp_path / "out"
-    run_id = run(out, str(suite), f"{sys.executable} {target} {{instruction}}", "--jobs", "2")
+    run_id = run(out, str(suite), f"{shlex.join([sys.executable, str(target)])} {{instruction}}", "--jobs", "2")
     cli("check", run_id, "--out", str(out), "--jobs", "2", check=True)
     payload = "json_extract(payload, '$.{}')".format
     fields = ", ".join(payload(f) for f in ("case_id", "recheck", "verdict", "timeout_ms"))

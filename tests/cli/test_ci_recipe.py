@@ -4,6 +4,7 @@
 import json
 import os
 import re
+import shlex
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -54,7 +55,9 @@ def test_the_recipe_passes_when_the_branch_behaves_like_main(tmp_path):
 
 @pytest.mark.slow
 def test_the_recipe_fails_the_job_when_the_branch_regressed(tmp_path):
-    broken = f"{sys.executable} {SCRIPTED} {{instruction}}"  # every run of the branch fails to generate
+    broken = (
+        f"{shlex.join([sys.executable, str(SCRIPTED)])} {{instruction}}"  # every run of the branch fails to generate
+    )
     result = run_recipe(
         tmp_path,
         {
@@ -77,7 +80,7 @@ def test_the_recipe_fails_the_job_when_the_branch_regressed(tmp_path):
 
 @pytest.mark.slow
 def test_the_sequential_recipe_keeps_mains_run_and_gates_the_branch_against_it(tmp_path):
-    broken = f"{sys.executable} {SCRIPTED} {{instruction}}"
+    broken = f"{shlex.join([sys.executable, str(SCRIPTED)])} {{instruction}}"
     failing = json.dumps({c: ["generation"] for c in ("compile_email_regex", "convert_list_to_dict", "simple_cache")})
     env = {"MAIN_TARGET": FIXTURE, "BRANCH_TARGET": FIXTURE, "SUITE": "suites/baseline.yaml"}
     sound = run_recipe(tmp_path, env, "sequential")

@@ -84,7 +84,7 @@ def test_isinstance_and_repr():
     "statistics": "import statistics as real\n\nfrom statistics import mean\n\n\n"
     "def test_the_bricks_mean():\n    assert mean([1, 2, 3, 4]) == 2.5\n",
 }
-COMMAND = f"{sys.executable} -c \"import runpy, sys; assert runpy.run_path(sys.argv[1])['add'](2, 3) == 5\" {{brick}}"
+COMMAND = f"{shlex.quote(sys.executable)} -c \"import runpy, sys; assert runpy.run_path(sys.argv[1])['add'](2, 3) == 5\" {{brick}}"
 
 # case: (its check, the verdict it must get)
 FORGERIES = {

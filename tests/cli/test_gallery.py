@@ -3,6 +3,7 @@ each names, links or looks up its way to the answer key, and none earns `correct
 into the answer key is `tampered`, with the path as its evidence."""
 
 import json
+import shlex
 import sqlite3
 import sys
 import time
@@ -142,7 +143,7 @@ def test_a_target_cannot_look_its_task_up_in_the_data_a_suite_was_built_from(tmp
     script.write_text(LOOKUP)
     out = tmp_path / "out"
     env = {"IRONBENCH_FENCE_LEVEL": level}
-    target = f"{sys.executable} {script} {{instruction}}"
+    target = f"{shlex.join([sys.executable, str(script)])} {{instruction}}"
     result = cli("run", "humaneval", "--sample", "2", "--target", target, "--out", str(out), "--no-report", env=env)
     assert result.returncode in (0, 1), result.stderr
     completed = _events(out, "invocation_completed")
@@ -177,7 +178,7 @@ def test_nor_can_its_brick_when_the_check_imports_it(tmp_path, level):
     script.write_text(BRICK_LOOKUP)
     data = f"{sources()[0]}/HumanEval.jsonl.gz"
     out = tmp_path / "out"
-    target = f"{sys.executable} {script} {data} {{instruction}}"
+    target = f"{shlex.join([sys.executable, str(script), str(data)])} {{instruction}}"
     fence = ["--sandbox", "off"] if level == "none" else []
     env = {"IRONBENCH_FENCE_LEVEL": level}
     result = cli(

@@ -11,6 +11,7 @@ exits (0 not regressed, 1 regressed) and B's invocations, against the fixed desi
 
 import argparse
 import os
+import shlex
 import sqlite3
 import statistics
 import subprocess
@@ -55,7 +56,9 @@ def main() -> None:
         out = Path(tmp) / "out"
         results: dict[float, list[tuple[int, int]]] = {0.8: [], 0.5: []}
         for repeat in range(args.repeats):
-            target = lambda rate, seed: f"{sys.executable} {COIN} {rate} {seed} {{instruction}}"
+            target = lambda rate, seed: (
+                f"{shlex.join([sys.executable, str(COIN), str(rate), str(seed)])} {{instruction}}"
+            )
             main_run = ironbench(
                 "run", str(suite), "--target", target(0.8, f"main{repeat}"), "--out", str(out), "-q", "--no-report",
                 "--jobs", str(args.jobs),

@@ -1,6 +1,7 @@
 """`ironbench run SUITE --against RUN_A`: the sequential regression gate through the front door."""
 
 import os
+import shlex
 import signal
 import sqlite3
 import subprocess
@@ -22,7 +23,7 @@ CASES = 8
 
 
 def coin(rate: float, seed: str) -> str:
-    return f"{sys.executable} {COIN} {rate} {seed} {{instruction}}"
+    return f"{shlex.join([sys.executable, str(COIN), str(rate), str(seed)])} {{instruction}}"
 
 
 def write_coin_suite(path: Path, cases: int = CASES, runs: int = 8, suite_id: str = "coin") -> Path:

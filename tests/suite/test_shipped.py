@@ -2,6 +2,7 @@
 suites, their schema and the rules example written into a folder of the user's."""
 
 import json
+import shlex
 import sqlite3
 import sys
 
@@ -82,7 +83,7 @@ def test_the_suites_init_wrote_run_with_the_rules_example(tmp_path):
     suite = yaml.safe_load((tmp_path / "bench" / "baseline.yaml").read_text())
     suite["cases"] = suite["cases"][:1]
     (tmp_path / "bench" / "one.yaml").write_text(yaml.safe_dump(suite))
-    agent = f"{sys.executable} {tmp_path / 'bench' / 'toy_agent.py'} {{instruction}}"
+    agent = f"{shlex.join([sys.executable, str(tmp_path / 'bench' / 'toy_agent.py')])} {{instruction}}"
     rules = str(tmp_path / "bench" / "agent_rules.yaml")
     args = ["run", "bench/one.yaml", "--target", agent, "--rules", rules, "-q", "--no-report"]
     run_id = cli(*args, cwd=tmp_path, env={"TOY_AGENT_OUTCOMES": '["fixed"]'}, check=True).stdout.strip()

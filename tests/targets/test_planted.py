@@ -4,6 +4,7 @@ never make another brick's check the harness's fault; a recheck checks only the 
 took; references are proven where no brick's host writes."""
 
 import json
+import shlex
 import sqlite3
 import sys
 import textwrap
@@ -94,7 +95,7 @@ print(f"[SUCCESS] Verified brick saved to: verified_bricks/{{next(iter(files))}}
 def target(tmp_path: Path, bricks: dict[str, dict[str, str]]) -> str:
     script = tmp_path / "target.py"
     script.write_text(TARGET.format(bricks=repr(bricks)))
-    return f"{sys.executable} {script} {{instruction}}"
+    return f"{shlex.join([sys.executable, str(script)])} {{instruction}}"
 
 
 def suite(tmp_path: Path, cases: list[str], check: dict | None = None, **extra) -> Path:

@@ -178,3 +178,43 @@ def test_the_planter_is_still_a_program(tmp_path):
     """(The planter above compiles: a test that passes because its brick is broken proves nothing.)"""
     compile(PLANTER.format(pwned=str(tmp_path)), "add.py", "exec")
     compile(textwrap.dedent(TARGET.format(bricks="{}")), "target.py", "exec")
+
+
+# Returns 0, having rewritten what its check keeps in pytest's tmp_path (where the judge's scratch
+# was: beside its own folder, where it could equally have left a link for the judge to write through).
+SCRATCH_GRADER = """
+import glob, os
+
+def add(a, b):
+    here = os.getcwd()
+    for found in glob.glob(os.path.join(os.path.dirname(here), "scratch-*", "*", "expected.txt")):
+        try:
+            with open(found, "w") as handle:
+                handle.write("0")
+        except OSError:
+            pass
+    return 0
+"""
+TMP_PATH_TEST = """\
+from add import add
+
+
+def test_add(tmp_path):
+    expected = tmp_path / "expected.txt"
+    expected.write_text("5")
+    result = add(2, 3)
+    assert result == int(expected.read_text())
+"""
+
+
+@needs_fence("partial")
+def test_a_checks_tmp_path_is_the_judges_own(tmp_path):
+    """pytest's scratch sat in the check's folder, which the brick may write: a brick returning 0
+    rewrote the expected value its check kept there (`correct`), and could swap the folder for a
+    link the judge then wrote through. It is the judge's own now."""
+    bricks = {"grader": {"add.py": SCRATCH_GRADER}, "honest": {"add.py": HONEST}}
+    (tmp_path / "test_add.py").write_text(TMP_PATH_TEST)
+    check = {"pytest": str(tmp_path / "test_add.py")}
+    out, _ = run(tmp_path, suite(tmp_path, list(bricks), check=check), target(tmp_path, bricks))
+    found = verdicts(out)
+    assert (found["grader"][0], found["honest"][0]) == ("wrong", "correct"), found

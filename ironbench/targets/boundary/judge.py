@@ -163,7 +163,7 @@ class Judge:
         self.setup = setup
         self.server = server  # the host server's control socket
         self.mark = mark  # the host server's honeypot (on its command line, which its hosts share)
-        self.folder = folder  # the check's folder: the host's, decoys, pytest's scratch
+        self.folder = folder  # the check's folder: the host's, decoys
         self.private = private  # the judge's own: the check's files, its output
         self.host_dir = folder  # the brick's folder once placed (a fresh one: `_placed`)
         self.module = ""  # the brick's module name, once it is copied in
@@ -406,9 +406,11 @@ class Judge:
         for path in [*folders.opened(), *files.opened()]:
             self._opened(path)
         folders.close()
+        # pytest's scratch (tmp_path) is the judge's own: in a folder a brick may write, the check's
+        # own files there were the brick's to rewrite, and the judge wrote through its links
         args = [
             "-c", str(ini), "--rootdir", str(self.private), "-p", "no:cacheprovider", "--noconftest",
-            "-q", "--color=no", "--basetemp", str(self.host_dir.parent / f"scratch-{secrets.token_hex(8)}"), *_collected(checks_path, order.files),
+            "-q", "--color=no", "--basetemp", str(self.private / f"scratch-{secrets.token_hex(8)}"), *_collected(checks_path, order.files),
         ]  # fmt: skip
         os.environ.pop("PYTEST_ADDOPTS", None)
         try:

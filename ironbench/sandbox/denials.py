@@ -102,6 +102,8 @@ CREDENTIAL_STORES = (
     ".cache/huggingface", ".huggingface", ".kaggle", ".cargo/credentials", ".cargo/credentials.toml",
     ".config/rclone", ".terraform.d", ".s3cfg", ".boto", ".m2/settings.xml", ".databrickscfg",
     ".config/hub", ".config/op", ".config/gh-copilot", ".netlify", ".vercel", ".fly", ".wrangler",
+    ".config/io.datasette.llm", ".config/git", ".git-credentials", ".ollama", ".config/containers", ".pulumi",
+    ".env",
 )  # fmt: skip
 STORE_FILE = "ironbench.db"  # a folder holding one holds runs: never suggested
 SYSTEM_TREES = (

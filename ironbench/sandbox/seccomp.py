@@ -168,20 +168,26 @@ def partial_rules(supervised: bool) -> list[Rule]:
     ]  # fmt: skip
     if supervised:
         rules += _refuse("connect bind", "a unix socket's path is checked by the supervisor", NOTIFY)
-        rules += _refuse(
-            "chmod fchmod fchmodat fchmodat2 chown fchown lchown fchownat utime utimes futimesat utimensat "
-            "setxattr lsetxattr fsetxattr setxattrat removexattr lremovexattr fremovexattr removexattrat",
-            "a file's metadata changes only beneath what the program may write",
-            NOTIFY,
-        )
+        rules += _refuse(METADATA_CALLS, "a file's metadata changes only beneath what the program may write", NOTIFY)
     return rules
+
+
+METADATA_CALLS = (
+    "chmod fchmod fchmodat fchmodat2 chown fchown lchown fchownat utime utimes futimesat utimensat "
+    "setxattr lsetxattr fsetxattr setxattrat removexattr lremovexattr fremovexattr removexattrat"
+)
 
 
 def host_rules() -> list[Rule]:
     """What a check's host (the brick's process) is refused besides its host server's fence:
-    binding a socket. At partial the supervisor binds a unix socket for the program, outside the
-    host's own Landlock domain, anywhere the host server may write: in a sibling's folder too."""
-    return _refuse("bind", "a socket's file would be made outside the host's own folder", "EACCES")
+    binding a socket, and changing a file's mode, owner, times or attributes. Landlock governs
+    neither, and at partial the supervisor would do both for the program outside the host's own
+    domain, anywhere the host server may write: a brick made its siblings' folders unreadable
+    (mode 0), and their honest bricks were judged import errors."""
+    return [
+        *_refuse("bind", "a socket's file would be made outside the host's own folder", "EACCES"),
+        *_refuse(METADATA_CALLS, "a file's mode, owner, times and attributes are not a brick's to change"),
+    ]
 
 
 @cache

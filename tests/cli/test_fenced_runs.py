@@ -237,5 +237,7 @@ def test_a_target_allowed_the_temporary_folder_never_reaches_a_check_being_judge
     run_id = ran.stdout.strip().splitlines()[-1].split()[0]
     said = "".join(cli("log", run_id, f"c{i}", "--out", str(out), check=True).stdout for i in range(3))
     assert "[SUCCESS]" in said and "FOUND" not in said
+    with sqlite3.connect(out / "ironbench.db") as conn:  # and the hosts still start: their program is not there
+        assert [v for (v,) in conn.execute("SELECT verdict FROM checks")] == ["correct"] * 3
     writes = cli("run", str(suite), "--out", str(tmp_path / "out2"), "--allow-write", str(temporary), env=env)
     assert writes.returncode == 2 and "judges" in writes.stderr and "Traceback" not in writes.stderr

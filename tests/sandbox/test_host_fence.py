@@ -303,3 +303,41 @@ def test_a_host_server_stopped_while_a_brick_runs_is_that_bricks_doing(tmp_path)
     assert stopped
     assert found["sleeper"][0] == "tampered" and "was stopped while the brick ran" in found["sleeper"][1]
     assert (found["b"][0], found["c"][0]) == ("correct", "correct")
+
+
+# At import, sets mode 0 on every folder and file it can find of the hosts' folders (its siblings',
+# the next check's laid out meanwhile, and the hosts' folder itself), for 2 s.
+CHMODDER = """
+import os, time
+parts = os.getcwd().split(os.sep)
+at = max(i for i, part in enumerate(parts) if part.startswith("ironbench-hosts-"))
+root = os.sep.join(parts[: at + 1])
+deadline = time.monotonic() + 2
+while time.monotonic() < deadline:
+    for folder, names, files in os.walk(root):
+        for name in [*names, *files]:
+            try:
+                os.chmod(os.path.join(folder, name), 0)
+            except OSError:
+                pass
+    try:
+        os.chmod(root, 0)
+    except OSError:
+        pass
+    time.sleep(0.01)
+def add(a, b):
+    return a + b
+"""
+
+
+@needs_partial
+def test_a_brick_changes_no_files_mode_so_no_later_check_is_harmed(tmp_path):
+    """Mode 0 on the next check's folder made honest bricks import errors, and on the hosts'
+    folder tampered: Landlock governs no mode, and at partial the supervisor changed it for any
+    host. A host changes no file's mode, owner, times or attributes."""
+    found = _run(tmp_path, {"a_chmod": CHMODDER, "b": HONEST, "c": HONEST})
+    assert {case: verdict for case, (verdict, _) in found.items()} == {
+        "a_chmod": "correct",
+        "b": "correct",
+        "c": "correct",
+    }

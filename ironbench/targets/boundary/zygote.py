@@ -202,7 +202,9 @@ class Zygote:
     def start_server(self, setup: Setup) -> HostServer:
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         # its program stays out of the hosts' folders: a brick can never rewrite the next server
-        program = Path(tempfile.mkdtemp(prefix="ironbench-host-", dir=self.root))
+        # beside the hosts' folders (the server reads it; no host writes there), never in the
+        # judges' folder, which the fence hides again inside whatever a run lets be read
+        program = Path(tempfile.mkdtemp(prefix="ironbench-host-", dir=setup.root or self.root))
         for name, code in host_program().items():
             (program / name).write_bytes(code)
         mark = f"{MARK_PREFIX}{uuid.uuid4().hex}"

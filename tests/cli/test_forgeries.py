@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from ironbench.sandbox import machine_fence
 from ironbench.suite.humaneval import check_source, problems
-from tests.conftest import cli
+from tests.conftest import FENCE_LEVEL, cli
 from tests.view.served import Served
 
 FORGERY_TARGET = Path(__file__).resolve().parents[1] / "fixtures" / "forgery_target.py"
@@ -87,6 +88,10 @@ def test_isinstance_and_repr():
 COMMAND = f"{shlex.quote(sys.executable)} -c \"import runpy, sys; assert runpy.run_path(sys.argv[1])['add'](2, 3) == 5\" {{brick}}"
 
 # case: (its check, the verdict it must get)
+# A brick's host fences itself: where the kernel scopes signals (Landlock ABI 6), its kill of its
+# parent is refused and raises in the brick (wrong); elsewhere the kill reaches the host server,
+# which the judge sees end while the brick ran (tampered).
+SIGNAL_VERDICT = "wrong" if FENCE_LEVEL != "none" and machine_fence().landlock_abi >= 6 else "tampered"
 FORGERIES = {
     "mark_from_cmdline": (ADD, "tampered"),
     "printed_verdicts": (ADD, "tampered"),
@@ -120,7 +125,7 @@ FORGERIES = {
     "conftest_beside": ({"pytest": "calc"}, "tampered"),
     "plugin_beside": ({"pytest": "calc"}, "tampered"),
     "pth_and_sitecustomize_beside": (ADD, "tampered"),
-    "signal_the_parent": (ADD, "tampered"),
+    "signal_the_parent": (ADD, SIGNAL_VERDICT),
     "patch_operator_eq": (
         {
             "python": "import operator\n\ndef check(candidate):\n    assert operator.eq(candidate(2, 3), 5)\n",

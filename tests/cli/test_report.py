@@ -40,7 +40,11 @@ def test_run_ends_with_the_verdict_and_the_report_and_report_rewrites_it(tmp_pat
         check=True,
     )
     regressed = second.stdout.strip()
-    assert second.stderr == "" and not (out / regressed).joinpath("report.html").exists()
+    # quiet: no prose, no report; only the problem a quiet run still says (every invocation failed)
+    assert second.stderr.splitlines() == [
+        f"{regressed}: every invocation failed (6 of 6); `ironbench log {regressed} CASE` shows what each printed"
+    ]
+    assert not (out / regressed).joinpath("report.html").exists()
     compared = cli("report", regressed, "--compare", run_id, "--out", str(out), check=True).stdout.strip()
     assert compared == str(out / regressed / f"compare_{run_id}.html")
     text = (out / regressed / f"compare_{run_id}.html").read_text()

@@ -9,7 +9,7 @@ from ironbench.run.options import RunOptions
 from ironbench.run.paths import RunPaths
 from ironbench.sandbox import Fence, fence_for
 from ironbench.suite import Suite, humaneval
-from ironbench.targets import judges_root
+from ironbench.targets import bricks_roots, judges_root
 
 
 def answer_key(paths: RunPaths, suite_path: str | None, suite: Suite) -> tuple[str, ...]:
@@ -24,7 +24,7 @@ def answer_key(paths: RunPaths, suite_path: str | None, suite: Suite) -> tuple[s
         found += humaneval.sources()
     checks = suite_check_paths(suite)
     found += [*checks, *(str(Path(check).parent) for check in checks if Path(check).is_file())]
-    found.append(judges_root())  # where each check's files are written for its judge
+    found += [judges_root(), *bricks_roots()]  # where each check's files are written for its judge and its host
     return tuple(found)
 
 

@@ -39,6 +39,7 @@ _NR: dict[str, dict[str, int]] = {
         "fsetxattr": 190, "removexattr": 197, "lremovexattr": 198, "fremovexattr": 199, "kexec_load": 246,
         "kexec_file_load": 320, "init_module": 175, "finit_module": 313, "delete_module": 176, "reboot": 169,
         "swapon": 167, "swapoff": 168, "open_by_handle_at": 304, "iopl": 172, "ioperm": 173,
+        "link": 86, "symlink": 88, "linkat": 265, "symlinkat": 266,
     },
     "aarch64": {
         **_COMMON_NR,
@@ -53,6 +54,7 @@ _NR: dict[str, dict[str, int]] = {
         "lsetxattr": 6, "fsetxattr": 7, "removexattr": 14, "lremovexattr": 15, "fremovexattr": 16,
         "kexec_load": 104, "kexec_file_load": 294, "init_module": 105, "finit_module": 273,
         "delete_module": 106, "reboot": 142, "swapon": 224, "swapoff": 225, "open_by_handle_at": 265,
+        "linkat": 37, "symlinkat": 36,
     },
 }  # fmt: skip
 
@@ -180,13 +182,17 @@ METADATA_CALLS = (
 
 def host_rules() -> list[Rule]:
     """What a check's host (the brick's process) is refused besides its host server's fence:
-    binding a socket, and changing a file's mode, owner, times or attributes. Landlock governs
+    binding a socket, making a link (pytest's tmp_path is in the check's folder, and the judge
+    would write through it), and changing a file's mode, owner, times or attributes. Landlock governs
     neither, and at partial the supervisor would do both for the program outside the host's own
     domain, anywhere the host server may write: a brick made its siblings' folders unreadable
     (mode 0), and their honest bricks were judged import errors."""
     return [
         *_refuse("bind", "a socket's file would be made outside the host's own folder", "EACCES"),
         *_refuse(METADATA_CALLS, "a file's mode, owner, times and attributes are not a brick's to change"),
+        *_refuse(
+            "symlink symlinkat link linkat", "a link in the check's folder is a way for the judge to write elsewhere"
+        ),
     ]
 
 

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from ironbench.targets.checks import CheckMaterial as CheckMaterial
     from ironbench.targets.checks import CheckResult as CheckResult
     from ironbench.targets.checks import adopt_reference_time as adopt_reference_time
+    from ironbench.targets.checks import bricks_roots as bricks_roots
     from ironbench.targets.checks import check_timeout as check_timeout
     from ironbench.targets.checks import prepare_checks as prepare_checks
     from ironbench.targets.checks import prove as prove
@@ -46,6 +47,7 @@ _EXPORTS = {
     "TargetVersion": "version",
     "cap_output": "command",
     "check_timeout": "checks",
+    "bricks_roots": "checks",
     "judges_root": "boundary.pool",
     "prepare_checks": "checks",
     "prove": "checks",

@@ -368,6 +368,13 @@ def _bricks_root(kind: str) -> str:
     return folder
 
 
+def bricks_roots() -> tuple[str, ...]:
+    """This process's folders for fenced hosts' folders (made now if they were not): part of
+    every run's answer key, as the judges' folder is (a target reading them opened the decoys
+    of a brick checked beside it, which was then accused)."""
+    return (_bricks_root("bricks"), _bricks_root("proofs"))
+
+
 def prepare_checks(threads: int, root: str | None = None, fence: Fence | None = None) -> None:
     """Checks are coming on `threads` threads: their trusted processes, and the host server and
     first judge of each, start now, meanwhile."""

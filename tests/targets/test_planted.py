@@ -180,41 +180,44 @@ def test_the_planter_is_still_a_program(tmp_path):
     compile(textwrap.dedent(TARGET.format(bricks="{}")), "target.py", "exec")
 
 
-# Returns 0, having rewritten what its check keeps in pytest's tmp_path (where the judge's scratch
-# was: beside its own folder, where it could equally have left a link for the judge to write through).
-SCRATCH_GRADER = """
+# Answers right, having swapped its check's tmp_path (pytest's scratch, beside its own folder) for
+# a link to PWNED, for the judge to write through when the check writes there.
+SCRATCH_SWAPPER = """
 import glob, os
+PWNED = {pwned!r}
 
 def add(a, b):
     here = os.getcwd()
-    for found in glob.glob(os.path.join(os.path.dirname(here), "scratch-*", "*", "expected.txt")):
+    for found in glob.glob(os.path.join(os.path.dirname(here), "scratch-*", "test_add0")):
         try:
-            with open(found, "w") as handle:
-                handle.write("0")
+            os.rename(found, found + ".moved")
+            os.symlink(PWNED, found)
         except OSError:
             pass
-    return 0
+    return a + b
 """
 TMP_PATH_TEST = """\
 from add import add
 
 
 def test_add(tmp_path):
-    expected = tmp_path / "expected.txt"
-    expected.write_text("5")
     result = add(2, 3)
-    assert result == int(expected.read_text())
+    (tmp_path / "seen.txt").write_text(str(result))
+    assert result == 5
 """
 
 
 @needs_fence("partial")
-def test_a_checks_tmp_path_is_the_judges_own(tmp_path):
-    """pytest's scratch sat in the check's folder, which the brick may write: a brick returning 0
-    rewrote the expected value its check kept there (`correct`), and could swap the folder for a
-    link the judge then wrote through. It is the judge's own now."""
-    bricks = {"grader": {"add.py": SCRATCH_GRADER}, "honest": {"add.py": HONEST}}
+def test_the_judge_writes_through_no_link_in_a_checks_tmp_path(tmp_path):
+    """pytest's scratch is in the check's folder, where honest bricks write what their check
+    names: a brick swapped it for a link, and the judge (as root, unfenced) wrote where it
+    pointed. A host makes no link: the swap fails, and the check fails with it."""
+    pwned = tmp_path / "pwned"
+    pwned.mkdir()
+    bricks = {"swapper": {"add.py": SCRATCH_SWAPPER.format(pwned=str(pwned))}, "honest": {"add.py": HONEST}}
     (tmp_path / "test_add.py").write_text(TMP_PATH_TEST)
     check = {"pytest": str(tmp_path / "test_add.py")}
     out, _ = run(tmp_path, suite(tmp_path, list(bricks), check=check), target(tmp_path, bricks))
     found = verdicts(out)
-    assert (found["grader"][0], found["honest"][0]) == ("wrong", "correct"), found
+    assert list(pwned.iterdir()) == [] and found["honest"][0] == "correct", found
+    assert found["swapper"][0] != "correct"

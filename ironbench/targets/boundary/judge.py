@@ -406,11 +406,12 @@ class Judge:
         for path in [*folders.opened(), *files.opened()]:
             self._opened(path)
         folders.close()
-        # pytest's scratch (tmp_path) is the judge's own: in a folder a brick may write, the check's
-        # own files there were the brick's to rewrite, and the judge wrote through its links
+        # pytest's scratch (tmp_path) is in the check's folder, where the brick may write (honest
+        # bricks write files their check names there); no host makes a link (seccomp.host_rules),
+        # so the judge writes through none
         args = [
             "-c", str(ini), "--rootdir", str(self.private), "-p", "no:cacheprovider", "--noconftest",
-            "-q", "--color=no", "--basetemp", str(self.private / f"scratch-{secrets.token_hex(8)}"), *_collected(checks_path, order.files),
+            "-q", "--color=no", "--basetemp", str(self.host_dir.parent / f"scratch-{secrets.token_hex(8)}"), *_collected(checks_path, order.files),
         ]  # fmt: skip
         os.environ.pop("PYTEST_ADDOPTS", None)
         try:

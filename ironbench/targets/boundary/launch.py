@@ -60,8 +60,16 @@ def host_policy(launch: HostLaunch, wire: str) -> "SandboxPolicy":
     from ironbench.sandbox import SandboxPolicy
 
     policy = SandboxPolicy.from_wire(wire)
+    given = (*launch.reads, *launch.writes)
+    # the answer key but the folders the server is given (the bricks' roots hold its hosts' folders)
+    hidden = tuple(h for h in policy.hidden if not any(g == h or g.startswith(h.rstrip("/") + "/") for g in given))
     return replace(
-        policy, allow_read=(*policy.allow_read, *launch.reads), allow_write=launch.writes, allow_net=(), gateway=None
+        policy,
+        hidden=hidden,
+        allow_read=(*policy.allow_read, *launch.reads),
+        allow_write=launch.writes,
+        allow_net=(),
+        gateway=None,
     )
 
 
